@@ -1,0 +1,234 @@
+/* Communicator queries and management on endpoint communicators. */
+#include "comm_create.h"
+#include "entry.h"
+#include "thread.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Resolves comm for call or returns from the calling function: classic
+ * communicators go to the PMPI_ expression `pass`. */
+#define EP_RESOLVE(call, comm, ep, pass)                                      \
+    do {                                                                      \
+        if (!ep_entry_comm_is_ep(comm))                                       \
+            return (pass);                                                    \
+        int rc_ = ep_entry_endpoint(call, comm, &(ep));                      \
+        if (rc_)                                                              \
+            return rc_;                                                       \
+    } while (0)
+
+EP_API int MPI_Comm_rank(MPI_Comm comm, int *rank)
+{
+    ep_endpoint_t *ep;
+    EP_RESOLVE("MPI_Comm_rank", comm, ep, PMPI_Comm_rank(comm, rank));
+    if (!rank)
+        return ep_raise(ep, "MPI_Comm_rank", MPI_ERR_ARG, "rank pointer is NULL");
+    *rank = ep->rank;
+    return MPI_SUCCESS;
+}
+
+EP_API int MPI_Comm_size(MPI_Comm comm, int *size)
+{
+    ep_endpoint_t *ep;
+    EP_RESOLVE("MPI_Comm_size", comm, ep, PMPI_Comm_size(comm, size));
+    if (!size)
+        return ep_raise(ep, "MPI_Comm_size", MPI_ERR_ARG, "size pointer is NULL");
+    *size = ep->comm->size;
+    return MPI_SUCCESS;
+}
+
+EP_API int MPI_Comm_test_inter(MPI_Comm comm, int *flag)
+{
+    ep_endpoint_t *ep;
+    EP_RESOLVE("MPI_Comm_test_inter", comm, ep, PMPI_Comm_test_inter(comm, flag));
+    *flag = 0;
+    return MPI_SUCCESS;
+}
+
+EP_API int MPI_Comm_remote_size(MPI_Comm comm, int *size)
+{
+    ep_endpoint_t *ep;
+    EP_RESOLVE("MPI_Comm_remote_size", comm, ep, PMPI_Comm_remote_size(comm, size));
+    (void)size;
+    return ep_raise(ep, "MPI_Comm_remote_size", MPI_ERR_COMM, "the communicator is not an intercommunicator");
+}
+
+EP_API int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
+{
+    ep_endpoint_t *a = NULL, *b = NULL;
+    int rc;
+    if (!ep_entry_comm_is_ep(comm1) && !ep_entry_comm_is_ep(comm2))
+        return PMPI_Comm_compare(comm1, comm2, result);
+    if (ep_entry_comm_is_ep(comm1) && (rc = ep_entry_endpoint("MPI_Comm_compare", comm1, &a)))
+        return rc;
+    if (ep_entry_comm_is_ep(comm2) && (rc = ep_entry_endpoint("MPI_Comm_compare", comm2, &b)))
+        return rc;
+    if (!result)
+        return ep_raise(a ? a : b, "MPI_Comm_compare", MPI_ERR_ARG, "result pointer is NULL");
+    if (a && b) {
+        *result = ep_comm_compare_ep(a, b);
+        return MPI_SUCCESS;
+    }
+    MPI_Comm classic = a ? comm2 : comm1;
+    if (classic == MPI_COMM_NULL)
+        return ep_raise(a ? a : b, "MPI_Comm_compare", MPI_ERR_COMM, "communicator is MPI_COMM_NULL");
+    ep_status_t st = ep_comm_compare_classic(a ? a : b, classic, result);
+    return st ? ep_raise_status(a ? a : b, "MPI_Comm_compare", st, NULL) : MPI_SUCCESS;
+}
+
+EP_API int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    ep_endpoint_t *ep;
+    EP_RESOLVE("MPI_Comm_dup", comm, ep, PMPI_Comm_dup(comm, newcomm));
+    if (!newcomm)
+        return ep_raise(ep, "MPI_Comm_dup", MPI_ERR_ARG, "newcomm pointer is NULL");
+    ep_status_t st = ep_comm_dup(ep, newcomm);
+    return st ? ep_raise_status(ep, "MPI_Comm_dup", st, NULL) : MPI_SUCCESS;
+}
+
+EP_API int MPI_Comm_free(MPI_Comm *comm)
+{
+    ep_endpoint_t *ep;
+    if (!comm)
+        return PMPI_Comm_free(comm);
+    EP_RESOLVE("MPI_Comm_free", *comm, ep, PMPI_Comm_free(comm));
+    if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
+        return ep_raise(ep, "MPI_Comm_free", MPI_ERR_COMM, "MPI_COMM_WORLD and MPI_COMM_SELF cannot be freed");
+    ep_endpoint_free(ep);
+    *comm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+
+static int create_endpoints(const char *call, MPI_Comm parent, int my_num_ep, MPI_Info info, MPI_Comm out[])
+{
+    ep_endpoint_t *ep = NULL;
+    ep_status_t st;
+    int rc, inter = 0;
+    (void)info;
+
+    if (ep_entry_comm_is_ep(parent)) {
+        if ((rc = ep_entry_endpoint(call, parent, &ep)))
+            return rc;
+    } else if (parent == MPI_COMM_NULL) {
+        return ep_raise(NULL, call, MPI_ERR_COMM, "parent communicator is MPI_COMM_NULL");
+    } else if (PMPI_Comm_test_inter(parent, &inter) != MPI_SUCCESS) {
+        return ep_raise(NULL, call, MPI_ERR_COMM, "invalid parent communicator 0x%x", (unsigned)parent);
+    } else if (inter) {
+        return ep_raise(NULL, call, MPI_ERR_COMM, "the parent is an intercommunicator");
+    }
+    if (my_num_ep < 0)
+        return ep_raise(ep, call, MPI_ERR_ARG, "my_num_ep is %d (must be non-negative)", my_num_ep);
+    if (my_num_ep > 0 && !out)
+        return ep_raise(ep, call, MPI_ERR_ARG, "out_comm_hdls is NULL but my_num_ep is %d", my_num_ep);
+    st = ep ? ep_comm_create_endpoints_ep(ep, my_num_ep, out)
+            : ep_comm_create_endpoints_classic(parent, my_num_ep, out);
+    if (st == EP_OK)
+        return MPI_SUCCESS;
+    if (st == EP_ERR_ENDPOINTS)
+        return ep_raise(ep, call, MPI_ERR_ENDPOINTS, "could not create %d endpoints (out of handles or memory)",
+                        my_num_ep);
+    return ep_raise_status(ep, call, st, NULL);
+}
+
+EP_API int MPI_Comm_create_endpoints(MPI_Comm parent_comm, int my_num_ep, MPI_Info info, MPI_Comm out_comm_hdls[])
+{
+    return create_endpoints("MPI_Comm_create_endpoints", parent_comm, my_num_ep, info, out_comm_hdls);
+}
+
+EP_API int MPIX_Comm_create_endpoints(MPI_Comm parent_comm, int my_num_ep, MPI_Info info, MPI_Comm out_comm_hdls[])
+{
+    return create_endpoints("MPIX_Comm_create_endpoints", parent_comm, my_num_ep, info, out_comm_hdls);
+}
+
+/* ---- attributes ----------------------------------------------------------- */
+
+EP_API int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
+{
+    static int tag_ub = EP_TAG_UB;
+    ep_endpoint_t *ep;
+    EP_RESOLVE("MPI_Comm_get_attr", comm, ep, PMPI_Comm_get_attr(comm, keyval, attribute_val, flag));
+    if (keyval == MPI_TAG_UB) {
+        *(int **)attribute_val = &tag_ub;
+        *flag = 1;
+        return MPI_SUCCESS;
+    }
+    if (keyval == MPI_HOST || keyval == MPI_IO || keyval == MPI_WTIME_IS_GLOBAL || keyval == MPI_UNIVERSE_SIZE ||
+        keyval == MPI_APPNUM || keyval == MPI_LASTUSEDCODE)
+        /* Properties of the job, the same for every rank: MPICH's values. */
+        return PMPI_Comm_get_attr(MPI_COMM_WORLD, keyval, attribute_val, flag);
+    return ep_raise(ep, "MPI_Comm_get_attr", MPI_ERR_KEYVAL,
+                    "keyval %d: user attributes on endpoint communicators are not supported yet", keyval);
+}
+
+/* ---- names ---------------------------------------------------------------- */
+
+EP_API int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
+{
+    ep_endpoint_t *ep;
+    EP_RESOLVE("MPI_Comm_set_name", comm, ep, PMPI_Comm_set_name(comm, comm_name));
+    if (!comm_name)
+        return ep_raise(ep, "MPI_Comm_set_name", MPI_ERR_ARG, "comm_name is NULL");
+    snprintf(ep->name, sizeof ep->name, "%s", comm_name);
+    return MPI_SUCCESS;
+}
+
+EP_API int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
+{
+    ep_endpoint_t *ep;
+    EP_RESOLVE("MPI_Comm_get_name", comm, ep, PMPI_Comm_get_name(comm, comm_name, resultlen));
+    const char *n = ep->name;
+    if (!*n && comm == MPI_COMM_WORLD)
+        n = "MPI_COMM_WORLD";
+    else if (!*n && comm == MPI_COMM_SELF)
+        n = "MPI_COMM_SELF";
+    snprintf(comm_name, MPI_MAX_OBJECT_NAME, "%s", n);
+    *resultlen = (int)strlen(comm_name);
+    return MPI_SUCCESS;
+}
+
+/* ---- error handlers ------------------------------------------------------- */
+
+EP_API int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
+{
+    int rc = PMPI_Comm_create_errhandler(fn, errhandler);
+    if (rc == MPI_SUCCESS)
+        ep_errhandler_record(*errhandler, fn);
+    return rc;
+}
+
+EP_API int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
+{
+    ep_endpoint_t *ep;
+    EP_RESOLVE("MPI_Comm_set_errhandler", comm, ep, PMPI_Comm_set_errhandler(comm, errhandler));
+    if (errhandler == MPI_ERRHANDLER_NULL)
+        return ep_raise(ep, "MPI_Comm_set_errhandler", MPI_ERR_ARG, "errhandler is MPI_ERRHANDLER_NULL");
+    if ((comm == MPI_COMM_WORLD || comm == MPI_COMM_SELF) && !ep_thread_in_parallel()) {
+        /* Outside a parallel region the main thread speaks for the whole
+         * process, as it does for MPI_Init: all its endpoints get it. */
+        MPI_Comm *hs = comm == MPI_COMM_WORLD ? ep_world.comm : ep_world.self;
+        for (int t = 0; t < ep_world.nep; t++) {
+            ep_endpoint_t *e = ep_endpoint_get(hs[t]);
+            if (e)
+                e->errhandler = errhandler;
+        }
+        return MPI_SUCCESS;
+    }
+    ep->errhandler = errhandler;
+    return MPI_SUCCESS;
+}
+
+EP_API int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
+{
+    ep_endpoint_t *ep;
+    EP_RESOLVE("MPI_Comm_get_errhandler", comm, ep, PMPI_Comm_get_errhandler(comm, errhandler));
+    *errhandler = ep->errhandler;
+    return MPI_SUCCESS;
+}
+
+EP_API int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
+{
+    ep_endpoint_t *ep;
+    EP_RESOLVE("MPI_Comm_call_errhandler", comm, ep, PMPI_Comm_call_errhandler(comm, errorcode));
+    ep_errhandler_invoke(ep->errhandler, ep->handle, errorcode);
+    return MPI_SUCCESS;
+}

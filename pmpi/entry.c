@@ -1,0 +1,176 @@
+#include "entry.h"
+
+#include "datatype.h"
+#include "thread.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static int raise_v(ep_endpoint_t *ep, const char *call, int cls, const char *fmt, va_list ap)
+{
+    char msg[256];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    int code = ep_error_code_make(cls, "%s: %s", call, msg);
+    if (ep)
+        return ep_errhandler_invoke(ep->errhandler, ep->handle, code);
+    if (ep_world_mode()) {
+        /* Errors tied to no communicator go to the caller's MPI_COMM_WORLD. */
+        int t = ep_thread_index();
+        ep_endpoint_t *w = ep_endpoint_get(ep_world.comm[t < ep_world.nep ? t : 0]);
+        if (w)
+            return ep_errhandler_invoke(w->errhandler, w->handle, code);
+    }
+    MPI_Errhandler eh = MPI_ERRORS_ARE_FATAL;
+    PMPI_Comm_get_errhandler(MPI_COMM_WORLD, &eh);
+    return ep_errhandler_invoke(eh, MPI_COMM_WORLD, code);
+}
+
+int ep_raise(ep_endpoint_t *ep, const char *call, int cls, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int code = raise_v(ep, call, cls, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int ep_raise_status(ep_endpoint_t *ep, const char *call, ep_status_t st, const char *fmt, ...)
+{
+    char detail[200] = "";
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(detail, sizeof detail, fmt, ap);
+        va_end(ap);
+    }
+    return ep_raise(ep, call, ep_status_class(st), "%s%s%s", ep_status_text(st), *detail ? ": " : "", detail);
+}
+
+int ep_unsupported(const char *call, const char *what, int cls)
+{
+    return ep_raise(NULL, call, cls, "not supported on endpoint %s", what);
+}
+
+int ep_entry_endpoint(const char *call, MPI_Comm c, ep_endpoint_t **out)
+{
+    ep_endpoint_t *ep;
+    if (c == MPI_COMM_WORLD || c == MPI_COMM_SELF) {
+        int t = ep_thread_index();
+        if (t >= ep_world.nep) {
+            *out = NULL;
+            return ep_raise(NULL, call, MPI_ERR_COMM,
+                            "OpenMP thread %d has no endpoint: EPMPI_ENDPOINTS=%d gives each process endpoints "
+                            "for threads 0 to %d only",
+                            t, ep_world.nep, ep_world.nep - 1);
+        }
+        c = c == MPI_COMM_WORLD ? ep_world.comm[t] : ep_world.self[t];
+    }
+    ep = ep_endpoint_get(c);
+    *out = ep;
+    if (!ep)
+        return ep_raise(NULL, call, MPI_ERR_COMM, "invalid communicator 0x%x (freed or never created)",
+                        (unsigned)c);
+    return MPI_SUCCESS;
+}
+
+int ep_check_count(ep_endpoint_t *ep, const char *call, int count)
+{
+    return count < 0 ? ep_raise(ep, call, MPI_ERR_COUNT, "invalid count %d (must be non-negative)", count)
+                     : MPI_SUCCESS;
+}
+
+int ep_check_type(ep_endpoint_t *ep, const char *call, MPI_Datatype t)
+{
+    if (t == MPI_DATATYPE_NULL)
+        return ep_raise(ep, call, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
+    if (ep_dt_check(t))
+        return ep_raise(ep, call, MPI_ERR_TYPE, "invalid datatype 0x%x", (unsigned)t);
+    return MPI_SUCCESS;
+}
+
+int ep_check_buf(ep_endpoint_t *ep, const char *call, const void *buf, int count)
+{
+    return (buf == NULL && count > 0)
+               ? ep_raise(ep, call, MPI_ERR_BUFFER, "buffer is NULL but count is %d", count)
+               : MPI_SUCCESS;
+}
+
+int ep_check_dest(ep_endpoint_t *ep, const char *call, int dest)
+{
+    if (dest == MPI_PROC_NULL || (dest >= 0 && dest < ep->comm->size))
+        return MPI_SUCCESS;
+    return ep_raise(ep, call, MPI_ERR_RANK, "invalid rank %d (the communicator has ranks 0 to %d)", dest,
+                    ep->comm->size - 1);
+}
+
+int ep_check_source(ep_endpoint_t *ep, const char *call, int source)
+{
+    if (source == MPI_ANY_SOURCE)
+        return MPI_SUCCESS;
+    return ep_check_dest(ep, call, source);
+}
+
+int ep_check_send_tag(ep_endpoint_t *ep, const char *call, int tag)
+{
+    return tag < 0 ? ep_raise(ep, call, MPI_ERR_TAG, "invalid tag %d (tags go from 0 to %d)", tag, EP_TAG_UB)
+                   : MPI_SUCCESS;
+}
+
+int ep_check_recv_tag(ep_endpoint_t *ep, const char *call, int tag)
+{
+    return tag == MPI_ANY_TAG ? MPI_SUCCESS : ep_check_send_tag(ep, call, tag);
+}
+
+int ep_check_root(ep_endpoint_t *ep, const char *call, int root)
+{
+    if (root >= 0 && root < ep->comm->size)
+        return MPI_SUCCESS;
+    return ep_raise(ep, call, MPI_ERR_ROOT, "invalid root %d (the communicator has ranks 0 to %d)", root,
+                    ep->comm->size - 1);
+}
+
+int ep_check_op(ep_endpoint_t *ep, const char *call, MPI_Op op)
+{
+    int commute;
+    if (op == MPI_OP_NULL || ep_handle_is_ep((int)op) || PMPI_Op_commutative(op, &commute) != MPI_SUCCESS)
+        return ep_raise(ep, call, MPI_ERR_OP, "invalid reduction operation 0x%x", (unsigned)op);
+    return MPI_SUCCESS;
+}
+
+int ep_check_send(ep_endpoint_t *ep, const char *call, const void *buf, int count, MPI_Datatype t, int dest,
+                  int tag)
+{
+    int rc;
+    if ((rc = ep_check_count(ep, call, count)) || (rc = ep_check_type(ep, call, t)) ||
+        (rc = ep_check_buf(ep, call, buf, count)) || (rc = ep_check_dest(ep, call, dest)) ||
+        (rc = ep_check_send_tag(ep, call, tag)))
+        return rc;
+    return MPI_SUCCESS;
+}
+
+int ep_check_recv(ep_endpoint_t *ep, const char *call, const void *buf, int count, MPI_Datatype t, int source,
+                  int tag)
+{
+    int rc;
+    if ((rc = ep_check_count(ep, call, count)) || (rc = ep_check_type(ep, call, t)) ||
+        (rc = ep_check_buf(ep, call, buf, count)) || (rc = ep_check_source(ep, call, source)) ||
+        (rc = ep_check_recv_tag(ep, call, tag)))
+        return rc;
+    return MPI_SUCCESS;
+}
+
+int ep_request_error(ep_request_t *r, const char *call)
+{
+    int err = r->status.MPI_ERROR;
+    if (err == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    int code;
+    if (err == MPI_ERR_TRUNCATE)
+        code = ep_raise(r->ep, call, MPI_ERR_TRUNCATE,
+                        "message truncated: %lld bytes arrived from rank %d (tag %d) for a receive buffer of %lld bytes",
+                        (long long)r->sent_bytes, r->status.MPI_SOURCE, r->status.MPI_TAG, (long long)r->capacity);
+    else
+        code = ep_raise(r->ep, call, err, "the operation failed inside the transport");
+    r->status.MPI_ERROR = code;
+    return code;
+}

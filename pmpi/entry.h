@@ -1,0 +1,73 @@
+/* Helpers shared by the MPI entry points: handle classification, argument
+ * checks, and raising errors through the right error handler.
+ *
+ * Every entry point first asks whether any handle argument is an endpoint
+ * handle (or, in world mode, MPI_COMM_WORLD / MPI_COMM_SELF, which stand for
+ * the calling thread's endpoint).  If none is, it calls PMPI_ directly: that
+ * is the pass-through path and costs a few compares.  Otherwise it checks the
+ * arguments once, here, and calls the engine. */
+#ifndef EP_ENTRY_H
+#define EP_ENTRY_H
+
+#include "comm.h"
+#include "epmpi.h"
+#include "error.h"
+#include "handle.h"
+#include "request.h"
+#include "world.h"
+
+#include <limits.h>
+#include <mpi.h>
+
+#define EP_API __attribute__((visibility("default")))
+
+/* Largest tag on endpoint communicators: tags travel in epmpi's own header,
+ * so the whole non-negative int range is available. */
+#define EP_TAG_UB INT_MAX
+
+/* 1 when comm must be handled by the engine. */
+static inline int ep_entry_comm_is_ep(MPI_Comm c)
+{
+    return ep_comm_handle_is_ep(c) || (ep_world.nep && (c == MPI_COMM_WORLD || c == MPI_COMM_SELF));
+}
+
+/* Resolves an engine communicator argument to its endpoint.  Returns
+ * MPI_SUCCESS, or the error code after raising it (dead handle, or a thread
+ * without a world endpoint). */
+int ep_entry_endpoint(const char *call, MPI_Comm c, ep_endpoint_t **out);
+
+/* Raises an error of class cls on endpoint ep (NULL: no object: the default
+ * handler), with the message "<call>: <formatted text>"; returns the code
+ * the handler leaves (when it returns). */
+int ep_raise(ep_endpoint_t *ep, const char *call, int cls, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Same, for an engine status, with its default text when fmt is NULL. */
+int ep_raise_status(ep_endpoint_t *ep, const char *call, ep_status_t st, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* "not supported on endpoint <what>" for a handle of a function that does
+ * not take endpoints (yet). */
+int ep_unsupported(const char *call, const char *what, int cls);
+
+/* Argument checks; each returns MPI_SUCCESS or the raised code. */
+int ep_check_count(ep_endpoint_t *ep, const char *call, int count);
+int ep_check_type(ep_endpoint_t *ep, const char *call, MPI_Datatype t);
+int ep_check_buf(ep_endpoint_t *ep, const char *call, const void *buf, int count);
+int ep_check_dest(ep_endpoint_t *ep, const char *call, int dest);
+int ep_check_source(ep_endpoint_t *ep, const char *call, int source);
+int ep_check_send_tag(ep_endpoint_t *ep, const char *call, int tag);
+int ep_check_recv_tag(ep_endpoint_t *ep, const char *call, int tag);
+int ep_check_root(ep_endpoint_t *ep, const char *call, int root);
+int ep_check_op(ep_endpoint_t *ep, const char *call, MPI_Op op);
+
+/* The send-side checks together: buffer, count, type, dest, tag. */
+int ep_check_send(ep_endpoint_t *ep, const char *call, const void *buf, int count, MPI_Datatype t, int dest,
+                  int tag);
+int ep_check_recv(ep_endpoint_t *ep, const char *call, const void *buf, int count, MPI_Datatype t, int source,
+                  int tag);
+
+/* Error of a completed endpoint request (truncation...), raised on its
+ * endpoint with a message naming call; MPI_SUCCESS when there is none. */
+int ep_request_error(ep_request_t *r, const char *call);
+
+#endif

@@ -1,0 +1,86 @@
+/* MPI_Init / MPI_Init_thread / MPI_Finalize: bring the engine up and down. */
+#include "settings.h"
+#include "entry.h"
+#include "net.h"
+#include "p2p.h"
+#include "thread.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static int engine_up;
+
+static void fatal_setup(const char *call, const char *msg)
+{
+    fprintf(stderr, "epmpi: %s: %s\n", call, msg);
+    fflush(stderr);
+    PMPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+/* The underlying MPI always runs MPI_THREAD_MULTIPLE: endpoints are driven
+ * by threads whatever the program asked for. */
+static int init_common(const char *call, int *argc, char ***argv, int *provided)
+{
+    char err[256];
+    int prov = 0, rc;
+
+    if (ep_config_load(err, sizeof err)) {
+        /* Start MPI anyway so the job ends cleanly with the message. */
+        PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &prov);
+        fatal_setup(call, err);
+    }
+    rc = PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &prov);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (prov != MPI_THREAD_MULTIPLE)
+        fatal_setup(call, "the MPI library does not provide MPI_THREAD_MULTIPLE, which epmpi needs");
+    if (ep_net_init())
+        fatal_setup(call, "could not set up the transport communicators");
+    engine_up = 1;
+    if (ep_config.endpoints > 0) {
+        ep_status_t st = ep_world_init(ep_config.endpoints);
+        if (st) {
+            snprintf(err, sizeof err, "could not create %d world endpoints per process (EPMPI_ENDPOINTS): %s",
+                     ep_config.endpoints, ep_status_text(st));
+            fatal_setup(call, err);
+        }
+    }
+    if (ep_config.verbose) {
+        int wr = ep_net_world_rank(), ws = ep_net_world_size();
+        char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+        int len;
+        PMPI_Get_library_version(lib, &len);
+        for (int i = 0; i < len; i++)
+            if (lib[i] == '\n') {
+                lib[i] = '\0';
+                break;
+            }
+        fprintf(stderr, "epmpi %s: process %d of %d: world mode %s, %d endpoints, wait %s, eager limit %zu; %s\n",
+                EPMPI_VERSION, wr, ws, ep_world_mode() ? "on" : "off", ep_config.endpoints,
+                ep_config_wait_name(ep_config.wait), ep_config.eager_limit, lib);
+    }
+    if (provided)
+        *provided = MPI_THREAD_MULTIPLE;
+    return MPI_SUCCESS;
+}
+
+EP_API int MPI_Init(int *argc, char ***argv) { return init_common("MPI_Init", argc, argv, NULL); }
+
+EP_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    (void)required;
+    return init_common("MPI_Init_thread", argc, argv, provided);
+}
+
+EP_API int MPI_Finalize(void)
+{
+    if (engine_up) {
+        /* Everyone has stopped communicating once all processes are here. */
+        PMPI_Barrier(MPI_COMM_WORLD);
+        if (ep_world_mode())
+            ep_world_finalize();
+        ep_net_finalize();
+        engine_up = 0;
+    }
+    return PMPI_Finalize();
+}

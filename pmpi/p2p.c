@@ -1,0 +1,425 @@
+/* Point-to-point entry points.  Blocking calls run an engine request that
+ * lives on the caller's stack; non-blocking and persistent ones get a
+ * request handle from the registry. */
+#include "datatype.h"
+#include "entry.h"
+#include "p2p.h"
+#include "wait.h"
+#include "net.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void request_init(ep_request_t *r, ep_req_kind_t kind, ep_endpoint_t *ep)
+{
+    memset(r, 0, sizeof *r);
+    r->obj.kind = EP_OBJ_REQUEST;
+    r->kind = kind;
+    r->ep = ep;
+    r->handle = MPI_REQUEST_NULL;
+    atomic_init(&r->state, EP_RS_INACTIVE);
+}
+
+static void set_send(ep_request_t *r, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                     ep_send_mode_t mode)
+{
+    r->buf = (void *)buf;
+    r->count = count;
+    r->type = type;
+    r->peer = dest;
+    r->tag = tag;
+    r->mode = mode;
+}
+
+static void set_recv(ep_request_t *r, void *buf, int count, MPI_Datatype type, int source, int tag)
+{
+    r->buf = buf;
+    r->count = count;
+    r->type = type;
+    r->source_pat = source;
+    r->tag_pat = tag;
+}
+
+static void status_out(MPI_Status *st, const ep_request_t *r)
+{
+    if (st != MPI_STATUS_IGNORE) {
+        int keep = st->MPI_ERROR;
+        *st = r->status;
+        st->MPI_ERROR = keep; /* single-completion calls leave MPI_ERROR alone */
+    }
+}
+
+static int start_failed(ep_endpoint_t *ep, const char *call, ep_status_t st, int count)
+{
+    if (st == EP_ERR_BUFFER)
+        return ep_raise(ep, call, MPI_ERR_BUFFER,
+                        "not enough space in the buffer attached with MPI_Buffer_attach for %d elements", count);
+    return ep_raise_status(ep, call, st, NULL);
+}
+
+/* ---- sends -------------------------------------------------------------- */
+
+static int send_blocking(const char *call, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                         MPI_Comm comm, ep_send_mode_t mode)
+{
+    ep_endpoint_t *ep;
+    ep_request_t r;
+    int rc;
+    if ((rc = ep_entry_endpoint(call, comm, &ep)) || (rc = ep_check_send(ep, call, buf, count, type, dest, tag)))
+        return rc;
+    request_init(&r, EP_REQ_SEND, ep);
+    set_send(&r, buf, count, type, dest, tag, mode);
+    ep_status_t st = ep_send_start(&r);
+    if (st) {
+        free(r.tmp);
+        return start_failed(ep, call, st, count);
+    }
+    ep_request_wait(&r);
+    return ep_request_error(&r, call);
+}
+
+static int send_nonblocking(const char *call, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                            MPI_Comm comm, ep_send_mode_t mode, MPI_Request *request, int persistent)
+{
+    ep_endpoint_t *ep;
+    int rc;
+    if ((rc = ep_entry_endpoint(call, comm, &ep)) || (rc = ep_check_send(ep, call, buf, count, type, dest, tag)))
+        return rc;
+    if (!request)
+        return ep_raise(ep, call, MPI_ERR_ARG, "request pointer is NULL");
+    ep_request_t *r = ep_request_new(EP_REQ_SEND, ep, 1);
+    if (!r)
+        return ep_raise(ep, call, MPI_ERR_NO_MEM, "out of request handles");
+    set_send(r, buf, count, type, dest, tag, mode);
+    r->persistent = persistent;
+    if (!persistent) {
+        ep_status_t st = ep_send_start(r);
+        if (st) {
+            ep_request_destroy(r);
+            return start_failed(ep, call, st, count);
+        }
+    }
+    *request = r->handle;
+    return MPI_SUCCESS;
+}
+
+#define EP_SEND_FN(NAME, MODE)                                                                         \
+    EP_API int MPI_##NAME(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) \
+    {                                                                                                  \
+        if (!ep_entry_comm_is_ep(comm))                                                                \
+            return PMPI_##NAME(buf, count, datatype, dest, tag, comm);                                 \
+        return send_blocking("MPI_" #NAME, buf, count, datatype, dest, tag, comm, MODE);               \
+    }
+
+#define EP_ISEND_FN(NAME, MODE, PERSISTENT)                                                            \
+    EP_API int MPI_##NAME(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, \
+                          MPI_Request *request)                                                        \
+    {                                                                                                  \
+        if (!ep_entry_comm_is_ep(comm))                                                                \
+            return PMPI_##NAME(buf, count, datatype, dest, tag, comm, request);                        \
+        return send_nonblocking("MPI_" #NAME, buf, count, datatype, dest, tag, comm, MODE, request, PERSISTENT); \
+    }
+
+EP_SEND_FN(Send, EP_SEND_STANDARD)
+EP_SEND_FN(Ssend, EP_SEND_SYNC)
+EP_SEND_FN(Rsend, EP_SEND_READY)
+EP_SEND_FN(Bsend, EP_SEND_BUFFERED)
+EP_ISEND_FN(Isend, EP_SEND_STANDARD, 0)
+EP_ISEND_FN(Issend, EP_SEND_SYNC, 0)
+EP_ISEND_FN(Irsend, EP_SEND_READY, 0)
+EP_ISEND_FN(Ibsend, EP_SEND_BUFFERED, 0)
+EP_ISEND_FN(Send_init, EP_SEND_STANDARD, 1)
+EP_ISEND_FN(Ssend_init, EP_SEND_SYNC, 1)
+EP_ISEND_FN(Rsend_init, EP_SEND_READY, 1)
+EP_ISEND_FN(Bsend_init, EP_SEND_BUFFERED, 1)
+
+/* ---- receives ------------------------------------------------------------ */
+
+EP_API int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                    MPI_Status *status)
+{
+    static const char call[] = "MPI_Recv";
+    ep_endpoint_t *ep;
+    ep_request_t r;
+    int rc;
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
+    if ((rc = ep_entry_endpoint(call, comm, &ep)) ||
+        (rc = ep_check_recv(ep, call, buf, count, datatype, source, tag)))
+        return rc;
+    request_init(&r, EP_REQ_RECV, ep);
+    set_recv(&r, buf, count, datatype, source, tag);
+    ep_status_t st = ep_recv_start(&r);
+    if (st)
+        return ep_raise_status(ep, call, st, NULL);
+    ep_request_wait(&r);
+    status_out(status, &r);
+    return ep_request_error(&r, call);
+}
+
+static int irecv_common(const char *call, void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                        MPI_Comm comm, MPI_Request *request, int persistent)
+{
+    ep_endpoint_t *ep;
+    int rc;
+    if ((rc = ep_entry_endpoint(call, comm, &ep)) ||
+        (rc = ep_check_recv(ep, call, buf, count, datatype, source, tag)))
+        return rc;
+    if (!request)
+        return ep_raise(ep, call, MPI_ERR_ARG, "request pointer is NULL");
+    ep_request_t *r = ep_request_new(EP_REQ_RECV, ep, 1);
+    if (!r)
+        return ep_raise(ep, call, MPI_ERR_NO_MEM, "out of request handles");
+    set_recv(r, buf, count, datatype, source, tag);
+    r->persistent = persistent;
+    if (!persistent) {
+        ep_status_t st = ep_recv_start(r);
+        if (st) {
+            ep_request_destroy(r);
+            return ep_raise_status(ep, call, st, NULL);
+        }
+    }
+    *request = r->handle;
+    return MPI_SUCCESS;
+}
+
+EP_API int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                     MPI_Request *request)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
+    return irecv_common("MPI_Irecv", buf, count, datatype, source, tag, comm, request, 0);
+}
+
+EP_API int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                         MPI_Request *request)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Recv_init(buf, count, datatype, source, tag, comm, request);
+    return irecv_common("MPI_Recv_init", buf, count, datatype, source, tag, comm, request, 1);
+}
+
+/* ---- send-receive ---------------------------------------------------------- */
+
+static int sendrecv_run(const char *call, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype,
+                        int dest, int stag, void *rbuf, int rcount, MPI_Datatype rtype, int source, int rtag,
+                        MPI_Status *status)
+{
+    ep_request_t s, r;
+    ep_status_t st;
+    request_init(&r, EP_REQ_RECV, ep);
+    set_recv(&r, rbuf, rcount, rtype, source, rtag);
+    request_init(&s, EP_REQ_SEND, ep);
+    set_send(&s, sbuf, scount, stype, dest, stag, EP_SEND_STANDARD);
+    if ((st = ep_recv_start(&r)))
+        return ep_raise_status(ep, call, st, NULL);
+    if ((st = ep_send_start(&s))) {
+        /* The receive is posted on our stack: take it back before leaving. */
+        if (!ep_recv_cancel(&r))
+            ep_request_wait(&r);
+        free(s.tmp);
+        return ep_raise_status(ep, call, st, NULL);
+    }
+    ep_backoff_t b = EP_BACKOFF_INIT;
+    while (!(ep_request_poll(&s) & ep_request_poll(&r))) {
+        ep_progress();
+        ep_backoff(&b);
+    }
+    status_out(status, &r);
+    int rc = ep_request_error(&s, call);
+    return rc ? rc : ep_request_error(&r, call);
+}
+
+EP_API int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                        void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                        MPI_Status *status)
+{
+    static const char call[] = "MPI_Sendrecv";
+    ep_endpoint_t *ep;
+    int rc;
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+                             recvtag, comm, status);
+    if ((rc = ep_entry_endpoint(call, comm, &ep)) ||
+        (rc = ep_check_send(ep, call, sendbuf, sendcount, sendtype, dest, sendtag)) ||
+        (rc = ep_check_recv(ep, call, recvbuf, recvcount, recvtype, source, recvtag)))
+        return rc;
+    return sendrecv_run(call, ep, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+                        recvtag, status);
+}
+
+EP_API int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                                int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    static const char call[] = "MPI_Sendrecv_replace";
+    ep_endpoint_t *ep;
+    ep_dt_layout_t lay;
+    int rc;
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
+    if ((rc = ep_entry_endpoint(call, comm, &ep)) ||
+        (rc = ep_check_send(ep, call, buf, count, datatype, dest, sendtag)) ||
+        (rc = ep_check_recv(ep, call, buf, count, datatype, source, recvtag)))
+        return rc;
+    if (ep_dt_layout(datatype, count, &lay))
+        return ep_raise(ep, call, MPI_ERR_TYPE, "invalid datatype 0x%x", (unsigned)datatype);
+    /* Send a packed copy so the buffer can receive meanwhile. */
+    void *copy = malloc(lay.bytes ? (size_t)lay.bytes : 1);
+    if (!copy)
+        return ep_raise(ep, call, MPI_ERR_NO_MEM, "no memory for a %lld-byte copy", (long long)lay.bytes);
+    ep_dt_pack(buf, count, datatype, &lay, copy);
+    rc = sendrecv_run(call, ep, copy, (int)lay.bytes, MPI_BYTE, dest, sendtag, buf, count, datatype, source, recvtag,
+                      status);
+    free(copy);
+    return rc;
+}
+
+/* ---- probes ------------------------------------------------------------------ */
+
+EP_API int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+    static const char call[] = "MPI_Iprobe";
+    ep_endpoint_t *ep;
+    int rc;
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Iprobe(source, tag, comm, flag, status);
+    if ((rc = ep_entry_endpoint(call, comm, &ep)) || (rc = ep_check_source(ep, call, source)) ||
+        (rc = ep_check_recv_tag(ep, call, tag)))
+        return rc;
+    ep_iprobe(ep, source, tag, flag, status);
+    return MPI_SUCCESS;
+}
+
+EP_API int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    static const char call[] = "MPI_Probe";
+    ep_endpoint_t *ep;
+    int rc, flag = 0;
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Probe(source, tag, comm, status);
+    if ((rc = ep_entry_endpoint(call, comm, &ep)) || (rc = ep_check_source(ep, call, source)) ||
+        (rc = ep_check_recv_tag(ep, call, tag)))
+        return rc;
+    ep_backoff_t b = EP_BACKOFF_INIT;
+    for (;;) {
+        ep_iprobe(ep, source, tag, &flag, status);
+        if (flag)
+            return MPI_SUCCESS;
+        ep_backoff(&b);
+    }
+}
+
+static int improbe_common(const char *call, int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
+                          MPI_Status *status, int blocking)
+{
+    ep_endpoint_t *ep;
+    ep_msg_t *m;
+    int rc, f = 0;
+    if ((rc = ep_entry_endpoint(call, comm, &ep)) || (rc = ep_check_source(ep, call, source)) ||
+        (rc = ep_check_recv_tag(ep, call, tag)))
+        return rc;
+    if (!message)
+        return ep_raise(ep, call, MPI_ERR_ARG, "message pointer is NULL");
+    ep_backoff_t b = EP_BACKOFF_INIT;
+    for (;;) {
+        ep_status_t st = ep_improbe(ep, source, tag, &f, &m, status);
+        if (st)
+            return ep_raise_status(ep, call, st, NULL);
+        if (f || !blocking)
+            break;
+        ep_backoff(&b);
+    }
+    if (flag)
+        *flag = f;
+    if (f)
+        *message = source == MPI_PROC_NULL ? MPI_MESSAGE_NO_PROC : m->handle;
+    return MPI_SUCCESS;
+}
+
+EP_API int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Improbe(source, tag, comm, flag, message, status);
+    return improbe_common("MPI_Improbe", source, tag, comm, flag, message, status, 0);
+}
+
+EP_API int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Mprobe(source, tag, comm, message, status);
+    return improbe_common("MPI_Mprobe", source, tag, comm, NULL, message, status, 1);
+}
+
+/* Resolves an endpoint message handle into a receive request r. */
+static int mrecv_start(const char *call, void *buf, int count, MPI_Datatype type, MPI_Message *message,
+                       ep_request_t *r, int with_handle, ep_request_t **out)
+{
+    ep_msg_t *m = ep_msg_get(*message);
+    int rc;
+    if (!m)
+        return ep_raise(NULL, call, MPI_ERR_REQUEST, "invalid message handle 0x%x (already received?)",
+                        (unsigned)*message);
+    if ((rc = ep_check_count(m->ep, call, count)) || (rc = ep_check_type(m->ep, call, type)) ||
+        (rc = ep_check_buf(m->ep, call, buf, count)))
+        return rc;
+    if (with_handle && !(r = ep_request_new(EP_REQ_RECV, m->ep, 1)))
+        return ep_raise(m->ep, call, MPI_ERR_NO_MEM, "out of request handles");
+    if (!with_handle)
+        request_init(r, EP_REQ_RECV, m->ep);
+    set_recv(r, buf, count, type, m->link.source, m->link.tag);
+    ep_endpoint_t *ep = m->ep;
+    ep_status_t st = ep_mrecv_start(r, m); /* consumes m and its handle */
+    *message = MPI_MESSAGE_NULL;
+    if (st) {
+        if (with_handle)
+            ep_request_destroy(r);
+        return ep_raise_status(ep, call, st, NULL);
+    }
+    *out = r;
+    return MPI_SUCCESS;
+}
+
+EP_API int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
+{
+    static const char call[] = "MPI_Mrecv";
+    ep_request_t r, *rp;
+    int rc;
+    if (!message || !ep_message_handle_is_ep(*message))
+        return PMPI_Mrecv(buf, count, datatype, message, status);
+    if ((rc = mrecv_start(call, buf, count, datatype, message, &r, 0, &rp)))
+        return rc;
+    ep_request_wait(&r);
+    status_out(status, &r);
+    return ep_request_error(&r, call);
+}
+
+EP_API int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
+{
+    static const char call[] = "MPI_Imrecv";
+    ep_request_t *rp;
+    int rc;
+    if (!message || !ep_message_handle_is_ep(*message))
+        return PMPI_Imrecv(buf, count, datatype, message, request);
+    if (!request)
+        return ep_raise(NULL, call, MPI_ERR_ARG, "request pointer is NULL");
+    if ((rc = mrecv_start(call, buf, count, datatype, message, NULL, 1, &rp)))
+        return rc;
+    *request = rp->handle;
+    return MPI_SUCCESS;
+}
+
+/* ---- buffered-send space ------------------------------------------------- */
+
+EP_API int MPI_Buffer_attach(void *buffer, int size)
+{
+    int rc = PMPI_Buffer_attach(buffer, size);
+    if (rc == MPI_SUCCESS)
+        ep_bsend_attach((size_t)size);
+    return rc;
+}
+
+EP_API int MPI_Buffer_detach(void *buffer_addr, int *size)
+{
+    ep_bsend_detach();
+    return PMPI_Buffer_detach(buffer_addr, size);
+}

@@ -1,0 +1,413 @@
+/* Completion calls.  Arrays may mix endpoint and classic requests: classic
+ * ones are tested with PMPI_Test (never a blocking PMPI wait, which would
+ * stop this thread from driving the engine), endpoint ones by the engine.
+ * Arrays holding only classic requests go straight to PMPI. */
+#include "entry.h"
+#include "net.h"
+#include "p2p.h"
+#include "wait.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void status_empty(MPI_Status *st)
+{
+    if (st != MPI_STATUS_IGNORE)
+        ep_status_set(st, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+}
+
+static int any_ep(int n, const MPI_Request reqs[])
+{
+    for (int i = 0; i < n; i++)
+        if (ep_request_handle_is_ep(reqs[i]))
+            return 1;
+    return 0;
+}
+
+/* The error code of a completed request, minted without invoking a handler
+ * (the multiple-completion calls report through MPI_ERR_IN_STATUS). */
+static int request_code(ep_request_t *r, const char *call)
+{
+    int err = r->status.MPI_ERROR;
+    if (err == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    if (err == MPI_ERR_TRUNCATE)
+        return ep_error_code_make(MPI_ERR_TRUNCATE,
+                                  "%s: message truncated: %lld bytes arrived from rank %d (tag %d) for a receive "
+                                  "buffer of %lld bytes",
+                                  call, (long long)r->sent_bytes, r->status.MPI_SOURCE, r->status.MPI_TAG,
+                                  (long long)r->capacity);
+    return ep_error_code_make(err, "%s: the operation failed inside the transport", call);
+}
+
+/* Finishes a completed endpoint request: status out, handle released (or
+ * made inactive if persistent).  Returns its error code. */
+static int ep_finish(ep_request_t *r, MPI_Request *slot, MPI_Status *st, const char *call, int multi)
+{
+    int code = multi ? request_code(r, call) : ep_request_error(r, call);
+    if (st != MPI_STATUS_IGNORE) {
+        int keep = st->MPI_ERROR;
+        *st = r->status;
+        st->MPI_ERROR = multi ? code : keep;
+    }
+    if (r->persistent) {
+        atomic_store(&r->state, EP_RS_INACTIVE);
+    } else {
+        ep_request_destroy(r);
+        *slot = MPI_REQUEST_NULL;
+    }
+    return code;
+}
+
+static int bad_request(const char *call, MPI_Request h)
+{
+    return ep_raise(NULL, call, MPI_ERR_REQUEST, "invalid request 0x%x (already completed or freed?)", (unsigned)h);
+}
+
+/* Inactive: MPI_REQUEST_NULL or a persistent request not started. */
+static int ep_inactive(ep_request_t *r) { return ep_request_state(r) == EP_RS_INACTIVE; }
+
+/* One non-destructive look at request i: 1 when it is complete (or null /
+ * inactive).  For classic requests this uses PMPI_Request_get_status. */
+static int peek(MPI_Request h, int *rc)
+{
+    *rc = MPI_SUCCESS;
+    if (h == MPI_REQUEST_NULL)
+        return 1;
+    if (ep_request_handle_is_ep(h)) {
+        ep_request_t *r = ep_request_get(h);
+        return r ? ep_request_poll(r) : 1;
+    }
+    int flag = 0;
+    *rc = PMPI_Request_get_status(h, &flag, MPI_STATUS_IGNORE);
+    return flag || *rc != MPI_SUCCESS;
+}
+
+/* Completes request *h if it can, destructively; 1 when done.  Null and
+ * inactive requests count as done with an empty status. */
+static int try_complete(const char *call, MPI_Request *h, MPI_Status *st, int multi, int *code)
+{
+    *code = MPI_SUCCESS;
+    if (*h == MPI_REQUEST_NULL) {
+        status_empty(st);
+        return 1;
+    }
+    if (!ep_request_handle_is_ep(*h)) {
+        int flag = 0;
+        *code = PMPI_Test(h, &flag, st);
+        return flag || *code != MPI_SUCCESS;
+    }
+    ep_request_t *r = ep_request_get(*h);
+    if (!r) {
+        *code = bad_request(call, *h);
+        return 1;
+    }
+    if (ep_inactive(r)) {
+        status_empty(st);
+        return 1;
+    }
+    if (!ep_request_poll(r))
+        return 0;
+    *code = ep_finish(r, h, st, call, multi);
+    return 1;
+}
+
+static int is_active(MPI_Request h)
+{
+    if (h == MPI_REQUEST_NULL)
+        return 0;
+    if (!ep_request_handle_is_ep(h))
+        return 1; /* PMPI decides for its own */
+    ep_request_t *r = ep_request_get(h);
+    return r && !ep_inactive(r);
+}
+
+static MPI_Status *status_at(MPI_Status *array, int i)
+{
+    return array == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &array[i];
+}
+
+EP_API int MPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+    int code;
+    if (!request || !ep_request_handle_is_ep(*request))
+        return PMPI_Wait(request, status);
+    ep_request_t *r = ep_request_get(*request);
+    if (!r)
+        return bad_request("MPI_Wait", *request);
+    if (ep_inactive(r)) {
+        status_empty(status);
+        return MPI_SUCCESS;
+    }
+    ep_request_wait(r);
+    code = ep_finish(r, request, status, "MPI_Wait", 0);
+    return code;
+}
+
+EP_API int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    int code;
+    if (!request || !ep_request_handle_is_ep(*request))
+        return PMPI_Test(request, flag, status);
+    ep_progress();
+    *flag = try_complete("MPI_Test", request, status, 0, &code);
+    return code;
+}
+
+EP_API int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
+{
+    static const char call[] = "MPI_Waitall";
+    if (count <= 0 || !array_of_requests || !any_ep(count, array_of_requests))
+        return PMPI_Waitall(count, array_of_requests, array_of_statuses);
+    char *done = calloc((size_t)count, 1);
+    int left = count, err = 0;
+    ep_endpoint_t *err_ep = NULL;
+    if (!done)
+        return ep_raise(NULL, call, MPI_ERR_NO_MEM, "no memory for %d requests", count);
+    ep_backoff_t b = EP_BACKOFF_INIT;
+    while (left) {
+        for (int i = 0; i < count; i++) {
+            if (done[i])
+                continue;
+            int code;
+            ep_request_t *r = ep_request_get(array_of_requests[i]);
+            ep_endpoint_t *rep = r ? r->ep : NULL;
+            MPI_Status *st = status_at(array_of_statuses, i);
+            if (try_complete(call, &array_of_requests[i], st, 1, &code)) {
+                done[i] = 1;
+                left--;
+                if (st != MPI_STATUS_IGNORE)
+                    st->MPI_ERROR = code;
+                if (code) {
+                    err = 1;
+                    if (!err_ep)
+                        err_ep = rep;
+                }
+            }
+        }
+        if (left) {
+            ep_progress();
+            ep_backoff(&b);
+        }
+    }
+    free(done);
+    if (err)
+        return ep_raise(err_ep, call, MPI_ERR_IN_STATUS, "one or more requests failed; see the statuses");
+    return MPI_SUCCESS;
+}
+
+EP_API int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
+{
+    static const char call[] = "MPI_Testall";
+    if (count <= 0 || !array_of_requests || !any_ep(count, array_of_requests))
+        return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
+    ep_progress();
+    /* MPI: complete nothing unless everything is complete. */
+    for (int i = 0; i < count; i++) {
+        int rc;
+        if (!peek(array_of_requests[i], &rc)) {
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
+    }
+    int err = 0;
+    for (int i = 0; i < count; i++) {
+        int code;
+        MPI_Status *st = status_at(array_of_statuses, i);
+        try_complete(call, &array_of_requests[i], st, 1, &code);
+        if (st != MPI_STATUS_IGNORE)
+            st->MPI_ERROR = code;
+        err |= code != MPI_SUCCESS;
+    }
+    *flag = 1;
+    return err ? ep_raise(NULL, call, MPI_ERR_IN_STATUS, "one or more requests failed; see the statuses")
+               : MPI_SUCCESS;
+}
+
+/* One pass of Testany: 1 when it settled (*index set). */
+static int any_pass(const char *call, int count, MPI_Request reqs[], int *index, MPI_Status *status, int *code)
+{
+    int active = 0;
+    *code = MPI_SUCCESS;
+    for (int i = 0; i < count; i++) {
+        if (!is_active(reqs[i]))
+            continue;
+        active = 1;
+        if (try_complete(call, &reqs[i], status, 0, code)) {
+            *index = i;
+            return 1;
+        }
+    }
+    if (!active) {
+        *index = MPI_UNDEFINED;
+        status_empty(status);
+        return 1;
+    }
+    return 0;
+}
+
+EP_API int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
+{
+    if (count <= 0 || !array_of_requests || !any_ep(count, array_of_requests))
+        return PMPI_Waitany(count, array_of_requests, index, status);
+    ep_backoff_t b = EP_BACKOFF_INIT;
+    int code;
+    while (!any_pass("MPI_Waitany", count, array_of_requests, index, status, &code)) {
+        ep_progress();
+        ep_backoff(&b);
+    }
+    return code;
+}
+
+EP_API int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status)
+{
+    if (count <= 0 || !array_of_requests || !any_ep(count, array_of_requests))
+        return PMPI_Testany(count, array_of_requests, index, flag, status);
+    int code;
+    ep_progress();
+    *flag = any_pass("MPI_Testany", count, array_of_requests, index, status, &code);
+    if (!*flag)
+        *index = MPI_UNDEFINED;
+    return code;
+}
+
+/* One pass of Testsome: 1 when it settled. */
+static int some_pass(const char *call, int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[], int *err)
+{
+    int active = 0, k = 0;
+    for (int i = 0; i < n; i++) {
+        if (!is_active(reqs[i]))
+            continue;
+        active = 1;
+        int code;
+        MPI_Status *st = status_at(sts, k);
+        if (try_complete(call, &reqs[i], st, 1, &code)) {
+            if (st != MPI_STATUS_IGNORE)
+                st->MPI_ERROR = code;
+            *err |= code != MPI_SUCCESS;
+            idx[k++] = i;
+        }
+    }
+    *outcount = active ? k : MPI_UNDEFINED;
+    return !active || k > 0;
+}
+
+EP_API int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                        MPI_Status array_of_statuses[])
+{
+    if (incount <= 0 || !array_of_requests || !any_ep(incount, array_of_requests))
+        return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+    ep_backoff_t b = EP_BACKOFF_INIT;
+    int err = 0;
+    while (!some_pass("MPI_Waitsome", incount, array_of_requests, outcount, array_of_indices, array_of_statuses,
+                      &err)) {
+        ep_progress();
+        ep_backoff(&b);
+    }
+    return err ? ep_raise(NULL, "MPI_Waitsome", MPI_ERR_IN_STATUS, "one or more requests failed; see the statuses")
+               : MPI_SUCCESS;
+}
+
+EP_API int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                        MPI_Status array_of_statuses[])
+{
+    if (incount <= 0 || !array_of_requests || !any_ep(incount, array_of_requests))
+        return PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+    int err = 0;
+    ep_progress();
+    some_pass("MPI_Testsome", incount, array_of_requests, outcount, array_of_indices, array_of_statuses, &err);
+    return err ? ep_raise(NULL, "MPI_Testsome", MPI_ERR_IN_STATUS, "one or more requests failed; see the statuses")
+               : MPI_SUCCESS;
+}
+
+EP_API int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+    if (!ep_request_handle_is_ep(request))
+        return PMPI_Request_get_status(request, flag, status);
+    ep_request_t *r = ep_request_get(request);
+    if (!r)
+        return bad_request("MPI_Request_get_status", request);
+    ep_progress();
+    *flag = ep_request_poll(r);
+    if (*flag && status != MPI_STATUS_IGNORE) {
+        if (ep_inactive(r))
+            status_empty(status);
+        else {
+            int keep = status->MPI_ERROR;
+            *status = r->status;
+            status->MPI_ERROR = keep;
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+EP_API int MPI_Request_free(MPI_Request *request)
+{
+    if (!request || !ep_request_handle_is_ep(*request))
+        return PMPI_Request_free(request);
+    ep_request_t *r = ep_request_get(*request);
+    if (!r)
+        return bad_request("MPI_Request_free", *request);
+    ep_registry_remove((int)r->handle);
+    r->handle = MPI_REQUEST_NULL;
+    *request = MPI_REQUEST_NULL;
+    if (ep_request_poll(r))
+        ep_request_destroy(r);
+    else
+        ep_progress_detach(r); /* the operation goes on; the engine frees it */
+    return MPI_SUCCESS;
+}
+
+EP_API int MPI_Cancel(MPI_Request *request)
+{
+    if (!request || !ep_request_handle_is_ep(*request))
+        return PMPI_Cancel(request);
+    ep_request_t *r = ep_request_get(*request);
+    if (!r)
+        return bad_request("MPI_Cancel", *request);
+    /* Receives are cancelled if still unmatched.  Sends are not cancelled:
+     * they complete normally and MPI_Test_cancelled reports false. */
+    if (r->kind == EP_REQ_RECV)
+        ep_recv_cancel(r);
+    return MPI_SUCCESS;
+}
+
+static int start_one(const char *call, MPI_Request *h)
+{
+    if (!ep_request_handle_is_ep(*h))
+        return PMPI_Start(h);
+    ep_request_t *r = ep_request_get(*h);
+    if (!r)
+        return bad_request(call, *h);
+    if (!r->persistent)
+        return ep_raise(r->ep, call, MPI_ERR_REQUEST, "request 0x%x is not persistent", (unsigned)*h);
+    if (!ep_inactive(r))
+        return ep_raise(r->ep, call, MPI_ERR_REQUEST, "request 0x%x is already active", (unsigned)*h);
+    ep_status_t st = r->kind == EP_REQ_SEND ? ep_send_start(r) : ep_recv_start(r);
+    if (st) {
+        atomic_store(&r->state, EP_RS_INACTIVE);
+        if (st == EP_ERR_BUFFER)
+            return ep_raise(r->ep, call, MPI_ERR_BUFFER, "not enough space in the buffer attached with MPI_Buffer_attach");
+        return ep_raise_status(r->ep, call, st, NULL);
+    }
+    return MPI_SUCCESS;
+}
+
+EP_API int MPI_Start(MPI_Request *request)
+{
+    if (!request || !ep_request_handle_is_ep(*request))
+        return PMPI_Start(request);
+    return start_one("MPI_Start", request);
+}
+
+EP_API int MPI_Startall(int count, MPI_Request array_of_requests[])
+{
+    if (count <= 0 || !array_of_requests || !any_ep(count, array_of_requests))
+        return PMPI_Startall(count, array_of_requests);
+    for (int i = 0; i < count; i++) {
+        int rc = start_one("MPI_Startall", &array_of_requests[i]);
+        if (rc)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}

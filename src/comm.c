@@ -1,0 +1,405 @@
+#include "comm.h"
+
+#include "handle.h"
+#include "net.h"
+#include "wait.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- context table ---------------------------------------------------- */
+
+/* Chained hash table, guarded by net.c's progress lock (see comm.h). */
+#define EP_CTX_BUCKETS 1024
+static ep_comm_t *ctx_table[EP_CTX_BUCKETS];
+static _Atomic uint32_t ctx_serial = 1;
+
+static unsigned ctx_bucket(uint64_t ctx) { return (unsigned)((ctx ^ (ctx >> 29)) * 2654435761u) % EP_CTX_BUCKETS; }
+
+ep_comm_t *ep_ctx_lookup(uint64_t ctx)
+{
+    for (ep_comm_t *c = ctx_table[ctx_bucket(ctx)]; c; c = c->ctx_next)
+        if (c->ctx == ctx)
+            return c;
+    return NULL;
+}
+
+void ep_ctx_register(ep_comm_t *c)
+{
+    unsigned b = ctx_bucket(c->ctx);
+    c->ctx_next = ctx_table[b];
+    ctx_table[b] = c;
+}
+
+void ep_ctx_unregister(ep_comm_t *c)
+{
+    for (ep_comm_t **pp = &ctx_table[ctx_bucket(c->ctx)]; *pp; pp = &(*pp)->ctx_next)
+        if (*pp == c) {
+            *pp = c->ctx_next;
+            return;
+        }
+}
+
+/* ---- building --------------------------------------------------------- */
+
+typedef struct entry {
+    uint64_t key;
+    ep_gid_t pgid;
+    int proc;
+    int order; /* position among its process's proposals */
+} entry_t;
+
+static int cmp_entry(const void *a, const void *b)
+{
+    const entry_t *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    if (x->proc != y->proc)
+        return x->proc < y->proc ? -1 : 1;
+    return x->order - y->order;
+}
+
+static int cmp_gid(const void *a, const void *b)
+{
+    const ep_gid_t *x = a, *y = b;
+    if (x->origin != y->origin)
+        return x->origin < y->origin ? -1 : 1;
+    if (x->index != y->index)
+        return x->index < y->index ? -1 : 1;
+    return 0;
+}
+
+static int cmp_new_ep(const void *a, const void *b)
+{
+    const ep_new_ep_t *x = a, *y = b;
+    return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static void comm_destroy(ep_comm_t *c)
+{
+    if (!c)
+        return;
+    for (int i = 0; c->local && i < c->nlocal; i++) {
+        ep_endpoint_t *ep = &c->local[i];
+        ep_match_item_t *it;
+        while ((it = ep_mq_pop(&ep->unexpected)))
+            ep_msg_destroy(ep_container_of(it, ep_msg_t, link));
+        pthread_mutex_destroy(&ep->lock);
+    }
+    if (c->pcomm != MPI_COMM_NULL)
+        PMPI_Comm_free(&c->pcomm);
+    free(c->ranks);
+    free(c->gids);
+    free(c->proc_world);
+    free(c->proc_nlocal);
+    free(c->proc_first);
+    free(c->proc_ranks);
+    free(c->local);
+    free((void *)c->sync.ptr);
+    free((void *)c->sync.val);
+    free(c);
+}
+
+/* Gathers every process's proposals over pc.  Fills c's per-process arrays
+ * and returns all entries (unsorted) and the agreed context id. */
+static ep_status_t exchange(MPI_Comm pc, ep_comm_t *c, int nnew, const ep_new_ep_t *neweps, entry_t **out_entries,
+                            int *out_total)
+{
+    int np = c->nprocs, me = c->myproc;
+    ep_status_t rc = EP_OK;
+    int64_t mine[3] = {nnew, ep_net_world_rank(), (int64_t)c->ctx};
+    int64_t *info = malloc(sizeof(int64_t) * 3 * (size_t)np);
+    int *cnts = malloc(sizeof(int) * (size_t)np), *displs = malloc(sizeof(int) * (size_t)np);
+    uint64_t *sendv = malloc(sizeof(uint64_t) * 3 * (size_t)(nnew ? nnew : 1));
+    uint64_t *allv = NULL;
+    entry_t *e = NULL;
+    MPI_Request req;
+    int total = 0;
+
+    if (!info || !cnts || !displs || !sendv) {
+        rc = EP_ERR_NO_MEM;
+        goto out;
+    }
+    if (np == 1) {
+        memcpy(info, mine, sizeof mine);
+    } else if (PMPI_Iallgather(mine, 3, MPI_INT64_T, info, 3, MPI_INT64_T, pc, &req) != MPI_SUCCESS ||
+               ep_net_wait_pmpi(&req, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+        rc = EP_ERR_INTERN;
+        goto out;
+    }
+    c->ctx = (uint64_t)info[2]; /* the first process's proposal */
+    for (int p = 0; p < np; p++) {
+        c->proc_nlocal[p] = (int)info[3 * p];
+        c->proc_world[p] = (int)info[3 * p + 1];
+        c->proc_first[p] = total;
+        cnts[p] = 3 * c->proc_nlocal[p];
+        displs[p] = 3 * total;
+        total += c->proc_nlocal[p];
+    }
+    for (int i = 0; i < nnew; i++) {
+        sendv[3 * i] = neweps[i].key;
+        sendv[3 * i + 1] = neweps[i].parent_gid.origin;
+        sendv[3 * i + 2] = neweps[i].parent_gid.index;
+    }
+    if (!(allv = malloc(sizeof(uint64_t) * 3 * (size_t)total)) || !(e = malloc(sizeof *e * (size_t)total))) {
+        rc = EP_ERR_NO_MEM;
+        goto out;
+    }
+    if (np == 1) {
+        memcpy(allv, sendv, sizeof(uint64_t) * 3 * (size_t)nnew);
+    } else if (PMPI_Iallgatherv(sendv, 3 * nnew, MPI_UINT64_T, allv, cnts, displs, MPI_UINT64_T, pc, &req) !=
+                   MPI_SUCCESS ||
+               ep_net_wait_pmpi(&req, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+        rc = EP_ERR_INTERN;
+        goto out;
+    }
+    for (int p = 0, k = 0; p < np; p++)
+        for (int i = 0; i < c->proc_nlocal[p]; i++, k++) {
+            e[k].key = allv[3 * k];
+            e[k].pgid.origin = allv[3 * k + 1];
+            e[k].pgid.index = allv[3 * k + 2];
+            e[k].proc = p;
+            e[k].order = i;
+        }
+    (void)me;
+    *out_entries = e;
+    e = NULL;
+    *out_total = total;
+out:
+    free(info);
+    free(cnts);
+    free(displs);
+    free(sendv);
+    free(allv);
+    free(e);
+    return rc;
+}
+
+static ep_status_t endpoints_init(ep_comm_t *c, MPI_Errhandler eh)
+{
+    c->local = calloc((size_t)c->nlocal, sizeof *c->local);
+    c->sync.ptr = calloc((size_t)c->nlocal, sizeof(void *));
+    c->sync.val = calloc((size_t)c->nlocal, sizeof(int64_t));
+    if (!c->local || !c->sync.ptr || !c->sync.val)
+        return EP_ERR_NO_MEM;
+    for (int i = 0; i < c->nlocal; i++) {
+        ep_endpoint_t *ep = &c->local[i];
+        ep->obj.kind = EP_OBJ_ENDPOINT;
+        ep->comm = c;
+        ep->lidx = i;
+        ep->rank = c->proc_ranks[c->proc_first[c->myproc] + i];
+        ep->errhandler = eh;
+        pthread_mutex_init(&ep->lock, NULL);
+        ep_mq_init(&ep->posted);
+        ep_mq_init(&ep->unexpected);
+    }
+    for (int i = 0; i < c->nlocal; i++) {
+        c->local[i].handle = (MPI_Comm)ep_registry_add(EP_HTYPE_COMM, &c->local[i].obj);
+        if (c->local[i].handle == 0) {
+            for (int j = 0; j < i; j++)
+                ep_registry_remove((int)c->local[j].handle);
+            return EP_ERR_ENDPOINTS;
+        }
+    }
+    atomic_init(&c->refs, c->nlocal);
+    return EP_OK;
+}
+
+ep_status_t ep_comm_build(MPI_Comm ppcomm, int nnew, const ep_new_ep_t *neweps, MPI_Errhandler eh,
+                          ep_comm_t **out)
+{
+    MPI_Comm pc = MPI_COMM_NULL;
+    ep_comm_t *c = NULL;
+    entry_t *e = NULL;
+    ep_new_ep_t *sorted = NULL;
+    ep_gid_t *pg = NULL;
+    ep_status_t rc = EP_OK;
+    int total = 0;
+
+    *out = NULL;
+    if (ppcomm != MPI_COMM_NULL) {
+        if (PMPI_Comm_split(ppcomm, nnew > 0 ? 0 : MPI_UNDEFINED, 0, &pc) != MPI_SUCCESS)
+            return EP_ERR_ENDPOINTS;
+    }
+    if (nnew == 0)
+        return EP_OK;
+    if (!(c = calloc(1, sizeof *c)) || !(sorted = malloc(sizeof *sorted * (size_t)nnew))) {
+        rc = EP_ERR_NO_MEM;
+        goto fail;
+    }
+    memcpy(sorted, neweps, sizeof *sorted * (size_t)nnew);
+    qsort(sorted, (size_t)nnew, sizeof *sorted, cmp_new_ep);
+    c->pcomm = MPI_COMM_NULL;
+    c->nprocs = 1;
+    if (pc != MPI_COMM_NULL) {
+        PMPI_Comm_size(pc, &c->nprocs);
+        PMPI_Comm_rank(pc, &c->myproc);
+        if (c->nprocs == 1)
+            PMPI_Comm_free(&pc);
+    }
+    c->pcomm = pc;
+    pc = MPI_COMM_NULL;
+    c->ctx = ((uint64_t)(uint32_t)ep_net_world_rank() << 32) | atomic_fetch_add(&ctx_serial, 1);
+    c->proc_world = malloc(sizeof(int) * (size_t)c->nprocs);
+    c->proc_nlocal = malloc(sizeof(int) * (size_t)c->nprocs);
+    c->proc_first = malloc(sizeof(int) * (size_t)c->nprocs);
+    if (!c->proc_world || !c->proc_nlocal || !c->proc_first) {
+        rc = EP_ERR_NO_MEM;
+        goto fail;
+    }
+    if ((rc = exchange(c->pcomm, c, nnew, sorted, &e, &total)))
+        goto fail;
+    qsort(e, (size_t)total, sizeof *e, cmp_entry);
+
+    c->size = total;
+    c->nlocal = nnew;
+    c->ranks = malloc(sizeof *c->ranks * (size_t)total);
+    c->gids = malloc(sizeof *c->gids * (size_t)total);
+    c->proc_ranks = malloc(sizeof(int) * (size_t)total);
+    pg = malloc(sizeof *pg * (size_t)total);
+    if (!c->ranks || !c->gids || !c->proc_ranks || !pg) {
+        rc = EP_ERR_NO_MEM;
+        goto fail;
+    }
+    /* Within a process, endpoints are numbered in key order, i.e. in rank order. */
+    int *next = calloc((size_t)c->nprocs, sizeof(int));
+    if (!next) {
+        rc = EP_ERR_NO_MEM;
+        goto fail;
+    }
+    c->blocked = 1;
+    for (int r = 0; r < total; r++) {
+        int p = e[r].proc;
+        c->ranks[r].proc = p;
+        c->ranks[r].lidx = next[p]++;
+        c->proc_ranks[c->proc_first[p] + c->ranks[r].lidx] = r;
+        if (r > 0 && p < c->ranks[r - 1].proc)
+            c->blocked = 0;
+        pg[r] = e[r].pgid;
+    }
+    free(next);
+    /* Identities: inherited when each parent rank asked for at most one. */
+    qsort(pg, (size_t)total, sizeof *pg, cmp_gid);
+    int distinct = 1;
+    for (int r = 1; r < total && distinct; r++)
+        distinct = cmp_gid(&pg[r - 1], &pg[r]) != 0;
+    for (int r = 0; r < total; r++) {
+        if (distinct)
+            c->gids[r] = e[r].pgid;
+        else
+            c->gids[r] = (ep_gid_t){c->ctx, (uint64_t)r};
+    }
+    if ((rc = endpoints_init(c, eh)))
+        goto fail;
+    if (c->nprocs > 1)
+        ep_net_activate();
+    ep_net_comm_ready(c);
+    *out = c;
+    free(e);
+    free(sorted);
+    free(pg);
+    return EP_OK;
+fail:
+    if (pc != MPI_COMM_NULL)
+        PMPI_Comm_free(&pc);
+    comm_destroy(c);
+    free(e);
+    free(sorted);
+    free(pg);
+    return rc == EP_ERR_NO_MEM ? EP_ERR_ENDPOINTS : rc;
+}
+
+void ep_endpoint_free(ep_endpoint_t *ep)
+{
+    ep_comm_t *c = ep->comm;
+    ep_registry_remove((int)ep->handle);
+    ep->handle = MPI_COMM_NULL;
+    if (atomic_fetch_sub(&c->refs, 1) == 1) {
+        ep_net_comm_gone(c);
+        comm_destroy(c);
+    }
+}
+
+/* ---- comparison -------------------------------------------------------- */
+
+static int compare_gids(const ep_gid_t *a, int na, const ep_gid_t *b, int nb)
+{
+    if (na != nb)
+        return MPI_UNEQUAL;
+    if (!memcmp(a, b, sizeof *a * (size_t)na))
+        return MPI_CONGRUENT;
+    ep_gid_t *x = malloc(sizeof *x * (size_t)na), *y = malloc(sizeof *y * (size_t)na);
+    int res = MPI_UNEQUAL;
+    if (x && y) {
+        memcpy(x, a, sizeof *x * (size_t)na);
+        memcpy(y, b, sizeof *y * (size_t)na);
+        qsort(x, (size_t)na, sizeof *x, cmp_gid);
+        qsort(y, (size_t)na, sizeof *y, cmp_gid);
+        res = memcmp(x, y, sizeof *x * (size_t)na) ? MPI_UNEQUAL : MPI_SIMILAR;
+    }
+    free(x);
+    free(y);
+    return res;
+}
+
+int ep_comm_compare_ep(const ep_endpoint_t *a, const ep_endpoint_t *b)
+{
+    if (a->comm == b->comm)
+        return a == b ? MPI_IDENT : MPI_ALIASED;
+    return compare_gids(a->comm->gids, a->comm->size, b->comm->gids, b->comm->size);
+}
+
+ep_status_t ep_comm_compare_classic(const ep_endpoint_t *a, MPI_Comm classic, int *result)
+{
+    int inter = 0, n;
+    MPI_Group g, wg;
+    if (PMPI_Comm_test_inter(classic, &inter) != MPI_SUCCESS)
+        return EP_ERR_COMM;
+    if (inter) {
+        *result = MPI_UNEQUAL;
+        return EP_OK;
+    }
+    PMPI_Comm_size(classic, &n);
+    int *ranks = malloc(sizeof(int) * (size_t)n), *wranks = malloc(sizeof(int) * (size_t)n);
+    ep_gid_t *gids = malloc(sizeof *gids * (size_t)n);
+    ep_status_t rc = EP_OK;
+    if (!ranks || !wranks || !gids) {
+        rc = EP_ERR_NO_MEM;
+        goto out;
+    }
+    for (int i = 0; i < n; i++)
+        ranks[i] = i;
+    PMPI_Comm_group(classic, &g);
+    PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+    PMPI_Group_translate_ranks(g, n, ranks, wg, wranks);
+    PMPI_Group_free(&g);
+    PMPI_Group_free(&wg);
+    for (int i = 0; i < n; i++)
+        gids[i] = (ep_gid_t){0, (uint64_t)(uint32_t)wranks[i]};
+    *result = compare_gids(a->comm->gids, a->comm->size, gids, n);
+out:
+    free(ranks);
+    free(wranks);
+    free(gids);
+    return rc;
+}
+
+/* ---- local rendezvous ------------------------------------------------- */
+
+void ep_sync_barrier(ep_comm_t *c)
+{
+    ep_sync_t *s = &c->sync;
+    if (c->nlocal == 1)
+        return;
+    unsigned ph = atomic_load_explicit(&s->phase, memory_order_acquire);
+    if (atomic_fetch_add_explicit(&s->arrived, 1, memory_order_acq_rel) == (unsigned)c->nlocal - 1) {
+        atomic_store_explicit(&s->arrived, 0, memory_order_relaxed);
+        atomic_fetch_add_explicit(&s->phase, 1, memory_order_release);
+        return;
+    }
+    ep_backoff_t b = EP_BACKOFF_INIT;
+    while (atomic_load_explicit(&s->phase, memory_order_acquire) == ph) {
+        ep_progress();
+        ep_backoff(&b);
+    }
+}

@@ -1,0 +1,139 @@
+/* Endpoint communicators.
+ *
+ * An endpoint communicator is one ep_comm_t per process (what the process's
+ * endpoints share: the rank map, the process-level PMPI communicator, the
+ * collective rendezvous) plus one ep_endpoint_t per local rank (what one
+ * handle owns: its rank, its matching queues, its error handler).
+ *
+ *   rank r  ->  ranks[r] = { proc, lidx }      proc: index into the process
+ *                                              list; lidx: endpoint index
+ *                                              inside that process
+ *   proc p  ->  proc_world[p]                  that process's rank in
+ *                                              MPI_COMM_WORLD (the transport)
+ *
+ * Processes are numbered as in pcomm, the PMPI communicator over exactly the
+ * processes that hold ranks; a communicator whose ranks all live in this
+ * process has no pcomm (MPI_COMM_NULL) and costs MPICH nothing.  Messages
+ * between processes never use pcomm: they travel over the transport
+ * communicators of net.c and carry the 64-bit context id `ctx`, unique
+ * across the job (the creating leader's world rank in the high half).
+ *
+ * Lifetime: every field but the endpoints' queues is written once, by the
+ * thread that builds the communicator, before any handle is published; the
+ * structure is freed when the last local endpoint handle is freed.
+ */
+#ifndef EP_COMM_H
+#define EP_COMM_H
+
+#include "error.h"
+#include "match.h"
+#include "registry.h"
+
+#include <mpi.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+typedef struct ep_comm ep_comm_t;
+
+/* Identity of a member (an MPI "process" of the group), for comparisons:
+ * a classic process is {0, world rank}; an endpoint made with a fresh
+ * identity is {ctx of the communicator that created it, its rank there}.
+ * Dup and friends keep identities. */
+typedef struct ep_gid {
+    uint64_t origin;
+    uint64_t index;
+} ep_gid_t;
+
+typedef struct ep_rank_loc {
+    int32_t proc; /* process index (rank in pcomm) */
+    int32_t lidx; /* endpoint index inside that process */
+} ep_rank_loc_t;
+
+typedef struct ep_endpoint {
+    ep_object_t obj;             /* registry header: EP_OBJ_ENDPOINT */
+    MPI_Comm handle;             /* this endpoint's handle; MPI_COMM_NULL once freed */
+    ep_comm_t *comm;             /* the communicator it belongs to */
+    int rank;                    /* its rank in comm */
+    int lidx;                    /* its index among comm's local endpoints */
+    pthread_mutex_t lock;        /* guards posted and unexpected */
+    ep_match_queue_t posted;     /* receives waiting for a message (ep_request_t) */
+    ep_match_queue_t unexpected; /* messages waiting for a receive (ep_msg_t) */
+    MPI_Errhandler errhandler;   /* this rank's error handler */
+    char name[MPI_MAX_OBJECT_NAME];
+} ep_endpoint_t;
+
+/* Rendezvous of the local endpoints for collective operations: a
+ * sense-counting barrier and one pointer / integer slot per endpoint.  Only
+ * the endpoints of this comm in this process touch it; each collective uses
+ * it in phases separated by ep_sync_barrier. */
+typedef struct ep_sync {
+    _Atomic unsigned arrived;   /* endpoints arrived in the current phase */
+    _Atomic unsigned phase;     /* bumped by the last arrival */
+    void *_Atomic *ptr;         /* [nlocal] published pointers */
+    _Atomic int64_t *val;       /* [nlocal] published integers */
+    void *_Atomic result;       /* the actor's published result */
+    _Atomic int status;         /* the actor's ep_status_t */
+} ep_sync_t;
+
+struct ep_comm {
+    uint64_t ctx;            /* context id, unique in the job */
+    int size;                /* number of ranks */
+    int nprocs;              /* processes holding ranks */
+    int myproc;              /* this process's index */
+    int nlocal;              /* ranks in this process */
+    int blocked;             /* each process's ranks are contiguous, in process order */
+    ep_rank_loc_t *ranks;    /* [size] where each rank lives */
+    ep_gid_t *gids;          /* [size] member identity, for MPI_Comm_compare */
+    int *proc_world;         /* [nprocs] world rank of each process */
+    int *proc_nlocal;        /* [nprocs] ranks in each process */
+    int *proc_first;         /* [nprocs] prefix sums of proc_nlocal */
+    int *proc_ranks;         /* [size] ranks grouped by process, in lidx order */
+    MPI_Comm pcomm;          /* PMPI communicator over the processes, or MPI_COMM_NULL */
+    ep_endpoint_t *local;    /* [nlocal] the local endpoints */
+    ep_sync_t sync;          /* collective rendezvous of the local endpoints */
+    _Atomic int refs;        /* local endpoint handles not yet freed */
+    ep_comm_t *ctx_next;     /* chaining in the context table */
+};
+
+/* One new endpoint, as proposed by this process to ep_comm_build. */
+typedef struct ep_new_ep {
+    uint64_t key;        /* global sort key: ranks follow ascending keys */
+    ep_gid_t parent_gid; /* identity of the parent rank that asked for it */
+} ep_new_ep_t;
+
+/* Builds a communicator.  Called by one thread per participating process
+ * (the leader), collectively over ppcomm (a PMPI communicator over the
+ * candidate processes, or MPI_COMM_NULL when only this process takes part).
+ * Processes proposing no endpoint take part and get *out = NULL.  Keys must
+ * be unique.  The new endpoints inherit parent identities when no parent
+ * identity is used twice, and get fresh ones otherwise.  Local endpoints are
+ * numbered in key order.  Every handle gets errhandler eh. */
+ep_status_t ep_comm_build(MPI_Comm ppcomm, int nnew, const ep_new_ep_t *neweps, MPI_Errhandler eh,
+                          ep_comm_t **out);
+
+/* Frees one endpoint handle; the communicator goes with the last one. */
+void ep_endpoint_free(ep_endpoint_t *ep);
+
+/* The endpoint behind a live handle, or NULL. */
+static inline ep_endpoint_t *ep_endpoint_get(MPI_Comm h)
+{
+    return (ep_endpoint_t *)ep_registry_get((int)h, EP_OBJ_ENDPOINT);
+}
+
+/* Context table: the communicator with id ctx known to this process. */
+ep_comm_t *ep_ctx_lookup(uint64_t ctx);
+
+/* MPI_Comm_compare of two endpoints / an endpoint and a classic comm. */
+int ep_comm_compare_ep(const ep_endpoint_t *a, const ep_endpoint_t *b);
+ep_status_t ep_comm_compare_classic(const ep_endpoint_t *a, MPI_Comm classic, int *result);
+
+/* Local rendezvous. */
+void ep_sync_barrier(ep_comm_t *c);
+
+/* The context table; only net.c calls these, under its progress lock, which
+ * serialises registration with the delivery of arriving headers. */
+void ep_ctx_register(ep_comm_t *c);
+void ep_ctx_unregister(ep_comm_t *c);
+
+#endif

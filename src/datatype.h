@@ -1,0 +1,39 @@
+/* Datatype helpers: sizes, contiguity, and typed copies through packing.
+ * Contiguous data is moved with memcpy; anything else with PMPI_Pack /
+ * PMPI_Unpack, which MPICH implements for every derived type. */
+#ifndef EP_DATATYPE_H
+#define EP_DATATYPE_H
+
+#include "error.h"
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct ep_dt_layout {
+    int64_t bytes;    /* count * type size: the packed size */
+    int64_t type_size;
+    int contig;       /* the count elements are one contiguous block */
+    MPI_Aint offset;  /* where that block starts, relative to buf (true lb) */
+} ep_dt_layout_t;
+
+/* Describes count elements of t; EP_ERR_TYPE for an invalid or uncommitted type. */
+ep_status_t ep_dt_layout(MPI_Datatype t, int count, ep_dt_layout_t *out);
+
+/* Packs count elements of t at buf into out (which holds lay->bytes). */
+ep_status_t ep_dt_pack(const void *buf, int count, MPI_Datatype t, const ep_dt_layout_t *lay, void *out);
+
+/* Unpacks `bytes` packed bytes into buf (count elements of t at most);
+ * only whole elements are written. */
+ep_status_t ep_dt_unpack(const void *in, int64_t bytes, void *buf, int count, MPI_Datatype t,
+                         const ep_dt_layout_t *lay);
+
+/* Copies (sbuf, scount, st) into (rbuf, rcount, rt), at most the receive
+ * capacity; returns the number of bytes the sender offered in *sent. */
+ep_status_t ep_dt_copy(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+                       MPI_Datatype rt, int64_t *sent);
+
+/* Checks that t is a usable, committed datatype. */
+ep_status_t ep_dt_check(MPI_Datatype t);
+
+#endif

@@ -1,0 +1,80 @@
+/* Errors: engine status codes, and the MPI error codes epmpi mints.
+ *
+ * The engine returns ep_status_t (0 success, negative errors) from the one
+ * table below, which also gives each status its MPI error class and default
+ * text.  The entry points turn a status into an MPI error code that carries
+ * a message naming the call and the problem, and hand it to the error
+ * handler of the communicator involved.
+ *
+ * Minted codes stay below MPI_ERR_LASTCODE and use MPICH's own layout:
+ * class in bits 0-6, "generic message index" in bits 8-18, then bits 19-29.
+ * MPICH's generic index counts its built-in message table (well under the
+ * 2047 the field holds), so epmpi marks its codes with index 0x7ff and keeps
+ * a ring slot number in bits 19-29: MPI_Error_string / MPI_Error_class
+ * recognise them with one mask.  A code whose slot was reused reports its
+ * class's text only.
+ */
+#ifndef EP_ERROR_H
+#define EP_ERROR_H
+
+#include "epmpi.h"
+#include <mpi.h>
+#include <stdarg.h>
+
+#define EP_STATUS_MAP(X)                                                      \
+    X(OK, MPI_SUCCESS, "no error")                                            \
+    X(ERR_ARG, MPI_ERR_ARG, "invalid argument")                               \
+    X(ERR_COMM, MPI_ERR_COMM, "invalid communicator")                         \
+    X(ERR_RANK, MPI_ERR_RANK, "invalid rank")                                 \
+    X(ERR_ROOT, MPI_ERR_ROOT, "invalid root")                                 \
+    X(ERR_TAG, MPI_ERR_TAG, "invalid tag")                                    \
+    X(ERR_COUNT, MPI_ERR_COUNT, "invalid count")                              \
+    X(ERR_TYPE, MPI_ERR_TYPE, "invalid datatype")                             \
+    X(ERR_OP, MPI_ERR_OP, "invalid reduction operation")                      \
+    X(ERR_BUFFER, MPI_ERR_BUFFER, "invalid buffer")                           \
+    X(ERR_TRUNCATE, MPI_ERR_TRUNCATE, "message truncated")                    \
+    X(ERR_REQUEST, MPI_ERR_REQUEST, "invalid request")                        \
+    X(ERR_GROUP, MPI_ERR_GROUP, "invalid group")                              \
+    X(ERR_KEYVAL, MPI_ERR_KEYVAL, "invalid attribute key")                    \
+    X(ERR_NO_MEM, MPI_ERR_NO_MEM, "out of memory")                            \
+    X(ERR_IN_STATUS, MPI_ERR_IN_STATUS, "error code is in status")            \
+    X(ERR_PENDING, MPI_ERR_PENDING, "operation pending")                      \
+    X(ERR_ENDPOINTS, MPI_ERR_ENDPOINTS, "endpoints could not be created")     \
+    X(ERR_UNSUPPORTED, MPI_ERR_UNSUPPORTED_OPERATION, "operation not supported") \
+    X(ERR_INTERN, MPI_ERR_INTERN, "internal error")                           \
+    X(ERR_OTHER, MPI_ERR_OTHER, "error")
+
+typedef enum {
+#define EP_X(name, cls, text) EP_##name##_IDX,
+    EP_STATUS_MAP(EP_X)
+#undef EP_X
+        EP_STATUS_COUNT
+} ep_status_index_t;
+
+typedef enum {
+#define EP_X(name, cls, text) EP_##name = -(int)EP_##name##_IDX,
+    EP_STATUS_MAP(EP_X)
+#undef EP_X
+} ep_status_t;
+
+/* MPI error class and default text of an engine status. */
+int ep_status_class(ep_status_t st);
+const char *ep_status_text(ep_status_t st);
+
+/* Mints a code of class cls carrying the formatted message. */
+int ep_error_code_make(int cls, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int ep_error_code_makev(int cls, const char *fmt, va_list ap);
+
+/* 1 when code is one of ours; then writes its class. */
+int ep_error_code_class(int code, int *cls);
+/* 1 when code is one of ours or an epmpi-only class; writes its text. */
+int ep_error_code_string(int code, char *buf, int *len);
+
+/* Error handlers.  Predefined ones are interpreted here; user-defined ones
+ * need their function, recorded when MPI_Comm_create_errhandler made them. */
+void ep_errhandler_record(MPI_Errhandler eh, MPI_Comm_errhandler_function *fn);
+/* Invokes eh for communicator handle comm with code; returns code when the
+ * handler returns.  ERRORS_ARE_FATAL / ABORT print the message and abort. */
+int ep_errhandler_invoke(MPI_Errhandler eh, MPI_Comm comm, int code);
+
+#endif

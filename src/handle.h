@@ -1,0 +1,101 @@
+/* Handle representation: the only file that knows how handles are encoded.
+ *
+ * MPICH handles are ints:
+ *
+ *   31 30 | 29 .. 26 | 25 ............................... 0
+ *   kind  | type     | index / payload
+ *
+ * kind 0 is "invalid": MPICH hands out kind-0 handles only for the NULL
+ * constants, whose low 26 bits are zero.  epmpi mints its own handles as
+ * kind 0 + MPICH's type bits + a non-zero payload:
+ *
+ *   31 30 | 29 .. 26 | 25 .. 20   | 19 ........ 0
+ *    0  0 | type     | generation | registry index (never 0)
+ *
+ * so a handle is classified with one mask test, the index gives O(1) lookup
+ * in the registry, the generation recognises a freed (stale) handle, and an
+ * endpoint handle that leaks into MPICH is rejected there as invalid rather
+ * than dereferenced.  Pointer-handle MPIs (Open MPI, the MPI 5 ABI) will need
+ * another version of this header only.
+ */
+#ifndef EP_HANDLE_H
+#define EP_HANDLE_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#define EP_HANDLE_KIND_SHIFT 30
+#define EP_HANDLE_TYPE_SHIFT 26
+#define EP_HANDLE_TYPE_MASK 0x3c000000u
+#define EP_HANDLE_PAYLOAD_MASK 0x03ffffffu
+#define EP_HANDLE_GEN_SHIFT 20
+#define EP_HANDLE_GEN_MASK 0x3fu
+#define EP_HANDLE_INDEX_MASK 0x000fffffu
+#define EP_HANDLE_INDEX_MAX EP_HANDLE_INDEX_MASK
+
+/* MPICH's object type numbers (bits 29-26). */
+enum ep_handle_type {
+    EP_HTYPE_COMM = 0x1,
+    EP_HTYPE_GROUP = 0x2,
+    EP_HTYPE_DATATYPE = 0x3,
+    EP_HTYPE_WIN = 0x8,
+    EP_HTYPE_REQUEST = 0xb, /* requests and messages share it */
+};
+
+static inline unsigned ep_handle_bits(int h) { return (unsigned)h; }
+
+/* True when h is a handle epmpi minted (of any type). */
+static inline int ep_handle_is_ep(int h)
+{
+    unsigned u = ep_handle_bits(h);
+    return (u >> EP_HANDLE_KIND_SHIFT) == 0 && (u & EP_HANDLE_PAYLOAD_MASK) != 0;
+}
+
+static inline unsigned ep_handle_type(int h)
+{
+    return (ep_handle_bits(h) & EP_HANDLE_TYPE_MASK) >> EP_HANDLE_TYPE_SHIFT;
+}
+
+static inline int ep_handle_make(unsigned type, unsigned gen, unsigned index)
+{
+    return (int)((type << EP_HANDLE_TYPE_SHIFT) | ((gen & EP_HANDLE_GEN_MASK) << EP_HANDLE_GEN_SHIFT) |
+                 (index & EP_HANDLE_INDEX_MASK));
+}
+
+static inline unsigned ep_handle_index(int h) { return ep_handle_bits(h) & EP_HANDLE_INDEX_MASK; }
+
+/* Typed tests used by the entry points. */
+static inline int ep_comm_handle_is_ep(MPI_Comm c) { return ep_handle_is_ep((int)c); }
+static inline int ep_request_handle_is_ep(MPI_Request r) { return ep_handle_is_ep((int)r); }
+static inline int ep_message_handle_is_ep(MPI_Message m) { return ep_handle_is_ep((int)m); }
+static inline int ep_group_handle_is_ep(MPI_Group g) { return ep_handle_is_ep((int)g); }
+static inline int ep_win_handle_is_ep(MPI_Win w) { return ep_handle_is_ep((int)w); }
+
+/* MPICH builtin datatypes (kind 01, type 0x3) encode their size in bits
+ * 15-8; they are all contiguous.  Anything else is asked of PMPI. */
+static inline int ep_datatype_builtin_size(MPI_Datatype t)
+{
+    unsigned u = (unsigned)t;
+    if ((u & 0xfc000000u) == 0x4c000000u)
+        return (int)((u >> 8) & 0xff);
+    return -1;
+}
+
+/* MPICH's status layout: the byte count is split across count_lo and the
+ * high bits of count_hi_and_cancelled, whose bit 0 is the cancelled flag. */
+static inline void ep_status_set(MPI_Status *st, int source, int tag, int error, int64_t bytes,
+                                 int cancelled)
+{
+    st->MPI_SOURCE = source;
+    st->MPI_TAG = tag;
+    st->MPI_ERROR = error;
+    st->count_lo = (int)(bytes & 0xffffffff);
+    st->count_hi_and_cancelled = (int)(((bytes >> 32) << 1) | (cancelled ? 1 : 0));
+}
+
+static inline int64_t ep_status_bytes(const MPI_Status *st)
+{
+    return (int64_t)(unsigned)st->count_lo | ((int64_t)(st->count_hi_and_cancelled >> 1) << 32);
+}
+
+#endif

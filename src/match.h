@@ -1,0 +1,47 @@
+/* Matching queues: MPI's matching rules on (source, tag), nothing else.
+ *
+ * Each endpoint has two queues, both FIFO: posted receives (patterns, which
+ * may hold MPI_ANY_SOURCE / MPI_ANY_TAG) and unexpected messages (concrete
+ * source and tag).  An arriving message takes the oldest posted receive it
+ * matches; a new receive takes the oldest unexpected message it matches.
+ * With messages appended in arrival order, that gives MPI's non-overtaking
+ * rule.  The queues are not thread-safe: the owner's lock guards them.
+ */
+#ifndef EP_MATCH_H
+#define EP_MATCH_H
+
+#include <mpi.h>
+
+typedef struct ep_match_item {
+    struct ep_match_item *next;
+    int source; /* rank, or MPI_ANY_SOURCE in a posted pattern */
+    int tag;    /* tag, or MPI_ANY_TAG in a posted pattern */
+} ep_match_item_t;
+
+typedef struct ep_match_queue {
+    ep_match_item_t *head;
+    ep_match_item_t **tailp; /* &last->next, or &head when empty */
+} ep_match_queue_t;
+
+static inline int ep_match_fits(int pat_source, int pat_tag, int source, int tag)
+{
+    return (pat_source == MPI_ANY_SOURCE || pat_source == source) && (pat_tag == MPI_ANY_TAG || pat_tag == tag);
+}
+
+void ep_mq_init(ep_match_queue_t *q);
+int ep_mq_empty(const ep_match_queue_t *q);
+void ep_mq_append(ep_match_queue_t *q, ep_match_item_t *it);
+
+/* Removes and returns the oldest posted pattern that matches (source, tag). */
+ep_match_item_t *ep_mq_take_posted(ep_match_queue_t *q, int source, int tag);
+
+/* Returns the oldest message that matches the pattern; removes it if take. */
+ep_match_item_t *ep_mq_find_unexpected(ep_match_queue_t *q, int pat_source, int pat_tag, int take);
+
+/* Removes it from q; returns 1 if it was there. */
+int ep_mq_remove(ep_match_queue_t *q, ep_match_item_t *it);
+
+/* Removes and returns the oldest item, NULL when empty. */
+ep_match_item_t *ep_mq_pop(ep_match_queue_t *q);
+
+#endif

@@ -1,0 +1,308 @@
+#include "net.h"
+
+#include "settings.h"
+#include "handle.h"
+#include "p2p.h"
+#include "wait.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EP_RING 32          /* pre-posted header receives */
+#define EP_HDR_TAG 0
+#define EP_DTAG_MASK 0x0fffffff /* data tags stay within MPICH's MPI_TAG_UB */
+
+typedef struct ep_ring_slot {
+    MPI_Request req;
+    char *buf; /* header + eager payload */
+} ep_ring_slot_t;
+
+/* An early header: its communicator is not registered here yet. */
+typedef struct ep_early {
+    struct ep_early *next;
+    int src_world;
+    ep_wire_hdr_t hdr;
+    char payload[]; /* eager payload */
+} ep_early_t;
+
+/* Progress state.  Everything below is guarded by progress_lock, except the
+ * communicators and counters, which are set up before any endpoint exists. */
+static pthread_mutex_t progress_lock = PTHREAD_MUTEX_INITIALIZER;
+static MPI_Comm tcomm = MPI_COMM_NULL; /* headers */
+static MPI_Comm dcomm = MPI_COMM_NULL; /* rendezvous payloads */
+static int world_rank, world_size;
+static ep_ring_slot_t ring[EP_RING];
+static int ring_head;
+static _Atomic int ring_active;
+static size_t ring_bufsize;
+static ep_early_t *early_head, **early_tailp = &early_head;
+static ep_request_t *detached;
+static _Atomic int n_detached;
+static _Atomic unsigned next_dtag;
+
+int ep_net_world_rank(void) { return world_rank; }
+int ep_net_world_size(void) { return world_size; }
+
+ep_status_t ep_net_init(void)
+{
+    PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
+    if (PMPI_Comm_dup(MPI_COMM_WORLD, &tcomm) != MPI_SUCCESS ||
+        PMPI_Comm_dup(MPI_COMM_WORLD, &dcomm) != MPI_SUCCESS)
+        return EP_ERR_INTERN;
+    PMPI_Comm_set_errhandler(tcomm, MPI_ERRORS_RETURN);
+    PMPI_Comm_set_errhandler(dcomm, MPI_ERRORS_RETURN);
+    return EP_OK;
+}
+
+static void post_slot(ep_ring_slot_t *s)
+{
+    PMPI_Irecv(s->buf, (int)ring_bufsize, MPI_BYTE, MPI_ANY_SOURCE, EP_HDR_TAG, tcomm, &s->req);
+}
+
+void ep_net_activate(void)
+{
+    if (atomic_load(&ring_active))
+        return;
+    pthread_mutex_lock(&progress_lock);
+    if (!atomic_load(&ring_active)) {
+        ring_bufsize = sizeof(ep_wire_hdr_t) + ep_config.eager_limit;
+        for (int i = 0; i < EP_RING; i++) {
+            ring[i].buf = malloc(ring_bufsize);
+            post_slot(&ring[i]);
+        }
+        ring_head = 0;
+        atomic_store(&ring_active, 1);
+    }
+    pthread_mutex_unlock(&progress_lock);
+}
+
+void ep_net_finalize(void)
+{
+    ep_backoff_t b = EP_BACKOFF_INIT;
+    /* Buffered and freed requests must leave before the communicators go. */
+    while (atomic_load(&n_detached)) {
+        ep_progress();
+        ep_backoff(&b);
+    }
+    if (atomic_load(&ring_active)) {
+        for (int i = 0; i < EP_RING; i++) {
+            PMPI_Cancel(&ring[i].req);
+            PMPI_Wait(&ring[i].req, MPI_STATUS_IGNORE);
+            free(ring[i].buf);
+        }
+        atomic_store(&ring_active, 0);
+    }
+    while (early_head) {
+        ep_early_t *e = early_head;
+        early_head = e->next;
+        free(e);
+    }
+    early_tailp = &early_head;
+    if (tcomm != MPI_COMM_NULL)
+        PMPI_Comm_free(&tcomm);
+    if (dcomm != MPI_COMM_NULL)
+        PMPI_Comm_free(&dcomm);
+}
+
+/* ---- sending ----------------------------------------------------------- */
+
+ep_status_t ep_net_send(ep_request_t *s, int dst_world, uint64_t ctx, int src, int dst_lidx,
+                        const ep_dt_layout_t *lay)
+{
+    int eager = s->mode != EP_SEND_SYNC && (size_t)lay->bytes <= ep_config.eager_limit;
+    size_t hbytes = sizeof(ep_wire_hdr_t) + (eager ? (size_t)lay->bytes : 0);
+    ep_wire_hdr_t *h = malloc(hbytes);
+    int rc = MPI_SUCCESS;
+
+    if (!h)
+        return EP_ERR_NO_MEM;
+    h->ctx = ctx;
+    h->src = src;
+    h->dst = dst_lidx;
+    h->tag = s->tag;
+    h->flags = eager ? 0 : EP_WIRE_RNDV;
+    h->bytes = lay->bytes;
+    h->dtag = 0;
+    h->pad = 0;
+    s->tmp = h;
+    s->nnet = 0;
+    ep_net_activate();
+    if (eager) {
+        ep_dt_pack(s->buf, s->count, s->type, lay, h + 1);
+    } else {
+        h->dtag = (int)(atomic_fetch_add(&next_dtag, 1) & EP_DTAG_MASK);
+        if (s->mode == EP_SEND_BUFFERED) {
+            /* The user's buffer is free as soon as the call returns. */
+            char *copy = realloc(h, sizeof *h + (size_t)lay->bytes);
+            if (!copy)
+                return EP_ERR_NO_MEM;
+            h = (ep_wire_hdr_t *)copy;
+            s->tmp = h;
+            ep_dt_pack(s->buf, s->count, s->type, lay, h + 1);
+        }
+    }
+    /* Header first: the receiver matches on it, the payload follows. */
+    rc = PMPI_Isend(h, (int)hbytes, MPI_BYTE, dst_world, EP_HDR_TAG, tcomm, &s->net[s->nnet++]);
+    if (rc == MPI_SUCCESS && !eager) {
+        if (s->mode == EP_SEND_BUFFERED)
+            rc = PMPI_Isend(h + 1, (int)lay->bytes, MPI_BYTE, dst_world, h->dtag, dcomm, &s->net[s->nnet++]);
+        else if (s->mode == EP_SEND_SYNC)
+            rc = PMPI_Issend(s->buf, s->count, s->type, dst_world, h->dtag, dcomm, &s->net[s->nnet++]);
+        else
+            rc = PMPI_Isend(s->buf, s->count, s->type, dst_world, h->dtag, dcomm, &s->net[s->nnet++]);
+    }
+    if (rc != MPI_SUCCESS)
+        return EP_ERR_INTERN;
+    ep_status_set(&s->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+    atomic_store_explicit(&s->state, EP_RS_NET, memory_order_release);
+    return EP_OK;
+}
+
+void ep_net_recv_rndv(ep_request_t *r, const ep_msg_t *m)
+{
+    int64_t bytes = m->bytes;
+    int err = MPI_SUCCESS;
+    int rc;
+
+    r->nnet = 0;
+    if (bytes > r->capacity) {
+        /* Take the whole payload aside, keep what fits (see finish_net). */
+        err = MPI_ERR_TRUNCATE;
+        r->tmp = malloc(bytes ? (size_t)bytes : 1);
+        rc = PMPI_Irecv(r->tmp, (int)bytes, MPI_BYTE, m->src_world, m->dtag, dcomm, &r->net[r->nnet++]);
+        bytes = r->capacity;
+    } else {
+        rc = PMPI_Irecv(r->buf, r->count, r->type, m->src_world, m->dtag, dcomm, &r->net[r->nnet++]);
+    }
+    if (rc != MPI_SUCCESS)
+        err = MPI_ERR_INTERN;
+    ep_status_set(&r->status, m->link.source, m->link.tag, err, bytes, 0);
+    atomic_store_explicit(&r->state, EP_RS_NET, memory_order_release);
+}
+
+/* ---- receiving headers -------------------------------------------------- */
+
+static void deliver(int src_world, const ep_wire_hdr_t *h, const void *payload)
+{
+    ep_comm_t *c = ep_ctx_lookup(h->ctx);
+    if (!c) {
+        size_t pl = (h->flags & EP_WIRE_RNDV) ? 0 : (size_t)h->bytes;
+        ep_early_t *e = malloc(sizeof *e + pl);
+        if (!e)
+            return;
+        e->next = NULL;
+        e->src_world = src_world;
+        e->hdr = *h;
+        memcpy(e->payload, payload, pl);
+        *early_tailp = e;
+        early_tailp = &e->next;
+        return;
+    }
+    ep_msg_t m = {.bytes = h->bytes};
+    m.link.source = h->src;
+    m.link.tag = h->tag;
+    if (h->flags & EP_WIRE_RNDV) {
+        m.kind = EP_MSG_NET_RNDV;
+        m.src_world = src_world;
+        m.dtag = h->dtag;
+    } else {
+        m.kind = EP_MSG_EAGER;
+        m.data = (void *)payload;
+    }
+    ep_p2p_arrive(&c->local[h->dst], &m);
+}
+
+static void poll_ring(void)
+{
+    for (int n = 0; n < EP_RING; n++) {
+        ep_ring_slot_t *s = &ring[ring_head];
+        int flag = 0;
+        MPI_Status st;
+        PMPI_Test(&s->req, &flag, &st);
+        if (!flag)
+            return;
+        const ep_wire_hdr_t *h = (const ep_wire_hdr_t *)s->buf;
+        deliver(st.MPI_SOURCE, h, h + 1);
+        post_slot(s);
+        ring_head = (ring_head + 1) % EP_RING;
+    }
+}
+
+static void poll_detached(void)
+{
+    for (ep_request_t **pp = &detached; *pp;) {
+        ep_request_t *r = *pp;
+        if (ep_request_poll(r)) {
+            *pp = r->next_detached;
+            ep_request_destroy(r);
+            atomic_fetch_sub(&n_detached, 1);
+        } else {
+            pp = &r->next_detached;
+        }
+    }
+}
+
+void ep_progress(void)
+{
+    if (!atomic_load_explicit(&ring_active, memory_order_relaxed) &&
+        !atomic_load_explicit(&n_detached, memory_order_relaxed))
+        return;
+    if (pthread_mutex_trylock(&progress_lock))
+        return;
+    if (atomic_load_explicit(&ring_active, memory_order_relaxed))
+        poll_ring();
+    if (detached)
+        poll_detached();
+    pthread_mutex_unlock(&progress_lock);
+}
+
+void ep_progress_detach(ep_request_t *r)
+{
+    pthread_mutex_lock(&progress_lock);
+    r->next_detached = detached;
+    detached = r;
+    atomic_fetch_add(&n_detached, 1);
+    pthread_mutex_unlock(&progress_lock);
+}
+
+void ep_net_comm_ready(ep_comm_t *c)
+{
+    pthread_mutex_lock(&progress_lock);
+    ep_ctx_register(c);
+    for (ep_early_t **pp = &early_head; *pp;) {
+        ep_early_t *e = *pp;
+        if (e->hdr.ctx == c->ctx) {
+            *pp = e->next;
+            if (early_tailp == &e->next)
+                early_tailp = pp;
+            deliver(e->src_world, &e->hdr, e->payload);
+            free(e);
+        } else {
+            pp = &e->next;
+        }
+    }
+    pthread_mutex_unlock(&progress_lock);
+}
+
+void ep_net_comm_gone(ep_comm_t *c)
+{
+    pthread_mutex_lock(&progress_lock);
+    ep_ctx_unregister(c);
+    pthread_mutex_unlock(&progress_lock);
+}
+
+int ep_net_wait_pmpi(MPI_Request *req, MPI_Status *st)
+{
+    ep_backoff_t b = EP_BACKOFF_INIT;
+    int flag = 0, rc;
+    for (;;) {
+        rc = PMPI_Test(req, &flag, st);
+        if (rc != MPI_SUCCESS || flag)
+            return rc;
+        ep_progress();
+        ep_backoff(&b);
+    }
+}

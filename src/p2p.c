@@ -1,0 +1,336 @@
+#include "p2p.h"
+
+#include "settings.h"
+#include "datatype.h"
+#include "handle.h"
+#include "net.h"
+#include "wait.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- buffered sends ---------------------------------------------------- */
+
+static _Atomic size_t bsend_size; /* bytes attached by MPI_Buffer_attach */
+static _Atomic size_t bsend_used; /* bytes held by buffered messages in flight */
+
+void ep_bsend_attach(size_t size) { atomic_store(&bsend_size, size); }
+
+size_t ep_bsend_detach(void)
+{
+    ep_backoff_t b = EP_BACKOFF_INIT;
+    while (atomic_load(&bsend_used) != 0) {
+        ep_progress();
+        ep_backoff(&b);
+    }
+    return atomic_exchange(&bsend_size, 0);
+}
+
+static int bsend_reserve(size_t n)
+{
+    size_t used = atomic_load(&bsend_used);
+    do {
+        if (used + n > atomic_load(&bsend_size))
+            return 0;
+    } while (!atomic_compare_exchange_weak(&bsend_used, &used, used + n));
+    return 1;
+}
+
+void ep_bsend_release(size_t n)
+{
+    if (n)
+        atomic_fetch_sub(&bsend_used, n);
+}
+
+/* ---- completion -------------------------------------------------------- */
+
+static void finish_recv(ep_request_t *r, int source, int tag, int64_t bytes)
+{
+    int err = MPI_SUCCESS;
+    r->sent_bytes = bytes;
+    if (bytes > r->capacity) {
+        err = MPI_ERR_TRUNCATE;
+        bytes = r->capacity;
+    }
+    ep_status_set(&r->status, source, tag, err, bytes, 0);
+    ep_request_set_done(r);
+}
+
+/* Completes receive r with message m (both already out of their queues). */
+static void match_complete(ep_request_t *r, const ep_msg_t *m)
+{
+    ep_dt_layout_t rl;
+    int64_t n;
+
+    switch (m->kind) {
+    case EP_MSG_EAGER:
+        if (m->bytes && !ep_dt_layout(r->type, r->count, &rl))
+            ep_dt_unpack(m->data, m->bytes, r->buf, r->count, r->type, &rl);
+        finish_recv(r, m->link.source, m->link.tag, m->bytes);
+        break;
+    case EP_MSG_LOCAL_RNDV: {
+        ep_request_t *s = m->sreq;
+        ep_dt_copy(s->buf, s->count, s->type, r->buf, r->count, r->type, &n);
+        finish_recv(r, m->link.source, m->link.tag, m->bytes);
+        ep_status_set(&s->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+        ep_request_set_done(s); /* last touch of s: its owner may free it now */
+        break;
+    }
+    case EP_MSG_NET_RNDV:
+        r->sent_bytes = m->bytes;
+        ep_net_recv_rndv(r, m);
+        break;
+    }
+}
+
+void ep_msg_destroy(ep_msg_t *m)
+{
+    if (m->handle != MPI_MESSAGE_NULL)
+        ep_registry_remove((int)m->handle);
+    free(m->data);
+    free(m);
+}
+
+ep_msg_t *ep_msg_new(void)
+{
+    ep_msg_t *m = calloc(1, sizeof *m);
+    if (m) {
+        m->obj.kind = EP_OBJ_MESSAGE;
+        m->handle = MPI_MESSAGE_NULL;
+    }
+    return m;
+}
+
+/* Turns a message that found no receive into a queue entry.  Called with
+ * dst->lock held.  Sends that can complete now (eager, buffered) copy their
+ * data and complete; the rest stay referenced. */
+static ep_msg_t *materialize(const ep_msg_t *m)
+{
+    ep_msg_t *q = ep_msg_new();
+    if (!q)
+        return NULL;
+    *q = *m;
+    q->handle = MPI_MESSAGE_NULL;
+    q->obj.kind = EP_OBJ_MESSAGE;
+    q->data = NULL;
+    if (m->kind == EP_MSG_EAGER && m->bytes) {
+        if (!(q->data = malloc((size_t)m->bytes))) {
+            free(q);
+            return NULL;
+        }
+        memcpy(q->data, m->data, (size_t)m->bytes);
+    } else if (m->kind == EP_MSG_LOCAL_RNDV) {
+        ep_request_t *s = m->sreq;
+        if (s->mode == EP_SEND_BUFFERED ||
+            (s->mode != EP_SEND_SYNC && (size_t)m->bytes <= ep_config.eager_limit)) {
+            ep_dt_layout_t sl;
+            q->kind = EP_MSG_EAGER;
+            q->sreq = NULL;
+            if (m->bytes) {
+                if (ep_dt_layout(s->type, s->count, &sl) || !(q->data = malloc((size_t)m->bytes))) {
+                    free(q);
+                    return NULL;
+                }
+                ep_dt_pack(s->buf, s->count, s->type, &sl, q->data);
+            }
+            ep_bsend_release(s->bsend_bytes);
+            s->bsend_bytes = 0;
+            ep_status_set(&s->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+            ep_request_set_done(s);
+        }
+    }
+    return q;
+}
+
+void ep_p2p_arrive(ep_endpoint_t *dst, const ep_msg_t *m)
+{
+    pthread_mutex_lock(&dst->lock);
+    ep_match_item_t *it = ep_mq_take_posted(&dst->posted, m->link.source, m->link.tag);
+    if (!it) {
+        ep_msg_t *q = materialize(m);
+        if (q)
+            ep_mq_append(&dst->unexpected, &q->link);
+        pthread_mutex_unlock(&dst->lock);
+        if (!q) {
+            /* Out of memory with a message in hand: nothing sane is left. */
+            ep_errhandler_invoke(MPI_ERRORS_ARE_FATAL, dst->handle,
+                                 ep_error_code_make(MPI_ERR_NO_MEM, "epmpi: out of memory queueing a message"));
+        }
+        return;
+    }
+    pthread_mutex_unlock(&dst->lock);
+    ep_request_t *r = ep_container_of(it, ep_request_t, link);
+    /* Read before match_complete: completing the sender lets it go. */
+    size_t held = m->kind == EP_MSG_LOCAL_RNDV ? m->sreq->bsend_bytes : 0;
+    match_complete(r, m);
+    ep_bsend_release(held);
+}
+
+/* ---- starting operations ---------------------------------------------- */
+
+ep_status_t ep_send_start(ep_request_t *s)
+{
+    ep_endpoint_t *ep = s->ep;
+    ep_comm_t *c = ep->comm;
+    ep_dt_layout_t lay;
+    ep_status_t rc;
+
+    s->nnet = 0;
+    s->bsend_bytes = 0;
+    if (s->peer == MPI_PROC_NULL) {
+        ep_status_set(&s->status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+        ep_request_set_done(s);
+        return EP_OK;
+    }
+    if ((rc = ep_dt_layout(s->type, s->count, &lay)))
+        return rc;
+    if (s->mode == EP_SEND_BUFFERED) {
+        size_t need = (size_t)lay.bytes + MPI_BSEND_OVERHEAD;
+        if (!bsend_reserve(need))
+            return EP_ERR_BUFFER;
+        s->bsend_bytes = need;
+    }
+    atomic_store_explicit(&s->state, EP_RS_PENDING, memory_order_relaxed);
+    ep_rank_loc_t loc = c->ranks[s->peer];
+    if (loc.proc == c->myproc) {
+        ep_msg_t m = {.kind = EP_MSG_LOCAL_RNDV, .bytes = lay.bytes, .sreq = s};
+        m.link.source = ep->rank;
+        m.link.tag = s->tag;
+        ep_p2p_arrive(&c->local[loc.lidx], &m);
+        return EP_OK;
+    }
+    return ep_net_send(s, c->proc_world[loc.proc], c->ctx, ep->rank, loc.lidx, &lay);
+}
+
+static ep_status_t recv_prepare(ep_request_t *r)
+{
+    ep_dt_layout_t rl;
+    ep_status_t rc = ep_dt_layout(r->type, r->count, &rl);
+    if (rc)
+        return rc;
+    r->capacity = rl.bytes;
+    r->nnet = 0;
+    r->tmp = NULL;
+    r->link.source = r->source_pat;
+    r->link.tag = r->tag_pat;
+    atomic_store_explicit(&r->state, EP_RS_PENDING, memory_order_relaxed);
+    return EP_OK;
+}
+
+ep_status_t ep_recv_start(ep_request_t *r)
+{
+    ep_endpoint_t *ep = r->ep;
+    ep_status_t rc;
+
+    if (r->source_pat == MPI_PROC_NULL) {
+        ep_status_set(&r->status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+        ep_request_set_done(r);
+        return EP_OK;
+    }
+    if ((rc = recv_prepare(r)))
+        return rc;
+    pthread_mutex_lock(&ep->lock);
+    ep_match_item_t *it = ep_mq_find_unexpected(&ep->unexpected, r->source_pat, r->tag_pat, 1);
+    if (!it) {
+        ep_mq_append(&ep->posted, &r->link);
+        pthread_mutex_unlock(&ep->lock);
+        return EP_OK;
+    }
+    pthread_mutex_unlock(&ep->lock);
+    ep_msg_t *m = ep_container_of(it, ep_msg_t, link);
+    match_complete(r, m);
+    ep_msg_destroy(m);
+    return EP_OK;
+}
+
+ep_status_t ep_mrecv_start(ep_request_t *r, ep_msg_t *m)
+{
+    ep_status_t rc = recv_prepare(r);
+    if (rc)
+        return rc;
+    match_complete(r, m);
+    ep_msg_destroy(m);
+    return EP_OK;
+}
+
+static void probe_status(const ep_msg_t *m, MPI_Status *st)
+{
+    if (st != MPI_STATUS_IGNORE)
+        ep_status_set(st, m->link.source, m->link.tag, MPI_SUCCESS, m->bytes, 0);
+}
+
+ep_status_t ep_iprobe(ep_endpoint_t *ep, int source, int tag, int *flag, MPI_Status *st)
+{
+    if (source == MPI_PROC_NULL) {
+        *flag = 1;
+        if (st != MPI_STATUS_IGNORE)
+            ep_status_set(st, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+        return EP_OK;
+    }
+    ep_progress();
+    pthread_mutex_lock(&ep->lock);
+    ep_match_item_t *it = ep_mq_find_unexpected(&ep->unexpected, source, tag, 0);
+    if (it)
+        probe_status(ep_container_of(it, ep_msg_t, link), st);
+    pthread_mutex_unlock(&ep->lock);
+    *flag = it != NULL;
+    return EP_OK;
+}
+
+ep_status_t ep_improbe(ep_endpoint_t *ep, int source, int tag, int *flag, ep_msg_t **msg, MPI_Status *st)
+{
+    *msg = NULL;
+    if (source == MPI_PROC_NULL) {
+        *flag = 1;
+        if (st != MPI_STATUS_IGNORE)
+            ep_status_set(st, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+        return EP_OK;
+    }
+    ep_progress();
+    pthread_mutex_lock(&ep->lock);
+    ep_match_item_t *it = ep_mq_find_unexpected(&ep->unexpected, source, tag, 1);
+    pthread_mutex_unlock(&ep->lock);
+    *flag = it != NULL;
+    if (!it)
+        return EP_OK;
+    ep_msg_t *m = ep_container_of(it, ep_msg_t, link);
+    probe_status(m, st);
+    m->ep = ep;
+    m->handle = (MPI_Message)ep_registry_add(EP_HTYPE_REQUEST, &m->obj);
+    if (m->handle == 0) {
+        /* Put it back at the head: order must not change. */
+        pthread_mutex_lock(&ep->lock);
+        m->link.next = ep->unexpected.head;
+        ep->unexpected.head = &m->link;
+        if (ep->unexpected.tailp == &ep->unexpected.head)
+            ep->unexpected.tailp = &m->link.next;
+        pthread_mutex_unlock(&ep->lock);
+        m->handle = MPI_MESSAGE_NULL;
+        *flag = 0;
+        return EP_ERR_NO_MEM;
+    }
+    *msg = m;
+    return EP_OK;
+}
+
+int ep_recv_cancel(ep_request_t *r)
+{
+    ep_endpoint_t *ep = r->ep;
+    pthread_mutex_lock(&ep->lock);
+    int removed = ep_request_state(r) == EP_RS_PENDING && ep_mq_remove(&ep->posted, &r->link);
+    pthread_mutex_unlock(&ep->lock);
+    if (removed) {
+        ep_status_set(&r->status, r->source_pat, r->tag_pat, MPI_SUCCESS, 0, 1);
+        ep_request_set_done(r);
+    }
+    return removed;
+}
+
+void ep_request_wait(ep_request_t *r)
+{
+    ep_backoff_t b = EP_BACKOFF_INIT;
+    while (!ep_request_poll(r)) {
+        ep_progress();
+        ep_backoff(&b);
+    }
+}

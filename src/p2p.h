@@ -1,0 +1,48 @@
+/* Point-to-point on endpoints: start, match, complete.
+ *
+ * Path selection: a destination in this process is reached through its
+ * endpoint's queues directly (never through MPI); one in another process
+ * through net.c.  Both paths end in ep_p2p_arrive on the receiving side, so
+ * matching and completion are one mechanism.
+ *
+ * Inside a process: a sender that finds a matching posted receive copies its
+ * buffer straight into the receive buffer (one copy, by the sender).
+ * Otherwise a small, non-synchronous or buffered message is copied into an
+ * eager unexpected entry and the send completes; a large or synchronous one
+ * is queued as a reference to the sender's buffer (LOCAL_RNDV) and the
+ * receiver copies it once, then completes the send.
+ */
+#ifndef EP_P2P_H
+#define EP_P2P_H
+
+#include "request.h"
+
+/* Starts a send request prepared with buf/count/type/peer/tag/mode. */
+ep_status_t ep_send_start(ep_request_t *s);
+/* Starts a receive request prepared with buf/count/type/source_pat/tag_pat. */
+ep_status_t ep_recv_start(ep_request_t *r);
+/* Starts receive r of a message taken by MPI_Mprobe (consumes m). */
+ep_status_t ep_mrecv_start(ep_request_t *r, ep_msg_t *m);
+
+ep_status_t ep_iprobe(ep_endpoint_t *ep, int source, int tag, int *flag, MPI_Status *st);
+/* Matched probe: removes the message from the queue into *msg. */
+ep_status_t ep_improbe(ep_endpoint_t *ep, int source, int tag, int *flag, ep_msg_t **msg, MPI_Status *st);
+
+/* Cancels a pending receive; 1 if it was cancelled (not yet matched). */
+int ep_recv_cancel(ep_request_t *r);
+
+/* A message for dst: completes the oldest matching posted receive or queues
+ * it.  m may live on the caller's stack; it is copied when queued. */
+void ep_p2p_arrive(ep_endpoint_t *dst, const ep_msg_t *m);
+
+/* Blocks until r completes, driving progress. */
+void ep_request_wait(ep_request_t *r);
+
+/* Buffered-send space (MPI_Buffer_attach). */
+void ep_bsend_attach(size_t size);
+/* Waits until no buffered message is in flight; returns the size attached. */
+size_t ep_bsend_detach(void);
+/* Gives back space a buffered message held. */
+void ep_bsend_release(size_t n);
+
+#endif

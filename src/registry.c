@@ -1,0 +1,95 @@
+#include "registry.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#define EP_REG_CHUNK_BITS 12
+#define EP_REG_CHUNK (1u << EP_REG_CHUNK_BITS)
+#define EP_REG_CHUNKS ((EP_HANDLE_INDEX_MAX + 1) >> EP_REG_CHUNK_BITS)
+
+typedef struct ep_reg_slot {
+    _Atomic int handle;       /* handle minted for obj, 0 while free */
+    ep_object_t *_Atomic obj; /* the object, NULL while free */
+    unsigned gen;             /* generation of the next handle (under lock) */
+    unsigned next_free;       /* free-list link (under lock) */
+} ep_reg_slot_t;
+
+static ep_reg_slot_t *_Atomic chunks[EP_REG_CHUNKS];
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER; /* guards free list, chunk creation */
+static unsigned free_head;                                    /* 0 = empty */
+static unsigned next_unused = 1;                              /* first never-used index */
+static int live;
+
+static ep_reg_slot_t *slot_of(unsigned idx)
+{
+    ep_reg_slot_t *c = atomic_load_explicit(&chunks[idx >> EP_REG_CHUNK_BITS], memory_order_acquire);
+    return c ? &c[idx & (EP_REG_CHUNK - 1)] : NULL;
+}
+
+int ep_registry_add(unsigned htype, ep_object_t *obj)
+{
+    int h = 0;
+    unsigned idx;
+    ep_reg_slot_t *s;
+
+    pthread_mutex_lock(&reg_lock);
+    if (free_head) {
+        idx = free_head;
+        s = slot_of(idx);
+        free_head = s->next_free;
+    } else {
+        if (next_unused > EP_HANDLE_INDEX_MAX)
+            goto out;
+        idx = next_unused;
+        if (!chunks[idx >> EP_REG_CHUNK_BITS]) {
+            ep_reg_slot_t *c = calloc(EP_REG_CHUNK, sizeof *c);
+            if (!c)
+                goto out;
+            atomic_store_explicit(&chunks[idx >> EP_REG_CHUNK_BITS], c, memory_order_release);
+        }
+        next_unused++;
+        s = slot_of(idx);
+    }
+    h = ep_handle_make(htype, s->gen, idx);
+    atomic_store_explicit(&s->obj, obj, memory_order_relaxed);
+    atomic_store_explicit(&s->handle, h, memory_order_release);
+    live++;
+out:
+    pthread_mutex_unlock(&reg_lock);
+    return h;
+}
+
+ep_object_t *ep_registry_get(int h, ep_obj_kind_t kind)
+{
+    if (!ep_handle_is_ep(h))
+        return NULL;
+    ep_reg_slot_t *s = slot_of(ep_handle_index(h));
+    if (!s || atomic_load_explicit(&s->handle, memory_order_acquire) != h)
+        return NULL;
+    ep_object_t *o = atomic_load_explicit(&s->obj, memory_order_relaxed);
+    return (o && o->kind == kind) ? o : NULL;
+}
+
+void ep_registry_remove(int h)
+{
+    ep_reg_slot_t *s = slot_of(ep_handle_index(h));
+    pthread_mutex_lock(&reg_lock);
+    if (s && atomic_load_explicit(&s->handle, memory_order_relaxed) == h) {
+        atomic_store_explicit(&s->handle, 0, memory_order_release);
+        atomic_store_explicit(&s->obj, NULL, memory_order_relaxed);
+        s->gen = (s->gen + 1) & EP_HANDLE_GEN_MASK;
+        s->next_free = free_head;
+        free_head = ep_handle_index(h);
+        live--;
+    }
+    pthread_mutex_unlock(&reg_lock);
+}
+
+int ep_registry_live(void)
+{
+    pthread_mutex_lock(&reg_lock);
+    int n = live;
+    pthread_mutex_unlock(&reg_lock);
+    return n;
+}

@@ -1,0 +1,37 @@
+/* The registry: the table behind every handle epmpi mints.
+ *
+ * Layout: a fixed directory of EP_REG_CHUNKS pointers to chunks of
+ * EP_REG_CHUNK slots, allocated on demand and never moved, so a lookup reads
+ * two pointers and needs no lock.  A slot holds the object pointer and the
+ * full handle currently minted for it; freeing a slot bumps its generation
+ * (handle bits 25-20), so a stale handle no longer equals the slot's handle
+ * and fails validation.  Free slots form a LIFO list threaded through
+ * next_free; allocation and freeing take the registry mutex.  Index 0 is
+ * never used, so no minted handle equals an MPI_*_NULL constant.
+ */
+#ifndef EP_REGISTRY_H
+#define EP_REGISTRY_H
+
+#include "handle.h"
+
+/* Every registered object starts with this header, so a handle of the right
+ * type bits but the wrong object (a request passed as a message) is caught. */
+typedef enum { EP_OBJ_ENDPOINT = 1, EP_OBJ_REQUEST, EP_OBJ_MESSAGE } ep_obj_kind_t;
+
+typedef struct ep_object {
+    ep_obj_kind_t kind;
+} ep_object_t;
+
+/* Mints a handle of MPICH type htype for obj; returns 0 when the table is full. */
+int ep_registry_add(unsigned htype, ep_object_t *obj);
+
+/* The object behind h if h is live and of kind `kind`, else NULL. */
+ep_object_t *ep_registry_get(int h, ep_obj_kind_t kind);
+
+/* Invalidates h (later lookups fail) and recycles its slot. */
+void ep_registry_remove(int h);
+
+/* Number of live handles (for leak checks). */
+int ep_registry_live(void);
+
+#endif

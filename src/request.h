@@ -1,0 +1,108 @@
+/* Requests and messages.
+ *
+ * ep_request_t is the object behind an endpoint request handle; ep_msg_t is
+ * a message that arrived before its receive (an unexpected-queue entry) or
+ * was taken by MPI_Mprobe (then it has a message handle).
+ *
+ * Request state machine (state is atomic; the thread that moves a request to
+ * DONE stores status first, then state with release order):
+ *
+ *   INACTIVE --start--> PENDING --matched, data copied--> DONE
+ *                          |                               ^
+ *                          +--PMPI request(s) in net[]-----+ (NET: completed
+ *                             by whoever tests the request)
+ *
+ * PENDING requests are completed by another thread (a sender that copies
+ * into a posted receive, a receiver that copies from a waiting sender, the
+ * progress engine).  NET requests are completed only by the thread testing
+ * them (the owner, or the progress engine for a request freed while
+ * pending), since PMPI requests must not be tested by two threads at once.
+ */
+#ifndef EP_REQUEST_H
+#define EP_REQUEST_H
+
+#include "comm.h"
+#include "match.h"
+#include "registry.h"
+
+#include <mpi.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { EP_REQ_SEND, EP_REQ_RECV } ep_req_kind_t;
+typedef enum { EP_SEND_STANDARD, EP_SEND_SYNC, EP_SEND_READY, EP_SEND_BUFFERED } ep_send_mode_t;
+typedef enum { EP_RS_INACTIVE, EP_RS_PENDING, EP_RS_NET, EP_RS_DONE } ep_req_state_t;
+
+#define EP_REQ_MAX_NET 2
+
+typedef struct ep_request {
+    ep_object_t obj;             /* registry header: EP_OBJ_REQUEST */
+    ep_match_item_t link;        /* posted-queue entry; source/tag pattern of a receive */
+    MPI_Request handle;          /* MPI_REQUEST_NULL for internal requests */
+    ep_req_kind_t kind;
+    ep_send_mode_t mode;         /* sends only */
+    int persistent;              /* made by *_init: survives completion */
+    _Atomic int state;           /* ep_req_state_t */
+    ep_endpoint_t *ep;           /* the endpoint it runs on */
+    void *buf;                   /* user buffer (const for sends) */
+    int count;
+    MPI_Datatype type;
+    int peer;                    /* destination rank (sends) */
+    int tag;                     /* tag (sends) */
+    int source_pat;              /* source pattern (receives; also in link) */
+    int tag_pat;                 /* tag pattern (receives; also in link) */
+    MPI_Status status;           /* valid in DONE */
+    int64_t sent_bytes;          /* what the sender offered, for truncation messages */
+    int64_t capacity;            /* receive buffer size in bytes */
+    int nnet;                    /* PMPI requests in net[] */
+    MPI_Request net[EP_REQ_MAX_NET];
+    void *tmp;                   /* owned buffer freed on completion */
+    int64_t tmp_bytes;           /* size of tmp for truncated receives */
+    size_t bsend_bytes;          /* attached-buffer space to give back */
+    struct ep_request *next_detached; /* in the progress engine's detached list */
+} ep_request_t;
+
+typedef enum { EP_MSG_EAGER, EP_MSG_LOCAL_RNDV, EP_MSG_NET_RNDV } ep_msg_kind_t;
+
+typedef struct ep_msg {
+    ep_object_t obj;        /* registry header: EP_OBJ_MESSAGE (once mprobed) */
+    ep_match_item_t link;   /* unexpected-queue entry: source and tag */
+    ep_msg_kind_t kind;
+    int64_t bytes;          /* payload size */
+    void *data;             /* EAGER: packed payload, owned */
+    ep_request_t *sreq;     /* LOCAL_RNDV: the waiting sender's request */
+    int src_world;          /* NET_RNDV: world rank of the sending process */
+    int dtag;               /* NET_RNDV: tag of the data message */
+    MPI_Message handle;     /* mprobed: its handle */
+    ep_endpoint_t *ep;      /* mprobed: the endpoint that probed it */
+} ep_msg_t;
+
+#define ep_container_of(p, type, member) ((type *)((char *)(p) - offsetof(type, member)))
+
+ep_request_t *ep_request_new(ep_req_kind_t kind, ep_endpoint_t *ep, int with_handle);
+/* Releases the object (and its handle, if any). */
+void ep_request_destroy(ep_request_t *r);
+static inline ep_request_t *ep_request_get(MPI_Request h)
+{
+    return (ep_request_t *)ep_registry_get((int)h, EP_OBJ_REQUEST);
+}
+
+/* Marks r complete with its status already stored (release order). */
+static inline void ep_request_set_done(ep_request_t *r)
+{
+    atomic_store_explicit(&r->state, EP_RS_DONE, memory_order_release);
+}
+static inline int ep_request_state(ep_request_t *r)
+{
+    return atomic_load_explicit(&r->state, memory_order_acquire);
+}
+
+/* Tests r, driving its PMPI part if any; 1 when complete (INACTIVE counts). */
+int ep_request_poll(ep_request_t *r);
+
+ep_msg_t *ep_msg_new(void);
+void ep_msg_destroy(ep_msg_t *m);
+static inline ep_msg_t *ep_msg_get(MPI_Message h) { return (ep_msg_t *)ep_registry_get((int)h, EP_OBJ_MESSAGE); }
+
+#endif

@@ -1,0 +1,69 @@
+#include "settings.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+ep_config_t ep_config = {0, EP_WAIT_YIELD, EP_EAGER_LIMIT_DEFAULT, 0};
+
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end != '\0' || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static const char *wait_names[] = {"spin", "yield", "sleep"};
+
+const char *ep_config_wait_name(ep_wait_policy_t w) { return wait_names[w]; }
+
+int ep_config_load(char *err, size_t errlen)
+{
+    ep_config_t c = {0, EP_WAIT_YIELD, EP_EAGER_LIMIT_DEFAULT, 0};
+    const char *s;
+    long v;
+
+    if ((s = getenv("EPMPI_ENDPOINTS")) && *s) {
+        if (parse_long(s, 1, EP_MAX_ENDPOINTS_PER_PROCESS, &v)) {
+            snprintf(err, errlen,
+                     "EPMPI_ENDPOINTS='%s' is not valid: give the number of endpoints per process, "
+                     "an integer from 1 to %d",
+                     s, EP_MAX_ENDPOINTS_PER_PROCESS);
+            return -1;
+        }
+        c.endpoints = (int)v;
+    }
+    if ((s = getenv("EPMPI_WAIT")) && *s) {
+        size_t i;
+        for (i = 0; i < sizeof wait_names / sizeof *wait_names; i++)
+            if (!strcmp(s, wait_names[i]))
+                break;
+        if (i == sizeof wait_names / sizeof *wait_names) {
+            snprintf(err, errlen, "EPMPI_WAIT='%s' is not valid: use spin, yield or sleep", s);
+            return -1;
+        }
+        c.wait = (ep_wait_policy_t)i;
+    }
+    if ((s = getenv("EPMPI_EAGER_LIMIT")) && *s) {
+        if (parse_long(s, 0, EP_EAGER_LIMIT_MAX, &v)) {
+            snprintf(err, errlen, "EPMPI_EAGER_LIMIT='%s' is not valid: give a byte count from 0 to %u",
+                     s, EP_EAGER_LIMIT_MAX);
+            return -1;
+        }
+        c.eager_limit = (size_t)v;
+    }
+    if ((s = getenv("EPMPI_VERBOSE")) && *s) {
+        if (parse_long(s, 0, 1, &v)) {
+            snprintf(err, errlen, "EPMPI_VERBOSE='%s' is not valid: use 0 or 1", s);
+            return -1;
+        }
+        c.verbose = (int)v;
+    }
+    ep_config = c;
+    return 0;
+}

@@ -1,0 +1,28 @@
+/* Settings read from the environment once, at MPI_Init. */
+#ifndef EP_SETTINGS_H
+#define EP_SETTINGS_H
+
+#include <stddef.h>
+
+typedef enum { EP_WAIT_SPIN, EP_WAIT_YIELD, EP_WAIT_SLEEP } ep_wait_policy_t;
+
+typedef struct ep_config {
+    int endpoints;            /* EPMPI_ENDPOINTS: world-mode endpoints per process, 0 = off */
+    ep_wait_policy_t wait;    /* EPMPI_WAIT: how a blocked endpoint waits */
+    size_t eager_limit;       /* EPMPI_EAGER_LIMIT: largest message sent without a rendezvous */
+    int verbose;              /* EPMPI_VERBOSE: print settings at init */
+} ep_config_t;
+
+#define EP_MAX_ENDPOINTS_PER_PROCESS 65536
+#define EP_EAGER_LIMIT_DEFAULT 16384
+#define EP_EAGER_LIMIT_MAX (1u << 20)
+
+extern ep_config_t ep_config;
+
+/* Reads the environment into ep_config.  On a bad value returns -1 and
+ * writes a message naming the variable and the accepted values to err. */
+int ep_config_load(char *err, size_t errlen);
+
+const char *ep_config_wait_name(ep_wait_policy_t w);
+
+#endif

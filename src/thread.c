@@ -1,0 +1,17 @@
+#include "thread.h"
+
+#include <stddef.h>
+
+extern int omp_get_level(void) __attribute__((weak));
+extern int omp_get_ancestor_thread_num(int level) __attribute__((weak));
+
+int ep_thread_in_parallel(void) { return omp_get_level != NULL && omp_get_level() > 0; }
+
+int ep_thread_index(void)
+{
+    if (omp_get_level == NULL || omp_get_ancestor_thread_num == NULL)
+        return 0;
+    if (omp_get_level() < 1)
+        return 0;
+    return omp_get_ancestor_thread_num(1);
+}

@@ -1,0 +1,46 @@
+#include "world.h"
+
+#include "comm_create.h"
+#include "net.h"
+
+#include <stdlib.h>
+
+ep_world_t ep_world;
+
+ep_status_t ep_world_init(int nep)
+{
+    ep_status_t rc;
+    MPI_Errhandler eh = MPI_ERRORS_ARE_FATAL;
+
+    ep_world.comm = calloc((size_t)nep, sizeof(MPI_Comm));
+    ep_world.self = calloc((size_t)nep, sizeof(MPI_Comm));
+    if (!ep_world.comm || !ep_world.self)
+        return EP_ERR_NO_MEM;
+    if ((rc = ep_comm_create_endpoints_classic(MPI_COMM_WORLD, nep, ep_world.comm)))
+        return rc;
+    PMPI_Comm_get_errhandler(MPI_COMM_SELF, &eh);
+    for (int t = 0; t < nep; t++) {
+        ep_endpoint_t *w = ep_endpoint_get(ep_world.comm[t]);
+        ep_new_ep_t ne = {0, w->comm->gids[w->rank]};
+        ep_comm_t *c;
+        if ((rc = ep_comm_build(MPI_COMM_NULL, 1, &ne, eh, &c)))
+            return rc;
+        ep_world.self[t] = c->local[0].handle;
+    }
+    ep_world.nep = nep;
+    return EP_OK;
+}
+
+void ep_world_finalize(void)
+{
+    for (int t = 0; t < ep_world.nep; t++) {
+        ep_endpoint_t *ep;
+        if ((ep = ep_endpoint_get(ep_world.comm[t])))
+            ep_endpoint_free(ep);
+        if ((ep = ep_endpoint_get(ep_world.self[t])))
+            ep_endpoint_free(ep);
+    }
+    free(ep_world.comm);
+    free(ep_world.self);
+    ep_world = (ep_world_t){0, NULL, NULL};
+}

@@ -1,0 +1,78 @@
+/* Error codes: classes survive, messages are kept, MPICH codes are not ours. */
+#include "error.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+START_TEST(code_keeps_class_and_message)
+{
+    int code = ep_error_code_make(MPI_ERR_RANK, "MPI_Send: invalid rank %d", 9);
+    int cls = -1, len = 0;
+    char buf[MPI_MAX_ERROR_STRING];
+    ck_assert(ep_error_code_class(code, &cls));
+    ck_assert_int_eq(cls, MPI_ERR_RANK);
+    ck_assert(ep_error_code_string(code, buf, &len));
+    ck_assert_str_eq(buf, "MPI_Send: invalid rank 9");
+    ck_assert_int_eq(len, (int)strlen(buf));
+    ck_assert_int_gt(code, 0);
+    ck_assert_int_le(code, MPI_ERR_LASTCODE);
+}
+END_TEST
+
+START_TEST(mpich_codes_are_not_ours)
+{
+    int cls;
+    ck_assert(!ep_error_code_class(MPI_SUCCESS, &cls));
+    ck_assert(!ep_error_code_class(MPI_ERR_TRUNCATE, &cls));
+    /* MPICH-style dynamic code: bit 30 plus a generic index. */
+    ck_assert(!ep_error_code_class(0x40000000 | (5 << 8) | 3, &cls));
+}
+END_TEST
+
+START_TEST(endpoints_class_has_text)
+{
+    char buf[MPI_MAX_ERROR_STRING];
+    int len;
+    ck_assert(ep_error_code_string(MPI_ERR_ENDPOINTS, buf, &len));
+    ck_assert_ptr_nonnull(strstr(buf, "MPI_ERR_ENDPOINTS"));
+}
+END_TEST
+
+START_TEST(overwritten_slot_falls_back_to_class_text)
+{
+    int first = ep_error_code_make(MPI_ERR_TAG, "first");
+    for (int i = 0; i < 1500; i++)
+        ep_error_code_make(MPI_ERR_COUNT, "filler %d", i);
+    char buf[MPI_MAX_ERROR_STRING];
+    int len;
+    ck_assert(ep_error_code_string(first, buf, &len));
+    ck_assert_str_eq(buf, "invalid tag");
+}
+END_TEST
+
+START_TEST(status_table_maps_classes)
+{
+    ck_assert_int_eq(ep_status_class(EP_OK), MPI_SUCCESS);
+    ck_assert_int_eq(ep_status_class(EP_ERR_TRUNCATE), MPI_ERR_TRUNCATE);
+    ck_assert_int_eq(ep_status_class(EP_ERR_ENDPOINTS), MPI_ERR_ENDPOINTS);
+    ck_assert_str_eq(ep_status_text(EP_ERR_RANK), "invalid rank");
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("error");
+    TCase *tc = tcase_create("codes");
+    tcase_add_test(tc, code_keeps_class_and_message);
+    tcase_add_test(tc, mpich_codes_are_not_ours);
+    tcase_add_test(tc, endpoints_class_has_text);
+    tcase_add_test(tc, overwritten_slot_falls_back_to_class_text);
+    tcase_add_test(tc, status_table_maps_classes);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

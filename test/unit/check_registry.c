@@ -1,0 +1,109 @@
+/* The handle registry: minting, lookup, stale handles, concurrency. */
+#include "registry.h"
+
+#include <check.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+START_TEST(handles_look_like_endpoint_handles)
+{
+    ep_object_t o = {EP_OBJ_ENDPOINT};
+    int h = ep_registry_add(EP_HTYPE_COMM, &o);
+    ck_assert_int_ne(h, 0);
+    ck_assert(ep_handle_is_ep(h));
+    ck_assert_uint_eq(ep_handle_type(h), EP_HTYPE_COMM);
+    ck_assert_int_ne(h, (int)MPI_COMM_NULL);
+    ck_assert(!ep_handle_is_ep((int)MPI_COMM_WORLD));
+    ck_assert(!ep_handle_is_ep((int)MPI_COMM_NULL));
+    ck_assert(!ep_handle_is_ep((int)MPI_REQUEST_NULL));
+    ck_assert_ptr_eq(ep_registry_get(h, EP_OBJ_ENDPOINT), &o);
+    ep_registry_remove(h);
+}
+END_TEST
+
+START_TEST(wrong_kind_is_rejected)
+{
+    ep_object_t o = {EP_OBJ_REQUEST};
+    int h = ep_registry_add(EP_HTYPE_REQUEST, &o);
+    ck_assert_ptr_null(ep_registry_get(h, EP_OBJ_MESSAGE));
+    ck_assert_ptr_eq(ep_registry_get(h, EP_OBJ_REQUEST), &o);
+    ep_registry_remove(h);
+}
+END_TEST
+
+START_TEST(stale_handle_fails_after_reuse)
+{
+    ep_object_t a = {EP_OBJ_ENDPOINT}, b = {EP_OBJ_ENDPOINT};
+    int ha = ep_registry_add(EP_HTYPE_COMM, &a);
+    ep_registry_remove(ha);
+    int hb = ep_registry_add(EP_HTYPE_COMM, &b); /* reuses the slot */
+    ck_assert_uint_eq(ep_handle_index(ha), ep_handle_index(hb));
+    ck_assert_int_ne(ha, hb);
+    ck_assert_ptr_null(ep_registry_get(ha, EP_OBJ_ENDPOINT));
+    ck_assert_ptr_eq(ep_registry_get(hb, EP_OBJ_ENDPOINT), &b);
+    ep_registry_remove(hb);
+}
+END_TEST
+
+START_TEST(many_handles_no_small_cap)
+{
+    enum { N = 100000 };
+    static ep_object_t objs[N];
+    static int hs[N];
+    int live0 = ep_registry_live();
+    for (int i = 0; i < N; i++) {
+        objs[i].kind = EP_OBJ_REQUEST;
+        hs[i] = ep_registry_add(EP_HTYPE_REQUEST, &objs[i]);
+        ck_assert_int_ne(hs[i], 0);
+    }
+    for (int i = 0; i < N; i += 997)
+        ck_assert_ptr_eq(ep_registry_get(hs[i], EP_OBJ_REQUEST), &objs[i]);
+    for (int i = 0; i < N; i++)
+        ep_registry_remove(hs[i]);
+    ck_assert_int_eq(ep_registry_live(), live0);
+}
+END_TEST
+
+static void *churn(void *arg)
+{
+    ep_object_t o = {EP_OBJ_REQUEST};
+    (void)arg;
+    for (int i = 0; i < 20000; i++) {
+        int h = ep_registry_add(EP_HTYPE_REQUEST, &o);
+        if (!h || ep_registry_get(h, EP_OBJ_REQUEST) != &o)
+            return (void *)1;
+        ep_registry_remove(h);
+    }
+    return NULL;
+}
+
+START_TEST(concurrent_add_remove)
+{
+    pthread_t t[4];
+    void *res;
+    for (int i = 0; i < 4; i++)
+        pthread_create(&t[i], NULL, churn, NULL);
+    for (int i = 0; i < 4; i++) {
+        pthread_join(t[i], &res);
+        ck_assert_ptr_null(res);
+    }
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("registry");
+    TCase *tc = tcase_create("handles");
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, handles_look_like_endpoint_handles);
+    tcase_add_test(tc, wrong_kind_is_rejected);
+    tcase_add_test(tc, stale_handle_fails_after_reuse);
+    tcase_add_test(tc, many_handles_no_small_cap);
+    tcase_add_test(tc, concurrent_add_remove);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,78 @@
+/* Environment settings: good values load, bad ones name the variable. */
+#include "settings.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void clear(void)
+{
+    unsetenv("EPMPI_ENDPOINTS");
+    unsetenv("EPMPI_WAIT");
+    unsetenv("EPMPI_EAGER_LIMIT");
+    unsetenv("EPMPI_VERBOSE");
+}
+
+START_TEST(defaults)
+{
+    char err[256];
+    clear();
+    ck_assert_int_eq(ep_config_load(err, sizeof err), 0);
+    ck_assert_int_eq(ep_config.endpoints, 0);
+    ck_assert_int_eq(ep_config.wait, EP_WAIT_YIELD);
+}
+END_TEST
+
+START_TEST(good_values)
+{
+    char err[256];
+    clear();
+    setenv("EPMPI_ENDPOINTS", "4", 1);
+    setenv("EPMPI_WAIT", "sleep", 1);
+    setenv("EPMPI_EAGER_LIMIT", "0", 1);
+    ck_assert_int_eq(ep_config_load(err, sizeof err), 0);
+    ck_assert_int_eq(ep_config.endpoints, 4);
+    ck_assert_int_eq(ep_config.wait, EP_WAIT_SLEEP);
+    ck_assert_uint_eq(ep_config.eager_limit, 0);
+}
+END_TEST
+
+static const char *bad_endpoints[] = {"0", "-3", "abc", "1000000", "4x"};
+
+START_TEST(bad_endpoints_named)
+{
+    char err[256];
+    clear();
+    setenv("EPMPI_ENDPOINTS", bad_endpoints[_i], 1);
+    ck_assert_int_eq(ep_config_load(err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "EPMPI_ENDPOINTS"));
+    ck_assert_ptr_nonnull(strstr(err, bad_endpoints[_i]));
+}
+END_TEST
+
+START_TEST(bad_wait_policy_lists_choices)
+{
+    char err[256];
+    clear();
+    setenv("EPMPI_WAIT", "busy", 1);
+    ck_assert_int_eq(ep_config_load(err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "EPMPI_WAIT"));
+    ck_assert_ptr_nonnull(strstr(err, "spin, yield or sleep"));
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("settings");
+    TCase *tc = tcase_create("environment");
+    tcase_add_test(tc, defaults);
+    tcase_add_test(tc, good_values);
+    tcase_add_loop_test(tc, bad_endpoints_named, 0, (int)(sizeof bad_endpoints / sizeof *bad_endpoints));
+    tcase_add_test(tc, bad_wait_policy_lists_choices);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

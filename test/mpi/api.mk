@@ -1,0 +1,1 @@
+# API, collectives and error tests (shapes in test/mpi/api.list).

@@ -1,0 +1,3 @@
+# World-mode basics.
+MPI_TESTS += test/mpi/world_ranks
+test_mpi_world_ranks_CFLAGS = $(MPI_TEST_CFLAGS)

@@ -1,0 +1,1 @@
+# Point-to-point tests (shapes in test/mpi/p2p.list).

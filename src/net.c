@@ -82,9 +82,30 @@ void ep_net_activate(void)
 void ep_net_finalize(void)
 {
     ep_backoff_t b = EP_BACKOFF_INIT;
-    /* Buffered and freed requests must leave before the communicators go. */
-    while (atomic_load(&n_detached)) {
+    /* Freed requests still inside MPICH (buffered sends, rendezvous data)
+     * must finish before the communicators go; freed ones that no partner
+     * ever matched are dropped. */
+    for (;;) {
+        int in_mpi = 0;
         ep_progress();
+        pthread_mutex_lock(&progress_lock);
+        for (ep_request_t **pp = &detached; *pp;) {
+            ep_request_t *r = *pp;
+            if (ep_request_state(r) == EP_RS_PENDING) {
+                if (r->kind == EP_REQ_RECV)
+                    ep_recv_cancel(r);
+                *pp = r->next_detached;
+                if (ep_request_state(r) != EP_RS_PENDING)
+                    ep_request_destroy(r);
+                atomic_fetch_sub(&n_detached, 1);
+            } else {
+                in_mpi++;
+                pp = &r->next_detached;
+            }
+        }
+        pthread_mutex_unlock(&progress_lock);
+        if (!in_mpi)
+            break;
         ep_backoff(&b);
     }
     if (atomic_load(&ring_active)) {

@@ -253,14 +253,14 @@ ep_status_t ep_mrecv_start(ep_request_t *r, ep_msg_t *m)
     return EP_OK;
 }
 
-static void probe_status(const ep_msg_t *m, MPI_Status *st)
+/* Looks for a message matching (source, tag) in ep's unexpected queue and
+ * reports it in *flag / *st.  With take, a found message also gets a message
+ * handle and leaves the queue (MPI_Improbe); the handle is minted before the
+ * message is unlinked, so a failure leaves the queue as it was. */
+static ep_status_t probe(ep_endpoint_t *ep, int source, int tag, int take, int *flag, ep_msg_t **msg,
+                         MPI_Status *st)
 {
-    if (st != MPI_STATUS_IGNORE)
-        ep_status_set(st, m->link.source, m->link.tag, MPI_SUCCESS, m->bytes, 0);
-}
-
-ep_status_t ep_iprobe(ep_endpoint_t *ep, int source, int tag, int *flag, MPI_Status *st)
-{
+    ep_status_t rc = EP_OK;
     if (source == MPI_PROC_NULL) {
         *flag = 1;
         if (st != MPI_STATUS_IGNORE)
@@ -270,47 +270,35 @@ ep_status_t ep_iprobe(ep_endpoint_t *ep, int source, int tag, int *flag, MPI_Sta
     ep_progress();
     pthread_mutex_lock(&ep->lock);
     ep_match_item_t *it = ep_mq_find_unexpected(&ep->unexpected, source, tag, 0);
-    if (it)
-        probe_status(ep_container_of(it, ep_msg_t, link), st);
+    ep_msg_t *m = it ? ep_container_of(it, ep_msg_t, link) : NULL;
+    if (m && take) {
+        m->handle = (MPI_Message)ep_registry_add(EP_HTYPE_REQUEST, &m->obj);
+        if (m->handle == 0) {
+            m->handle = MPI_MESSAGE_NULL;
+            m = NULL;
+            rc = EP_ERR_NO_MEM;
+        } else {
+            ep_mq_remove(&ep->unexpected, it);
+            m->ep = ep;
+            *msg = m;
+        }
+    }
+    if (m && st != MPI_STATUS_IGNORE)
+        ep_status_set(st, m->link.source, m->link.tag, MPI_SUCCESS, m->bytes, 0);
     pthread_mutex_unlock(&ep->lock);
-    *flag = it != NULL;
-    return EP_OK;
+    *flag = m != NULL;
+    return rc;
+}
+
+ep_status_t ep_iprobe(ep_endpoint_t *ep, int source, int tag, int *flag, MPI_Status *st)
+{
+    return probe(ep, source, tag, 0, flag, NULL, st);
 }
 
 ep_status_t ep_improbe(ep_endpoint_t *ep, int source, int tag, int *flag, ep_msg_t **msg, MPI_Status *st)
 {
     *msg = NULL;
-    if (source == MPI_PROC_NULL) {
-        *flag = 1;
-        if (st != MPI_STATUS_IGNORE)
-            ep_status_set(st, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
-        return EP_OK;
-    }
-    ep_progress();
-    pthread_mutex_lock(&ep->lock);
-    ep_match_item_t *it = ep_mq_find_unexpected(&ep->unexpected, source, tag, 1);
-    pthread_mutex_unlock(&ep->lock);
-    *flag = it != NULL;
-    if (!it)
-        return EP_OK;
-    ep_msg_t *m = ep_container_of(it, ep_msg_t, link);
-    probe_status(m, st);
-    m->ep = ep;
-    m->handle = (MPI_Message)ep_registry_add(EP_HTYPE_REQUEST, &m->obj);
-    if (m->handle == 0) {
-        /* Put it back at the head: order must not change. */
-        pthread_mutex_lock(&ep->lock);
-        m->link.next = ep->unexpected.head;
-        ep->unexpected.head = &m->link;
-        if (ep->unexpected.tailp == &ep->unexpected.head)
-            ep->unexpected.tailp = &m->link.next;
-        pthread_mutex_unlock(&ep->lock);
-        m->handle = MPI_MESSAGE_NULL;
-        *flag = 0;
-        return EP_ERR_NO_MEM;
-    }
-    *msg = m;
-    return EP_OK;
+    return probe(ep, source, tag, 1, flag, msg, st);
 }
 
 int ep_recv_cancel(ep_request_t *r)

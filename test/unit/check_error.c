@@ -1,6 +1,8 @@
 /* Error codes: classes survive, messages are kept, MPICH codes are not ours. */
 #include "error.h"
 
+#include "unit.h"
+
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,9 +72,5 @@ int main(void)
     tcase_add_test(tc, overwritten_slot_falls_back_to_class_text);
     tcase_add_test(tc, status_table_maps_classes);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return ep_unit_run(s);
 }

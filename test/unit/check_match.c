@@ -1,6 +1,8 @@
 /* Matching queues: MPI's matching and ordering rules. */
 #include "match.h"
 
+#include "unit.h"
+
 #include <check.h>
 #include <stdlib.h>
 
@@ -90,9 +92,5 @@ int main(void)
     tcase_add_test(tc, remove_keeps_tail_valid);
     tcase_add_test(tc, tag_zero_is_not_a_wildcard);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return ep_unit_run(s);
 }

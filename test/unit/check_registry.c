@@ -1,6 +1,8 @@
 /* The handle registry: minting, lookup, stale handles, concurrency. */
 #include "registry.h"
 
+#include "unit.h"
+
 #include <check.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -101,9 +103,5 @@ int main(void)
     tcase_add_test(tc, many_handles_no_small_cap);
     tcase_add_test(tc, concurrent_add_remove);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return ep_unit_run(s);
 }

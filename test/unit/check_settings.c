@@ -1,6 +1,8 @@
 /* Environment settings: good values load, bad ones name the variable. */
 #include "settings.h"
 
+#include "unit.h"
+
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,9 +72,5 @@ int main(void)
     tcase_add_loop_test(tc, bad_endpoints_named, 0, (int)(sizeof bad_endpoints / sizeof *bad_endpoints));
     tcase_add_test(tc, bad_wait_policy_lists_choices);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return ep_unit_run(s);
 }

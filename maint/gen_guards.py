@@ -111,13 +111,13 @@ def guards_for(name, params):
             continue
         test, cls, what = BY_VALUE[base]
         if not is_ptr and not is_arr:
-            checks.append((test.format(pname), cls, what))
+            checks.append((test.format(pname), cls, what, pname))
         elif is_arr:
             if "const" not in ctype and not name.startswith("MPI_Wait") and not name.startswith("MPI_Test"):
                 continue  # output array
             return "array"  # input arrays of handles need a hand-written entry point
         elif (base, pname) in POINTER_INPUTS or POINTER_INPUT_FUNCS.get(name) == base:
-            checks.append(("({0} && {1})".format(pname, test.format("*" + pname)), cls, what))
+            checks.append(("({0} && {1})".format(pname, test.format("*" + pname)), cls, what, "*" + pname))
     return checks
 
 
@@ -144,9 +144,13 @@ def generate(funcs, implemented, exports):
         args = ", ".join(p[1] for p in params)
         out.append("EP_API int(%s)(%s)" % (name, decl))
         out.append("{")
-        for test, cls, what in checks:
+        for test, cls, what, pname in checks:
             out.append("    if (%s)" % test)
-            out.append('        return ep_unsupported("%s", "%s", %s);' % (name, what, cls))
+            if what == "communicators":
+                # Raised on the communicator's own error handler.
+                out.append('        return ep_unsupported_comm("%s", %s);' % (name, pname))
+            else:
+                out.append('        return ep_unsupported("%s", "%s", %s);' % (name, what, cls))
         out.append("    return P%s(%s);" % (name, args))
         out.append("}")
         out.append("")

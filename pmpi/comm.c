@@ -114,20 +114,24 @@ static int create_endpoints(const char *call, MPI_Comm parent, int my_num_ep, MP
     } else if (PMPI_Comm_test_inter(parent, &inter) != MPI_SUCCESS) {
         return ep_raise(NULL, call, MPI_ERR_COMM, "invalid parent communicator 0x%x", (unsigned)parent);
     } else if (inter) {
-        return ep_raise(NULL, call, MPI_ERR_COMM, "the parent is an intercommunicator");
+        return ep_raise_classic(parent, call, MPI_ERR_COMM, "the parent is an intercommunicator");
     }
+    /* Errors go to the parent's handler, endpoint or classic. */
+#define EP_RAISE_PARENT(cls, ...) \
+    (ep ? ep_raise(ep, call, cls, __VA_ARGS__) : ep_raise_classic(parent, call, cls, __VA_ARGS__))
     if (my_num_ep < 0)
-        return ep_raise(ep, call, MPI_ERR_ARG, "my_num_ep is %d (must be non-negative)", my_num_ep);
+        return EP_RAISE_PARENT(MPI_ERR_ARG, "my_num_ep is %d (must be non-negative)", my_num_ep);
     if (my_num_ep > 0 && !out)
-        return ep_raise(ep, call, MPI_ERR_ARG, "out_comm_hdls is NULL but my_num_ep is %d", my_num_ep);
+        return EP_RAISE_PARENT(MPI_ERR_ARG, "out_comm_hdls is NULL but my_num_ep is %d", my_num_ep);
     st = ep ? ep_comm_create_endpoints_ep(ep, my_num_ep, out)
             : ep_comm_create_endpoints_classic(parent, my_num_ep, out);
     if (st == EP_OK)
         return MPI_SUCCESS;
     if (st == EP_ERR_ENDPOINTS)
-        return ep_raise(ep, call, MPI_ERR_ENDPOINTS, "could not create %d endpoints (out of handles or memory)",
-                        my_num_ep);
-    return ep_raise_status(ep, call, st, NULL);
+        return EP_RAISE_PARENT(MPI_ERR_ENDPOINTS, "could not create %d endpoints (out of handles or memory)",
+                               my_num_ep);
+    return EP_RAISE_PARENT(ep_status_class(st), "%s", ep_status_text(st));
+#undef EP_RAISE_PARENT
 }
 
 EP_API int MPI_Comm_create_endpoints(MPI_Comm parent_comm, int my_num_ep, MPI_Info info, MPI_Comm out_comm_hdls[])

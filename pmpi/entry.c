@@ -6,30 +6,48 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-static int raise_v(ep_endpoint_t *ep, const char *call, int cls, const char *fmt, va_list ap)
+/* The handler of classic communicator c (MPI_COMM_WORLD's when c is null). */
+static int invoke_classic(MPI_Comm c, int code)
+{
+    MPI_Errhandler eh = MPI_ERRORS_ARE_FATAL;
+    if (c == MPI_COMM_NULL || PMPI_Comm_get_errhandler(c, &eh) != MPI_SUCCESS) {
+        c = MPI_COMM_WORLD;
+        PMPI_Comm_get_errhandler(c, &eh);
+    }
+    return ep_errhandler_invoke(eh, c, code);
+}
+
+static int raise_v(ep_endpoint_t *ep, MPI_Comm classic, const char *call, int cls, const char *fmt, va_list ap)
 {
     char msg[256];
     vsnprintf(msg, sizeof msg, fmt, ap);
     int code = ep_error_code_make(cls, "%s: %s", call, msg);
     if (ep)
         return ep_errhandler_invoke(ep->errhandler, ep->handle, code);
-    if (ep_world_mode()) {
+    if (classic == MPI_COMM_NULL && ep_world_mode()) {
         /* Errors tied to no communicator go to the caller's MPI_COMM_WORLD. */
         int t = ep_thread_index();
         ep_endpoint_t *w = ep_endpoint_get(ep_world.comm[t < ep_world.nep ? t : 0]);
         if (w)
             return ep_errhandler_invoke(w->errhandler, w->handle, code);
     }
-    MPI_Errhandler eh = MPI_ERRORS_ARE_FATAL;
-    PMPI_Comm_get_errhandler(MPI_COMM_WORLD, &eh);
-    return ep_errhandler_invoke(eh, MPI_COMM_WORLD, code);
+    return invoke_classic(classic, code);
+}
+
+int ep_raise_classic(MPI_Comm classic, const char *call, int cls, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int code = raise_v(NULL, classic, call, cls, fmt, ap);
+    va_end(ap);
+    return code;
 }
 
 int ep_raise(ep_endpoint_t *ep, const char *call, int cls, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int code = raise_v(ep, call, cls, fmt, ap);
+    int code = raise_v(ep, MPI_COMM_NULL, call, cls, fmt, ap);
     va_end(ap);
     return code;
 }
@@ -49,6 +67,15 @@ int ep_raise_status(ep_endpoint_t *ep, const char *call, ep_status_t st, const c
 int ep_unsupported(const char *call, const char *what, int cls)
 {
     return ep_raise(NULL, call, cls, "not supported on endpoint %s", what);
+}
+
+int ep_unsupported_comm(const char *call, MPI_Comm comm)
+{
+    ep_endpoint_t *ep;
+    int rc = ep_entry_endpoint(call, comm, &ep);
+    if (rc)
+        return rc;
+    return ep_raise(ep, call, MPI_ERR_COMM, "not supported on endpoint communicators");
 }
 
 int ep_entry_endpoint(const char *call, MPI_Comm c, ep_endpoint_t **out)

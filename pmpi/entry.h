@@ -41,6 +41,9 @@ int ep_entry_endpoint(const char *call, MPI_Comm c, ep_endpoint_t **out);
  * the handler leaves (when it returns). */
 int ep_raise(ep_endpoint_t *ep, const char *call, int cls, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* Same, on the handler of a classic communicator. */
+int ep_raise_classic(MPI_Comm classic, const char *call, int cls, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /* Same, for an engine status, with its default text when fmt is NULL. */
 int ep_raise_status(ep_endpoint_t *ep, const char *call, ep_status_t st, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -48,6 +51,8 @@ int ep_raise_status(ep_endpoint_t *ep, const char *call, ep_status_t st, const c
 /* "not supported on endpoint <what>" for a handle of a function that does
  * not take endpoints (yet). */
 int ep_unsupported(const char *call, const char *what, int cls);
+/* The same for an endpoint communicator argument, raised on its handler. */
+int ep_unsupported_comm(const char *call, MPI_Comm comm);
 
 /* Argument checks; each returns MPI_SUCCESS or the raised code. */
 int ep_check_count(ep_endpoint_t *ep, const char *call, int count);

@@ -7,35 +7,35 @@
 EP_API int(MPI_Attr_delete)(MPI_Comm comm, int keyval)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Attr_delete", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Attr_delete", comm);
     return PMPI_Attr_delete(comm, keyval);
 }
 
 EP_API int(MPI_Attr_get)(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Attr_get", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Attr_get", comm);
     return PMPI_Attr_get(comm, keyval, attribute_val, flag);
 }
 
 EP_API int(MPI_Attr_put)(MPI_Comm comm, int keyval, void *attribute_val)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Attr_put", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Attr_put", comm);
     return PMPI_Attr_put(comm, keyval, attribute_val);
 }
 
 EP_API int(MPI_Comm_delete_attr)(MPI_Comm comm, int comm_keyval)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Comm_delete_attr", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Comm_delete_attr", comm);
     return PMPI_Comm_delete_attr(comm, comm_keyval);
 }
 
 EP_API int(MPI_Comm_set_attr)(MPI_Comm comm, int comm_keyval, void *attribute_val)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Comm_set_attr", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Comm_set_attr", comm);
     return PMPI_Comm_set_attr(comm, comm_keyval, attribute_val);
 }
 
@@ -63,441 +63,441 @@ EP_API int(MPI_Win_set_attr)(MPI_Win win, int win_keyval, void *attribute_val)
 EP_API int(MPI_Allgather_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Allgather_init", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Allgather_init", comm);
     return PMPI_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
 EP_API int(MPI_Allgatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Allgatherv", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Allgatherv", comm);
     return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 }
 
 EP_API int(MPI_Allgatherv_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Allgatherv_init", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Allgatherv_init", comm);
     return PMPI_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 }
 
 EP_API int(MPI_Allreduce_init)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Allreduce_init", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Allreduce_init", comm);
     return PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
 EP_API int(MPI_Alltoall)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Alltoall", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Alltoall", comm);
     return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 EP_API int(MPI_Alltoall_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Alltoall_init", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Alltoall_init", comm);
     return PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
 EP_API int(MPI_Alltoallv)(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Alltoallv", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Alltoallv", comm);
     return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 }
 
 EP_API int(MPI_Alltoallv_init)(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Alltoallv_init", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Alltoallv_init", comm);
     return PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 }
 
 EP_API int(MPI_Alltoallw)(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Alltoallw", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Alltoallw", comm);
     return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 }
 
 EP_API int(MPI_Alltoallw_init)(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Alltoallw_init", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Alltoallw_init", comm);
     return PMPI_Alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 }
 
 EP_API int(MPI_Barrier_init)(MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Barrier_init", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Barrier_init", comm);
     return PMPI_Barrier_init(comm, info, request);
 }
 
 EP_API int(MPI_Bcast_init)(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Bcast_init", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Bcast_init", comm);
     return PMPI_Bcast_init(buffer, count, datatype, root, comm, info, request);
 }
 
 EP_API int(MPI_Exscan)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Exscan", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Exscan", comm);
     return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
 }
 
 EP_API int(MPI_Exscan_init)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Exscan_init", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Exscan_init", comm);
     return PMPI_Exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
 EP_API int(MPI_Gather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Gather", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Gather", comm);
     return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 
 EP_API int(MPI_Gather_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Gather_init", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Gather_init", comm);
     return PMPI_Gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 }
 
 EP_API int(MPI_Gatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Gatherv", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Gatherv", comm);
     return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
 }
 
 EP_API int(MPI_Gatherv_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Gatherv_init", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Gatherv_init", comm);
     return PMPI_Gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
 }
 
 EP_API int(MPI_Iallgather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Iallgather", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Iallgather", comm);
     return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
 EP_API int(MPI_Iallgatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Iallgatherv", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Iallgatherv", comm);
     return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 }
 
 EP_API int(MPI_Iallreduce)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Iallreduce", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Iallreduce", comm);
     return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
 EP_API int(MPI_Ialltoall)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Ialltoall", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Ialltoall", comm);
     return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
 EP_API int(MPI_Ialltoallv)(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Ialltoallv", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Ialltoallv", comm);
     return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 }
 
 EP_API int(MPI_Ialltoallw)(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Ialltoallw", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Ialltoallw", comm);
     return PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 }
 
 EP_API int(MPI_Ibarrier)(MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Ibarrier", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Ibarrier", comm);
     return PMPI_Ibarrier(comm, request);
 }
 
 EP_API int(MPI_Ibcast)(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Ibcast", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Ibcast", comm);
     return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
 }
 
 EP_API int(MPI_Iexscan)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Iexscan", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Iexscan", comm);
     return PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
 EP_API int(MPI_Igather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Igather", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Igather", comm);
     return PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 }
 
 EP_API int(MPI_Igatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Igatherv", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Igatherv", comm);
     return PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
 }
 
 EP_API int(MPI_Ineighbor_allgather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Ineighbor_allgather", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Ineighbor_allgather", comm);
     return PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
 EP_API int(MPI_Ineighbor_allgatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Ineighbor_allgatherv", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Ineighbor_allgatherv", comm);
     return PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 }
 
 EP_API int(MPI_Ineighbor_alltoall)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Ineighbor_alltoall", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Ineighbor_alltoall", comm);
     return PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
 EP_API int(MPI_Ineighbor_alltoallv)(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Ineighbor_alltoallv", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Ineighbor_alltoallv", comm);
     return PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 }
 
 EP_API int(MPI_Ineighbor_alltoallw)(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Ineighbor_alltoallw", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Ineighbor_alltoallw", comm);
     return PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 }
 
 EP_API int(MPI_Ireduce)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Ireduce", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Ireduce", comm);
     return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 }
 
 EP_API int(MPI_Ireduce_scatter)(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Ireduce_scatter", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Ireduce_scatter", comm);
     return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 }
 
 EP_API int(MPI_Ireduce_scatter_block)(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Ireduce_scatter_block", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Ireduce_scatter_block", comm);
     return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 }
 
 EP_API int(MPI_Iscan)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Iscan", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Iscan", comm);
     return PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
 EP_API int(MPI_Iscatter)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Iscatter", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Iscatter", comm);
     return PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 }
 
 EP_API int(MPI_Iscatterv)(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Iscatterv", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Iscatterv", comm);
     return PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 }
 
 EP_API int(MPI_Neighbor_allgather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Neighbor_allgather", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Neighbor_allgather", comm);
     return PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 EP_API int(MPI_Neighbor_allgather_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Neighbor_allgather_init", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Neighbor_allgather_init", comm);
     return PMPI_Neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
 EP_API int(MPI_Neighbor_allgatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Neighbor_allgatherv", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Neighbor_allgatherv", comm);
     return PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 }
 
 EP_API int(MPI_Neighbor_allgatherv_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Neighbor_allgatherv_init", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Neighbor_allgatherv_init", comm);
     return PMPI_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 }
 
 EP_API int(MPI_Neighbor_alltoall)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Neighbor_alltoall", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Neighbor_alltoall", comm);
     return PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 EP_API int(MPI_Neighbor_alltoall_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Neighbor_alltoall_init", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Neighbor_alltoall_init", comm);
     return PMPI_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
 EP_API int(MPI_Neighbor_alltoallv)(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Neighbor_alltoallv", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Neighbor_alltoallv", comm);
     return PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 }
 
 EP_API int(MPI_Neighbor_alltoallv_init)(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Neighbor_alltoallv_init", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Neighbor_alltoallv_init", comm);
     return PMPI_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 }
 
 EP_API int(MPI_Neighbor_alltoallw)(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Neighbor_alltoallw", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Neighbor_alltoallw", comm);
     return PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 }
 
 EP_API int(MPI_Neighbor_alltoallw_init)(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Neighbor_alltoallw_init", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Neighbor_alltoallw_init", comm);
     return PMPI_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 }
 
 EP_API int(MPI_Reduce)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Reduce", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Reduce", comm);
     return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
 }
 
 EP_API int(MPI_Reduce_init)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Reduce_init", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Reduce_init", comm);
     return PMPI_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
 }
 
 EP_API int(MPI_Reduce_scatter)(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Reduce_scatter", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Reduce_scatter", comm);
     return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
 }
 
 EP_API int(MPI_Reduce_scatter_block)(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Reduce_scatter_block", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Reduce_scatter_block", comm);
     return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
 }
 
 EP_API int(MPI_Reduce_scatter_block_init)(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Reduce_scatter_block_init", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Reduce_scatter_block_init", comm);
     return PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
 }
 
 EP_API int(MPI_Reduce_scatter_init)(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Reduce_scatter_init", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Reduce_scatter_init", comm);
     return PMPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
 }
 
 EP_API int(MPI_Scan)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Scan", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Scan", comm);
     return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
 }
 
 EP_API int(MPI_Scan_init)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Scan_init", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Scan_init", comm);
     return PMPI_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
 EP_API int(MPI_Scatter)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Scatter", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Scatter", comm);
     return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 
 EP_API int(MPI_Scatter_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Scatter_init", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Scatter_init", comm);
     return PMPI_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 }
 
 EP_API int(MPI_Scatterv)(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Scatterv", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Scatterv", comm);
     return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 
 EP_API int(MPI_Scatterv_init)(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Scatterv_init", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Scatterv_init", comm);
     return PMPI_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 }
 
 EP_API int(MPI_Comm_create)(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Comm_create", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Comm_create", comm);
     if (ep_group_handle_is_ep(group))
         return ep_unsupported("MPI_Comm_create", "groups", MPI_ERR_GROUP);
     return PMPI_Comm_create(comm, group, newcomm);
@@ -506,7 +506,7 @@ EP_API int(MPI_Comm_create)(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 EP_API int(MPI_Comm_create_group)(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Comm_create_group", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Comm_create_group", comm);
     if (ep_group_handle_is_ep(group))
         return ep_unsupported("MPI_Comm_create_group", "groups", MPI_ERR_GROUP);
     return PMPI_Comm_create_group(comm, group, tag, newcomm);
@@ -515,72 +515,72 @@ EP_API int(MPI_Comm_create_group)(MPI_Comm comm, MPI_Group group, int tag, MPI_C
 EP_API int(MPI_Comm_dup_with_info)(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Comm_dup_with_info", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Comm_dup_with_info", comm);
     return PMPI_Comm_dup_with_info(comm, info, newcomm);
 }
 
 EP_API int(MPI_Comm_get_info)(MPI_Comm comm, MPI_Info *info_used)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Comm_get_info", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Comm_get_info", comm);
     return PMPI_Comm_get_info(comm, info_used);
 }
 
 EP_API int(MPI_Comm_group)(MPI_Comm comm, MPI_Group *group)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Comm_group", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Comm_group", comm);
     return PMPI_Comm_group(comm, group);
 }
 
 EP_API int(MPI_Comm_idup)(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Comm_idup", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Comm_idup", comm);
     return PMPI_Comm_idup(comm, newcomm, request);
 }
 
 EP_API int(MPI_Comm_idup_with_info)(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Comm_idup_with_info", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Comm_idup_with_info", comm);
     return PMPI_Comm_idup_with_info(comm, info, newcomm, request);
 }
 
 EP_API int(MPI_Comm_remote_group)(MPI_Comm comm, MPI_Group *group)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Comm_remote_group", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Comm_remote_group", comm);
     return PMPI_Comm_remote_group(comm, group);
 }
 
 EP_API int(MPI_Comm_set_info)(MPI_Comm comm, MPI_Info info)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Comm_set_info", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Comm_set_info", comm);
     return PMPI_Comm_set_info(comm, info);
 }
 
 EP_API int(MPI_Comm_split)(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Comm_split", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Comm_split", comm);
     return PMPI_Comm_split(comm, color, key, newcomm);
 }
 
 EP_API int(MPI_Comm_split_type)(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Comm_split_type", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Comm_split_type", comm);
     return PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
 }
 
 EP_API int(MPI_Intercomm_create)(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm)
 {
     if (ep_entry_comm_is_ep(local_comm))
-        return ep_unsupported("MPI_Intercomm_create", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Intercomm_create", local_comm);
     if (ep_entry_comm_is_ep(peer_comm))
-        return ep_unsupported("MPI_Intercomm_create", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Intercomm_create", peer_comm);
     return PMPI_Intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm);
 }
 
@@ -596,63 +596,63 @@ EP_API int(MPI_Intercomm_create_from_groups)(MPI_Group local_group, int local_le
 EP_API int(MPI_Intercomm_merge)(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 {
     if (ep_entry_comm_is_ep(intercomm))
-        return ep_unsupported("MPI_Intercomm_merge", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Intercomm_merge", intercomm);
     return PMPI_Intercomm_merge(intercomm, high, newintracomm);
 }
 
 EP_API int(MPIX_Comm_revoke)(MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPIX_Comm_revoke", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPIX_Comm_revoke", comm);
     return PMPIX_Comm_revoke(comm);
 }
 
 EP_API int(MPIX_Comm_shrink)(MPI_Comm comm, MPI_Comm *newcomm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPIX_Comm_shrink", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPIX_Comm_shrink", comm);
     return PMPIX_Comm_shrink(comm, newcomm);
 }
 
 EP_API int(MPIX_Comm_failure_ack)(MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPIX_Comm_failure_ack", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPIX_Comm_failure_ack", comm);
     return PMPIX_Comm_failure_ack(comm);
 }
 
 EP_API int(MPIX_Comm_failure_get_acked)(MPI_Comm comm, MPI_Group *failedgrp)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPIX_Comm_failure_get_acked", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPIX_Comm_failure_get_acked", comm);
     return PMPIX_Comm_failure_get_acked(comm, failedgrp);
 }
 
 EP_API int(MPIX_Comm_agree)(MPI_Comm comm, int *flag)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPIX_Comm_agree", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPIX_Comm_agree", comm);
     return PMPIX_Comm_agree(comm, flag);
 }
 
 EP_API int(MPI_Pack)(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Pack", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Pack", comm);
     return PMPI_Pack(inbuf, incount, datatype, outbuf, outsize, position, comm);
 }
 
 EP_API int(MPI_Pack_size)(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Pack_size", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Pack_size", comm);
     return PMPI_Pack_size(incount, datatype, comm, size);
 }
 
 EP_API int(MPI_Unpack)(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Unpack", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Unpack", comm);
     return PMPI_Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm);
 }
 
@@ -680,14 +680,14 @@ EP_API int(MPI_Win_set_errhandler)(MPI_Win win, MPI_Errhandler errhandler)
 EP_API int(MPI_Errhandler_get)(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Errhandler_get", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Errhandler_get", comm);
     return PMPI_Errhandler_get(comm, errhandler);
 }
 
 EP_API int(MPI_Errhandler_set)(MPI_Comm comm, MPI_Errhandler errhandler)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Errhandler_set", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Errhandler_set", comm);
     return PMPI_Errhandler_set(comm, errhandler);
 }
 
@@ -788,7 +788,7 @@ EP_API int(MPI_Group_union)(MPI_Group group1, MPI_Group group2, MPI_Group *newgr
 EP_API int(MPI_Abort)(MPI_Comm comm, int errorcode)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Abort", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Abort", comm);
     return PMPI_Abort(comm, errorcode);
 }
 
@@ -830,28 +830,28 @@ EP_API int(MPI_Pready_range)(int partition_low, int partition_high, MPI_Request 
 EP_API int(MPI_Precv_init)(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Precv_init", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Precv_init", comm);
     return PMPI_Precv_init(buf, partitions, count, datatype, dest, tag, comm, info, request);
 }
 
 EP_API int(MPI_Psend_init)(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Psend_init", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Psend_init", comm);
     return PMPI_Psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request);
 }
 
 EP_API int(MPI_Isendrecv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Isendrecv", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Isendrecv", comm);
     return PMPI_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
 }
 
 EP_API int(MPI_Isendrecv_replace)(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Isendrecv_replace", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Isendrecv_replace", comm);
     return PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
 }
 
@@ -935,14 +935,14 @@ EP_API int(MPI_Rput)(const void *origin_addr, int origin_count, MPI_Datatype ori
 EP_API int(MPI_Win_allocate)(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Win_allocate", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Win_allocate", comm);
     return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
 }
 
 EP_API int(MPI_Win_allocate_shared)(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Win_allocate_shared", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Win_allocate_shared", comm);
     return PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
 }
 
@@ -963,14 +963,14 @@ EP_API int(MPI_Win_complete)(MPI_Win win)
 EP_API int(MPI_Win_create)(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Win_create", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Win_create", comm);
     return PMPI_Win_create(base, size, disp_unit, info, comm, win);
 }
 
 EP_API int(MPI_Win_create_dynamic)(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Win_create_dynamic", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Win_create_dynamic", comm);
     return PMPI_Win_create_dynamic(info, comm, win);
 }
 
@@ -1135,763 +1135,763 @@ EP_API int(MPI_Win_wait)(MPI_Win win)
 EP_API int(MPI_Comm_accept)(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Comm_accept", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Comm_accept", comm);
     return PMPI_Comm_accept(port_name, info, root, comm, newcomm);
 }
 
 EP_API int(MPI_Comm_connect)(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Comm_connect", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Comm_connect", comm);
     return PMPI_Comm_connect(port_name, info, root, comm, newcomm);
 }
 
 EP_API int(MPI_Comm_disconnect)(MPI_Comm *comm)
 {
     if ((comm && ep_entry_comm_is_ep(*comm)))
-        return ep_unsupported("MPI_Comm_disconnect", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Comm_disconnect", *comm);
     return PMPI_Comm_disconnect(comm);
 }
 
 EP_API int(MPI_Comm_spawn)(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Comm_spawn", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Comm_spawn", comm);
     return PMPI_Comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes);
 }
 
 EP_API int(MPI_Comm_spawn_multiple)(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Comm_spawn_multiple", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Comm_spawn_multiple", comm);
     return PMPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes);
 }
 
 EP_API int(MPI_Cart_coords)(MPI_Comm comm, int rank, int maxdims, int coords[])
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Cart_coords", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Cart_coords", comm);
     return PMPI_Cart_coords(comm, rank, maxdims, coords);
 }
 
 EP_API int(MPI_Cart_create)(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart)
 {
     if (ep_entry_comm_is_ep(comm_old))
-        return ep_unsupported("MPI_Cart_create", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Cart_create", comm_old);
     return PMPI_Cart_create(comm_old, ndims, dims, periods, reorder, comm_cart);
 }
 
 EP_API int(MPI_Cart_get)(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[])
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Cart_get", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Cart_get", comm);
     return PMPI_Cart_get(comm, maxdims, dims, periods, coords);
 }
 
 EP_API int(MPI_Cart_map)(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Cart_map", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Cart_map", comm);
     return PMPI_Cart_map(comm, ndims, dims, periods, newrank);
 }
 
 EP_API int(MPI_Cart_rank)(MPI_Comm comm, const int coords[], int *rank)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Cart_rank", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Cart_rank", comm);
     return PMPI_Cart_rank(comm, coords, rank);
 }
 
 EP_API int(MPI_Cart_shift)(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Cart_shift", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Cart_shift", comm);
     return PMPI_Cart_shift(comm, direction, disp, rank_source, rank_dest);
 }
 
 EP_API int(MPI_Cart_sub)(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Cart_sub", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Cart_sub", comm);
     return PMPI_Cart_sub(comm, remain_dims, newcomm);
 }
 
 EP_API int(MPI_Cartdim_get)(MPI_Comm comm, int *ndims)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Cartdim_get", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Cartdim_get", comm);
     return PMPI_Cartdim_get(comm, ndims);
 }
 
 EP_API int(MPI_Dist_graph_create)(MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[], const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
 {
     if (ep_entry_comm_is_ep(comm_old))
-        return ep_unsupported("MPI_Dist_graph_create", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Dist_graph_create", comm_old);
     return PMPI_Dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph);
 }
 
 EP_API int(MPI_Dist_graph_create_adjacent)(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[], int outdegree, const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
 {
     if (ep_entry_comm_is_ep(comm_old))
-        return ep_unsupported("MPI_Dist_graph_create_adjacent", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Dist_graph_create_adjacent", comm_old);
     return PMPI_Dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph);
 }
 
 EP_API int(MPI_Dist_graph_neighbors)(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[], int maxoutdegree, int destinations[], int destweights[])
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Dist_graph_neighbors", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Dist_graph_neighbors", comm);
     return PMPI_Dist_graph_neighbors(comm, maxindegree, sources, sourceweights, maxoutdegree, destinations, destweights);
 }
 
 EP_API int(MPI_Dist_graph_neighbors_count)(MPI_Comm comm, int *indegree, int *outdegree, int *weighted)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Dist_graph_neighbors_count", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Dist_graph_neighbors_count", comm);
     return PMPI_Dist_graph_neighbors_count(comm, indegree, outdegree, weighted);
 }
 
 EP_API int(MPI_Graph_create)(MPI_Comm comm_old, int nnodes, const int indx[], const int edges[], int reorder, MPI_Comm *comm_graph)
 {
     if (ep_entry_comm_is_ep(comm_old))
-        return ep_unsupported("MPI_Graph_create", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Graph_create", comm_old);
     return PMPI_Graph_create(comm_old, nnodes, indx, edges, reorder, comm_graph);
 }
 
 EP_API int(MPI_Graph_get)(MPI_Comm comm, int maxindex, int maxedges, int indx[], int edges[])
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Graph_get", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Graph_get", comm);
     return PMPI_Graph_get(comm, maxindex, maxedges, indx, edges);
 }
 
 EP_API int(MPI_Graph_map)(MPI_Comm comm, int nnodes, const int indx[], const int edges[], int *newrank)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Graph_map", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Graph_map", comm);
     return PMPI_Graph_map(comm, nnodes, indx, edges, newrank);
 }
 
 EP_API int(MPI_Graph_neighbors)(MPI_Comm comm, int rank, int maxneighbors, int neighbors[])
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Graph_neighbors", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Graph_neighbors", comm);
     return PMPI_Graph_neighbors(comm, rank, maxneighbors, neighbors);
 }
 
 EP_API int(MPI_Graph_neighbors_count)(MPI_Comm comm, int rank, int *nneighbors)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Graph_neighbors_count", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Graph_neighbors_count", comm);
     return PMPI_Graph_neighbors_count(comm, rank, nneighbors);
 }
 
 EP_API int(MPI_Graphdims_get)(MPI_Comm comm, int *nnodes, int *nedges)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Graphdims_get", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Graphdims_get", comm);
     return PMPI_Graphdims_get(comm, nnodes, nedges);
 }
 
 EP_API int(MPI_Topo_test)(MPI_Comm comm, int *status)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Topo_test", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Topo_test", comm);
     return PMPI_Topo_test(comm, status);
 }
 
 EP_API int(MPI_Allgather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Allgather_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Allgather_c", comm);
     return PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 EP_API int(MPI_Allgather_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Allgather_init_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Allgather_init_c", comm);
     return PMPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
 EP_API int(MPI_Allgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Allgatherv_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Allgatherv_c", comm);
     return PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 }
 
 EP_API int(MPI_Allgatherv_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Allgatherv_init_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Allgatherv_init_c", comm);
     return PMPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 }
 
 EP_API int(MPI_Allreduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Allreduce_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Allreduce_c", comm);
     return PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
 }
 
 EP_API int(MPI_Allreduce_init_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Allreduce_init_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Allreduce_init_c", comm);
     return PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
 EP_API int(MPI_Alltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Alltoall_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Alltoall_c", comm);
     return PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 EP_API int(MPI_Alltoall_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Alltoall_init_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Alltoall_init_c", comm);
     return PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
 EP_API int(MPI_Alltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Alltoallv_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Alltoallv_c", comm);
     return PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 }
 
 EP_API int(MPI_Alltoallv_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Alltoallv_init_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Alltoallv_init_c", comm);
     return PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 }
 
 EP_API int(MPI_Alltoallw_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Alltoallw_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Alltoallw_c", comm);
     return PMPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 }
 
 EP_API int(MPI_Alltoallw_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Alltoallw_init_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Alltoallw_init_c", comm);
     return PMPI_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 }
 
 EP_API int(MPI_Bcast_c)(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Bcast_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Bcast_c", comm);
     return PMPI_Bcast_c(buffer, count, datatype, root, comm);
 }
 
 EP_API int(MPI_Bcast_init_c)(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Bcast_init_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Bcast_init_c", comm);
     return PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request);
 }
 
 EP_API int(MPI_Exscan_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Exscan_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Exscan_c", comm);
     return PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm);
 }
 
 EP_API int(MPI_Exscan_init_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Exscan_init_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Exscan_init_c", comm);
     return PMPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
 EP_API int(MPI_Gather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Gather_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Gather_c", comm);
     return PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 
 EP_API int(MPI_Gather_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Gather_init_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Gather_init_c", comm);
     return PMPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 }
 
 EP_API int(MPI_Gatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Gatherv_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Gatherv_c", comm);
     return PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
 }
 
 EP_API int(MPI_Gatherv_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Gatherv_init_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Gatherv_init_c", comm);
     return PMPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
 }
 
 EP_API int(MPI_Iallgather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Iallgather_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Iallgather_c", comm);
     return PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
 EP_API int(MPI_Iallgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Iallgatherv_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Iallgatherv_c", comm);
     return PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 }
 
 EP_API int(MPI_Iallreduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Iallreduce_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Iallreduce_c", comm);
     return PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
 EP_API int(MPI_Ialltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Ialltoall_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Ialltoall_c", comm);
     return PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
 EP_API int(MPI_Ialltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Ialltoallv_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Ialltoallv_c", comm);
     return PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 }
 
 EP_API int(MPI_Ialltoallw_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Ialltoallw_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Ialltoallw_c", comm);
     return PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 }
 
 EP_API int(MPI_Ibcast_c)(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Ibcast_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Ibcast_c", comm);
     return PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
 }
 
 EP_API int(MPI_Iexscan_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Iexscan_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Iexscan_c", comm);
     return PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
 EP_API int(MPI_Igather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Igather_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Igather_c", comm);
     return PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 }
 
 EP_API int(MPI_Igatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Igatherv_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Igatherv_c", comm);
     return PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
 }
 
 EP_API int(MPI_Ineighbor_allgather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Ineighbor_allgather_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Ineighbor_allgather_c", comm);
     return PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
 EP_API int(MPI_Ineighbor_allgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Ineighbor_allgatherv_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Ineighbor_allgatherv_c", comm);
     return PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 }
 
 EP_API int(MPI_Ineighbor_alltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Ineighbor_alltoall_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Ineighbor_alltoall_c", comm);
     return PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
 EP_API int(MPI_Ineighbor_alltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Ineighbor_alltoallv_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Ineighbor_alltoallv_c", comm);
     return PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 }
 
 EP_API int(MPI_Ineighbor_alltoallw_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Ineighbor_alltoallw_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Ineighbor_alltoallw_c", comm);
     return PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 }
 
 EP_API int(MPI_Ireduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Ireduce_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Ireduce_c", comm);
     return PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 }
 
 EP_API int(MPI_Ireduce_scatter_c)(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Ireduce_scatter_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Ireduce_scatter_c", comm);
     return PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 }
 
 EP_API int(MPI_Ireduce_scatter_block_c)(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Ireduce_scatter_block_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Ireduce_scatter_block_c", comm);
     return PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 }
 
 EP_API int(MPI_Iscan_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Iscan_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Iscan_c", comm);
     return PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
 EP_API int(MPI_Iscatter_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Iscatter_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Iscatter_c", comm);
     return PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 }
 
 EP_API int(MPI_Iscatterv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Iscatterv_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Iscatterv_c", comm);
     return PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 }
 
 EP_API int(MPI_Neighbor_allgather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Neighbor_allgather_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Neighbor_allgather_c", comm);
     return PMPI_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 EP_API int(MPI_Neighbor_allgather_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Neighbor_allgather_init_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Neighbor_allgather_init_c", comm);
     return PMPI_Neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
 EP_API int(MPI_Neighbor_allgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Neighbor_allgatherv_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Neighbor_allgatherv_c", comm);
     return PMPI_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 }
 
 EP_API int(MPI_Neighbor_allgatherv_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Neighbor_allgatherv_init_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Neighbor_allgatherv_init_c", comm);
     return PMPI_Neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 }
 
 EP_API int(MPI_Neighbor_alltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Neighbor_alltoall_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Neighbor_alltoall_c", comm);
     return PMPI_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 EP_API int(MPI_Neighbor_alltoall_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Neighbor_alltoall_init_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Neighbor_alltoall_init_c", comm);
     return PMPI_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
 EP_API int(MPI_Neighbor_alltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Neighbor_alltoallv_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Neighbor_alltoallv_c", comm);
     return PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 }
 
 EP_API int(MPI_Neighbor_alltoallv_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Neighbor_alltoallv_init_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Neighbor_alltoallv_init_c", comm);
     return PMPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 }
 
 EP_API int(MPI_Neighbor_alltoallw_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Neighbor_alltoallw_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Neighbor_alltoallw_c", comm);
     return PMPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 }
 
 EP_API int(MPI_Neighbor_alltoallw_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Neighbor_alltoallw_init_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Neighbor_alltoallw_init_c", comm);
     return PMPI_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 }
 
 EP_API int(MPI_Reduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Reduce_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Reduce_c", comm);
     return PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm);
 }
 
 EP_API int(MPI_Reduce_init_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Reduce_init_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Reduce_init_c", comm);
     return PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
 }
 
 EP_API int(MPI_Reduce_scatter_c)(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Reduce_scatter_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Reduce_scatter_c", comm);
     return PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
 }
 
 EP_API int(MPI_Reduce_scatter_block_c)(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Reduce_scatter_block_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Reduce_scatter_block_c", comm);
     return PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
 }
 
 EP_API int(MPI_Reduce_scatter_block_init_c)(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Reduce_scatter_block_init_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Reduce_scatter_block_init_c", comm);
     return PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
 }
 
 EP_API int(MPI_Reduce_scatter_init_c)(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Reduce_scatter_init_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Reduce_scatter_init_c", comm);
     return PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
 }
 
 EP_API int(MPI_Scan_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Scan_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Scan_c", comm);
     return PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm);
 }
 
 EP_API int(MPI_Scan_init_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Scan_init_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Scan_init_c", comm);
     return PMPI_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
 EP_API int(MPI_Scatter_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Scatter_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Scatter_c", comm);
     return PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 
 EP_API int(MPI_Scatter_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Scatter_init_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Scatter_init_c", comm);
     return PMPI_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 }
 
 EP_API int(MPI_Scatterv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Scatterv_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Scatterv_c", comm);
     return PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 
 EP_API int(MPI_Scatterv_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Scatterv_init_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Scatterv_init_c", comm);
     return PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 }
 
 EP_API int(MPI_Pack_c)(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Pack_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Pack_c", comm);
     return PMPI_Pack_c(inbuf, incount, datatype, outbuf, outsize, position, comm);
 }
 
 EP_API int(MPI_Pack_size_c)(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Pack_size_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Pack_size_c", comm);
     return PMPI_Pack_size_c(incount, datatype, comm, size);
 }
 
 EP_API int(MPI_Unpack_c)(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Unpack_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Unpack_c", comm);
     return PMPI_Unpack_c(inbuf, insize, position, outbuf, outcount, datatype, comm);
 }
 
 EP_API int(MPI_Bsend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Bsend_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Bsend_c", comm);
     return PMPI_Bsend_c(buf, count, datatype, dest, tag, comm);
 }
 
 EP_API int(MPI_Bsend_init_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Bsend_init_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Bsend_init_c", comm);
     return PMPI_Bsend_init_c(buf, count, datatype, dest, tag, comm, request);
 }
 
 EP_API int(MPI_Ibsend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Ibsend_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Ibsend_c", comm);
     return PMPI_Ibsend_c(buf, count, datatype, dest, tag, comm, request);
 }
 
 EP_API int(MPI_Irecv_c)(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Irecv_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Irecv_c", comm);
     return PMPI_Irecv_c(buf, count, datatype, source, tag, comm, request);
 }
 
 EP_API int(MPI_Irsend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Irsend_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Irsend_c", comm);
     return PMPI_Irsend_c(buf, count, datatype, dest, tag, comm, request);
 }
 
 EP_API int(MPI_Isend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Isend_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Isend_c", comm);
     return PMPI_Isend_c(buf, count, datatype, dest, tag, comm, request);
 }
 
 EP_API int(MPI_Isendrecv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Isendrecv_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Isendrecv_c", comm);
     return PMPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
 }
 
 EP_API int(MPI_Isendrecv_replace_c)(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Isendrecv_replace_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Isendrecv_replace_c", comm);
     return PMPI_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
 }
 
 EP_API int(MPI_Issend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Issend_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Issend_c", comm);
     return PMPI_Issend_c(buf, count, datatype, dest, tag, comm, request);
 }
 
 EP_API int(MPI_Recv_c)(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Recv_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Recv_c", comm);
     return PMPI_Recv_c(buf, count, datatype, source, tag, comm, status);
 }
 
 EP_API int(MPI_Recv_init_c)(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Recv_init_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Recv_init_c", comm);
     return PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request);
 }
 
 EP_API int(MPI_Rsend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Rsend_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Rsend_c", comm);
     return PMPI_Rsend_c(buf, count, datatype, dest, tag, comm);
 }
 
 EP_API int(MPI_Rsend_init_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Rsend_init_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Rsend_init_c", comm);
     return PMPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request);
 }
 
 EP_API int(MPI_Send_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Send_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Send_c", comm);
     return PMPI_Send_c(buf, count, datatype, dest, tag, comm);
 }
 
 EP_API int(MPI_Send_init_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Send_init_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Send_init_c", comm);
     return PMPI_Send_init_c(buf, count, datatype, dest, tag, comm, request);
 }
 
 EP_API int(MPI_Sendrecv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Sendrecv_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Sendrecv_c", comm);
     return PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
 }
 
 EP_API int(MPI_Sendrecv_replace_c)(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Sendrecv_replace_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Sendrecv_replace_c", comm);
     return PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
 }
 
 EP_API int(MPI_Ssend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Ssend_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Ssend_c", comm);
     return PMPI_Ssend_c(buf, count, datatype, dest, tag, comm);
 }
 
 EP_API int(MPI_Ssend_init_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Ssend_init_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Ssend_init_c", comm);
     return PMPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request);
 }
 
@@ -1954,21 +1954,21 @@ EP_API int(MPI_Rput_c)(const void *origin_addr, MPI_Count origin_count, MPI_Data
 EP_API int(MPI_Win_allocate_c)(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Win_allocate_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Win_allocate_c", comm);
     return PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
 }
 
 EP_API int(MPI_Win_allocate_shared_c)(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Win_allocate_shared_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Win_allocate_shared_c", comm);
     return PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
 }
 
 EP_API int(MPI_Win_create_c)(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
     if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported("MPI_Win_create_c", "communicators", MPI_ERR_COMM);
+        return ep_unsupported_comm("MPI_Win_create_c", comm);
     return PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
 }
 

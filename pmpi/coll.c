@@ -36,7 +36,7 @@ EP_API int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, M
         return PMPI_Bcast(buffer, count, datatype, root, comm);
     EP_COLL_RESOLVE(call, comm, ep);
     if ((rc = ep_check_root(ep, call, root)) || (rc = ep_check_count(ep, call, count)) ||
-        (rc = ep_check_type(ep, call, datatype)) || (rc = ep_check_buf(ep, call, buffer, count)))
+        (rc = ep_check_type(ep, call, datatype)) || (rc = ep_check_buf(ep, call, buffer, count, datatype)))
         return rc;
     return coll_result(ep, call, ep_coll_bcast(ep, buffer, count, datatype, root));
 }
@@ -51,8 +51,8 @@ EP_API int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Data
         return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
     EP_COLL_RESOLVE(call, comm, ep);
     if ((rc = ep_check_count(ep, call, count)) || (rc = ep_check_type(ep, call, datatype)) ||
-        (rc = ep_check_op(ep, call, op)) || (rc = ep_check_buf(ep, call, recvbuf, count)) ||
-        (sendbuf != MPI_IN_PLACE && (rc = ep_check_buf(ep, call, sendbuf, count))))
+        (rc = ep_check_op(ep, call, op)) || (rc = ep_check_buf(ep, call, recvbuf, count, datatype)) ||
+        (sendbuf != MPI_IN_PLACE && (rc = ep_check_buf(ep, call, sendbuf, count, datatype))))
         return rc;
     return coll_result(ep, call, ep_coll_allreduce(ep, sendbuf, recvbuf, count, datatype, op));
 }
@@ -67,11 +67,11 @@ EP_API int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendty
         return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     EP_COLL_RESOLVE(call, comm, ep);
     if ((rc = ep_check_count(ep, call, recvcount)) || (rc = ep_check_type(ep, call, recvtype)) ||
-        (rc = ep_check_buf(ep, call, recvbuf, recvcount)))
+        (rc = ep_check_buf(ep, call, recvbuf, recvcount, recvtype)))
         return rc;
     if (sendbuf != MPI_IN_PLACE &&
         ((rc = ep_check_count(ep, call, sendcount)) || (rc = ep_check_type(ep, call, sendtype)) ||
-         (rc = ep_check_buf(ep, call, sendbuf, sendcount))))
+         (rc = ep_check_buf(ep, call, sendbuf, sendcount, sendtype))))
         return rc;
     return coll_result(ep, call, ep_coll_allgather(ep, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype));
 }

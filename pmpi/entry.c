@@ -115,11 +115,12 @@ int ep_check_type(ep_endpoint_t *ep, const char *call, MPI_Datatype t)
     return MPI_SUCCESS;
 }
 
-int ep_check_buf(ep_endpoint_t *ep, const char *call, const void *buf, int count)
+int ep_check_buf(ep_endpoint_t *ep, const char *call, const void *buf, int count, MPI_Datatype t)
 {
-    return (buf == NULL && count > 0)
-               ? ep_raise(ep, call, MPI_ERR_BUFFER, "buffer is NULL but count is %d", count)
-               : MPI_SUCCESS;
+    /* NULL is MPI_BOTTOM, legal with a derived type of absolute addresses. */
+    if (buf == NULL && count > 0 && ep_datatype_builtin_size(t) >= 0)
+        return ep_raise(ep, call, MPI_ERR_BUFFER, "buffer is NULL but count is %d", count);
+    return MPI_SUCCESS;
 }
 
 int ep_check_dest(ep_endpoint_t *ep, const char *call, int dest)
@@ -169,7 +170,7 @@ int ep_check_send(ep_endpoint_t *ep, const char *call, const void *buf, int coun
 {
     int rc;
     if ((rc = ep_check_count(ep, call, count)) || (rc = ep_check_type(ep, call, t)) ||
-        (rc = ep_check_buf(ep, call, buf, count)) || (rc = ep_check_dest(ep, call, dest)) ||
+        (rc = ep_check_buf(ep, call, buf, count, t)) || (rc = ep_check_dest(ep, call, dest)) ||
         (rc = ep_check_send_tag(ep, call, tag)))
         return rc;
     return MPI_SUCCESS;
@@ -180,7 +181,7 @@ int ep_check_recv(ep_endpoint_t *ep, const char *call, const void *buf, int coun
 {
     int rc;
     if ((rc = ep_check_count(ep, call, count)) || (rc = ep_check_type(ep, call, t)) ||
-        (rc = ep_check_buf(ep, call, buf, count)) || (rc = ep_check_source(ep, call, source)) ||
+        (rc = ep_check_buf(ep, call, buf, count, t)) || (rc = ep_check_source(ep, call, source)) ||
         (rc = ep_check_recv_tag(ep, call, tag)))
         return rc;
     return MPI_SUCCESS;

@@ -57,7 +57,7 @@ int ep_unsupported_comm(const char *call, MPI_Comm comm);
 /* Argument checks; each returns MPI_SUCCESS or the raised code. */
 int ep_check_count(ep_endpoint_t *ep, const char *call, int count);
 int ep_check_type(ep_endpoint_t *ep, const char *call, MPI_Datatype t);
-int ep_check_buf(ep_endpoint_t *ep, const char *call, const void *buf, int count);
+int ep_check_buf(ep_endpoint_t *ep, const char *call, const void *buf, int count, MPI_Datatype t);
 int ep_check_dest(ep_endpoint_t *ep, const char *call, int dest);
 int ep_check_source(ep_endpoint_t *ep, const char *call, int source);
 int ep_check_send_tag(ep_endpoint_t *ep, const char *call, int tag);

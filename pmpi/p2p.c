@@ -360,7 +360,7 @@ static int mrecv_start(const char *call, void *buf, int count, MPI_Datatype type
         return ep_raise(NULL, call, MPI_ERR_REQUEST, "invalid message handle 0x%x (already received?)",
                         (unsigned)*message);
     if ((rc = ep_check_count(m->ep, call, count)) || (rc = ep_check_type(m->ep, call, type)) ||
-        (rc = ep_check_buf(m->ep, call, buf, count)))
+        (rc = ep_check_buf(m->ep, call, buf, count, type)))
         return rc;
     if (with_handle && !(r = ep_request_new(EP_REQ_RECV, m->ep, 1)))
         return ep_raise(m->ep, call, MPI_ERR_NO_MEM, "out of request handles");

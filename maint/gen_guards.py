@@ -8,8 +8,8 @@ answers an endpoint handle (or, in world mode, MPI_COMM_WORLD / MPI_COMM_SELF)
 with a clear "not supported on endpoint ..." error, so no endpoint handle ever
 reaches MPICH.
 
-Input: MPICH's mpi_proto.h (found through `mpicc -show`) and the symbols
-libmpich exports (`nm -D`).  Usage:
+Input: MPICH's mpi_proto.h and ROMIO's mpio.h (found through `mpicc -show`)
+and the symbols libmpich exports (`nm -D`).  Usage:
     maint/gen_guards.py --mpicc mpicc --implemented maint/implemented.txt --out pmpi/guards.gen.c
     maint/gen_guards.py ... --check      # exit 1 if the committed file is stale
 """
@@ -40,21 +40,23 @@ POINTER_INPUT_FUNCS = {
 }
 
 
-def find_proto(mpicc):
+def find_headers(mpicc):
     out = subprocess.run([mpicc, "-show"], capture_output=True, text=True, check=True).stdout.split()
     incs = [a[2:] for a in out if a.startswith("-I")] + ["/usr/include"]
     libs = [a[2:] for a in out if a.startswith("-L")] + ["/usr/lib/x86_64-linux-gnu", "/usr/lib"]
-    for d in incs:
-        p = os.path.join(d, "mpi_proto.h")
-        if os.path.exists(p):
-            proto = p
-            break
-    else:
-        sys.exit("gen_guards: mpi_proto.h not found in " + " ".join(incs))
+    headers = []
+    for h in ("mpi_proto.h", "mpio.h"):
+        for d in incs:
+            p = os.path.join(d, h)
+            if os.path.exists(p):
+                headers.append(p)
+                break
+        else:
+            sys.exit("gen_guards: %s not found in %s" % (h, " ".join(incs)))
     for d in libs:
         p = os.path.join(d, "libmpich.so")
         if os.path.exists(p):
-            return proto, p
+            return headers, p
     sys.exit("gen_guards: libmpich.so not found")
 
 
@@ -94,7 +96,7 @@ def parse(proto_path):
     text = open(proto_path).read()
     text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
     funcs = []
-    for m in re.finditer(r"^int\s+(MPIX?_\w+)\s*\((.*?)\)\s*(?:MPICH_ATTR\w*\([^;]*?\)\s*)*MPICH_API_PUBLIC\s*;", text,
+    for m in re.finditer(r"^int\s+(MPIX?_\w+)\s*\((.*?)\)\s*(?:MPICH_ATTR\w*\([^;]*?\)\s*)*(?:MPICH|ROMIO)_API_PUBLIC\s*;", text,
                          flags=re.S | re.M):
         name, params = m.group(1), " ".join(m.group(2).split())
         if name.startswith("MPI_T_") or params in ("", "void") or "..." in params:
@@ -166,9 +168,10 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--check", action="store_true")
     a = ap.parse_args()
-    proto, lib = find_proto(a.mpicc)
+    headers, lib = find_headers(a.mpicc)
     implemented = {l.split("#")[0].strip() for l in open(a.implemented)} - {""}
-    text = generate(parse(proto), implemented, exported(lib))
+    funcs = [f for h in headers for f in parse(h)]
+    text = generate(funcs, implemented, exported(lib))
     if a.check:
         old = open(a.out).read() if os.path.exists(a.out) else ""
         if old != text:

@@ -785,13 +785,6 @@ EP_API int(MPI_Group_union)(MPI_Group group1, MPI_Group group2, MPI_Group *newgr
     return PMPI_Group_union(group1, group2, newgroup);
 }
 
-EP_API int(MPI_Abort)(MPI_Comm comm, int errorcode)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Abort", comm);
-    return PMPI_Abort(comm, errorcode);
-}
-
 EP_API int(MPI_Comm_create_from_group)(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm)
 {
     if (ep_group_handle_is_ep(group))
@@ -1977,6 +1970,13 @@ EP_API int(MPI_Win_shared_query_c)(MPI_Win win, int rank, MPI_Aint *size, MPI_Ai
     if (ep_win_handle_is_ep(win))
         return ep_unsupported("MPI_Win_shared_query_c", "windows", MPI_ERR_WIN);
     return PMPI_Win_shared_query_c(win, rank, size, disp_unit, baseptr);
+}
+
+EP_API int(MPI_File_open)(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
+{
+    if (ep_entry_comm_is_ep(comm))
+        return ep_unsupported_comm("MPI_File_open", comm);
+    return PMPI_File_open(comm, filename, amode, info, fh);
 }
 
 /* 279 entry points. */

@@ -84,3 +84,12 @@ EP_API int MPI_Finalize(void)
     }
     return PMPI_Finalize();
 }
+
+/* Aborting from an endpoint aborts the job, as MPICH does for any
+ * communicator. */
+EP_API int MPI_Abort(MPI_Comm comm, int errorcode)
+{
+    if (ep_entry_comm_is_ep(comm))
+        comm = MPI_COMM_WORLD;
+    return PMPI_Abort(comm, errorcode);
+}

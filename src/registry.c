@@ -17,7 +17,7 @@ typedef struct ep_reg_slot {
 
 static ep_reg_slot_t *_Atomic chunks[EP_REG_CHUNKS];
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER; /* guards free list, chunk creation */
-static unsigned free_head;                                    /* 0 = empty */
+static unsigned free_head, free_tail;                        /* FIFO of free slots, 0 = empty */
 static unsigned next_unused = 1;                              /* first never-used index */
 static int live;
 
@@ -38,6 +38,8 @@ int ep_registry_add(unsigned htype, ep_object_t *obj)
         idx = free_head;
         s = slot_of(idx);
         free_head = s->next_free;
+        if (!free_head)
+            free_tail = 0;
     } else {
         if (next_unused > EP_HANDLE_INDEX_MAX)
             goto out;
@@ -79,8 +81,12 @@ void ep_registry_remove(int h)
         atomic_store_explicit(&s->handle, 0, memory_order_release);
         atomic_store_explicit(&s->obj, NULL, memory_order_relaxed);
         s->gen = (s->gen + 1) & EP_HANDLE_GEN_MASK;
-        s->next_free = free_head;
-        free_head = ep_handle_index(h);
+        s->next_free = 0;
+        if (free_tail)
+            slot_of(free_tail)->next_free = ep_handle_index(h);
+        else
+            free_head = ep_handle_index(h);
+        free_tail = ep_handle_index(h);
         live--;
     }
     pthread_mutex_unlock(&reg_lock);

@@ -5,8 +5,10 @@
  * two pointers and needs no lock.  A slot holds the object pointer and the
  * full handle currently minted for it; freeing a slot bumps its generation
  * (handle bits 25-20), so a stale handle no longer equals the slot's handle
- * and fails validation.  Free slots form a LIFO list threaded through
- * next_free; allocation and freeing take the registry mutex.  Index 0 is
+ * and fails validation.  Free slots form a FIFO list threaded through
+ * next_free, so a slot is reused only after every other free slot: a stale
+ * handle could alias a live one only after 64 generations of that slot.
+ * Allocation and freeing take the registry mutex.  Index 0 is
  * never used, so no minted handle equals an MPI_*_NULL constant.
  */
 #ifndef EP_REGISTRY_H

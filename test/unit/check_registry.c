@@ -35,15 +35,36 @@ END_TEST
 
 START_TEST(stale_handle_fails_after_reuse)
 {
-    ep_object_t a = {EP_OBJ_ENDPOINT}, b = {EP_OBJ_ENDPOINT};
-    int ha = ep_registry_add(EP_HTYPE_COMM, &a);
+    enum { N = 8 };
+    ep_object_t a = {EP_OBJ_ENDPOINT}, o[N];
+    int ha = ep_registry_add(EP_HTYPE_COMM, &a), h[N];
     ep_registry_remove(ha);
-    int hb = ep_registry_add(EP_HTYPE_COMM, &b); /* reuses the slot */
-    ck_assert_uint_eq(ep_handle_index(ha), ep_handle_index(hb));
-    ck_assert_int_ne(ha, hb);
-    ck_assert_ptr_null(ep_registry_get(ha, EP_OBJ_ENDPOINT));
-    ck_assert_ptr_eq(ep_registry_get(hb, EP_OBJ_ENDPOINT), &b);
+    /* Free slots are reused oldest first; keep allocating until ha's slot comes back. */
+    int found = -1;
+    for (int i = 0; i < N && found < 0; i++) {
+        o[i].kind = EP_OBJ_ENDPOINT;
+        h[i] = ep_registry_add(EP_HTYPE_COMM, &o[i]);
+        ck_assert_int_ne(h[i], ha);
+        ck_assert_ptr_null(ep_registry_get(ha, EP_OBJ_ENDPOINT));
+        if (ep_handle_index(h[i]) == ep_handle_index(ha))
+            found = i;
+    }
+    ck_assert_int_ge(found, 0);
+    ck_assert_ptr_eq(ep_registry_get(h[found], EP_OBJ_ENDPOINT), &o[found]);
+    for (int i = 0; i <= found; i++)
+        ep_registry_remove(h[i]);
+}
+END_TEST
+
+START_TEST(freed_slot_is_not_reused_at_once)
+{
+    ep_object_t a = {EP_OBJ_ENDPOINT}, b = {EP_OBJ_ENDPOINT}, c = {EP_OBJ_ENDPOINT};
+    int ha = ep_registry_add(EP_HTYPE_COMM, &a), hb = ep_registry_add(EP_HTYPE_COMM, &b);
+    ep_registry_remove(ha);
     ep_registry_remove(hb);
+    int hc = ep_registry_add(EP_HTYPE_COMM, &c);
+    ck_assert_uint_ne(ep_handle_index(hc), ep_handle_index(hb)); /* not LIFO */
+    ep_registry_remove(hc);
 }
 END_TEST
 
@@ -100,6 +121,7 @@ int main(void)
     tcase_add_test(tc, handles_look_like_endpoint_handles);
     tcase_add_test(tc, wrong_kind_is_rejected);
     tcase_add_test(tc, stale_handle_fails_after_reuse);
+    tcase_add_test(tc, freed_slot_is_not_reused_at_once);
     tcase_add_test(tc, many_handles_no_small_cap);
     tcase_add_test(tc, concurrent_add_remove);
     suite_add_tcase(s, tc);

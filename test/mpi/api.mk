@@ -1,3 +1,5 @@
 # API, collectives and error tests (shapes in test/mpi/api.list).
 MPI_TESTS += test/mpi/api_create_endpoints
 test_mpi_api_create_endpoints_CFLAGS = $(MPI_TEST_CFLAGS)
+MPI_TESTS += test/mpi/api_compare
+test_mpi_api_compare_CFLAGS = $(MPI_TEST_CFLAGS)

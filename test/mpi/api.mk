@@ -3,3 +3,5 @@ MPI_TESTS += test/mpi/api_create_endpoints
 test_mpi_api_create_endpoints_CFLAGS = $(MPI_TEST_CFLAGS)
 MPI_TESTS += test/mpi/api_compare
 test_mpi_api_compare_CFLAGS = $(MPI_TEST_CFLAGS)
+MPI_TESTS += test/mpi/api_comm
+test_mpi_api_comm_CFLAGS = $(MPI_TEST_CFLAGS)

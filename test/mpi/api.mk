@@ -9,3 +9,5 @@ MPI_TESTS += test/mpi/coll_basic
 test_mpi_coll_basic_CFLAGS = $(MPI_TEST_CFLAGS)
 MPI_TESTS += test/mpi/api_errors
 test_mpi_api_errors_CFLAGS = $(MPI_TEST_CFLAGS)
+MPI_TESTS += test/mpi/api_fatal
+test_mpi_api_fatal_CFLAGS = $(MPI_TEST_CFLAGS)

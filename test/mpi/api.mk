@@ -11,3 +11,5 @@ MPI_TESTS += test/mpi/api_errors
 test_mpi_api_errors_CFLAGS = $(MPI_TEST_CFLAGS)
 MPI_TESTS += test/mpi/api_fatal
 test_mpi_api_fatal_CFLAGS = $(MPI_TEST_CFLAGS)
+MPI_TESTS += test/mpi/api_threadcap
+test_mpi_api_threadcap_CFLAGS = $(MPI_TEST_CFLAGS)

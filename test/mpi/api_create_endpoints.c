@@ -9,6 +9,9 @@
  *    MPIX_ and a NULL array for 0), ranks again by parent rank then index;
  *  - the same driven from pthreads instead of OpenMP threads, with an info
  *    object, and endpoints of an endpoint communicator made from pthreads;
+ *  - classic parents other than MPI_COMM_WORLD: one with the processes in
+ *    reverse order (ranks follow the parent's order), and the even and odd
+ *    processes creating endpoints of their own halves at the same time;
  *  - my_num_ep < 0 and a NULL array with my_num_ep > 0 give MPI_ERR_ARG with
  *    MPI_ERRORS_RETURN on the parent (classic and endpoint parents), raised
  *    on the parent's error handler and not on MPI_COMM_WORLD's;
@@ -217,6 +220,55 @@ static void run_pthreads(void)
     free(h);
 }
 
+/* ---- other classic parents ---------------------------------------------- */
+
+/* Parents whose rank order is not MPI_COMM_WORLD's (processes reversed) and
+ * parents over part of the processes (even / odd world ranks, created at the
+ * same time in both halves): ranks follow the parent's ranks. */
+static void run_other_parents(void)
+{
+    for (int kind = 0; kind < 2; kind++) {
+        MPI_Comm parent;
+        int color = kind == 0 ? 0 : myproc % 2;
+        int key = kind == 0 ? nprocs - myproc : myproc;
+        EPT_OK(MPI_Comm_split(MPI_COMM_WORLD, color, key, &parent));
+        /* Members of the parent, in parent rank order, by world rank. */
+        int psize = 0, *members = malloc(sizeof(int) * (size_t)nprocs);
+        EPT_CHECK(members != NULL, "out of memory");
+        for (int p = 0; p < nprocs; p++)
+            if (kind == 0 || p % 2 == color)
+                members[psize++] = p;
+        if (kind == 0)
+            for (int i = 0; i < psize / 2; i++) {
+                int t = members[i];
+                members[i] = members[psize - 1 - i];
+                members[psize - 1 - i] = t;
+            }
+        int sz = 0, fst = 0, n = counts[myproc];
+        for (int i = 0; i < psize; i++) {
+            if (members[i] == myproc)
+                fst = sz;
+            sz += counts[members[i]];
+        }
+        const char *what = kind == 0 ? "parent with the processes reversed" : "parent of even or odd processes";
+        MPI_Comm *h = NULL;
+        if (n > 0)
+            EPT_CHECK((h = malloc(sizeof(MPI_Comm) * (size_t)n)) != NULL, "out of memory");
+        EPT_OK(MPI_Comm_create_endpoints(parent, n, MPI_INFO_NULL, h));
+        if (n > 0) {
+#pragma omp parallel num_threads(n)
+            {
+                int i = omp_get_thread_num();
+                exercise(h[i], fst + i, sz, what);
+                free_handle(&h[i], what);
+            }
+        }
+        free(h);
+        free(members);
+        EPT_OK(MPI_Comm_free(&parent));
+    }
+}
+
 /* ---- errors ------------------------------------------------------------- */
 
 static _Atomic int world_handler_calls;
@@ -325,6 +377,7 @@ int main(int argc, char **argv)
     run_openmp(MPI_Comm_create_endpoints, "MPI_Comm_create_endpoints");
     run_openmp(MPIX_Comm_create_endpoints, "MPIX_Comm_create_endpoints");
     run_pthreads();
+    run_other_parents();
     run_errors();
 
     free(counts);

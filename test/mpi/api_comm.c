@@ -1,7 +1,7 @@
 /* Communicator management on endpoint communicators, in world mode:
  *  - MPI_Comm_dup keeps rank and size; traffic on a dup never matches
  *    receives on the original with the same source and tag (nor wildcards),
- *    and the other way round; MPI_Comm_free of dups; 1500 dup/free cycles
+ *    and the other way round; MPI_Comm_free of dups; 1100 dup/free cycles
  *    (60 with 3 processes), each a dup of MPI_COMM_WORLD and a dup of that,
  *    without running out of anything;
  *  - MPI_Comm_test_inter is 0; MPI_Comm_get_attr gives MPI_TAG_UB >= 2^28-1,
@@ -270,12 +270,12 @@ int main(int argc, char **argv)
         EPT_CHECK(d == MPI_COMM_NULL, "MPI_Comm_free did not set the handle to MPI_COMM_NULL");
 
         /* ---- many dup/free cycles ----
-         * 2 dups per cycle: 3000 in all, more than MPICH's 2048 context ids,
+         * 2 dups per cycle: 2200 in all, more than MPICH's 2048 context ids,
          * so a leaked process-level communicator would show.  With more
          * processes than the 2 cores, every MPICH collective costs scheduler
          * time slices (even plain MPICH needs ~10 ms per MPI_Comm_dup there),
          * so those shapes do fewer cycles. */
-        int cycles = s / T > 2 ? 60 : 1500;
+        int cycles = s / T > 2 ? 60 : 1100;
         for (int i = 0; i < cycles; i++) {
             MPI_Comm a, b;
             EPT_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &a) == MPI_SUCCESS, "cycle %d: dup failed", i);

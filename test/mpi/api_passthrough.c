@@ -65,6 +65,8 @@ int main(int argc, char **argv)
         int v[4] = {rank * 7, rank * 7, rank * 7, rank * 7};
         EPT_OK(MPI_Send(v, rank % 4 + 1, MPI_INT, 0, 100 + rank, MPI_COMM_WORLD));
     }
+    /* Rank 0's wildcards must see only those messages. */
+    EPT_OK(MPI_Barrier(MPI_COMM_WORLD));
 
     /* ---- ring: Isend / Irecv / Waitall, small and 1 MiB ---- */
     {

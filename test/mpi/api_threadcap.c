@@ -206,8 +206,9 @@ int main(int argc, char **argv)
                 }
             /* mpiexec sometimes drops a job's output when the job aborts (plain
              * MPICH too: a message printed just before MPI_Abort can be lost).
-             * A failure whose output holds nothing from epmpi is tried again. */
-            if (!why || attempt == 3 || strstr(out, "epmpi"))
+             * A failure whose output holds nothing from epmpi or the child
+             * is tried again. */
+            if (!why || attempt == 3 || strstr(out, "epmpi") || strstr(out, "EPT_CHILD"))
                 break;
             printf("(the job printed nothing from epmpi: output lost? trying again)\n");
         }

@@ -22,6 +22,8 @@
             fprintf(stderr, "\n");                                                             \
             fflush(stderr);                                                                    \
             MPI_Abort(MPI_COMM_WORLD, 1);                                                      \
+            /* Never go on after a failed check, even if MPI_Abort returned. */                 \
+            PMPI_Abort(MPI_COMM_WORLD, 1);                                                     \
         }                                                                                      \
     } while (0)
 

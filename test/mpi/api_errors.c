@@ -1,0 +1,418 @@
+/* Error handling with MPI_ERRORS_RETURN on endpoint communicators, in world
+ * mode.  MPI_Comm_set_errhandler(MPI_COMM_WORLD / MPI_COMM_SELF,
+ * MPI_ERRORS_RETURN) is called outside the parallel region (all endpoints)
+ * and again inside.  Every erroneous call must return an error code whose
+ * MPI_Error_class is the right class and whose MPI_Error_string names the
+ * MPI function and the problem:
+ *   bad destination / source ranks (size, -5), negative tags, negative
+ *   counts, MPI_DATATYPE_NULL, a NULL buffer, invalid Bcast roots,
+ *   MPI_OP_NULL and a negative count in Allreduce, MPI_DATATYPE_NULL in
+ *   Allgather, a freed (stale) endpoint communicator handle, MPI_Wait /
+ *   MPI_Test / MPI_Request_free on a stale request handle, truncation
+ *   (small and 1 MiB messages, within a process and between processes; with
+ *   MPI_Recv, MPI_Wait and MPI_Waitall), MPI_Comm_free of MPI_COMM_WORLD and
+ *   MPI_COMM_SELF, and functions not supported on endpoint communicators
+ *   (MPI_Cart_create, MPI_Comm_split, MPI_Win_create, MPI_Comm_group,
+ *   MPI_Reduce, MPI_Gather, ...) on MPI_COMM_WORLD and on a dup:
+ *   MPI_ERR_COMM and "not supported".
+ * Then: nothing was sent by the erroneous calls, and the program goes on
+ * normally (point-to-point, Allreduce, Barrier).  An error on a dup whose
+ * handler is MPI_ERRORS_RETURN must not be raised on MPI_COMM_WORLD's
+ * handler (a user handler that counts its calls).  Last, MPI_File_open
+ * (ROMIO, mpio.h) on a dup must be refused like the others.
+ * Checks of expected errors are collected, so one run lists every problem;
+ * the program fails at the end if any was found. */
+#include "eptest.h"
+
+#include <limits.h>
+#include <stdatomic.h>
+
+static _Atomic int failures;
+
+#define SOFT_CHECK(cond, ...)                                                                        \
+    do {                                                                                             \
+        if (!(cond)) {                                                                               \
+            int r_ = -1;                                                                             \
+            MPI_Comm_rank(MPI_COMM_WORLD, &r_);                                                      \
+            char m_[600];                                                                            \
+            snprintf(m_, sizeof m_, __VA_ARGS__);                                                    \
+            fprintf(stderr, "FAIL %s:%d (world rank %d): %s\n", __FILE__, __LINE__, r_, m_);         \
+            failures++;                                                                              \
+        }                                                                                            \
+    } while (0)
+
+static const char *class_name(int c)
+{
+    switch (c) {
+    case MPI_ERR_RANK: return "MPI_ERR_RANK";
+    case MPI_ERR_TAG: return "MPI_ERR_TAG";
+    case MPI_ERR_COUNT: return "MPI_ERR_COUNT";
+    case MPI_ERR_TYPE: return "MPI_ERR_TYPE";
+    case MPI_ERR_ROOT: return "MPI_ERR_ROOT";
+    case MPI_ERR_OP: return "MPI_ERR_OP";
+    case MPI_ERR_COMM: return "MPI_ERR_COMM";
+    case MPI_ERR_REQUEST: return "MPI_ERR_REQUEST";
+    case MPI_ERR_TRUNCATE: return "MPI_ERR_TRUNCATE";
+    case MPI_ERR_BUFFER: return "MPI_ERR_BUFFER";
+    case MPI_ERR_IN_STATUS: return "MPI_ERR_IN_STATUS";
+    case MPI_ERR_ARG: return "MPI_ERR_ARG";
+    case MPI_SUCCESS: return "MPI_SUCCESS";
+    default: return "another class";
+    }
+}
+
+static int ci_contains(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *hay; hay++)
+        if (!strncasecmp(hay, needle, n))
+            return 1;
+    return 0;
+}
+
+/* rc must be an error of class cls whose text names call and contains word. */
+static void expect_err(int rc, int cls, const char *call, const char *word, const char *what)
+{
+    if (rc == MPI_SUCCESS) {
+        SOFT_CHECK(0, "%s: %s returned MPI_SUCCESS, expected %s", what, call, class_name(cls));
+        return;
+    }
+    int c = -1, len = -1;
+    char msg[MPI_MAX_ERROR_STRING] = "";
+    SOFT_CHECK(MPI_Error_class(rc, &c) == MPI_SUCCESS, "%s: MPI_Error_class(%d) failed", what, rc);
+    SOFT_CHECK(MPI_Error_string(rc, msg, &len) == MPI_SUCCESS, "%s: MPI_Error_string(%d) failed", what, rc);
+    SOFT_CHECK(len == (int)strlen(msg), "%s: MPI_Error_string length %d for '%s'", what, len, msg);
+    SOFT_CHECK(c == cls, "%s: error class %d (%s), expected %s; message '%s'", what, c, class_name(c), class_name(cls),
+               msg);
+    SOFT_CHECK(strstr(msg, call) != NULL, "%s: the message '%s' does not name %s", what, msg, call);
+    SOFT_CHECK(ci_contains(msg, word), "%s: the message '%s' does not say '%s'", what, msg, word);
+}
+
+/* ---- functions that endpoint communicators do not support -------------- */
+
+#define N_UNSUPPORTED 26
+
+static int call_unsupported(int k, MPI_Comm c, const char **name)
+{
+    int x = 1, y[64], dims[1] = {1}, periods[1] = {0}, flag = 0;
+    int counts[64], displs[64];
+    MPI_Comm nc = MPI_COMM_NULL;
+    MPI_Group g = MPI_GROUP_NULL;
+    MPI_Win w = MPI_WIN_NULL;
+    MPI_Request rq = MPI_REQUEST_NULL;
+    MPI_Info info = MPI_INFO_NULL;
+    static char winbuf[64];
+    void *base = NULL;
+    for (int i = 0; i < 64; i++)
+        counts[i] = 1, displs[i] = i, y[i] = 0;
+    (void)flag;
+    switch (k) {
+#define U(fn, ...) *name = #fn; return fn(__VA_ARGS__)
+    case 0: U(MPI_Cart_create, c, 1, dims, periods, 0, &nc);
+    case 1: U(MPI_Comm_split, c, 0, 0, &nc);
+    case 2: U(MPI_Win_create, winbuf, sizeof winbuf, 1, MPI_INFO_NULL, c, &w);
+    case 3: U(MPI_Comm_group, c, &g);
+    case 4: U(MPI_Reduce, &x, y, 1, MPI_INT, MPI_SUM, 0, c);
+    case 5: U(MPI_Gather, &x, 1, MPI_INT, y, 1, MPI_INT, 0, c);
+    case 6: U(MPI_Scatter, y, 1, MPI_INT, &x, 1, MPI_INT, 0, c);
+    case 7: U(MPI_Alltoall, y, 1, MPI_INT, y + 32, 1, MPI_INT, c);
+    case 8: U(MPI_Scan, &x, y, 1, MPI_INT, MPI_SUM, c);
+    case 9: U(MPI_Exscan, &x, y, 1, MPI_INT, MPI_SUM, c);
+    case 10: U(MPI_Allgatherv, &x, 1, MPI_INT, y, counts, displs, MPI_INT, c);
+    case 11: U(MPI_Reduce_scatter_block, y, &x, 1, MPI_INT, MPI_SUM, c);
+    case 12: U(MPI_Ibarrier, c, &rq);
+    case 13: U(MPI_Ibcast, &x, 1, MPI_INT, 0, c, &rq);
+    case 14: U(MPI_Iallreduce, &x, y, 1, MPI_INT, MPI_SUM, c, &rq);
+    case 15: U(MPI_Comm_split_type, c, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &nc);
+    case 16: U(MPI_Comm_idup, c, &nc, &rq);
+    case 17: U(MPI_Comm_create, c, MPI_GROUP_EMPTY, &nc);
+    case 18: U(MPI_Comm_dup_with_info, c, MPI_INFO_NULL, &nc);
+    case 19: U(MPI_Comm_get_info, c, &info);
+    case 20: U(MPI_Win_allocate, 64, 1, MPI_INFO_NULL, c, &base, &w);
+    case 21: U(MPI_Graph_create, c, 1, y, y, 0, &nc);
+    case 22: U(MPI_Dist_graph_create_adjacent, c, 0, y, MPI_UNWEIGHTED, 0, y, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &nc);
+    case 23: U(MPI_Comm_create_group, c, MPI_GROUP_EMPTY, 0, &nc);
+    case 24: U(MPI_Alltoallv, y, counts, displs, MPI_INT, y + 32, counts, displs, MPI_INT, c);
+    case 25: U(MPI_Reduce_scatter, y, &x, counts, MPI_INT, MPI_SUM, c);
+#undef U
+    }
+    return MPI_SUCCESS;
+}
+
+/* ---- the erroneous calls, run by every endpoint ----------------------------- */
+
+static void point_to_point_errors(int r, int s)
+{
+    int v[16] = {0}, rc;
+    MPI_Request rq;
+    MPI_Status st;
+
+    rc = MPI_Send(v, 1, MPI_INT, s, 0, MPI_COMM_WORLD);
+    expect_err(rc, MPI_ERR_RANK, "MPI_Send", "rank", "MPI_Send to rank size");
+    rc = MPI_Send(v, 1, MPI_INT, -5, 0, MPI_COMM_WORLD);
+    expect_err(rc, MPI_ERR_RANK, "MPI_Send", "rank", "MPI_Send to rank -5");
+    rc = MPI_Isend(v, 1, MPI_INT, s + 3, 0, MPI_COMM_WORLD, &rq);
+    expect_err(rc, MPI_ERR_RANK, "MPI_Isend", "rank", "MPI_Isend to rank size+3");
+    rc = MPI_Ssend(v, 1, MPI_INT, 1, 0, MPI_COMM_SELF);
+    expect_err(rc, MPI_ERR_RANK, "MPI_Ssend", "rank", "MPI_Ssend to rank 1 of MPI_COMM_SELF");
+    rc = MPI_Recv(v, 1, MPI_INT, s, 0, MPI_COMM_WORLD, &st);
+    expect_err(rc, MPI_ERR_RANK, "MPI_Recv", "rank", "MPI_Recv from rank size");
+    rc = MPI_Recv(v, 1, MPI_INT, -5, 0, MPI_COMM_WORLD, &st);
+    expect_err(rc, MPI_ERR_RANK, "MPI_Recv", "rank", "MPI_Recv from rank -5");
+    rc = MPI_Irecv(v, 1, MPI_INT, s, 0, MPI_COMM_WORLD, &rq);
+    expect_err(rc, MPI_ERR_RANK, "MPI_Irecv", "rank", "MPI_Irecv from rank size");
+
+    rc = MPI_Send(v, 1, MPI_INT, r, -1, MPI_COMM_WORLD);
+    expect_err(rc, MPI_ERR_TAG, "MPI_Send", "tag", "MPI_Send with tag -1");
+    rc = MPI_Isend(v, 1, MPI_INT, r, -100, MPI_COMM_WORLD, &rq);
+    expect_err(rc, MPI_ERR_TAG, "MPI_Isend", "tag", "MPI_Isend with tag -100");
+    rc = MPI_Recv(v, 1, MPI_INT, r, -7, MPI_COMM_WORLD, &st);
+    expect_err(rc, MPI_ERR_TAG, "MPI_Recv", "tag", "MPI_Recv with tag -7");
+    /* (Tags above MPI_TAG_UB cannot be made: MPI_TAG_UB is INT_MAX.) */
+
+    rc = MPI_Send(v, -1, MPI_INT, r, 0, MPI_COMM_WORLD);
+    expect_err(rc, MPI_ERR_COUNT, "MPI_Send", "count", "MPI_Send with count -1");
+    rc = MPI_Recv(v, -2, MPI_INT, r, 0, MPI_COMM_WORLD, &st);
+    expect_err(rc, MPI_ERR_COUNT, "MPI_Recv", "count", "MPI_Recv with count -2");
+
+    rc = MPI_Send(v, 1, MPI_DATATYPE_NULL, r, 0, MPI_COMM_WORLD);
+    expect_err(rc, MPI_ERR_TYPE, "MPI_Send", "datatype", "MPI_Send with MPI_DATATYPE_NULL");
+    rc = MPI_Irecv(v, 1, MPI_DATATYPE_NULL, r, 0, MPI_COMM_WORLD, &rq);
+    expect_err(rc, MPI_ERR_TYPE, "MPI_Irecv", "datatype", "MPI_Irecv with MPI_DATATYPE_NULL");
+
+    rc = MPI_Send(NULL, 4, MPI_INT, r, 0, MPI_COMM_WORLD);
+    expect_err(rc, MPI_ERR_BUFFER, "MPI_Send", "buffer", "MPI_Send from a NULL buffer");
+}
+
+static void collective_errors(int s)
+{
+    int v[8] = {0}, w[64], rc;
+    rc = MPI_Bcast(v, 1, MPI_INT, s, MPI_COMM_WORLD);
+    expect_err(rc, MPI_ERR_ROOT, "MPI_Bcast", "root", "MPI_Bcast with root size");
+    rc = MPI_Bcast(v, 1, MPI_INT, -1, MPI_COMM_WORLD);
+    expect_err(rc, MPI_ERR_ROOT, "MPI_Bcast", "root", "MPI_Bcast with root -1");
+    rc = MPI_Bcast(v, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_WORLD);
+    expect_err(rc, MPI_ERR_TYPE, "MPI_Bcast", "datatype", "MPI_Bcast with MPI_DATATYPE_NULL");
+    rc = MPI_Allreduce(v, v + 4, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_WORLD);
+    expect_err(rc, MPI_ERR_OP, "MPI_Allreduce", "op", "MPI_Allreduce with MPI_OP_NULL");
+    rc = MPI_Allreduce(v, v + 4, -3, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    expect_err(rc, MPI_ERR_COUNT, "MPI_Allreduce", "count", "MPI_Allreduce with count -3");
+    rc = MPI_Allgather(v, 1, MPI_INT, w, 1, MPI_DATATYPE_NULL, MPI_COMM_WORLD);
+    expect_err(rc, MPI_ERR_TYPE, "MPI_Allgather", "datatype", "MPI_Allgather with MPI_DATATYPE_NULL");
+}
+
+static void stale_handle_errors(int r)
+{
+    int v = 0, rc, rank;
+    MPI_Comm d, stale;
+    EPT_OK(MPI_Comm_dup(MPI_COMM_WORLD, &d));
+    stale = d;
+    EPT_OK(MPI_Comm_free(&d));
+    rc = MPI_Send(&v, 1, MPI_INT, 0, 0, stale);
+    expect_err(rc, MPI_ERR_COMM, "MPI_Send", "communicator", "MPI_Send on a freed communicator");
+    rc = MPI_Comm_rank(stale, &rank);
+    expect_err(rc, MPI_ERR_COMM, "MPI_Comm_rank", "communicator", "MPI_Comm_rank on a freed communicator");
+    rc = MPI_Barrier(stale);
+    expect_err(rc, MPI_ERR_COMM, "MPI_Barrier", "communicator", "MPI_Barrier on a freed communicator");
+    rc = MPI_Comm_free(&stale);
+    expect_err(rc, MPI_ERR_COMM, "MPI_Comm_free", "communicator", "MPI_Comm_free of a freed communicator");
+
+    /* A request completed by MPI_Wait, then waited for again by its old value. */
+    MPI_Request rq, old;
+    MPI_Status st;
+    int flag = 0;
+    EPT_OK(MPI_Irecv(&v, 1, MPI_INT, 0, 3, MPI_COMM_SELF, &rq));
+    old = rq;
+    EPT_OK(MPI_Send(&r, 1, MPI_INT, 0, 3, MPI_COMM_SELF));
+    EPT_OK(MPI_Wait(&rq, &st));
+    SOFT_CHECK(rq == MPI_REQUEST_NULL && v == r, "MPI_Wait: request 0x%x, value %d", (unsigned)rq, v);
+    rq = old;
+    rc = MPI_Wait(&rq, &st);
+    expect_err(rc, MPI_ERR_REQUEST, "MPI_Wait", "request", "MPI_Wait on a stale request");
+    rq = old;
+    rc = MPI_Test(&rq, &flag, &st);
+    expect_err(rc, MPI_ERR_REQUEST, "MPI_Test", "request", "MPI_Test on a stale request");
+    rq = old;
+    rc = MPI_Request_free(&rq);
+    expect_err(rc, MPI_ERR_REQUEST, "MPI_Request_free", "request", "MPI_Request_free of a stale request");
+}
+
+static void truncation_errors(int r, int s)
+{
+    const int big = 1 << 20;
+    int to = (r + 1) % s, from = (r + s - 1) % s, rc;
+    int small_out[10], small_in[6];
+    char *bout = malloc((size_t)big), *bin = malloc((size_t)big / 2 + 1);
+    MPI_Request sr, rr, rq[2];
+    MPI_Status st, sts[2];
+    EPT_CHECK(bout && bin, "out of memory");
+    for (int i = 0; i < 10; i++)
+        small_out[i] = r * 10 + i;
+    memset(bout, r, (size_t)big);
+
+    /* Small message, MPI_Recv. */
+    EPT_OK(MPI_Isend(small_out, 10, MPI_INT, to, 30, MPI_COMM_WORLD, &sr));
+    rc = MPI_Recv(small_in, 5, MPI_INT, from, 30, MPI_COMM_WORLD, &st);
+    expect_err(rc, MPI_ERR_TRUNCATE, "MPI_Recv", "truncat", "10 ints into 5 with MPI_Recv");
+    SOFT_CHECK(MPI_Wait(&sr, &st) == MPI_SUCCESS, "the send of a truncated message failed");
+    /* 1 MiB into 512 KiB, MPI_Recv. */
+    EPT_OK(MPI_Isend(bout, big, MPI_BYTE, to, 31, MPI_COMM_WORLD, &sr));
+    rc = MPI_Recv(bin, big / 2, MPI_BYTE, from, 31, MPI_COMM_WORLD, &st);
+    expect_err(rc, MPI_ERR_TRUNCATE, "MPI_Recv", "truncat", "1 MiB into 512 KiB with MPI_Recv");
+    SOFT_CHECK(MPI_Wait(&sr, &st) == MPI_SUCCESS, "the send of a truncated 1 MiB message failed");
+    /* Irecv posted first, then MPI_Wait. */
+    EPT_OK(MPI_Irecv(bin, big / 2, MPI_BYTE, from, 32, MPI_COMM_WORLD, &rr));
+    EPT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    EPT_OK(MPI_Isend(bout, big, MPI_BYTE, to, 32, MPI_COMM_WORLD, &sr));
+    rc = MPI_Wait(&rr, &st);
+    expect_err(rc, MPI_ERR_TRUNCATE, "MPI_Wait", "truncat", "1 MiB into 512 KiB with MPI_Irecv + MPI_Wait");
+    SOFT_CHECK(rr == MPI_REQUEST_NULL, "MPI_Wait of a truncated receive left the request");
+    SOFT_CHECK(MPI_Wait(&sr, &st) == MPI_SUCCESS, "the send of a truncated 1 MiB message failed");
+    /* MPI_Waitall: MPI_ERR_IN_STATUS, the receive's status has the class. */
+    EPT_OK(MPI_Irecv(small_in, 2, MPI_INT, from, 33, MPI_COMM_WORLD, &rq[0]));
+    EPT_OK(MPI_Isend(small_out, 3, MPI_INT, to, 33, MPI_COMM_WORLD, &rq[1]));
+    sts[0].MPI_ERROR = sts[1].MPI_ERROR = -12345;
+    rc = MPI_Waitall(2, rq, sts);
+    expect_err(rc, MPI_ERR_IN_STATUS, "MPI_Waitall", "status", "3 ints into 2 with MPI_Waitall");
+    {
+        int c0 = -1;
+        MPI_Error_class(sts[0].MPI_ERROR, &c0);
+        SOFT_CHECK(c0 == MPI_ERR_TRUNCATE && sts[1].MPI_ERROR == MPI_SUCCESS,
+                   "MPI_Waitall statuses: receive error class %d (want MPI_ERR_TRUNCATE), send error %d", c0,
+                   sts[1].MPI_ERROR);
+    }
+    free(bout);
+    free(bin);
+}
+
+static void free_predefined_errors(void)
+{
+    MPI_Comm c = MPI_COMM_WORLD;
+    int rc = MPI_Comm_free(&c);
+    expect_err(rc, MPI_ERR_COMM, "MPI_Comm_free", "MPI_COMM_WORLD", "MPI_Comm_free(MPI_COMM_WORLD)");
+    SOFT_CHECK(c == MPI_COMM_WORLD, "MPI_Comm_free(MPI_COMM_WORLD) changed the handle to 0x%x", (unsigned)c);
+    c = MPI_COMM_SELF;
+    rc = MPI_Comm_free(&c);
+    expect_err(rc, MPI_ERR_COMM, "MPI_Comm_free", "MPI_COMM_SELF", "MPI_Comm_free(MPI_COMM_SELF)");
+    SOFT_CHECK(c == MPI_COMM_SELF, "MPI_Comm_free(MPI_COMM_SELF) changed the handle to 0x%x", (unsigned)c);
+}
+
+static void unsupported_errors(MPI_Comm c, const char *cname)
+{
+    for (int k = 0; k < N_UNSUPPORTED; k++) {
+        const char *name = "?";
+        char what[128];
+        int rc = call_unsupported(k, c, &name);
+        snprintf(what, sizeof what, "%s on %s", name, cname);
+        expect_err(rc, MPI_ERR_COMM, name, "not supported", what);
+    }
+}
+
+/* ---- routing: the communicator's handler, not MPI_COMM_WORLD's ------------ */
+
+#define MAXT 64
+static int world_eh_calls[MAXT];
+
+static void world_eh(MPI_Comm *comm, int *code, ...)
+{
+    (void)comm;
+    (void)code;
+    world_eh_calls[omp_get_thread_num()]++;
+}
+
+int main(int argc, char **argv)
+{
+    int provided;
+    int T = ept_require_world();
+    EPT_CHECK(T <= MAXT, "at most %d endpoints", MAXT);
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    EPT_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    EPT_OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
+    MPI_Errhandler counting;
+    EPT_OK(MPI_Comm_create_errhandler(world_eh, &counting));
+
+#pragma omp parallel num_threads(T)
+    {
+        int r = -1, s = -1, t = omp_get_thread_num();
+        EPT_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+        EPT_OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
+        EPT_OK(MPI_Comm_rank(MPI_COMM_WORLD, &r));
+        EPT_OK(MPI_Comm_size(MPI_COMM_WORLD, &s));
+
+        point_to_point_errors(r, s);
+        collective_errors(s);
+        stale_handle_errors(r);
+        truncation_errors(r, s);
+        free_predefined_errors();
+        {
+            MPI_Comm d;
+            EPT_OK(MPI_Comm_dup(MPI_COMM_WORLD, &d));
+            unsupported_errors(MPI_COMM_WORLD, "MPI_COMM_WORLD");
+            unsupported_errors(d, "a dup of MPI_COMM_WORLD");
+            EPT_OK(MPI_Comm_free(&d));
+        }
+
+        /* Nothing was sent by the erroneous calls. */
+        int flag = 1, cnt = -1;
+        MPI_Status pst;
+        EPT_OK(MPI_Barrier(MPI_COMM_WORLD));
+        EPT_OK(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &pst));
+        if (flag)
+            MPI_Get_count(&pst, MPI_BYTE, &cnt);
+        SOFT_CHECK(!flag, "a message is pending on MPI_COMM_WORLD after the erroneous calls (from %d, tag %d, %d bytes)",
+                   flag ? pst.MPI_SOURCE : -1, flag ? pst.MPI_TAG : -1, cnt);
+        EPT_OK(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &flag, &pst));
+        if (flag)
+            MPI_Get_count(&pst, MPI_BYTE, &cnt);
+        SOFT_CHECK(!flag, "a message is pending on MPI_COMM_SELF after the erroneous calls (tag %d, %d bytes)",
+                   flag ? pst.MPI_TAG : -1, cnt);
+        EPT_OK(MPI_Barrier(MPI_COMM_WORLD)); /* every endpoint has probed */
+
+        /* The program goes on normally. */
+        int x = r, sum = -1, got = -1;
+        EPT_OK(MPI_Sendrecv(&x, 1, MPI_INT, (r + 1) % s, 1, &got, 1, MPI_INT, (r + s - 1) % s, 1, MPI_COMM_WORLD,
+                            MPI_STATUS_IGNORE));
+        EPT_CHECK(got == (r + s - 1) % s, "ring after the errors: got %d", got);
+        EPT_OK(MPI_Allreduce(&x, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+        EPT_CHECK(sum == s * (s - 1) / 2, "allreduce after the errors: %d", sum);
+        EPT_OK(MPI_Barrier(MPI_COMM_WORLD));
+
+        /* Routing: a dup with MPI_ERRORS_RETURN while MPI_COMM_WORLD has a
+         * handler that counts its calls. */
+        MPI_Comm d;
+        EPT_OK(MPI_Comm_dup(MPI_COMM_WORLD, &d));
+        EPT_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, counting));
+        world_eh_calls[t] = 0;
+        int v = 0, rc = MPI_Send(&v, 1, MPI_INT, -5, 0, d);
+        expect_err(rc, MPI_ERR_RANK, "MPI_Send", "rank", "MPI_Send to -5 on a dup with MPI_ERRORS_RETURN");
+        SOFT_CHECK(world_eh_calls[t] == 0, "MPI_Send to -5 on a dup: raised on MPI_COMM_WORLD's handler");
+        for (int k = 0; k < N_UNSUPPORTED; k++) {
+            const char *name = "?";
+            world_eh_calls[t] = 0;
+            rc = call_unsupported(k, d, &name);
+            SOFT_CHECK(rc != MPI_SUCCESS && world_eh_calls[t] == 0,
+                       "%s on a dup with MPI_ERRORS_RETURN: returned %d after %d calls of MPI_COMM_WORLD's handler "
+                       "(the error must be raised on the dup's handler only)",
+                       name, rc, world_eh_calls[t]);
+        }
+        EPT_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+        EPT_OK(MPI_Comm_free(&d));
+        EPT_OK(MPI_Allreduce(&x, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+        EPT_CHECK(sum == s * (s - 1) / 2, "final allreduce: %d", sum);
+
+        /* Last, ROMIO's MPI_File_open (declared in mpio.h), which takes a
+         * communicator too, on a dup.  (Not on MPI_COMM_WORLD: were it not
+         * caught, MPICH would run it as a collective over the processes,
+         * called by T threads at once.) */
+        EPT_OK(MPI_Comm_dup(MPI_COMM_WORLD, &d));
+        MPI_File fh = MPI_FILE_NULL;
+        rc = MPI_File_open(d, "/dev/null", MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
+        expect_err(rc, MPI_ERR_COMM, "MPI_File_open", "not supported", "MPI_File_open on a dup of MPI_COMM_WORLD");
+        EPT_OK(MPI_Comm_free(&d));
+    }
+    EPT_OK(MPI_Errhandler_free(&counting));
+    int f = failures;
+    EPT_CHECK(f == 0, "%d checks of the error handling failed (see above)", f);
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,251 @@
+/* Blocking point-to-point around a ring of endpoint ranks: MPI_Send,
+ * MPI_Ssend, MPI_Rsend (only once the receive is known to be posted, after a
+ * handshake) and MPI_Bsend (with MPI_Buffer_attach / MPI_Buffer_detach), for
+ * sizes from 0 bytes to 1 MiB (eager and rendezvous, inside a process and
+ * between processes); every byte, the status source / tag and MPI_Get_count
+ * are checked.  Sends to and receives from MPI_PROC_NULL complete at once
+ * with source MPI_PROC_NULL, tag MPI_ANY_TAG and count 0.
+ *
+ * World mode (PxT): the ranks of MPI_COMM_WORLD.  Explicit shapes (P:a,b,..):
+ * each process creates its list entry of endpoints with
+ * MPI_Comm_create_endpoints and thread i drives handle i. */
+#include "eptest.h"
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <unistd.h>
+
+/* ---- scaffolding shared by the p2p_*.c tests -------------------------- */
+
+/* Provided by the preloaded libepmpi.so, not by the MPICH we link with. */
+#pragma weak MPI_Comm_create_endpoints
+
+/* Watchdog: a hang fails the shape quickly, naming the last phase entered. */
+static const char *_Atomic phase = "MPI_Init";
+#define PHASE(s) atomic_store(&phase, (s))
+static void watchdog_fire(int sig)
+{
+    (void)sig;
+    const char *p = atomic_load(&phase);
+    static const char m[] = "FAIL: watchdog: the test is still running after its time limit; last phase entered: ";
+    if (write(2, m, sizeof m - 1) < 0 || write(2, p, strlen(p)) < 0 || write(2, "\n", 1) < 0)
+        _exit(3);
+    _exit(3);
+}
+static void watchdog_arm(int secs)
+{
+    signal(SIGALRM, watchdog_fire);
+    alarm((unsigned)secs);
+}
+
+/* This process's number of ranks: T in world mode, else its entry of the
+ * comma-separated list in argv[1] (explicit shapes P:a,b,..). */
+static int local_ranks(int argc, char **argv)
+{
+    int T = ept_world_endpoints();
+    if (T > 0)
+        return T;
+    int wr;
+    EPT_CHECK(argc > 1, "explicit shapes pass the endpoints per process as argv[1]");
+    EPT_CHECK(MPI_Comm_create_endpoints != NULL, "MPI_Comm_create_endpoints is not available");
+    MPI_Comm_rank(MPI_COMM_WORLD, &wr);
+    return ept_list_item(argv[1], wr);
+}
+
+/* Runs body(comm, arg) once per local rank, concurrently, one OpenMP thread
+ * per rank: in world mode on MPI_COMM_WORLD; otherwise on the handles of a
+ * communicator made with MPI_Comm_create_endpoints (thread i, handle i). */
+static void run_ranks(int nlocal, void (*body)(MPI_Comm, void *), void *arg)
+{
+    if (ept_world_endpoints() > 0) {
+#pragma omp parallel num_threads(nlocal)
+        {
+            EPT_CHECK(omp_get_num_threads() == nlocal, "%d threads, wanted %d", omp_get_num_threads(), nlocal);
+            body(MPI_COMM_WORLD, arg);
+        }
+        return;
+    }
+    MPI_Comm *h = malloc(sizeof *h * (size_t)(nlocal > 0 ? nlocal : 1));
+    EPT_CHECK(h, "out of memory");
+    EPT_OK(MPI_Comm_create_endpoints(MPI_COMM_WORLD, nlocal, MPI_INFO_NULL, h));
+    if (nlocal > 0) {
+#pragma omp parallel num_threads(nlocal)
+        {
+            int t = omp_get_thread_num();
+            EPT_CHECK(omp_get_num_threads() == nlocal, "%d threads, wanted %d", omp_get_num_threads(), nlocal);
+            body(h[t], arg);
+            EPT_OK(MPI_Comm_free(&h[t]));
+        }
+    }
+    free(h);
+}
+
+/* Payload byte i of a message identified by (a, b, c). */
+static unsigned char pat(int a, int b, int c, size_t i)
+{
+    uint32_t x = (uint32_t)a * 2654435761u ^ (uint32_t)b * 40503u ^ (uint32_t)c * 97u ^ (uint32_t)i * 2246822519u;
+    x ^= x >> 13;
+    return (unsigned char)(x ^ (x >> 7) ^ (i >> 8));
+}
+
+static void fill(unsigned char *buf, size_t n, int a, int b, int c)
+{
+    for (size_t i = 0; i < n; i++)
+        buf[i] = pat(a, b, c, i);
+}
+
+/* Index of the first byte that differs from the pattern, or n. */
+static size_t first_bad(const unsigned char *buf, size_t n, int a, int b, int c)
+{
+    for (size_t i = 0; i < n; i++)
+        if (buf[i] != pat(a, b, c, i))
+            return i;
+    return n;
+}
+
+/* ---- end of scaffolding ------------------------------------------------ */
+
+static const int sizes[] = {0, 1, 8, 1024, 16384, 16385, 20 * 1024, 100 * 1024, 1 << 20};
+#define NSIZES ((int)(sizeof sizes / sizeof *sizes))
+#define MAXSIZE (1 << 20)
+#define NMODES 4
+static const char *mode_name[NMODES] = {"MPI_Send", "MPI_Ssend", "MPI_Rsend", "MPI_Bsend"};
+
+static void check_recv(const unsigned char *rbuf, int size, int src, int tag, const MPI_Status *st, int me,
+                       const char *what)
+{
+    int cnt = -1;
+    MPI_Get_count(st, MPI_BYTE, &cnt);
+    EPT_CHECK(st->MPI_SOURCE == src && st->MPI_TAG == tag && cnt == size,
+              "rank %d, %s of %d bytes: status source %d tag %d count %d, expected %d %d %d", me, what, size,
+              st->MPI_SOURCE, st->MPI_TAG, cnt, src, tag, size);
+    size_t bad = first_bad(rbuf, (size_t)size, src, tag, 0);
+    EPT_CHECK(bad == (size_t)size, "rank %d, %s of %d bytes from %d: byte %zu wrong", me, what, size, src, bad);
+}
+
+static void send_mode(int mode, const void *buf, int n, int dest, int tag, MPI_Comm comm)
+{
+    switch (mode) {
+    case 0: EPT_OK(MPI_Send(buf, n, MPI_BYTE, dest, tag, comm)); break;
+    case 1: EPT_OK(MPI_Ssend(buf, n, MPI_BYTE, dest, tag, comm)); break;
+    case 2: EPT_OK(MPI_Rsend(buf, n, MPI_BYTE, dest, tag, comm)); break;
+    default: EPT_OK(MPI_Bsend(buf, n, MPI_BYTE, dest, tag, comm)); break;
+    }
+}
+
+static void check_null_status(const MPI_Status *st, int me, const char *what)
+{
+    int cnt = -1;
+    MPI_Get_count(st, MPI_BYTE, &cnt);
+    EPT_CHECK(st->MPI_SOURCE == MPI_PROC_NULL && st->MPI_TAG == MPI_ANY_TAG && cnt == 0,
+              "rank %d: %s gave source %d tag %d count %d", me, what, st->MPI_SOURCE, st->MPI_TAG, cnt);
+}
+
+static void proc_null_checks(MPI_Comm comm, int me)
+{
+    char b[8] = {0};
+    MPI_Status st;
+    PHASE("sends to and receives from MPI_PROC_NULL");
+    for (int mode = 0; mode < NMODES; mode++)
+        send_mode(mode, b, 8, MPI_PROC_NULL, 3, comm);
+    memset(&st, 0x5a, sizeof st);
+    EPT_OK(MPI_Recv(b, 8, MPI_BYTE, MPI_PROC_NULL, 3, comm, &st));
+    check_null_status(&st, me, "MPI_Recv from MPI_PROC_NULL");
+    memset(&st, 0x5a, sizeof st);
+    EPT_OK(MPI_Recv(b, 8, MPI_BYTE, MPI_PROC_NULL, MPI_ANY_TAG, comm, &st));
+    check_null_status(&st, me, "MPI_Recv from MPI_PROC_NULL with MPI_ANY_TAG");
+    memset(&st, 0x5a, sizeof st);
+    EPT_OK(MPI_Sendrecv(b, 8, MPI_BYTE, MPI_PROC_NULL, 4, b, 8, MPI_BYTE, MPI_PROC_NULL, 4, comm, &st));
+    check_null_status(&st, me, "MPI_Sendrecv with MPI_PROC_NULL");
+    for (int i = 0; i < 8; i++)
+        EPT_CHECK(b[i] == 0, "rank %d: a receive from MPI_PROC_NULL wrote the buffer", me);
+}
+
+static void ring(MPI_Comm comm, void *arg)
+{
+    (void)arg;
+    int me, n;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &n);
+    int right = (me + 1) % n, left = (me + n - 1) % n;
+    unsigned char *sbuf = malloc(MAXSIZE), *rbuf = malloc(MAXSIZE);
+    EPT_CHECK(sbuf && rbuf, "out of memory");
+
+    proc_null_checks(comm, me);
+
+    for (int mode = 0; mode < NMODES; mode++) {
+        PHASE(mode_name[mode]);
+        for (int si = 0; si < NSIZES; si++) {
+            int size = sizes[si], tag = 100 * mode + si;
+            MPI_Status st;
+            fill(sbuf, (size_t)size, me, tag, 0);
+            memset(rbuf, 0xee, (size_t)size);
+            if (mode == 2) {
+                /* Rsend: post the receive, tell the left neighbour (which sends
+                 * to us), wait for the right neighbour's go, then send. */
+                MPI_Request rreq, greq;
+                char go = 1, got = 0;
+                EPT_OK(MPI_Irecv(rbuf, size, MPI_BYTE, left, tag, comm, &rreq));
+                EPT_OK(MPI_Isend(&go, 1, MPI_CHAR, left, 9999, comm, &greq));
+                EPT_OK(MPI_Recv(&got, 1, MPI_CHAR, right, 9999, comm, MPI_STATUS_IGNORE));
+                EPT_CHECK(got == 1, "handshake byte %d", got);
+                send_mode(mode, sbuf, size, right, tag, comm);
+                EPT_OK(MPI_Wait(&greq, MPI_STATUS_IGNORE));
+                EPT_OK(MPI_Wait(&rreq, &st));
+            } else if (mode == 3) {
+                /* Bsend completes locally: everyone sends, then receives. */
+                send_mode(mode, sbuf, size, right, tag, comm);
+                EPT_OK(MPI_Recv(rbuf, size, MPI_BYTE, left, tag, comm, &st));
+            } else if (n == 1) {
+                /* A single rank sends to itself: the receive goes first. */
+                MPI_Request rreq;
+                EPT_OK(MPI_Irecv(rbuf, size, MPI_BYTE, left, tag, comm, &rreq));
+                send_mode(mode, sbuf, size, right, tag, comm);
+                EPT_OK(MPI_Wait(&rreq, &st));
+            } else if (me == 0) {
+                /* A token ring: rank 0 sends first, everyone else receives
+                 * first, so blocking (even synchronous) sends cannot deadlock. */
+                send_mode(mode, sbuf, size, right, tag, comm);
+                EPT_OK(MPI_Recv(rbuf, size, MPI_BYTE, left, tag, comm, &st));
+            } else {
+                EPT_OK(MPI_Recv(rbuf, size, MPI_BYTE, left, tag, comm, &st));
+                send_mode(mode, sbuf, size, right, tag, comm);
+            }
+            check_recv(rbuf, size, left, tag, &st, me, mode_name[mode]);
+        }
+        EPT_OK(MPI_Barrier(comm));
+    }
+    free(sbuf);
+    free(rbuf);
+}
+
+int main(int argc, char **argv)
+{
+    int provided;
+    watchdog_arm(30);
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    EPT_CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
+    int nlocal = local_ranks(argc, argv);
+    /* Buffered sends: every local rank may have all its Bsend messages in
+     * flight at once. */
+    size_t per_rank = 0;
+    for (int i = 0; i < NSIZES; i++)
+        per_rank += (size_t)sizes[i] + MPI_BSEND_OVERHEAD;
+    int bsize = (int)(per_rank * (size_t)(nlocal > 0 ? nlocal : 1));
+    char *bbuf = malloc((size_t)bsize);
+    EPT_CHECK(bbuf, "out of memory");
+    EPT_OK(MPI_Buffer_attach(bbuf, bsize));
+
+    run_ranks(nlocal, ring, NULL);
+
+    PHASE("MPI_Buffer_detach");
+    void *addr;
+    int dsize;
+    EPT_OK(MPI_Buffer_detach(&addr, &dsize));
+    EPT_CHECK(addr == bbuf && dsize == bsize, "detach gave %p/%d, attached %p/%d", addr, dsize, (void *)bbuf, bsize);
+    free(bbuf);
+    PHASE("MPI_Finalize");
+    MPI_Finalize();
+    return 0;
+}

@@ -1,3 +1,5 @@
 # Point-to-point tests (shapes in test/mpi/p2p.list).
 MPI_TESTS += test/mpi/p2p_ring
 test_mpi_p2p_ring_CFLAGS = $(MPI_TEST_CFLAGS)
+MPI_TESTS += test/mpi/p2p_order
+test_mpi_p2p_order_CFLAGS = $(MPI_TEST_CFLAGS)

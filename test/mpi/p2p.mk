@@ -7,3 +7,5 @@ MPI_TESTS += test/mpi/p2p_wildcard
 test_mpi_p2p_wildcard_CFLAGS = $(MPI_TEST_CFLAGS)
 MPI_TESTS += test/mpi/p2p_nonblocking
 test_mpi_p2p_nonblocking_CFLAGS = $(MPI_TEST_CFLAGS)
+MPI_TESTS += test/mpi/p2p_probe
+test_mpi_p2p_probe_CFLAGS = $(MPI_TEST_CFLAGS)

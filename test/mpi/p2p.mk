@@ -9,3 +9,5 @@ MPI_TESTS += test/mpi/p2p_nonblocking
 test_mpi_p2p_nonblocking_CFLAGS = $(MPI_TEST_CFLAGS)
 MPI_TESTS += test/mpi/p2p_probe
 test_mpi_p2p_probe_CFLAGS = $(MPI_TEST_CFLAGS)
+MPI_TESTS += test/mpi/p2p_persistent
+test_mpi_p2p_persistent_CFLAGS = $(MPI_TEST_CFLAGS)

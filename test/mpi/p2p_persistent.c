@@ -1,0 +1,536 @@
+/* Persistent and request-management calls on endpoint communicators:
+ * MPI_Send_init / MPI_Ssend_init / MPI_Rsend_init / MPI_Bsend_init and
+ * MPI_Recv_init around a ring, started with MPI_Start and MPI_Startall and
+ * reused over several iterations with new data each time (small and large
+ * messages); MPI_Wait on an inactive request returns an empty status;
+ * MPI_Request_free of inactive persistent requests; MPI_Cancel of a posted
+ * receive that never matches (MPI_Test_cancelled true), also of a started
+ * persistent receive that is then reused, and of a receive that already
+ * completed (MPI_Test_cancelled false, data delivered); MPI_Request_get_status
+ * (false while the message is not sent, then true with the right status,
+ * leaving the request to MPI_Wait); MPI_Request_free of a pending MPI_Isend
+ * (the receiver still gets the data) and of a pending MPI_Irecv (the buffer
+ * still gets the data, checked after a handshake); MPI_Waitany /
+ * MPI_Testany / MPI_Waitsome / MPI_Testsome ignore inactive persistent
+ * requests.  In explicit shapes (MPI_COMM_WORLD classic) also MPI_Startall
+ * on an array mixing endpoint and classic persistent requests, and classic
+ * inactive persistent requests in those arrays.
+ *
+ * World mode (PxT): the ranks of MPI_COMM_WORLD.  Explicit shapes (P:a,b,..):
+ * each process creates its list entry of endpoints with
+ * MPI_Comm_create_endpoints and thread i drives handle i. */
+#include "eptest.h"
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <unistd.h>
+
+/* ---- scaffolding shared by the p2p_*.c tests -------------------------- */
+
+/* Provided by the preloaded libepmpi.so, not by the MPICH we link with. */
+#pragma weak MPI_Comm_create_endpoints
+
+/* Watchdog: a hang fails the shape quickly, naming the last phase entered. */
+static const char *_Atomic phase = "MPI_Init";
+#define PHASE(s) atomic_store(&phase, (s))
+static void watchdog_fire(int sig)
+{
+    (void)sig;
+    const char *p = atomic_load(&phase);
+    static const char m[] = "FAIL: watchdog: the test is still running after its time limit; last phase entered: ";
+    if (write(2, m, sizeof m - 1) < 0 || write(2, p, strlen(p)) < 0 || write(2, "\n", 1) < 0)
+        _exit(3);
+    _exit(3);
+}
+static void watchdog_arm(int secs)
+{
+    signal(SIGALRM, watchdog_fire);
+    alarm((unsigned)secs);
+}
+
+/* This process's number of ranks: T in world mode, else its entry of the
+ * comma-separated list in argv[1] (explicit shapes P:a,b,..). */
+static inline int local_ranks(int argc, char **argv)
+{
+    int T = ept_world_endpoints();
+    if (T > 0)
+        return T;
+    int wr;
+    EPT_CHECK(argc > 1, "explicit shapes pass the endpoints per process as argv[1]");
+    EPT_CHECK(MPI_Comm_create_endpoints != NULL, "MPI_Comm_create_endpoints is not available");
+    MPI_Comm_rank(MPI_COMM_WORLD, &wr);
+    return ept_list_item(argv[1], wr);
+}
+
+/* Runs body(comm, arg) once per local rank, concurrently, one OpenMP thread
+ * per rank: in world mode on MPI_COMM_WORLD; otherwise on the handles of a
+ * communicator made with MPI_Comm_create_endpoints (thread i, handle i). */
+static inline void run_ranks(int nlocal, void (*body)(MPI_Comm, void *), void *arg)
+{
+    if (ept_world_endpoints() > 0) {
+#pragma omp parallel num_threads(nlocal)
+        {
+            EPT_CHECK(omp_get_num_threads() == nlocal, "%d threads, wanted %d", omp_get_num_threads(), nlocal);
+            body(MPI_COMM_WORLD, arg);
+        }
+        return;
+    }
+    MPI_Comm *h = malloc(sizeof *h * (size_t)(nlocal > 0 ? nlocal : 1));
+    EPT_CHECK(h, "out of memory");
+    EPT_OK(MPI_Comm_create_endpoints(MPI_COMM_WORLD, nlocal, MPI_INFO_NULL, h));
+    if (nlocal > 0) {
+#pragma omp parallel num_threads(nlocal)
+        {
+            int t = omp_get_thread_num();
+            EPT_CHECK(omp_get_num_threads() == nlocal, "%d threads, wanted %d", omp_get_num_threads(), nlocal);
+            body(h[t], arg);
+            EPT_OK(MPI_Comm_free(&h[t]));
+        }
+    }
+    free(h);
+}
+
+/* MPI_STATUSES_IGNORE through a volatile, so that GCC does not take the
+ * constant for a zero-length array (-Wstringop-overflow). */
+static inline MPI_Status *statuses_ignore(void)
+{
+    static MPI_Status *volatile p = MPI_STATUSES_IGNORE;
+    return p;
+}
+
+/* Payload byte i of a message identified by (a, b, c). */
+static inline unsigned char pat(int a, int b, int c, size_t i)
+{
+    uint32_t x = (uint32_t)a * 2654435761u ^ (uint32_t)b * 40503u ^ (uint32_t)c * 97u ^ (uint32_t)i * 2246822519u;
+    x ^= x >> 13;
+    return (unsigned char)(x ^ (x >> 7) ^ (i >> 8));
+}
+
+static inline void fill(unsigned char *buf, size_t n, int a, int b, int c)
+{
+    for (size_t i = 0; i < n; i++)
+        buf[i] = pat(a, b, c, i);
+}
+
+/* Index of the first byte that differs from the pattern, or n. */
+static inline size_t first_bad(const unsigned char *buf, size_t n, int a, int b, int c)
+{
+    for (size_t i = 0; i < n; i++)
+        if (buf[i] != pat(a, b, c, i))
+            return i;
+    return n;
+}
+
+/* ---- end of scaffolding ------------------------------------------------ */
+
+#define ITERS 5
+#define LARGE (64 * 1024) /* bytes */
+#define NMODES 4
+static const char *mode_name[NMODES] = {"MPI_Send_init", "MPI_Ssend_init", "MPI_Rsend_init", "MPI_Bsend_init"};
+
+typedef struct {
+    MPI_Comm comm;
+    int me, n, left, right, classic, wrank, t;
+} ctx_t;
+
+static void check_empty(const MPI_Status *st, const char *what, int me)
+{
+    int cnt = -1;
+    MPI_Get_count(st, MPI_BYTE, &cnt);
+    EPT_CHECK(st->MPI_SOURCE == MPI_ANY_SOURCE && st->MPI_TAG == MPI_ANY_TAG && cnt == 0,
+              "%s: rank %d: expected an empty status, got source %d tag %d count %d", what, me, st->MPI_SOURCE,
+              st->MPI_TAG, cnt);
+}
+
+static void check_msg(const char *what, int me, const MPI_Status *st, const unsigned char *b, int src, int tag,
+                      int size, int a, int c)
+{
+    int cnt = -1;
+    if (st) {
+        MPI_Get_count(st, MPI_BYTE, &cnt);
+        EPT_CHECK(st->MPI_SOURCE == src && st->MPI_TAG == tag && cnt == size,
+                  "%s: rank %d: status source %d tag %d count %d, expected %d %d %d", what, me, st->MPI_SOURCE,
+                  st->MPI_TAG, cnt, src, tag, size);
+    }
+    size_t bad = first_bad(b, (size_t)size, src, a, c);
+    EPT_CHECK(bad == (size_t)size, "%s: rank %d: byte %zu of %d from %d wrong", what, me, bad, size, src);
+}
+
+/* Persistent ring: receive from the left, send to the right. */
+static void ring(ctx_t *x)
+{
+    unsigned char *sb = malloc(LARGE), *rb = malloc(LARGE);
+    char what[128];
+    EPT_CHECK(sb && rb, "out of memory");
+    for (int mode = 0; mode < NMODES; mode++) {
+        for (int large = 0; large < 2; large++) {
+            int size = large ? LARGE : 24, tag = 10 * mode + large;
+            MPI_Request rq[2];
+            MPI_Status st[2];
+            snprintf(what, sizeof what, "%s ring, %d bytes", mode_name[mode], size);
+            PHASE(what);
+            EPT_OK(MPI_Recv_init(rb, size, MPI_BYTE, x->left, tag, x->comm, &rq[0]));
+            switch (mode) {
+            case 0: EPT_OK(MPI_Send_init(sb, size, MPI_BYTE, x->right, tag, x->comm, &rq[1])); break;
+            case 1: EPT_OK(MPI_Ssend_init(sb, size, MPI_BYTE, x->right, tag, x->comm, &rq[1])); break;
+            case 2: EPT_OK(MPI_Rsend_init(sb, size, MPI_BYTE, x->right, tag, x->comm, &rq[1])); break;
+            default: EPT_OK(MPI_Bsend_init(sb, size, MPI_BYTE, x->right, tag, x->comm, &rq[1])); break;
+            }
+            /* Inactive: waits return at once with an empty status. */
+            memset(st, 0x33, sizeof st);
+            EPT_OK(MPI_Wait(&rq[0], &st[0]));
+            check_empty(&st[0], what, x->me);
+            EPT_CHECK(rq[0] != MPI_REQUEST_NULL, "%s: MPI_Wait freed an inactive persistent request", what);
+            int flag = 0;
+            EPT_OK(MPI_Request_get_status(rq[1], &flag, &st[1]));
+            EPT_CHECK(flag, "%s: MPI_Request_get_status of an inactive request: flag false", what);
+            check_empty(&st[1], what, x->me);
+            for (int it = 0; it < ITERS; it++) {
+                fill(sb, (size_t)size, x->me, tag, it);
+                memset(rb, 0, (size_t)size);
+                if (mode == 2) {
+                    /* Ready mode: every receive is started before any send. */
+                    EPT_OK(MPI_Start(&rq[0]));
+                    EPT_OK(MPI_Barrier(x->comm));
+                    EPT_OK(MPI_Start(&rq[1]));
+                } else if (it % 2) {
+                    EPT_OK(MPI_Startall(2, rq));
+                } else {
+                    EPT_OK(MPI_Start(&rq[1]));
+                    EPT_OK(MPI_Start(&rq[0]));
+                }
+                switch (it % 3) {
+                case 0: EPT_OK(MPI_Waitall(2, rq, st)); break;
+                case 1:
+                    EPT_OK(MPI_Wait(&rq[0], &st[0]));
+                    EPT_OK(MPI_Wait(&rq[1], &st[1]));
+                    break;
+                default:
+                    for (int i = 0; i < 2; i++)
+                        for (flag = 0; !flag;)
+                            EPT_OK(MPI_Test(&rq[i], &flag, &st[i]));
+                    break;
+                }
+                EPT_CHECK(rq[0] != MPI_REQUEST_NULL && rq[1] != MPI_REQUEST_NULL,
+                          "%s: completion freed a persistent request", what);
+                check_msg(what, x->me, &st[0], rb, x->left, tag, size, tag, it);
+                if (mode == 2)
+                    EPT_OK(MPI_Barrier(x->comm)); /* the next Start of rq[0] is ours */
+            }
+            EPT_OK(MPI_Request_free(&rq[0]));
+            EPT_OK(MPI_Request_free(&rq[1]));
+            EPT_CHECK(rq[0] == MPI_REQUEST_NULL && rq[1] == MPI_REQUEST_NULL, "MPI_Request_free left the handle");
+            EPT_OK(MPI_Barrier(x->comm));
+        }
+    }
+    /* Never started. */
+    MPI_Request r;
+    EPT_OK(MPI_Send_init(sb, 4, MPI_BYTE, x->right, 1, x->comm, &r));
+    EPT_OK(MPI_Request_free(&r));
+    EPT_OK(MPI_Recv_init(rb, 4, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, x->comm, &r));
+    EPT_OK(MPI_Request_free(&r));
+    EPT_CHECK(r == MPI_REQUEST_NULL, "MPI_Request_free left the handle");
+    free(sb);
+    free(rb);
+}
+
+static void cancels(ctx_t *x)
+{
+    MPI_Request r;
+    MPI_Status st;
+    int flag = -1, buf[8] = {0};
+    PHASE("MPI_Cancel of a receive that never matches");
+    EPT_OK(MPI_Irecv(buf, 8, MPI_INT, MPI_ANY_SOURCE, 31337, x->comm, &r));
+    EPT_OK(MPI_Cancel(&r));
+    EPT_OK(MPI_Wait(&r, &st));
+    EPT_OK(MPI_Test_cancelled(&st, &flag));
+    EPT_CHECK(flag, "rank %d: a cancelled unmatched MPI_Irecv: MPI_Test_cancelled false", x->me);
+    EPT_CHECK(r == MPI_REQUEST_NULL, "MPI_Wait left the cancelled request");
+
+    EPT_OK(MPI_Irecv(buf, 8, MPI_INT, x->left, 31338, x->comm, &r));
+    EPT_OK(MPI_Cancel(&r));
+    for (flag = 0; !flag;)
+        EPT_OK(MPI_Test(&r, &flag, &st));
+    EPT_OK(MPI_Test_cancelled(&st, &flag));
+    EPT_CHECK(flag, "rank %d: a cancelled MPI_Irecv (completed by MPI_Test): MPI_Test_cancelled false", x->me);
+
+    /* A persistent receive: started, cancelled, then started again and used. */
+    PHASE("MPI_Cancel of a persistent receive, then reuse");
+    EPT_OK(MPI_Recv_init(buf, 8, MPI_INT, x->left, 31339, x->comm, &r));
+    EPT_OK(MPI_Start(&r));
+    EPT_OK(MPI_Cancel(&r));
+    EPT_OK(MPI_Wait(&r, &st));
+    EPT_OK(MPI_Test_cancelled(&st, &flag));
+    EPT_CHECK(flag, "rank %d: a cancelled persistent receive: MPI_Test_cancelled false", x->me);
+    EPT_CHECK(r != MPI_REQUEST_NULL, "MPI_Wait freed a persistent request");
+    EPT_OK(MPI_Barrier(x->comm)); /* nobody sends tag 31339 before everyone cancelled */
+    EPT_OK(MPI_Start(&r));
+    int out[8];
+    for (int i = 0; i < 8; i++)
+        out[i] = x->me * 100 + i;
+    EPT_OK(MPI_Send(out, 8, MPI_INT, x->right, 31339, x->comm));
+    EPT_OK(MPI_Wait(&r, &st));
+    EPT_OK(MPI_Test_cancelled(&st, &flag));
+    EPT_CHECK(!flag, "rank %d: a reused persistent receive is reported cancelled", x->me);
+    EPT_CHECK(st.MPI_SOURCE == x->left && st.MPI_TAG == 31339 && buf[7] == x->left * 100 + 7,
+              "rank %d: reused persistent receive: source %d tag %d buf[7] %d", x->me, st.MPI_SOURCE, st.MPI_TAG,
+              buf[7]);
+    EPT_OK(MPI_Request_free(&r));
+
+    /* Cancel after completion: no effect. */
+    PHASE("MPI_Cancel of a completed receive");
+    memset(buf, 0, sizeof buf);
+    EPT_OK(MPI_Irecv(buf, 8, MPI_INT, x->left, 31340, x->comm, &r));
+    EPT_OK(MPI_Barrier(x->comm));
+    EPT_OK(MPI_Send(out, 8, MPI_INT, x->right, 31340, x->comm));
+    for (flag = 0; !flag;)
+        EPT_OK(MPI_Request_get_status(r, &flag, MPI_STATUS_IGNORE));
+    EPT_OK(MPI_Cancel(&r));
+    EPT_OK(MPI_Wait(&r, &st));
+    EPT_OK(MPI_Test_cancelled(&st, &flag));
+    EPT_CHECK(!flag, "rank %d: a receive cancelled after it completed is reported cancelled", x->me);
+    EPT_CHECK(st.MPI_SOURCE == x->left && buf[7] == x->left * 100 + 7, "rank %d: source %d buf[7] %d", x->me,
+              st.MPI_SOURCE, buf[7]);
+    EPT_OK(MPI_Barrier(x->comm));
+}
+
+static void get_status(ctx_t *x)
+{
+    for (int large = 0; large < 2; large++) {
+        int size = large ? LARGE : 40, flag = -1, tag = 400 + large;
+        unsigned char *sb = malloc((size_t)size), *rb = malloc((size_t)size);
+        MPI_Request r, s;
+        MPI_Status st;
+        EPT_CHECK(sb && rb, "out of memory");
+        PHASE(large ? "MPI_Request_get_status, large" : "MPI_Request_get_status, small");
+        fill(sb, (size_t)size, x->me, tag, 9);
+        EPT_OK(MPI_Irecv(rb, size, MPI_BYTE, x->left, tag, x->comm, &r));
+        EPT_OK(MPI_Request_get_status(r, &flag, &st));
+        EPT_CHECK(!flag, "rank %d: MPI_Request_get_status true before the message was sent", x->me);
+        EPT_OK(MPI_Barrier(x->comm));
+        EPT_OK(MPI_Isend(sb, size, MPI_BYTE, x->right, tag, x->comm, &s));
+        for (flag = 0; !flag;)
+            EPT_OK(MPI_Request_get_status(r, &flag, &st));
+        EPT_CHECK(r != MPI_REQUEST_NULL, "MPI_Request_get_status freed the request");
+        check_msg("MPI_Request_get_status", x->me, &st, rb, x->left, tag, size, tag, 9);
+        memset(&st, 0, sizeof st);
+        EPT_OK(MPI_Wait(&r, &st));
+        EPT_CHECK(r == MPI_REQUEST_NULL, "MPI_Wait left the request");
+        check_msg("MPI_Wait after MPI_Request_get_status", x->me, &st, rb, x->left, tag, size, tag, 9);
+        for (flag = 0; !flag;)
+            EPT_OK(MPI_Request_get_status(s, &flag, MPI_STATUS_IGNORE));
+        EPT_OK(MPI_Wait(&s, MPI_STATUS_IGNORE));
+        EPT_OK(MPI_Barrier(x->comm));
+        free(sb);
+        free(rb);
+    }
+}
+
+/* MPI_Request_free of requests that are still pending. */
+static void free_pending(ctx_t *x)
+{
+    static const int sizes[3] = {16, 20000, 1 << 20};
+    for (int k = 0; k < 3; k++) {
+        int size = sizes[k], tag = 500 + k;
+        unsigned char *sb = malloc((size_t)size), *rb = malloc((size_t)size);
+        MPI_Request r;
+        MPI_Status st;
+        EPT_CHECK(sb && rb, "out of memory");
+
+        PHASE("MPI_Request_free of a pending MPI_Isend");
+        fill(sb, (size_t)size, x->me, tag, 1);
+        EPT_OK(MPI_Isend(sb, size, MPI_BYTE, x->right, tag, x->comm, &r));
+        EPT_OK(MPI_Request_free(&r));
+        EPT_CHECK(r == MPI_REQUEST_NULL, "MPI_Request_free left the handle");
+        EPT_OK(MPI_Recv(rb, size, MPI_BYTE, x->left, tag, x->comm, &st));
+        check_msg("freed MPI_Isend", x->me, &st, rb, x->left, tag, size, tag, 1);
+        EPT_OK(MPI_Barrier(x->comm)); /* every freed send has been received: sb may go */
+
+        PHASE("MPI_Request_free of a pending MPI_Issend");
+        fill(sb, (size_t)size, x->me, tag, 2);
+        EPT_OK(MPI_Issend(sb, size, MPI_BYTE, x->right, tag, x->comm, &r));
+        EPT_OK(MPI_Request_free(&r));
+        EPT_OK(MPI_Recv(rb, size, MPI_BYTE, x->left, tag, x->comm, &st));
+        check_msg("freed MPI_Issend", x->me, &st, rb, x->left, tag, size, tag, 2);
+        EPT_OK(MPI_Barrier(x->comm));
+
+        PHASE("MPI_Request_free of a pending MPI_Irecv");
+        memset(rb, 0, (size_t)size);
+        EPT_OK(MPI_Irecv(rb, size, MPI_BYTE, x->left, tag, x->comm, &r));
+        EPT_OK(MPI_Request_free(&r));
+        EPT_CHECK(r == MPI_REQUEST_NULL, "MPI_Request_free left the handle");
+        EPT_OK(MPI_Barrier(x->comm)); /* every receive is posted and freed */
+        fill(sb, (size_t)size, x->me, tag, 3);
+        /* The data, then a synchronous "done" behind it: the freed receive
+         * matched the data before "done" can match. */
+        EPT_OK(MPI_Send(sb, size, MPI_BYTE, x->right, tag, x->comm));
+        MPI_Request done;
+        EPT_OK(MPI_Issend(NULL, 0, MPI_BYTE, x->right, tag + 50, x->comm, &done));
+        EPT_OK(MPI_Recv(NULL, 0, MPI_BYTE, x->left, tag + 50, x->comm, MPI_STATUS_IGNORE));
+        EPT_OK(MPI_Wait(&done, MPI_STATUS_IGNORE));
+        EPT_OK(MPI_Barrier(x->comm));
+        /* The standard gives no completion point for a freed receive: allow
+         * it a few seconds to land, driving progress meanwhile. */
+        double t0 = MPI_Wtime();
+        size_t bad;
+        while ((bad = first_bad(rb, (size_t)size, x->left, tag, 3)) != (size_t)size && MPI_Wtime() - t0 < 5) {
+            int flag;
+            MPI_Iprobe(MPI_ANY_SOURCE, 99999, x->comm, &flag, MPI_STATUS_IGNORE);
+            usleep(1000);
+        }
+        EPT_CHECK(bad == (size_t)size, "rank %d: freed MPI_Irecv of %d bytes: byte %zu never arrived", x->me, size, bad);
+        EPT_OK(MPI_Barrier(x->comm));
+        free(sb);
+        free(rb);
+    }
+}
+
+/* MPI_Waitany / MPI_Testany / MPI_Waitsome / MPI_Testsome skip inactive
+ * persistent requests; with_classic adds a classic inactive one. */
+static void inactive_in_arrays(ctx_t *x, int with_classic)
+{
+    int sb[4] = {1, 2, 3, 4}, rb[4], ib[4], cb[4];
+    MPI_Request a[5];
+    MPI_Status st;
+    PHASE(with_classic ? "inactive classic persistent requests in Waitany/Testany/Waitsome/Testsome"
+                       : "inactive persistent requests in Waitany/Testany/Waitsome/Testsome");
+    EPT_OK(MPI_Send_init(sb, 4, MPI_INT, x->right, 600, x->comm, &a[0])); /* never started */
+    EPT_OK(MPI_Recv_init(ib, 4, MPI_INT, x->left, 601, x->comm, &a[2]));
+    /* a[2] runs once (to completion): inactive again afterwards. */
+    EPT_OK(MPI_Start(&a[2]));
+    EPT_OK(MPI_Send(sb, 4, MPI_INT, x->right, 601, x->comm));
+    EPT_OK(MPI_Wait(&a[2], MPI_STATUS_IGNORE));
+    a[3] = MPI_REQUEST_NULL;
+    a[4] = MPI_REQUEST_NULL;
+    if (with_classic)
+        EPT_OK(MPI_Send_init(cb, 4, MPI_INT, x->wrank, 7000 + x->t, MPI_COMM_WORLD, &a[4]));
+    for (int how = 0; how < 4; how++) {
+        int idx = -5, flag = 0, out = -5, idxs[5];
+        MPI_Status sts[5];
+        EPT_OK(MPI_Irecv(rb, 4, MPI_INT, x->left, 602 + how, x->comm, &a[1]));
+        EPT_OK(MPI_Send(sb, 4, MPI_INT, x->right, 602 + how, x->comm));
+        switch (how) {
+        case 0:
+            EPT_OK(MPI_Waitany(5, a, &idx, &st));
+            EPT_CHECK(idx == 1, "rank %d: MPI_Waitany returned index %d: only request 1 is active", x->me, idx);
+            EPT_OK(MPI_Waitany(5, a, &idx, &st));
+            EPT_CHECK(idx == MPI_UNDEFINED, "rank %d: MPI_Waitany with no active request returned index %d", x->me,
+                      idx);
+            break;
+        case 1:
+            do
+                EPT_OK(MPI_Testany(5, a, &idx, &flag, &st));
+            while (!flag);
+            EPT_CHECK(idx == 1, "rank %d: MPI_Testany returned index %d: only request 1 is active", x->me, idx);
+            EPT_OK(MPI_Testany(5, a, &idx, &flag, &st));
+            EPT_CHECK(flag && idx == MPI_UNDEFINED, "rank %d: MPI_Testany with no active request: flag %d index %d",
+                      x->me, flag, idx);
+            break;
+        case 2:
+            EPT_OK(MPI_Waitsome(5, a, &out, idxs, sts));
+            EPT_CHECK(out == 1 && idxs[0] == 1, "rank %d: MPI_Waitsome: outcount %d, first index %d", x->me, out,
+                      out > 0 ? idxs[0] : -1);
+            EPT_OK(MPI_Waitsome(5, a, &out, idxs, sts));
+            EPT_CHECK(out == MPI_UNDEFINED, "rank %d: MPI_Waitsome with no active request: outcount %d", x->me, out);
+            break;
+        default:
+            do
+                EPT_OK(MPI_Testsome(5, a, &out, idxs, sts));
+            while (out == 0);
+            EPT_CHECK(out == 1 && idxs[0] == 1, "rank %d: MPI_Testsome: outcount %d, first index %d", x->me, out,
+                      out > 0 ? idxs[0] : -1);
+            EPT_OK(MPI_Testsome(5, a, &out, idxs, sts));
+            EPT_CHECK(out == MPI_UNDEFINED, "rank %d: MPI_Testsome with no active request: outcount %d", x->me, out);
+            break;
+        }
+        EPT_CHECK(a[1] == MPI_REQUEST_NULL && rb[3] == 4, "rank %d: the active receive did not complete", x->me);
+        EPT_CHECK(a[0] != MPI_REQUEST_NULL && a[2] != MPI_REQUEST_NULL && (!with_classic || a[4] != MPI_REQUEST_NULL),
+                  "rank %d: an inactive persistent request was freed", x->me);
+    }
+    EPT_OK(MPI_Request_free(&a[0]));
+    EPT_OK(MPI_Request_free(&a[2]));
+    if (with_classic)
+        EPT_OK(MPI_Request_free(&a[4]));
+    EPT_OK(MPI_Barrier(x->comm));
+}
+
+/* Explicit shapes: MPI_Startall / MPI_Waitall over endpoint and classic
+ * persistent requests together (classic ones to this process on
+ * MPI_COMM_WORLD). */
+static void mixed_startall(ctx_t *x)
+{
+    int es[6], er[6], cs[6], cr[6];
+    MPI_Request a[4];
+    MPI_Status st[4];
+    PHASE("MPI_Startall over endpoint and classic persistent requests");
+    EPT_OK(MPI_Recv_init(er, 6, MPI_INT, x->left, 700, x->comm, &a[0]));
+    EPT_OK(MPI_Recv_init(cr, 6, MPI_INT, x->wrank, 7100 + x->t, MPI_COMM_WORLD, &a[1]));
+    EPT_OK(MPI_Send_init(es, 6, MPI_INT, x->right, 700, x->comm, &a[2]));
+    EPT_OK(MPI_Send_init(cs, 6, MPI_INT, x->wrank, 7100 + x->t, MPI_COMM_WORLD, &a[3]));
+    for (int it = 0; it < ITERS; it++) {
+        for (int i = 0; i < 6; i++) {
+            es[i] = x->me * 1000 + it * 10 + i;
+            cs[i] = -(x->t * 1000 + it * 10 + i);
+        }
+        EPT_OK(MPI_Startall(4, a));
+        EPT_OK(MPI_Waitall(4, a, st));
+        for (int i = 0; i < 6; i++) {
+            EPT_CHECK(er[i] == x->left * 1000 + it * 10 + i, "rank %d: endpoint persistent receive: int %d is %d",
+                      x->me, i, er[i]);
+            EPT_CHECK(cr[i] == -(x->t * 1000 + it * 10 + i), "rank %d: classic persistent receive: int %d is %d",
+                      x->me, i, cr[i]);
+        }
+        EPT_CHECK(st[0].MPI_SOURCE == x->left && st[1].MPI_SOURCE == x->wrank && st[1].MPI_TAG == 7100 + x->t,
+                  "rank %d: statuses: endpoint source %d, classic source %d tag %d", x->me, st[0].MPI_SOURCE,
+                  st[1].MPI_SOURCE, st[1].MPI_TAG);
+    }
+    for (int i = 0; i < 4; i++)
+        EPT_OK(MPI_Request_free(&a[i]));
+    EPT_OK(MPI_Barrier(x->comm));
+}
+
+static void persistent(MPI_Comm comm, void *arg)
+{
+    ctx_t x = {.comm = comm};
+    x.classic = *(int *)arg;
+    x.t = omp_get_thread_num();
+    MPI_Comm_rank(comm, &x.me);
+    MPI_Comm_size(comm, &x.n);
+    x.left = (x.me + x.n - 1) % x.n;
+    x.right = (x.me + 1) % x.n;
+    if (x.classic)
+        MPI_Comm_rank(MPI_COMM_WORLD, &x.wrank);
+    ring(&x);
+    cancels(&x);
+    get_status(&x);
+    free_pending(&x);
+    inactive_in_arrays(&x, 0);
+    if (x.classic) {
+        mixed_startall(&x);
+        inactive_in_arrays(&x, 1);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int provided;
+    watchdog_arm(30);
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    EPT_CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
+    int nlocal = local_ranks(argc, argv);
+    int classic = ept_world_endpoints() == 0;
+    int bsize = 2 * (LARGE + 24 + 2 * MPI_BSEND_OVERHEAD) * (nlocal > 0 ? nlocal : 1);
+    char *bbuf = malloc((size_t)bsize);
+    EPT_CHECK(bbuf, "out of memory");
+    EPT_OK(MPI_Buffer_attach(bbuf, bsize));
+    run_ranks(nlocal, persistent, &classic);
+    PHASE("MPI_Buffer_detach");
+    void *addr;
+    int dsize;
+    EPT_OK(MPI_Buffer_detach(&addr, &dsize));
+    free(bbuf);
+    PHASE("MPI_Finalize");
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,241 @@
+/* Large messages: 1 MiB and 8 MiB between endpoints of one process and
+ * between processes, with MPI_Sendrecv (around the ring, pairwise with every
+ * rank, with oneself), MPI_Sendrecv_replace (contiguous and with a strided
+ * datatype), MPI_Isend + MPI_Recv and MPI_Ssend; every byte is checked.
+ *
+ * World mode (PxT): the ranks of MPI_COMM_WORLD.  Explicit shapes (P:a,b,..):
+ * each process creates its list entry of endpoints with
+ * MPI_Comm_create_endpoints and thread i drives handle i. */
+#include "eptest.h"
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <unistd.h>
+
+/* ---- scaffolding shared by the p2p_*.c tests -------------------------- */
+
+/* Provided by the preloaded libepmpi.so, not by the MPICH we link with. */
+#pragma weak MPI_Comm_create_endpoints
+
+/* Watchdog: a hang fails the shape quickly, naming the last phase entered. */
+static const char *_Atomic phase = "MPI_Init";
+#define PHASE(s) atomic_store(&phase, (s))
+static void watchdog_fire(int sig)
+{
+    (void)sig;
+    const char *p = atomic_load(&phase);
+    static const char m[] = "FAIL: watchdog: the test is still running after its time limit; last phase entered: ";
+    if (write(2, m, sizeof m - 1) < 0 || write(2, p, strlen(p)) < 0 || write(2, "\n", 1) < 0)
+        _exit(3);
+    _exit(3);
+}
+static void watchdog_arm(int secs)
+{
+    signal(SIGALRM, watchdog_fire);
+    alarm((unsigned)secs);
+}
+
+/* This process's number of ranks: T in world mode, else its entry of the
+ * comma-separated list in argv[1] (explicit shapes P:a,b,..). */
+static inline int local_ranks(int argc, char **argv)
+{
+    int T = ept_world_endpoints();
+    if (T > 0)
+        return T;
+    int wr;
+    EPT_CHECK(argc > 1, "explicit shapes pass the endpoints per process as argv[1]");
+    EPT_CHECK(MPI_Comm_create_endpoints != NULL, "MPI_Comm_create_endpoints is not available");
+    MPI_Comm_rank(MPI_COMM_WORLD, &wr);
+    return ept_list_item(argv[1], wr);
+}
+
+/* Runs body(comm, arg) once per local rank, concurrently, one OpenMP thread
+ * per rank: in world mode on MPI_COMM_WORLD; otherwise on the handles of a
+ * communicator made with MPI_Comm_create_endpoints (thread i, handle i). */
+static inline void run_ranks(int nlocal, void (*body)(MPI_Comm, void *), void *arg)
+{
+    if (ept_world_endpoints() > 0) {
+#pragma omp parallel num_threads(nlocal)
+        {
+            EPT_CHECK(omp_get_num_threads() == nlocal, "%d threads, wanted %d", omp_get_num_threads(), nlocal);
+            body(MPI_COMM_WORLD, arg);
+        }
+        return;
+    }
+    MPI_Comm *h = malloc(sizeof *h * (size_t)(nlocal > 0 ? nlocal : 1));
+    EPT_CHECK(h, "out of memory");
+    EPT_OK(MPI_Comm_create_endpoints(MPI_COMM_WORLD, nlocal, MPI_INFO_NULL, h));
+    if (nlocal > 0) {
+#pragma omp parallel num_threads(nlocal)
+        {
+            int t = omp_get_thread_num();
+            EPT_CHECK(omp_get_num_threads() == nlocal, "%d threads, wanted %d", omp_get_num_threads(), nlocal);
+            body(h[t], arg);
+            EPT_OK(MPI_Comm_free(&h[t]));
+        }
+    }
+    free(h);
+}
+
+/* MPI_STATUSES_IGNORE through a volatile, so that GCC does not take the
+ * constant for a zero-length array (-Wstringop-overflow). */
+static inline MPI_Status *statuses_ignore(void)
+{
+    static MPI_Status *volatile p = MPI_STATUSES_IGNORE;
+    return p;
+}
+
+/* Payload byte i of a message identified by (a, b, c). */
+static inline unsigned char pat(int a, int b, int c, size_t i)
+{
+    uint32_t x = (uint32_t)a * 2654435761u ^ (uint32_t)b * 40503u ^ (uint32_t)c * 97u ^ (uint32_t)i * 2246822519u;
+    x ^= x >> 13;
+    return (unsigned char)(x ^ (x >> 7) ^ (i >> 8));
+}
+
+static inline void fill(unsigned char *buf, size_t n, int a, int b, int c)
+{
+    for (size_t i = 0; i < n; i++)
+        buf[i] = pat(a, b, c, i);
+}
+
+/* Index of the first byte that differs from the pattern, or n. */
+static inline size_t first_bad(const unsigned char *buf, size_t n, int a, int b, int c)
+{
+    for (size_t i = 0; i < n; i++)
+        if (buf[i] != pat(a, b, c, i))
+            return i;
+    return n;
+}
+
+/* ---- end of scaffolding ------------------------------------------------ */
+
+#define MIB (1 << 20)
+static const int sizes[2] = {MIB, 8 * MIB};
+
+typedef struct {
+    MPI_Comm comm;
+    int me, n, left, right;
+    unsigned char *sb, *rb;
+} ctx_t;
+
+static void check(const ctx_t *x, const char *what, const MPI_Status *st, const unsigned char *b, int size, int src,
+                  int tag, int c)
+{
+    int cnt = -1;
+    MPI_Get_count(st, MPI_BYTE, &cnt);
+    EPT_CHECK(st->MPI_SOURCE == src && st->MPI_TAG == tag && cnt == size,
+              "%s, %d bytes: rank %d: status source %d tag %d count %d, expected %d %d %d", what, size, x->me,
+              st->MPI_SOURCE, st->MPI_TAG, cnt, src, tag, size);
+    size_t bad = first_bad(b, (size_t)size, src, tag, c);
+    EPT_CHECK(bad == (size_t)size, "%s, %d bytes: rank %d: byte %zu from %d wrong", what, size, x->me, bad, src);
+}
+
+static void large(MPI_Comm comm, void *arg)
+{
+    (void)arg;
+    ctx_t x = {.comm = comm};
+    MPI_Status st;
+    MPI_Comm_rank(comm, &x.me);
+    MPI_Comm_size(comm, &x.n);
+    x.left = (x.me + x.n - 1) % x.n;
+    x.right = (x.me + 1) % x.n;
+    x.sb = malloc(8 * MIB);
+    x.rb = malloc(8 * MIB);
+    EPT_CHECK(x.sb && x.rb, "out of memory");
+    for (int si = 0; si < 2; si++) {
+        int size = sizes[si], tag = 10 * si;
+
+        PHASE("MPI_Sendrecv around the ring");
+        fill(x.sb, (size_t)size, x.me, tag, 1);
+        memset(x.rb, 0, (size_t)size);
+        EPT_OK(MPI_Sendrecv(x.sb, size, MPI_BYTE, x.right, tag, x.rb, size, MPI_BYTE, x.left, tag, comm, &st));
+        check(&x, "MPI_Sendrecv ring", &st, x.rb, size, x.left, tag, 1);
+
+        PHASE("MPI_Sendrecv with oneself");
+        fill(x.sb, (size_t)size, x.me, tag + 1, 2);
+        EPT_OK(MPI_Sendrecv(x.sb, size, MPI_BYTE, x.me, tag + 1, x.rb, size, MPI_BYTE, x.me, tag + 1, comm, &st));
+        check(&x, "MPI_Sendrecv self", &st, x.rb, size, x.me, tag + 1, 2);
+
+        PHASE("MPI_Sendrecv_replace around the ring");
+        fill(x.rb, (size_t)size, x.me, tag + 2, 3);
+        EPT_OK(MPI_Sendrecv_replace(x.rb, size, MPI_BYTE, x.right, tag + 2, x.left, tag + 2, comm, &st));
+        check(&x, "MPI_Sendrecv_replace ring", &st, x.rb, size, x.left, tag + 2, 3);
+
+        PHASE("MPI_Sendrecv_replace with oneself");
+        fill(x.rb, (size_t)size, x.me, tag + 3, 4);
+        EPT_OK(MPI_Sendrecv_replace(x.rb, size, MPI_BYTE, x.me, tag + 3, x.me, tag + 3, comm, &st));
+        check(&x, "MPI_Sendrecv_replace self", &st, x.rb, size, x.me, tag + 3, 4);
+
+        PHASE("MPI_Isend + MPI_Recv around the ring");
+        MPI_Request r;
+        fill(x.sb, (size_t)size, x.me, tag + 4, 5);
+        EPT_OK(MPI_Isend(x.sb, size, MPI_BYTE, x.right, tag + 4, comm, &r));
+        EPT_OK(MPI_Recv(x.rb, size, MPI_BYTE, x.left, tag + 4, comm, &st));
+        EPT_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+        check(&x, "MPI_Isend + MPI_Recv", &st, x.rb, size, x.left, tag + 4, 5);
+
+        PHASE("MPI_Ssend token ring");
+        fill(x.sb, (size_t)size, x.me, tag + 5, 6);
+        if (x.n == 1) {
+            EPT_OK(MPI_Irecv(x.rb, size, MPI_BYTE, x.left, tag + 5, comm, &r));
+            EPT_OK(MPI_Ssend(x.sb, size, MPI_BYTE, x.right, tag + 5, comm));
+            EPT_OK(MPI_Wait(&r, &st));
+        } else if (x.me == 0) {
+            EPT_OK(MPI_Ssend(x.sb, size, MPI_BYTE, x.right, tag + 5, comm));
+            EPT_OK(MPI_Recv(x.rb, size, MPI_BYTE, x.left, tag + 5, comm, &st));
+        } else {
+            EPT_OK(MPI_Recv(x.rb, size, MPI_BYTE, x.left, tag + 5, comm, &st));
+            EPT_OK(MPI_Ssend(x.sb, size, MPI_BYTE, x.right, tag + 5, comm));
+        }
+        check(&x, "MPI_Ssend ring", &st, x.rb, size, x.left, tag + 5, 6);
+        EPT_OK(MPI_Barrier(comm));
+    }
+
+    /* 1 MiB pairwise with every rank: round k, to me+k, from me-k. */
+    PHASE("MPI_Sendrecv pairwise with every rank");
+    for (int k = 0; k < x.n; k++) {
+        int dst = (x.me + k) % x.n, src = (x.me + x.n - k) % x.n;
+        fill(x.sb, MIB, x.me, 100 + k, dst);
+        EPT_OK(MPI_Sendrecv(x.sb, MIB, MPI_BYTE, dst, 100 + k, x.rb, MIB, MPI_BYTE, src, 100 + k, comm, &st));
+        check(&x, "MPI_Sendrecv pairwise", &st, x.rb, MIB, src, 100 + k, x.me);
+    }
+    EPT_OK(MPI_Barrier(comm));
+
+    /* Sendrecv_replace with every other int of a 2 MiB buffer (1 MiB of data);
+     * the ints in between stay as they are. */
+    PHASE("MPI_Sendrecv_replace with a strided datatype");
+    MPI_Datatype strided;
+    int nint = MIB / 4, *ib = (int *)x.rb;
+    EPT_OK(MPI_Type_vector(nint, 1, 2, MPI_INT, &strided));
+    EPT_OK(MPI_Type_commit(&strided));
+    for (int i = 0; i < 2 * nint; i++)
+        ib[i] = i % 2 ? -7 : x.me * 1000003 + i;
+    EPT_OK(MPI_Sendrecv_replace(ib, 1, strided, x.right, 200, x.left, 200, comm, &st));
+    int cnt = -1;
+    MPI_Get_count(&st, strided, &cnt);
+    EPT_CHECK(st.MPI_SOURCE == x.left && st.MPI_TAG == 200 && cnt == 1,
+              "strided MPI_Sendrecv_replace: rank %d: status source %d tag %d count %d", x.me, st.MPI_SOURCE, st.MPI_TAG,
+              cnt);
+    for (int i = 0; i < 2 * nint; i++)
+        EPT_CHECK(ib[i] == (i % 2 ? -7 : x.left * 1000003 + i), "strided MPI_Sendrecv_replace: rank %d: int %d is %d",
+                  x.me, i, ib[i]);
+    MPI_Type_free(&strided);
+    EPT_OK(MPI_Barrier(comm));
+    free(x.sb);
+    free(x.rb);
+}
+
+int main(int argc, char **argv)
+{
+    int provided;
+    watchdog_arm(30);
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    EPT_CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
+    int nlocal = local_ranks(argc, argv);
+    run_ranks(nlocal, large, NULL);
+    PHASE("MPI_Finalize");
+    MPI_Finalize();
+    return 0;
+}

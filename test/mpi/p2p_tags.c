@@ -9,9 +9,10 @@
  * Many endpoints (explicit shapes whose list asks for more than 64 endpoints
  * per process, e.g. 1:1024 or 2:512,512): one MPI_Comm_create_endpoints
  * call makes them all; rank of each handle = ranks of lower processes +
- * handle index; a few threads drive all handles (thread t drives handles
- * t, t+4, ...) with non-blocking ring and cross exchanges using those tags,
- * small and large, which must finish quickly.
+ * handle index; four threads drive all handles with non-blocking ring and
+ * cross exchanges using those tags, small and large, each operation
+ * completed by another thread than the one that started it; this must
+ * finish quickly.
  *
  * World mode (PxT): the ranks of MPI_COMM_WORLD.  Small explicit shapes
  * (P:a,b,..): each process creates its list entry of endpoints and thread i
@@ -228,46 +229,80 @@ static void tags_ranks(MPI_Comm comm, void *arg)
 static int many_val(int src, int round, int i) { return (src * 31 + round) * 65537 + i; }
 
 /* One exchange: every handle sends `ints` ints to rank (r + shift) and
- * receives from (r - shift), tag = tags[sender % NTAGS]; all non-blocking,
- * completed per driving thread with one MPI_Waitall. */
+ * receives from (r - shift), tag = tags[sender % NTAGS]; all non-blocking.
+ * Any thread may drive any handle: in round `round` thread t starts the
+ * operations of the handles i with (i + round) % nt == t, and after a thread
+ * barrier completes those of the handles with (i + round + 1) % nt == t
+ * (started by another thread), with one MPI_Waitall in even rounds and
+ * MPI_Wait per request in odd ones. */
 static void many_round(MPI_Comm *h, int nh, int size, int first, const int *tags, int shift, int ints, int round,
                        int **sbuf, int **rbuf)
 {
+    MPI_Request *req = malloc(sizeof *req * 2 * (size_t)nh);
+    MPI_Status *st = malloc(sizeof *st * 2 * (size_t)nh);
+    EPT_CHECK(req && st, "out of memory");
 #pragma omp parallel num_threads(DRIVERS)
     {
-        int t = omp_get_thread_num(), nt = omp_get_num_threads(), mine = 0;
-        for (int i = t; i < nh; i += nt)
-            mine++;
-        MPI_Request *req = malloc(sizeof *req * 2 * (size_t)(mine ? mine : 1));
-        MPI_Status *st = malloc(sizeof *st * 2 * (size_t)(mine ? mine : 1));
-        EPT_CHECK(req && st, "out of memory");
-        int k = 0;
-        for (int i = t; i < nh; i += nt, k++) {
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        for (int i = 0; i < nh; i++) {
             int r = first + i, src = (r + size - shift % size) % size;
-            EPT_OK(MPI_Irecv(rbuf[i], ints, MPI_INT, src, tags[src % NTAGS], h[i], &req[2 * k]));
+            if ((i + round) % nt == t)
+                EPT_OK(MPI_Irecv(rbuf[i], ints, MPI_INT, src, tags[src % NTAGS], h[i], &req[2 * i]));
         }
-        k = 0;
-        for (int i = t; i < nh; i += nt, k++) {
+        for (int i = 0; i < nh; i++) {
             int r = first + i, dst = (r + shift) % size;
+            if ((i + round) % nt != t)
+                continue;
             for (int j = 0; j < ints; j++)
                 sbuf[i][j] = many_val(r, round, j);
-            EPT_OK(MPI_Isend(sbuf[i], ints, MPI_INT, dst, tags[r % NTAGS], h[i], &req[2 * k + 1]));
+            EPT_OK(MPI_Isend(sbuf[i], ints, MPI_INT, dst, tags[r % NTAGS], h[i], &req[2 * i + 1]));
         }
-        EPT_OK(MPI_Waitall(2 * mine, req, st));
-        k = 0;
-        for (int i = t; i < nh; i += nt, k++) {
+#pragma omp barrier
+        int mine = 0;
+        MPI_Request *sub = malloc(sizeof *sub * 2 * (size_t)nh);
+        MPI_Status *subst = malloc(sizeof *subst * 2 * (size_t)nh);
+        int *which = malloc(sizeof(int) * (size_t)nh);
+        EPT_CHECK(sub && subst && which, "out of memory");
+        for (int i = 0; i < nh; i++) {
+            if ((i + round + 1) % nt != t)
+                continue;
+            if (round % 2) {
+                EPT_OK(MPI_Wait(&req[2 * i], &st[2 * i]));
+                EPT_OK(MPI_Wait(&req[2 * i + 1], &st[2 * i + 1]));
+            } else {
+                sub[2 * mine] = req[2 * i];
+                sub[2 * mine + 1] = req[2 * i + 1];
+                which[mine++] = i;
+            }
+        }
+        if (!(round % 2)) {
+            EPT_OK(MPI_Waitall(2 * mine, sub, subst));
+            for (int k = 0; k < mine; k++) {
+                st[2 * which[k]] = subst[2 * k];
+                req[2 * which[k]] = sub[2 * k];
+                req[2 * which[k] + 1] = sub[2 * k + 1];
+            }
+        }
+        for (int i = 0; i < nh; i++) {
             int r = first + i, src = (r + size - shift % size) % size, cnt = -1;
-            MPI_Get_count(&st[2 * k], MPI_INT, &cnt);
-            EPT_CHECK(st[2 * k].MPI_SOURCE == src && st[2 * k].MPI_TAG == tags[src % NTAGS] && cnt == ints,
+            if ((i + round + 1) % nt != t)
+                continue;
+            EPT_CHECK(req[2 * i] == MPI_REQUEST_NULL && req[2 * i + 1] == MPI_REQUEST_NULL,
+                      "many endpoints, round %d: rank %d: completed requests not freed", round, r);
+            MPI_Get_count(&st[2 * i], MPI_INT, &cnt);
+            EPT_CHECK(st[2 * i].MPI_SOURCE == src && st[2 * i].MPI_TAG == tags[src % NTAGS] && cnt == ints,
                       "many endpoints, round %d: rank %d: status source %d tag %d count %d, expected %d %d %d", round,
-                      r, st[2 * k].MPI_SOURCE, st[2 * k].MPI_TAG, cnt, src, tags[src % NTAGS], ints);
+                      r, st[2 * i].MPI_SOURCE, st[2 * i].MPI_TAG, cnt, src, tags[src % NTAGS], ints);
             for (int j = 0; j < ints; j++)
                 EPT_CHECK(rbuf[i][j] == many_val(src, round, j), "many endpoints, round %d: rank %d: int %d from %d",
                           round, r, j, src);
         }
-        free(req);
-        free(st);
+        free(sub);
+        free(subst);
+        free(which);
     }
+    free(req);
+    free(st);
 }
 
 static void many(int argc, char **argv, int nh)

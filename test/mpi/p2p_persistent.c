@@ -132,7 +132,20 @@ static const char *mode_name[NMODES] = {"MPI_Send_init", "MPI_Ssend_init", "MPI_
 typedef struct {
     MPI_Comm comm;
     int me, n, left, right, classic, wrank, t;
+    int fails; /* soft failures: reported, counted, fatal at the end */
 } ctx_t;
+
+/* A failed check that leaves the communication pattern intact is reported
+ * and counted, and the test goes on, so one run shows every broken call. */
+#define SOFT_CHECK(x, cond, ...)                                                                           \
+    do {                                                                                                   \
+        if (!(cond)) {                                                                                     \
+            fprintf(stderr, "FAIL %s:%d (thread %d): %s: ", __FILE__, __LINE__, omp_get_thread_num(), #cond); \
+            fprintf(stderr, __VA_ARGS__);                                                                  \
+            fprintf(stderr, "\n");                                                                         \
+            (x)->fails++;                                                                                  \
+        }                                                                                                  \
+    } while (0)
 
 static void check_empty(const MPI_Status *st, const char *what, int me)
 {
@@ -410,41 +423,57 @@ static void inactive_in_arrays(ctx_t *x, int with_classic)
         MPI_Status sts[5];
         EPT_OK(MPI_Irecv(rb, 4, MPI_INT, x->left, 602 + how, x->comm, &a[1]));
         EPT_OK(MPI_Send(sb, 4, MPI_INT, x->right, 602 + how, x->comm));
+        const char *call = how == 0 ? "MPI_Waitany" : how == 1 ? "MPI_Testany" : how == 2 ? "MPI_Waitsome" : "MPI_Testsome";
         switch (how) {
         case 0:
             EPT_OK(MPI_Waitany(5, a, &idx, &st));
-            EPT_CHECK(idx == 1, "rank %d: MPI_Waitany returned index %d: only request 1 is active", x->me, idx);
-            EPT_OK(MPI_Waitany(5, a, &idx, &st));
-            EPT_CHECK(idx == MPI_UNDEFINED, "rank %d: MPI_Waitany with no active request returned index %d", x->me,
-                      idx);
+            SOFT_CHECK(x, idx == 1, "rank %d: MPI_Waitany returned index %d: only request 1 is active%s", x->me, idx,
+                       idx == 4 ? " (4 is an inactive classic persistent request)" : "");
             break;
         case 1:
             do
                 EPT_OK(MPI_Testany(5, a, &idx, &flag, &st));
             while (!flag);
-            EPT_CHECK(idx == 1, "rank %d: MPI_Testany returned index %d: only request 1 is active", x->me, idx);
-            EPT_OK(MPI_Testany(5, a, &idx, &flag, &st));
-            EPT_CHECK(flag && idx == MPI_UNDEFINED, "rank %d: MPI_Testany with no active request: flag %d index %d",
-                      x->me, flag, idx);
+            SOFT_CHECK(x, idx == 1, "rank %d: MPI_Testany returned index %d: only request 1 is active%s", x->me, idx,
+                       idx == 4 ? " (4 is an inactive classic persistent request)" : "");
             break;
         case 2:
             EPT_OK(MPI_Waitsome(5, a, &out, idxs, sts));
-            EPT_CHECK(out == 1 && idxs[0] == 1, "rank %d: MPI_Waitsome: outcount %d, first index %d", x->me, out,
-                      out > 0 ? idxs[0] : -1);
-            EPT_OK(MPI_Waitsome(5, a, &out, idxs, sts));
-            EPT_CHECK(out == MPI_UNDEFINED, "rank %d: MPI_Waitsome with no active request: outcount %d", x->me, out);
+            SOFT_CHECK(x, out == 1 && idxs[0] == 1, "rank %d: MPI_Waitsome: outcount %d, indices %d %d: only request 1 "
+                       "is active", x->me, out, out > 0 ? idxs[0] : -1, out > 1 ? idxs[1] : -1);
             break;
         default:
             do
                 EPT_OK(MPI_Testsome(5, a, &out, idxs, sts));
             while (out == 0);
-            EPT_CHECK(out == 1 && idxs[0] == 1, "rank %d: MPI_Testsome: outcount %d, first index %d", x->me, out,
-                      out > 0 ? idxs[0] : -1);
-            EPT_OK(MPI_Testsome(5, a, &out, idxs, sts));
-            EPT_CHECK(out == MPI_UNDEFINED, "rank %d: MPI_Testsome with no active request: outcount %d", x->me, out);
+            SOFT_CHECK(x, out == 1 && idxs[0] == 1, "rank %d: MPI_Testsome: outcount %d, indices %d %d: only request 1 "
+                       "is active", x->me, out, out > 0 ? idxs[0] : -1, out > 1 ? idxs[1] : -1);
             break;
         }
-        EPT_CHECK(a[1] == MPI_REQUEST_NULL && rb[3] == 4, "rank %d: the active receive did not complete", x->me);
+        /* After a wrong answer the receive may still be pending. */
+        if (a[1] != MPI_REQUEST_NULL)
+            EPT_OK(MPI_Wait(&a[1], MPI_STATUS_IGNORE));
+        EPT_CHECK(rb[3] == 4, "rank %d: the active receive got %d", x->me, rb[3]);
+        /* Nothing active is left. */
+        switch (how) {
+        case 0:
+            EPT_OK(MPI_Waitany(5, a, &idx, &st));
+            break;
+        case 1:
+            EPT_OK(MPI_Testany(5, a, &idx, &flag, &st));
+            SOFT_CHECK(x, flag, "rank %d: MPI_Testany with no active request: flag false", x->me);
+            break;
+        case 2:
+            EPT_OK(MPI_Waitsome(5, a, &out, idxs, sts));
+            idx = out;
+            break;
+        default:
+            EPT_OK(MPI_Testsome(5, a, &out, idxs, sts));
+            idx = out;
+            break;
+        }
+        SOFT_CHECK(x, idx == MPI_UNDEFINED, "rank %d: %s with no active request returned %s %d, not MPI_UNDEFINED",
+                   x->me, call, how < 2 ? "index" : "outcount", idx);
         EPT_CHECK(a[0] != MPI_REQUEST_NULL && a[2] != MPI_REQUEST_NULL && (!with_classic || a[4] != MPI_REQUEST_NULL),
                   "rank %d: an inactive persistent request was freed", x->me);
     }
@@ -510,6 +539,7 @@ static void persistent(MPI_Comm comm, void *arg)
         mixed_startall(&x);
         inactive_in_arrays(&x, 1);
     }
+    EPT_CHECK(x.fails == 0, "rank %d: %d checks failed (see above)", x.me, x.fails);
 }
 
 int main(int argc, char **argv)

@@ -4,7 +4,9 @@
  * sizes from 0 bytes to 1 MiB (eager and rendezvous, inside a process and
  * between processes); every byte, the status source / tag and MPI_Get_count
  * are checked.  Sends to and receives from MPI_PROC_NULL complete at once
- * with source MPI_PROC_NULL, tag MPI_ANY_TAG and count 0.
+ * with source MPI_PROC_NULL, tag MPI_ANY_TAG and count 0.  In world mode,
+ * every endpoint's MPI_COMM_SELF is its own: all threads send to themselves
+ * on it at once and each gets its own data.
  *
  * World mode (PxT): the ranks of MPI_COMM_WORLD.  Explicit shapes (P:a,b,..):
  * each process creates its list entry of endpoints with
@@ -170,6 +172,38 @@ static void proc_null_checks(MPI_Comm comm, int me)
         EPT_CHECK(b[i] == 0, "rank %d: a receive from MPI_PROC_NULL wrote the buffer", me);
 }
 
+/* World mode: MPI_COMM_SELF is each endpoint's own communicator of size 1;
+ * all threads use it at once with the same tag, so a mix-up between the
+ * threads' MPI_COMM_SELF would deliver another rank's data. */
+static void self_checks(int me)
+{
+    static const int ssizes[3] = {8, 1024, 100 * 1024};
+    PHASE("MPI_COMM_SELF in world mode");
+    for (int i = 0; i < 3; i++) {
+        int size = ssizes[i], r = -1, s = -1;
+        unsigned char *sb = malloc((size_t)size), *rb = malloc((size_t)size);
+        MPI_Status st;
+        MPI_Request q;
+        EPT_CHECK(sb && rb, "out of memory");
+        MPI_Comm_rank(MPI_COMM_SELF, &r);
+        MPI_Comm_size(MPI_COMM_SELF, &s);
+        EPT_CHECK(r == 0 && s == 1, "MPI_COMM_SELF: rank %d size %d", r, s);
+        fill(sb, (size_t)size, me, 7, 1);
+        EPT_OK(MPI_Sendrecv(sb, size, MPI_BYTE, 0, 7, rb, size, MPI_BYTE, 0, 7, MPI_COMM_SELF, &st));
+        EPT_CHECK(st.MPI_SOURCE == 0 && st.MPI_TAG == 7 && first_bad(rb, (size_t)size, me, 7, 1) == (size_t)size,
+                  "rank %d: MPI_Sendrecv on MPI_COMM_SELF, %d bytes: source %d, wrong data", me, size, st.MPI_SOURCE);
+        fill(sb, (size_t)size, me, 8, 2);
+        EPT_OK(MPI_Irecv(rb, size, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &q));
+        EPT_OK(MPI_Send(sb, size, MPI_BYTE, 0, 8, MPI_COMM_SELF));
+        EPT_OK(MPI_Wait(&q, &st));
+        EPT_CHECK(st.MPI_SOURCE == 0 && st.MPI_TAG == 8 && first_bad(rb, (size_t)size, me, 8, 2) == (size_t)size,
+                  "rank %d: MPI_Send to oneself on MPI_COMM_SELF, %d bytes: source %d tag %d, wrong data", me, size,
+                  st.MPI_SOURCE, st.MPI_TAG);
+        free(sb);
+        free(rb);
+    }
+}
+
 static void ring(MPI_Comm comm, void *arg)
 {
     (void)arg;
@@ -181,6 +215,8 @@ static void ring(MPI_Comm comm, void *arg)
     EPT_CHECK(sbuf && rbuf, "out of memory");
 
     proc_null_checks(comm, me);
+    if (ept_world_endpoints() > 0)
+        self_checks(me);
 
     for (int mode = 0; mode < NMODES; mode++) {
         PHASE(mode_name[mode]);

@@ -1,0 +1,262 @@
+/* Communicator isolation for point-to-point on endpoint communicators: a
+ * communicator and its duplicates (MPI_Comm_dup, also of a duplicate) share
+ * ranks but never each other's messages: MPI_ANY_SOURCE / MPI_ANY_TAG
+ * receives, pre-posted or not, and probes on one communicator only see that
+ * communicator's messages, small or large.  Freshly duplicated communicators
+ * are used at once, before other processes may have finished creating their
+ * side (messages that arrive early must wait for it), and freed, many times.
+ *
+ * World mode (PxT): the ranks of MPI_COMM_WORLD.  Explicit shapes (P:a,b,..):
+ * each process creates its list entry of endpoints with
+ * MPI_Comm_create_endpoints and thread i drives handle i. */
+#include "eptest.h"
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <unistd.h>
+
+/* ---- scaffolding shared by the p2p_*.c tests -------------------------- */
+
+/* Provided by the preloaded libepmpi.so, not by the MPICH we link with. */
+#pragma weak MPI_Comm_create_endpoints
+
+/* Watchdog: a hang fails the shape quickly, naming the last phase entered. */
+static const char *_Atomic phase = "MPI_Init";
+#define PHASE(s) atomic_store(&phase, (s))
+static void watchdog_fire(int sig)
+{
+    (void)sig;
+    const char *p = atomic_load(&phase);
+    static const char m[] = "FAIL: watchdog: the test is still running after its time limit; last phase entered: ";
+    if (write(2, m, sizeof m - 1) < 0 || write(2, p, strlen(p)) < 0 || write(2, "\n", 1) < 0)
+        _exit(3);
+    _exit(3);
+}
+static void watchdog_arm(int secs)
+{
+    signal(SIGALRM, watchdog_fire);
+    alarm((unsigned)secs);
+}
+
+/* This process's number of ranks: T in world mode, else its entry of the
+ * comma-separated list in argv[1] (explicit shapes P:a,b,..). */
+static inline int local_ranks(int argc, char **argv)
+{
+    int T = ept_world_endpoints();
+    if (T > 0)
+        return T;
+    int wr;
+    EPT_CHECK(argc > 1, "explicit shapes pass the endpoints per process as argv[1]");
+    EPT_CHECK(MPI_Comm_create_endpoints != NULL, "MPI_Comm_create_endpoints is not available");
+    MPI_Comm_rank(MPI_COMM_WORLD, &wr);
+    return ept_list_item(argv[1], wr);
+}
+
+/* Runs body(comm, arg) once per local rank, concurrently, one OpenMP thread
+ * per rank: in world mode on MPI_COMM_WORLD; otherwise on the handles of a
+ * communicator made with MPI_Comm_create_endpoints (thread i, handle i). */
+static inline void run_ranks(int nlocal, void (*body)(MPI_Comm, void *), void *arg)
+{
+    if (ept_world_endpoints() > 0) {
+#pragma omp parallel num_threads(nlocal)
+        {
+            EPT_CHECK(omp_get_num_threads() == nlocal, "%d threads, wanted %d", omp_get_num_threads(), nlocal);
+            body(MPI_COMM_WORLD, arg);
+        }
+        return;
+    }
+    MPI_Comm *h = malloc(sizeof *h * (size_t)(nlocal > 0 ? nlocal : 1));
+    EPT_CHECK(h, "out of memory");
+    EPT_OK(MPI_Comm_create_endpoints(MPI_COMM_WORLD, nlocal, MPI_INFO_NULL, h));
+    if (nlocal > 0) {
+#pragma omp parallel num_threads(nlocal)
+        {
+            int t = omp_get_thread_num();
+            EPT_CHECK(omp_get_num_threads() == nlocal, "%d threads, wanted %d", omp_get_num_threads(), nlocal);
+            body(h[t], arg);
+            EPT_OK(MPI_Comm_free(&h[t]));
+        }
+    }
+    free(h);
+}
+
+/* MPI_STATUSES_IGNORE through a volatile, so that GCC does not take the
+ * constant for a zero-length array (-Wstringop-overflow). */
+static inline MPI_Status *statuses_ignore(void)
+{
+    static MPI_Status *volatile p = MPI_STATUSES_IGNORE;
+    return p;
+}
+
+/* Payload byte i of a message identified by (a, b, c). */
+static inline unsigned char pat(int a, int b, int c, size_t i)
+{
+    uint32_t x = (uint32_t)a * 2654435761u ^ (uint32_t)b * 40503u ^ (uint32_t)c * 97u ^ (uint32_t)i * 2246822519u;
+    x ^= x >> 13;
+    return (unsigned char)(x ^ (x >> 7) ^ (i >> 8));
+}
+
+static inline void fill(unsigned char *buf, size_t n, int a, int b, int c)
+{
+    for (size_t i = 0; i < n; i++)
+        buf[i] = pat(a, b, c, i);
+}
+
+/* Index of the first byte that differs from the pattern, or n. */
+static inline size_t first_bad(const unsigned char *buf, size_t n, int a, int b, int c)
+{
+    for (size_t i = 0; i < n; i++)
+        if (buf[i] != pat(a, b, c, i))
+            return i;
+    return n;
+}
+
+/* ---- end of scaffolding ------------------------------------------------ */
+
+#define NC 3
+#define LARGE 8192 /* ints: 32 KiB */
+#define FRESH 10
+
+typedef struct {
+    MPI_Comm c[NC]; /* the communicator and two duplicates */
+    int me, n, left, right;
+    int *sb[NC], *rb[NC];
+} ctx_t;
+
+static int val(int src, int which, int round, int i) { return ((src * 7 + which) * 1000 + round) * 100003 + i; }
+
+static void fill_sends(ctx_t *x, int count, int round)
+{
+    for (int k = 0; k < NC; k++)
+        for (int i = 0; i < count; i++)
+            x->sb[k][i] = val(x->me, k, round, i);
+}
+
+static void check(const ctx_t *x, const char *what, int k, const MPI_Status *st, int count, int round)
+{
+    int cnt = -1;
+    MPI_Get_count(st, MPI_INT, &cnt);
+    int which = -1;
+    for (int j = 0; j < NC; j++)
+        if (x->rb[k][0] == val(x->left, j, round, 0))
+            which = j;
+    EPT_CHECK(which == k, "%s: rank %d: a receive on communicator %d got the message sent on communicator %d", what,
+              x->me, k, which);
+    EPT_CHECK(st->MPI_SOURCE == x->left && st->MPI_TAG == 5 && cnt == count,
+              "%s: rank %d: communicator %d: status source %d tag %d count %d", what, x->me, k, st->MPI_SOURCE,
+              st->MPI_TAG, cnt);
+    for (int i = 0; i < count; i++)
+        EPT_CHECK(x->rb[k][i] == val(x->left, k, round, i), "%s: rank %d: communicator %d: int %d wrong", what, x->me,
+                  k, i);
+}
+
+static void contexts(MPI_Comm comm, void *arg)
+{
+    (void)arg;
+    ctx_t x;
+    x.c[0] = comm;
+    MPI_Comm_rank(comm, &x.me);
+    MPI_Comm_size(comm, &x.n);
+    x.left = (x.me + x.n - 1) % x.n;
+    x.right = (x.me + 1) % x.n;
+    PHASE("MPI_Comm_dup");
+    EPT_OK(MPI_Comm_dup(comm, &x.c[1]));
+    EPT_OK(MPI_Comm_dup(x.c[1], &x.c[2]));
+    for (int k = 0; k < NC; k++) {
+        int r = -1, s = -1;
+        MPI_Comm_rank(x.c[k], &r);
+        MPI_Comm_size(x.c[k], &s);
+        EPT_CHECK(r == x.me && s == x.n, "duplicate %d: rank %d size %d, expected %d %d", k, r, s, x.me, x.n);
+        x.sb[k] = malloc(sizeof(int) * LARGE);
+        x.rb[k] = malloc(sizeof(int) * LARGE);
+        EPT_CHECK(x.sb[k] && x.rb[k], "out of memory");
+    }
+    int round = 0;
+    for (int large = 0; large < 2; large++) {
+        int count = large ? LARGE : 4;
+        MPI_Request sr[NC], rr[NC];
+        MPI_Status st[NC];
+
+        PHASE("messages on three communicators, then MPI_ANY_SOURCE / MPI_ANY_TAG receives");
+        fill_sends(&x, count, round);
+        for (int k = NC - 1; k >= 0; k--) /* the last communicator's message first */
+            EPT_OK(MPI_Isend(x.sb[k], count, MPI_INT, x.right, 5, x.c[k], &sr[k]));
+        EPT_OK(MPI_Barrier(comm));
+        for (int k = 0; k < NC; k++) {
+            EPT_OK(MPI_Recv(x.rb[k], count, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, x.c[k], &st[k]));
+            check(&x, "unexpected messages", k, &st[k], count, round);
+        }
+        EPT_OK(MPI_Waitall(NC, sr, statuses_ignore()));
+        EPT_OK(MPI_Barrier(comm));
+        round++;
+
+        PHASE("pre-posted MPI_ANY_SOURCE / MPI_ANY_TAG receives on three communicators");
+        fill_sends(&x, count, round);
+        for (int k = NC - 1; k >= 0; k--)
+            EPT_OK(MPI_Irecv(x.rb[k], count, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, x.c[k], &rr[k]));
+        EPT_OK(MPI_Barrier(comm));
+        for (int k = 0; k < NC; k++)
+            EPT_OK(MPI_Send(x.sb[k], count, MPI_INT, x.right, 5, x.c[k]));
+        EPT_OK(MPI_Waitall(NC, rr, st));
+        for (int k = 0; k < NC; k++)
+            check(&x, "pre-posted receives", k, &st[k], count, round);
+        EPT_OK(MPI_Barrier(comm));
+        round++;
+
+        PHASE("probes see only their communicator's messages");
+        fill_sends(&x, count, round);
+        EPT_OK(MPI_Isend(x.sb[1], count, MPI_INT, x.right, 5, x.c[1], &sr[1]));
+        EPT_OK(MPI_Barrier(comm));
+        int flag = 1;
+        MPI_Message msg;
+        EPT_OK(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, x.c[0], &flag, &st[0]));
+        EPT_CHECK(!flag, "rank %d: MPI_Iprobe on a communicator found a message sent on its duplicate", x.me);
+        EPT_OK(MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, x.c[2], &flag, &msg, &st[2]));
+        EPT_CHECK(!flag, "rank %d: MPI_Improbe on a communicator found a message sent on another duplicate", x.me);
+        EPT_OK(MPI_Mprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, x.c[1], &msg, &st[1]));
+        EPT_OK(MPI_Mrecv(x.rb[1], count, MPI_INT, &msg, &st[1]));
+        check(&x, "probes", 1, &st[1], count, round);
+        EPT_OK(MPI_Wait(&sr[1], MPI_STATUS_IGNORE));
+        EPT_OK(MPI_Barrier(comm));
+        round++;
+    }
+
+    /* Fresh duplicates used at once: the right neighbour may be in another
+     * process that has not finished its MPI_Comm_dup yet. */
+    for (int i = 0; i < FRESH; i++) {
+        MPI_Comm c;
+        MPI_Request r;
+        MPI_Status st;
+        int out[2] = {x.me, i}, in[2] = {-1, -1};
+        PHASE("fresh duplicates used at once");
+        EPT_OK(MPI_Comm_dup(i % 2 ? x.c[1] : comm, &c));
+        EPT_OK(MPI_Isend(out, 2, MPI_INT, x.right, i, c, &r));
+        EPT_OK(MPI_Recv(in, 2, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, c, &st));
+        EPT_CHECK(in[0] == x.left && in[1] == i && st.MPI_SOURCE == x.left && st.MPI_TAG == i,
+                  "fresh duplicate %d: rank %d got {%d, %d} from %d tag %d", i, x.me, in[0], in[1], st.MPI_SOURCE,
+                  st.MPI_TAG);
+        EPT_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+        EPT_OK(MPI_Comm_free(&c));
+    }
+    PHASE("MPI_Comm_free of the duplicates");
+    EPT_OK(MPI_Comm_free(&x.c[2]));
+    EPT_OK(MPI_Comm_free(&x.c[1]));
+    for (int k = 0; k < NC; k++) {
+        free(x.sb[k]);
+        free(x.rb[k]);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int provided;
+    watchdog_arm(30);
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    EPT_CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
+    int nlocal = local_ranks(argc, argv);
+    run_ranks(nlocal, contexts, NULL);
+    PHASE("MPI_Finalize");
+    MPI_Finalize();
+    return 0;
+}

@@ -228,14 +228,20 @@ static void contexts(MPI_Comm comm, void *arg)
         MPI_Comm c;
         MPI_Request r;
         MPI_Status st;
-        int out[2] = {x.me, i}, in[2] = {-1, -1};
+        /* Small (eager) and large (rendezvous) messages in turn. */
+        int count = i % 2 ? LARGE : 2, *out = x.sb[0], *in = x.rb[0];
         PHASE("fresh duplicates used at once");
+        for (int j = 0; j < count; j++) {
+            out[j] = val(x.me, 9, i, j);
+            in[j] = -1;
+        }
         EPT_OK(MPI_Comm_dup(i % 2 ? x.c[1] : comm, &c));
-        EPT_OK(MPI_Isend(out, 2, MPI_INT, x.right, i, c, &r));
-        EPT_OK(MPI_Recv(in, 2, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, c, &st));
-        EPT_CHECK(in[0] == x.left && in[1] == i && st.MPI_SOURCE == x.left && st.MPI_TAG == i,
-                  "fresh duplicate %d: rank %d got {%d, %d} from %d tag %d", i, x.me, in[0], in[1], st.MPI_SOURCE,
-                  st.MPI_TAG);
+        EPT_OK(MPI_Isend(out, count, MPI_INT, x.right, i, c, &r));
+        EPT_OK(MPI_Recv(in, count, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, c, &st));
+        EPT_CHECK(st.MPI_SOURCE == x.left && st.MPI_TAG == i, "fresh duplicate %d: rank %d: source %d tag %d", i, x.me,
+                  st.MPI_SOURCE, st.MPI_TAG);
+        for (int j = 0; j < count; j++)
+            EPT_CHECK(in[j] == val(x.left, 9, i, j), "fresh duplicate %d: rank %d: int %d wrong", i, x.me, j);
         EPT_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
         EPT_OK(MPI_Comm_free(&c));
     }

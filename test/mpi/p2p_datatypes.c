@@ -9,7 +9,8 @@
  * and gaps are left alone; MPI_Get_count and MPI_Get_elements (also on a
  * probe status) are right, including a message that ends in the middle of a
  * receive element (MPI_Get_count gives MPI_UNDEFINED, MPI_Get_elements the
- * basic elements received, which are all stored).
+ * basic elements received, which are all stored); MPI_BOTTOM with
+ * absolute-address struct types, on either side.
  *
  * World mode (PxT): the ranks of MPI_COMM_WORLD.  Explicit shapes (P:a,b,..):
  * each process creates its list entry of endpoints with
@@ -537,6 +538,97 @@ static void partial(ctx_t *x, int k, int tag)
     EPT_OK(MPI_Barrier(x->comm));
 }
 
+/* Absolute addresses: struct types built from MPI_Get_address, used with
+ * MPI_BOTTOM as the buffer, on the sending side and on the receiving side.
+ * Errors are returned (MPI_ERRORS_RETURN) so that a rejected call is
+ * reported here rather than aborting. */
+static void bottom(ctx_t *x, int tag)
+{
+    PHASE("MPI_BOTTOM with absolute-address datatypes");
+    int sa[3], ra[3];
+    double sd[2], rd[2];
+    MPI_Aint adr[2];
+    int len[2] = {3, 2};
+    MPI_Datatype types[2] = {MPI_INT, MPI_DOUBLE}, sabs, rabs, rel;
+    MPI_Get_address(sa, &adr[0]);
+    MPI_Get_address(sd, &adr[1]);
+    EPT_OK(MPI_Type_create_struct(2, len, adr, types, &sabs));
+    MPI_Get_address(ra, &adr[0]);
+    MPI_Get_address(rd, &adr[1]);
+    EPT_OK(MPI_Type_create_struct(2, len, adr, types, &rabs));
+    /* The same record relative to ra: ints at ra, doubles at rd. */
+    adr[1] -= adr[0];
+    adr[0] = 0;
+    EPT_OK(MPI_Type_create_struct(2, len, adr, types, &rel));
+    EPT_OK(MPI_Type_commit(&sabs));
+    EPT_OK(MPI_Type_commit(&rabs));
+    EPT_OK(MPI_Type_commit(&rel));
+    MPI_Errhandler old;
+    EPT_OK(MPI_Comm_get_errhandler(x->comm, &old));
+    EPT_OK(MPI_Comm_set_errhandler(x->comm, MPI_ERRORS_RETURN));
+    for (int side = 0; side < 2; side++) {
+        int failed = 0, flag = 0, rcr, rcs;
+        MPI_Request q = MPI_REQUEST_NULL;
+        MPI_Status st;
+        for (int i = 0; i < 3; i++) {
+            sa[i] = sval(x->me, tag + side, i);
+            ra[i] = -1;
+        }
+        sd[0] = x->me + 0.25;
+        sd[1] = tag + side + 0.5;
+        rd[0] = rd[1] = -1;
+        /* side 0: send from MPI_BOTTOM; side 1: receive into MPI_BOTTOM. */
+        if (side == 0)
+            rcr = MPI_Irecv(ra, 1, rel, x->left, tag + side, x->comm, &q);
+        else
+            rcr = MPI_Irecv(MPI_BOTTOM, 1, rabs, x->left, tag + side, x->comm, &q);
+        if (side == 0) {
+            rcs = MPI_Send(MPI_BOTTOM, 1, sabs, x->right, tag + side, x->comm);
+        } else {
+            /* sa and sd are not adjacent: send them as two messages' worth
+             * through the relative layout of the sender's own arrays. */
+            MPI_Aint a0, a1;
+            MPI_Datatype srel;
+            MPI_Get_address(sa, &a0);
+            MPI_Get_address(sd, &a1);
+            MPI_Aint d[2] = {0, a1 - a0};
+            EPT_OK(MPI_Type_create_struct(2, len, d, types, &srel));
+            EPT_OK(MPI_Type_commit(&srel));
+            rcs = MPI_Send(sa, 1, srel, x->right, tag + side, x->comm);
+            MPI_Type_free(&srel);
+        }
+        EPT_OK(MPI_Barrier(x->comm));
+        if (rcr == MPI_SUCCESS) {
+            EPT_OK(MPI_Test(&q, &flag, &st));
+            if (!flag) { /* its message never came: take the receive back */
+                EPT_OK(MPI_Cancel(&q));
+                EPT_OK(MPI_Wait(&q, &st));
+            }
+        }
+        char es[MPI_MAX_ERROR_STRING] = "";
+        int el = 0;
+        if (rcr != MPI_SUCCESS || rcs != MPI_SUCCESS)
+            MPI_Error_string(rcr != MPI_SUCCESS ? rcr : rcs, es, &el);
+        SOFT_CHECK(x, failed, rcr == MPI_SUCCESS && rcs == MPI_SUCCESS,
+                   "rank %d: %s from/into MPI_BOTTOM with an absolute-address struct failed: %s", x->me,
+                   rcr != MPI_SUCCESS ? "MPI_Irecv" : "MPI_Send", es);
+        if (!failed && flag) {
+            int ok = rd[0] == x->left + 0.25 && rd[1] == tag + side + 0.5;
+            for (int i = 0; i < 3; i++)
+                ok = ok && ra[i] == sval(x->left, tag + side, i);
+            SOFT_CHECK(x, failed, ok, "rank %d: MPI_BOTTOM %s: received ints %d %d %d doubles %g %g", x->me,
+                       side ? "receive" : "send", ra[0], ra[1], ra[2], rd[0], rd[1]);
+        }
+        EPT_OK(MPI_Barrier(x->comm));
+    }
+    EPT_OK(MPI_Comm_set_errhandler(x->comm, old));
+    if (old != MPI_ERRORS_ARE_FATAL && old != MPI_ERRORS_RETURN)
+        MPI_Errhandler_free(&old);
+    MPI_Type_free(&sabs);
+    MPI_Type_free(&rabs);
+    MPI_Type_free(&rel);
+}
+
 static void datatypes(MPI_Comm comm, void *arg)
 {
     (void)arg;
@@ -563,6 +655,8 @@ static void datatypes(MPI_Comm comm, void *arg)
     static const int halves[3] = {3, 3000, 131071};
     for (int si = 0; si < 3; si++)
         partial(&x, halves[si], tag++);
+    bottom(&x, tag);
+    tag += 2;
     EPT_CHECK(x.fails == 0, "rank %d: %d checks failed (see above)", x.me, x.fails);
 }
 

@@ -12,7 +12,8 @@
  * (the receiver still gets the data) and of a pending MPI_Irecv (the buffer
  * still gets the data, checked after a handshake); MPI_Waitany /
  * MPI_Testany / MPI_Waitsome / MPI_Testsome ignore inactive persistent
- * requests.  In explicit shapes (MPI_COMM_WORLD classic) also MPI_Startall
+ * requests; persistent and non-blocking operations with MPI_PROC_NULL.
+ * In explicit shapes (MPI_COMM_WORLD classic) also MPI_Startall
  * on an array mixing endpoint and classic persistent requests, and classic
  * inactive persistent requests in those arrays.
  *
@@ -236,6 +237,31 @@ static void ring(ctx_t *x)
             EPT_CHECK(rq[0] == MPI_REQUEST_NULL && rq[1] == MPI_REQUEST_NULL, "MPI_Request_free left the handle");
             EPT_OK(MPI_Barrier(x->comm));
         }
+    }
+    /* MPI_PROC_NULL: persistent and non-blocking operations complete at once
+     * with source MPI_PROC_NULL, tag MPI_ANY_TAG, count 0. */
+    PHASE("persistent and non-blocking operations with MPI_PROC_NULL");
+    for (int it = 0; it < 2; it++) {
+        MPI_Request q[4];
+        MPI_Status qs[4];
+        EPT_OK(MPI_Recv_init(rb, 4, MPI_BYTE, MPI_PROC_NULL, 1, x->comm, &q[0]));
+        EPT_OK(MPI_Send_init(sb, 4, MPI_BYTE, MPI_PROC_NULL, 1, x->comm, &q[1]));
+        EPT_OK(MPI_Irecv(rb, 4, MPI_BYTE, MPI_PROC_NULL, MPI_ANY_TAG, x->comm, &q[2]));
+        EPT_OK(MPI_Issend(sb, 4, MPI_BYTE, MPI_PROC_NULL, 1, x->comm, &q[3]));
+        EPT_OK(MPI_Startall(2, q));
+        EPT_OK(MPI_Waitall(4, q, qs));
+        for (int i = 0; i < 4; i += 2) {
+            int cnt = -1;
+            MPI_Get_count(&qs[i], MPI_BYTE, &cnt);
+            EPT_CHECK(qs[i].MPI_SOURCE == MPI_PROC_NULL && qs[i].MPI_TAG == MPI_ANY_TAG && cnt == 0,
+                      "rank %d: %s receive from MPI_PROC_NULL: source %d tag %d count %d", x->me,
+                      i ? "non-blocking" : "persistent", qs[i].MPI_SOURCE, qs[i].MPI_TAG, cnt);
+        }
+        EPT_CHECK(q[0] != MPI_REQUEST_NULL && q[1] != MPI_REQUEST_NULL && q[2] == MPI_REQUEST_NULL &&
+                      q[3] == MPI_REQUEST_NULL,
+                  "rank %d: MPI_PROC_NULL requests after MPI_Waitall", x->me);
+        EPT_OK(MPI_Request_free(&q[0]));
+        EPT_OK(MPI_Request_free(&q[1]));
     }
     /* Never started. */
     MPI_Request r;

@@ -265,7 +265,8 @@ int main(int argc, char **argv)
     EPT_CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
     double t0 = MPI_Wtime();
     int nlocal = local_ranks(argc, argv);
-    /* Bsend space: a round of messages to every rank may be in flight. */
+    /* Bsend space: rounds are not separated by barriers, so messages of
+     * several rounds may be in the buffer at once; make room for all. */
     int wsize, total = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
     if (ept_world_endpoints() > 0)
@@ -273,7 +274,7 @@ int main(int argc, char **argv)
     else
         for (int p = 0; p < wsize; p++)
             total += ept_list_item(argv[1], p);
-    int bsize = (MSG + MPI_BSEND_OVERHEAD) * (total > 0 ? total : 1) * (nlocal > 0 ? nlocal : 1);
+    int bsize = A2A_ROUNDS * (MSG + MPI_BSEND_OVERHEAD) * (total > 0 ? total : 1) * (nlocal > 0 ? nlocal : 1);
     char *bbuf = malloc((size_t)bsize);
     EPT_CHECK(bbuf, "out of memory");
     EPT_OK(MPI_Buffer_attach(bbuf, bsize));

@@ -6,7 +6,8 @@
  * are checked.  Sends to and receives from MPI_PROC_NULL complete at once
  * with source MPI_PROC_NULL, tag MPI_ANY_TAG and count 0.  In world mode,
  * every endpoint's MPI_COMM_SELF is its own: all threads send to themselves
- * on it at once and each gets its own data.
+ * on it at once and each gets its own data.  In explicit shapes: space in
+ * the attached buffer is free again once a buffered message was received.
  *
  * World mode (PxT): the ranks of MPI_COMM_WORLD.  Explicit shapes (P:a,b,..):
  * each process creates its list entry of endpoints with
@@ -264,12 +265,66 @@ static void ring(MPI_Comm comm, void *arg)
     free(rbuf);
 }
 
+/* Explicit shapes (MPI_COMM_WORLD classic), at least two processes: the
+ * attached buffer has room for exactly one buffered message.  On a
+ * communicator with one endpoint per process, process 0 sends to process 1
+ * with MPI_Bsend, process 1 receives and acknowledges on the classic
+ * MPI_COMM_WORLD, and process 0 sends again once acknowledged: the previous
+ * message has been received, so its space is free again, small or large. */
+static void bsend_space_reuse(void)
+{
+    int w, ws;
+    MPI_Comm_rank(MPI_COMM_WORLD, &w);
+    MPI_Comm_size(MPI_COMM_WORLD, &ws);
+    if (ws < 2)
+        return;
+    PHASE("MPI_Bsend space reused once the previous message was received");
+    MPI_Comm ep;
+    EPT_OK(MPI_Comm_create_endpoints(MPI_COMM_WORLD, 1, MPI_INFO_NULL, &ep));
+    static const int rsizes[2] = {64, 100 * 1024};
+    for (int k = 0; k < 2; k++) {
+        int size = rsizes[k], bs = size + MPI_BSEND_OVERHEAD, me;
+        unsigned char *b = malloc((size_t)bs), *s = malloc((size_t)size), *r = malloc((size_t)size);
+        char ack = 0;
+        EPT_CHECK(b && s && r, "out of memory");
+        EPT_OK(MPI_Buffer_attach(b, bs));
+        MPI_Comm_rank(ep, &me);
+        for (int i = 0; i < 10 && w < 2; i++) {
+            if (w == 0) {
+                MPI_Errhandler old;
+                fill(s, (size_t)size, me, i, 5);
+                EPT_OK(MPI_Comm_get_errhandler(ep, &old));
+                EPT_OK(MPI_Comm_set_errhandler(ep, MPI_ERRORS_RETURN));
+                int rc = MPI_Bsend(s, size, MPI_BYTE, 1, i, ep);
+                EPT_OK(MPI_Comm_set_errhandler(ep, old));
+                EPT_CHECK(rc == MPI_SUCCESS,
+                          "MPI_Bsend of %d bytes, round %d: error although the attached buffer has room for it once "
+                          "the previous buffered message was received (and acknowledged)", size, i);
+                EPT_OK(MPI_Recv(&ack, 1, MPI_CHAR, 1, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            } else {
+                MPI_Status st;
+                EPT_OK(MPI_Recv(r, size, MPI_BYTE, 0, i, ep, &st));
+                EPT_CHECK(first_bad(r, (size_t)size, 0, i, 5) == (size_t)size, "buffered message %d: wrong data", i);
+                EPT_OK(MPI_Send(&ack, 1, MPI_CHAR, 0, 77, MPI_COMM_WORLD));
+            }
+        }
+        void *addr;
+        int dsize;
+        EPT_OK(MPI_Buffer_detach(&addr, &dsize));
+        free(b);
+        free(s);
+        free(r);
+    }
+    EPT_OK(MPI_Comm_free(&ep));
+}
+
 int main(int argc, char **argv)
 {
     int provided;
     watchdog_arm(30);
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     EPT_CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
+    int T = ept_world_endpoints();
     int nlocal = local_ranks(argc, argv);
     /* Buffered sends: every local rank may have all its Bsend messages in
      * flight at once. */
@@ -289,6 +344,8 @@ int main(int argc, char **argv)
     EPT_OK(MPI_Buffer_detach(&addr, &dsize));
     EPT_CHECK(addr == bbuf && dsize == bsize, "detach gave %p/%d, attached %p/%d", addr, dsize, (void *)bbuf, bsize);
     free(bbuf);
+    if (T == 0)
+        bsend_space_reuse();
     PHASE("MPI_Finalize");
     MPI_Finalize();
     return 0;

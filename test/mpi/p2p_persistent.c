@@ -576,7 +576,10 @@ int main(int argc, char **argv)
     EPT_CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
     int nlocal = local_ranks(argc, argv);
     int classic = ept_world_endpoints() == 0;
-    int bsize = 2 * (LARGE + 24 + 2 * MPI_BSEND_OVERHEAD) * (nlocal > 0 ? nlocal : 1);
+    /* MPI_Bsend_init ring: a rank may start its next send before its right
+     * neighbour received the previous one, so up to ITERS messages of one
+     * rank can be in the buffer at once. */
+    int bsize = ITERS * (LARGE + 24 + 2 * MPI_BSEND_OVERHEAD) * (nlocal > 0 ? nlocal : 1);
     char *bbuf = malloc((size_t)bsize);
     EPT_CHECK(bbuf, "out of memory");
     EPT_OK(MPI_Buffer_attach(bbuf, bsize));

@@ -112,14 +112,26 @@ static int try_complete(const char *call, MPI_Request *h, MPI_Status *st, int mu
     return 1;
 }
 
-static int is_active(MPI_Request h)
+/* For the any/some calls: completes request *h if it can.  Returns 1 when
+ * it completed, 0 when still pending, -1 when it is null or inactive (not
+ * counted).  Classic requests go through PMPI_Testany on one request,
+ * which tells an inactive persistent request from a completed one. */
+static int try_complete_active(const char *call, MPI_Request *h, MPI_Status *st, int multi, int *code)
 {
-    if (h == MPI_REQUEST_NULL)
-        return 0;
-    if (!ep_request_handle_is_ep(h))
-        return 1; /* PMPI decides for its own */
-    ep_request_t *r = ep_request_get(h);
-    return r && !ep_inactive(r);
+    *code = MPI_SUCCESS;
+    if (*h == MPI_REQUEST_NULL)
+        return -1;
+    if (!ep_request_handle_is_ep(*h)) {
+        int idx = MPI_UNDEFINED, flag = 0;
+        *code = PMPI_Testany(1, h, &idx, &flag, st);
+        if (*code != MPI_SUCCESS)
+            return 1;
+        return !flag ? 0 : idx == MPI_UNDEFINED ? -1 : 1;
+    }
+    ep_request_t *r = ep_request_get(*h);
+    if (r && ep_inactive(r))
+        return -1;
+    return try_complete(call, h, st, multi, code);
 }
 
 static MPI_Status *status_at(MPI_Status *array, int i)
@@ -230,10 +242,11 @@ static int any_pass(const char *call, int count, MPI_Request reqs[], int *index,
     int active = 0;
     *code = MPI_SUCCESS;
     for (int i = 0; i < count; i++) {
-        if (!is_active(reqs[i]))
+        int done = try_complete_active(call, &reqs[i], status, 0, code);
+        if (done < 0)
             continue;
         active = 1;
-        if (try_complete(call, &reqs[i], status, 0, code)) {
+        if (done) {
             *index = i;
             return 1;
         }
@@ -276,12 +289,13 @@ static int some_pass(const char *call, int n, MPI_Request reqs[], int *outcount,
 {
     int active = 0, k = 0;
     for (int i = 0; i < n; i++) {
-        if (!is_active(reqs[i]))
-            continue;
-        active = 1;
         int code;
         MPI_Status *st = status_at(sts, k);
-        if (try_complete(call, &reqs[i], st, 1, &code)) {
+        int done = try_complete_active(call, &reqs[i], st, 1, &code);
+        if (done < 0)
+            continue;
+        active = 1;
+        if (done) {
             if (st != MPI_STATUS_IGNORE)
                 st->MPI_ERROR = code;
             *err |= code != MPI_SUCCESS;

@@ -21,6 +21,37 @@ ep_status_t ep_dt_check(MPI_Datatype t)
     return EP_OK;
 }
 
+/* 1 when every element of t is one gap-free block laid out in type-map
+ * order, so memcpy moves it.  Equal size and true extent is not enough: a
+ * type map may list its pieces out of memory order.  Known from how the
+ * type was built: builtin types, and contiguous / duplicated types of them. */
+static int type_is_contiguous(MPI_Datatype t, MPI_Count size, MPI_Aint ext, MPI_Aint text)
+{
+    int ni, na, nd, comb;
+    if (ep_datatype_builtin_size(t) >= 0)
+        return 1;
+    if (size != text || size != ext || PMPI_Type_get_envelope(t, &ni, &na, &nd, &comb) != MPI_SUCCESS)
+        return 0;
+    if (comb == MPI_COMBINER_NAMED)
+        return 1;
+    if ((comb != MPI_COMBINER_CONTIGUOUS && comb != MPI_COMBINER_DUP) || ni > 1 || na > 0 || nd != 1)
+        return 0;
+    int ints[1];
+    MPI_Aint addrs[1];
+    MPI_Datatype old;
+    if (PMPI_Type_get_contents(t, ni, na, nd, ints, addrs, &old) != MPI_SUCCESS)
+        return 0;
+    MPI_Count osz;
+    MPI_Aint olb, oext, otlb, otext;
+    int contig = PMPI_Type_size_x(old, &osz) == MPI_SUCCESS && PMPI_Type_get_extent(old, &olb, &oext) == MPI_SUCCESS &&
+                 PMPI_Type_get_true_extent(old, &otlb, &otext) == MPI_SUCCESS &&
+                 type_is_contiguous(old, osz, oext, otext);
+    int oni, ona, ond, ocomb;
+    if (PMPI_Type_get_envelope(old, &oni, &ona, &ond, &ocomb) == MPI_SUCCESS && ocomb != MPI_COMBINER_NAMED)
+        PMPI_Type_free(&old);
+    return contig;
+}
+
 ep_status_t ep_dt_layout(MPI_Datatype t, int count, ep_dt_layout_t *out)
 {
     int bs = ep_datatype_builtin_size(t);
@@ -38,9 +69,28 @@ ep_status_t ep_dt_layout(MPI_Datatype t, int count, ep_dt_layout_t *out)
         return EP_ERR_TYPE;
     out->type_size = sz;
     out->bytes = (int64_t)sz * count;
-    out->contig = (sz == text) && (count <= 1 || ext == sz);
+    out->contig = count <= 1 ? (sz == text && type_is_contiguous(t, sz, sz, text)) : type_is_contiguous(t, sz, ext, text);
     out->offset = tlb;
     return EP_OK;
+}
+
+/* MPICH's pack and unpack refuse a NULL buffer, which is MPI_BOTTOM with a
+ * type of absolute addresses: move the origin to the type's true lower
+ * bound, which is a real address then.  Returns the type to use (to free
+ * with PMPI_Type_free when it differs from t) and adjusts *buf. */
+static MPI_Datatype bottom_shift(const void **buf, MPI_Datatype t, const ep_dt_layout_t *lay)
+{
+    MPI_Datatype nt;
+    int one = 1;
+    MPI_Aint disp = -lay->offset;
+    if (*buf != NULL || PMPI_Type_create_hindexed(1, &one, &disp, t, &nt) != MPI_SUCCESS)
+        return t;
+    if (PMPI_Type_commit(&nt) != MPI_SUCCESS) {
+        PMPI_Type_free(&nt);
+        return t;
+    }
+    *buf = (const char *)NULL + lay->offset;
+    return nt;
 }
 
 ep_status_t ep_dt_pack(const void *buf, int count, MPI_Datatype t, const ep_dt_layout_t *lay, void *out)
@@ -51,11 +101,14 @@ ep_status_t ep_dt_pack(const void *buf, int count, MPI_Datatype t, const ep_dt_l
         memcpy(out, (const char *)buf + lay->offset, (size_t)lay->bytes);
         return EP_OK;
     }
+    if (lay->bytes > INT32_MAX)
+        return EP_ERR_COUNT;
+    MPI_Datatype pt = bottom_shift(&buf, t, lay);
     int ipos = 0;
-    if (lay->bytes > INT32_MAX ||
-        PMPI_Pack(buf, count, t, out, (int)lay->bytes, &ipos, MPI_COMM_SELF) != MPI_SUCCESS)
-        return EP_ERR_TYPE;
-    return EP_OK;
+    int rc = PMPI_Pack(buf, count, pt, out, (int)lay->bytes, &ipos, MPI_COMM_SELF);
+    if (pt != t)
+        PMPI_Type_free(&pt);
+    return rc == MPI_SUCCESS ? EP_OK : EP_ERR_TYPE;
 }
 
 ep_status_t ep_dt_unpack(const void *in, int64_t bytes, void *buf, int count, MPI_Datatype t,
@@ -69,15 +122,16 @@ ep_status_t ep_dt_unpack(const void *in, int64_t bytes, void *buf, int count, MP
         memcpy((char *)buf + lay->offset, in, (size_t)bytes);
         return EP_OK;
     }
-    int n = lay->type_size ? (int)(bytes / lay->type_size) : 0;
-    (void)count;
-    if (n == 0)
-        return EP_OK;
+    if (bytes > INT32_MAX)
+        return EP_ERR_COUNT;
+    /* With the full count MPICH stores a trailing partial element too. */
+    const void *cbuf = buf;
+    MPI_Datatype ut = bottom_shift(&cbuf, t, lay);
     int ipos = 0;
-    if (bytes > INT32_MAX ||
-        PMPI_Unpack(in, (int)bytes, &ipos, buf, n, t, MPI_COMM_SELF) != MPI_SUCCESS)
-        return EP_ERR_TYPE;
-    return EP_OK;
+    int rc = PMPI_Unpack(in, (int)bytes, &ipos, (void *)cbuf, count, ut, MPI_COMM_SELF);
+    if (ut != t)
+        PMPI_Type_free(&ut);
+    return rc == MPI_SUCCESS ? EP_OK : EP_ERR_TYPE;
 }
 
 ep_status_t ep_dt_copy(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,

@@ -299,6 +299,13 @@ void ep_progress(void)
     pthread_mutex_unlock(&progress_lock);
 }
 
+void ep_progress_reclaim(void)
+{
+    pthread_mutex_lock(&progress_lock);
+    poll_detached();
+    pthread_mutex_unlock(&progress_lock);
+}
+
 void ep_progress_detach(ep_request_t *r)
 {
     pthread_mutex_lock(&progress_lock);

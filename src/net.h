@@ -64,6 +64,10 @@ void ep_net_recv_rndv(ep_request_t *r, const ep_msg_t *m);
 /* Drives inter-process progress if no other thread is doing it. */
 void ep_progress(void);
 
+/* Finishes the detached requests that are complete, waiting for the
+ * progress lock if another thread holds it. */
+void ep_progress_reclaim(void);
+
 /* Hands a request freed by the user while pending to the progress engine,
  * which destroys it once complete. */
 void ep_progress_detach(ep_request_t *r);

@@ -26,7 +26,7 @@ size_t ep_bsend_detach(void)
     return atomic_exchange(&bsend_size, 0);
 }
 
-static int bsend_reserve(size_t n)
+static int bsend_try_reserve(size_t n)
 {
     size_t used = atomic_load(&bsend_used);
     do {
@@ -34,6 +34,16 @@ static int bsend_reserve(size_t n)
             return 0;
     } while (!atomic_compare_exchange_weak(&bsend_used, &used, used + n));
     return 1;
+}
+
+/* Before reporting the buffer full, reclaim the space of buffered sends
+ * that have finished in MPICH, as MPI's buffer model does. */
+static int bsend_reserve(size_t n)
+{
+    if (bsend_try_reserve(n))
+        return 1;
+    ep_progress_reclaim();
+    return bsend_try_reserve(n);
 }
 
 void ep_bsend_release(size_t n)

@@ -14,7 +14,6 @@
  * created endpoint communicator, and an endpoint made from MPI_COMM_SELF. */
 #include "eptest.h"
 
-#pragma weak MPI_Comm_create_endpoints
 
 static const char *res_name(int r)
 {

@@ -21,7 +21,6 @@
 #include <pthread.h>
 
 /* Resolved at run time from the preloaded libepmpi.so. */
-#pragma weak MPI_Comm_create_endpoints
 #pragma weak MPIX_Comm_create_endpoints
 
 #define SENTINEL ((MPI_Comm)0x5a5a5a5a)

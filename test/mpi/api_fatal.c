@@ -22,7 +22,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#pragma weak MPI_Comm_create_endpoints
 
 /* ---- children ------------------------------------------------------------ */
 

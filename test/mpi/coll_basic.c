@@ -27,7 +27,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#pragma weak MPI_Comm_create_endpoints
 
 /* ---- counter shared by all processes ------------------------------------ */
 

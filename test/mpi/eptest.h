@@ -7,6 +7,10 @@
 
 #include <mpi.h>
 #include <omp.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,5 +62,103 @@ static inline int ept_list_item(const char *list, int index)
     }
     return p ? atoi(p) : 0;
 }
+
+/* ---- shapes, payloads and a watchdog, for tests that run in both world
+ * mode and explicit shapes ------------------------------------------------ */
+
+/* Provided by the preloaded libepmpi.so, not by the MPICH we link with. */
+#pragma weak MPI_Comm_create_endpoints
+
+/* Watchdog: a hang fails the shape quickly, naming the last phase entered. */
+static const char *_Atomic phase = "MPI_Init";
+#define PHASE(s) atomic_store(&phase, (s))
+static inline void watchdog_fire(int sig)
+{
+    (void)sig;
+    const char *p = atomic_load(&phase);
+    static const char m[] = "FAIL: watchdog: the test is still running after its time limit; last phase entered: ";
+    if (write(2, m, sizeof m - 1) < 0 || write(2, p, strlen(p)) < 0 || write(2, "\n", 1) < 0)
+        _exit(3);
+    _exit(3);
+}
+static inline void watchdog_arm(int secs)
+{
+    signal(SIGALRM, watchdog_fire);
+    alarm((unsigned)secs);
+}
+
+/* This process's number of ranks: T in world mode, else its entry of the
+ * comma-separated list in argv[1] (explicit shapes P:a,b,..). */
+static inline int local_ranks(int argc, char **argv)
+{
+    int T = ept_world_endpoints();
+    if (T > 0)
+        return T;
+    int wr;
+    EPT_CHECK(argc > 1, "explicit shapes pass the endpoints per process as argv[1]");
+    EPT_CHECK(MPI_Comm_create_endpoints != NULL, "MPI_Comm_create_endpoints is not available");
+    MPI_Comm_rank(MPI_COMM_WORLD, &wr);
+    return ept_list_item(argv[1], wr);
+}
+
+/* Runs body(comm, arg) once per local rank, concurrently, one OpenMP thread
+ * per rank: in world mode on MPI_COMM_WORLD; otherwise on the handles of a
+ * communicator made with MPI_Comm_create_endpoints (thread i, handle i). */
+static inline void run_ranks(int nlocal, void (*body)(MPI_Comm, void *), void *arg)
+{
+    if (ept_world_endpoints() > 0) {
+#pragma omp parallel num_threads(nlocal)
+        {
+            EPT_CHECK(omp_get_num_threads() == nlocal, "%d threads, wanted %d", omp_get_num_threads(), nlocal);
+            body(MPI_COMM_WORLD, arg);
+        }
+        return;
+    }
+    MPI_Comm *h = malloc(sizeof *h * (size_t)(nlocal > 0 ? nlocal : 1));
+    EPT_CHECK(h, "out of memory");
+    EPT_OK(MPI_Comm_create_endpoints(MPI_COMM_WORLD, nlocal, MPI_INFO_NULL, h));
+    if (nlocal > 0) {
+#pragma omp parallel num_threads(nlocal)
+        {
+            int t = omp_get_thread_num();
+            EPT_CHECK(omp_get_num_threads() == nlocal, "%d threads, wanted %d", omp_get_num_threads(), nlocal);
+            body(h[t], arg);
+            EPT_OK(MPI_Comm_free(&h[t]));
+        }
+    }
+    free(h);
+}
+
+/* MPI_STATUSES_IGNORE through a volatile, so that GCC does not take the
+ * constant for a zero-length array (-Wstringop-overflow). */
+static inline MPI_Status *statuses_ignore(void)
+{
+    static MPI_Status *volatile p = MPI_STATUSES_IGNORE;
+    return p;
+}
+
+/* Payload byte i of a message identified by (a, b, c). */
+static inline unsigned char pat(int a, int b, int c, size_t i)
+{
+    uint32_t x = (uint32_t)a * 2654435761u ^ (uint32_t)b * 40503u ^ (uint32_t)c * 97u ^ (uint32_t)i * 2246822519u;
+    x ^= x >> 13;
+    return (unsigned char)(x ^ (x >> 7) ^ (i >> 8));
+}
+
+static inline void fill(unsigned char *buf, size_t n, int a, int b, int c)
+{
+    for (size_t i = 0; i < n; i++)
+        buf[i] = pat(a, b, c, i);
+}
+
+/* Index of the first byte that differs from the pattern, or n. */
+static inline size_t first_bad(const unsigned char *buf, size_t n, int a, int b, int c)
+{
+    for (size_t i = 0; i < n; i++)
+        if (buf[i] != pat(a, b, c, i))
+            return i;
+    return n;
+}
+
 
 #endif

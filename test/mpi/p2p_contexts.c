@@ -21,7 +21,10 @@ typedef struct {
     int *sb[NC], *rb[NC];
 } ctx_t;
 
-static int val(int src, int which, int round, int i) { return ((src * 7 + which) * 1000 + round) * 100003 + i; }
+static int val(int src, int which, int round, int i)
+{
+    return (int)((((unsigned)src * 7u + (unsigned)which) * 1000u + (unsigned)round) * 100003u + (unsigned)i);
+}
 
 static void fill_sends(ctx_t *x, int count, int round)
 {

@@ -171,7 +171,8 @@ static const pair_t pairs[] = {
 #define NPAIRS ((int)(sizeof pairs / sizeof *pairs))
 static const int sizes_n[3] = {96, 6000, 262140}; /* ints: 384 B, 24 KB, ~1 MiB; multiples of 12 */
 
-static int sval(int src, int tag, int i) { return (src * 7919 + tag) * 1000003 + i; }
+/* Unsigned arithmetic: the values wrap without undefined behaviour. */
+static int sval(int src, int tag, int i) { return (int)(((unsigned)src * 7919u + (unsigned)tag) * 1000003u + (unsigned)i); }
 
 typedef struct {
     MPI_Comm comm;

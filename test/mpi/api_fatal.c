@@ -17,9 +17,8 @@
  *   abort_ep  no world mode: MPI_Abort(endpoint handle, 43): exit code 43.
  * A child that survives its fatal call prints EPT_CHILD_SURVIVED. */
 #include "eptest.h"
+#include "eptest_child.h"
 
-#include <limits.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 
@@ -39,6 +38,17 @@ static void wait_for_abort(void)
 {
     for (int i = 0; i < 1000 && !abort_returned; i++)
         usleep(10000);
+}
+
+/* The cases without world mode: two endpoints of MPI_COMM_WORLD in each
+ * process, one for each of its two threads.  Returns the process's rank in
+ * MPI_COMM_WORLD, which picks the one that makes the fatal call. */
+static int two_endpoints(MPI_Comm h[2])
+{
+    int me;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_create_endpoints(MPI_COMM_WORLD, 2, MPI_INFO_NULL, h);
+    return me;
 }
 
 static int child(const char *which, int argc, char **argv)
@@ -65,10 +75,8 @@ static int child(const char *which, int argc, char **argv)
             survived("MPI_Bcast with root 999");
         }
     } else if (!strcmp(which, "explicit")) {
-        int me;
         MPI_Comm h[2];
-        MPI_Comm_rank(MPI_COMM_WORLD, &me);
-        MPI_Comm_create_endpoints(MPI_COMM_WORLD, 2, MPI_INFO_NULL, h);
+        int me = two_endpoints(h);
 #pragma omp parallel num_threads(2)
         {
             int i = omp_get_thread_num(), x = 0;
@@ -100,10 +108,8 @@ static int child(const char *which, int argc, char **argv)
             }
         }
     } else if (!strcmp(which, "abort_ep")) {
-        int me;
         MPI_Comm h[2];
-        MPI_Comm_rank(MPI_COMM_WORLD, &me);
-        MPI_Comm_create_endpoints(MPI_COMM_WORLD, 2, MPI_INFO_NULL, h);
+        int me = two_endpoints(h);
 #pragma omp parallel num_threads(2)
         {
             int i = omp_get_thread_num();
@@ -123,136 +129,39 @@ static int child(const char *which, int argc, char **argv)
     return 0;
 }
 
-/* ---- driver ---------------------------------------------------------------- */
+/* ---- driver: eptest_child.h runs the cases; the verdict is this test's ---- */
 
-typedef struct {
-    const char *name;
-    int np;
-    int endpoints; /* EPMPI_ENDPOINTS, 0: not set (no world mode) */
-    int threads;   /* OMP_NUM_THREADS */
-    int want_exit; /* expected exit code; -1: any failure */
-    const char *must[4];
-    const char *must_not[2];
-} case_t;
-
-static const case_t cases[] = {
-    {"send", 2, 2, 2, -1, {"MPI_Send", "rank", "999", NULL}, {"EPT_CHILD_SURVIVED", NULL}},
-    {"bcast", 1, 2, 2, -1, {"MPI_Bcast", "root", "999", NULL}, {"EPT_CHILD_SURVIVED", NULL}},
-    {"explicit", 2, 0, 2, -1, {"MPI_Recv", "tag", "-3", NULL}, {"EPT_CHILD_SURVIVED", NULL}},
-    {"abort", 2, 2, 2, 42, {NULL}, {"EPT_CHILD_SURVIVED", "not supported"}},
-    {"abort_return", 1, 2, 2, 44, {NULL}, {"EPT_CHILD_SURVIVED", "not supported"}},
-    {"abort_ep", 2, 0, 2, 43, {NULL}, {"EPT_CHILD_SURVIVED", "not supported"}},
+static const ept_child_case cases[] = {
+    {"send", "2", 2, 2, EPT_CHILD_ANY_FAILURE, {"MPI_Send", "rank", "999", NULL}, {"EPT_CHILD_SURVIVED", NULL}},
+    {"bcast", "2", 1, 2, EPT_CHILD_ANY_FAILURE, {"MPI_Bcast", "root", "999", NULL}, {"EPT_CHILD_SURVIVED", NULL}},
+    {"explicit", NULL, 2, 2, EPT_CHILD_ANY_FAILURE, {"MPI_Recv", "tag", "-3", NULL}, {"EPT_CHILD_SURVIVED", NULL}},
+    {"abort", "2", 2, 2, 42, {NULL}, {"EPT_CHILD_SURVIVED", "not supported"}},
+    {"abort_return", "2", 1, 2, 44, {NULL}, {"EPT_CHILD_SURVIVED", "not supported"}},
+    {"abort_ep", NULL, 2, 2, 43, {NULL}, {"EPT_CHILD_SURVIVED", "not supported"}},
 };
 
-/* Runs the child job of case c; returns its output (malloc'd) and status. */
-static char *run_child(const char *self, const char *lib, const case_t *c, int *status)
+/* Every case ends in an abort: an erroneous call's (any exit code) or
+ * MPI_Abort's (its own code). */
+static const char *judge(const ept_child_case *c, int exited, int code, const char *out, char *buf, size_t size)
 {
-    const char *mpiexec = getenv("MPIEXEC") && *getenv("MPIEXEC") ? getenv("MPIEXEC") : "mpiexec";
-    char cmd[3 * PATH_MAX + 512], ep[64] = "";
-    if (c->endpoints)
-        snprintf(ep, sizeof ep, "-genv EPMPI_ENDPOINTS %d", c->endpoints);
-    snprintf(cmd, sizeof cmd,
-             "timeout -k 5 60 %s -n %d %s -genv OMP_NUM_THREADS %d -genv EPT_FATAL_CHILD %s -genv LD_PRELOAD '%s' "
-             "'%s' 2>&1",
-             mpiexec, c->np, ep, c->threads, c->name, lib, self);
-    printf("--- case %s: %s\n", c->name, cmd);
-    fflush(stdout);
-    FILE *f = popen(cmd, "r");
-    if (!f) {
-        perror("popen");
-        exit(1);
+    if (ept_child_timed_out(exited, code))
+        return "the child job timed out instead of aborting";
+    if (c->want_exit == EPT_CHILD_ANY_FAILURE && exited && code == 0)
+        return "the child job succeeded: the erroneous call did not abort it";
+    if (c->want_exit != EPT_CHILD_ANY_FAILURE && (!exited || code != c->want_exit)) {
+        snprintf(buf, size, "the child job ended with exit code %d, expected %d", code, c->want_exit);
+        return buf;
     }
-    size_t cap = 1 << 16, len = 0;
-    char *out = malloc(cap);
-    size_t n;
-    while (out && (n = fread(out + len, 1, cap - len - 1, f)) > 0) {
-        len += n;
-        if (len + 1 >= cap)
-            out = realloc(out, cap *= 2);
-    }
-    if (!out) {
-        fprintf(stderr, "out of memory\n");
-        exit(1);
-    }
-    out[len] = '\0';
-    *status = pclose(f);
-    printf("%s", out);
-    return out;
+    return ept_child_check_output(c, out, buf, size);
 }
 
 int main(int argc, char **argv)
 {
-    const char *which = getenv("EPT_FATAL_CHILD");
-    if (which && *which)
-        return child(which, argc, argv);
-
-    /* The driver: no MPI here, so the nested mpiexec jobs are independent. */
-    char self[PATH_MAX];
-    ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (sl <= 0) {
-        fprintf(stderr, "cannot find my own executable\n");
-        return 1;
-    }
-    self[sl] = '\0';
-    const char *pl = getenv("LD_PRELOAD");
-    if (!pl || !strstr(pl, "libepmpi")) {
-        fprintf(stderr, "LD_PRELOAD does not name libepmpi.so ('%s')\n", pl ? pl : "");
-        return 1;
-    }
-    char *lib = strdup(pl);
-    /* Neither the shell nor mpiexec needs the library; the child gets it
-     * through -genv.  Forget the outer job's process-manager settings. */
-    unsetenv("LD_PRELOAD");
-    const char *pmvars[] = {"PMI_FD", "PMI_RANK", "PMI_SIZE", "PMI_PORT", "PMI_ID", "HYDI_CONTROL_FD",
-                            "MPI_LOCALNRANKS", "MPI_LOCALRANKID", "EPMPI_ENDPOINTS"};
-    for (size_t i = 0; i < sizeof pmvars / sizeof *pmvars; i++)
-        unsetenv(pmvars[i]);
-
-    int failed = 0;
-    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
-        const case_t *c = &cases[k];
-        int st, exited, code;
-        const char *why;
-        char buf[256], *out = NULL;
-        for (int attempt = 1;; attempt++) {
-            free(out);
-            out = run_child(self, lib, c, &st);
-            exited = WIFEXITED(st), code = exited ? WEXITSTATUS(st) : -1;
-            why = NULL;
-            if (exited && (code == 124 || code == 137))
-                why = "the child job timed out instead of aborting";
-            else if (c->want_exit < 0 && exited && code == 0)
-                why = "the child job succeeded: the erroneous call did not abort it";
-            else if (c->want_exit >= 0 && (!exited || code != c->want_exit)) {
-                snprintf(buf, sizeof buf, "the child job ended with exit code %d, expected %d", code, c->want_exit);
-                why = buf;
-            }
-            for (int i = 0; !why && i < 4 && c->must[i]; i++)
-                if (!strstr(out, c->must[i])) {
-                    snprintf(buf, sizeof buf, "the output does not contain '%s'", c->must[i]);
-                    why = buf;
-                }
-            for (int i = 0; !why && i < 2 && c->must_not[i]; i++)
-                if (strstr(out, c->must_not[i])) {
-                    snprintf(buf, sizeof buf, "the output contains '%s'", c->must_not[i]);
-                    why = buf;
-                }
-            /* mpiexec sometimes drops a job's output when the job aborts (plain
-             * MPICH too: a message printed just before MPI_Abort can be lost).
-             * A failure whose output holds nothing from epmpi or the child
-             * is tried again. */
-            if (!why || attempt == 3 || strstr(out, "epmpi") || strstr(out, "EPT_CHILD"))
-                break;
-            printf("(the job printed nothing from epmpi: output lost? trying again)\n");
-        }
-        if (why) {
-            printf("FAIL case %s (exit code %d): %s\n", c->name, code, why);
-            failed = 1;
-        } else {
-            printf("ok: case %s (exit code %d)\n", c->name, code);
-        }
-        free(out);
-    }
-    free(lib);
-    return failed;
+    static const ept_child_driver driver = {
+        .case_var = "EPT_FATAL_CHILD",
+        .child = child,
+        EPT_CHILD_CASES(cases),
+        .judge = judge,
+    };
+    return ept_child_main(&driver, argc, argv);
 }

@@ -15,9 +15,8 @@
  * A child that survives what should have stopped it prints
  * EPT_CHILD_SURVIVED. */
 #include "eptest.h"
+#include "eptest_child.h"
 
-#include <limits.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 /* ---- children ------------------------------------------------------------ */
@@ -101,125 +100,44 @@ static int child(const char *which, int argc, char **argv)
     return 0;
 }
 
-/* ---- driver ---------------------------------------------------------------- */
+/* ---- driver: eptest_child.h runs the cases; the verdict is this test's ---- */
 
-typedef struct {
-    const char *name;   /* EPT_THREADCAP_CHILD */
-    const char *endpoints;
-    int np, threads;
-    int want_ok;        /* 1: the job must succeed and print EPT_CHILD_OK */
-    const char *must[3];
-} case_t;
-
-static const case_t cases[] = {
-    {"fatal", "2", 1, 3, 0, {"MPI_Comm_rank", "EPMPI_ENDPOINTS", NULL}},
-    {"return", "2", 1, 3, 1, {"EPT_CHILD_OK", "EPMPI_ENDPOINTS", NULL}},
-    {"init", "0", 2, 1, 0, {"EPMPI_ENDPOINTS", "'0'", NULL}},
-    {"init", "-3", 2, 1, 0, {"EPMPI_ENDPOINTS", "-3", NULL}},
-    {"init", "abc", 2, 1, 0, {"EPMPI_ENDPOINTS", "abc", NULL}},
-    {"init", "1000000", 2, 1, 0, {"EPMPI_ENDPOINTS", "1000000", NULL}},
-    {"init", "2x", 1, 1, 0, {"EPMPI_ENDPOINTS", "2x", NULL}},
+static const ept_child_case cases[] = {
+    {"fatal", "2", 1, 3, EPT_CHILD_ANY_FAILURE, {"MPI_Comm_rank", "EPMPI_ENDPOINTS", NULL}, {NULL}},
+    {"return", "2", 1, 3, 0, {"EPT_CHILD_OK", "EPMPI_ENDPOINTS", NULL}, {NULL}},
+    {"init", "0", 2, 1, EPT_CHILD_ANY_FAILURE, {"EPMPI_ENDPOINTS", "'0'", NULL}, {NULL}},
+    {"init", "-3", 2, 1, EPT_CHILD_ANY_FAILURE, {"EPMPI_ENDPOINTS", "-3", NULL}, {NULL}},
+    {"init", "abc", 2, 1, EPT_CHILD_ANY_FAILURE, {"EPMPI_ENDPOINTS", "abc", NULL}, {NULL}},
+    {"init", "1000000", 2, 1, EPT_CHILD_ANY_FAILURE, {"EPMPI_ENDPOINTS", "1000000", NULL}, {NULL}},
+    {"init", "2x", 1, 1, EPT_CHILD_ANY_FAILURE, {"EPMPI_ENDPOINTS", "2x", NULL}, {NULL}},
 };
 
-static char *run_child(const char *self, const char *lib, const case_t *c, int *status)
+/* A case either must be stopped (any failure) or must run clean (exit 0,
+ * EPT_CHILD_OK among its must strings); either way the child's own markers
+ * say more than a missing string would, so they are looked at first. */
+static const char *judge(const ept_child_case *c, int exited, int code, const char *out, char *buf, size_t size)
 {
-    const char *mpiexec = getenv("MPIEXEC") && *getenv("MPIEXEC") ? getenv("MPIEXEC") : "mpiexec";
-    char cmd[3 * PATH_MAX + 512];
-    snprintf(cmd, sizeof cmd,
-             "timeout -k 5 60 %s -n %d -genv EPMPI_ENDPOINTS '%s' -genv OMP_NUM_THREADS %d -genv EPT_THREADCAP_CHILD "
-             "%s -genv LD_PRELOAD '%s' '%s' 2>&1",
-             mpiexec, c->np, c->endpoints, c->threads, c->name, lib, self);
-    printf("--- case %s, EPMPI_ENDPOINTS=%s: %s\n", c->name, c->endpoints, cmd);
-    fflush(stdout);
-    FILE *f = popen(cmd, "r");
-    if (!f) {
-        perror("popen");
-        exit(1);
-    }
-    size_t cap = 1 << 16, len = 0, n;
-    char *out = malloc(cap);
-    while (out && (n = fread(out + len, 1, cap - len - 1, f)) > 0) {
-        len += n;
-        if (len + 1 >= cap)
-            out = realloc(out, cap *= 2);
-    }
-    if (!out) {
-        fprintf(stderr, "out of memory\n");
-        exit(1);
-    }
-    out[len] = '\0';
-    *status = pclose(f);
-    printf("%s", out);
-    return out;
+    if (ept_child_timed_out(exited, code))
+        return "the child job timed out";
+    if (c->want_exit == 0 && code != 0)
+        return "the child job failed";
+    if (c->want_exit == EPT_CHILD_ANY_FAILURE && exited && code == 0)
+        return "the child job succeeded: it should have been stopped";
+    if (strstr(out, "EPT_CHILD_SURVIVED"))
+        return "the child went on after the call that should have stopped it";
+    if (strstr(out, "EPT_CHILD_BAD"))
+        return "the child found a problem (EPT_CHILD_BAD above)";
+    return ept_child_check_output(c, out, buf, size);
 }
 
 int main(int argc, char **argv)
 {
-    const char *which = getenv("EPT_THREADCAP_CHILD");
-    if (which && *which)
-        return child(which, argc, argv);
-
-    char self[PATH_MAX];
-    ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (sl <= 0) {
-        fprintf(stderr, "cannot find my own executable\n");
-        return 1;
-    }
-    self[sl] = '\0';
-    const char *pl = getenv("LD_PRELOAD");
-    if (!pl || !strstr(pl, "libepmpi")) {
-        fprintf(stderr, "LD_PRELOAD does not name libepmpi.so ('%s')\n", pl ? pl : "");
-        return 1;
-    }
-    char *lib = strdup(pl);
-    unsetenv("LD_PRELOAD");
-    const char *pmvars[] = {"PMI_FD", "PMI_RANK", "PMI_SIZE", "PMI_PORT", "PMI_ID", "HYDI_CONTROL_FD",
-                            "MPI_LOCALNRANKS", "MPI_LOCALRANKID", "EPMPI_ENDPOINTS"};
-    for (size_t i = 0; i < sizeof pmvars / sizeof *pmvars; i++)
-        unsetenv(pmvars[i]);
-
-    int failed = 0;
-    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
-        const case_t *c = &cases[k];
-        int st, exited, code;
-        const char *why;
-        char buf[256], *out = NULL;
-        for (int attempt = 1;; attempt++) {
-            free(out);
-            out = run_child(self, lib, c, &st);
-            exited = WIFEXITED(st), code = exited ? WEXITSTATUS(st) : -1;
-            why = NULL;
-            if (exited && (code == 124 || code == 137))
-                why = "the child job timed out";
-            else if (c->want_ok && code != 0)
-                why = "the child job failed";
-            else if (!c->want_ok && exited && code == 0)
-                why = "the child job succeeded: it should have been stopped";
-            else if (strstr(out, "EPT_CHILD_SURVIVED"))
-                why = "the child went on after the call that should have stopped it";
-            else if (strstr(out, "EPT_CHILD_BAD"))
-                why = "the child found a problem (EPT_CHILD_BAD above)";
-            for (int i = 0; !why && i < 3 && c->must[i]; i++)
-                if (!strstr(out, c->must[i])) {
-                    snprintf(buf, sizeof buf, "the output does not contain '%s'", c->must[i]);
-                    why = buf;
-                }
-            /* mpiexec sometimes drops a job's output when the job aborts (plain
-             * MPICH too: a message printed just before MPI_Abort can be lost).
-             * A failure whose output holds nothing from epmpi or the child
-             * is tried again. */
-            if (!why || attempt == 3 || strstr(out, "epmpi") || strstr(out, "EPT_CHILD"))
-                break;
-            printf("(the job printed nothing from epmpi: output lost? trying again)\n");
-        }
-        if (why) {
-            printf("FAIL case %s, EPMPI_ENDPOINTS=%s (exit code %d): %s\n", c->name, c->endpoints, code, why);
-            failed = 1;
-        } else {
-            printf("ok: case %s, EPMPI_ENDPOINTS=%s (exit code %d)\n", c->name, c->endpoints, code);
-        }
-        free(out);
-    }
-    free(lib);
-    return failed;
+    static const ept_child_driver driver = {
+        .case_var = "EPT_THREADCAP_CHILD",
+        .child = child,
+        EPT_CHILD_CASES(cases),
+        .judge = judge,
+        .label_endpoints = 1, /* the init cases differ only in EPMPI_ENDPOINTS */
+    };
+    return ept_child_main(&driver, argc, argv);
 }

@@ -164,6 +164,14 @@ EP_API int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int
                     "keyval %d: user attributes on endpoint communicators are not supported yet", keyval);
 }
 
+/* The MPI-1 name of MPI_Comm_get_attr. */
+EP_API int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Attr_get(comm, keyval, attribute_val, flag);
+    return MPI_Comm_get_attr(comm, keyval, attribute_val, flag);
+}
+
 /* ---- names ---------------------------------------------------------------- */
 
 EP_API int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name)

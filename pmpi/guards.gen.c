@@ -11,13 +11,6 @@ EP_API int(MPI_Attr_delete)(MPI_Comm comm, int keyval)
     return PMPI_Attr_delete(comm, keyval);
 }
 
-EP_API int(MPI_Attr_get)(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Attr_get", comm);
-    return PMPI_Attr_get(comm, keyval, attribute_val, flag);
-}
-
 EP_API int(MPI_Attr_put)(MPI_Comm comm, int keyval, void *attribute_val)
 {
     if (ep_entry_comm_is_ep(comm))
@@ -633,27 +626,6 @@ EP_API int(MPIX_Comm_agree)(MPI_Comm comm, int *flag)
     if (ep_entry_comm_is_ep(comm))
         return ep_unsupported_comm("MPIX_Comm_agree", comm);
     return PMPIX_Comm_agree(comm, flag);
-}
-
-EP_API int(MPI_Pack)(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position, MPI_Comm comm)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Pack", comm);
-    return PMPI_Pack(inbuf, incount, datatype, outbuf, outsize, position, comm);
-}
-
-EP_API int(MPI_Pack_size)(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Pack_size", comm);
-    return PMPI_Pack_size(incount, datatype, comm, size);
-}
-
-EP_API int(MPI_Unpack)(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype, MPI_Comm comm)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Unpack", comm);
-    return PMPI_Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm);
 }
 
 EP_API int(MPI_Win_call_errhandler)(MPI_Win win, int errorcode)
@@ -1286,13 +1258,6 @@ EP_API int(MPI_Graphdims_get)(MPI_Comm comm, int *nnodes, int *nedges)
     return PMPI_Graphdims_get(comm, nnodes, nedges);
 }
 
-EP_API int(MPI_Topo_test)(MPI_Comm comm, int *status)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Topo_test", comm);
-    return PMPI_Topo_test(comm, status);
-}
-
 EP_API int(MPI_Allgather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
@@ -1734,27 +1699,6 @@ EP_API int(MPI_Scatterv_init_c)(const void *sendbuf, const MPI_Count sendcounts[
     return PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 }
 
-EP_API int(MPI_Pack_c)(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Pack_c", comm);
-    return PMPI_Pack_c(inbuf, incount, datatype, outbuf, outsize, position, comm);
-}
-
-EP_API int(MPI_Pack_size_c)(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Pack_size_c", comm);
-    return PMPI_Pack_size_c(incount, datatype, comm, size);
-}
-
-EP_API int(MPI_Unpack_c)(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Unpack_c", comm);
-    return PMPI_Unpack_c(inbuf, insize, position, outbuf, outcount, datatype, comm);
-}
-
 EP_API int(MPI_Bsend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
@@ -1979,4 +1923,4 @@ EP_API int(MPI_File_open)(MPI_Comm comm, const char *filename, int amode, MPI_In
     return PMPI_File_open(comm, filename, amode, info, fh);
 }
 
-/* 279 entry points. */
+/* 271 entry points. */

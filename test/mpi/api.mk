@@ -15,3 +15,5 @@ MPI_TESTS += test/mpi/api_threadcap
 test_mpi_api_threadcap_CFLAGS = $(MPI_TEST_CFLAGS)
 MPI_TESTS += test/mpi/api_passthrough
 test_mpi_api_passthrough_CFLAGS = $(MPI_TEST_CFLAGS)
+MPI_TESTS += test/mpi/api_local
+test_mpi_api_local_CFLAGS = $(MPI_TEST_CFLAGS)

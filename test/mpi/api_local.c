@@ -1,0 +1,52 @@
+/* Local calls that take a communicator on endpoint communicators:
+ * MPI_Pack / MPI_Unpack / MPI_Pack_size (and their MPI_Count forms) work
+ * with MPI_COMM_WORLD in world mode, and packed data travels between
+ * endpoints as MPI_PACKED; MPI_Topo_test says MPI_UNDEFINED; MPI_Attr_get
+ * answers like MPI_Comm_get_attr. */
+#include "eptest.h"
+
+int main(int argc, char **argv)
+{
+    int provided;
+    ept_require_world();
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+#pragma omp parallel
+    {
+        int rank, size, psize = 0, pos = 0, topo = -1, flag = 0, *ub;
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &size);
+        int vals[3] = {rank, rank * 2, rank * 3};
+        double d = rank + 0.5;
+        EPT_OK(MPI_Pack_size(3, MPI_INT, MPI_COMM_WORLD, &psize));
+        int dsize;
+        EPT_OK(MPI_Pack_size(1, MPI_DOUBLE, MPI_COMM_WORLD, &dsize));
+        psize += dsize;
+        char *buf = malloc((size_t)psize), *in = malloc((size_t)psize);
+        EPT_OK(MPI_Pack(vals, 3, MPI_INT, buf, psize, &pos, MPI_COMM_WORLD));
+        EPT_OK(MPI_Pack(&d, 1, MPI_DOUBLE, buf, psize, &pos, MPI_COMM_WORLD));
+        int right = (rank + 1) % size, left = (rank + size - 1) % size;
+        MPI_Status st;
+        EPT_OK(MPI_Sendrecv(buf, pos, MPI_PACKED, right, 5, in, psize, MPI_PACKED, left, 5, MPI_COMM_WORLD, &st));
+        int got[3], upos = 0, n;
+        double gd;
+        MPI_Get_count(&st, MPI_PACKED, &n);
+        EPT_OK(MPI_Unpack(in, n, &upos, got, 3, MPI_INT, MPI_COMM_WORLD));
+        EPT_OK(MPI_Unpack(in, n, &upos, &gd, 1, MPI_DOUBLE, MPI_COMM_WORLD));
+        EPT_CHECK(got[0] == left && got[1] == 2 * left && got[2] == 3 * left && gd == left + 0.5,
+                  "unpacked %d %d %d %g from %d", got[0], got[1], got[2], gd, left);
+        MPI_Count csize = 0, cpos = 0;
+        EPT_OK(MPI_Pack_size_c(3, MPI_INT, MPI_COMM_WORLD, &csize));
+        EPT_OK(MPI_Pack_c(vals, 3, MPI_INT, buf, csize, &cpos, MPI_COMM_WORLD));
+        cpos = 0;
+        EPT_OK(MPI_Unpack_c(buf, csize, &cpos, got, 3, MPI_INT, MPI_COMM_WORLD));
+        EPT_CHECK(got[0] == rank && got[2] == 3 * rank, "MPI_Pack_c round trip gave %d %d", got[0], got[2]);
+        EPT_OK(MPI_Topo_test(MPI_COMM_WORLD, &topo));
+        EPT_CHECK(topo == MPI_UNDEFINED, "MPI_Topo_test gave %d", topo);
+        EPT_OK(MPI_Attr_get(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag));
+        EPT_CHECK(flag && *ub >= (1 << 28) - 1, "MPI_Attr_get(MPI_TAG_UB)");
+        free(buf);
+        free(in);
+    }
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,196 @@
+/* The point-to-point engine inside one process, driven directly (no entry
+ * points): a local communicator of a few endpoints, eager and rendezvous
+ * messages, matching order, wildcards, probes, cancel, and truncation.
+ * MPICH runs as a singleton; Check runs the tests in this process
+ * (CK_NOFORK), since MPI cannot be initialised again in a child. */
+#include "comm.h"
+#include "net.h"
+#include "p2p.h"
+#include "unit.h"
+
+#include <check.h>
+#include <string.h>
+
+static ep_comm_t *c; /* 3 endpoints, ranks 0..2, all in this process */
+
+static void req_init(ep_request_t *r, ep_req_kind_t kind, ep_endpoint_t *ep)
+{
+    memset(r, 0, sizeof *r);
+    r->obj.kind = EP_OBJ_REQUEST;
+    r->kind = kind;
+    r->ep = ep;
+    r->handle = MPI_REQUEST_NULL;
+}
+
+static void isend(ep_request_t *r, int from, int to, int tag, void *buf, int count, ep_send_mode_t mode)
+{
+    req_init(r, EP_REQ_SEND, &c->local[from]);
+    r->buf = buf;
+    r->count = count;
+    r->type = MPI_INT;
+    r->peer = to;
+    r->tag = tag;
+    r->mode = mode;
+    ck_assert_int_eq(ep_send_start(r), EP_OK);
+}
+
+static void irecv(ep_request_t *r, int at, int source, int tag, void *buf, int count)
+{
+    req_init(r, EP_REQ_RECV, &c->local[at]);
+    r->buf = buf;
+    r->count = count;
+    r->type = MPI_INT;
+    r->source_pat = source;
+    r->tag_pat = tag;
+    ck_assert_int_eq(ep_recv_start(r), EP_OK);
+}
+
+START_TEST(eager_send_completes_without_receiver)
+{
+    ep_request_t s, r;
+    int out = 42, in = 0;
+    isend(&s, 0, 1, 7, &out, 1, EP_SEND_STANDARD);
+    ck_assert(ep_request_poll(&s)); /* buffered in the destination queue */
+    out = -1;                       /* the send buffer is free again */
+    irecv(&r, 1, 0, 7, &in, 1);
+    ck_assert(ep_request_poll(&r));
+    ck_assert_int_eq(in, 42);
+    ck_assert_int_eq(r.status.MPI_SOURCE, 0);
+    ck_assert_int_eq(r.status.MPI_TAG, 7);
+}
+END_TEST
+
+START_TEST(sync_send_waits_for_match)
+{
+    ep_request_t s, r;
+    int out = 5, in = 0;
+    isend(&s, 2, 0, 1, &out, 1, EP_SEND_SYNC);
+    ck_assert(!ep_request_poll(&s));
+    irecv(&r, 0, MPI_ANY_SOURCE, MPI_ANY_TAG, &in, 1);
+    ck_assert(ep_request_poll(&r));
+    ck_assert(ep_request_poll(&s));
+    ck_assert_int_eq(in, 5);
+    ck_assert_int_eq(r.status.MPI_SOURCE, 2);
+}
+END_TEST
+
+START_TEST(large_message_copied_by_receiver_in_order)
+{
+    enum { N = 100000 }; /* 400 KB: above the eager limit */
+    static int a[N], b[N], ra[N], rb[N];
+    ep_request_t s1, s2, r1, r2;
+    for (int i = 0; i < N; i++) {
+        a[i] = i;
+        b[i] = -i;
+    }
+    isend(&s1, 1, 2, 3, a, N, EP_SEND_STANDARD);
+    isend(&s2, 1, 2, 3, b, 10, EP_SEND_STANDARD); /* small, same envelope: must not overtake */
+    ck_assert(!ep_request_poll(&s1));
+    irecv(&r1, 2, 1, MPI_ANY_TAG, ra, N);
+    irecv(&r2, 2, MPI_ANY_SOURCE, 3, rb, N);
+    ck_assert(ep_request_poll(&r1) && ep_request_poll(&r2) && ep_request_poll(&s1));
+    ck_assert_int_eq(ra[N - 1], N - 1);
+    ck_assert_int_eq(rb[9], -9);
+    ck_assert_int_eq(ep_status_bytes(&r1.status), (int64_t)N * 4);
+    ck_assert_int_eq(ep_status_bytes(&r2.status), 40);
+}
+END_TEST
+
+START_TEST(posted_receives_match_in_order)
+{
+    ep_request_t r1, r2, s;
+    int in1 = 0, in2 = 0, v = 9;
+    irecv(&r1, 0, MPI_ANY_SOURCE, MPI_ANY_TAG, &in1, 1);
+    irecv(&r2, 0, 1, 4, &in2, 1);
+    isend(&s, 1, 0, 4, &v, 1, EP_SEND_STANDARD);
+    ck_assert(ep_request_poll(&r1)); /* the older receive wins */
+    ck_assert(!ep_request_poll(&r2));
+    ck_assert_int_eq(ep_recv_cancel(&r2), 1);
+    ck_assert(ep_request_poll(&r2));
+    ck_assert_int_eq(r2.status.count_hi_and_cancelled & 1, 1);
+}
+END_TEST
+
+START_TEST(probe_and_matched_probe)
+{
+    ep_request_t s, r;
+    int v = 77, in = 0, flag = 0;
+    MPI_Status st;
+    ep_msg_t *m;
+    ck_assert_int_eq(ep_iprobe(&c->local[1], MPI_ANY_SOURCE, 11, &flag, &st), EP_OK);
+    ck_assert(!flag);
+    isend(&s, 0, 1, 11, &v, 1, EP_SEND_STANDARD);
+    ck_assert_int_eq(ep_iprobe(&c->local[1], MPI_ANY_SOURCE, 11, &flag, &st), EP_OK);
+    ck_assert(flag);
+    ck_assert_int_eq(ep_status_bytes(&st), 4);
+    ck_assert_int_eq(ep_improbe(&c->local[1], 0, MPI_ANY_TAG, &flag, &m, &st), EP_OK);
+    ck_assert(flag && m);
+    /* Taken by the probe: a plain probe no longer sees it. */
+    ck_assert_int_eq(ep_iprobe(&c->local[1], MPI_ANY_SOURCE, 11, &flag, &st), EP_OK);
+    ck_assert(!flag);
+    req_init(&r, EP_REQ_RECV, &c->local[1]);
+    r.buf = &in;
+    r.count = 1;
+    r.type = MPI_INT;
+    ck_assert_int_eq(ep_mrecv_start(&r, m), EP_OK);
+    ck_assert(ep_request_poll(&r));
+    ck_assert_int_eq(in, 77);
+}
+END_TEST
+
+START_TEST(truncation_reported)
+{
+    ep_request_t s, r;
+    int out[4] = {1, 2, 3, 4}, in[2] = {0, 0};
+    isend(&s, 2, 1, 8, out, 4, EP_SEND_STANDARD);
+    irecv(&r, 1, 2, 8, in, 2);
+    ck_assert(ep_request_poll(&r));
+    ck_assert_int_eq(r.status.MPI_ERROR, MPI_ERR_TRUNCATE);
+    ck_assert_int_eq(in[1], 2);
+    ck_assert_int_eq(r.sent_bytes, 16);
+}
+END_TEST
+
+START_TEST(proc_null)
+{
+    ep_request_t s, r;
+    int v = 1;
+    isend(&s, 0, MPI_PROC_NULL, 0, &v, 1, EP_SEND_STANDARD);
+    irecv(&r, 0, MPI_PROC_NULL, 0, &v, 1);
+    ck_assert(ep_request_poll(&s) && ep_request_poll(&r));
+    ck_assert_int_eq(r.status.MPI_SOURCE, MPI_PROC_NULL);
+    ck_assert_int_eq(r.status.MPI_TAG, MPI_ANY_TAG);
+}
+END_TEST
+
+int main(int argc, char **argv)
+{
+    int provided;
+    PMPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    ep_net_init();
+    ep_new_ep_t ne[3];
+    for (int i = 0; i < 3; i++)
+        ne[i] = (ep_new_ep_t){(uint64_t)i, {0, (uint64_t)i}};
+    if (ep_comm_build(MPI_COMM_NULL, 3, ne, MPI_ERRORS_RETURN, &c) != EP_OK)
+        return EXIT_FAILURE;
+    Suite *s = suite_create("p2p");
+    TCase *tc = tcase_create("one process");
+    tcase_add_test(tc, eager_send_completes_without_receiver);
+    tcase_add_test(tc, sync_send_waits_for_match);
+    tcase_add_test(tc, large_message_copied_by_receiver_in_order);
+    tcase_add_test(tc, posted_receives_match_in_order);
+    tcase_add_test(tc, probe_and_matched_probe);
+    tcase_add_test(tc, truncation_reported);
+    tcase_add_test(tc, proc_null);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_set_fork_status(sr, CK_NOFORK);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    for (int i = 0; i < 3; i++)
+        ep_endpoint_free(&c->local[i]);
+    ep_net_finalize();
+    PMPI_Finalize();
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -60,13 +60,6 @@ EP_API int(MPI_Allgather_init)(const void *sendbuf, int sendcount, MPI_Datatype 
     return PMPI_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
-EP_API int(MPI_Allgatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Allgatherv", comm);
-    return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
-}
-
 EP_API int(MPI_Allgatherv_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
@@ -81,13 +74,6 @@ EP_API int(MPI_Allreduce_init)(const void *sendbuf, void *recvbuf, int count, MP
     return PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
-EP_API int(MPI_Alltoall)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Alltoall", comm);
-    return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-}
-
 EP_API int(MPI_Alltoall_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
@@ -95,25 +81,11 @@ EP_API int(MPI_Alltoall_init)(const void *sendbuf, int sendcount, MPI_Datatype s
     return PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
-EP_API int(MPI_Alltoallv)(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Alltoallv", comm);
-    return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
-}
-
 EP_API int(MPI_Alltoallv_init)(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
         return ep_unsupported_comm("MPI_Alltoallv_init", comm);
     return PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
-}
-
-EP_API int(MPI_Alltoallw)(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Alltoallw", comm);
-    return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 }
 
 EP_API int(MPI_Alltoallw_init)(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -137,13 +109,6 @@ EP_API int(MPI_Bcast_init)(void *buffer, int count, MPI_Datatype datatype, int r
     return PMPI_Bcast_init(buffer, count, datatype, root, comm, info, request);
 }
 
-EP_API int(MPI_Exscan)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Exscan", comm);
-    return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
-}
-
 EP_API int(MPI_Exscan_init)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
@@ -151,25 +116,11 @@ EP_API int(MPI_Exscan_init)(const void *sendbuf, void *recvbuf, int count, MPI_D
     return PMPI_Exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
-EP_API int(MPI_Gather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Gather", comm);
-    return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-}
-
 EP_API int(MPI_Gather_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
         return ep_unsupported_comm("MPI_Gather_init", comm);
     return PMPI_Gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
-}
-
-EP_API int(MPI_Gatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Gatherv", comm);
-    return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
 }
 
 EP_API int(MPI_Gatherv_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -403,32 +354,11 @@ EP_API int(MPI_Neighbor_alltoallw_init)(const void *sendbuf, const int sendcount
     return PMPI_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 }
 
-EP_API int(MPI_Reduce)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Reduce", comm);
-    return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
-}
-
 EP_API int(MPI_Reduce_init)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
         return ep_unsupported_comm("MPI_Reduce_init", comm);
     return PMPI_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
-}
-
-EP_API int(MPI_Reduce_scatter)(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Reduce_scatter", comm);
-    return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
-}
-
-EP_API int(MPI_Reduce_scatter_block)(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Reduce_scatter_block", comm);
-    return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
 }
 
 EP_API int(MPI_Reduce_scatter_block_init)(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -445,13 +375,6 @@ EP_API int(MPI_Reduce_scatter_init)(const void *sendbuf, void *recvbuf, const in
     return PMPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
 }
 
-EP_API int(MPI_Scan)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Scan", comm);
-    return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
-}
-
 EP_API int(MPI_Scan_init)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
@@ -459,25 +382,11 @@ EP_API int(MPI_Scan_init)(const void *sendbuf, void *recvbuf, int count, MPI_Dat
     return PMPI_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
-EP_API int(MPI_Scatter)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Scatter", comm);
-    return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-}
-
 EP_API int(MPI_Scatter_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
         return ep_unsupported_comm("MPI_Scatter_init", comm);
     return PMPI_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
-}
-
-EP_API int(MPI_Scatterv)(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Scatterv", comm);
-    return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 
 EP_API int(MPI_Scatterv_init)(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -1923,4 +1832,4 @@ EP_API int(MPI_File_open)(MPI_Comm comm, const char *filename, int amode, MPI_In
     return PMPI_File_open(comm, filename, amode, info, fh);
 }
 
-/* 271 entry points. */
+/* 258 entry points. */

@@ -1,7 +1,9 @@
 #include "coll.h"
 
+#include "coll_xchg.h"
 #include "datatype.h"
 #include "net.h"
+#include "settings.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -75,8 +77,59 @@ static void *typed_alloc(int count, MPI_Datatype t, void **block)
     return *block ? (char *)*block - tlb : NULL;
 }
 
-ep_status_t ep_coll_allreduce(ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count, MPI_Datatype type,
-                              MPI_Op op)
+/* x0 op x1 op ... op xn-1 for the n inputs at xs (count elements of type
+ * each, ext apart), into acc.  Combined right to left with
+ * PMPI_Reduce_local (inout = in op inout), which keeps rank order for
+ * non-commutative operations (MPI requires associativity). */
+static void fold(void *acc, const void *const *xs, int n, int count, MPI_Datatype type, MPI_Op op)
+{
+    int64_t bytes;
+    ep_dt_copy(xs[n - 1], count, type, acc, count, type, &bytes);
+    for (int i = n - 2; i >= 0; i--)
+        PMPI_Reduce_local(xs[i], acc, count, type, op);
+}
+
+/* Non-commutative reductions on communicators whose ranks are not grouped
+ * by process: every rank's input goes to every rank (an allgather), which
+ * then folds them in rank order.  Correct for any rank map, not fast. */
+static ep_status_t reduce_gathered(ep_endpoint_t *ep, const void *in, void *rbuf, int count, MPI_Datatype type,
+                                   MPI_Op op, int root)
+{
+    ep_comm_t *c = ep->comm;
+    MPI_Aint lb, ext;
+    void *block = NULL, *ablock = NULL;
+    int *cnts = malloc(sizeof(int) * (size_t)c->size), *dsp = malloc(sizeof(int) * (size_t)c->size);
+    const void **xs = malloc(sizeof(void *) * (size_t)c->size);
+    char *all = typed_alloc(count * c->size, type, &block);
+    void *acc = typed_alloc(count, type, &ablock);
+    ep_status_t rc = (cnts && dsp && xs && all && acc) ? EP_OK : EP_ERR_NO_MEM;
+    PMPI_Type_get_extent(type, &lb, &ext);
+    for (int r = 0; !rc && r < c->size; r++) {
+        cnts[r] = count;
+        dsp[r] = r * count;
+        xs[r] = all + (MPI_Aint)r * count * ext;
+    }
+    /* Everyone takes part even after a local failure, or the others hang. */
+    ep_status_t xrc = ep_coll_allgatherv(ep, rc ? MPI_IN_PLACE : in, count, type, rc ? rbuf : all, cnts, dsp, type);
+    if (!rc && !(rc = xrc) && (root < 0 || root == ep->rank)) {
+        int64_t n;
+        fold(acc, xs, c->size, count, type, op);
+        rc = ep_dt_copy(acc, count, type, rbuf, count, type, &n);
+    }
+    free(cnts);
+    free(dsp);
+    free(xs);
+    free(block);
+    free(ablock);
+    return rc;
+}
+
+/* Reduction to every rank (root < 0) or to root: the local inputs are
+ * folded by local index 0 (local indices follow rank order), which runs one
+ * PMPI reduction over the processes; those are in rank order too when the
+ * communicator is blocked, so non-commutative operations stay correct. */
+static ep_status_t reduce_common(ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+                                 MPI_Op op, int root)
 {
     ep_comm_t *c = ep->comm;
     ep_status_t rc = EP_OK;
@@ -85,10 +138,10 @@ ep_status_t ep_coll_allreduce(ep_endpoint_t *ep, const void *sbuf, void *rbuf, i
     MPI_Request req;
 
     PMPI_Op_commutative(op, &commute);
-    if (!commute && !c->blocked)
-        return EP_ERR_UNSUPPORTED;
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    if (c->nlocal == 1) {
+    if ((!commute && !c->blocked) || ep_config.coll_gathered)
+        return reduce_gathered(ep, in, rbuf, count, type, op, root);
+    if (c->nlocal == 1 && root < 0) {
         if (in != rbuf && (rc = ep_dt_copy(in, count, type, rbuf, count, type, &n)))
             return rc;
         if (c->pcomm != MPI_COMM_NULL)
@@ -97,30 +150,162 @@ ep_status_t ep_coll_allreduce(ep_endpoint_t *ep, const void *sbuf, void *rbuf, i
     }
     publish(ep, (void *)in);
     ep_sync_barrier(c);
-    void *block = NULL, *acc = NULL;
+    void *block = NULL;
     if (ep->lidx == 0) {
-        /* Local endpoints are numbered in rank order; combine right to left so
-         * that acc = x0 op (x1 op (... op xn-1)), which keeps rank order for
-         * non-commutative operations (MPI requires associativity). */
-        acc = typed_alloc(count, type, &block);
+        void *acc = typed_alloc(count, type, &block);
         if (!acc)
             rc = EP_ERR_NO_MEM;
         else {
-            ep_dt_copy(published(c, c->nlocal - 1), count, type, acc, count, type, &n);
-            for (int i = c->nlocal - 2; i >= 0; i--)
-                PMPI_Reduce_local(published(c, i), acc, count, type, op);
-            if (c->pcomm != MPI_COMM_NULL)
-                rc = pmpi_finish(PMPI_Iallreduce(MPI_IN_PLACE, acc, count, type, op, c->pcomm, &req), &req);
+            fold(acc, (const void *const *)c->sync.ptr, c->nlocal, count, type, op);
+            if (c->pcomm != MPI_COMM_NULL) {
+                int rproc = root < 0 ? -1 : c->ranks[root].proc;
+                if (root < 0)
+                    rc = pmpi_finish(PMPI_Iallreduce(MPI_IN_PLACE, acc, count, type, op, c->pcomm, &req), &req);
+                else if (rproc == c->myproc)
+                    rc = pmpi_finish(PMPI_Ireduce(MPI_IN_PLACE, acc, count, type, op, rproc, c->pcomm, &req), &req);
+                else
+                    rc = pmpi_finish(PMPI_Ireduce(acc, NULL, count, type, op, rproc, c->pcomm, &req), &req);
+            }
         }
+        atomic_store(&c->sync.status, rc);
         atomic_store(&c->sync.result, acc);
     }
-    ep_sync_barrier(c); /* acc is ready; everyone's input has been read */
+    ep_sync_barrier(c); /* the result is ready; everyone's input has been read */
+    rc = atomic_load(&c->sync.status);
     void *res = atomic_load(&c->sync.result);
-    if (res)
-        ep_dt_copy(res, count, type, rbuf, count, type, &n);
-    else
-        rc = EP_ERR_NO_MEM;
+    if (!rc && (root < 0 || root == ep->rank))
+        rc = ep_dt_copy(res, count, type, rbuf, count, type, &n);
     ep_sync_barrier(c); /* everyone has copied */
+    if (ep->lidx == 0)
+        free(block);
+    return rc;
+}
+
+ep_status_t ep_coll_allreduce(ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+                              MPI_Op op)
+{
+    return reduce_common(ep, sbuf, rbuf, count, type, op, -1);
+}
+
+ep_status_t ep_coll_reduce(ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                           int root)
+{
+    return reduce_common(ep, sbuf, rbuf, count, type, op, root);
+}
+
+/* Reduce_scatter(_block): a full reduction into a temporary, then each rank
+ * keeps its part.  counts NULL: every part has `count` elements. */
+ep_status_t ep_coll_reduce_scatter(ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count, const int *counts,
+                                   MPI_Datatype type, MPI_Op op)
+{
+    ep_comm_t *c = ep->comm;
+    MPI_Aint lb, ext;
+    int total = 0, mine = 0;
+    int64_t n;
+    for (int r = 0; r < c->size; r++) {
+        int k = counts ? counts[r] : count;
+        if (r < ep->rank)
+            mine += k;
+        total += k;
+    }
+    void *block = NULL;
+    char *tmp = typed_alloc(total, type, &block);
+    const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    /* Take part even without memory, so that the others do not hang. */
+    ep_status_t rc = reduce_common(ep, in, tmp ? (void *)tmp : rbuf, tmp ? total : 0, type, op, -1);
+    if (!tmp)
+        rc = EP_ERR_NO_MEM;
+    if (!rc) {
+        PMPI_Type_get_extent(type, &lb, &ext);
+        int k = counts ? counts[ep->rank] : count;
+        rc = ep_dt_copy(tmp + (MPI_Aint)mine * ext, k, type, rbuf, k, type, &n);
+    }
+    free(block);
+    return rc;
+}
+
+/* Inclusive (scan) or exclusive (exscan) prefix reduction in rank order. */
+ep_status_t ep_coll_scan(ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                         int exclusive)
+{
+    ep_comm_t *c = ep->comm;
+    const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    MPI_Aint lb, ext;
+    int64_t n;
+    ep_status_t rc = EP_OK;
+    PMPI_Type_get_extent(type, &lb, &ext);
+
+    if (!c->blocked || ep_config.coll_gathered) {
+        /* Ranks not grouped by process: gather every input, fold our prefix. */
+        int *cnts = malloc(sizeof(int) * (size_t)c->size), *dsp = malloc(sizeof(int) * (size_t)c->size);
+        const void **xs = malloc(sizeof(void *) * (size_t)c->size);
+        void *block = NULL, *ablock = NULL;
+        char *all = typed_alloc(count * c->size, type, &block);
+        void *acc = typed_alloc(count, type, &ablock);
+        rc = (cnts && dsp && xs && all && acc) ? EP_OK : EP_ERR_NO_MEM;
+        for (int r = 0; !rc && r < c->size; r++) {
+            cnts[r] = count;
+            dsp[r] = r * count;
+            xs[r] = all + (MPI_Aint)r * count * ext;
+        }
+        ep_status_t xrc = ep_coll_allgatherv(ep, rc ? MPI_IN_PLACE : in, count, type, rc ? rbuf : all, cnts, dsp, type);
+        int upto = exclusive ? ep->rank : ep->rank + 1; /* inputs 0 .. upto-1 */
+        if (!rc && !(rc = xrc) && upto > 0) {
+            fold(acc, xs, upto, count, type, op);
+            rc = ep_dt_copy(acc, count, type, rbuf, count, type, &n);
+        }
+        free(cnts);
+        free(dsp);
+        free(xs);
+        free(block);
+        free(ablock);
+        return rc;
+    }
+    /* Blocked: local index 0 folds the local prefixes and gets the prefix of
+     * the processes before it with one PMPI_Exscan of the local totals. */
+    publish(ep, (void *)in);
+    ep_sync_barrier(c);
+    void *block = NULL;
+    if (ep->lidx == 0) {
+        int nl = c->nlocal;
+        MPI_Aint span = (MPI_Aint)count * ext;
+        /* Slot k (0..nl): the prefix this process's rank k-1 ends with, and
+         * slot nl+1 the earlier processes' prefix. */
+        char *pre = typed_alloc(count * (nl + 2), type, &block);
+        if (!pre)
+            rc = EP_ERR_NO_MEM;
+        else {
+            const void *const *xs = (const void *const *)c->sync.ptr;
+            char *before = pre + (MPI_Aint)(nl + 1) * span;
+            for (int k = 1; k <= nl; k++) {
+                /* local prefix over ranks 0..k-1 of this process */
+                ep_dt_copy(xs[k - 1], count, type, pre + k * span, count, type, &n);
+                if (k > 1) {
+                    /* pre[k] = pre[k-1] op x[k-1]: reduce_local computes in op inout */
+                    PMPI_Reduce_local(pre + (k - 1) * span, pre + k * span, count, type, op);
+                }
+            }
+            if (c->pcomm != MPI_COMM_NULL) {
+                MPI_Request req;
+                rc = pmpi_finish(PMPI_Iexscan(pre + nl * span, before, count, type, op, c->pcomm, &req), &req);
+            }
+            if (!rc && c->myproc > 0)
+                for (int k = 1; k <= nl; k++) /* earlier processes first */
+                    PMPI_Reduce_local(before, pre + k * span, count, type, op);
+            if (c->myproc > 0)
+                ep_dt_copy(before, count, type, pre, count, type, &n); /* slot 0: what rank 0 of us excludes */
+        }
+        atomic_store(&c->sync.status, rc);
+        atomic_store(&c->sync.result, pre);
+    }
+    ep_sync_barrier(c);
+    rc = atomic_load(&c->sync.status);
+    char *pre = atomic_load(&c->sync.result);
+    /* Inclusive: slot lidx+1; exclusive: slot lidx (undefined for rank 0). */
+    int slot = exclusive ? ep->lidx : ep->lidx + 1;
+    if (!rc && !(exclusive && ep->lidx == 0 && c->myproc == 0))
+        rc = ep_dt_copy(pre + (MPI_Aint)slot * count * ext, count, type, rbuf, count, type, &n);
+    ep_sync_barrier(c);
     if (ep->lidx == 0)
         free(block);
     return rc;

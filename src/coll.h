@@ -12,6 +12,13 @@ ep_status_t ep_coll_barrier(ep_endpoint_t *ep);
 ep_status_t ep_coll_bcast(ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int root);
 ep_status_t ep_coll_allreduce(ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count, MPI_Datatype type,
                               MPI_Op op);
+ep_status_t ep_coll_reduce(ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                           int root);
+/* counts NULL: MPI_Reduce_scatter_block with `count` per rank. */
+ep_status_t ep_coll_reduce_scatter(ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count, const int *counts,
+                                   MPI_Datatype type, MPI_Op op);
+ep_status_t ep_coll_scan(ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                         int exclusive);
 ep_status_t ep_coll_allgather(ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
                               int rcount, MPI_Datatype rtype);
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-ep_config_t ep_config = {0, EP_WAIT_YIELD, EP_EAGER_LIMIT_DEFAULT, 0};
+ep_config_t ep_config = {0, EP_WAIT_YIELD, EP_EAGER_LIMIT_DEFAULT, 0, 0};
 
 static int parse_long(const char *s, long lo, long hi, long *out)
 {
@@ -24,7 +24,7 @@ const char *ep_config_wait_name(ep_wait_policy_t w) { return wait_names[w]; }
 
 int ep_config_load(char *err, size_t errlen)
 {
-    ep_config_t c = {0, EP_WAIT_YIELD, EP_EAGER_LIMIT_DEFAULT, 0};
+    ep_config_t c = {0, EP_WAIT_YIELD, EP_EAGER_LIMIT_DEFAULT, 0, 0};
     const char *s;
     long v;
 
@@ -63,6 +63,14 @@ int ep_config_load(char *err, size_t errlen)
             return -1;
         }
         c.verbose = (int)v;
+    }
+    if ((s = getenv("EPMPI_COLL_ALGORITHM")) && *s) {
+        if (!strcmp(s, "gathered"))
+            c.coll_gathered = 1;
+        else if (strcmp(s, "auto")) {
+            snprintf(err, errlen, "EPMPI_COLL_ALGORITHM='%s' is not valid: use auto or gathered", s);
+            return -1;
+        }
     }
     ep_config = c;
     return 0;

@@ -11,6 +11,9 @@ typedef struct ep_config {
     ep_wait_policy_t wait;    /* EPMPI_WAIT: how a blocked endpoint waits */
     size_t eager_limit;       /* EPMPI_EAGER_LIMIT: largest message sent without a rendezvous */
     int verbose;              /* EPMPI_VERBOSE: print settings at init */
+    int coll_gathered;        /* EPMPI_COLL_ALGORITHM=gathered: reductions and scans gather
+                                 every input and fold in rank order (the path used when ranks
+                                 are not grouped by process), for testing and debugging */
 } ep_config_t;
 
 #define EP_MAX_ENDPOINTS_PER_PROCESS 65536

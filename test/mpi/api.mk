@@ -17,3 +17,7 @@ MPI_TESTS += test/mpi/api_passthrough
 test_mpi_api_passthrough_CFLAGS = $(MPI_TEST_CFLAGS)
 MPI_TESTS += test/mpi/api_local
 test_mpi_api_local_CFLAGS = $(MPI_TEST_CFLAGS)
+MPI_TESTS += test/mpi/coll_more test/mpi/coll_gathered
+test_mpi_coll_more_CFLAGS = $(MPI_TEST_CFLAGS)
+test_mpi_coll_gathered_SOURCES = test/mpi/coll_more.c
+test_mpi_coll_gathered_CFLAGS = $(MPI_TEST_CFLAGS) -DEPT_COLL_GATHERED

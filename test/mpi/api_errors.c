@@ -13,7 +13,7 @@
  *   MPI_Recv, MPI_Wait and MPI_Waitall), MPI_Comm_free of MPI_COMM_WORLD and
  *   MPI_COMM_SELF, and functions not supported on endpoint communicators
  *   (MPI_Cart_create, MPI_Comm_split, MPI_Win_create, MPI_Comm_group,
- *   MPI_Reduce, MPI_Gather, ...) on MPI_COMM_WORLD and on a dup:
+ *   MPI_Ireduce, MPI_Igather, ...) on MPI_COMM_WORLD and on a dup:
  *   MPI_ERR_COMM and "not supported".
  * Then: nothing was sent by the erroneous calls, and the program goes on
  * normally (point-to-point, Allreduce, Barrier).  An error on a dup whose
@@ -112,14 +112,14 @@ static int call_unsupported(int k, MPI_Comm c, const char **name)
     case 1: U(MPI_Comm_split, c, 0, 0, &nc);
     case 2: U(MPI_Win_create, winbuf, sizeof winbuf, 1, MPI_INFO_NULL, c, &w);
     case 3: U(MPI_Comm_group, c, &g);
-    case 4: U(MPI_Reduce, &x, y, 1, MPI_INT, MPI_SUM, 0, c);
-    case 5: U(MPI_Gather, &x, 1, MPI_INT, y, 1, MPI_INT, 0, c);
-    case 6: U(MPI_Scatter, y, 1, MPI_INT, &x, 1, MPI_INT, 0, c);
-    case 7: U(MPI_Alltoall, y, 1, MPI_INT, y + 32, 1, MPI_INT, c);
-    case 8: U(MPI_Scan, &x, y, 1, MPI_INT, MPI_SUM, c);
-    case 9: U(MPI_Exscan, &x, y, 1, MPI_INT, MPI_SUM, c);
-    case 10: U(MPI_Allgatherv, &x, 1, MPI_INT, y, counts, displs, MPI_INT, c);
-    case 11: U(MPI_Reduce_scatter_block, y, &x, 1, MPI_INT, MPI_SUM, c);
+    case 4: U(MPI_Ireduce, &x, y, 1, MPI_INT, MPI_SUM, 0, c, &rq);
+    case 5: U(MPI_Igather, &x, 1, MPI_INT, y, 1, MPI_INT, 0, c, &rq);
+    case 6: U(MPI_Iscatter, y, 1, MPI_INT, &x, 1, MPI_INT, 0, c, &rq);
+    case 7: U(MPI_Ialltoall, y, 1, MPI_INT, y + 32, 1, MPI_INT, c, &rq);
+    case 8: U(MPI_Iscan, &x, y, 1, MPI_INT, MPI_SUM, c, &rq);
+    case 9: U(MPI_Iexscan, &x, y, 1, MPI_INT, MPI_SUM, c, &rq);
+    case 10: U(MPI_Iallgatherv, &x, 1, MPI_INT, y, counts, displs, MPI_INT, c, &rq);
+    case 11: U(MPI_Ireduce_scatter_block, y, &x, 1, MPI_INT, MPI_SUM, c, &rq);
     case 12: U(MPI_Ibarrier, c, &rq);
     case 13: U(MPI_Ibcast, &x, 1, MPI_INT, 0, c, &rq);
     case 14: U(MPI_Iallreduce, &x, y, 1, MPI_INT, MPI_SUM, c, &rq);
@@ -132,8 +132,8 @@ static int call_unsupported(int k, MPI_Comm c, const char **name)
     case 21: U(MPI_Graph_create, c, 1, y, y, 0, &nc);
     case 22: U(MPI_Dist_graph_create_adjacent, c, 0, y, MPI_UNWEIGHTED, 0, y, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &nc);
     case 23: U(MPI_Comm_create_group, c, MPI_GROUP_EMPTY, 0, &nc);
-    case 24: U(MPI_Alltoallv, y, counts, displs, MPI_INT, y + 32, counts, displs, MPI_INT, c);
-    case 25: U(MPI_Reduce_scatter, y, &x, counts, MPI_INT, MPI_SUM, c);
+    case 24: U(MPI_Ialltoallv, y, counts, displs, MPI_INT, y + 32, counts, displs, MPI_INT, c, &rq);
+    case 25: U(MPI_Neighbor_allgather, &x, 1, MPI_INT, y, 1, MPI_INT, c);
 #undef U
     }
     return MPI_SUCCESS;
@@ -199,6 +199,18 @@ static void collective_errors(int s)
     expect_err(rc, MPI_ERR_COUNT, "MPI_Allreduce", "count", "MPI_Allreduce with count -3");
     rc = MPI_Allgather(v, 1, MPI_INT, w, 1, MPI_DATATYPE_NULL, MPI_COMM_WORLD);
     expect_err(rc, MPI_ERR_TYPE, "MPI_Allgather", "datatype", "MPI_Allgather with MPI_DATATYPE_NULL");
+    rc = MPI_Reduce(v, w, 1, MPI_INT, MPI_SUM, s, MPI_COMM_WORLD);
+    expect_err(rc, MPI_ERR_ROOT, "MPI_Reduce", "root", "MPI_Reduce with root size");
+    rc = MPI_Gather(v, 1, MPI_INT, w, 1, MPI_INT, -2, MPI_COMM_WORLD);
+    expect_err(rc, MPI_ERR_ROOT, "MPI_Gather", "root", "MPI_Gather with root -2");
+    rc = MPI_Scatter(w, 1, MPI_INT, v, -1, MPI_INT, 0, MPI_COMM_WORLD);
+    expect_err(rc, MPI_ERR_COUNT, "MPI_Scatter", "count", "MPI_Scatter with receive count -1");
+    rc = MPI_Alltoall(v, 1, MPI_DATATYPE_NULL, w, 1, MPI_INT, MPI_COMM_WORLD);
+    expect_err(rc, MPI_ERR_TYPE, "MPI_Alltoall", "datatype", "MPI_Alltoall with MPI_DATATYPE_NULL");
+    rc = MPI_Scan(v, w, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_WORLD);
+    expect_err(rc, MPI_ERR_OP, "MPI_Scan", "op", "MPI_Scan with MPI_OP_NULL");
+    rc = MPI_Alltoallv(v, NULL, NULL, MPI_INT, w, NULL, NULL, MPI_INT, MPI_COMM_WORLD);
+    expect_err(rc, MPI_ERR_ARG, "MPI_Alltoallv", "NULL", "MPI_Alltoallv with NULL counts");
 }
 
 static void stale_handle_errors(int r)

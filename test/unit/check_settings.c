@@ -13,6 +13,7 @@ static void clear(void)
     unsetenv("EPMPI_WAIT");
     unsetenv("EPMPI_EAGER_LIMIT");
     unsetenv("EPMPI_VERBOSE");
+    unsetenv("EPMPI_COLL_ALGORITHM");
 }
 
 START_TEST(defaults)
@@ -52,6 +53,19 @@ START_TEST(bad_endpoints_named)
 }
 END_TEST
 
+START_TEST(coll_algorithm)
+{
+    char err[256];
+    clear();
+    setenv("EPMPI_COLL_ALGORITHM", "gathered", 1);
+    ck_assert_int_eq(ep_config_load(err, sizeof err), 0);
+    ck_assert_int_eq(ep_config.coll_gathered, 1);
+    setenv("EPMPI_COLL_ALGORITHM", "fast", 1);
+    ck_assert_int_eq(ep_config_load(err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "EPMPI_COLL_ALGORITHM"));
+}
+END_TEST
+
 START_TEST(bad_wait_policy_lists_choices)
 {
     char err[256];
@@ -71,6 +85,7 @@ int main(void)
     tcase_add_test(tc, good_values);
     tcase_add_loop_test(tc, bad_endpoints_named, 0, (int)(sizeof bad_endpoints / sizeof *bad_endpoints));
     tcase_add_test(tc, bad_wait_policy_lists_choices);
+    tcase_add_test(tc, coll_algorithm);
     suite_add_tcase(s, tc);
     return ep_unit_run(s);
 }

@@ -1,6 +1,7 @@
 /* Communicator queries and management on endpoint communicators. */
 #include "comm_create.h"
 #include "entry.h"
+#include "net.h"
 #include "thread.h"
 
 #include <stdio.h>
@@ -97,6 +98,40 @@ EP_API int MPI_Comm_free(MPI_Comm *comm)
     ep_endpoint_free(ep);
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;
+}
+
+EP_API int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+    static const char call[] = "MPI_Comm_split";
+    ep_endpoint_t *ep;
+    EP_RESOLVE(call, comm, ep, PMPI_Comm_split(comm, color, key, newcomm));
+    if (!newcomm)
+        return ep_raise(ep, call, MPI_ERR_ARG, "newcomm pointer is NULL");
+    if (color < 0 && color != MPI_UNDEFINED)
+        return ep_raise(ep, call, MPI_ERR_ARG, "invalid color %d (must be non-negative or MPI_UNDEFINED)", color);
+    ep_status_t st = ep_comm_split(ep, color, key, newcomm);
+    return st ? ep_raise_status(ep, call, st, NULL) : MPI_SUCCESS;
+}
+
+EP_API int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
+{
+    static const char call[] = "MPI_Comm_split_type";
+    ep_endpoint_t *ep;
+    EP_RESOLVE(call, comm, ep, PMPI_Comm_split_type(comm, split_type, key, info, newcomm));
+    if (!newcomm)
+        return ep_raise(ep, call, MPI_ERR_ARG, "newcomm pointer is NULL");
+    /* Shared memory: the endpoints of one node, named by its smallest world rank. */
+    int color;
+    if (split_type == MPI_COMM_TYPE_SHARED)
+        color = ep_net_node_id();
+    else if (split_type == MPI_UNDEFINED)
+        color = MPI_UNDEFINED;
+    else
+        return ep_raise(ep, call, MPI_ERR_ARG,
+                        "split type %d is not supported on endpoint communicators (use MPI_COMM_TYPE_SHARED)",
+                        split_type);
+    ep_status_t st = ep_comm_split(ep, color, key, newcomm);
+    return st ? ep_raise_status(ep, call, st, NULL) : MPI_SUCCESS;
 }
 
 static int create_endpoints(const char *call, MPI_Comm parent, int my_num_ep, MPI_Info info, MPI_Comm out[])

@@ -463,20 +463,6 @@ EP_API int(MPI_Comm_set_info)(MPI_Comm comm, MPI_Info info)
     return PMPI_Comm_set_info(comm, info);
 }
 
-EP_API int(MPI_Comm_split)(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Comm_split", comm);
-    return PMPI_Comm_split(comm, color, key, newcomm);
-}
-
-EP_API int(MPI_Comm_split_type)(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Comm_split_type", comm);
-    return PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
-}
-
 EP_API int(MPI_Intercomm_create)(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm)
 {
     if (ep_entry_comm_is_ep(local_comm))
@@ -1832,4 +1818,4 @@ EP_API int(MPI_File_open)(MPI_Comm comm, const char *filename, int amode, MPI_In
     return PMPI_File_open(comm, filename, amode, info, fh);
 }
 
-/* 258 entry points. */
+/* 256 entry points. */

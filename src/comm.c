@@ -209,6 +209,18 @@ ep_status_t ep_comm_build(MPI_Comm ppcomm, int nnew, const ep_new_ep_t *neweps, 
                           ep_comm_t **out)
 {
     MPI_Comm pc = MPI_COMM_NULL;
+    *out = NULL;
+    if (ppcomm != MPI_COMM_NULL) {
+        if (PMPI_Comm_split(ppcomm, nnew > 0 ? 0 : MPI_UNDEFINED, 0, &pc) != MPI_SUCCESS)
+            return EP_ERR_ENDPOINTS;
+    }
+    if (nnew == 0)
+        return EP_OK;
+    return ep_comm_build_on(pc, nnew, neweps, eh, out);
+}
+
+ep_status_t ep_comm_build_on(MPI_Comm pc, int nnew, const ep_new_ep_t *neweps, MPI_Errhandler eh, ep_comm_t **out)
+{
     ep_comm_t *c = NULL;
     entry_t *e = NULL;
     ep_new_ep_t *sorted = NULL;
@@ -217,12 +229,6 @@ ep_status_t ep_comm_build(MPI_Comm ppcomm, int nnew, const ep_new_ep_t *neweps, 
     int total = 0;
 
     *out = NULL;
-    if (ppcomm != MPI_COMM_NULL) {
-        if (PMPI_Comm_split(ppcomm, nnew > 0 ? 0 : MPI_UNDEFINED, 0, &pc) != MPI_SUCCESS)
-            return EP_ERR_ENDPOINTS;
-    }
-    if (nnew == 0)
-        return EP_OK;
     if (!(c = calloc(1, sizeof *c)) || !(sorted = malloc(sizeof *sorted * (size_t)nnew))) {
         rc = EP_ERR_NO_MEM;
         goto fail;

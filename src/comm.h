@@ -111,6 +111,10 @@ typedef struct ep_new_ep {
  * numbered in key order.  Every handle gets errhandler eh. */
 ep_status_t ep_comm_build(MPI_Comm ppcomm, int nnew, const ep_new_ep_t *neweps, MPI_Errhandler eh,
                           ep_comm_t **out);
+/* The same once the process-level communicator is known: pc spans exactly
+ * the processes proposing endpoints (nnew > 0 in each), or is MPI_COMM_NULL
+ * for this process alone.  Takes ownership of pc, also on failure. */
+ep_status_t ep_comm_build_on(MPI_Comm pc, int nnew, const ep_new_ep_t *neweps, MPI_Errhandler eh, ep_comm_t **out);
 
 /* Frees one endpoint handle; the communicator goes with the last one. */
 void ep_endpoint_free(ep_endpoint_t *ep);

@@ -3,6 +3,7 @@
 #include "net.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 ep_status_t ep_comm_create_endpoints_classic(MPI_Comm parent, int n, MPI_Comm out[])
 {
@@ -79,4 +80,203 @@ ep_status_t ep_comm_create_endpoints_ep(ep_endpoint_t *parent, int n, MPI_Comm o
 ep_status_t ep_comm_dup(ep_endpoint_t *ep, MPI_Comm *out)
 {
     return ep_comm_create_endpoints_ep(ep, 1, out);
+}
+
+/* ---- MPI_Comm_split ------------------------------------------------------- */
+
+/* What each local endpoint of the parent publishes. */
+typedef struct split_arg {
+    int color, key;
+} split_arg_t;
+
+/* One new communicator of this process: its colour and the result. */
+typedef struct split_out {
+    int color;
+    ep_comm_t *comm;
+} split_out_t;
+
+typedef struct split_result {
+    int n;
+    split_out_t *out;
+} split_result_t;
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts and removes duplicates; returns the new length. */
+static int sort_unique(int *v, int n)
+{
+    int k = 0;
+    qsort(v, (size_t)n, sizeof *v, cmp_int);
+    for (int i = 0; i < n; i++)
+        if (k == 0 || v[k - 1] != v[i])
+            v[k++] = v[i];
+    return k;
+}
+
+/* Split keys order by key, then parent rank (MPI's tie rule). */
+static uint64_t split_key(int key, int prank)
+{
+    return ((uint64_t)((uint32_t)key ^ 0x80000000u) << 32) | (uint32_t)prank;
+}
+
+typedef struct split_member {
+    uint64_t key;
+    int lidx; /* parent local index */
+} split_member_t;
+
+static int cmp_member(const void *a, const void *b)
+{
+    const split_member_t *x = a, *y = b;
+    return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* Local index 0 of the parent: agrees on who has which colour, then builds
+ * one communicator per local colour, in increasing colour order everywhere
+ * (so the PMPI_Comm_create_group calls of overlapping process sets cannot
+ * wait on each other in a cycle). */
+static ep_status_t split_leader(ep_comm_t *pc, split_result_t *res)
+{
+    int n = pc->nlocal, np = pc->nprocs;
+    int *lc = malloc(sizeof(int) * (size_t)n), nlc = 0;
+    int *cnt = malloc(sizeof(int) * (size_t)np), *dsp = malloc(sizeof(int) * (size_t)np);
+    int *all = NULL, nall = 0, *uniq = NULL;
+    split_member_t *mem = malloc(sizeof *mem * (size_t)n);
+    ep_new_ep_t *ne = malloc(sizeof *ne * (size_t)n);
+    MPI_Group pgroup = MPI_GROUP_NULL;
+    ep_status_t rc = EP_OK;
+
+    res->n = 0;
+    res->out = NULL;
+    if (!lc || !cnt || !dsp || !mem || !ne) {
+        rc = EP_ERR_NO_MEM;
+        goto out;
+    }
+    for (int j = 0; j < n; j++) {
+        const split_arg_t *a = atomic_load(&pc->sync.ptr[j]);
+        if (a->color != MPI_UNDEFINED)
+            lc[nlc++] = a->color;
+    }
+    nlc = sort_unique(lc, nlc);
+    /* Every process's colours, in process order. */
+    if (pc->pcomm != MPI_COMM_NULL) {
+        MPI_Request req;
+        if (PMPI_Iallgather(&nlc, 1, MPI_INT, cnt, 1, MPI_INT, pc->pcomm, &req) != MPI_SUCCESS ||
+            ep_net_wait_pmpi(&req, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            rc = EP_ERR_INTERN;
+            goto out;
+        }
+        for (int p = 0; p < np; p++) {
+            dsp[p] = nall;
+            nall += cnt[p];
+        }
+        if (!(all = malloc(sizeof(int) * (size_t)(nall ? nall : 1))) || !(uniq = malloc(sizeof(int) * (size_t)(nall ? nall : 1)))) {
+            rc = EP_ERR_NO_MEM;
+            goto out;
+        }
+        if (PMPI_Iallgatherv(lc, nlc, MPI_INT, all, cnt, dsp, MPI_INT, pc->pcomm, &req) != MPI_SUCCESS ||
+            ep_net_wait_pmpi(&req, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            rc = EP_ERR_INTERN;
+            goto out;
+        }
+        memcpy(uniq, all, sizeof(int) * (size_t)nall);
+        nall = sort_unique(uniq, nall);
+        PMPI_Comm_group(pc->pcomm, &pgroup);
+    }
+    if (!(res->out = calloc((size_t)(nlc ? nlc : 1), sizeof *res->out))) {
+        rc = EP_ERR_NO_MEM;
+        goto out;
+    }
+    for (int k = 0; k < nlc && !rc; k++) {
+        int color = lc[k];
+        MPI_Comm newpc = MPI_COMM_NULL;
+        if (pc->pcomm != MPI_COMM_NULL) {
+            /* The processes holding this colour, in process order. */
+            int *procs = malloc(sizeof(int) * (size_t)np), nprocs = 0;
+            if (!procs) {
+                rc = EP_ERR_NO_MEM;
+                break;
+            }
+            for (int p = 0; p < np; p++)
+                if (bsearch(&color, all + dsp[p], (size_t)cnt[p], sizeof(int), cmp_int))
+                    procs[nprocs++] = p;
+            if (nprocs > 1) {
+                MPI_Group g;
+                int tag = (int)((int *)bsearch(&color, uniq, (size_t)nall, sizeof(int), cmp_int) - uniq);
+                PMPI_Group_incl(pgroup, nprocs, procs, &g);
+                if (PMPI_Comm_create_group(pc->pcomm, g, tag & 0x0fffffff, &newpc) != MPI_SUCCESS)
+                    rc = EP_ERR_INTERN;
+                PMPI_Group_free(&g);
+            }
+            free(procs);
+            if (rc)
+                break;
+        }
+        /* This process's members of the colour, in key order. */
+        int m = 0;
+        for (int j = 0; j < n; j++) {
+            const split_arg_t *a = atomic_load(&pc->sync.ptr[j]);
+            if (a->color == color)
+                mem[m++] = (split_member_t){split_key(a->key, pc->local[j].rank), j};
+        }
+        qsort(mem, (size_t)m, sizeof *mem, cmp_member);
+        for (int i = 0; i < m; i++)
+            ne[i] = (ep_new_ep_t){mem[i].key, pc->gids[pc->local[mem[i].lidx].rank]};
+        ep_comm_t *c = NULL;
+        rc = ep_comm_build_on(newpc, m, ne, MPI_ERRORS_ARE_FATAL, &c);
+        if (!rc) {
+            for (int i = 0; i < m; i++) /* local endpoints follow key order */
+                c->local[i].errhandler = pc->local[mem[i].lidx].errhandler;
+            res->out[res->n++] = (split_out_t){color, c};
+        }
+    }
+out:
+    if (pgroup != MPI_GROUP_NULL)
+        PMPI_Group_free(&pgroup);
+    free(lc);
+    free(cnt);
+    free(dsp);
+    free(all);
+    free(uniq);
+    free(mem);
+    free(ne);
+    return rc;
+}
+
+ep_status_t ep_comm_split(ep_endpoint_t *parent, int color, int key, MPI_Comm *out)
+{
+    ep_comm_t *pc = parent->comm;
+    split_arg_t mine = {color, key};
+    split_result_t res = {0, NULL};
+
+    atomic_store(&pc->sync.ptr[parent->lidx], &mine);
+    ep_sync_barrier(pc);
+    if (parent->lidx == 0) {
+        atomic_store(&pc->sync.status, split_leader(pc, &res));
+        atomic_store(&pc->sync.result, &res);
+    }
+    ep_sync_barrier(pc);
+    ep_status_t rc = atomic_load(&pc->sync.status);
+    const split_result_t *r = atomic_load(&pc->sync.result);
+    *out = MPI_COMM_NULL;
+    if (!rc && color != MPI_UNDEFINED) {
+        /* My place among this process's members of my colour. */
+        uint64_t k = split_key(key, parent->rank);
+        int pos = 0;
+        for (int j = 0; j < pc->nlocal; j++) {
+            const split_arg_t *a = atomic_load(&pc->sync.ptr[j]);
+            if (a->color == color && split_key(a->key, pc->local[j].rank) < k)
+                pos++;
+        }
+        for (int i = 0; i < r->n; i++)
+            if (r->out[i].color == color)
+                *out = r->out[i].comm->local[pos].handle;
+    }
+    ep_sync_barrier(pc); /* the published arguments and result may go */
+    if (parent->lidx == 0)
+        free(res.out);
+    return rc;
 }

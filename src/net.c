@@ -33,6 +33,7 @@ static pthread_mutex_t progress_lock = PTHREAD_MUTEX_INITIALIZER;
 static MPI_Comm tcomm = MPI_COMM_NULL; /* headers */
 static MPI_Comm dcomm = MPI_COMM_NULL; /* rendezvous payloads */
 static int world_rank, world_size;
+static int node_id; /* smallest world rank on this process's node */
 static ep_ring_slot_t ring[EP_RING];
 static int ring_head;
 static _Atomic int ring_active;
@@ -43,6 +44,7 @@ static _Atomic int n_detached;
 static _Atomic unsigned next_dtag;
 
 int ep_net_world_rank(void) { return world_rank; }
+int ep_net_node_id(void) { return node_id; }
 int ep_net_world_size(void) { return world_size; }
 
 ep_status_t ep_net_init(void)
@@ -54,6 +56,12 @@ ep_status_t ep_net_init(void)
         return EP_ERR_INTERN;
     PMPI_Comm_set_errhandler(tcomm, MPI_ERRORS_RETURN);
     PMPI_Comm_set_errhandler(dcomm, MPI_ERRORS_RETURN);
+    MPI_Comm node;
+    node_id = world_rank;
+    if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+        PMPI_Allreduce(&world_rank, &node_id, 1, MPI_INT, MPI_MIN, node);
+        PMPI_Comm_free(&node);
+    }
     return EP_OK;
 }
 

@@ -49,6 +49,8 @@ ep_status_t ep_net_init(void);
 void ep_net_finalize(void);
 int ep_net_world_rank(void);
 int ep_net_world_size(void);
+/* Names this process's node: the smallest world rank on it. */
+int ep_net_node_id(void);
 
 /* Starts receiving headers (idempotent; local). */
 void ep_net_activate(void);

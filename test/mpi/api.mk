@@ -21,3 +21,5 @@ MPI_TESTS += test/mpi/coll_more test/mpi/coll_gathered
 test_mpi_coll_more_CFLAGS = $(MPI_TEST_CFLAGS)
 test_mpi_coll_gathered_SOURCES = test/mpi/coll_more.c
 test_mpi_coll_gathered_CFLAGS = $(MPI_TEST_CFLAGS) -DEPT_COLL_GATHERED
+MPI_TESTS += test/mpi/comm_split
+test_mpi_comm_split_CFLAGS = $(MPI_TEST_CFLAGS)

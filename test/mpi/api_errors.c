@@ -12,7 +12,7 @@
  *   (small and 1 MiB messages, within a process and between processes; with
  *   MPI_Recv, MPI_Wait and MPI_Waitall), MPI_Comm_free of MPI_COMM_WORLD and
  *   MPI_COMM_SELF, and functions not supported on endpoint communicators
- *   (MPI_Cart_create, MPI_Comm_split, MPI_Win_create, MPI_Comm_group,
+ *   (MPI_Cart_create, MPI_Intercomm_create, MPI_Win_create, MPI_Comm_group,
  *   MPI_Ireduce, MPI_Igather, ...) on MPI_COMM_WORLD and on a dup:
  *   MPI_ERR_COMM and "not supported".
  * Then: nothing was sent by the erroneous calls, and the program goes on
@@ -109,7 +109,7 @@ static int call_unsupported(int k, MPI_Comm c, const char **name)
     switch (k) {
 #define U(fn, ...) *name = #fn; return fn(__VA_ARGS__)
     case 0: U(MPI_Cart_create, c, 1, dims, periods, 0, &nc);
-    case 1: U(MPI_Comm_split, c, 0, 0, &nc);
+    case 1: U(MPI_Intercomm_create, c, 0, c, 0, 0, &nc);
     case 2: U(MPI_Win_create, winbuf, sizeof winbuf, 1, MPI_INFO_NULL, c, &w);
     case 3: U(MPI_Comm_group, c, &g);
     case 4: U(MPI_Ireduce, &x, y, 1, MPI_INT, MPI_SUM, 0, c, &rq);
@@ -123,7 +123,7 @@ static int call_unsupported(int k, MPI_Comm c, const char **name)
     case 12: U(MPI_Ibarrier, c, &rq);
     case 13: U(MPI_Ibcast, &x, 1, MPI_INT, 0, c, &rq);
     case 14: U(MPI_Iallreduce, &x, y, 1, MPI_INT, MPI_SUM, c, &rq);
-    case 15: U(MPI_Comm_split_type, c, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &nc);
+    case 15: U(MPI_Comm_remote_group, c, &g);
     case 16: U(MPI_Comm_idup, c, &nc, &rq);
     case 17: U(MPI_Comm_create, c, MPI_GROUP_EMPTY, &nc);
     case 18: U(MPI_Comm_dup_with_info, c, MPI_INFO_NULL, &nc);

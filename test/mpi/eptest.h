@@ -161,4 +161,19 @@ static inline size_t first_bad(const unsigned char *buf, size_t n, int a, int b,
 }
 
 
+
+/* The whole main() of a test that runs body once per rank, in world mode or
+ * on endpoints made from argv[1], with a watchdog of secs seconds. */
+static inline int ept_main(int argc, char **argv, int secs, void (*body)(MPI_Comm, void *), void *arg)
+{
+    int provided;
+    watchdog_arm(secs);
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    EPT_CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
+    run_ranks(local_ranks(argc, argv), body, arg);
+    PHASE("MPI_Finalize");
+    MPI_Finalize();
+    return 0;
+}
+
 #endif

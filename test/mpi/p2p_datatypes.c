@@ -560,15 +560,4 @@ static void datatypes(MPI_Comm comm, void *arg)
     EPT_CHECK(x.fails == 0, "rank %d: %d checks failed (see above)", x.me, x.fails);
 }
 
-int main(int argc, char **argv)
-{
-    int provided;
-    watchdog_arm(30);
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    EPT_CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
-    int nlocal = local_ranks(argc, argv);
-    run_ranks(nlocal, datatypes, NULL);
-    PHASE("MPI_Finalize");
-    MPI_Finalize();
-    return 0;
-}
+int main(int argc, char **argv) { return ept_main(argc, argv, 30, datatypes, NULL); }

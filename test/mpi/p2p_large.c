@@ -124,15 +124,4 @@ static void large(MPI_Comm comm, void *arg)
     free(x.rb);
 }
 
-int main(int argc, char **argv)
-{
-    int provided;
-    watchdog_arm(30);
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    EPT_CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
-    int nlocal = local_ranks(argc, argv);
-    run_ranks(nlocal, large, NULL);
-    PHASE("MPI_Finalize");
-    MPI_Finalize();
-    return 0;
-}
+int main(int argc, char **argv) { return ept_main(argc, argv, 30, large, NULL); }

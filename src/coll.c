@@ -89,35 +89,48 @@ static void fold(void *acc, const void *const *xs, int n, int count, MPI_Datatyp
         PMPI_Reduce_local(xs[i], acc, count, type, op);
 }
 
-/* Non-commutative reductions on communicators whose ranks are not grouped
- * by process: every rank's input goes to every rank (an allgather), which
- * then folds them in rank order.  Correct for any rank map, not fast. */
-static ep_status_t reduce_gathered(ep_endpoint_t *ep, const void *in, void *rbuf, int count, MPI_Datatype type,
-                                   MPI_Op op, int root)
+/* The gathered path: every rank's input, in rank order, at every rank (an
+ * allgather), for reductions and scans on communicators whose ranks are not
+ * grouped by process.  Correct for any rank map, not fast.  On success
+ * xs[r] points at rank r's input inside *block (free both). */
+static ep_status_t gather_inputs(ep_endpoint_t *ep, const void *in, int count, MPI_Datatype type, void **block,
+                                 const void ***xs)
 {
     ep_comm_t *c = ep->comm;
     MPI_Aint lb, ext;
-    void *block = NULL, *ablock = NULL;
     int *cnts = malloc(sizeof(int) * (size_t)c->size), *dsp = malloc(sizeof(int) * (size_t)c->size);
-    const void **xs = malloc(sizeof(void *) * (size_t)c->size);
-    char *all = typed_alloc(count * c->size, type, &block);
-    void *acc = typed_alloc(count, type, &ablock);
-    ep_status_t rc = (cnts && dsp && xs && all && acc) ? EP_OK : EP_ERR_NO_MEM;
+    *xs = malloc(sizeof(void *) * (size_t)c->size);
+    char *all = typed_alloc(count * c->size, type, block);
+    ep_status_t rc = (cnts && dsp && *xs && all) ? EP_OK : EP_ERR_NO_MEM;
     PMPI_Type_get_extent(type, &lb, &ext);
     for (int r = 0; !rc && r < c->size; r++) {
         cnts[r] = count;
         dsp[r] = r * count;
-        xs[r] = all + (MPI_Aint)r * count * ext;
+        (*xs)[r] = all + (MPI_Aint)r * count * ext;
     }
     /* Everyone takes part even after a local failure, or the others hang. */
-    ep_status_t xrc = ep_coll_allgatherv(ep, rc ? MPI_IN_PLACE : in, count, type, rc ? rbuf : all, cnts, dsp, type);
-    if (!rc && !(rc = xrc) && (root < 0 || root == ep->rank)) {
-        int64_t n;
-        fold(acc, xs, c->size, count, type, op);
-        rc = ep_dt_copy(acc, count, type, rbuf, count, type, &n);
-    }
+    ep_status_t xrc = rc ? ep_coll_exchange_nothing(ep) : ep_coll_allgatherv(ep, in, count, type, all, cnts, dsp, type);
     free(cnts);
     free(dsp);
+    return rc ? rc : xrc;
+}
+
+static ep_status_t reduce_gathered(ep_endpoint_t *ep, const void *in, void *rbuf, int count, MPI_Datatype type,
+                                   MPI_Op op, int root)
+{
+    void *block = NULL, *ablock = NULL;
+    const void **xs = NULL;
+    ep_status_t rc = gather_inputs(ep, in, count, type, &block, &xs);
+    if (!rc && (root < 0 || root == ep->rank)) {
+        void *acc = typed_alloc(count, type, &ablock);
+        int64_t n;
+        if (!acc)
+            rc = EP_ERR_NO_MEM;
+        else {
+            fold(acc, xs, ep->comm->size, count, type, op);
+            rc = ep_dt_copy(acc, count, type, rbuf, count, type, &n);
+        }
+    }
     free(xs);
     free(block);
     free(ablock);
@@ -237,25 +250,19 @@ ep_status_t ep_coll_scan(ep_endpoint_t *ep, const void *sbuf, void *rbuf, int co
 
     if (!c->blocked || ep_config.coll_gathered) {
         /* Ranks not grouped by process: gather every input, fold our prefix. */
-        int *cnts = malloc(sizeof(int) * (size_t)c->size), *dsp = malloc(sizeof(int) * (size_t)c->size);
-        const void **xs = malloc(sizeof(void *) * (size_t)c->size);
         void *block = NULL, *ablock = NULL;
-        char *all = typed_alloc(count * c->size, type, &block);
-        void *acc = typed_alloc(count, type, &ablock);
-        rc = (cnts && dsp && xs && all && acc) ? EP_OK : EP_ERR_NO_MEM;
-        for (int r = 0; !rc && r < c->size; r++) {
-            cnts[r] = count;
-            dsp[r] = r * count;
-            xs[r] = all + (MPI_Aint)r * count * ext;
-        }
-        ep_status_t xrc = ep_coll_allgatherv(ep, rc ? MPI_IN_PLACE : in, count, type, rc ? rbuf : all, cnts, dsp, type);
+        const void **xs = NULL;
         int upto = exclusive ? ep->rank : ep->rank + 1; /* inputs 0 .. upto-1 */
-        if (!rc && !(rc = xrc) && upto > 0) {
-            fold(acc, xs, upto, count, type, op);
-            rc = ep_dt_copy(acc, count, type, rbuf, count, type, &n);
+        rc = gather_inputs(ep, in, count, type, &block, &xs);
+        if (!rc && upto > 0) {
+            void *acc = typed_alloc(count, type, &ablock);
+            if (!acc)
+                rc = EP_ERR_NO_MEM;
+            else {
+                fold(acc, xs, upto, count, type, op);
+                rc = ep_dt_copy(acc, count, type, rbuf, count, type, &n);
+            }
         }
-        free(cnts);
-        free(dsp);
         free(xs);
         free(block);
         free(ablock);

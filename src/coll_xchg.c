@@ -160,6 +160,19 @@ static const ep_block_t none = {NULL, 0, MPI_BYTE};
 
 static const char *at(const void *buf, MPI_Aint disp, MPI_Aint ext) { return (const char *)buf + disp * ext; }
 
+static void nothing(const ep_xchg_t *x, int peer, ep_block_t *b)
+{
+    (void)x;
+    (void)peer;
+    *b = none;
+}
+
+ep_status_t ep_coll_exchange_nothing(ep_endpoint_t *ep)
+{
+    ep_xchg_t x = {.send_block = nothing, .recv_block = nothing, .me = ep->rank};
+    return ep_coll_exchange(ep, &x);
+}
+
 /* Gather(v): everyone sends one block to the root; the root receives one
  * from everyone (its own stays in place under MPI_IN_PLACE). */
 static void gather_send(const ep_xchg_t *x, int peer, ep_block_t *b)

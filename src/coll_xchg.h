@@ -48,6 +48,10 @@ struct ep_xchg {
 /* Runs the exchange described by x (called once by every local endpoint). */
 ep_status_t ep_coll_exchange(ep_endpoint_t *ep, const ep_xchg_t *x);
 
+/* Takes part in an exchange without sending or receiving anything: what a
+ * rank does after a local failure, so that the others do not hang. */
+ep_status_t ep_coll_exchange_nothing(ep_endpoint_t *ep);
+
 ep_status_t ep_coll_gatherv(ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
                             int rcount, const int *rcounts, const int *displs, MPI_Datatype rtype, int root);
 ep_status_t ep_coll_scatterv(ep_endpoint_t *ep, const void *sbuf, int scount, const int *scounts, const int *displs,

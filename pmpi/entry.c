@@ -23,13 +23,13 @@ static int raise_v(ep_endpoint_t *ep, MPI_Comm classic, const char *call, int cl
     vsnprintf(msg, sizeof msg, fmt, ap);
     int code = ep_error_code_make(cls, "%s: %s", call, msg);
     if (ep)
-        return ep_errhandler_invoke(ep->errhandler, ep->handle, code);
+        return ep_errhandler_invoke(ep->errhandler, ep->user_handle, code);
     if (classic == MPI_COMM_NULL && ep_world_mode()) {
         /* Errors tied to no communicator go to the caller's MPI_COMM_WORLD. */
         int t = ep_thread_index();
         ep_endpoint_t *w = ep_endpoint_get(ep_world.comm[t < ep_world.nep ? t : 0]);
         if (w)
-            return ep_errhandler_invoke(w->errhandler, w->handle, code);
+            return ep_errhandler_invoke(w->errhandler, w->user_handle, code);
     }
     return invoke_classic(classic, code);
 }

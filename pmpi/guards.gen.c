@@ -4,34 +4,6 @@
  * handles pass straight to PMPI_, endpoint handles get a clear error. */
 #include "entry.h"
 
-EP_API int(MPI_Attr_delete)(MPI_Comm comm, int keyval)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Attr_delete", comm);
-    return PMPI_Attr_delete(comm, keyval);
-}
-
-EP_API int(MPI_Attr_put)(MPI_Comm comm, int keyval, void *attribute_val)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Attr_put", comm);
-    return PMPI_Attr_put(comm, keyval, attribute_val);
-}
-
-EP_API int(MPI_Comm_delete_attr)(MPI_Comm comm, int comm_keyval)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Comm_delete_attr", comm);
-    return PMPI_Comm_delete_attr(comm, comm_keyval);
-}
-
-EP_API int(MPI_Comm_set_attr)(MPI_Comm comm, int comm_keyval, void *attribute_val)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Comm_set_attr", comm);
-    return PMPI_Comm_set_attr(comm, comm_keyval, attribute_val);
-}
-
 EP_API int(MPI_Win_delete_attr)(MPI_Win win, int win_keyval)
 {
     if (ep_win_handle_is_ep(win))
@@ -1818,4 +1790,4 @@ EP_API int(MPI_File_open)(MPI_Comm comm, const char *filename, int amode, MPI_In
     return PMPI_File_open(comm, filename, amode, info, fh);
 }
 
-/* 256 entry points. */
+/* 252 entry points. */

@@ -1,5 +1,6 @@
 #include "comm.h"
 
+#include "attr.h"
 #include "handle.h"
 #include "net.h"
 #include "wait.h"
@@ -82,6 +83,7 @@ static void comm_destroy(ep_comm_t *c)
     for (int i = 0; c->local && i < c->nlocal; i++) {
         ep_endpoint_t *ep = &c->local[i];
         ep_match_item_t *it;
+        ep_attr_discard(ep);
         while ((it = ep_mq_pop(&ep->unexpected)))
             ep_msg_destroy(ep_container_of(it, ep_msg_t, link));
         pthread_mutex_destroy(&ep->lock);
@@ -194,7 +196,7 @@ static ep_status_t endpoints_init(ep_comm_t *c, MPI_Errhandler eh)
         ep_mq_init(&ep->unexpected);
     }
     for (int i = 0; i < c->nlocal; i++) {
-        c->local[i].handle = (MPI_Comm)ep_registry_add(EP_HTYPE_COMM, &c->local[i].obj);
+        c->local[i].handle = c->local[i].user_handle = (MPI_Comm)ep_registry_add(EP_HTYPE_COMM, &c->local[i].obj);
         if (c->local[i].handle == 0) {
             for (int j = 0; j < i; j++)
                 ep_registry_remove((int)c->local[j].handle);

@@ -53,6 +53,8 @@ typedef struct ep_rank_loc {
 typedef struct ep_endpoint {
     ep_object_t obj;             /* registry header: EP_OBJ_ENDPOINT */
     MPI_Comm handle;             /* this endpoint's handle; MPI_COMM_NULL once freed */
+    MPI_Comm user_handle;        /* the handle the application knows it by, passed to its
+                                    callbacks: MPI_COMM_WORLD / MPI_COMM_SELF in world mode */
     ep_comm_t *comm;             /* the communicator it belongs to */
     int rank;                    /* its rank in comm */
     int lidx;                    /* its index among comm's local endpoints */
@@ -60,6 +62,7 @@ typedef struct ep_endpoint {
     ep_match_queue_t posted;     /* receives waiting for a message (ep_request_t) */
     ep_match_queue_t unexpected; /* messages waiting for a receive (ep_msg_t) */
     MPI_Errhandler errhandler;   /* this rank's error handler */
+    void *attrs;                 /* attribute list (attr.c), guarded by lock */
     char name[MPI_MAX_OBJECT_NAME];
 } ep_endpoint_t;
 

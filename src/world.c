@@ -26,6 +26,8 @@ ep_status_t ep_world_init(int nep)
         if ((rc = ep_comm_build(MPI_COMM_NULL, 1, &ne, eh, &c)))
             return rc;
         ep_world.self[t] = c->local[0].handle;
+        c->local[0].user_handle = MPI_COMM_SELF;
+        w->user_handle = MPI_COMM_WORLD;
     }
     ep_world.nep = nep;
     return EP_OK;

@@ -23,3 +23,5 @@ test_mpi_coll_gathered_SOURCES = test/mpi/coll_more.c
 test_mpi_coll_gathered_CFLAGS = $(MPI_TEST_CFLAGS) -DEPT_COLL_GATHERED
 MPI_TESTS += test/mpi/comm_split
 test_mpi_comm_split_CFLAGS = $(MPI_TEST_CFLAGS)
+MPI_TESTS += test/mpi/api_attr
+test_mpi_api_attr_CFLAGS = $(MPI_TEST_CFLAGS)

@@ -1,0 +1,186 @@
+#include "attr.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+typedef struct ep_keyval {
+    int keyval;
+    MPI_Comm_copy_attr_function *copy;
+    MPI_Comm_delete_attr_function *del;
+    void *extra;
+} ep_keyval_t;
+
+/* Keyvals are few and never forgotten (MPI lets attributes outlive
+ * MPI_Comm_free_keyval): an append-only table under a mutex. */
+static ep_keyval_t *keyvals;
+static int n_keyvals, cap_keyvals;
+static pthread_mutex_t keyval_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* One attribute of an endpoint. */
+typedef struct ep_attr {
+    struct ep_attr *next;
+    int keyval;
+    void *val;
+} ep_attr_t;
+
+void ep_keyval_record(int keyval, MPI_Comm_copy_attr_function *copy, MPI_Comm_delete_attr_function *del,
+                      void *extra)
+{
+    pthread_mutex_lock(&keyval_lock);
+    if (n_keyvals == cap_keyvals) {
+        int cap = cap_keyvals ? 2 * cap_keyvals : 16;
+        ep_keyval_t *k = realloc(keyvals, sizeof *k * (size_t)cap);
+        if (!k) {
+            pthread_mutex_unlock(&keyval_lock);
+            return;
+        }
+        keyvals = k;
+        cap_keyvals = cap;
+    }
+    keyvals[n_keyvals++] = (ep_keyval_t){keyval, copy, del, extra};
+    pthread_mutex_unlock(&keyval_lock);
+}
+
+static int keyval_find(int keyval, ep_keyval_t *out)
+{
+    int found = 0;
+    pthread_mutex_lock(&keyval_lock);
+    for (int i = n_keyvals - 1; i >= 0 && !found; i--) /* newest first: MPICH may reuse a freed keyval */
+        if (keyvals[i].keyval == keyval) {
+            *out = keyvals[i];
+            found = 1;
+        }
+    pthread_mutex_unlock(&keyval_lock);
+    return found;
+}
+
+int ep_keyval_known(int keyval)
+{
+    ep_keyval_t k;
+    return keyval_find(keyval, &k);
+}
+
+/* The list lives on the endpoint; its owner's lock guards it. */
+static ep_attr_t **attrs_of(ep_endpoint_t *ep) { return (ep_attr_t **)&ep->attrs; }
+
+static int call_delete(ep_endpoint_t *ep, int keyval, void *val)
+{
+    ep_keyval_t k;
+    if (!keyval_find(keyval, &k) || !k.del)
+        return MPI_SUCCESS;
+    return k.del(ep->user_handle, keyval, val, k.extra);
+}
+
+int ep_attr_get(ep_endpoint_t *ep, int keyval, void **val, int *flag)
+{
+    *flag = 0;
+    pthread_mutex_lock(&ep->lock);
+    for (ep_attr_t *a = *attrs_of(ep); a; a = a->next)
+        if (a->keyval == keyval) {
+            *val = a->val;
+            *flag = 1;
+            break;
+        }
+    pthread_mutex_unlock(&ep->lock);
+    return MPI_SUCCESS;
+}
+
+int ep_attr_delete(ep_endpoint_t *ep, int keyval)
+{
+    void *val;
+    int flag, rc;
+    ep_attr_get(ep, keyval, &val, &flag);
+    if (!flag)
+        return MPI_ERR_KEYVAL;
+    /* The callback runs unlocked: it may call MPI on this endpoint. */
+    if ((rc = call_delete(ep, keyval, val)) != MPI_SUCCESS)
+        return rc;
+    pthread_mutex_lock(&ep->lock);
+    for (ep_attr_t **pp = attrs_of(ep); *pp; pp = &(*pp)->next)
+        if ((*pp)->keyval == keyval) {
+            ep_attr_t *a = *pp;
+            *pp = a->next;
+            free(a);
+            break;
+        }
+    pthread_mutex_unlock(&ep->lock);
+    return MPI_SUCCESS;
+}
+
+int ep_attr_set(ep_endpoint_t *ep, int keyval, void *val)
+{
+    void *old;
+    int flag, rc;
+    ep_attr_get(ep, keyval, &old, &flag);
+    if (flag && (rc = call_delete(ep, keyval, old)) != MPI_SUCCESS)
+        return rc;
+    pthread_mutex_lock(&ep->lock);
+    ep_attr_t **pp = attrs_of(ep);
+    while (*pp && (*pp)->keyval != keyval)
+        pp = &(*pp)->next;
+    if (*pp) {
+        (*pp)->val = val;
+    } else if ((*pp = malloc(sizeof **pp))) {
+        (*pp)->next = NULL;
+        (*pp)->keyval = keyval;
+        (*pp)->val = val;
+    }
+    rc = *pp ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    pthread_mutex_unlock(&ep->lock);
+    return rc;
+}
+
+int ep_attr_copy(ep_endpoint_t *ep, ep_endpoint_t *dup)
+{
+    /* Snapshot the list, then run the callbacks unlocked. */
+    int n = 0, rc = MPI_SUCCESS;
+    pthread_mutex_lock(&ep->lock);
+    for (ep_attr_t *a = *attrs_of(ep); a; a = a->next)
+        n++;
+    ep_attr_t *snap = malloc(sizeof *snap * (size_t)(n ? n : 1));
+    int i = 0;
+    for (ep_attr_t *a = *attrs_of(ep); snap && a; a = a->next)
+        snap[i++] = *a;
+    pthread_mutex_unlock(&ep->lock);
+    if (!snap)
+        return MPI_ERR_NO_MEM;
+    for (i = 0; i < n && rc == MPI_SUCCESS; i++) {
+        ep_keyval_t k;
+        void *nv = NULL;
+        int flag = 0;
+        if (!keyval_find(snap[i].keyval, &k) || !k.copy)
+            continue; /* MPI_COMM_NULL_COPY_FN: not copied */
+        rc = k.copy(ep->user_handle, snap[i].keyval, k.extra, snap[i].val, &nv, &flag);
+        if (rc == MPI_SUCCESS && flag)
+            rc = ep_attr_set(dup, snap[i].keyval, nv);
+    }
+    free(snap);
+    return rc;
+}
+
+int ep_attr_delete_all(ep_endpoint_t *ep)
+{
+    for (;;) {
+        /* The most recently set attribute is at the end of the list. */
+        int keyval = 0, found = 0, rc;
+        pthread_mutex_lock(&ep->lock);
+        for (ep_attr_t *a = *attrs_of(ep); a; a = a->next) {
+            keyval = a->keyval;
+            found = 1;
+        }
+        pthread_mutex_unlock(&ep->lock);
+        if (!found)
+            return MPI_SUCCESS;
+        if ((rc = ep_attr_delete(ep, keyval)) != MPI_SUCCESS)
+            return rc;
+    }
+}
+
+void ep_attr_discard(ep_endpoint_t *ep)
+{
+    for (ep_attr_t *a = *attrs_of(ep), *next; a; a = next) {
+        next = a->next;
+        free(a);
+    }
+    ep->attrs = NULL;
+}

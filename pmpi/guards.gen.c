@@ -368,15 +368,6 @@ EP_API int(MPI_Scatterv_init)(const void *sendbuf, const int sendcounts[], const
     return PMPI_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 }
 
-EP_API int(MPI_Comm_create)(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Comm_create", comm);
-    if (ep_group_handle_is_ep(group))
-        return ep_unsupported("MPI_Comm_create", "groups", MPI_ERR_GROUP);
-    return PMPI_Comm_create(comm, group, newcomm);
-}
-
 EP_API int(MPI_Comm_create_group)(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
     if (ep_entry_comm_is_ep(comm))
@@ -398,13 +389,6 @@ EP_API int(MPI_Comm_get_info)(MPI_Comm comm, MPI_Info *info_used)
     if (ep_entry_comm_is_ep(comm))
         return ep_unsupported_comm("MPI_Comm_get_info", comm);
     return PMPI_Comm_get_info(comm, info_used);
-}
-
-EP_API int(MPI_Comm_group)(MPI_Comm comm, MPI_Group *group)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Comm_group", comm);
-    return PMPI_Comm_group(comm, group);
 }
 
 EP_API int(MPI_Comm_idup)(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
@@ -528,100 +512,6 @@ EP_API int(MPI_Errhandler_set)(MPI_Comm comm, MPI_Errhandler errhandler)
     if (ep_entry_comm_is_ep(comm))
         return ep_unsupported_comm("MPI_Errhandler_set", comm);
     return PMPI_Errhandler_set(comm, errhandler);
-}
-
-EP_API int(MPI_Group_compare)(MPI_Group group1, MPI_Group group2, int *result)
-{
-    if (ep_group_handle_is_ep(group1))
-        return ep_unsupported("MPI_Group_compare", "groups", MPI_ERR_GROUP);
-    if (ep_group_handle_is_ep(group2))
-        return ep_unsupported("MPI_Group_compare", "groups", MPI_ERR_GROUP);
-    return PMPI_Group_compare(group1, group2, result);
-}
-
-EP_API int(MPI_Group_difference)(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
-{
-    if (ep_group_handle_is_ep(group1))
-        return ep_unsupported("MPI_Group_difference", "groups", MPI_ERR_GROUP);
-    if (ep_group_handle_is_ep(group2))
-        return ep_unsupported("MPI_Group_difference", "groups", MPI_ERR_GROUP);
-    return PMPI_Group_difference(group1, group2, newgroup);
-}
-
-EP_API int(MPI_Group_excl)(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
-{
-    if (ep_group_handle_is_ep(group))
-        return ep_unsupported("MPI_Group_excl", "groups", MPI_ERR_GROUP);
-    return PMPI_Group_excl(group, n, ranks, newgroup);
-}
-
-EP_API int(MPI_Group_free)(MPI_Group *group)
-{
-    if ((group && ep_group_handle_is_ep(*group)))
-        return ep_unsupported("MPI_Group_free", "groups", MPI_ERR_GROUP);
-    return PMPI_Group_free(group);
-}
-
-EP_API int(MPI_Group_incl)(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
-{
-    if (ep_group_handle_is_ep(group))
-        return ep_unsupported("MPI_Group_incl", "groups", MPI_ERR_GROUP);
-    return PMPI_Group_incl(group, n, ranks, newgroup);
-}
-
-EP_API int(MPI_Group_intersection)(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
-{
-    if (ep_group_handle_is_ep(group1))
-        return ep_unsupported("MPI_Group_intersection", "groups", MPI_ERR_GROUP);
-    if (ep_group_handle_is_ep(group2))
-        return ep_unsupported("MPI_Group_intersection", "groups", MPI_ERR_GROUP);
-    return PMPI_Group_intersection(group1, group2, newgroup);
-}
-
-EP_API int(MPI_Group_range_excl)(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
-{
-    if (ep_group_handle_is_ep(group))
-        return ep_unsupported("MPI_Group_range_excl", "groups", MPI_ERR_GROUP);
-    return PMPI_Group_range_excl(group, n, ranges, newgroup);
-}
-
-EP_API int(MPI_Group_range_incl)(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
-{
-    if (ep_group_handle_is_ep(group))
-        return ep_unsupported("MPI_Group_range_incl", "groups", MPI_ERR_GROUP);
-    return PMPI_Group_range_incl(group, n, ranges, newgroup);
-}
-
-EP_API int(MPI_Group_rank)(MPI_Group group, int *rank)
-{
-    if (ep_group_handle_is_ep(group))
-        return ep_unsupported("MPI_Group_rank", "groups", MPI_ERR_GROUP);
-    return PMPI_Group_rank(group, rank);
-}
-
-EP_API int(MPI_Group_size)(MPI_Group group, int *size)
-{
-    if (ep_group_handle_is_ep(group))
-        return ep_unsupported("MPI_Group_size", "groups", MPI_ERR_GROUP);
-    return PMPI_Group_size(group, size);
-}
-
-EP_API int(MPI_Group_translate_ranks)(MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[])
-{
-    if (ep_group_handle_is_ep(group1))
-        return ep_unsupported("MPI_Group_translate_ranks", "groups", MPI_ERR_GROUP);
-    if (ep_group_handle_is_ep(group2))
-        return ep_unsupported("MPI_Group_translate_ranks", "groups", MPI_ERR_GROUP);
-    return PMPI_Group_translate_ranks(group1, n, ranks1, group2, ranks2);
-}
-
-EP_API int(MPI_Group_union)(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
-{
-    if (ep_group_handle_is_ep(group1))
-        return ep_unsupported("MPI_Group_union", "groups", MPI_ERR_GROUP);
-    if (ep_group_handle_is_ep(group2))
-        return ep_unsupported("MPI_Group_union", "groups", MPI_ERR_GROUP);
-    return PMPI_Group_union(group1, group2, newgroup);
 }
 
 EP_API int(MPI_Comm_create_from_group)(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm)
@@ -1790,4 +1680,4 @@ EP_API int(MPI_File_open)(MPI_Comm comm, const char *filename, int amode, MPI_In
     return PMPI_File_open(comm, filename, amode, info, fh);
 }
 
-/* 252 entry points. */
+/* 238 entry points. */

@@ -12,7 +12,7 @@
  *   (small and 1 MiB messages, within a process and between processes; with
  *   MPI_Recv, MPI_Wait and MPI_Waitall), MPI_Comm_free of MPI_COMM_WORLD and
  *   MPI_COMM_SELF, and functions not supported on endpoint communicators
- *   (MPI_Cart_create, MPI_Intercomm_create, MPI_Win_create, MPI_Comm_group,
+ *   (MPI_Cart_create, MPI_Intercomm_create, MPI_Win_create, MPI_Win_create_dynamic,
  *   MPI_Ireduce, MPI_Igather, ...) on MPI_COMM_WORLD and on a dup:
  *   MPI_ERR_COMM and "not supported".
  * Then: nothing was sent by the erroneous calls, and the program goes on
@@ -111,7 +111,7 @@ static int call_unsupported(int k, MPI_Comm c, const char **name)
     case 0: U(MPI_Cart_create, c, 1, dims, periods, 0, &nc);
     case 1: U(MPI_Intercomm_create, c, 0, c, 0, 0, &nc);
     case 2: U(MPI_Win_create, winbuf, sizeof winbuf, 1, MPI_INFO_NULL, c, &w);
-    case 3: U(MPI_Comm_group, c, &g);
+    case 3: U(MPI_Win_create_dynamic, MPI_INFO_NULL, c, &w);
     case 4: U(MPI_Ireduce, &x, y, 1, MPI_INT, MPI_SUM, 0, c, &rq);
     case 5: U(MPI_Igather, &x, 1, MPI_INT, y, 1, MPI_INT, 0, c, &rq);
     case 6: U(MPI_Iscatter, y, 1, MPI_INT, &x, 1, MPI_INT, 0, c, &rq);
@@ -125,7 +125,7 @@ static int call_unsupported(int k, MPI_Comm c, const char **name)
     case 14: U(MPI_Iallreduce, &x, y, 1, MPI_INT, MPI_SUM, c, &rq);
     case 15: U(MPI_Comm_remote_group, c, &g);
     case 16: U(MPI_Comm_idup, c, &nc, &rq);
-    case 17: U(MPI_Comm_create, c, MPI_GROUP_EMPTY, &nc);
+    case 17: U(MPI_Intercomm_merge, c, 0, &nc);
     case 18: U(MPI_Comm_dup_with_info, c, MPI_INFO_NULL, &nc);
     case 19: U(MPI_Comm_get_info, c, &info);
     case 20: U(MPI_Win_allocate, 64, 1, MPI_INFO_NULL, c, &base, &w);

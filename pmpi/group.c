@@ -1,0 +1,292 @@
+/* Groups of endpoint communicators, and MPI_Comm_create from a group.
+ * Calls whose group arguments are all classic go straight to PMPI; as soon
+ * as one is an endpoint group, the engine (src/group.c) works on member
+ * identities, which classic groups have too. */
+#include "comm_create.h"
+#include "entry.h"
+#include "group.h"
+
+#include <stdlib.h>
+
+/* The members of h, or a raised MPI_ERR_GROUP. */
+static int members_of(const char *call, MPI_Group h, const ep_gid_t **m, int *n, int *owned)
+{
+    ep_status_t st = ep_group_members(h, m, n, owned);
+    if (st == EP_ERR_NO_MEM)
+        return ep_raise(NULL, call, MPI_ERR_NO_MEM, "no memory for the members of group 0x%x", (unsigned)h);
+    if (st)
+        return ep_raise(NULL, call, MPI_ERR_GROUP, "invalid group 0x%x", (unsigned)h);
+    return MPI_SUCCESS;
+}
+
+static void release(const ep_gid_t *m, int owned)
+{
+    if (owned)
+        free((void *)m);
+}
+
+/* Makes the handle of a new endpoint group (MPI_GROUP_EMPTY when empty). */
+static int new_group(const char *call, const ep_gid_t *m, int n, ep_gid_t me, MPI_Group *out)
+{
+    if (n == 0) {
+        *out = MPI_GROUP_EMPTY;
+        return MPI_SUCCESS;
+    }
+    ep_group_t *g = ep_group_new(m, n, me);
+    if (!g)
+        return ep_raise(NULL, call, MPI_ERR_NO_MEM, "no memory for a group of %d", n);
+    *out = g->handle;
+    return MPI_SUCCESS;
+}
+
+static ep_gid_t me_of(MPI_Group a, MPI_Group b)
+{
+    ep_group_t *g = ep_group_handle_is_ep(a) ? ep_group_get(a) : ep_group_get(b);
+    return g ? g->me : (ep_gid_t){0, 0};
+}
+
+EP_API int MPI_Comm_group(MPI_Comm comm, MPI_Group *group)
+{
+    static const char call[] = "MPI_Comm_group";
+    ep_endpoint_t *ep;
+    int rc;
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Comm_group(comm, group);
+    if ((rc = ep_entry_endpoint(call, comm, &ep)))
+        return rc;
+    if (!group)
+        return ep_raise(ep, call, MPI_ERR_ARG, "group pointer is NULL");
+    return new_group(call, ep->comm->gids, ep->comm->size, ep->comm->gids[ep->rank], group);
+}
+
+EP_API int MPI_Group_size(MPI_Group group, int *size)
+{
+    if (!ep_group_handle_is_ep(group))
+        return PMPI_Group_size(group, size);
+    ep_group_t *g = ep_group_get(group);
+    if (!g)
+        return ep_raise(NULL, "MPI_Group_size", MPI_ERR_GROUP, "invalid group 0x%x", (unsigned)group);
+    *size = g->size;
+    return MPI_SUCCESS;
+}
+
+EP_API int MPI_Group_rank(MPI_Group group, int *rank)
+{
+    if (!ep_group_handle_is_ep(group))
+        return PMPI_Group_rank(group, rank);
+    ep_group_t *g = ep_group_get(group);
+    if (!g)
+        return ep_raise(NULL, "MPI_Group_rank", MPI_ERR_GROUP, "invalid group 0x%x", (unsigned)group);
+    *rank = ep_gid_rank(g->members, g->size, g->me);
+    return MPI_SUCCESS;
+}
+
+EP_API int MPI_Group_free(MPI_Group *group)
+{
+    if (!group || !ep_group_handle_is_ep(*group))
+        return PMPI_Group_free(group);
+    ep_group_t *g = ep_group_get(*group);
+    if (!g)
+        return ep_raise(NULL, "MPI_Group_free", MPI_ERR_GROUP, "invalid group 0x%x", (unsigned)*group);
+    ep_group_free(g);
+    *group = MPI_GROUP_NULL;
+    return MPI_SUCCESS;
+}
+
+EP_API int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[])
+{
+    static const char call[] = "MPI_Group_translate_ranks";
+    const ep_gid_t *a, *b;
+    int na, nb, oa, ob, rc;
+    if (!ep_group_handle_is_ep(group1) && !ep_group_handle_is_ep(group2))
+        return PMPI_Group_translate_ranks(group1, n, ranks1, group2, ranks2);
+    if ((rc = members_of(call, group1, &a, &na, &oa)))
+        return rc;
+    if ((rc = members_of(call, group2, &b, &nb, &ob))) {
+        release(a, oa);
+        return rc;
+    }
+    for (int i = 0; i < n && !rc; i++) {
+        if (ranks1[i] == MPI_PROC_NULL)
+            ranks2[i] = MPI_PROC_NULL;
+        else if (ranks1[i] < 0 || ranks1[i] >= na)
+            rc = ep_raise(NULL, call, MPI_ERR_RANK, "rank %d is not in the first group (size %d)", ranks1[i], na);
+        else
+            ranks2[i] = ep_gid_rank(b, nb, a[ranks1[i]]);
+    }
+    release(a, oa);
+    release(b, ob);
+    return rc;
+}
+
+EP_API int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
+{
+    static const char call[] = "MPI_Group_compare";
+    const ep_gid_t *a, *b;
+    int na, nb, oa, ob, rc;
+    if (!ep_group_handle_is_ep(group1) && !ep_group_handle_is_ep(group2))
+        return PMPI_Group_compare(group1, group2, result);
+    if ((rc = members_of(call, group1, &a, &na, &oa)))
+        return rc;
+    if ((rc = members_of(call, group2, &b, &nb, &ob))) {
+        release(a, oa);
+        return rc;
+    }
+    *result = ep_group_compare(a, na, b, nb);
+    release(a, oa);
+    release(b, ob);
+    return MPI_SUCCESS;
+}
+
+static int setop(const char *call, MPI_Group group1, MPI_Group group2, ep_group_setop_t op, MPI_Group *newgroup)
+{
+    const ep_gid_t *a, *b;
+    ep_gid_t *m = NULL;
+    int na, nb, nm, oa, ob, rc;
+    if ((rc = members_of(call, group1, &a, &na, &oa)))
+        return rc;
+    if ((rc = members_of(call, group2, &b, &nb, &ob))) {
+        release(a, oa);
+        return rc;
+    }
+    if (ep_group_setop(a, na, b, nb, op, &m, &nm))
+        rc = ep_raise(NULL, call, MPI_ERR_NO_MEM, "no memory for groups of %d and %d", na, nb);
+    else
+        rc = new_group(call, m, nm, me_of(group1, group2), newgroup);
+    free(m);
+    release(a, oa);
+    release(b, ob);
+    return rc;
+}
+
+#define EP_GROUP_SETOP(NAME, OP)                                                                 \
+    EP_API int MPI_Group_##NAME(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)         \
+    {                                                                                            \
+        if (!ep_group_handle_is_ep(group1) && !ep_group_handle_is_ep(group2))                    \
+            return PMPI_Group_##NAME(group1, group2, newgroup);                                  \
+        return setop("MPI_Group_" #NAME, group1, group2, OP, newgroup);                          \
+    }
+
+EP_GROUP_SETOP(union, EP_GROUP_UNION)
+EP_GROUP_SETOP(intersection, EP_GROUP_INTERSECTION)
+EP_GROUP_SETOP(difference, EP_GROUP_DIFFERENCE)
+
+/* Builds a subgroup from a rank list: include them in order (incl), or all
+ * but them (excl).  Ranks must exist and be distinct. */
+static int subgroup(const char *call, MPI_Group group, int n, const int ranks[], int excl, MPI_Group *newgroup)
+{
+    ep_group_t *g = ep_group_get(group);
+    if (!g)
+        return ep_raise(NULL, call, MPI_ERR_GROUP, "invalid group 0x%x", (unsigned)group);
+    if (n < 0 || n > g->size)
+        return ep_raise(NULL, call, MPI_ERR_ARG, "%d ranks for a group of %d", n, g->size);
+    char *seen = calloc((size_t)g->size + 1, 1);
+    ep_gid_t *m = malloc(sizeof *m * (size_t)(g->size + 1));
+    int k = 0, rc = MPI_SUCCESS;
+    if (!seen || !m)
+        rc = ep_raise(NULL, call, MPI_ERR_NO_MEM, "no memory for a group of %d", g->size);
+    for (int i = 0; !rc && i < n; i++) {
+        if (ranks[i] < 0 || ranks[i] >= g->size)
+            rc = ep_raise(NULL, call, MPI_ERR_RANK, "rank %d is not in the group (size %d)", ranks[i], g->size);
+        else if (seen[ranks[i]]++)
+            rc = ep_raise(NULL, call, MPI_ERR_RANK, "rank %d is listed twice", ranks[i]);
+        else if (!excl)
+            m[k++] = g->members[ranks[i]];
+    }
+    for (int r = 0; !rc && excl && r < g->size; r++)
+        if (!seen[r])
+            m[k++] = g->members[r];
+    if (!rc)
+        rc = new_group(call, m, k, g->me, newgroup);
+    free(seen);
+    free(m);
+    return rc;
+}
+
+/* Expands (first, last, stride) triples into a rank list. */
+static int expand_ranges(const char *call, int n, int ranges[][3], int **out, int *nout)
+{
+    long total = 0;
+    for (int i = 0; i < n; i++) {
+        int f = ranges[i][0], l = ranges[i][1], s = ranges[i][2];
+        if (s == 0 || (s > 0 && f > l) || (s < 0 && f < l))
+            return ep_raise(NULL, call, MPI_ERR_ARG, "invalid range (%d, %d, %d)", f, l, s);
+        total += (l - f) / s + 1;
+    }
+    int *r = malloc(sizeof(int) * (size_t)(total ? total : 1)), k = 0;
+    if (!r)
+        return ep_raise(NULL, call, MPI_ERR_NO_MEM, "no memory for %ld ranks", total);
+    for (int i = 0; i < n; i++)
+        for (int v = ranges[i][0]; ranges[i][2] > 0 ? v <= ranges[i][1] : v >= ranges[i][1]; v += ranges[i][2])
+            r[k++] = v;
+    *out = r;
+    *nout = k;
+    return MPI_SUCCESS;
+}
+
+EP_API int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
+{
+    if (!ep_group_handle_is_ep(group))
+        return PMPI_Group_incl(group, n, ranks, newgroup);
+    return subgroup("MPI_Group_incl", group, n, ranks, 0, newgroup);
+}
+
+EP_API int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
+{
+    if (!ep_group_handle_is_ep(group))
+        return PMPI_Group_excl(group, n, ranks, newgroup);
+    return subgroup("MPI_Group_excl", group, n, ranks, 1, newgroup);
+}
+
+static int range_common(const char *call, MPI_Group group, int n, int ranges[][3], int excl, MPI_Group *newgroup)
+{
+    int *ranks = NULL, k = 0, rc;
+    if ((rc = expand_ranges(call, n, ranges, &ranks, &k)))
+        return rc;
+    rc = subgroup(call, group, k, ranks, excl, newgroup);
+    free(ranks);
+    return rc;
+}
+
+EP_API int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
+{
+    if (!ep_group_handle_is_ep(group))
+        return PMPI_Group_range_incl(group, n, ranges, newgroup);
+    return range_common("MPI_Group_range_incl", group, n, ranges, 0, newgroup);
+}
+
+EP_API int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
+{
+    if (!ep_group_handle_is_ep(group))
+        return PMPI_Group_range_excl(group, n, ranges, newgroup);
+    return range_common("MPI_Group_range_excl", group, n, ranges, 1, newgroup);
+}
+
+/* MPI_Comm_create: collective over comm; the members of group get a new
+ * communicator with ranks in group order.  That is a split: colour 0 for
+ * members, keyed by their group rank. */
+EP_API int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+{
+    static const char call[] = "MPI_Comm_create";
+    ep_endpoint_t *ep;
+    const ep_gid_t *m;
+    int n, owned, rc;
+    if (!ep_entry_comm_is_ep(comm) && !ep_group_handle_is_ep(group))
+        return PMPI_Comm_create(comm, group, newcomm);
+    if (!ep_entry_comm_is_ep(comm))
+        return ep_raise_classic(comm, call, MPI_ERR_GROUP,
+                                "an endpoint group cannot make a communicator from a classic one");
+    if ((rc = ep_entry_endpoint(call, comm, &ep)))
+        return rc;
+    if ((rc = members_of(call, group, &m, &n, &owned)))
+        return rc;
+    for (int i = 0; i < n && !rc; i++)
+        if (ep_gid_rank(ep->comm->gids, ep->comm->size, m[i]) == MPI_UNDEFINED)
+            rc = ep_raise(ep, call, MPI_ERR_GROUP, "group member %d is not in the communicator", i);
+    int grank = rc ? MPI_UNDEFINED : ep_gid_rank(m, n, ep->comm->gids[ep->rank]);
+    release(m, owned);
+    if (rc)
+        return rc;
+    ep_status_t st = ep_comm_split(ep, grank == MPI_UNDEFINED ? MPI_UNDEFINED : 0, grank, newcomm);
+    return st ? ep_raise_status(ep, call, st, NULL) : MPI_SUCCESS;
+}

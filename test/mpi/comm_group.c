@@ -1,0 +1,129 @@
+/* Groups of endpoint communicators and MPI_Comm_create: Comm_group, size
+ * and rank, translate_ranks (to a reordered split and with MPI_PROC_NULL),
+ * compare (IDENT / SIMILAR / UNEQUAL), incl / excl / range_incl /
+ * range_excl, union / intersection / difference, MPI_GROUP_EMPTY results,
+ * and MPI_Comm_create from a group of every other rank, with traffic and a
+ * reduction on the result.  In explicit shapes with one endpoint per
+ * process, the endpoint group equals MPI_COMM_WORLD's classic group. */
+#include "eptest.h"
+
+static int explicit_all_ones; /* explicit shape, one endpoint everywhere */
+
+static void body(MPI_Comm comm, void *arg)
+{
+    int r, n, gs = -1, gr = -1, res = -1;
+    MPI_Group world, evens, odds, rev, u, x, d, t;
+    MPI_Comm revcomm, ec;
+    (void)arg;
+    MPI_Comm_rank(comm, &r);
+    MPI_Comm_size(comm, &n);
+    EPT_OK(MPI_Comm_group(comm, &world));
+    MPI_Group_size(world, &gs);
+    MPI_Group_rank(world, &gr);
+    EPT_CHECK(gs == n && gr == r, "MPI_Comm_group: rank %d of %d, expected %d of %d", gr, gs, r, n);
+
+    PHASE("translate_ranks");
+    EPT_OK(MPI_Comm_split(comm, 0, n - r, &revcomm)); /* reversed ranks */
+    EPT_OK(MPI_Comm_group(revcomm, &rev));
+    int *in = malloc(sizeof(int) * (size_t)(n + 1)), *out = malloc(sizeof(int) * (size_t)(n + 1));
+    for (int i = 0; i < n; i++)
+        in[i] = i;
+    in[n] = MPI_PROC_NULL;
+    EPT_OK(MPI_Group_translate_ranks(world, n + 1, in, rev, out));
+    for (int i = 0; i < n; i++)
+        EPT_CHECK(out[i] == n - 1 - i, "translate world rank %d to the reversed split: %d", i, out[i]);
+    EPT_CHECK(out[n] == MPI_PROC_NULL, "MPI_PROC_NULL translated to %d", out[n]);
+    EPT_OK(MPI_Group_compare(world, world, &res));
+    EPT_CHECK(res == MPI_IDENT, "a group compared with itself: %d", res);
+    EPT_OK(MPI_Group_compare(world, rev, &res));
+    EPT_CHECK(res == (n > 1 ? MPI_SIMILAR : MPI_IDENT), "world vs reversed: %d", res);
+
+    PHASE("incl / excl / ranges");
+    int ne = (n + 1) / 2, *ev = malloc(sizeof(int) * (size_t)ne);
+    for (int i = 0; i < ne; i++)
+        ev[i] = 2 * i;
+    EPT_OK(MPI_Group_incl(world, ne, ev, &evens));
+    EPT_OK(MPI_Group_excl(world, ne, ev, &odds));
+    MPI_Group_size(evens, &gs);
+    MPI_Group_rank(evens, &gr);
+    EPT_CHECK(gs == ne && gr == (r % 2 ? MPI_UNDEFINED : r / 2), "evens: rank %d of %d", gr, gs);
+    MPI_Group_size(odds, &gs);
+    MPI_Group_rank(odds, &gr);
+    EPT_CHECK(gs == n - ne && gr == (r % 2 ? r / 2 : MPI_UNDEFINED), "odds: rank %d of %d", gr, gs);
+    int range[1][3] = {{0, n - 1, 2}};
+    EPT_OK(MPI_Group_range_incl(world, 1, range, &t));
+    EPT_OK(MPI_Group_compare(t, evens, &res));
+    EPT_CHECK(res == MPI_IDENT, "range_incl (0, n-1, 2) vs incl of the evens: %d", res);
+    MPI_Group_free(&t);
+    EPT_OK(MPI_Group_range_excl(world, 1, range, &t));
+    EPT_OK(MPI_Group_compare(t, odds, &res));
+    EPT_CHECK(res == MPI_IDENT, "range_excl vs excl: %d", res);
+    MPI_Group_free(&t);
+    int bad[2] = {0, 0};
+    /* Group errors belong to no communicator: MPI_COMM_WORLD's handler. */
+    EPT_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    int rc = MPI_Group_incl(world, 2, bad, &t), cls = -1;
+    MPI_Error_class(rc, &cls);
+    EPT_CHECK(n < 2 || cls == MPI_ERR_RANK, "a rank listed twice: class %d", cls);
+
+    PHASE("set operations");
+    EPT_OK(MPI_Group_union(evens, odds, &u));
+    EPT_OK(MPI_Group_compare(u, world, &res));
+    EPT_CHECK(res == (n > 2 ? MPI_SIMILAR : MPI_IDENT), "evens + odds vs world: %d", res);
+    MPI_Group_translate_ranks(u, 1, (int[]){ne}, world, out); /* the first odd rank follows the evens */
+    EPT_CHECK(n < 2 || out[0] == 1, "union order: member %d is world rank %d", ne, out[0]);
+    EPT_OK(MPI_Group_intersection(world, evens, &x));
+    EPT_OK(MPI_Group_compare(x, evens, &res));
+    EPT_CHECK(res == MPI_IDENT, "world and evens vs evens: %d", res);
+    EPT_OK(MPI_Group_difference(world, evens, &d));
+    EPT_OK(MPI_Group_compare(d, odds, &res));
+    EPT_CHECK(res == MPI_IDENT, "world - evens vs odds: %d", res);
+    MPI_Group_free(&d);
+    EPT_OK(MPI_Group_difference(evens, world, &d));
+    EPT_CHECK(d == MPI_GROUP_EMPTY, "evens - world is not MPI_GROUP_EMPTY");
+
+    PHASE("MPI_Comm_create");
+    EPT_OK(MPI_Comm_create(comm, evens, &ec));
+    if (r % 2) {
+        EPT_CHECK(ec == MPI_COMM_NULL, "an odd rank got a communicator");
+    } else {
+        int er, es, sum = 0;
+        MPI_Comm_rank(ec, &er);
+        MPI_Comm_size(ec, &es);
+        EPT_CHECK(er == r / 2 && es == ne, "MPI_Comm_create: rank %d of %d", er, es);
+        EPT_OK(MPI_Allreduce(&r, &sum, 1, MPI_INT, MPI_SUM, ec));
+        EPT_CHECK(sum == 2 * (ne * (ne - 1) / 2), "sum of even ranks %d", sum);
+        MPI_Group eg;
+        EPT_OK(MPI_Comm_group(ec, &eg));
+        EPT_OK(MPI_Group_compare(eg, evens, &res));
+        EPT_CHECK(res == MPI_IDENT, "the new communicator's group vs evens: %d", res);
+        MPI_Group_free(&eg);
+        EPT_OK(MPI_Comm_free(&ec));
+    }
+
+    if (explicit_all_ones) {
+        PHASE("classic and endpoint groups");
+        MPI_Group cw;
+        PMPI_Comm_group(MPI_COMM_WORLD, &cw);
+        EPT_OK(MPI_Group_compare(cw, world, &res));
+        EPT_CHECK(res == MPI_IDENT, "one endpoint per process: classic world group vs endpoint group: %d", res);
+        PMPI_Group_free(&cw);
+    }
+    MPI_Group_free(&u);
+    MPI_Group_free(&x);
+    MPI_Group_free(&evens);
+    MPI_Group_free(&odds);
+    MPI_Group_free(&rev);
+    MPI_Group_free(&world);
+    EPT_CHECK(world == MPI_GROUP_NULL, "MPI_Group_free did not null the handle");
+    MPI_Comm_free(&revcomm);
+    free(in);
+    free(out);
+    free(ev);
+}
+
+int main(int argc, char **argv)
+{
+    explicit_all_ones = ept_world_endpoints() == 0 && argc > 1 && strspn(argv[1], "1,") == strlen(argv[1]);
+    return ept_main(argc, argv, 30, body, NULL);
+}

@@ -99,6 +99,39 @@ EP_API int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
     return MPI_SUCCESS;
 }
 
+/* Info hints change nothing for endpoint communicators; MPI lets an
+ * implementation ignore them, and MPI_Comm_get_info reports the hints set. */
+EP_API int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+    ep_endpoint_t *ep;
+    EP_RESOLVE("MPI_Comm_dup_with_info", comm, ep, PMPI_Comm_dup_with_info(comm, info, newcomm));
+    int rc = MPI_Comm_dup(comm, newcomm);
+    if (rc == MPI_SUCCESS && info != MPI_INFO_NULL)
+        rc = MPI_Comm_set_info(*newcomm, info);
+    return rc;
+}
+
+EP_API int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
+{
+    ep_endpoint_t *ep;
+    EP_RESOLVE("MPI_Comm_set_info", comm, ep, PMPI_Comm_set_info(comm, info));
+    MPI_Info copy;
+    if (info == MPI_INFO_NULL || PMPI_Info_dup(info, &copy) != MPI_SUCCESS)
+        return ep_raise(ep, "MPI_Comm_set_info", MPI_ERR_INFO, "invalid info 0x%x", (unsigned)info);
+    if (ep->info != MPI_INFO_NULL)
+        PMPI_Info_free(&ep->info);
+    ep->info = copy;
+    return MPI_SUCCESS;
+}
+
+EP_API int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
+{
+    ep_endpoint_t *ep;
+    EP_RESOLVE("MPI_Comm_get_info", comm, ep, PMPI_Comm_get_info(comm, info_used));
+    int rc = ep->info != MPI_INFO_NULL ? PMPI_Info_dup(ep->info, info_used) : PMPI_Info_create(info_used);
+    return rc == MPI_SUCCESS ? MPI_SUCCESS : ep_raise(ep, "MPI_Comm_get_info", MPI_ERR_INFO, "could not copy the info");
+}
+
 EP_API int MPI_Comm_free(MPI_Comm *comm)
 {
     ep_endpoint_t *ep;

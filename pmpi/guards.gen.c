@@ -377,20 +377,6 @@ EP_API int(MPI_Comm_create_group)(MPI_Comm comm, MPI_Group group, int tag, MPI_C
     return PMPI_Comm_create_group(comm, group, tag, newcomm);
 }
 
-EP_API int(MPI_Comm_dup_with_info)(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Comm_dup_with_info", comm);
-    return PMPI_Comm_dup_with_info(comm, info, newcomm);
-}
-
-EP_API int(MPI_Comm_get_info)(MPI_Comm comm, MPI_Info *info_used)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Comm_get_info", comm);
-    return PMPI_Comm_get_info(comm, info_used);
-}
-
 EP_API int(MPI_Comm_idup)(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
@@ -410,13 +396,6 @@ EP_API int(MPI_Comm_remote_group)(MPI_Comm comm, MPI_Group *group)
     if (ep_entry_comm_is_ep(comm))
         return ep_unsupported_comm("MPI_Comm_remote_group", comm);
     return PMPI_Comm_remote_group(comm, group);
-}
-
-EP_API int(MPI_Comm_set_info)(MPI_Comm comm, MPI_Info info)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Comm_set_info", comm);
-    return PMPI_Comm_set_info(comm, info);
 }
 
 EP_API int(MPI_Intercomm_create)(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm)
@@ -1680,4 +1659,4 @@ EP_API int(MPI_File_open)(MPI_Comm comm, const char *filename, int amode, MPI_In
     return PMPI_File_open(comm, filename, amode, info, fh);
 }
 
-/* 238 entry points. */
+/* 235 entry points. */

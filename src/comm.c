@@ -84,6 +84,8 @@ static void comm_destroy(ep_comm_t *c)
         ep_endpoint_t *ep = &c->local[i];
         ep_match_item_t *it;
         ep_attr_discard(ep);
+        if (ep->info != MPI_INFO_NULL)
+            PMPI_Info_free(&ep->info);
         while ((it = ep_mq_pop(&ep->unexpected)))
             ep_msg_destroy(ep_container_of(it, ep_msg_t, link));
         pthread_mutex_destroy(&ep->lock);
@@ -191,6 +193,7 @@ static ep_status_t endpoints_init(ep_comm_t *c, MPI_Errhandler eh)
         ep->lidx = i;
         ep->rank = c->proc_ranks[c->proc_first[c->myproc] + i];
         ep->errhandler = eh;
+        ep->info = MPI_INFO_NULL;
         pthread_mutex_init(&ep->lock, NULL);
         ep_mq_init(&ep->posted);
         ep_mq_init(&ep->unexpected);

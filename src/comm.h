@@ -63,6 +63,7 @@ typedef struct ep_endpoint {
     ep_match_queue_t unexpected; /* messages waiting for a receive (ep_msg_t) */
     MPI_Errhandler errhandler;   /* this rank's error handler */
     void *attrs;                 /* attribute list (attr.c), guarded by lock */
+    MPI_Info info;               /* hints from MPI_Comm_set_info, or MPI_INFO_NULL */
     char name[MPI_MAX_OBJECT_NAME];
 } ep_endpoint_t;
 

@@ -2,7 +2,8 @@
  * MPI_Pack / MPI_Unpack / MPI_Pack_size (and their MPI_Count forms) work
  * with MPI_COMM_WORLD in world mode, and packed data travels between
  * endpoints as MPI_PACKED; MPI_Topo_test says MPI_UNDEFINED; MPI_Attr_get
- * answers like MPI_Comm_get_attr. */
+ * answers like MPI_Comm_get_attr; MPI_Comm_set_info / get_info and
+ * MPI_Comm_dup_with_info keep hints per endpoint. */
 #include "eptest.h"
 
 int main(int argc, char **argv)
@@ -44,6 +45,25 @@ int main(int argc, char **argv)
         EPT_CHECK(topo == MPI_UNDEFINED, "MPI_Topo_test gave %d", topo);
         EPT_OK(MPI_Attr_get(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag));
         EPT_CHECK(flag && *ub >= (1 << 28) - 1, "MPI_Attr_get(MPI_TAG_UB)");
+        /* Info hints are kept per endpoint and follow MPI_Comm_dup_with_info. */
+        MPI_Info info, hints;
+        MPI_Comm dc;
+        char val[32];
+        int vflag = 0;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "epmpi_test_hint", rank % 2 ? "odd" : "even");
+        EPT_OK(MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &dc));
+        EPT_OK(MPI_Comm_get_info(dc, &hints));
+        MPI_Info_get(hints, "epmpi_test_hint", sizeof val - 1, val, &vflag);
+        EPT_CHECK(vflag && !strcmp(val, rank % 2 ? "odd" : "even"), "MPI_Comm_get_info after dup_with_info");
+        MPI_Info_free(&hints);
+        EPT_OK(MPI_Comm_get_info(MPI_COMM_WORLD, &hints)); /* nothing set: an empty info */
+        int nkeys = -1;
+        MPI_Info_get_nkeys(hints, &nkeys);
+        EPT_CHECK(nkeys == 0, "MPI_Comm_get_info on MPI_COMM_WORLD: %d keys", nkeys);
+        MPI_Info_free(&hints);
+        MPI_Info_free(&info);
+        EPT_OK(MPI_Comm_free(&dc));
         free(buf);
         free(in);
     }

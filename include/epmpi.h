@@ -41,6 +41,16 @@ EPMPI_EXPORT int MPI_Comm_create_endpoints(MPI_Comm parent_comm, int my_num_ep, 
 EPMPI_EXPORT int MPIX_Comm_create_endpoints(MPI_Comm parent_comm, int my_num_ep, MPI_Info info,
                                             MPI_Comm out_comm_hdls[]);
 
+/* MPICH's thread communicators (MPICH 4.2 API), on any MPICH: made by one
+ * thread per process for num_threads threads; inside the parallel region,
+ * between MPIX_Threadcomm_start and MPIX_Threadcomm_finish, each thread
+ * uses newcomm as its own rank (ranks follow comm's rank, then the thread
+ * number); freed by one thread after the region. */
+EPMPI_EXPORT int MPIX_Threadcomm_init(MPI_Comm comm, int num_threads, MPI_Comm *newcomm);
+EPMPI_EXPORT int MPIX_Threadcomm_start(MPI_Comm threadcomm);
+EPMPI_EXPORT int MPIX_Threadcomm_finish(MPI_Comm threadcomm);
+EPMPI_EXPORT int MPIX_Threadcomm_free(MPI_Comm *threadcomm);
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,6 +4,7 @@
 #include "entry.h"
 #include "net.h"
 #include "thread.h"
+#include "threadcomm.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -140,6 +141,8 @@ EP_API int MPI_Comm_free(MPI_Comm *comm)
     EP_RESOLVE("MPI_Comm_free", *comm, ep, PMPI_Comm_free(comm));
     if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
         return ep_raise(ep, "MPI_Comm_free", MPI_ERR_COMM, "MPI_COMM_WORLD and MPI_COMM_SELF cannot be freed");
+    if (ep_threadcomm_get(*comm))
+        return ep_raise(ep, "MPI_Comm_free", MPI_ERR_COMM, "a thread communicator is freed with MPIX_Threadcomm_free");
     int rc = ep_attr_delete_all(ep);
     if (rc != MPI_SUCCESS)
         return ep_raise(ep, "MPI_Comm_free", MPI_ERR_OTHER, "an attribute delete callback failed with error %d", rc);
@@ -215,6 +218,59 @@ static int create_endpoints(const char *call, MPI_Comm parent, int my_num_ep, MP
                                my_num_ep);
     return EP_RAISE_PARENT(ep_status_class(st), "%s", ep_status_text(st));
 #undef EP_RAISE_PARENT
+}
+
+/* ---- MPICH's thread communicators, on endpoints ------------------------------ */
+
+EP_API int MPIX_Threadcomm_init(MPI_Comm comm, int num_threads, MPI_Comm *newcomm)
+{
+    static const char call[] = "MPIX_Threadcomm_init";
+    ep_endpoint_t *ep = NULL;
+    ep_threadcomm_t *tc;
+    int rc, inter = 0;
+    if (ep_entry_comm_is_ep(comm)) {
+        if ((rc = ep_entry_endpoint(call, comm, &ep)))
+            return rc;
+    } else if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) {
+        return ep_raise(NULL, call, MPI_ERR_COMM, "invalid parent communicator 0x%x", (unsigned)comm);
+    }
+    if (num_threads < 1 || !newcomm)
+        return ep ? ep_raise(ep, call, MPI_ERR_ARG, "num_threads is %d (must be at least 1)", num_threads)
+                  : ep_raise_classic(comm, call, MPI_ERR_ARG, "num_threads is %d (must be at least 1)", num_threads);
+    ep_status_t st = ep_threadcomm_init(comm, ep, num_threads, &tc);
+    if (st)
+        return ep ? ep_raise_status(ep, call, st, NULL)
+                  : ep_raise_classic(comm, call, ep_status_class(st), "%s", ep_status_text(st));
+    *newcomm = tc->handle;
+    return MPI_SUCCESS;
+}
+
+/* Start and finish mark the parallel region; the handle resolves to the
+ * calling thread's endpoint whenever it is used, so they only check it. */
+static int threadcomm_check(const char *call, MPI_Comm threadcomm)
+{
+    ep_endpoint_t *ep;
+    if (!ep_threadcomm_get(threadcomm))
+        return ep_raise(NULL, call, MPI_ERR_COMM, "0x%x is not a thread communicator", (unsigned)threadcomm);
+    return ep_entry_endpoint(call, threadcomm, &ep);
+}
+
+EP_API int MPIX_Threadcomm_start(MPI_Comm threadcomm) { return threadcomm_check("MPIX_Threadcomm_start", threadcomm); }
+
+EP_API int MPIX_Threadcomm_finish(MPI_Comm threadcomm)
+{
+    return threadcomm_check("MPIX_Threadcomm_finish", threadcomm);
+}
+
+EP_API int MPIX_Threadcomm_free(MPI_Comm *threadcomm)
+{
+    ep_threadcomm_t *tc = threadcomm ? ep_threadcomm_get(*threadcomm) : NULL;
+    if (!tc)
+        return ep_raise(NULL, "MPIX_Threadcomm_free", MPI_ERR_COMM, "0x%x is not a thread communicator",
+                        threadcomm ? (unsigned)*threadcomm : 0u);
+    ep_threadcomm_free(tc);
+    *threadcomm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
 }
 
 EP_API int MPI_Comm_create_endpoints(MPI_Comm parent_comm, int my_num_ep, MPI_Info info, MPI_Comm out_comm_hdls[])

@@ -2,6 +2,7 @@
 
 #include "datatype.h"
 #include "thread.h"
+#include "threadcomm.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -93,6 +94,20 @@ int ep_entry_endpoint(const char *call, MPI_Comm c, ep_endpoint_t **out)
         c = c == MPI_COMM_WORLD ? ep_world.comm[t] : ep_world.self[t];
     }
     ep = ep_endpoint_get(c);
+    if (!ep) {
+        /* A thread communicator: the calling thread's endpoint of it. */
+        ep_threadcomm_t *tc = ep_threadcomm_get(c);
+        if (tc) {
+            int t = ep_thread_index();
+            if (t >= tc->nthreads) {
+                *out = NULL;
+                return ep_raise(NULL, call, MPI_ERR_COMM,
+                                "thread %d is not part of thread communicator 0x%x (made for %d threads)", t,
+                                (unsigned)c, tc->nthreads);
+            }
+            ep = ep_endpoint_get(tc->eps[t]);
+        }
+    }
     *out = ep;
     if (!ep)
         return ep_raise(NULL, call, MPI_ERR_COMM, "invalid communicator 0x%x (freed or never created)",

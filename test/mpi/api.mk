@@ -27,3 +27,5 @@ MPI_TESTS += test/mpi/api_attr
 test_mpi_api_attr_CFLAGS = $(MPI_TEST_CFLAGS)
 MPI_TESTS += test/mpi/comm_group
 test_mpi_comm_group_CFLAGS = $(MPI_TEST_CFLAGS)
+MPI_TESTS += test/mpi/threadcomm
+test_mpi_threadcomm_CFLAGS = $(MPI_TEST_CFLAGS)

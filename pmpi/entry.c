@@ -70,6 +70,17 @@ int ep_unsupported(const char *call, const char *what, int cls)
     return ep_raise(NULL, call, cls, "not supported on endpoint %s", what);
 }
 
+int ep_count_too_large(const char *call, MPI_Comm comm, MPI_Count count)
+{
+    ep_endpoint_t *ep = NULL;
+    int rc;
+    if (ep_entry_comm_is_ep(comm) && (rc = ep_entry_endpoint(call, comm, &ep)))
+        return rc;
+    return ep_raise(ep, call, MPI_ERR_COUNT,
+                    "count %lld does not fit in an int, the largest count on endpoint communicators",
+                    (long long)count);
+}
+
 int ep_unsupported_comm(const char *call, MPI_Comm comm)
 {
     ep_endpoint_t *ep;

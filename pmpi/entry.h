@@ -51,6 +51,9 @@ int ep_raise_status(ep_endpoint_t *ep, const char *call, ep_status_t st, const c
 /* "not supported on endpoint <what>" for a handle of a function that does
  * not take endpoints (yet). */
 int ep_unsupported(const char *call, const char *what, int cls);
+/* A large-count call on endpoints whose count does not fit in an int
+ * (raised on comm's handler when it is an endpoint communicator). */
+int ep_count_too_large(const char *call, MPI_Comm comm, MPI_Count count);
 /* The same for an endpoint communicator argument, raised on its handler. */
 int ep_unsupported_comm(const char *call, MPI_Comm comm);
 

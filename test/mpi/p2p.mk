@@ -23,3 +23,5 @@ MPI_TESTS += test/mpi/p2p_contexts
 test_mpi_p2p_contexts_CFLAGS = $(MPI_TEST_CFLAGS)
 MPI_TESTS += test/mpi/p2p_rndv
 test_mpi_p2p_rndv_CFLAGS = $(MPI_TEST_CFLAGS)
+MPI_TESTS += test/mpi/p2p_bigcount
+test_mpi_p2p_bigcount_CFLAGS = $(MPI_TEST_CFLAGS)

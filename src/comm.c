@@ -320,6 +320,67 @@ fail:
     return rc == EP_ERR_NO_MEM ? EP_ERR_ENDPOINTS : rc;
 }
 
+/* Copies n elements of size sz, or NULL (and *ok = 0). */
+static void *dup_array(const void *src, size_t n, size_t sz, int *ok)
+{
+    void *d = malloc(n * sz > 0 ? n * sz : 1);
+    if (d)
+        memcpy(d, src, n * sz);
+    else
+        *ok = 0;
+    return d;
+}
+
+ep_status_t ep_comm_clone(ep_comm_t *pc, ep_comm_t **out)
+{
+    ep_comm_t *c = calloc(1, sizeof *c);
+    ep_status_t rc = EP_OK;
+    int ok = 1;
+    MPI_Request req;
+
+    *out = NULL;
+    if (!c)
+        return EP_ERR_ENDPOINTS;
+    c->pcomm = MPI_COMM_NULL;
+    c->size = pc->size;
+    c->nprocs = pc->nprocs;
+    c->myproc = pc->myproc;
+    c->nlocal = pc->nlocal;
+    c->blocked = pc->blocked;
+    c->ranks = dup_array(pc->ranks, (size_t)pc->size, sizeof *pc->ranks, &ok);
+    c->gids = dup_array(pc->gids, (size_t)pc->size, sizeof *pc->gids, &ok);
+    c->proc_world = dup_array(pc->proc_world, (size_t)pc->nprocs, sizeof(int), &ok);
+    c->proc_nlocal = dup_array(pc->proc_nlocal, (size_t)pc->nprocs, sizeof(int), &ok);
+    c->proc_first = dup_array(pc->proc_first, (size_t)pc->nprocs, sizeof(int), &ok);
+    c->proc_ranks = dup_array(pc->proc_ranks, (size_t)pc->size, sizeof(int), &ok);
+    c->ctx = ((uint64_t)(uint32_t)ep_net_world_rank() << 32) | atomic_fetch_add(&ctx_serial, 1);
+    if (!ok) {
+        rc = EP_ERR_ENDPOINTS;
+        goto fail;
+    }
+    if (pc->pcomm != MPI_COMM_NULL) {
+        /* Non-blocking forms, waited for with yields: a blocking PMPI call
+         * spins inside MPICH and starves oversubscribed endpoints. */
+        if (PMPI_Comm_idup(pc->pcomm, &c->pcomm, &req) != MPI_SUCCESS ||
+            ep_net_wait_pmpi(&req, MPI_STATUS_IGNORE) != MPI_SUCCESS ||
+            PMPI_Ibcast(&c->ctx, 1, MPI_UINT64_T, 0, c->pcomm, &req) != MPI_SUCCESS ||
+            ep_net_wait_pmpi(&req, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            rc = EP_ERR_ENDPOINTS;
+            goto fail;
+        }
+    }
+    if ((rc = endpoints_init(c, MPI_ERRORS_ARE_FATAL)))
+        goto fail;
+    for (int i = 0; i < c->nlocal; i++)
+        c->local[i].errhandler = pc->local[i].errhandler;
+    ep_net_comm_ready(c);
+    *out = c;
+    return EP_OK;
+fail:
+    comm_destroy(c);
+    return rc;
+}
+
 void ep_endpoint_free(ep_endpoint_t *ep)
 {
     ep_comm_t *c = ep->comm;

@@ -120,6 +120,11 @@ ep_status_t ep_comm_build(MPI_Comm ppcomm, int nnew, const ep_new_ep_t *neweps, 
  * for this process alone.  Takes ownership of pc, also on failure. */
 ep_status_t ep_comm_build_on(MPI_Comm pc, int nnew, const ep_new_ep_t *neweps, MPI_Errhandler eh, ep_comm_t **out);
 
+/* MPI_Comm_dup's communicator: pc's group and rank map, a new context and
+ * process-level communicator, the same error handlers.  Called by one
+ * thread per process (collective over pc's processes). */
+ep_status_t ep_comm_clone(ep_comm_t *pc, ep_comm_t **out);
+
 /* Frees one endpoint handle; the communicator goes with the last one. */
 void ep_endpoint_free(ep_endpoint_t *ep);
 

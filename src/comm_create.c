@@ -79,7 +79,20 @@ ep_status_t ep_comm_create_endpoints_ep(ep_endpoint_t *parent, int n, MPI_Comm o
 
 ep_status_t ep_comm_dup(ep_endpoint_t *ep, MPI_Comm *out)
 {
-    return ep_comm_create_endpoints_ep(ep, 1, out);
+    ep_comm_t *pc = ep->comm;
+    ep_sync_barrier(pc);
+    if (ep->lidx == 0) {
+        ep_comm_t *c = NULL;
+        atomic_store(&pc->sync.status, ep_comm_clone(pc, &c));
+        atomic_store(&pc->sync.result, c);
+    }
+    ep_sync_barrier(pc);
+    ep_status_t rc = atomic_load(&pc->sync.status);
+    ep_comm_t *c = atomic_load(&pc->sync.result);
+    if (!rc)
+        *out = c->local[ep->lidx].handle;
+    ep_sync_barrier(pc); /* the result slot may be reused after this */
+    return rc;
 }
 
 /* ---- MPI_Comm_split ------------------------------------------------------- */

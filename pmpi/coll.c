@@ -140,6 +140,28 @@ EP_API int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatyp
     return coll_result(ep, call, ep_coll_reduce(ep, sendbuf, recvbuf, count, datatype, op, root));
 }
 
+/* The checks of the rooted data-movement calls: every rank's own block
+ * (MPI_IN_PLACE allowed only at the root), and at the root the per-rank
+ * side (`what`: "receive" for gathers, "send" for scatters). */
+static int check_rooted(ep_endpoint_t *ep, const char *call, int root, const void *buf, int count,
+                        MPI_Datatype type, int root_count, const int *root_counts, const int *displs,
+                        MPI_Datatype root_type, const char *what)
+{
+    int rc;
+    if ((rc = ep_check_root(ep, call, root)))
+        return rc;
+    int at_root = ep->rank == root;
+    if (buf == MPI_IN_PLACE && !at_root)
+        return ep_raise(ep, call, MPI_ERR_BUFFER, "MPI_IN_PLACE is only allowed at the root");
+    if (buf != MPI_IN_PLACE && (rc = check_block(ep, call, buf, count, type)))
+        return rc;
+    if (at_root && ((rc = ep_check_type(ep, call, root_type)) ||
+                    (root_counts ? (rc = check_counts(ep, call, what, root_counts, displs))
+                                 : (rc = ep_check_count(ep, call, root_count)))))
+        return rc;
+    return MPI_SUCCESS;
+}
+
 static int gather_common(const char *call, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                          int recvcount, const int *recvcounts, const int *displs, MPI_Datatype recvtype, int root,
                          MPI_Comm comm)
@@ -147,16 +169,8 @@ static int gather_common(const char *call, const void *sendbuf, int sendcount, M
     ep_endpoint_t *ep;
     int rc;
     EP_COLL_RESOLVE(call, comm, ep);
-    if ((rc = ep_check_root(ep, call, root)))
-        return rc;
-    int at_root = ep->rank == root;
-    if (sendbuf == MPI_IN_PLACE && !at_root)
-        return ep_raise(ep, call, MPI_ERR_BUFFER, "MPI_IN_PLACE is only allowed at the root");
-    if (sendbuf != MPI_IN_PLACE && (rc = check_block(ep, call, sendbuf, sendcount, sendtype)))
-        return rc;
-    if (at_root && ((rc = ep_check_type(ep, call, recvtype)) ||
-                    (recvcounts ? (rc = check_counts(ep, call, "receive", recvcounts, displs))
-                                : (rc = ep_check_count(ep, call, recvcount)))))
+    if ((rc = check_rooted(ep, call, root, sendbuf, sendcount, sendtype, recvcount, recvcounts, displs, recvtype,
+                           "receive")))
         return rc;
     return coll_result(ep, call, ep_coll_gatherv(ep, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvcounts,
                                                  displs, recvtype, root));
@@ -187,16 +201,8 @@ static int scatter_common(const char *call, const void *sendbuf, int sendcount, 
     ep_endpoint_t *ep;
     int rc;
     EP_COLL_RESOLVE(call, comm, ep);
-    if ((rc = ep_check_root(ep, call, root)))
-        return rc;
-    int at_root = ep->rank == root;
-    if (recvbuf == MPI_IN_PLACE && !at_root)
-        return ep_raise(ep, call, MPI_ERR_BUFFER, "MPI_IN_PLACE is only allowed at the root");
-    if (recvbuf != MPI_IN_PLACE && (rc = check_block(ep, call, recvbuf, recvcount, recvtype)))
-        return rc;
-    if (at_root && ((rc = ep_check_type(ep, call, sendtype)) ||
-                    (sendcounts ? (rc = check_counts(ep, call, "send", sendcounts, displs))
-                                : (rc = ep_check_count(ep, call, sendcount)))))
+    if ((rc = check_rooted(ep, call, root, recvbuf, recvcount, recvtype, sendcount, sendcounts, displs, sendtype,
+                           "send")))
         return rc;
     return coll_result(ep, call, ep_coll_scatterv(ep, sendbuf, sendcount, sendcounts, displs, sendtype, recvbuf,
                                                   recvcount, recvtype, root));

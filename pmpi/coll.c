@@ -5,19 +5,8 @@
 #include "coll_xchg.h"
 #include "entry.h"
 
-#define EP_COLL_RESOLVE(call, comm, ep)                                       \
-    do {                                                                      \
-        int rc_ = ep_entry_endpoint(call, comm, &(ep));                      \
-        if (rc_)                                                              \
-            return rc_;                                                       \
-    } while (0)
-
 static int coll_result(ep_endpoint_t *ep, const char *call, ep_status_t st)
 {
-    if (st == EP_ERR_UNSUPPORTED)
-        return ep_raise(ep, call, MPI_ERR_UNSUPPORTED_OPERATION,
-                        "non-commutative operation on a communicator whose ranks are not grouped by process is "
-                        "not supported yet");
     return st ? ep_raise_status(ep, call, st, NULL) : MPI_SUCCESS;
 }
 
@@ -26,7 +15,7 @@ EP_API int MPI_Barrier(MPI_Comm comm)
     ep_endpoint_t *ep;
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Barrier(comm);
-    EP_COLL_RESOLVE("MPI_Barrier", comm, ep);
+    EP_ENTRY_EP("MPI_Barrier", comm, ep);
     return coll_result(ep, "MPI_Barrier", ep_coll_barrier(ep));
 }
 
@@ -37,7 +26,7 @@ EP_API int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, M
     int rc;
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Bcast(buffer, count, datatype, root, comm);
-    EP_COLL_RESOLVE(call, comm, ep);
+    EP_ENTRY_EP(call, comm, ep);
     if ((rc = ep_check_root(ep, call, root)) || (rc = ep_check_count(ep, call, count)) ||
         (rc = ep_check_type(ep, call, datatype)) || (rc = ep_check_buf(ep, call, buffer, count, datatype)))
         return rc;
@@ -52,7 +41,7 @@ EP_API int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Data
     int rc;
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-    EP_COLL_RESOLVE(call, comm, ep);
+    EP_ENTRY_EP(call, comm, ep);
     if ((rc = ep_check_count(ep, call, count)) || (rc = ep_check_type(ep, call, datatype)) ||
         (rc = ep_check_op(ep, call, op)) || (rc = ep_check_buf(ep, call, recvbuf, count, datatype)) ||
         (sendbuf != MPI_IN_PLACE && (rc = ep_check_buf(ep, call, sendbuf, count, datatype))))
@@ -68,7 +57,7 @@ EP_API int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendty
     int rc;
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    EP_COLL_RESOLVE(call, comm, ep);
+    EP_ENTRY_EP(call, comm, ep);
     if ((rc = ep_check_count(ep, call, recvcount)) || (rc = ep_check_type(ep, call, recvtype)) ||
         (rc = ep_check_buf(ep, call, recvbuf, recvcount, recvtype)))
         return rc;
@@ -132,7 +121,7 @@ EP_API int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatyp
     int rc;
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
-    EP_COLL_RESOLVE(call, comm, ep);
+    EP_ENTRY_EP(call, comm, ep);
     if ((rc = ep_check_root(ep, call, root)) || (rc = check_reduction(ep, call, count, datatype, op)))
         return rc;
     if (sendbuf == MPI_IN_PLACE && ep->rank != root)
@@ -168,7 +157,7 @@ static int gather_common(const char *call, const void *sendbuf, int sendcount, M
 {
     ep_endpoint_t *ep;
     int rc;
-    EP_COLL_RESOLVE(call, comm, ep);
+    EP_ENTRY_EP(call, comm, ep);
     if ((rc = check_rooted(ep, call, root, sendbuf, sendcount, sendtype, recvcount, recvcounts, displs, recvtype,
                            "receive")))
         return rc;
@@ -200,7 +189,7 @@ static int scatter_common(const char *call, const void *sendbuf, int sendcount, 
 {
     ep_endpoint_t *ep;
     int rc;
-    EP_COLL_RESOLVE(call, comm, ep);
+    EP_ENTRY_EP(call, comm, ep);
     if ((rc = check_rooted(ep, call, root, recvbuf, recvcount, recvtype, sendcount, sendcounts, displs, sendtype,
                            "send")))
         return rc;
@@ -236,7 +225,7 @@ EP_API int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendt
     int rc;
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
-    EP_COLL_RESOLVE(call, comm, ep);
+    EP_ENTRY_EP(call, comm, ep);
     if ((sendbuf != MPI_IN_PLACE && (rc = check_block(ep, call, sendbuf, sendcount, sendtype))) ||
         (rc = ep_check_type(ep, call, recvtype)) || (rc = check_counts(ep, call, "receive", recvcounts, displs)))
         return rc;
@@ -252,7 +241,7 @@ EP_API int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
     int rc;
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    EP_COLL_RESOLVE(call, comm, ep);
+    EP_ENTRY_EP(call, comm, ep);
     if ((sendbuf != MPI_IN_PLACE && (rc = check_block(ep, call, sendbuf, sendcount, sendtype))) ||
         (rc = check_block(ep, call, recvbuf, recvcount, recvtype)))
         return rc;
@@ -269,7 +258,7 @@ EP_API int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int 
     int rc;
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
-    EP_COLL_RESOLVE(call, comm, ep);
+    EP_ENTRY_EP(call, comm, ep);
     if ((sendbuf != MPI_IN_PLACE && ((rc = ep_check_type(ep, call, sendtype)) ||
                                      (rc = check_counts(ep, call, "send", sendcounts, sdispls)))) ||
         (rc = ep_check_type(ep, call, recvtype)) || (rc = check_counts(ep, call, "receive", recvcounts, rdispls)))
@@ -287,7 +276,7 @@ EP_API int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int 
     int rc;
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
-    EP_COLL_RESOLVE(call, comm, ep);
+    EP_ENTRY_EP(call, comm, ep);
     if ((sendbuf != MPI_IN_PLACE && ((rc = check_counts(ep, call, "send", sendcounts, sdispls)) ||
                                      (rc = check_types(ep, call, sendtypes, sendcounts)))) ||
         (rc = check_counts(ep, call, "receive", recvcounts, rdispls)) ||
@@ -307,7 +296,7 @@ EP_API int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recv
     int rc;
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
-    EP_COLL_RESOLVE(call, comm, ep);
+    EP_ENTRY_EP(call, comm, ep);
     if ((rc = check_reduction(ep, call, recvcount, datatype, op)))
         return rc;
     return coll_result(ep, call, ep_coll_reduce_scatter(ep, sendbuf, recvbuf, recvcount, NULL, datatype, op));
@@ -321,7 +310,7 @@ EP_API int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recv
     int rc;
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
-    EP_COLL_RESOLVE(call, comm, ep);
+    EP_ENTRY_EP(call, comm, ep);
     if ((rc = check_reduction(ep, call, 0, datatype, op)) ||
         (rc = check_counts(ep, call, "receive", recvcounts, recvcounts)))
         return rc;
@@ -333,7 +322,7 @@ static int scan_common(const char *call, const void *sendbuf, void *recvbuf, int
 {
     ep_endpoint_t *ep;
     int rc;
-    EP_COLL_RESOLVE(call, comm, ep);
+    EP_ENTRY_EP(call, comm, ep);
     if ((rc = check_reduction(ep, call, count, datatype, op)))
         return rc;
     return coll_result(ep, call, ep_coll_scan(ep, sendbuf, recvbuf, count, datatype, op, exclusive));

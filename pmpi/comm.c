@@ -9,21 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Resolves comm for call or returns from the calling function: classic
- * communicators go to the PMPI_ expression `pass`. */
-#define EP_RESOLVE(call, comm, ep, pass)                                      \
-    do {                                                                      \
-        if (!ep_entry_comm_is_ep(comm))                                       \
-            return (pass);                                                    \
-        int rc_ = ep_entry_endpoint(call, comm, &(ep));                      \
-        if (rc_)                                                              \
-            return rc_;                                                       \
-    } while (0)
-
 EP_API int MPI_Comm_rank(MPI_Comm comm, int *rank)
 {
     ep_endpoint_t *ep;
-    EP_RESOLVE("MPI_Comm_rank", comm, ep, PMPI_Comm_rank(comm, rank));
+    EP_ENTRY("MPI_Comm_rank", comm, ep, PMPI_Comm_rank(comm, rank));
     if (!rank)
         return ep_raise(ep, "MPI_Comm_rank", MPI_ERR_ARG, "rank pointer is NULL");
     *rank = ep->rank;
@@ -33,7 +22,7 @@ EP_API int MPI_Comm_rank(MPI_Comm comm, int *rank)
 EP_API int MPI_Comm_size(MPI_Comm comm, int *size)
 {
     ep_endpoint_t *ep;
-    EP_RESOLVE("MPI_Comm_size", comm, ep, PMPI_Comm_size(comm, size));
+    EP_ENTRY("MPI_Comm_size", comm, ep, PMPI_Comm_size(comm, size));
     if (!size)
         return ep_raise(ep, "MPI_Comm_size", MPI_ERR_ARG, "size pointer is NULL");
     *size = ep->comm->size;
@@ -43,7 +32,7 @@ EP_API int MPI_Comm_size(MPI_Comm comm, int *size)
 EP_API int MPI_Comm_test_inter(MPI_Comm comm, int *flag)
 {
     ep_endpoint_t *ep;
-    EP_RESOLVE("MPI_Comm_test_inter", comm, ep, PMPI_Comm_test_inter(comm, flag));
+    EP_ENTRY("MPI_Comm_test_inter", comm, ep, PMPI_Comm_test_inter(comm, flag));
     *flag = 0;
     return MPI_SUCCESS;
 }
@@ -51,7 +40,7 @@ EP_API int MPI_Comm_test_inter(MPI_Comm comm, int *flag)
 EP_API int MPI_Comm_remote_size(MPI_Comm comm, int *size)
 {
     ep_endpoint_t *ep;
-    EP_RESOLVE("MPI_Comm_remote_size", comm, ep, PMPI_Comm_remote_size(comm, size));
+    EP_ENTRY("MPI_Comm_remote_size", comm, ep, PMPI_Comm_remote_size(comm, size));
     (void)size;
     return ep_raise(ep, "MPI_Comm_remote_size", MPI_ERR_COMM, "the communicator is not an intercommunicator");
 }
@@ -82,7 +71,7 @@ EP_API int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 EP_API int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
     ep_endpoint_t *ep;
-    EP_RESOLVE("MPI_Comm_dup", comm, ep, PMPI_Comm_dup(comm, newcomm));
+    EP_ENTRY("MPI_Comm_dup", comm, ep, PMPI_Comm_dup(comm, newcomm));
     if (!newcomm)
         return ep_raise(ep, "MPI_Comm_dup", MPI_ERR_ARG, "newcomm pointer is NULL");
     ep_status_t st = ep_comm_dup(ep, newcomm);
@@ -105,7 +94,7 @@ EP_API int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 EP_API int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
     ep_endpoint_t *ep;
-    EP_RESOLVE("MPI_Comm_dup_with_info", comm, ep, PMPI_Comm_dup_with_info(comm, info, newcomm));
+    EP_ENTRY("MPI_Comm_dup_with_info", comm, ep, PMPI_Comm_dup_with_info(comm, info, newcomm));
     int rc = MPI_Comm_dup(comm, newcomm);
     if (rc == MPI_SUCCESS && info != MPI_INFO_NULL)
         rc = MPI_Comm_set_info(*newcomm, info);
@@ -115,7 +104,7 @@ EP_API int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcom
 EP_API int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 {
     ep_endpoint_t *ep;
-    EP_RESOLVE("MPI_Comm_set_info", comm, ep, PMPI_Comm_set_info(comm, info));
+    EP_ENTRY("MPI_Comm_set_info", comm, ep, PMPI_Comm_set_info(comm, info));
     MPI_Info copy;
     if (info == MPI_INFO_NULL || PMPI_Info_dup(info, &copy) != MPI_SUCCESS)
         return ep_raise(ep, "MPI_Comm_set_info", MPI_ERR_INFO, "invalid info 0x%x", (unsigned)info);
@@ -128,7 +117,7 @@ EP_API int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 EP_API int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 {
     ep_endpoint_t *ep;
-    EP_RESOLVE("MPI_Comm_get_info", comm, ep, PMPI_Comm_get_info(comm, info_used));
+    EP_ENTRY("MPI_Comm_get_info", comm, ep, PMPI_Comm_get_info(comm, info_used));
     int rc = ep->info != MPI_INFO_NULL ? PMPI_Info_dup(ep->info, info_used) : PMPI_Info_create(info_used);
     return rc == MPI_SUCCESS ? MPI_SUCCESS : ep_raise(ep, "MPI_Comm_get_info", MPI_ERR_INFO, "could not copy the info");
 }
@@ -138,7 +127,7 @@ EP_API int MPI_Comm_free(MPI_Comm *comm)
     ep_endpoint_t *ep;
     if (!comm)
         return PMPI_Comm_free(comm);
-    EP_RESOLVE("MPI_Comm_free", *comm, ep, PMPI_Comm_free(comm));
+    EP_ENTRY("MPI_Comm_free", *comm, ep, PMPI_Comm_free(comm));
     if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
         return ep_raise(ep, "MPI_Comm_free", MPI_ERR_COMM, "MPI_COMM_WORLD and MPI_COMM_SELF cannot be freed");
     if (ep_threadcomm_get(*comm))
@@ -155,7 +144,7 @@ EP_API int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     static const char call[] = "MPI_Comm_split";
     ep_endpoint_t *ep;
-    EP_RESOLVE(call, comm, ep, PMPI_Comm_split(comm, color, key, newcomm));
+    EP_ENTRY(call, comm, ep, PMPI_Comm_split(comm, color, key, newcomm));
     if (!newcomm)
         return ep_raise(ep, call, MPI_ERR_ARG, "newcomm pointer is NULL");
     if (color < 0 && color != MPI_UNDEFINED)
@@ -168,7 +157,7 @@ EP_API int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info 
 {
     static const char call[] = "MPI_Comm_split_type";
     ep_endpoint_t *ep;
-    EP_RESOLVE(call, comm, ep, PMPI_Comm_split_type(comm, split_type, key, info, newcomm));
+    EP_ENTRY(call, comm, ep, PMPI_Comm_split_type(comm, split_type, key, info, newcomm));
     if (!newcomm)
         return ep_raise(ep, call, MPI_ERR_ARG, "newcomm pointer is NULL");
     /* Shared memory: the endpoints of one node, named by its smallest world rank. */
@@ -289,7 +278,7 @@ EP_API int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int
 {
     static int tag_ub = EP_TAG_UB;
     ep_endpoint_t *ep;
-    EP_RESOLVE("MPI_Comm_get_attr", comm, ep, PMPI_Comm_get_attr(comm, keyval, attribute_val, flag));
+    EP_ENTRY("MPI_Comm_get_attr", comm, ep, PMPI_Comm_get_attr(comm, keyval, attribute_val, flag));
     if (keyval == MPI_TAG_UB) {
         *(int **)attribute_val = &tag_ub;
         *flag = 1;
@@ -403,7 +392,7 @@ EP_API int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *fla
 EP_API int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
 {
     ep_endpoint_t *ep;
-    EP_RESOLVE("MPI_Comm_set_name", comm, ep, PMPI_Comm_set_name(comm, comm_name));
+    EP_ENTRY("MPI_Comm_set_name", comm, ep, PMPI_Comm_set_name(comm, comm_name));
     if (!comm_name)
         return ep_raise(ep, "MPI_Comm_set_name", MPI_ERR_ARG, "comm_name is NULL");
     snprintf(ep->name, sizeof ep->name, "%s", comm_name);
@@ -413,7 +402,7 @@ EP_API int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
 EP_API int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 {
     ep_endpoint_t *ep;
-    EP_RESOLVE("MPI_Comm_get_name", comm, ep, PMPI_Comm_get_name(comm, comm_name, resultlen));
+    EP_ENTRY("MPI_Comm_get_name", comm, ep, PMPI_Comm_get_name(comm, comm_name, resultlen));
     const char *n = ep->name;
     if (!*n && comm == MPI_COMM_WORLD)
         n = "MPI_COMM_WORLD";
@@ -437,7 +426,7 @@ EP_API int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errh
 EP_API int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 {
     ep_endpoint_t *ep;
-    EP_RESOLVE("MPI_Comm_set_errhandler", comm, ep, PMPI_Comm_set_errhandler(comm, errhandler));
+    EP_ENTRY("MPI_Comm_set_errhandler", comm, ep, PMPI_Comm_set_errhandler(comm, errhandler));
     if (errhandler == MPI_ERRHANDLER_NULL)
         return ep_raise(ep, "MPI_Comm_set_errhandler", MPI_ERR_ARG, "errhandler is MPI_ERRHANDLER_NULL");
     if ((comm == MPI_COMM_WORLD || comm == MPI_COMM_SELF) && !ep_thread_in_parallel()) {
@@ -458,7 +447,7 @@ EP_API int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 EP_API int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
     ep_endpoint_t *ep;
-    EP_RESOLVE("MPI_Comm_get_errhandler", comm, ep, PMPI_Comm_get_errhandler(comm, errhandler));
+    EP_ENTRY("MPI_Comm_get_errhandler", comm, ep, PMPI_Comm_get_errhandler(comm, errhandler));
     *errhandler = ep->errhandler;
     return MPI_SUCCESS;
 }
@@ -466,7 +455,7 @@ EP_API int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 EP_API int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
 {
     ep_endpoint_t *ep;
-    EP_RESOLVE("MPI_Comm_call_errhandler", comm, ep, PMPI_Comm_call_errhandler(comm, errorcode));
+    EP_ENTRY("MPI_Comm_call_errhandler", comm, ep, PMPI_Comm_call_errhandler(comm, errorcode));
     ep_errhandler_invoke(ep->errhandler, ep->user_handle, errorcode);
     return MPI_SUCCESS;
 }

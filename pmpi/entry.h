@@ -36,6 +36,24 @@ static inline int ep_entry_comm_is_ep(MPI_Comm c)
  * without a world endpoint). */
 int ep_entry_endpoint(const char *call, MPI_Comm c, ep_endpoint_t **out);
 
+/* In an entry point: classic communicators go straight to the PMPI_
+ * expression `pass`; endpoint ones resolve to ep, or the entry point
+ * returns the raised error. */
+#define EP_ENTRY(call, comm, ep, pass)                                        \
+    do {                                                                      \
+        if (!ep_entry_comm_is_ep(comm))                                       \
+            return (pass);                                                    \
+        EP_ENTRY_EP(call, comm, ep);                                          \
+    } while (0)
+
+/* The same once comm is known to be an endpoint communicator. */
+#define EP_ENTRY_EP(call, comm, ep)                                           \
+    do {                                                                      \
+        int rc_ = ep_entry_endpoint(call, comm, &(ep));                      \
+        if (rc_)                                                              \
+            return rc_;                                                       \
+    } while (0)
+
 /* Raises an error of class cls on endpoint ep (NULL: no object: the default
  * handler), with the message "<call>: <formatted text>"; returns the code
  * the handler leaves (when it returns). */

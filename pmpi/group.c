@@ -49,11 +49,7 @@ EP_API int MPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 {
     static const char call[] = "MPI_Comm_group";
     ep_endpoint_t *ep;
-    int rc;
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Comm_group(comm, group);
-    if ((rc = ep_entry_endpoint(call, comm, &ep)))
-        return rc;
+    EP_ENTRY(call, comm, ep, PMPI_Comm_group(comm, group));
     if (!group)
         return ep_raise(ep, call, MPI_ERR_ARG, "group pointer is NULL");
     return new_group(call, ep->comm->gids, ep->comm->size, ep->comm->gids[ep->rank], group);

@@ -67,11 +67,8 @@ EP_API int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm co
 EP_API int MPI_Topo_test(MPI_Comm comm, int *status)
 {
     ep_endpoint_t *ep;
-    int rc;
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Topo_test(comm, status);
-    if ((rc = ep_entry_endpoint("MPI_Topo_test", comm, &ep)))
-        return rc;
+    EP_ENTRY("MPI_Topo_test", comm, ep, PMPI_Topo_test(comm, status));
+    (void)ep;
     *status = MPI_UNDEFINED;
     return MPI_SUCCESS;
 }

@@ -40,7 +40,6 @@
     X(ERR_IN_STATUS, MPI_ERR_IN_STATUS, "error code is in status")            \
     X(ERR_PENDING, MPI_ERR_PENDING, "operation pending")                      \
     X(ERR_ENDPOINTS, MPI_ERR_ENDPOINTS, "endpoints could not be created")     \
-    X(ERR_UNSUPPORTED, MPI_ERR_UNSUPPORTED_OPERATION, "operation not supported") \
     X(ERR_INTERN, MPI_ERR_INTERN, "internal error")                           \
     X(ERR_OTHER, MPI_ERR_OTHER, "error")
 

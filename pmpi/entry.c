@@ -213,18 +213,26 @@ int ep_check_recv(ep_endpoint_t *ep, const char *call, const void *buf, int coun
     return MPI_SUCCESS;
 }
 
-int ep_request_error(ep_request_t *r, const char *call)
+int ep_request_error_code(const ep_request_t *r, const char *call)
 {
     int err = r->status.MPI_ERROR;
     if (err == MPI_SUCCESS)
         return MPI_SUCCESS;
-    int code;
     if (err == MPI_ERR_TRUNCATE)
-        code = ep_raise(r->ep, call, MPI_ERR_TRUNCATE,
-                        "message truncated: %lld bytes arrived from rank %d (tag %d) for a receive buffer of %lld bytes",
-                        (long long)r->sent_bytes, r->status.MPI_SOURCE, r->status.MPI_TAG, (long long)r->capacity);
-    else
-        code = ep_raise(r->ep, call, err, "the operation failed inside the transport");
+        return ep_error_code_make(MPI_ERR_TRUNCATE,
+                                  "%s: message truncated: %lld bytes arrived from rank %d (tag %d) for a receive "
+                                  "buffer of %lld bytes",
+                                  call, (long long)r->sent_bytes, r->status.MPI_SOURCE, r->status.MPI_TAG,
+                                  (long long)r->capacity);
+    return ep_error_code_make(err, "%s: the operation failed inside the transport", call);
+}
+
+int ep_request_error(ep_request_t *r, const char *call)
+{
+    int code = ep_request_error_code(r, call);
+    if (code == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    code = ep_errhandler_invoke(r->ep->errhandler, r->ep->user_handle, code);
     r->status.MPI_ERROR = code;
     return code;
 }

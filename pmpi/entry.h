@@ -95,5 +95,8 @@ int ep_check_recv(ep_endpoint_t *ep, const char *call, const void *buf, int coun
 /* Error of a completed endpoint request (truncation...), raised on its
  * endpoint with a message naming call; MPI_SUCCESS when there is none. */
 int ep_request_error(ep_request_t *r, const char *call);
+/* The same code, minted without calling the handler (the multiple-completion
+ * calls report through MPI_ERR_IN_STATUS). */
+int ep_request_error_code(const ep_request_t *r, const char *call);
 
 #endif

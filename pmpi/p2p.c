@@ -10,16 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void request_init(ep_request_t *r, ep_req_kind_t kind, ep_endpoint_t *ep)
-{
-    memset(r, 0, sizeof *r);
-    r->obj.kind = EP_OBJ_REQUEST;
-    r->kind = kind;
-    r->ep = ep;
-    r->handle = MPI_REQUEST_NULL;
-    atomic_init(&r->state, EP_RS_INACTIVE);
-}
-
 static void set_send(ep_request_t *r, const void *buf, int count, MPI_Datatype type, int dest, int tag,
                      ep_send_mode_t mode)
 {
@@ -67,7 +57,7 @@ static int send_blocking(const char *call, const void *buf, int count, MPI_Datat
     int rc;
     if ((rc = ep_entry_endpoint(call, comm, &ep)) || (rc = ep_check_send(ep, call, buf, count, type, dest, tag)))
         return rc;
-    request_init(&r, EP_REQ_SEND, ep);
+    ep_request_init(&r, EP_REQ_SEND, ep);
     set_send(&r, buf, count, type, dest, tag, mode);
     ep_status_t st = ep_send_start(&r);
     if (st) {
@@ -147,7 +137,7 @@ EP_API int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int
     if ((rc = ep_entry_endpoint(call, comm, &ep)) ||
         (rc = ep_check_recv(ep, call, buf, count, datatype, source, tag)))
         return rc;
-    request_init(&r, EP_REQ_RECV, ep);
+    ep_request_init(&r, EP_REQ_RECV, ep);
     set_recv(&r, buf, count, datatype, source, tag);
     ep_status_t st = ep_recv_start(&r);
     if (st)
@@ -207,9 +197,9 @@ static int sendrecv_run(const char *call, ep_endpoint_t *ep, const void *sbuf, i
 {
     ep_request_t s, r;
     ep_status_t st;
-    request_init(&r, EP_REQ_RECV, ep);
+    ep_request_init(&r, EP_REQ_RECV, ep);
     set_recv(&r, rbuf, rcount, rtype, source, rtag);
-    request_init(&s, EP_REQ_SEND, ep);
+    ep_request_init(&s, EP_REQ_SEND, ep);
     set_send(&s, sbuf, scount, stype, dest, stag, EP_SEND_STANDARD);
     if ((st = ep_recv_start(&r)))
         return ep_raise_status(ep, call, st, NULL);
@@ -365,7 +355,7 @@ static int mrecv_start(const char *call, void *buf, int count, MPI_Datatype type
     if (with_handle && !(r = ep_request_new(EP_REQ_RECV, m->ep, 1)))
         return ep_raise(m->ep, call, MPI_ERR_NO_MEM, "out of request handles");
     if (!with_handle)
-        request_init(r, EP_REQ_RECV, m->ep);
+        ep_request_init(r, EP_REQ_RECV, m->ep);
     set_recv(r, buf, count, type, m->link.source, m->link.tag);
     ep_endpoint_t *ep = m->ep;
     ep_status_t st = ep_mrecv_start(r, m); /* consumes m and its handle */

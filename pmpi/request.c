@@ -24,27 +24,11 @@ static int any_ep(int n, const MPI_Request reqs[])
     return 0;
 }
 
-/* The error code of a completed request, minted without invoking a handler
- * (the multiple-completion calls report through MPI_ERR_IN_STATUS). */
-static int request_code(ep_request_t *r, const char *call)
-{
-    int err = r->status.MPI_ERROR;
-    if (err == MPI_SUCCESS)
-        return MPI_SUCCESS;
-    if (err == MPI_ERR_TRUNCATE)
-        return ep_error_code_make(MPI_ERR_TRUNCATE,
-                                  "%s: message truncated: %lld bytes arrived from rank %d (tag %d) for a receive "
-                                  "buffer of %lld bytes",
-                                  call, (long long)r->sent_bytes, r->status.MPI_SOURCE, r->status.MPI_TAG,
-                                  (long long)r->capacity);
-    return ep_error_code_make(err, "%s: the operation failed inside the transport", call);
-}
-
 /* Finishes a completed endpoint request: status out, handle released (or
  * made inactive if persistent).  Returns its error code. */
 static int ep_finish(ep_request_t *r, MPI_Request *slot, MPI_Status *st, const char *call, int multi)
 {
-    int code = multi ? request_code(r, call) : ep_request_error(r, call);
+    int code = multi ? ep_request_error_code(r, call) : ep_request_error(r, call);
     if (st != MPI_STATUS_IGNORE) {
         int keep = st->MPI_ERROR;
         *st = r->status;

@@ -7,16 +7,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-ep_request_t *ep_request_new(ep_req_kind_t kind, ep_endpoint_t *ep, int with_handle)
+void ep_request_init(ep_request_t *r, ep_req_kind_t kind, ep_endpoint_t *ep)
 {
-    ep_request_t *r = calloc(1, sizeof *r);
-    if (!r)
-        return NULL;
+    memset(r, 0, sizeof *r);
     r->obj.kind = EP_OBJ_REQUEST;
     r->kind = kind;
     r->ep = ep;
     r->handle = MPI_REQUEST_NULL;
     atomic_init(&r->state, EP_RS_INACTIVE);
+}
+
+ep_request_t *ep_request_new(ep_req_kind_t kind, ep_endpoint_t *ep, int with_handle)
+{
+    ep_request_t *r = malloc(sizeof *r);
+    if (!r)
+        return NULL;
+    ep_request_init(r, kind, ep);
     if (with_handle) {
         r->handle = (MPI_Request)ep_registry_add(EP_HTYPE_REQUEST, &r->obj);
         if (r->handle == 0) {

@@ -80,6 +80,9 @@ typedef struct ep_msg {
 
 #define ep_container_of(p, type, member) ((type *)((char *)(p) - offsetof(type, member)))
 
+/* Prepares a request on the caller's storage (blocking calls keep theirs on
+ * the stack); ep_request_new allocates one, with a handle if asked. */
+void ep_request_init(ep_request_t *r, ep_req_kind_t kind, ep_endpoint_t *ep);
 ep_request_t *ep_request_new(ep_req_kind_t kind, ep_endpoint_t *ep, int with_handle);
 /* Releases the object (and its handle, if any). */
 void ep_request_destroy(ep_request_t *r);

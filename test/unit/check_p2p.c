@@ -13,18 +13,9 @@
 
 static ep_comm_t *c; /* 3 endpoints, ranks 0..2, all in this process */
 
-static void req_init(ep_request_t *r, ep_req_kind_t kind, ep_endpoint_t *ep)
-{
-    memset(r, 0, sizeof *r);
-    r->obj.kind = EP_OBJ_REQUEST;
-    r->kind = kind;
-    r->ep = ep;
-    r->handle = MPI_REQUEST_NULL;
-}
-
 static void isend(ep_request_t *r, int from, int to, int tag, void *buf, int count, ep_send_mode_t mode)
 {
-    req_init(r, EP_REQ_SEND, &c->local[from]);
+    ep_request_init(r, EP_REQ_SEND, &c->local[from]);
     r->buf = buf;
     r->count = count;
     r->type = MPI_INT;
@@ -36,7 +27,7 @@ static void isend(ep_request_t *r, int from, int to, int tag, void *buf, int cou
 
 static void irecv(ep_request_t *r, int at, int source, int tag, void *buf, int count)
 {
-    req_init(r, EP_REQ_RECV, &c->local[at]);
+    ep_request_init(r, EP_REQ_RECV, &c->local[at]);
     r->buf = buf;
     r->count = count;
     r->type = MPI_INT;
@@ -128,7 +119,7 @@ START_TEST(probe_and_matched_probe)
     /* Taken by the probe: a plain probe no longer sees it. */
     ck_assert_int_eq(ep_iprobe(&c->local[1], MPI_ANY_SOURCE, 11, &flag, &st), EP_OK);
     ck_assert(!flag);
-    req_init(&r, EP_REQ_RECV, &c->local[1]);
+    ep_request_init(&r, EP_REQ_RECV, &c->local[1]);
     r.buf = &in;
     r.count = 1;
     r.type = MPI_INT;

@@ -223,7 +223,7 @@ int ep_request_error_code(const ep_request_t *r, const char *call)
                                   "%s: message truncated: %lld bytes arrived from rank %d (tag %d) for a receive "
                                   "buffer of %lld bytes",
                                   call, (long long)r->sent_bytes, r->status.MPI_SOURCE, r->status.MPI_TAG,
-                                  (long long)r->capacity);
+                                  (long long)r->lay.bytes);
     return ep_error_code_make(err, "%s: the operation failed inside the transport", call);
 }
 

@@ -142,21 +142,28 @@ ep_status_t ep_dt_copy(const void *sbuf, int scount, MPI_Datatype st, void *rbuf
     if ((rc = ep_dt_layout(st, scount, &sl)) || (rc = ep_dt_layout(rt, rcount, &rl)))
         return rc;
     *sent = sl.bytes;
-    int64_t n = sl.bytes < rl.bytes ? sl.bytes : rl.bytes;
+    return ep_dt_copy_laid(sbuf, scount, st, &sl, rbuf, rcount, rt, &rl);
+}
+
+ep_status_t ep_dt_copy_laid(const void *sbuf, int scount, MPI_Datatype st, const ep_dt_layout_t *sl, void *rbuf,
+                            int rcount, MPI_Datatype rt, const ep_dt_layout_t *rl)
+{
+    ep_status_t rc;
+    int64_t n = sl->bytes < rl->bytes ? sl->bytes : rl->bytes;
     if (n == 0)
         return EP_OK;
-    if (sl.contig && rl.contig) {
-        memcpy((char *)rbuf + rl.offset, (const char *)sbuf + sl.offset, (size_t)n);
+    if (sl->contig && rl->contig) {
+        memcpy((char *)rbuf + rl->offset, (const char *)sbuf + sl->offset, (size_t)n);
         return EP_OK;
     }
-    if (sl.contig)
-        return ep_dt_unpack((const char *)sbuf + sl.offset, n, rbuf, rcount, rt, &rl);
-    void *tmp = malloc((size_t)sl.bytes);
+    if (sl->contig)
+        return ep_dt_unpack((const char *)sbuf + sl->offset, n, rbuf, rcount, rt, rl);
+    void *tmp = malloc((size_t)sl->bytes);
     if (!tmp)
         return EP_ERR_NO_MEM;
-    rc = ep_dt_pack(sbuf, scount, st, &sl, tmp);
+    rc = ep_dt_pack(sbuf, scount, st, sl, tmp);
     if (!rc)
-        rc = ep_dt_unpack(tmp, n, rbuf, rcount, rt, &rl);
+        rc = ep_dt_unpack(tmp, n, rbuf, rcount, rt, rl);
     free(tmp);
     return rc;
 }

@@ -33,6 +33,11 @@ ep_status_t ep_dt_unpack(const void *in, int64_t bytes, void *buf, int count, MP
 ep_status_t ep_dt_copy(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
                        MPI_Datatype rt, int64_t *sent);
 
+/* The same with both layouts already known (the message path computes each
+ * request's layout once, when it starts). */
+ep_status_t ep_dt_copy_laid(const void *sbuf, int scount, MPI_Datatype st, const ep_dt_layout_t *sl, void *rbuf,
+                            int rcount, MPI_Datatype rt, const ep_dt_layout_t *rl);
+
 /* Checks that t is a usable, committed datatype. */
 ep_status_t ep_dt_check(MPI_Datatype t);
 

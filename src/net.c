@@ -216,12 +216,12 @@ void ep_net_recv_rndv(ep_request_t *r, const ep_msg_t *m)
     int rc;
 
     r->nnet = 0;
-    if (bytes > r->capacity) {
+    if (bytes > r->lay.bytes) {
         /* Take the whole payload aside, keep what fits (see finish_net). */
         err = MPI_ERR_TRUNCATE;
         r->tmp = malloc(bytes ? (size_t)bytes : 1);
         rc = PMPI_Irecv(r->tmp, (int)bytes, MPI_BYTE, m->src_world, m->dtag, dcomm, &r->net[r->nnet++]);
-        bytes = r->capacity;
+        bytes = r->lay.bytes;
     } else {
         rc = PMPI_Irecv(r->buf, r->count, r->type, m->src_world, m->dtag, dcomm, &r->net[r->nnet++]);
     }

@@ -58,9 +58,9 @@ static void finish_recv(ep_request_t *r, int source, int tag, int64_t bytes)
 {
     int err = MPI_SUCCESS;
     r->sent_bytes = bytes;
-    if (bytes > r->capacity) {
+    if (bytes > r->lay.bytes) {
         err = MPI_ERR_TRUNCATE;
-        bytes = r->capacity;
+        bytes = r->lay.bytes;
     }
     ep_status_set(&r->status, source, tag, err, bytes, 0);
     ep_request_set_done(r);
@@ -69,18 +69,15 @@ static void finish_recv(ep_request_t *r, int source, int tag, int64_t bytes)
 /* Completes receive r with message m (both already out of their queues). */
 static void match_complete(ep_request_t *r, const ep_msg_t *m)
 {
-    ep_dt_layout_t rl;
-    int64_t n;
-
     switch (m->kind) {
     case EP_MSG_EAGER:
-        if (m->bytes && !ep_dt_layout(r->type, r->count, &rl))
-            ep_dt_unpack(m->data, m->bytes, r->buf, r->count, r->type, &rl);
+        if (m->bytes)
+            ep_dt_unpack(m->data, m->bytes, r->buf, r->count, r->type, &r->lay);
         finish_recv(r, m->link.source, m->link.tag, m->bytes);
         break;
     case EP_MSG_LOCAL_RNDV: {
         ep_request_t *s = m->sreq;
-        ep_dt_copy(s->buf, s->count, s->type, r->buf, r->count, r->type, &n);
+        ep_dt_copy_laid(s->buf, s->count, s->type, &s->lay, r->buf, r->count, r->type, &r->lay);
         finish_recv(r, m->link.source, m->link.tag, m->bytes);
         ep_status_set(&s->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
         ep_request_set_done(s); /* last touch of s: its owner may free it now */
@@ -133,15 +130,14 @@ static ep_msg_t *materialize(const ep_msg_t *m)
         ep_request_t *s = m->sreq;
         if (s->mode == EP_SEND_BUFFERED ||
             (s->mode != EP_SEND_SYNC && (size_t)m->bytes <= ep_config.eager_limit)) {
-            ep_dt_layout_t sl;
             q->kind = EP_MSG_EAGER;
             q->sreq = NULL;
             if (m->bytes) {
-                if (ep_dt_layout(s->type, s->count, &sl) || !(q->data = malloc((size_t)m->bytes))) {
+                if (!(q->data = malloc((size_t)m->bytes))) {
                     free(q);
                     return NULL;
                 }
-                ep_dt_pack(s->buf, s->count, s->type, &sl, q->data);
+                ep_dt_pack(s->buf, s->count, s->type, &s->lay, q->data);
             }
             ep_bsend_release(s->bsend_bytes);
             s->bsend_bytes = 0;
@@ -182,7 +178,6 @@ ep_status_t ep_send_start(ep_request_t *s)
 {
     ep_endpoint_t *ep = s->ep;
     ep_comm_t *c = ep->comm;
-    ep_dt_layout_t lay;
     ep_status_t rc;
 
     s->nnet = 0;
@@ -192,10 +187,10 @@ ep_status_t ep_send_start(ep_request_t *s)
         ep_request_set_done(s);
         return EP_OK;
     }
-    if ((rc = ep_dt_layout(s->type, s->count, &lay)))
+    if ((rc = ep_dt_layout(s->type, s->count, &s->lay)))
         return rc;
     if (s->mode == EP_SEND_BUFFERED) {
-        size_t need = (size_t)lay.bytes + MPI_BSEND_OVERHEAD;
+        size_t need = (size_t)s->lay.bytes + MPI_BSEND_OVERHEAD;
         if (!bsend_reserve(need))
             return EP_ERR_BUFFER;
         s->bsend_bytes = need;
@@ -203,22 +198,20 @@ ep_status_t ep_send_start(ep_request_t *s)
     atomic_store_explicit(&s->state, EP_RS_PENDING, memory_order_relaxed);
     ep_rank_loc_t loc = c->ranks[s->peer];
     if (loc.proc == c->myproc) {
-        ep_msg_t m = {.kind = EP_MSG_LOCAL_RNDV, .bytes = lay.bytes, .sreq = s};
+        ep_msg_t m = {.kind = EP_MSG_LOCAL_RNDV, .bytes = s->lay.bytes, .sreq = s};
         m.link.source = ep->rank;
         m.link.tag = s->tag;
         ep_p2p_arrive(&c->local[loc.lidx], &m);
         return EP_OK;
     }
-    return ep_net_send(s, c->proc_world[loc.proc], c->ctx, ep->rank, loc.lidx, &lay);
+    return ep_net_send(s, c->proc_world[loc.proc], c->ctx, ep->rank, loc.lidx, &s->lay);
 }
 
 static ep_status_t recv_prepare(ep_request_t *r)
 {
-    ep_dt_layout_t rl;
-    ep_status_t rc = ep_dt_layout(r->type, r->count, &rl);
+    ep_status_t rc = ep_dt_layout(r->type, r->count, &r->lay);
     if (rc)
         return rc;
-    r->capacity = rl.bytes;
     r->nnet = 0;
     r->tmp = NULL;
     r->link.source = r->source_pat;

@@ -46,9 +46,7 @@ static void finish_net(ep_request_t *r)
 {
     if (r->kind == EP_REQ_RECV && r->tmp) {
         /* Truncated rendezvous: the payload landed in tmp; keep what fits. */
-        ep_dt_layout_t rl;
-        if (!ep_dt_layout(r->type, r->count, &rl))
-            ep_dt_unpack(r->tmp, r->capacity, r->buf, r->count, r->type, &rl);
+        ep_dt_unpack(r->tmp, r->lay.bytes, r->buf, r->count, r->type, &r->lay);
     }
     free(r->tmp);
     r->tmp = NULL;

@@ -22,6 +22,7 @@
 #define EP_REQUEST_H
 
 #include "comm.h"
+#include "datatype.h"
 #include "match.h"
 #include "registry.h"
 
@@ -54,7 +55,8 @@ typedef struct ep_request {
     int tag_pat;                 /* tag pattern (receives; also in link) */
     MPI_Status status;           /* valid in DONE */
     int64_t sent_bytes;          /* what the sender offered, for truncation messages */
-    int64_t capacity;            /* receive buffer size in bytes */
+    ep_dt_layout_t lay;          /* of buf/count/type, computed once when started
+                                    (lay.bytes: the receive capacity) */
     int nnet;                    /* PMPI requests in net[] */
     MPI_Request net[EP_REQ_MAX_NET];
     void *tmp;                   /* owned buffer freed on completion */

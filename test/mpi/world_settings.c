@@ -1,0 +1,48 @@
+/* Environment settings seen end to end: the wait policy given at build time
+ * (EPT_WAIT: spin, yield or sleep) runs an oversubscribed ring and barrier
+ * to completion, and EPMPI_VERBOSE=1 prints one settings line per process
+ * at MPI_Init naming the version, world mode, endpoint count and policy. */
+#include "eptest.h"
+
+#include <fcntl.h>
+
+int main(int argc, char **argv)
+{
+    int provided, T = ept_require_world();
+    char path[] = "/tmp/epmpi-verbose-XXXXXX";
+    setenv("EPMPI_WAIT", EPT_WAIT, 1);
+    setenv("EPMPI_VERBOSE", "1", 1);
+    /* Catch what MPI_Init writes to stderr. */
+    int fd = mkstemp(path), saved = dup(2);
+    EPT_CHECK(fd >= 0 && saved >= 0, "no temporary file");
+    dup2(fd, 2);
+    watchdog_arm(60);
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    fflush(stderr);
+    dup2(saved, 2);
+    char line[1024] = "", want[128];
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(line, 1, sizeof line - 1, f) : 0;
+    line[n] = '\0';
+    if (f)
+        fclose(f);
+    unlink(path);
+    snprintf(want, sizeof want, "world mode on, %d endpoints, wait %s", T, EPT_WAIT);
+    EPT_CHECK(strstr(line, "epmpi " EPMPI_VERSION ": process") && strstr(line, want) && strstr(line, "MPICH"),
+              "EPMPI_VERBOSE line '%s' lacks '%s'", line, want);
+#pragma omp parallel
+    {
+        int r, s, got = -1;
+        MPI_Comm_rank(MPI_COMM_WORLD, &r);
+        MPI_Comm_size(MPI_COMM_WORLD, &s);
+        for (int i = 0; i < 200; i++) {
+            EPT_OK(MPI_Sendrecv(&r, 1, MPI_INT, (r + 1) % s, i, &got, 1, MPI_INT, (r + s - 1) % s, i, MPI_COMM_WORLD,
+                                MPI_STATUS_IGNORE));
+            EPT_CHECK(got == (r + s - 1) % s, "round %d got %d", i, got);
+            if (i % 20 == 0)
+                EPT_OK(MPI_Barrier(MPI_COMM_WORLD));
+        }
+    }
+    MPI_Finalize();
+    return 0;
+}

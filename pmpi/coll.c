@@ -1,71 +1,29 @@
-/* Collectives on endpoint communicators: check the arguments once, then
- * run the engine (src/coll.c for reductions and the rest of the hierarchical
- * ones, src/coll_xchg.c for data movement). */
+/* Collectives on endpoint communicators, blocking and non-blocking: each
+ * pair shares one function that checks the arguments once and describes
+ * the call (src/coll.h); `req` NULL runs it to completion, otherwise it
+ * starts and *req gets the request. */
 #include "coll.h"
-#include "coll_xchg.h"
 #include "entry.h"
 
-static int coll_result(ep_endpoint_t *ep, const char *call, ep_status_t st)
+static int coll_go(ep_endpoint_t *ep, const char *call, ep_coll_args_t *a, MPI_Request *req)
 {
+    ep_status_t st;
+    if (!req)
+        st = ep_coll_run(ep, a);
+    else {
+        ep_request_t *r;
+        if (!(st = ep_coll_start(ep, a, &r)))
+            *req = r->handle;
+    }
     return st ? ep_raise_status(ep, call, st, NULL) : MPI_SUCCESS;
 }
 
-EP_API int MPI_Barrier(MPI_Comm comm)
+/* A non-blocking form called with request == NULL. */
+static int null_request(const char *call, MPI_Comm comm)
 {
     ep_endpoint_t *ep;
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Barrier(comm);
-    EP_ENTRY_EP("MPI_Barrier", comm, ep);
-    return coll_result(ep, "MPI_Barrier", ep_coll_barrier(ep));
-}
-
-EP_API int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
-{
-    static const char call[] = "MPI_Bcast";
-    ep_endpoint_t *ep;
-    int rc;
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Bcast(buffer, count, datatype, root, comm);
     EP_ENTRY_EP(call, comm, ep);
-    if ((rc = ep_check_root(ep, call, root)) || (rc = ep_check_count(ep, call, count)) ||
-        (rc = ep_check_type(ep, call, datatype)) || (rc = ep_check_buf(ep, call, buffer, count, datatype)))
-        return rc;
-    return coll_result(ep, call, ep_coll_bcast(ep, buffer, count, datatype, root));
-}
-
-EP_API int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                         MPI_Comm comm)
-{
-    static const char call[] = "MPI_Allreduce";
-    ep_endpoint_t *ep;
-    int rc;
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-    EP_ENTRY_EP(call, comm, ep);
-    if ((rc = ep_check_count(ep, call, count)) || (rc = ep_check_type(ep, call, datatype)) ||
-        (rc = ep_check_op(ep, call, op)) || (rc = ep_check_buf(ep, call, recvbuf, count, datatype)) ||
-        (sendbuf != MPI_IN_PLACE && (rc = ep_check_buf(ep, call, sendbuf, count, datatype))))
-        return rc;
-    return coll_result(ep, call, ep_coll_allreduce(ep, sendbuf, recvbuf, count, datatype, op));
-}
-
-EP_API int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                         MPI_Datatype recvtype, MPI_Comm comm)
-{
-    static const char call[] = "MPI_Allgather";
-    ep_endpoint_t *ep;
-    int rc;
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    EP_ENTRY_EP(call, comm, ep);
-    if ((rc = ep_check_count(ep, call, recvcount)) || (rc = ep_check_type(ep, call, recvtype)) ||
-        (rc = ep_check_buf(ep, call, recvbuf, recvcount, recvtype)))
-        return rc;
-    if (sendbuf != MPI_IN_PLACE &&
-        ((rc = ep_check_count(ep, call, sendcount)) || (rc = ep_check_type(ep, call, sendtype)) ||
-         (rc = ep_check_buf(ep, call, sendbuf, sendcount, sendtype))))
-        return rc;
-    return coll_result(ep, call, ep_coll_allgather(ep, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype));
+    return ep_raise(ep, call, MPI_ERR_REQUEST, "the request argument is NULL");
 }
 
 /* ---- argument checks shared by the collectives below ------------------------- */
@@ -111,23 +69,159 @@ static int check_reduction(ep_endpoint_t *ep, const char *call, int count, MPI_D
     return MPI_SUCCESS;
 }
 
-/* ---- rooted ----------------------------------------------------------------------- */
+
+/* ---- barrier, bcast, allreduce, allgather ---------------------------------- */
+
+static int barrier_ep(const char *call, MPI_Comm comm, MPI_Request *req)
+{
+    ep_endpoint_t *ep;
+    ep_coll_args_t a;
+    EP_ENTRY_EP(call, comm, ep);
+    ep_coll_barrier(&a, ep);
+    return coll_go(ep, call, &a, req);
+}
+
+EP_API int MPI_Barrier(MPI_Comm comm)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Barrier(comm);
+    return barrier_ep("MPI_Barrier", comm, NULL);
+}
+
+EP_API int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Ibarrier(comm, request);
+    if (!request)
+        return null_request("MPI_Ibarrier", comm);
+    return barrier_ep("MPI_Ibarrier", comm, request);
+}
+
+static int bcast_ep(const char *call, void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                    MPI_Request *req)
+{
+    ep_endpoint_t *ep;
+    ep_coll_args_t a;
+    int rc;
+    EP_ENTRY_EP(call, comm, ep);
+    if ((rc = ep_check_root(ep, call, root)) || (rc = check_block(ep, call, buffer, count, datatype)))
+        return rc;
+    ep_coll_bcast(&a, ep, buffer, count, datatype, root);
+    return coll_go(ep, call, &a, req);
+}
+
+EP_API int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Bcast(buffer, count, datatype, root, comm);
+    return bcast_ep("MPI_Bcast", buffer, count, datatype, root, comm, NULL);
+}
+
+EP_API int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                      MPI_Request *request)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
+    if (!request)
+        return null_request("MPI_Ibcast", comm);
+    return bcast_ep("MPI_Ibcast", buffer, count, datatype, root, comm, request);
+}
+
+/* Reduce, and Allreduce (all: every rank gets the result; root unused). */
+static int reduce_ep(const char *call, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op, int all, int root, MPI_Comm comm, MPI_Request *req)
+{
+    ep_endpoint_t *ep;
+    ep_coll_args_t a;
+    int rc;
+    EP_ENTRY_EP(call, comm, ep);
+    if (all)
+        root = -1;
+    else if ((rc = ep_check_root(ep, call, root)))
+        return rc;
+    if ((rc = check_reduction(ep, call, count, datatype, op)))
+        return rc;
+    int gets = root < 0 || ep->rank == root;
+    if (sendbuf == MPI_IN_PLACE && !gets)
+        return ep_raise(ep, call, MPI_ERR_BUFFER, "MPI_IN_PLACE is only allowed at the root");
+    if ((gets && (rc = ep_check_buf(ep, call, recvbuf, count, datatype))) ||
+        (sendbuf != MPI_IN_PLACE && (rc = ep_check_buf(ep, call, sendbuf, count, datatype))))
+        return rc;
+    ep_coll_reduce(&a, ep, sendbuf, recvbuf, count, datatype, op, root);
+    return coll_go(ep, call, &a, req);
+}
+
+EP_API int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                         MPI_Comm comm)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+    return reduce_ep("MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, 1, 0, comm, NULL);
+}
+
+EP_API int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                          MPI_Comm comm, MPI_Request *request)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
+    if (!request)
+        return null_request("MPI_Iallreduce", comm);
+    return reduce_ep("MPI_Iallreduce", sendbuf, recvbuf, count, datatype, op, 1, 0, comm, request);
+}
 
 EP_API int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
                       MPI_Comm comm)
 {
-    static const char call[] = "MPI_Reduce";
-    ep_endpoint_t *ep;
-    int rc;
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
-    EP_ENTRY_EP(call, comm, ep);
-    if ((rc = ep_check_root(ep, call, root)) || (rc = check_reduction(ep, call, count, datatype, op)))
-        return rc;
-    if (sendbuf == MPI_IN_PLACE && ep->rank != root)
-        return ep_raise(ep, call, MPI_ERR_BUFFER, "MPI_IN_PLACE is only allowed at the root");
-    return coll_result(ep, call, ep_coll_reduce(ep, sendbuf, recvbuf, count, datatype, op, root));
+    return reduce_ep("MPI_Reduce", sendbuf, recvbuf, count, datatype, op, 0, root, comm,
+                     NULL);
 }
+
+EP_API int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                       MPI_Comm comm, MPI_Request *request)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
+    if (!request)
+        return null_request("MPI_Ireduce", comm);
+    return reduce_ep("MPI_Ireduce", sendbuf, recvbuf, count, datatype, op, 0, root, comm,
+                     request);
+}
+
+static int allgather_ep(const char *call, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req)
+{
+    ep_endpoint_t *ep;
+    ep_coll_args_t a;
+    int rc;
+    EP_ENTRY_EP(call, comm, ep);
+    if ((rc = check_block(ep, call, recvbuf, recvcount, recvtype)) ||
+        (sendbuf != MPI_IN_PLACE && (rc = check_block(ep, call, sendbuf, sendcount, sendtype))))
+        return rc;
+    ep_coll_allgather(&a, ep, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+    return coll_go(ep, call, &a, req);
+}
+
+EP_API int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                         MPI_Datatype recvtype, MPI_Comm comm)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return allgather_ep("MPI_Allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL);
+}
+
+EP_API int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    if (!request)
+        return null_request("MPI_Iallgather", comm);
+    return allgather_ep("MPI_Iallgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+}
+
+/* ---- rooted data movement ------------------------------------------------------ */
 
 /* The checks of the rooted data-movement calls: every rank's own block
  * (MPI_IN_PLACE allowed only at the root), and at the root the per-rank
@@ -151,18 +245,19 @@ static int check_rooted(ep_endpoint_t *ep, const char *call, int root, const voi
     return MPI_SUCCESS;
 }
 
-static int gather_common(const char *call, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                         int recvcount, const int *recvcounts, const int *displs, MPI_Datatype recvtype, int root,
-                         MPI_Comm comm)
+static int gather_ep(const char *call, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     int recvcount, const int *recvcounts, const int *displs, MPI_Datatype recvtype, int root,
+                     MPI_Comm comm, MPI_Request *req)
 {
     ep_endpoint_t *ep;
+    ep_coll_args_t a;
     int rc;
     EP_ENTRY_EP(call, comm, ep);
     if ((rc = check_rooted(ep, call, root, sendbuf, sendcount, sendtype, recvcount, recvcounts, displs, recvtype,
                            "receive")))
         return rc;
-    return coll_result(ep, call, ep_coll_gatherv(ep, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvcounts,
-                                                 displs, recvtype, root));
+    ep_coll_gatherv(&a, ep, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvcounts, displs, recvtype, root);
+    return coll_go(ep, call, &a, req);
 }
 
 EP_API int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
@@ -170,8 +265,19 @@ EP_API int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-    return gather_common("MPI_Gather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL, recvtype, root,
-                         comm);
+    return gather_ep("MPI_Gather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL, recvtype, root,
+                     comm, NULL);
+}
+
+EP_API int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                       MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+    if (!request)
+        return null_request("MPI_Igather", comm);
+    return gather_ep("MPI_Igather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL, recvtype, root,
+                     comm, request);
 }
 
 EP_API int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -179,22 +285,36 @@ EP_API int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
-    return gather_common("MPI_Gatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, root,
-                         comm);
+    return gather_ep("MPI_Gatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, root,
+                     comm, NULL);
 }
 
-static int scatter_common(const char *call, const void *sendbuf, int sendcount, const int *sendcounts,
-                          const int *displs, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                          MPI_Datatype recvtype, int root, MPI_Comm comm)
+EP_API int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm,
+                        MPI_Request *request)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
+                             request);
+    if (!request)
+        return null_request("MPI_Igatherv", comm);
+    return gather_ep("MPI_Igatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, root,
+                     comm, request);
+}
+
+static int scatter_ep(const char *call, const void *sendbuf, int sendcount, const int *sendcounts, const int *displs,
+                      MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                      MPI_Comm comm, MPI_Request *req)
 {
     ep_endpoint_t *ep;
+    ep_coll_args_t a;
     int rc;
     EP_ENTRY_EP(call, comm, ep);
     if ((rc = check_rooted(ep, call, root, recvbuf, recvcount, recvtype, sendcount, sendcounts, displs, sendtype,
                            "send")))
         return rc;
-    return coll_result(ep, call, ep_coll_scatterv(ep, sendbuf, sendcount, sendcounts, displs, sendtype, recvbuf,
-                                                  recvcount, recvtype, root));
+    ep_coll_scatterv(&a, ep, sendbuf, sendcount, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
+    return coll_go(ep, call, &a, req);
 }
 
 EP_API int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
@@ -202,8 +322,19 @@ EP_API int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-    return scatter_common("MPI_Scatter", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, recvtype,
-                          root, comm);
+    return scatter_ep("MPI_Scatter", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, recvtype, root,
+                      comm, NULL);
+}
+
+EP_API int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                        MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+    if (!request)
+        return null_request("MPI_Iscatter", comm);
+    return scatter_ep("MPI_Iscatter", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, recvtype, root,
+                      comm, request);
 }
 
 EP_API int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
@@ -211,133 +342,272 @@ EP_API int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int d
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
-    return scatter_common("MPI_Scatterv", sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
-                          root, comm);
+    return scatter_ep("MPI_Scatterv", sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                      comm, NULL);
 }
 
-/* ---- all to all ------------------------------------------------------------------------ */
-
-EP_API int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                          const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+EP_API int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                         void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                         MPI_Request *request)
 {
-    static const char call[] = "MPI_Allgatherv";
-    ep_endpoint_t *ep;
-    int rc;
     if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+        return PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                              request);
+    if (!request)
+        return null_request("MPI_Iscatterv", comm);
+    return scatter_ep("MPI_Iscatterv", sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                      comm, request);
+}
+
+/* ---- all to all ---------------------------------------------------------------- */
+
+static int allgatherv_ep(const char *call, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                         const int *recvcounts, const int *displs, MPI_Datatype recvtype, MPI_Comm comm,
+                         MPI_Request *req)
+{
+    ep_endpoint_t *ep;
+    ep_coll_args_t a;
+    int rc;
     EP_ENTRY_EP(call, comm, ep);
     if ((sendbuf != MPI_IN_PLACE && (rc = check_block(ep, call, sendbuf, sendcount, sendtype))) ||
         (rc = ep_check_type(ep, call, recvtype)) || (rc = check_counts(ep, call, "receive", recvcounts, displs)))
         return rc;
-    return coll_result(ep, call, ep_coll_allgatherv(ep, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                                                    recvtype));
+    ep_coll_allgatherv(&a, ep, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
+    return coll_go(ep, call, &a, req);
+}
+
+EP_API int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                          const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+    return allgatherv_ep("MPI_Allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+                         NULL);
+}
+
+EP_API int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                           const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                           MPI_Request *request)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+    if (!request)
+        return null_request("MPI_Iallgatherv", comm);
+    return allgatherv_ep("MPI_Iallgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                         comm, request);
+}
+
+static int alltoall_ep(const char *call, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req)
+{
+    ep_endpoint_t *ep;
+    ep_coll_args_t a;
+    int rc;
+    EP_ENTRY_EP(call, comm, ep);
+    if ((sendbuf != MPI_IN_PLACE && (rc = check_block(ep, call, sendbuf, sendcount, sendtype))) ||
+        (rc = check_block(ep, call, recvbuf, recvcount, recvtype)))
+        return rc;
+    ep_coll_alltoallw(&a, ep, sendbuf, sendcount, NULL, NULL, sendtype, NULL, recvbuf, recvcount, NULL, NULL,
+                      recvtype, NULL, 0);
+    return coll_go(ep, call, &a, req);
 }
 
 EP_API int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                         MPI_Datatype recvtype, MPI_Comm comm)
 {
-    static const char call[] = "MPI_Alltoall";
-    ep_endpoint_t *ep;
-    int rc;
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return alltoall_ep("MPI_Alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL);
+}
+
+EP_API int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    if (!request)
+        return null_request("MPI_Ialltoall", comm);
+    return alltoall_ep("MPI_Ialltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+}
+
+static int alltoallv_ep(const char *call, const void *sendbuf, const int *sendcounts, const int *sdispls,
+                        MPI_Datatype sendtype, void *recvbuf, const int *recvcounts, const int *rdispls,
+                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req)
+{
+    ep_endpoint_t *ep;
+    ep_coll_args_t a;
+    int rc;
     EP_ENTRY_EP(call, comm, ep);
-    if ((sendbuf != MPI_IN_PLACE && (rc = check_block(ep, call, sendbuf, sendcount, sendtype))) ||
-        (rc = check_block(ep, call, recvbuf, recvcount, recvtype)))
+    if ((sendbuf != MPI_IN_PLACE && ((rc = ep_check_type(ep, call, sendtype)) ||
+                                     (rc = check_counts(ep, call, "send", sendcounts, sdispls)))) ||
+        (rc = ep_check_type(ep, call, recvtype)) || (rc = check_counts(ep, call, "receive", recvcounts, rdispls)))
         return rc;
-    return coll_result(ep, call, ep_coll_alltoallw(ep, sendbuf, sendcount, NULL, NULL, sendtype, NULL, recvbuf,
-                                                   recvcount, NULL, NULL, recvtype, NULL, 0));
+    ep_coll_alltoallw(&a, ep, sendbuf, 0, sendcounts, sdispls, sendtype, NULL, recvbuf, 0, recvcounts, rdispls,
+                      recvtype, NULL, 0);
+    return coll_go(ep, call, &a, req);
 }
 
 EP_API int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                          void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                          MPI_Comm comm)
 {
-    static const char call[] = "MPI_Alltoallv";
-    ep_endpoint_t *ep;
-    int rc;
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
-    EP_ENTRY_EP(call, comm, ep);
-    if ((sendbuf != MPI_IN_PLACE && ((rc = ep_check_type(ep, call, sendtype)) ||
-                                     (rc = check_counts(ep, call, "send", sendcounts, sdispls)))) ||
-        (rc = ep_check_type(ep, call, recvtype)) || (rc = check_counts(ep, call, "receive", recvcounts, rdispls)))
-        return rc;
-    return coll_result(ep, call, ep_coll_alltoallw(ep, sendbuf, 0, sendcounts, sdispls, sendtype, NULL, recvbuf, 0,
-                                                   recvcounts, rdispls, recvtype, NULL, 0));
+    return alltoallv_ep("MPI_Alltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                        recvtype, comm, NULL);
 }
 
-EP_API int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                         const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
-                         const MPI_Datatype recvtypes[], MPI_Comm comm)
+EP_API int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                          void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                          MPI_Comm comm, MPI_Request *request)
 {
-    static const char call[] = "MPI_Alltoallw";
-    ep_endpoint_t *ep;
-    int rc;
     if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+        return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+                               request);
+    if (!request)
+        return null_request("MPI_Ialltoallv", comm);
+    return alltoallv_ep("MPI_Ialltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                        recvtype, comm, request);
+}
+
+static int alltoallw_ep(const char *call, const void *sendbuf, const int *sendcounts, const int *sdispls,
+                        const MPI_Datatype *sendtypes, void *recvbuf, const int *recvcounts, const int *rdispls,
+                        const MPI_Datatype *recvtypes, MPI_Comm comm, MPI_Request *req)
+{
+    ep_endpoint_t *ep;
+    ep_coll_args_t a;
+    int rc;
     EP_ENTRY_EP(call, comm, ep);
     if ((sendbuf != MPI_IN_PLACE && ((rc = check_counts(ep, call, "send", sendcounts, sdispls)) ||
                                      (rc = check_types(ep, call, sendtypes, sendcounts)))) ||
         (rc = check_counts(ep, call, "receive", recvcounts, rdispls)) ||
         (rc = check_types(ep, call, recvtypes, recvcounts)))
         return rc;
-    return coll_result(ep, call, ep_coll_alltoallw(ep, sendbuf, 0, sendcounts, sdispls, MPI_BYTE, sendtypes, recvbuf,
-                                                   0, recvcounts, rdispls, MPI_BYTE, recvtypes, 1));
+    ep_coll_alltoallw(&a, ep, sendbuf, 0, sendcounts, sdispls, MPI_BYTE, sendtypes, recvbuf, 0, recvcounts, rdispls,
+                      MPI_BYTE, recvtypes, 1);
+    return coll_go(ep, call, &a, req);
 }
 
-/* ---- reductions ---------------------------------------------------------------------- */
+EP_API int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                         const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
+                         const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+    return alltoallw_ep("MPI_Alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                        recvtypes, comm, NULL);
+}
+
+EP_API int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                          const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
+                          const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
+                               request);
+    if (!request)
+        return null_request("MPI_Ialltoallw", comm);
+    return alltoallw_ep("MPI_Ialltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                        recvtypes, comm, request);
+}
+
+/* ---- reduce-scatter and scans ----------------------------------------------------- */
+
+/* counts NULL: the _block form with `count` per rank. */
+static int reduce_scatter_ep(const char *call, const void *sendbuf, void *recvbuf, int count, const int *counts,
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *req)
+{
+    ep_endpoint_t *ep;
+    ep_coll_args_t a;
+    int rc;
+    EP_ENTRY_EP(call, comm, ep);
+    if ((rc = check_reduction(ep, call, count, datatype, op)) ||
+        (counts && (rc = check_counts(ep, call, "receive", counts, counts))))
+        return rc;
+    ep_coll_reduce_scatter(&a, ep, sendbuf, recvbuf, count, counts, datatype, op);
+    return coll_go(ep, call, &a, req);
+}
 
 EP_API int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype,
                                     MPI_Op op, MPI_Comm comm)
 {
-    static const char call[] = "MPI_Reduce_scatter_block";
-    ep_endpoint_t *ep;
-    int rc;
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
-    EP_ENTRY_EP(call, comm, ep);
-    if ((rc = check_reduction(ep, call, recvcount, datatype, op)))
-        return rc;
-    return coll_result(ep, call, ep_coll_reduce_scatter(ep, sendbuf, recvbuf, recvcount, NULL, datatype, op));
+    return reduce_scatter_ep("MPI_Reduce_scatter_block", sendbuf, recvbuf, recvcount, NULL, datatype, op, comm, NULL);
+}
+
+EP_API int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype,
+                                     MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+    if (!request)
+        return null_request("MPI_Ireduce_scatter_block", comm);
+    return reduce_scatter_ep("MPI_Ireduce_scatter_block", sendbuf, recvbuf, recvcount, NULL, datatype, op, comm,
+                             request);
 }
 
 EP_API int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
                               MPI_Op op, MPI_Comm comm)
 {
-    static const char call[] = "MPI_Reduce_scatter";
-    ep_endpoint_t *ep;
-    int rc;
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
-    EP_ENTRY_EP(call, comm, ep);
-    if ((rc = check_reduction(ep, call, 0, datatype, op)) ||
-        (rc = check_counts(ep, call, "receive", recvcounts, recvcounts)))
-        return rc;
-    return coll_result(ep, call, ep_coll_reduce_scatter(ep, sendbuf, recvbuf, 0, recvcounts, datatype, op));
+    return reduce_scatter_ep("MPI_Reduce_scatter", sendbuf, recvbuf, 0, recvcounts, datatype, op, comm, NULL);
 }
 
-static int scan_common(const char *call, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                       MPI_Op op, MPI_Comm comm, int exclusive)
+EP_API int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
+                               MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
+    if (!request)
+        return null_request("MPI_Ireduce_scatter", comm);
+    return reduce_scatter_ep("MPI_Ireduce_scatter", sendbuf, recvbuf, 0, recvcounts, datatype, op, comm, request);
+}
+
+static int scan_ep(const char *call, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm, int exclusive, MPI_Request *req)
 {
     ep_endpoint_t *ep;
+    ep_coll_args_t a;
     int rc;
     EP_ENTRY_EP(call, comm, ep);
     if ((rc = check_reduction(ep, call, count, datatype, op)))
         return rc;
-    return coll_result(ep, call, ep_coll_scan(ep, sendbuf, recvbuf, count, datatype, op, exclusive));
+    ep_coll_scan(&a, ep, sendbuf, recvbuf, count, datatype, op, exclusive);
+    return coll_go(ep, call, &a, req);
 }
 
 EP_API int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
-    return scan_common("MPI_Scan", sendbuf, recvbuf, count, datatype, op, comm, 0);
+    return scan_ep("MPI_Scan", sendbuf, recvbuf, count, datatype, op, comm, 0, NULL);
+}
+
+EP_API int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                     MPI_Request *request)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
+    if (!request)
+        return null_request("MPI_Iscan", comm);
+    return scan_ep("MPI_Iscan", sendbuf, recvbuf, count, datatype, op, comm, 0, request);
 }
 
 EP_API int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
-    return scan_common("MPI_Exscan", sendbuf, recvbuf, count, datatype, op, comm, 1);
+    return scan_ep("MPI_Exscan", sendbuf, recvbuf, count, datatype, op, comm, 1, NULL);
+}
+
+EP_API int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                       MPI_Comm comm, MPI_Request *request)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
+    if (!request)
+        return null_request("MPI_Iexscan", comm);
+    return scan_ep("MPI_Iexscan", sendbuf, recvbuf, count, datatype, op, comm, 1, request);
 }

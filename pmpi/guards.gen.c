@@ -104,83 +104,6 @@ EP_API int(MPI_Gatherv_init)(const void *sendbuf, int sendcount, MPI_Datatype se
     return PMPI_Gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
 }
 
-EP_API int(MPI_Iallgather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Iallgather", comm);
-    return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-}
-
-EP_API int(MPI_Iallgatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Iallgatherv", comm);
-    return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
-}
-
-EP_API int(MPI_Iallreduce)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Iallreduce", comm);
-    return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
-}
-
-EP_API int(MPI_Ialltoall)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Ialltoall", comm);
-    return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-}
-
-EP_API int(MPI_Ialltoallv)(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Ialltoallv", comm);
-    return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
-}
-
-EP_API int(MPI_Ialltoallw)(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Ialltoallw", comm);
-    return PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
-}
-
-EP_API int(MPI_Ibarrier)(MPI_Comm comm, MPI_Request *request)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Ibarrier", comm);
-    return PMPI_Ibarrier(comm, request);
-}
-
-EP_API int(MPI_Ibcast)(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Ibcast", comm);
-    return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
-}
-
-EP_API int(MPI_Iexscan)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Iexscan", comm);
-    return PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
-}
-
-EP_API int(MPI_Igather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Igather", comm);
-    return PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-}
-
-EP_API int(MPI_Igatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Igatherv", comm);
-    return PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
-}
-
 EP_API int(MPI_Ineighbor_allgather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
@@ -214,48 +137,6 @@ EP_API int(MPI_Ineighbor_alltoallw)(const void *sendbuf, const int sendcounts[],
     if (ep_entry_comm_is_ep(comm))
         return ep_unsupported_comm("MPI_Ineighbor_alltoallw", comm);
     return PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
-}
-
-EP_API int(MPI_Ireduce)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Ireduce", comm);
-    return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
-}
-
-EP_API int(MPI_Ireduce_scatter)(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Ireduce_scatter", comm);
-    return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
-}
-
-EP_API int(MPI_Ireduce_scatter_block)(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Ireduce_scatter_block", comm);
-    return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
-}
-
-EP_API int(MPI_Iscan)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Iscan", comm);
-    return PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
-}
-
-EP_API int(MPI_Iscatter)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Iscatter", comm);
-    return PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-}
-
-EP_API int(MPI_Iscatterv)(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Iscatterv", comm);
-    return PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 }
 
 EP_API int(MPI_Neighbor_allgather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
@@ -1156,9 +1037,13 @@ EP_API int(MPI_Gatherv_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 
 EP_API int(MPI_Iallgather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Iallgather_c", comm);
-    return PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return ep_count_too_large("MPI_Iallgather_c", comm, sendcount);
+    if (recvcount > INT_MAX || recvcount < INT_MIN)
+        return ep_count_too_large("MPI_Iallgather_c", comm, recvcount);
+    return MPI_Iallgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
 }
 
 EP_API int(MPI_Iallgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
@@ -1170,16 +1055,22 @@ EP_API int(MPI_Iallgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Data
 
 EP_API int(MPI_Iallreduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Iallreduce_c", comm);
-    return PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+    if (count > INT_MAX || count < INT_MIN)
+        return ep_count_too_large("MPI_Iallreduce_c", comm, count);
+    return MPI_Iallreduce(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
 }
 
 EP_API int(MPI_Ialltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Ialltoall_c", comm);
-    return PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return ep_count_too_large("MPI_Ialltoall_c", comm, sendcount);
+    if (recvcount > INT_MAX || recvcount < INT_MIN)
+        return ep_count_too_large("MPI_Ialltoall_c", comm, recvcount);
+    return MPI_Ialltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
 }
 
 EP_API int(MPI_Ialltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
@@ -1198,23 +1089,31 @@ EP_API int(MPI_Ialltoallw_c)(const void *sendbuf, const MPI_Count sendcounts[], 
 
 EP_API int(MPI_Ibcast_c)(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Ibcast_c", comm);
-    return PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
+    if (count > INT_MAX || count < INT_MIN)
+        return ep_count_too_large("MPI_Ibcast_c", comm, count);
+    return MPI_Ibcast(buffer, (int)count, datatype, root, comm, request);
 }
 
 EP_API int(MPI_Iexscan_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Iexscan_c", comm);
-    return PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+    if (count > INT_MAX || count < INT_MIN)
+        return ep_count_too_large("MPI_Iexscan_c", comm, count);
+    return MPI_Iexscan(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
 }
 
 EP_API int(MPI_Igather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Igather_c", comm);
-    return PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return ep_count_too_large("MPI_Igather_c", comm, sendcount);
+    if (recvcount > INT_MAX || recvcount < INT_MIN)
+        return ep_count_too_large("MPI_Igather_c", comm, recvcount);
+    return MPI_Igather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, request);
 }
 
 EP_API int(MPI_Igatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
@@ -1261,9 +1160,11 @@ EP_API int(MPI_Ineighbor_alltoallw_c)(const void *sendbuf, const MPI_Count sendc
 
 EP_API int(MPI_Ireduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Ireduce_c", comm);
-    return PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
+    if (count > INT_MAX || count < INT_MIN)
+        return ep_count_too_large("MPI_Ireduce_c", comm, count);
+    return MPI_Ireduce(sendbuf, recvbuf, (int)count, datatype, op, root, comm, request);
 }
 
 EP_API int(MPI_Ireduce_scatter_c)(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
@@ -1275,23 +1176,31 @@ EP_API int(MPI_Ireduce_scatter_c)(const void *sendbuf, void *recvbuf, const MPI_
 
 EP_API int(MPI_Ireduce_scatter_block_c)(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Ireduce_scatter_block_c", comm);
-    return PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+    if (recvcount > INT_MAX || recvcount < INT_MIN)
+        return ep_count_too_large("MPI_Ireduce_scatter_block_c", comm, recvcount);
+    return MPI_Ireduce_scatter_block(sendbuf, recvbuf, (int)recvcount, datatype, op, comm, request);
 }
 
 EP_API int(MPI_Iscan_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Iscan_c", comm);
-    return PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+    if (count > INT_MAX || count < INT_MIN)
+        return ep_count_too_large("MPI_Iscan_c", comm, count);
+    return MPI_Iscan(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
 }
 
 EP_API int(MPI_Iscatter_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Iscatter_c", comm);
-    return PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return ep_count_too_large("MPI_Iscatter_c", comm, sendcount);
+    if (recvcount > INT_MAX || recvcount < INT_MIN)
+        return ep_count_too_large("MPI_Iscatter_c", comm, recvcount);
+    return MPI_Iscatter(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, request);
 }
 
 EP_API int(MPI_Iscatterv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
@@ -1743,4 +1652,4 @@ EP_API int(MPI_File_open)(MPI_Comm comm, const char *filename, int amode, MPI_In
     return PMPI_File_open(comm, filename, amode, info, fh);
 }
 
-/* 237 entry points. */
+/* 220 entry points. */

@@ -1,73 +1,29 @@
+/* Collective kinds other than the exchanges: barrier, bcast, reductions,
+ * scans and allgather (see coll.h for how kinds run). */
 #include "coll.h"
 
-#include "coll_xchg.h"
 #include "datatype.h"
-#include "net.h"
 #include "settings.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* What an endpoint publishes about its buffer. */
-typedef struct ep_coll_arg {
-    const void *buf;
-    int count;
-    MPI_Datatype type;
-} ep_coll_arg_t;
-
-static void publish(ep_endpoint_t *ep, void *p) { atomic_store(&ep->comm->sync.ptr[ep->lidx], p); }
-static void *published(ep_comm_t *c, int lidx) { return atomic_load(&c->sync.ptr[lidx]); }
-
-/* Runs a non-blocking PMPI collective to completion without busy-polling. */
-static ep_status_t pmpi_finish(int rc, MPI_Request *req)
+static void args_init(ep_coll_args_t *a, const ep_coll_kind_t *k, ep_endpoint_t *ep)
 {
-    if (rc != MPI_SUCCESS || ep_net_wait_pmpi(req, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-        return EP_ERR_INTERN;
-    return EP_OK;
+    memset(a, 0, sizeof *a);
+    a->kind = k;
+    a->me = ep->rank;
+    a->root = -1;
+    a->op = MPI_OP_NULL;
 }
 
-ep_status_t ep_coll_barrier(ep_endpoint_t *ep)
-{
-    ep_comm_t *c = ep->comm;
-    ep_status_t rc = EP_OK;
-    MPI_Request req;
-    ep_sync_barrier(c);
-    if (c->pcomm != MPI_COMM_NULL && ep->lidx == 0)
-        rc = pmpi_finish(PMPI_Ibarrier(c->pcomm, &req), &req);
-    ep_sync_barrier(c);
-    return rc;
-}
+static int has_pcomm(const ep_coll_inst_t *in) { return in->c->pcomm != MPI_COMM_NULL; }
 
-ep_status_t ep_coll_bcast(ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int root)
-{
-    ep_comm_t *c = ep->comm;
-    ep_rank_loc_t rl = c->ranks[root];
-    int actor = rl.proc == c->myproc ? rl.lidx : 0;
-    ep_status_t rc = EP_OK;
-    int64_t n;
-    MPI_Request req;
-
-    if (ep->lidx == actor) {
-        if (c->pcomm != MPI_COMM_NULL)
-            rc = pmpi_finish(PMPI_Ibcast(buf, count, type, rl.proc, c->pcomm, &req), &req);
-        if (c->nlocal == 1)
-            return rc;
-        ep_coll_arg_t a = {buf, count, type};
-        publish(ep, &a);
-        ep_sync_barrier(c);
-        ep_sync_barrier(c); /* the others have copied: a and buf may go */
-        return rc;
-    }
-    ep_sync_barrier(c);
-    ep_coll_arg_t *a = published(c, actor);
-    rc = ep_dt_copy(a->buf, a->count, a->type, buf, count, type, &n);
-    ep_sync_barrier(c);
-    return rc;
-}
+static ep_status_t pmpi_rc(int rc) { return rc == MPI_SUCCESS ? EP_OK : EP_ERR_INTERN; }
 
 /* A buffer for count elements of type t, returned as the pointer to pass as
  * the buffer argument (so true lower bounds are honoured) and the block to free. */
-static void *typed_alloc(int count, MPI_Datatype t, void **block)
+void *ep_coll_typed_alloc(int64_t count, MPI_Datatype t, void **block)
 {
     MPI_Aint lb, ext, tlb, text;
     PMPI_Type_get_extent(t, &lb, &ext);
@@ -77,10 +33,75 @@ static void *typed_alloc(int count, MPI_Datatype t, void **block)
     return *block ? (char *)*block - tlb : NULL;
 }
 
-/* x0 op x1 op ... op xn-1 for the n inputs at xs (count elements of type
- * each, ext apart), into acc.  Combined right to left with
- * PMPI_Reduce_local (inout = in op inout), which keeps rank order for
- * non-commutative operations (MPI requires associativity). */
+static MPI_Aint extent_of(MPI_Datatype t)
+{
+    MPI_Aint lb, ext;
+    PMPI_Type_get_extent(t, &lb, &ext);
+    return ext;
+}
+
+/* ---- barrier ------------------------------------------------------------ */
+
+static ep_status_t barrier_start(ep_coll_inst_t *in)
+{
+    return has_pcomm(in) ? pmpi_rc(PMPI_Ibarrier(in->c->pcomm, &in->preq)) : EP_OK;
+}
+
+static const ep_coll_kind_t barrier_kind = {"barrier", barrier_start, NULL, NULL};
+
+void ep_coll_barrier(ep_coll_args_t *a, ep_endpoint_t *ep) { args_init(a, &barrier_kind, ep); }
+
+/* ---- bcast: the root's endpoint (or local index 0 where the root is
+ * remote) takes part in the PMPI broadcast; the others copy from it. ------ */
+
+static ep_status_t bcast_start(ep_coll_inst_t *in)
+{
+    ep_comm_t *c = in->c;
+    ep_rank_loc_t rl = c->ranks[in->args[0]->root];
+    in->src = rl.proc == c->myproc ? rl.lidx : 0;
+    const ep_coll_args_t *s = in->args[in->src];
+    if (!has_pcomm(in))
+        return EP_OK;
+    return pmpi_rc(PMPI_Ibcast(s->rbuf, s->rcount, s->rtype, rl.proc, c->pcomm, &in->preq));
+}
+
+static ep_status_t bcast_finish(ep_coll_inst_t *in, int lidx)
+{
+    const ep_coll_args_t *s = in->args[in->src], *a = in->args[lidx];
+    int64_t n;
+    if (lidx == in->src)
+        return EP_OK;
+    return ep_dt_copy(s->rbuf, s->rcount, s->rtype, a->rbuf, a->rcount, a->rtype, &n);
+}
+
+static const ep_coll_kind_t bcast_kind = {"bcast", bcast_start, NULL, bcast_finish};
+
+void ep_coll_bcast(ep_coll_args_t *a, ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int root)
+{
+    args_init(a, &bcast_kind, ep);
+    a->rbuf = buf;
+    a->rcount = count;
+    a->rtype = type;
+    a->root = root;
+}
+
+/* ---- reductions ----------------------------------------------------------
+ *
+ * Arguments: the input (sbuf, scount elements of stype; rbuf under
+ * MPI_IN_PLACE), the op, the root (< 0: everyone), and the part of the
+ * result this rank keeps: rcount elements from part_off (the whole result
+ * for Reduce / Allreduce, one block for Reduce_scatter).
+ *
+ * Hierarchical: the local inputs are folded (local indices follow rank
+ * order) and one PMPI reduction runs over the processes, which are in rank
+ * order too when the communicator is blocked.  Otherwise non-commutative
+ * operations take the gathered path: an exchange brings every input to the
+ * ranks that need it, which fold them in rank order. */
+
+static const void *input_of(const ep_coll_args_t *a) { return a->sbuf == MPI_IN_PLACE ? a->rbuf : a->sbuf; }
+
+/* x0 op x1 op ... op xn-1, into acc; combined right to left with
+ * PMPI_Reduce_local (inout = in op inout), which keeps rank order. */
 static void fold(void *acc, const void *const *xs, int n, int count, MPI_Datatype type, MPI_Op op)
 {
     int64_t bytes;
@@ -89,298 +110,308 @@ static void fold(void *acc, const void *const *xs, int n, int count, MPI_Datatyp
         PMPI_Reduce_local(xs[i], acc, count, type, op);
 }
 
-/* The gathered path: every rank's input, in rank order, at every rank (an
- * allgather), for reductions and scans on communicators whose ranks are not
- * grouped by process.  Correct for any rank map, not fast.  On success
- * xs[r] points at rank r's input inside *block (free both). */
-static ep_status_t gather_inputs(ep_endpoint_t *ep, const void *in, int count, MPI_Datatype type, void **block,
-                                 const void ***xs)
+static ep_status_t keep_part(const ep_coll_args_t *a, const char *result)
 {
-    ep_comm_t *c = ep->comm;
-    MPI_Aint lb, ext;
-    int *cnts = malloc(sizeof(int) * (size_t)c->size), *dsp = malloc(sizeof(int) * (size_t)c->size);
-    *xs = malloc(sizeof(void *) * (size_t)c->size);
-    char *all = typed_alloc(count * c->size, type, block);
-    ep_status_t rc = (cnts && dsp && *xs && all) ? EP_OK : EP_ERR_NO_MEM;
-    PMPI_Type_get_extent(type, &lb, &ext);
-    for (int r = 0; !rc && r < c->size; r++) {
-        cnts[r] = count;
-        dsp[r] = r * count;
-        (*xs)[r] = all + (MPI_Aint)r * count * ext;
-    }
-    /* Everyone takes part even after a local failure, or the others hang. */
-    ep_status_t xrc = rc ? ep_coll_exchange_nothing(ep) : ep_coll_allgatherv(ep, in, count, type, all, cnts, dsp, type);
-    free(cnts);
-    free(dsp);
-    return rc ? rc : xrc;
+    int64_t n;
+    MPI_Aint ext = extent_of(a->stype);
+    return ep_dt_copy(result + (MPI_Aint)a->part_off * ext, a->rcount, a->stype, a->rbuf, a->rcount, a->stype, &n);
 }
 
-static ep_status_t reduce_gathered(ep_endpoint_t *ep, const void *in, void *rbuf, int count, MPI_Datatype type,
-                                   MPI_Op op, int root)
+static int wants_result(const ep_coll_args_t *a) { return a->root < 0 || a->root == a->me; }
+
+static ep_status_t reduce_start(ep_coll_inst_t *in)
 {
-    void *block = NULL, *ablock = NULL;
-    const void **xs = NULL;
-    ep_status_t rc = gather_inputs(ep, in, count, type, &block, &xs);
-    if (!rc && (root < 0 || root == ep->rank)) {
-        void *acc = typed_alloc(count, type, &ablock);
+    ep_comm_t *c = in->c;
+    const ep_coll_args_t *a0 = in->args[0];
+    int count = a0->scount, root = a0->root;
+    MPI_Datatype type = a0->stype;
+    ep_status_t rc;
+
+    if (c->nlocal == 1 && root < 0 && a0->part_off == 0 && a0->rcount == count) {
+        /* Reduce straight into the receive buffer. */
         int64_t n;
-        if (!acc)
-            rc = EP_ERR_NO_MEM;
-        else {
-            fold(acc, xs, ep->comm->size, count, type, op);
-            rc = ep_dt_copy(acc, count, type, rbuf, count, type, &n);
-        }
+        in->src = 1; /* the result is in place */
+        if (a0->sbuf != MPI_IN_PLACE && (rc = ep_dt_copy(a0->sbuf, count, type, a0->rbuf, count, type, &n)))
+            return rc;
+        if (!has_pcomm(in))
+            return EP_OK;
+        return pmpi_rc(PMPI_Iallreduce(MPI_IN_PLACE, a0->rbuf, count, type, a0->op, c->pcomm, &in->preq));
+    }
+    const void **xs = malloc(sizeof *xs * (size_t)c->nlocal);
+    void *acc = ep_coll_typed_alloc(count, type, &in->scratch[0]);
+    if (!xs || !acc) {
+        free(xs);
+        return EP_ERR_NO_MEM;
+    }
+    for (int i = 0; i < c->nlocal; i++)
+        xs[i] = input_of(in->args[i]);
+    fold(acc, xs, c->nlocal, count, type, a0->op);
+    free(xs);
+    in->res = acc;
+    if (!has_pcomm(in))
+        return EP_OK;
+    if (root < 0)
+        return pmpi_rc(PMPI_Iallreduce(MPI_IN_PLACE, acc, count, type, a0->op, c->pcomm, &in->preq));
+    int rproc = c->ranks[root].proc;
+    return pmpi_rc(PMPI_Ireduce(rproc == c->myproc ? MPI_IN_PLACE : acc, rproc == c->myproc ? acc : NULL, count,
+                                type, a0->op, rproc, c->pcomm, &in->preq));
+}
+
+static ep_status_t reduce_finish(ep_coll_inst_t *in, int lidx)
+{
+    const ep_coll_args_t *a = in->args[lidx];
+    if (in->src || !wants_result(a))
+        return EP_OK;
+    return keep_part(a, in->res);
+}
+
+static const ep_coll_kind_t reduce_kind = {"reduce", reduce_start, NULL, reduce_finish};
+
+/* The gathered path.  Inputs travel to every rank that folds them: the
+ * root, everyone (root < 0), or for scans the ranks after the sender. */
+static int folds_from(const ep_coll_args_t *a, int peer, int me)
+{
+    if (a->scan)
+        return peer < (a->scan == 2 ? me : me + 1);
+    return a->root < 0 || a->root == me;
+}
+
+static void gathered_send(const ep_coll_args_t *a, int peer, ep_block_t *b)
+{
+    *b = (ep_block_t){NULL, 0, MPI_BYTE};
+    if (folds_from(a, a->me, peer))
+        *b = (ep_block_t){input_of(a), a->scount, a->stype};
+}
+
+static void gathered_recv(const ep_coll_args_t *a, int peer, ep_block_t *b)
+{
+    *b = (ep_block_t){NULL, 0, MPI_BYTE};
+    if (folds_from(a, peer, a->me))
+        *b = (ep_block_t){(char *)a->tmp + (MPI_Aint)peer * a->scount * a->sext, a->scount, a->stype};
+}
+
+static ep_status_t gathered_finish(ep_coll_inst_t *in, int lidx)
+{
+    ep_coll_args_t *a = in->args[lidx];
+    int n = a->scan ? (a->scan == 2 ? a->me : a->me + 1) : in->c->size;
+    void *block = NULL, *ablock = NULL;
+    ep_status_t rc = EP_OK;
+    if (!wants_result(a) || n == 0)
+        return EP_OK;
+    a->tmp = ep_coll_typed_alloc((int64_t)a->scount * n, a->stype, &block);
+    void *acc = ep_coll_typed_alloc(a->scount, a->stype, &ablock);
+    const void **xs = malloc(sizeof *xs * (size_t)n);
+    if (!a->tmp || !acc || !xs)
+        rc = EP_ERR_NO_MEM;
+    if (!rc)
+        rc = ep_coll_xchg_finish(in, lidx);
+    if (!rc) {
+        for (int r = 0; r < n; r++)
+            xs[r] = (char *)a->tmp + (MPI_Aint)r * a->scount * a->sext;
+        fold(acc, xs, n, a->scount, a->stype, a->op);
+        rc = keep_part(a, acc);
     }
     free(xs);
     free(block);
     free(ablock);
+    a->tmp = NULL;
     return rc;
 }
 
-/* Reduction to every rank (root < 0) or to root: the local inputs are
- * folded by local index 0 (local indices follow rank order), which runs one
- * PMPI reduction over the processes; those are in rank order too when the
- * communicator is blocked, so non-commutative operations stay correct. */
-static ep_status_t reduce_common(ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count, MPI_Datatype type,
-                                 MPI_Op op, int root)
+static const ep_coll_kind_t gathered_kind = {"gathered reduction", ep_coll_xchg_start, NULL, gathered_finish};
+
+/* The kind for a reduction on ep's communicator with op. */
+static const ep_coll_kind_t *reduction_kind(ep_endpoint_t *ep, MPI_Op op)
 {
-    ep_comm_t *c = ep->comm;
-    ep_status_t rc = EP_OK;
     int commute = 1;
-    int64_t n;
-    MPI_Request req;
-
     PMPI_Op_commutative(op, &commute);
-    const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    if ((!commute && !c->blocked) || ep_config.coll_gathered)
-        return reduce_gathered(ep, in, rbuf, count, type, op, root);
-    if (c->nlocal == 1 && root < 0) {
-        if (in != rbuf && (rc = ep_dt_copy(in, count, type, rbuf, count, type, &n)))
-            return rc;
-        if (c->pcomm != MPI_COMM_NULL)
-            rc = pmpi_finish(PMPI_Iallreduce(MPI_IN_PLACE, rbuf, count, type, op, c->pcomm, &req), &req);
-        return rc;
-    }
-    publish(ep, (void *)in);
-    ep_sync_barrier(c);
-    void *block = NULL;
-    if (ep->lidx == 0) {
-        void *acc = typed_alloc(count, type, &block);
-        if (!acc)
-            rc = EP_ERR_NO_MEM;
-        else {
-            fold(acc, (const void *const *)c->sync.ptr, c->nlocal, count, type, op);
-            if (c->pcomm != MPI_COMM_NULL) {
-                int rproc = root < 0 ? -1 : c->ranks[root].proc;
-                if (root < 0)
-                    rc = pmpi_finish(PMPI_Iallreduce(MPI_IN_PLACE, acc, count, type, op, c->pcomm, &req), &req);
-                else if (rproc == c->myproc)
-                    rc = pmpi_finish(PMPI_Ireduce(MPI_IN_PLACE, acc, count, type, op, rproc, c->pcomm, &req), &req);
-                else
-                    rc = pmpi_finish(PMPI_Ireduce(acc, NULL, count, type, op, rproc, c->pcomm, &req), &req);
-            }
-        }
-        atomic_store(&c->sync.status, rc);
-        atomic_store(&c->sync.result, acc);
-    }
-    ep_sync_barrier(c); /* the result is ready; everyone's input has been read */
-    rc = atomic_load(&c->sync.status);
-    void *res = atomic_load(&c->sync.result);
-    if (!rc && (root < 0 || root == ep->rank))
-        rc = ep_dt_copy(res, count, type, rbuf, count, type, &n);
-    ep_sync_barrier(c); /* everyone has copied */
-    if (ep->lidx == 0)
-        free(block);
-    return rc;
+    return (!commute && !ep->comm->blocked) || ep_config.coll_gathered ? &gathered_kind : &reduce_kind;
 }
 
-ep_status_t ep_coll_allreduce(ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count, MPI_Datatype type,
-                              MPI_Op op)
+static void reduction_args(ep_coll_args_t *a, ep_endpoint_t *ep, const ep_coll_kind_t *k, const void *sbuf,
+                           void *rbuf, int count, MPI_Datatype type, MPI_Op op)
 {
-    return reduce_common(ep, sbuf, rbuf, count, type, op, -1);
+    args_init(a, k, ep);
+    a->send_block = gathered_send;
+    a->recv_block = gathered_recv;
+    a->sbuf = sbuf;
+    a->scount = count;
+    a->stype = type;
+    a->sext = extent_of(type);
+    a->rbuf = rbuf;
+    a->rcount = count;
+    a->rtype = type;
+    a->op = op;
 }
 
-ep_status_t ep_coll_reduce(ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                           int root)
+void ep_coll_reduce(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count,
+                    MPI_Datatype type, MPI_Op op, int root)
 {
-    return reduce_common(ep, sbuf, rbuf, count, type, op, root);
+    reduction_args(a, ep, reduction_kind(ep, op), sbuf, rbuf, count, type, op);
+    a->root = root;
 }
 
-/* Reduce_scatter(_block): a full reduction into a temporary, then each rank
- * keeps its part.  counts NULL: every part has `count` elements. */
-ep_status_t ep_coll_reduce_scatter(ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count, const int *counts,
-                                   MPI_Datatype type, MPI_Op op)
+/* Reduce_scatter(_block): a reduction of the whole vector; each rank keeps
+ * its block.  Under MPI_IN_PLACE the input is the receive buffer. */
+void ep_coll_reduce_scatter(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count,
+                            const int *counts, MPI_Datatype type, MPI_Op op)
 {
-    ep_comm_t *c = ep->comm;
-    MPI_Aint lb, ext;
     int total = 0, mine = 0;
-    int64_t n;
-    for (int r = 0; r < c->size; r++) {
+    for (int r = 0; r < ep->comm->size; r++) {
         int k = counts ? counts[r] : count;
         if (r < ep->rank)
             mine += k;
         total += k;
     }
-    void *block = NULL;
-    char *tmp = typed_alloc(total, type, &block);
-    const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    /* Take part even without memory, so that the others do not hang. */
-    ep_status_t rc = reduce_common(ep, in, tmp ? (void *)tmp : rbuf, tmp ? total : 0, type, op, -1);
-    if (!tmp)
-        rc = EP_ERR_NO_MEM;
-    if (!rc) {
-        PMPI_Type_get_extent(type, &lb, &ext);
-        int k = counts ? counts[ep->rank] : count;
-        rc = ep_dt_copy(tmp + (MPI_Aint)mine * ext, k, type, rbuf, k, type, &n);
-    }
-    free(block);
-    return rc;
+    reduction_args(a, ep, reduction_kind(ep, op), sbuf, rbuf, total, type, op);
+    a->part_off = mine;
+    a->rcount = counts ? counts[ep->rank] : count;
 }
 
-/* Inclusive (scan) or exclusive (exscan) prefix reduction in rank order. */
-ep_status_t ep_coll_scan(ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                         int exclusive)
+/* ---- scans: on a blocked communicator, local index 0 folds the local
+ * prefixes and gets the earlier processes' prefix with one PMPI_Iexscan of
+ * the local totals; otherwise the gathered path. ------------------------ */
+
+/* res: nl + 2 slots; slot k (1..nl) the prefix ending with local
+ * rank k-1, slot nl+1 the earlier processes' prefix, slot 0 what local
+ * rank 0 excludes. */
+static ep_status_t scan_start(ep_coll_inst_t *in)
 {
-    ep_comm_t *c = ep->comm;
-    const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    MPI_Aint lb, ext;
+    ep_comm_t *c = in->c;
+    const ep_coll_args_t *a0 = in->args[0];
+    int nl = c->nlocal, count = a0->scount;
+    MPI_Datatype type = a0->stype;
+    MPI_Aint span = (MPI_Aint)count * a0->sext;
     int64_t n;
-    ep_status_t rc = EP_OK;
-    PMPI_Type_get_extent(type, &lb, &ext);
-
-    if (!c->blocked || ep_config.coll_gathered) {
-        /* Ranks not grouped by process: gather every input, fold our prefix. */
-        void *block = NULL, *ablock = NULL;
-        const void **xs = NULL;
-        int upto = exclusive ? ep->rank : ep->rank + 1; /* inputs 0 .. upto-1 */
-        rc = gather_inputs(ep, in, count, type, &block, &xs);
-        if (!rc && upto > 0) {
-            void *acc = typed_alloc(count, type, &ablock);
-            if (!acc)
-                rc = EP_ERR_NO_MEM;
-            else {
-                fold(acc, xs, upto, count, type, op);
-                rc = ep_dt_copy(acc, count, type, rbuf, count, type, &n);
-            }
-        }
-        free(xs);
-        free(block);
-        free(ablock);
-        return rc;
+    char *pre = ep_coll_typed_alloc((int64_t)count * (nl + 2), type, &in->scratch[0]);
+    if (!pre)
+        return EP_ERR_NO_MEM;
+    in->res = pre;
+    for (int k = 1; k <= nl; k++) {
+        ep_dt_copy(input_of(in->args[k - 1]), count, type, pre + k * span, count, type, &n);
+        if (k > 1) /* pre[k] = pre[k-1] op x[k-1] */
+            PMPI_Reduce_local(pre + (k - 1) * span, pre + k * span, count, type, a0->op);
     }
-    /* Blocked: local index 0 folds the local prefixes and gets the prefix of
-     * the processes before it with one PMPI_Exscan of the local totals. */
-    publish(ep, (void *)in);
-    ep_sync_barrier(c);
-    void *block = NULL;
-    if (ep->lidx == 0) {
-        int nl = c->nlocal;
-        MPI_Aint span = (MPI_Aint)count * ext;
-        /* Slot k (0..nl): the prefix this process's rank k-1 ends with, and
-         * slot nl+1 the earlier processes' prefix. */
-        char *pre = typed_alloc(count * (nl + 2), type, &block);
-        if (!pre)
-            rc = EP_ERR_NO_MEM;
-        else {
-            const void *const *xs = (const void *const *)c->sync.ptr;
-            char *before = pre + (MPI_Aint)(nl + 1) * span;
-            for (int k = 1; k <= nl; k++) {
-                /* local prefix over ranks 0..k-1 of this process */
-                ep_dt_copy(xs[k - 1], count, type, pre + k * span, count, type, &n);
-                if (k > 1) {
-                    /* pre[k] = pre[k-1] op x[k-1]: reduce_local computes in op inout */
-                    PMPI_Reduce_local(pre + (k - 1) * span, pre + k * span, count, type, op);
-                }
-            }
-            if (c->pcomm != MPI_COMM_NULL) {
-                MPI_Request req;
-                rc = pmpi_finish(PMPI_Iexscan(pre + nl * span, before, count, type, op, c->pcomm, &req), &req);
-            }
-            if (!rc && c->myproc > 0)
-                for (int k = 1; k <= nl; k++) /* earlier processes first */
-                    PMPI_Reduce_local(before, pre + k * span, count, type, op);
-            if (c->myproc > 0)
-                ep_dt_copy(before, count, type, pre, count, type, &n); /* slot 0: what rank 0 of us excludes */
-        }
-        atomic_store(&c->sync.status, rc);
-        atomic_store(&c->sync.result, pre);
-    }
-    ep_sync_barrier(c);
-    rc = atomic_load(&c->sync.status);
-    char *pre = atomic_load(&c->sync.result);
-    /* Inclusive: slot lidx+1; exclusive: slot lidx (undefined for rank 0). */
-    int slot = exclusive ? ep->lidx : ep->lidx + 1;
-    if (!rc && !(exclusive && ep->lidx == 0 && c->myproc == 0))
-        rc = ep_dt_copy(pre + (MPI_Aint)slot * count * ext, count, type, rbuf, count, type, &n);
-    ep_sync_barrier(c);
-    if (ep->lidx == 0)
-        free(block);
-    return rc;
+    if (!has_pcomm(in))
+        return EP_OK;
+    return pmpi_rc(
+        PMPI_Iexscan(pre + nl * span, pre + (nl + 1) * span, count, type, a0->op, c->pcomm, &in->preq));
 }
 
-ep_status_t ep_coll_allgather(ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                              int rcount, MPI_Datatype rtype)
+static ep_status_t scan_complete(ep_coll_inst_t *in)
 {
-    ep_comm_t *c = ep->comm;
-    ep_dt_layout_t rl, one;
-    ep_status_t rc;
-    MPI_Aint lb, ext;
-    MPI_Request req;
+    ep_comm_t *c = in->c;
+    const ep_coll_args_t *a0 = in->args[0];
+    int nl = c->nlocal, count = a0->scount;
+    MPI_Aint span = (MPI_Aint)count * a0->sext;
+    char *pre = in->res, *before = pre + (nl + 1) * span;
+    int64_t n;
+    if (c->myproc == 0)
+        return EP_OK;
+    for (int k = 1; k <= nl; k++) /* earlier processes first */
+        PMPI_Reduce_local(before, pre + k * span, count, a0->stype, a0->op);
+    return ep_dt_copy(before, count, a0->stype, pre, count, a0->stype, &n);
+}
 
-    if ((rc = ep_dt_layout(rtype, rcount, &rl)))
-        return rc;
-    PMPI_Type_get_extent(rtype, &lb, &ext);
-    int64_t blk = rl.bytes;
-    ep_coll_arg_t mine = {sbuf, scount, stype};
-    if (sbuf == MPI_IN_PLACE)
-        mine = (ep_coll_arg_t){(char *)rbuf + (MPI_Aint)ep->rank * rcount * ext, rcount, rtype};
-    publish(ep, &mine);
-    ep_sync_barrier(c);
-    if (ep->lidx == 0) {
-        char *all = malloc(blk * c->size > 0 ? (size_t)(blk * c->size) : 1);
-        if (all) {
-            /* Pack this process's blocks in local order, at its offset. */
-            for (int i = 0; i < c->nlocal; i++) {
-                ep_coll_arg_t *a = published(c, i);
-                ep_dt_layout_t sl;
-                if (!ep_dt_layout(a->type, a->count, &sl))
-                    ep_dt_pack(a->buf, a->count, a->type, &sl, all + (c->proc_first[c->myproc] + i) * blk);
-            }
-            if (c->pcomm != MPI_COMM_NULL) {
-                int *cnt = malloc(sizeof(int) * (size_t)c->nprocs), *dsp = malloc(sizeof(int) * (size_t)c->nprocs);
-                if (!cnt || !dsp || blk * c->size > INT32_MAX)
-                    rc = EP_ERR_NO_MEM;
-                else {
-                    for (int p = 0; p < c->nprocs; p++) {
-                        cnt[p] = (int)(c->proc_nlocal[p] * blk);
-                        dsp[p] = (int)(c->proc_first[p] * blk);
-                    }
-                    rc = pmpi_finish(PMPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_BYTE, all, cnt, dsp, MPI_BYTE, c->pcomm, &req),
-                                     &req);
-                }
-                free(cnt);
-                free(dsp);
-            }
-        } else
-            rc = EP_ERR_NO_MEM;
-        atomic_store(&c->sync.result, all);
-    }
-    ep_sync_barrier(c);
-    char *all = atomic_load(&c->sync.result);
-    if (all) {
-        /* Blocks are stored by process; the receive buffer is in rank order. */
-        ep_dt_layout(rtype, rcount, &one);
-        for (int r = 0; r < c->size; r++) {
-            if (sbuf == MPI_IN_PLACE && r == ep->rank)
-                continue;
-            ep_rank_loc_t loc = c->ranks[r];
-            ep_dt_unpack(all + (c->proc_first[loc.proc] + loc.lidx) * blk, blk, (char *)rbuf + (MPI_Aint)r * rcount * ext,
-                         rcount, rtype, &one);
+static ep_status_t scan_finish(ep_coll_inst_t *in, int lidx)
+{
+    const ep_coll_args_t *a = in->args[lidx];
+    int slot = a->scan == 2 ? lidx : lidx + 1;
+    int64_t n;
+    if (a->scan == 2 && a->me == 0)
+        return EP_OK; /* exscan: rank 0's result is undefined */
+    return ep_dt_copy((char *)in->res + (MPI_Aint)slot * a->scount * a->sext, a->scount, a->stype, a->rbuf,
+                      a->scount, a->stype, &n);
+}
+
+static const ep_coll_kind_t scan_kind = {"scan", scan_start, scan_complete, scan_finish};
+
+void ep_coll_scan(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+                  MPI_Op op, int exclusive)
+{
+    const ep_coll_kind_t *k = !ep->comm->blocked || ep_config.coll_gathered ? &gathered_kind : &scan_kind;
+    reduction_args(a, ep, k, sbuf, rbuf, count, type, op);
+    a->scan = exclusive ? 2 : 1;
+}
+
+/* ---- allgather: local index 0 packs the local blocks at this process's
+ * offset of one byte buffer, one PMPI_Iallgatherv fills in the others, and
+ * each endpoint unpacks in rank order.  scratch: [0] the buffer, [1] the
+ * PMPI counts and displacements. ------------------------------------------ */
+
+static int64_t allgather_block(const ep_coll_args_t *a)
+{
+    ep_dt_layout_t l;
+    return ep_dt_layout(a->rtype, a->rcount, &l) ? 0 : l.bytes;
+}
+
+static ep_status_t allgather_start(ep_coll_inst_t *in)
+{
+    ep_comm_t *c = in->c;
+    int64_t blk = allgather_block(in->args[0]);
+    char *all = malloc(blk * c->size > 0 ? (size_t)(blk * c->size) : 1);
+    if (!(in->scratch[0] = all))
+        return EP_ERR_NO_MEM;
+    for (int i = 0; i < c->nlocal; i++) {
+        const ep_coll_args_t *a = in->args[i];
+        ep_dt_layout_t sl;
+        const void *buf = a->sbuf;
+        int count = a->scount;
+        MPI_Datatype type = a->stype;
+        if (buf == MPI_IN_PLACE) {
+            buf = (char *)a->rbuf + (MPI_Aint)a->me * a->rcount * a->rext;
+            count = a->rcount;
+            type = a->rtype;
         }
-    } else if (!rc)
-        rc = EP_ERR_NO_MEM;
-    ep_sync_barrier(c);
-    if (ep->lidx == 0)
-        free(all);
-    return rc;
+        if (!ep_dt_layout(type, count, &sl))
+            ep_dt_pack(buf, count, type, &sl, all + (c->proc_first[c->myproc] + i) * blk);
+    }
+    if (!has_pcomm(in))
+        return EP_OK;
+    if (blk * c->size > INT32_MAX)
+        return EP_ERR_COUNT;
+    int *cnt = malloc(2 * sizeof(int) * (size_t)c->nprocs), *dsp = cnt + c->nprocs;
+    if (!(in->scratch[1] = cnt))
+        return EP_ERR_NO_MEM;
+    for (int p = 0; p < c->nprocs; p++) {
+        cnt[p] = (int)(c->proc_nlocal[p] * blk);
+        dsp[p] = (int)(c->proc_first[p] * blk);
+    }
+    return pmpi_rc(PMPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_BYTE, all, cnt, dsp, MPI_BYTE, c->pcomm, &in->preq));
+}
+
+static ep_status_t allgather_finish(ep_coll_inst_t *in, int lidx)
+{
+    ep_comm_t *c = in->c;
+    const ep_coll_args_t *a = in->args[lidx];
+    int64_t blk = allgather_block(a);
+    const char *all = in->scratch[0];
+    ep_dt_layout_t one;
+    ep_status_t rc;
+    if ((rc = ep_dt_layout(a->rtype, a->rcount, &one)))
+        return rc;
+    /* Blocks are stored by process; the receive buffer is in rank order. */
+    for (int r = 0; r < c->size; r++) {
+        if (a->sbuf == MPI_IN_PLACE && r == a->me)
+            continue;
+        ep_rank_loc_t loc = c->ranks[r];
+        ep_dt_unpack(all + (c->proc_first[loc.proc] + loc.lidx) * blk, blk, (char *)a->rbuf + (MPI_Aint)r * a->rcount * a->rext,
+                     a->rcount, a->rtype, &one);
+    }
+    return EP_OK;
+}
+
+static const ep_coll_kind_t allgather_kind = {"allgather", allgather_start, NULL, allgather_finish};
+
+void ep_coll_allgather(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype,
+                       void *rbuf, int rcount, MPI_Datatype rtype)
+{
+    args_init(a, &allgather_kind, ep);
+    a->sbuf = sbuf;
+    a->scount = scount;
+    a->stype = stype;
+    a->rbuf = rbuf;
+    a->rcount = rcount;
+    a->rtype = rtype;
+    a->rext = extent_of(rtype);
 }

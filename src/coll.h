@@ -1,25 +1,133 @@
-/* Collectives on endpoint communicators, hierarchically: the endpoints of a
- * process meet through shared memory (ep_sync), one of them (the actor: the
- * root's endpoint when the root is local, else local index 0) runs the PMPI
- * collective on the process-level communicator, and the result is shared
- * back through memory.  Arguments are checked by the entry points. */
+/* Collectives on endpoint communicators.
+ *
+ * Every collective is a "kind" (what to compute) run by one of two drivers
+ * (when to run it):
+ *
+ *   args     each endpoint describes its part of the call in an
+ *            ep_coll_args_t (buffers, counts, root, op ...);
+ *   start    once every local endpoint has arrived, one thread combines the
+ *            local contributions through shared memory and starts at most
+ *            one PMPI collective on the process-level communicator;
+ *   complete once, after that PMPI operation finished;
+ *   finish   once per local endpoint: its share of the result is copied
+ *            into its buffers.
+ *
+ * The blocking driver (ep_coll_run) lets local index 0 start and complete
+ * while the others wait at the local rendezvous, and every endpoint runs
+ * its own finish (the copying is spread over the threads).  The
+ * non-blocking driver (ep_coll_start) keeps one instance per call number:
+ * the last local endpoint to arrive starts it, whoever tests a request of
+ * it completes it and finishes every local endpoint.
+ *
+ * PMPI collectives on the process-level communicator are started in call
+ * order in every process: an instance is started by the last local arrival
+ * (non-blocking) or after the rendezvous (blocking), that is after every
+ * local endpoint has made all its earlier calls, each of which started its
+ * own instance before returning.  Arguments are checked by the entry points.
+ */
 #ifndef EP_COLL_H
 #define EP_COLL_H
 
 #include "comm.h"
+#include "request.h"
 
-ep_status_t ep_coll_barrier(ep_endpoint_t *ep);
-ep_status_t ep_coll_bcast(ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int root);
-ep_status_t ep_coll_allreduce(ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count, MPI_Datatype type,
-                              MPI_Op op);
-ep_status_t ep_coll_reduce(ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                           int root);
+typedef struct ep_coll_args ep_coll_args_t;
+typedef struct ep_coll_inst ep_coll_inst_t;
+
+typedef struct ep_block {
+    const void *buf;
+    int count; /* 0: nothing */
+    MPI_Datatype type;
+} ep_block_t;
+
+typedef struct ep_coll_kind {
+    const char *name;
+    ep_status_t (*start)(ep_coll_inst_t *in);
+    ep_status_t (*complete)(ep_coll_inst_t *in);         /* optional */
+    ep_status_t (*finish)(ep_coll_inst_t *in, int lidx); /* optional */
+} ep_coll_kind_t;
+
+/* One endpoint's part of a collective call.  The exchange kinds
+ * (coll_xchg.c) describe it through send_block / recv_block: the block
+ * this rank sends to / receives from each peer rank. */
+struct ep_coll_args {
+    const ep_coll_kind_t *kind;
+    void (*send_block)(const ep_coll_args_t *a, int peer, ep_block_t *b);
+    void (*recv_block)(const ep_coll_args_t *a, int peer, ep_block_t *b);
+    int me, root; /* root < 0: every rank receives the result */
+    const void *sbuf;
+    int scount;
+    const int *scounts, *sdispls;
+    MPI_Datatype stype;
+    const MPI_Datatype *stypes;
+    MPI_Aint sext;
+    void *rbuf;
+    int rcount;
+    const int *rcounts, *rdispls;
+    MPI_Datatype rtype;
+    const MPI_Datatype *rtypes;
+    MPI_Aint rext;
+    MPI_Op op;
+    int part_off;  /* reductions: first element of the result this rank keeps */
+    int scan;      /* scans: 1 inclusive, 2 exclusive */
+    void *tmp;     /* scratch of this rank's finish */
+};
+
+/* A running collective, as the kinds see it. */
+struct ep_coll_inst {
+    ep_comm_t *c;
+    ep_coll_args_t **args; /* [nlocal] the local endpoints' arguments */
+    MPI_Request preq;      /* the PMPI operation start began, or MPI_REQUEST_NULL */
+    ep_status_t status;
+    int src;               /* the kind's choice of a local index (bcast: the data's source) */
+    void *scratch[4];      /* the kind's buffers, freed with the instance */
+    void *res;             /* the kind's result, inside a scratch buffer */
+    /* non-blocking driver */
+    uint64_t seq;
+    int arrived;
+    ep_request_t **reqs; /* [nlocal] */
+    ep_coll_inst_t *next;
+};
+
+/* Runs a collective to completion (blocking call). */
+ep_status_t ep_coll_run(ep_endpoint_t *ep, ep_coll_args_t *a);
+/* Starts a non-blocking collective; *out gets its request. */
+ep_status_t ep_coll_start(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_request_t **out);
+/* Drives the collective behind r; 1 when r is complete. */
+int ep_coll_poll(ep_request_t *r);
+
+/* Shared helpers of the kinds. */
+void *ep_coll_typed_alloc(int64_t count, MPI_Datatype t, void **block);
+/* Where rank `peer`'s received block for local endpoint lidx starts in an
+ * exchange's result (see coll_xchg.c). */
+ep_status_t ep_coll_xchg_start(ep_coll_inst_t *in);
+ep_status_t ep_coll_xchg_finish(ep_coll_inst_t *in, int lidx);
+
+/* Argument builders, one per collective (MPI_IN_PLACE as in MPI).  A
+ * communicator with one process needs no PMPI call at all. */
+void ep_coll_barrier(ep_coll_args_t *a, ep_endpoint_t *ep);
+void ep_coll_bcast(ep_coll_args_t *a, ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int root);
+/* Reduce (root >= 0), Allreduce (root < 0). */
+void ep_coll_reduce(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count,
+                    MPI_Datatype type, MPI_Op op, int root);
 /* counts NULL: MPI_Reduce_scatter_block with `count` per rank. */
-ep_status_t ep_coll_reduce_scatter(ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count, const int *counts,
-                                   MPI_Datatype type, MPI_Op op);
-ep_status_t ep_coll_scan(ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                         int exclusive);
-ep_status_t ep_coll_allgather(ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                              int rcount, MPI_Datatype rtype);
+void ep_coll_reduce_scatter(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count,
+                            const int *counts, MPI_Datatype type, MPI_Op op);
+void ep_coll_scan(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+                  MPI_Op op, int exclusive);
+void ep_coll_allgather(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype,
+                       void *rbuf, int rcount, MPI_Datatype rtype);
+void ep_coll_gatherv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype,
+                     void *rbuf, int rcount, const int *rcounts, const int *displs, MPI_Datatype rtype, int root);
+void ep_coll_scatterv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, const int *scounts,
+                      const int *displs, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root);
+void ep_coll_allgatherv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype,
+                        void *rbuf, const int *rcounts, const int *displs, MPI_Datatype rtype);
+/* All-to-all: counts/displs/types NULL mean the uniform form; displs in
+ * elements unless byte_displs (MPI_Alltoallw). */
+void ep_coll_alltoallw(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, const int *scounts,
+                       const int *sdispls, MPI_Datatype stype, const MPI_Datatype *stypes, void *rbuf, int rcount,
+                       const int *rcounts, const int *rdispls, MPI_Datatype rtype, const MPI_Datatype *rtypes,
+                       int byte_displs);
 
 #endif

@@ -1,16 +1,32 @@
-#include "coll_xchg.h"
+/* The data-movement collectives (gather, scatter, all-to-all and their v / w
+ * forms, allgatherv) as one kind: an exchange in which every endpoint
+ * names, for each peer rank, the block it sends to it and the block it
+ * receives from it (ep_coll_args_t's send_block / recv_block).
+ *
+ * Local index 0 packs all blocks bound for each process into one byte
+ * buffer, ordered
+ *
+ *     for each destination process q:
+ *       for each local source endpoint i (lidx order):
+ *         for each rank r living in q (q's lidx order): block i -> r
+ *
+ * and runs one PMPI_Ialltoallv on the process-level communicator (or none
+ * when the communicator lives in one process: the receive layout is then
+ * the send layout).  Every endpoint then unpacks the blocks addressed to
+ * it, in rank order, straight into its receive buffer.  Any rank map works:
+ * ranks of one process need not be contiguous.  The gathered reductions
+ * (coll.c) reuse the exchange. */
+#include "coll.h"
 
 #include "datatype.h"
-#include "net.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* What local index 0 publishes once the bytes have arrived. */
-typedef struct xchg_result {
-    char *buf;    /* received bytes (the send buffer when nprocs == 1) */
-    int64_t *off; /* [rank * nlocal + lidx] where block rank -> lidx starts */
-} xchg_result_t;
+/* Where blocks land: scratch[0] the packed send buffer, scratch[1] the
+ * received bytes (NULL when one process: the send buffer is the receive
+ * buffer), scratch[2] the offsets [rank * nlocal + lidx] of block
+ * rank -> lidx, scratch[3] the PMPI counts and displacements. */
 
 static int64_t block_bytes(const ep_block_t *b)
 {
@@ -20,28 +36,29 @@ static int64_t block_bytes(const ep_block_t *b)
     return l.bytes;
 }
 
-/* Local index 0: packs, exchanges, and computes where each block landed. */
-static ep_status_t leader_exchange(ep_comm_t *c, xchg_result_t *res, char **sendbuf)
+/* Packs every local block in the order of coll_xchg.h and starts one
+ * PMPI_Ialltoallv. */
+ep_status_t ep_coll_xchg_start(ep_coll_inst_t *in)
 {
+    ep_comm_t *c = in->c;
     int n = c->nlocal, np = c->nprocs;
-    ep_status_t rc = EP_OK;
     int64_t total_s = 0, total_r = 0;
-    int64_t *sd = calloc((size_t)np, sizeof *sd), *rd = calloc((size_t)np, sizeof *rd);
-    int64_t *scnt = calloc((size_t)np, sizeof *scnt), *rcnt = calloc((size_t)np, sizeof *rcnt);
-    int *isc = NULL, *isd = NULL, *irc = NULL, *ird = NULL;
-    res->off = malloc(sizeof *res->off * (size_t)c->size * (size_t)n);
-    if (!sd || !rd || !scnt || !rcnt || !res->off) {
-        rc = EP_ERR_NO_MEM;
-        goto out;
+    int64_t *sd = calloc(4 * (size_t)np, sizeof *sd), *rd = sd + np, *scnt = rd + np, *rcnt = scnt + np;
+    int64_t *off = malloc(sizeof *off * (size_t)c->size * (size_t)n);
+    ep_status_t rc = EP_OK;
+    in->scratch[2] = off;
+    if (!sd || !off) {
+        free(sd);
+        return EP_ERR_NO_MEM;
     }
     /* Sizes, in the layout described in coll_xchg.h. */
     for (int q = 0; q < np; q++) {
         sd[q] = total_s;
         for (int i = 0; i < n; i++) {
-            const ep_xchg_t *xi = atomic_load(&c->sync.ptr[i]);
+            const ep_coll_args_t *ai = in->args[i];
             for (int k = 0; k < c->proc_nlocal[q]; k++) {
                 ep_block_t b = {NULL, 0, MPI_BYTE};
-                xi->send_block(xi, c->proc_ranks[c->proc_first[q] + k], &b);
+                ai->send_block(ai, c->proc_ranks[c->proc_first[q] + k], &b);
                 total_s += block_bytes(&b);
             }
         }
@@ -52,107 +69,77 @@ static ep_status_t leader_exchange(ep_comm_t *c, xchg_result_t *res, char **send
         for (int k = 0; k < c->proc_nlocal[p]; k++) {
             int s = c->proc_ranks[c->proc_first[p] + k];
             for (int j = 0; j < n; j++) {
-                const ep_xchg_t *xj = atomic_load(&c->sync.ptr[j]);
+                const ep_coll_args_t *aj = in->args[j];
                 ep_block_t b = {NULL, 0, MPI_BYTE};
-                xj->recv_block(xj, s, &b);
-                res->off[(size_t)s * n + j] = total_r;
+                aj->recv_block(aj, s, &b);
+                off[(size_t)s * n + j] = total_r;
                 total_r += block_bytes(&b);
             }
         }
         rcnt[p] = total_r - rd[p];
     }
-    if (!(*sendbuf = malloc(total_s ? (size_t)total_s : 1))) {
+    char *sendbuf = in->scratch[0] = malloc(total_s ? (size_t)total_s : 1);
+    if (!sendbuf) {
         rc = EP_ERR_NO_MEM;
         goto out;
     }
-    char *pos = *sendbuf;
+    char *pos = sendbuf;
     for (int q = 0; q < np; q++)
         for (int i = 0; i < n; i++) {
-            const ep_xchg_t *xi = atomic_load(&c->sync.ptr[i]);
+            const ep_coll_args_t *ai = in->args[i];
             for (int k = 0; k < c->proc_nlocal[q]; k++) {
                 ep_block_t b = {NULL, 0, MPI_BYTE};
                 ep_dt_layout_t l;
-                xi->send_block(xi, c->proc_ranks[c->proc_first[q] + k], &b);
+                ai->send_block(ai, c->proc_ranks[c->proc_first[q] + k], &b);
                 if (b.count > 0 && !ep_dt_layout(b.type, b.count, &l)) {
                     ep_dt_pack(b.buf, b.count, b.type, &l, pos);
                     pos += l.bytes;
                 }
             }
         }
-    if (c->pcomm == MPI_COMM_NULL) {
-        res->buf = *sendbuf; /* one process: what it sends is what it receives */
-        goto out;
-    }
+    if (c->pcomm == MPI_COMM_NULL)
+        goto out; /* one process: what it sends is what it receives */
     if (total_s > INT32_MAX || total_r > INT32_MAX) {
         rc = EP_ERR_COUNT; /* byte displacements of PMPI_Alltoallv are ints */
         goto out;
     }
-    isc = malloc(sizeof(int) * (size_t)np);
-    isd = malloc(sizeof(int) * (size_t)np);
-    irc = malloc(sizeof(int) * (size_t)np);
-    ird = malloc(sizeof(int) * (size_t)np);
-    res->buf = malloc(total_r ? (size_t)total_r : 1);
-    if (!isc || !isd || !irc || !ird || !res->buf) {
+    int *iv = in->scratch[3] = malloc(4 * sizeof(int) * (size_t)np);
+    if (!iv || !(in->scratch[1] = malloc(total_r ? (size_t)total_r : 1))) {
         rc = EP_ERR_NO_MEM;
         goto out;
     }
     for (int p = 0; p < np; p++) {
-        isc[p] = (int)scnt[p];
-        isd[p] = (int)sd[p];
-        irc[p] = (int)rcnt[p];
-        ird[p] = (int)rd[p];
+        iv[p] = (int)scnt[p];
+        iv[np + p] = (int)sd[p];
+        iv[2 * np + p] = (int)rcnt[p];
+        iv[3 * np + p] = (int)rd[p];
     }
-    MPI_Request req;
-    if (PMPI_Ialltoallv(*sendbuf, isc, isd, MPI_BYTE, res->buf, irc, ird, MPI_BYTE, c->pcomm, &req) != MPI_SUCCESS ||
-        ep_net_wait_pmpi(&req, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+    if (PMPI_Ialltoallv(sendbuf, iv, iv + np, MPI_BYTE, in->scratch[1], iv + 2 * np, iv + 3 * np, MPI_BYTE, c->pcomm,
+                        &in->preq) != MPI_SUCCESS)
         rc = EP_ERR_INTERN;
 out:
     free(sd);
-    free(rd);
-    free(scnt);
-    free(rcnt);
-    free(isc);
-    free(isd);
-    free(irc);
-    free(ird);
     return rc;
 }
 
-ep_status_t ep_coll_exchange(ep_endpoint_t *ep, const ep_xchg_t *x)
+/* Unpacks the blocks addressed to local endpoint lidx, in rank order. */
+ep_status_t ep_coll_xchg_finish(ep_coll_inst_t *in, int lidx)
 {
-    ep_comm_t *c = ep->comm;
-    xchg_result_t res = {NULL, NULL};
-    char *sendbuf = NULL;
-
-    atomic_store(&c->sync.ptr[ep->lidx], (void *)x);
-    ep_sync_barrier(c);
-    if (ep->lidx == 0) {
-        ep_status_t rc = leader_exchange(c, &res, &sendbuf);
-        atomic_store(&c->sync.status, rc);
-        atomic_store(&c->sync.result, rc ? NULL : &res);
+    ep_comm_t *c = in->c;
+    const ep_coll_args_t *a = in->args[lidx];
+    const char *buf = in->scratch[1] ? in->scratch[1] : in->scratch[0];
+    const int64_t *off = in->scratch[2];
+    for (int s = 0; s < c->size; s++) {
+        ep_block_t b = {NULL, 0, MPI_BYTE};
+        ep_dt_layout_t l;
+        a->recv_block(a, s, &b);
+        if (b.count > 0 && !ep_dt_layout(b.type, b.count, &l))
+            ep_dt_unpack(buf + off[(size_t)s * c->nlocal + lidx], l.bytes, (void *)b.buf, b.count, b.type, &l);
     }
-    ep_sync_barrier(c); /* everything is packed: receive buffers may be written */
-    ep_status_t rc = atomic_load(&c->sync.status);
-    const xchg_result_t *r = atomic_load(&c->sync.result);
-    if (!rc && r) {
-        for (int s = 0; s < c->size; s++) {
-            ep_block_t b = {NULL, 0, MPI_BYTE};
-            ep_dt_layout_t l;
-            x->recv_block(x, s, &b);
-            if (b.count > 0 && !ep_dt_layout(b.type, b.count, &l))
-                ep_dt_unpack(r->buf + r->off[(size_t)s * c->nlocal + ep->lidx], l.bytes, (void *)b.buf, b.count,
-                             b.type, &l);
-        }
-    }
-    ep_sync_barrier(c); /* everyone has unpacked */
-    if (ep->lidx == 0) {
-        if (res.buf != sendbuf)
-            free(res.buf);
-        free(sendbuf);
-        free(res.off);
-    }
-    return rc;
+    return EP_OK;
 }
+
+static const ep_coll_kind_t xchg_kind = {"exchange", ep_coll_xchg_start, NULL, ep_coll_xchg_finish};
 
 /* ---- the collectives as exchanges ---------------------------------------- */
 
@@ -160,29 +147,16 @@ static const ep_block_t none = {NULL, 0, MPI_BYTE};
 
 static const char *at(const void *buf, MPI_Aint disp, MPI_Aint ext) { return (const char *)buf + disp * ext; }
 
-static void nothing(const ep_xchg_t *x, int peer, ep_block_t *b)
-{
-    (void)x;
-    (void)peer;
-    *b = none;
-}
-
-ep_status_t ep_coll_exchange_nothing(ep_endpoint_t *ep)
-{
-    ep_xchg_t x = {.send_block = nothing, .recv_block = nothing, .me = ep->rank};
-    return ep_coll_exchange(ep, &x);
-}
-
 /* Gather(v): everyone sends one block to the root; the root receives one
  * from everyone (its own stays in place under MPI_IN_PLACE). */
-static void gather_send(const ep_xchg_t *x, int peer, ep_block_t *b)
+static void gather_send(const ep_coll_args_t *x, int peer, ep_block_t *b)
 {
     *b = none;
     if (peer == x->root && !(x->me == x->root && x->sbuf == MPI_IN_PLACE))
         *b = (ep_block_t){x->sbuf, x->scount, x->stype};
 }
 
-static void gather_recv(const ep_xchg_t *x, int peer, ep_block_t *b)
+static void gather_recv(const ep_coll_args_t *x, int peer, ep_block_t *b)
 {
     *b = none;
     if (x->me != x->root || (peer == x->me && x->sbuf == MPI_IN_PLACE))
@@ -193,20 +167,19 @@ static void gather_recv(const ep_xchg_t *x, int peer, ep_block_t *b)
         *b = (ep_block_t){at(x->rbuf, (MPI_Aint)peer * x->rcount, x->rext), x->rcount, x->rtype};
 }
 
-ep_status_t ep_coll_gatherv(ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+void ep_coll_gatherv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
                             int rcount, const int *rcounts, const int *displs, MPI_Datatype rtype, int root)
 {
     MPI_Aint lb, ext = 0;
     if (ep->rank == root)
         PMPI_Type_get_extent(rtype, &lb, &ext);
-    ep_xchg_t x = {.send_block = gather_send, .recv_block = gather_recv, .me = ep->rank, .root = root,
+    *a = (ep_coll_args_t){.kind = &xchg_kind, .send_block = gather_send, .recv_block = gather_recv, .me = ep->rank, .root = root,
                    .sbuf = sbuf, .scount = scount, .stype = stype, .rbuf = rbuf, .rcount = rcount,
                    .rcounts = rcounts, .rdispls = displs, .rtype = rtype, .rext = ext};
-    return ep_coll_exchange(ep, &x);
 }
 
 /* Scatter(v): the mirror image. */
-static void scatter_send(const ep_xchg_t *x, int peer, ep_block_t *b)
+static void scatter_send(const ep_coll_args_t *x, int peer, ep_block_t *b)
 {
     *b = none;
     if (x->me != x->root || (peer == x->me && x->rbuf == MPI_IN_PLACE))
@@ -217,28 +190,27 @@ static void scatter_send(const ep_xchg_t *x, int peer, ep_block_t *b)
         *b = (ep_block_t){at(x->sbuf, (MPI_Aint)peer * x->scount, x->sext), x->scount, x->stype};
 }
 
-static void scatter_recv(const ep_xchg_t *x, int peer, ep_block_t *b)
+static void scatter_recv(const ep_coll_args_t *x, int peer, ep_block_t *b)
 {
     *b = none;
     if (peer == x->root && !(x->me == x->root && x->rbuf == MPI_IN_PLACE))
         *b = (ep_block_t){x->rbuf, x->rcount, x->rtype};
 }
 
-ep_status_t ep_coll_scatterv(ep_endpoint_t *ep, const void *sbuf, int scount, const int *scounts, const int *displs,
+void ep_coll_scatterv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, const int *scounts, const int *displs,
                              MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root)
 {
     MPI_Aint lb, ext = 0;
     if (ep->rank == root)
         PMPI_Type_get_extent(stype, &lb, &ext);
-    ep_xchg_t x = {.send_block = scatter_send, .recv_block = scatter_recv, .me = ep->rank, .root = root,
+    *a = (ep_coll_args_t){.kind = &xchg_kind, .send_block = scatter_send, .recv_block = scatter_recv, .me = ep->rank, .root = root,
                    .sbuf = sbuf, .scount = scount, .scounts = scounts, .sdispls = displs, .stype = stype,
                    .sext = ext, .rbuf = rbuf, .rcount = rcount, .rtype = rtype};
-    return ep_coll_exchange(ep, &x);
 }
 
 /* Allgatherv: one block to everyone; under MPI_IN_PLACE the block is this
  * rank's part of the receive buffer, which stays where it is. */
-static void allgatherv_send(const ep_xchg_t *x, int peer, ep_block_t *b)
+static void allgatherv_send(const ep_coll_args_t *x, int peer, ep_block_t *b)
 {
     if (x->sbuf != MPI_IN_PLACE)
         *b = (ep_block_t){x->sbuf, x->scount, x->stype};
@@ -248,22 +220,21 @@ static void allgatherv_send(const ep_xchg_t *x, int peer, ep_block_t *b)
         *b = (ep_block_t){at(x->rbuf, x->rdispls[x->me], x->rext), x->rcounts[x->me], x->rtype};
 }
 
-static void allgatherv_recv(const ep_xchg_t *x, int peer, ep_block_t *b)
+static void allgatherv_recv(const ep_coll_args_t *x, int peer, ep_block_t *b)
 {
     *b = none;
     if (!(peer == x->me && x->sbuf == MPI_IN_PLACE))
         *b = (ep_block_t){at(x->rbuf, x->rdispls[peer], x->rext), x->rcounts[peer], x->rtype};
 }
 
-ep_status_t ep_coll_allgatherv(ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+void ep_coll_allgatherv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
                                const int *rcounts, const int *displs, MPI_Datatype rtype)
 {
     MPI_Aint lb, ext;
     PMPI_Type_get_extent(rtype, &lb, &ext);
-    ep_xchg_t x = {.send_block = allgatherv_send, .recv_block = allgatherv_recv, .me = ep->rank, .sbuf = sbuf,
+    *a = (ep_coll_args_t){.kind = &xchg_kind, .send_block = allgatherv_send, .recv_block = allgatherv_recv, .me = ep->rank, .sbuf = sbuf,
                    .scount = scount, .stype = stype, .rbuf = rbuf, .rcounts = rcounts, .rdispls = displs,
                    .rtype = rtype, .rext = ext};
-    return ep_coll_exchange(ep, &x);
 }
 
 /* All-to-all in its three forms.  Under MPI_IN_PLACE the send blocks are
@@ -278,7 +249,7 @@ static void a2a_block(const void *buf, int count, const int *counts, const int *
         *b = (ep_block_t){at(buf, (MPI_Aint)peer * count, ext), count, type};
 }
 
-static void a2a_send(const ep_xchg_t *x, int peer, ep_block_t *b)
+static void a2a_send(const ep_coll_args_t *x, int peer, ep_block_t *b)
 {
     if (x->sbuf == MPI_IN_PLACE)
         a2a_block(x->rbuf, x->rcount, x->rcounts, x->rdispls, x->rtype, x->rtypes, x->rext, peer, b);
@@ -286,12 +257,12 @@ static void a2a_send(const ep_xchg_t *x, int peer, ep_block_t *b)
         a2a_block(x->sbuf, x->scount, x->scounts, x->sdispls, x->stype, x->stypes, x->sext, peer, b);
 }
 
-static void a2a_recv(const ep_xchg_t *x, int peer, ep_block_t *b)
+static void a2a_recv(const ep_coll_args_t *x, int peer, ep_block_t *b)
 {
     a2a_block(x->rbuf, x->rcount, x->rcounts, x->rdispls, x->rtype, x->rtypes, x->rext, peer, b);
 }
 
-ep_status_t ep_coll_alltoallw(ep_endpoint_t *ep, const void *sbuf, int scount, const int *scounts,
+void ep_coll_alltoallw(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, const int *scounts,
                               const int *sdispls, MPI_Datatype stype, const MPI_Datatype *stypes, void *rbuf,
                               int rcount, const int *rcounts, const int *rdispls, MPI_Datatype rtype,
                               const MPI_Datatype *rtypes, int byte_displs)
@@ -302,9 +273,8 @@ ep_status_t ep_coll_alltoallw(ep_endpoint_t *ep, const void *sbuf, int scount, c
             PMPI_Type_get_extent(stype, &lb, &sext);
         PMPI_Type_get_extent(rtype, &lb, &rext);
     }
-    ep_xchg_t x = {.send_block = a2a_send, .recv_block = a2a_recv, .me = ep->rank, .sbuf = sbuf, .scount = scount,
+    *a = (ep_coll_args_t){.kind = &xchg_kind, .send_block = a2a_send, .recv_block = a2a_recv, .me = ep->rank, .sbuf = sbuf, .scount = scount,
                    .scounts = scounts, .sdispls = sdispls, .stype = stype, .stypes = stypes, .sext = sext,
                    .rbuf = rbuf, .rcount = rcount, .rcounts = rcounts, .rdispls = rdispls, .rtype = rtype,
                    .rtypes = rtypes, .rext = rext};
-    return ep_coll_exchange(ep, &x);
 }

@@ -76,6 +76,16 @@ static int cmp_new_ep(const void *a, const void *b)
     return x->key < y->key ? -1 : x->key > y->key;
 }
 
+static ep_comm_t *comm_alloc(void)
+{
+    ep_comm_t *c = calloc(1, sizeof *c);
+    if (c) {
+        c->pcomm = MPI_COMM_NULL;
+        pthread_mutex_init(&c->coll_lock, NULL);
+    }
+    return c;
+}
+
 static void comm_destroy(ep_comm_t *c)
 {
     if (!c)
@@ -101,6 +111,8 @@ static void comm_destroy(ep_comm_t *c)
     free(c->local);
     free((void *)c->sync.ptr);
     free((void *)c->sync.val);
+    free(c->sync.args);
+    pthread_mutex_destroy(&c->coll_lock);
     free(c);
 }
 
@@ -184,7 +196,8 @@ static ep_status_t endpoints_init(ep_comm_t *c, MPI_Errhandler eh)
     c->local = calloc((size_t)c->nlocal, sizeof *c->local);
     c->sync.ptr = calloc((size_t)c->nlocal, sizeof(void *));
     c->sync.val = calloc((size_t)c->nlocal, sizeof(int64_t));
-    if (!c->local || !c->sync.ptr || !c->sync.val)
+    c->sync.args = calloc((size_t)c->nlocal, sizeof *c->sync.args);
+    if (!c->local || !c->sync.ptr || !c->sync.val || !c->sync.args)
         return EP_ERR_NO_MEM;
     for (int i = 0; i < c->nlocal; i++) {
         ep_endpoint_t *ep = &c->local[i];
@@ -234,7 +247,7 @@ ep_status_t ep_comm_build_on(MPI_Comm pc, int nnew, const ep_new_ep_t *neweps, M
     int total = 0;
 
     *out = NULL;
-    if (!(c = calloc(1, sizeof *c)) || !(sorted = malloc(sizeof *sorted * (size_t)nnew))) {
+    if (!(c = comm_alloc()) || !(sorted = malloc(sizeof *sorted * (size_t)nnew))) {
         rc = EP_ERR_NO_MEM;
         goto fail;
     }
@@ -333,7 +346,7 @@ static void *dup_array(const void *src, size_t n, size_t sz, int *ok)
 
 ep_status_t ep_comm_clone(ep_comm_t *pc, ep_comm_t **out)
 {
-    ep_comm_t *c = calloc(1, sizeof *c);
+    ep_comm_t *c = comm_alloc();
     ep_status_t rc = EP_OK;
     int ok = 1;
     MPI_Request req;
@@ -386,6 +399,13 @@ void ep_endpoint_free(ep_endpoint_t *ep)
     ep_comm_t *c = ep->comm;
     ep_registry_remove((int)ep->handle);
     ep->handle = MPI_COMM_NULL;
+    ep_comm_unref(c);
+}
+
+void ep_comm_ref(ep_comm_t *c) { atomic_fetch_add(&c->refs, 1); }
+
+void ep_comm_unref(ep_comm_t *c)
+{
     if (atomic_fetch_sub(&c->refs, 1) == 1) {
         ep_net_comm_gone(c);
         comm_destroy(c);

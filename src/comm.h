@@ -65,6 +65,7 @@ typedef struct ep_endpoint {
     void *attrs;                 /* attribute list (attr.c), guarded by lock */
     MPI_Info info;               /* hints from MPI_Comm_set_info, or MPI_INFO_NULL */
     char name[MPI_MAX_OBJECT_NAME];
+    uint64_t coll_seq;           /* non-blocking collectives started (coll_drive.c) */
 } ep_endpoint_t;
 
 /* Rendezvous of the local endpoints for collective operations: a
@@ -78,6 +79,7 @@ typedef struct ep_sync {
     _Atomic int64_t *val;       /* [nlocal] published integers */
     void *_Atomic result;       /* the actor's published result */
     _Atomic int status;         /* the actor's ep_status_t */
+    struct ep_coll_args **args; /* [nlocal] a blocking collective's arguments, for the actor */
 } ep_sync_t;
 
 struct ep_comm {
@@ -96,7 +98,10 @@ struct ep_comm {
     MPI_Comm pcomm;          /* PMPI communicator over the processes, or MPI_COMM_NULL */
     ep_endpoint_t *local;    /* [nlocal] the local endpoints */
     ep_sync_t sync;          /* collective rendezvous of the local endpoints */
-    _Atomic int refs;        /* local endpoint handles not yet freed */
+    pthread_mutex_t coll_lock;   /* guards coll_insts and their PMPI requests */
+    struct ep_coll_inst *coll_insts; /* non-blocking collectives still gathering arrivals */
+    _Atomic int refs;        /* local endpoint handles not yet freed, plus pending
+                                non-blocking collective requests */
     ep_comm_t *ctx_next;     /* chaining in the context table */
 };
 
@@ -125,8 +130,10 @@ ep_status_t ep_comm_build_on(MPI_Comm pc, int nnew, const ep_new_ep_t *neweps, M
  * thread per process (collective over pc's processes). */
 ep_status_t ep_comm_clone(ep_comm_t *pc, ep_comm_t **out);
 
-/* Frees one endpoint handle; the communicator goes with the last one. */
+/* Frees one endpoint handle; the communicator goes with the last reference. */
 void ep_endpoint_free(ep_endpoint_t *ep);
+void ep_comm_ref(ep_comm_t *c);
+void ep_comm_unref(ep_comm_t *c);
 
 /* The endpoint behind a live handle, or NULL. */
 static inline ep_endpoint_t *ep_endpoint_get(MPI_Comm h)

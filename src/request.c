@@ -1,5 +1,6 @@
 #include "request.h"
 
+#include "coll.h"
 #include "datatype.h"
 #include "handle.h"
 #include "p2p.h"
@@ -38,6 +39,8 @@ void ep_request_destroy(ep_request_t *r)
     if (r->handle != MPI_REQUEST_NULL)
         ep_registry_remove((int)r->handle);
     free(r->tmp);
+    if (r->coll_comm)
+        ep_comm_unref(r->coll_comm);
     free(r);
 }
 
@@ -63,6 +66,8 @@ int ep_request_poll(ep_request_t *r)
     int st = ep_request_state(r);
     if (st == EP_RS_DONE || st == EP_RS_INACTIVE)
         return 1;
+    if (r->kind == EP_REQ_COLL)
+        return ep_coll_poll(r);
     if (st != EP_RS_NET)
         return 0;
     int flag = 0;

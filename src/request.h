@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum { EP_REQ_SEND, EP_REQ_RECV } ep_req_kind_t;
+typedef enum { EP_REQ_SEND, EP_REQ_RECV, EP_REQ_COLL } ep_req_kind_t;
 typedef enum { EP_SEND_STANDARD, EP_SEND_SYNC, EP_SEND_READY, EP_SEND_BUFFERED } ep_send_mode_t;
 typedef enum { EP_RS_INACTIVE, EP_RS_PENDING, EP_RS_NET, EP_RS_DONE } ep_req_state_t;
 
@@ -63,6 +63,10 @@ typedef struct ep_request {
     int64_t tmp_bytes;           /* size of tmp for truncated receives */
     size_t bsend_bytes;          /* attached-buffer space to give back */
     struct ep_request *next_detached; /* in the progress engine's detached list */
+    /* non-blocking collectives (coll_drive.c) */
+    ep_comm_t *coll_comm;           /* referenced while the request exists */
+    struct ep_coll_inst *coll_inst; /* the running instance, NULL once done */
+    ep_status_t coll_status;        /* its outcome, for the error message */
 } ep_request_t;
 
 typedef enum { EP_MSG_EAGER, EP_MSG_LOCAL_RNDV, EP_MSG_NET_RNDV } ep_msg_kind_t;

@@ -112,17 +112,17 @@ static int call_unsupported(int k, MPI_Comm c, const char **name)
     case 1: U(MPI_Intercomm_create, c, 0, c, 0, 0, &nc);
     case 2: U(MPI_Win_create, winbuf, sizeof winbuf, 1, MPI_INFO_NULL, c, &w);
     case 3: U(MPI_Win_create_dynamic, MPI_INFO_NULL, c, &w);
-    case 4: U(MPI_Ireduce, &x, y, 1, MPI_INT, MPI_SUM, 0, c, &rq);
-    case 5: U(MPI_Igather, &x, 1, MPI_INT, y, 1, MPI_INT, 0, c, &rq);
-    case 6: U(MPI_Iscatter, y, 1, MPI_INT, &x, 1, MPI_INT, 0, c, &rq);
-    case 7: U(MPI_Ialltoall, y, 1, MPI_INT, y + 32, 1, MPI_INT, c, &rq);
-    case 8: U(MPI_Iscan, &x, y, 1, MPI_INT, MPI_SUM, c, &rq);
-    case 9: U(MPI_Iexscan, &x, y, 1, MPI_INT, MPI_SUM, c, &rq);
-    case 10: U(MPI_Iallgatherv, &x, 1, MPI_INT, y, counts, displs, MPI_INT, c, &rq);
-    case 11: U(MPI_Ireduce_scatter_block, y, &x, 1, MPI_INT, MPI_SUM, c, &rq);
-    case 12: U(MPI_Ibarrier, c, &rq);
-    case 13: U(MPI_Ibcast, &x, 1, MPI_INT, 0, c, &rq);
-    case 14: U(MPI_Iallreduce, &x, y, 1, MPI_INT, MPI_SUM, c, &rq);
+    case 4: U(MPI_Win_allocate_shared, 64, 1, MPI_INFO_NULL, c, &base, &w);
+    case 5: U(MPI_Neighbor_alltoall, y, 1, MPI_INT, y + 32, 1, MPI_INT, c);
+    case 6: U(MPI_Ineighbor_allgather, &x, 1, MPI_INT, y, 1, MPI_INT, c, &rq);
+    case 7: U(MPI_Neighbor_allgatherv, &x, 1, MPI_INT, y, counts, displs, MPI_INT, c);
+    case 8: U(MPI_Neighbor_alltoallv, y, counts, displs, MPI_INT, y + 32, counts, displs, MPI_INT, c);
+    case 9: U(MPI_Ineighbor_alltoall, y, 1, MPI_INT, y + 32, 1, MPI_INT, c, &rq);
+    case 10: U(MPI_Cartdim_get, c, &x);
+    case 11: U(MPI_Graphdims_get, c, &x, &x);
+    case 12: U(MPI_Dist_graph_neighbors_count, c, &x, &x, &flag);
+    case 13: U(MPI_Cart_map, c, 1, dims, periods, &x);
+    case 14: U(MPI_Graph_map, c, 1, y, y, &x);
     case 15: U(MPI_Comm_remote_group, c, &g);
     case 16: U(MPI_Comm_idup, c, &nc, &rq);
     case 17: U(MPI_Intercomm_merge, c, 0, &nc);
@@ -132,7 +132,8 @@ static int call_unsupported(int k, MPI_Comm c, const char **name)
     case 21: U(MPI_Graph_create, c, 1, y, y, 0, &nc);
     case 22: U(MPI_Dist_graph_create_adjacent, c, 0, y, MPI_UNWEIGHTED, 0, y, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &nc);
     case 23: U(MPI_Comm_create_group, c, MPI_GROUP_EMPTY, 0, &nc);
-    case 24: U(MPI_Ialltoallv, y, counts, displs, MPI_INT, y + 32, counts, displs, MPI_INT, c, &rq);
+    case 24: U(MPI_Ineighbor_alltoallw, y, counts, (const MPI_Aint *)displs, (const MPI_Datatype *)y, y + 32, counts,
+               (const MPI_Aint *)displs, (const MPI_Datatype *)y, c, &rq);
     case 25: U(MPI_Neighbor_allgather, &x, 1, MPI_INT, y, 1, MPI_INT, c);
 #undef U
     }

@@ -1,0 +1,199 @@
+/* The two drivers of collective kinds: blocking and non-blocking (see coll.h). */
+#include "coll.h"
+
+#include "net.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void inst_init(ep_coll_inst_t *in, ep_comm_t *c, ep_coll_args_t **args)
+{
+    memset(in, 0, sizeof *in);
+    in->c = c;
+    in->args = args;
+    in->preq = MPI_REQUEST_NULL;
+}
+
+static void inst_release(ep_coll_inst_t *in)
+{
+    for (size_t i = 0; i < sizeof in->scratch / sizeof in->scratch[0]; i++)
+        free(in->scratch[i]);
+}
+
+/* start, wait for the PMPI part, complete: what one thread does. */
+static ep_status_t lead(ep_coll_inst_t *in)
+{
+    const ep_coll_kind_t *k = in->args[0]->kind;
+    ep_status_t rc = k->start(in);
+    if (in->preq != MPI_REQUEST_NULL && ep_net_wait_pmpi(&in->preq, MPI_STATUS_IGNORE) != MPI_SUCCESS && !rc)
+        rc = EP_ERR_INTERN;
+    if (!rc && k->complete)
+        rc = k->complete(in);
+    return rc;
+}
+
+ep_status_t ep_coll_run(ep_endpoint_t *ep, ep_coll_args_t *a)
+{
+    ep_comm_t *c = ep->comm;
+    const ep_coll_kind_t *k = a->kind;
+    ep_coll_inst_t mine, *in;
+    ep_status_t rc;
+
+    if (c->nlocal == 1) {
+        inst_init(&mine, c, &a);
+        rc = lead(&mine);
+        if (!rc && k->finish)
+            rc = k->finish(&mine, 0);
+        inst_release(&mine);
+        return rc;
+    }
+    atomic_store(&c->sync.ptr[ep->lidx], a);
+    ep_sync_barrier(c);
+    if (ep->lidx == 0) {
+        for (int i = 0; i < c->nlocal; i++)
+            c->sync.args[i] = atomic_load(&c->sync.ptr[i]);
+        inst_init(&mine, c, c->sync.args);
+        atomic_store(&c->sync.status, lead(&mine));
+        atomic_store(&c->sync.result, &mine);
+    }
+    ep_sync_barrier(c); /* started and completed */
+    rc = atomic_load(&c->sync.status);
+    if (k->finish) {
+        in = atomic_load(&c->sync.result);
+        if (!rc)
+            rc = k->finish(in, ep->lidx);
+        ep_sync_barrier(c); /* every endpoint has its result: scratch may go */
+    }
+    if (ep->lidx == 0)
+        inst_release(&mine);
+    return rc;
+}
+
+/* ---- non-blocking ------------------------------------------------------ */
+
+static void inst_free(ep_coll_inst_t *in)
+{
+    for (int i = 0; i < in->c->nlocal; i++)
+        if (in->args && in->args[i])
+            free(in->args[i]);
+    free(in->args);
+    free(in->reqs);
+    free(in);
+}
+
+/* Under coll_lock, with the PMPI part finished: completes and finishes
+ * every local endpoint, marks their requests done and frees the instance. */
+static void inst_finish(ep_coll_inst_t *in)
+{
+    const ep_coll_kind_t *k = in->args[0]->kind;
+    ep_status_t rc = in->status;
+    if (!rc && k->complete)
+        rc = k->complete(in);
+    for (int i = 0; i < in->c->nlocal; i++) {
+        ep_status_t st = rc;
+        if (!st && k->finish)
+            st = k->finish(in, i);
+        ep_request_t *r = in->reqs[i];
+        ep_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, st ? ep_status_class(st) : MPI_SUCCESS, 0, 0);
+        r->coll_status = st;
+        r->coll_inst = NULL;
+        ep_request_set_done(r);
+    }
+    inst_release(in);
+    inst_free(in);
+}
+
+static ep_coll_inst_t *inst_find(ep_comm_t *c, uint64_t seq)
+{
+    ep_coll_inst_t *in;
+    for (in = c->coll_insts; in; in = in->next)
+        if (in->seq == seq)
+            return in;
+    if (!(in = calloc(1, sizeof *in)))
+        return NULL;
+    inst_init(in, c, calloc((size_t)c->nlocal, sizeof *in->args));
+    in->reqs = calloc((size_t)c->nlocal, sizeof *in->reqs);
+    if (!in->args || !in->reqs) {
+        inst_free(in);
+        return NULL;
+    }
+    in->seq = seq;
+    in->next = c->coll_insts;
+    c->coll_insts = in;
+    return in;
+}
+
+static void inst_unlink(ep_comm_t *c, ep_coll_inst_t *in)
+{
+    for (ep_coll_inst_t **p = &c->coll_insts; *p; p = &(*p)->next)
+        if (*p == in) {
+            *p = in->next;
+            return;
+        }
+}
+
+ep_status_t ep_coll_start(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_request_t **out)
+{
+    ep_comm_t *c = ep->comm;
+    ep_request_t *r = ep_request_new(EP_REQ_COLL, ep, 1);
+    ep_coll_args_t *copy = malloc(sizeof *copy);
+
+    *out = NULL;
+    if (!r || !copy) {
+        if (r)
+            ep_request_destroy(r);
+        free(copy);
+        return EP_ERR_NO_MEM;
+    }
+    *copy = *a;
+    r->coll_comm = c; /* the request keeps the communicator alive (ep_request_destroy) */
+    ep_comm_ref(c);
+    atomic_store(&r->state, EP_RS_PENDING);
+    /* Every endpoint numbers its calls alike: the n-th call of each local
+     * endpoint meets the others' n-th call. */
+    uint64_t seq = ep->coll_seq++;
+    pthread_mutex_lock(&c->coll_lock);
+    ep_coll_inst_t *in = inst_find(c, seq);
+    if (!in) {
+        pthread_mutex_unlock(&c->coll_lock);
+        ep_request_destroy(r);
+        free(copy);
+        return EP_ERR_NO_MEM;
+    }
+    in->args[ep->lidx] = copy;
+    in->reqs[ep->lidx] = r;
+    r->coll_inst = in;
+    if (++in->arrived == c->nlocal) {
+        inst_unlink(c, in);
+        in->status = copy->kind->start(in);
+        if (in->status && in->preq != MPI_REQUEST_NULL)
+            ep_net_wait_pmpi(&in->preq, MPI_STATUS_IGNORE);
+        if (in->preq == MPI_REQUEST_NULL)
+            inst_finish(in);
+    }
+    pthread_mutex_unlock(&c->coll_lock);
+    *out = r;
+    return EP_OK;
+}
+
+int ep_coll_poll(ep_request_t *r)
+{
+    if (ep_request_state(r) == EP_RS_DONE)
+        return 1;
+    ep_comm_t *c = r->coll_comm;
+    /* Another thread holding the lock is driving it already. */
+    if (pthread_mutex_trylock(&c->coll_lock) != 0)
+        return 0;
+    ep_coll_inst_t *in = r->coll_inst;
+    if (ep_request_state(r) != EP_RS_DONE && in && in->arrived == c->nlocal) {
+        int flag = 0;
+        if (PMPI_Test(&in->preq, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            in->status = EP_ERR_INTERN;
+            flag = 1;
+        }
+        if (flag)
+            inst_finish(in);
+    }
+    pthread_mutex_unlock(&c->coll_lock);
+    return ep_request_state(r) == EP_RS_DONE;
+}

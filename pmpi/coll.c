@@ -18,6 +18,14 @@ static int coll_go(ep_endpoint_t *ep, const char *call, ep_coll_args_t *a, MPI_R
     return st ? ep_raise_status(ep, call, st, NULL) : MPI_SUCCESS;
 }
 
+/* Resolves a collective's communicator to its endpoint. */
+#define COLL_ENTRY(call, comm, ep)                                                                \
+    do {                                                                                          \
+        EP_ENTRY_EP(call, comm, ep);                                                              \
+        if ((ep)->comm->inter)                                                                    \
+            return ep_raise(ep, call, MPI_ERR_COMM, "not supported on endpoint intercommunicators"); \
+    } while (0)
+
 /* A non-blocking form called with request == NULL. */
 static int null_request(const char *call, MPI_Comm comm)
 {
@@ -76,7 +84,7 @@ static int barrier_ep(const char *call, MPI_Comm comm, MPI_Request *req)
 {
     ep_endpoint_t *ep;
     ep_coll_args_t a;
-    EP_ENTRY_EP(call, comm, ep);
+    COLL_ENTRY(call, comm, ep);
     ep_coll_barrier(&a, ep);
     return coll_go(ep, call, &a, req);
 }
@@ -103,7 +111,7 @@ static int bcast_ep(const char *call, void *buffer, int count, MPI_Datatype data
     ep_endpoint_t *ep;
     ep_coll_args_t a;
     int rc;
-    EP_ENTRY_EP(call, comm, ep);
+    COLL_ENTRY(call, comm, ep);
     if ((rc = ep_check_root(ep, call, root)) || (rc = check_block(ep, call, buffer, count, datatype)))
         return rc;
     ep_coll_bcast(&a, ep, buffer, count, datatype, root);
@@ -134,7 +142,7 @@ static int reduce_ep(const char *call, const void *sendbuf, void *recvbuf, int c
     ep_endpoint_t *ep;
     ep_coll_args_t a;
     int rc;
-    EP_ENTRY_EP(call, comm, ep);
+    COLL_ENTRY(call, comm, ep);
     if (all)
         root = -1;
     else if ((rc = ep_check_root(ep, call, root)))
@@ -195,7 +203,7 @@ static int allgather_ep(const char *call, const void *sendbuf, int sendcount, MP
     ep_endpoint_t *ep;
     ep_coll_args_t a;
     int rc;
-    EP_ENTRY_EP(call, comm, ep);
+    COLL_ENTRY(call, comm, ep);
     if ((rc = check_block(ep, call, recvbuf, recvcount, recvtype)) ||
         (sendbuf != MPI_IN_PLACE && (rc = check_block(ep, call, sendbuf, sendcount, sendtype))))
         return rc;
@@ -252,7 +260,7 @@ static int gather_ep(const char *call, const void *sendbuf, int sendcount, MPI_D
     ep_endpoint_t *ep;
     ep_coll_args_t a;
     int rc;
-    EP_ENTRY_EP(call, comm, ep);
+    COLL_ENTRY(call, comm, ep);
     if ((rc = check_rooted(ep, call, root, sendbuf, sendcount, sendtype, recvcount, recvcounts, displs, recvtype,
                            "receive")))
         return rc;
@@ -309,7 +317,7 @@ static int scatter_ep(const char *call, const void *sendbuf, int sendcount, cons
     ep_endpoint_t *ep;
     ep_coll_args_t a;
     int rc;
-    EP_ENTRY_EP(call, comm, ep);
+    COLL_ENTRY(call, comm, ep);
     if ((rc = check_rooted(ep, call, root, recvbuf, recvcount, recvtype, sendcount, sendcounts, displs, sendtype,
                            "send")))
         return rc;
@@ -368,7 +376,7 @@ static int allgatherv_ep(const char *call, const void *sendbuf, int sendcount, M
     ep_endpoint_t *ep;
     ep_coll_args_t a;
     int rc;
-    EP_ENTRY_EP(call, comm, ep);
+    COLL_ENTRY(call, comm, ep);
     if ((sendbuf != MPI_IN_PLACE && (rc = check_block(ep, call, sendbuf, sendcount, sendtype))) ||
         (rc = ep_check_type(ep, call, recvtype)) || (rc = check_counts(ep, call, "receive", recvcounts, displs)))
         return rc;
@@ -403,7 +411,7 @@ static int alltoall_ep(const char *call, const void *sendbuf, int sendcount, MPI
     ep_endpoint_t *ep;
     ep_coll_args_t a;
     int rc;
-    EP_ENTRY_EP(call, comm, ep);
+    COLL_ENTRY(call, comm, ep);
     if ((sendbuf != MPI_IN_PLACE && (rc = check_block(ep, call, sendbuf, sendcount, sendtype))) ||
         (rc = check_block(ep, call, recvbuf, recvcount, recvtype)))
         return rc;
@@ -437,7 +445,7 @@ static int alltoallv_ep(const char *call, const void *sendbuf, const int *sendco
     ep_endpoint_t *ep;
     ep_coll_args_t a;
     int rc;
-    EP_ENTRY_EP(call, comm, ep);
+    COLL_ENTRY(call, comm, ep);
     if ((sendbuf != MPI_IN_PLACE && ((rc = ep_check_type(ep, call, sendtype)) ||
                                      (rc = check_counts(ep, call, "send", sendcounts, sdispls)))) ||
         (rc = ep_check_type(ep, call, recvtype)) || (rc = check_counts(ep, call, "receive", recvcounts, rdispls)))
@@ -477,7 +485,7 @@ static int alltoallw_ep(const char *call, const void *sendbuf, const int *sendco
     ep_endpoint_t *ep;
     ep_coll_args_t a;
     int rc;
-    EP_ENTRY_EP(call, comm, ep);
+    COLL_ENTRY(call, comm, ep);
     if ((sendbuf != MPI_IN_PLACE && ((rc = check_counts(ep, call, "send", sendcounts, sdispls)) ||
                                      (rc = check_types(ep, call, sendtypes, sendcounts)))) ||
         (rc = check_counts(ep, call, "receive", recvcounts, rdispls)) ||
@@ -520,7 +528,7 @@ static int reduce_scatter_ep(const char *call, const void *sendbuf, void *recvbu
     ep_endpoint_t *ep;
     ep_coll_args_t a;
     int rc;
-    EP_ENTRY_EP(call, comm, ep);
+    COLL_ENTRY(call, comm, ep);
     if ((rc = check_reduction(ep, call, count, datatype, op)) ||
         (counts && (rc = check_counts(ep, call, "receive", counts, counts))))
         return rc;
@@ -571,7 +579,7 @@ static int scan_ep(const char *call, const void *sendbuf, void *recvbuf, int cou
     ep_endpoint_t *ep;
     ep_coll_args_t a;
     int rc;
-    EP_ENTRY_EP(call, comm, ep);
+    COLL_ENTRY(call, comm, ep);
     if ((rc = check_reduction(ep, call, count, datatype, op)))
         return rc;
     ep_coll_scan(&a, ep, sendbuf, recvbuf, count, datatype, op, exclusive);

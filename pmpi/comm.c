@@ -15,7 +15,7 @@ EP_API int MPI_Comm_rank(MPI_Comm comm, int *rank)
     EP_ENTRY("MPI_Comm_rank", comm, ep, PMPI_Comm_rank(comm, rank));
     if (!rank)
         return ep_raise(ep, "MPI_Comm_rank", MPI_ERR_ARG, "rank pointer is NULL");
-    *rank = ep->rank;
+    *rank = ep_local_rank(ep);
     return MPI_SUCCESS;
 }
 
@@ -25,7 +25,7 @@ EP_API int MPI_Comm_size(MPI_Comm comm, int *size)
     EP_ENTRY("MPI_Comm_size", comm, ep, PMPI_Comm_size(comm, size));
     if (!size)
         return ep_raise(ep, "MPI_Comm_size", MPI_ERR_ARG, "size pointer is NULL");
-    *size = ep->comm->size;
+    *size = ep_local_size(ep);
     return MPI_SUCCESS;
 }
 
@@ -33,7 +33,9 @@ EP_API int MPI_Comm_test_inter(MPI_Comm comm, int *flag)
 {
     ep_endpoint_t *ep;
     EP_ENTRY("MPI_Comm_test_inter", comm, ep, PMPI_Comm_test_inter(comm, flag));
-    *flag = 0;
+    if (!flag)
+        return ep_raise(ep, "MPI_Comm_test_inter", MPI_ERR_ARG, "flag pointer is NULL");
+    *flag = ep->comm->inter;
     return MPI_SUCCESS;
 }
 
@@ -41,8 +43,12 @@ EP_API int MPI_Comm_remote_size(MPI_Comm comm, int *size)
 {
     ep_endpoint_t *ep;
     EP_ENTRY("MPI_Comm_remote_size", comm, ep, PMPI_Comm_remote_size(comm, size));
-    (void)size;
-    return ep_raise(ep, "MPI_Comm_remote_size", MPI_ERR_COMM, "the communicator is not an intercommunicator");
+    if (!ep->comm->inter)
+        return ep_raise(ep, "MPI_Comm_remote_size", MPI_ERR_COMM, "the communicator is not an intercommunicator");
+    if (!size)
+        return ep_raise(ep, "MPI_Comm_remote_size", MPI_ERR_ARG, "size pointer is NULL");
+    *size = ep_remote_size(ep);
+    return MPI_SUCCESS;
 }
 
 EP_API int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
@@ -144,7 +150,10 @@ EP_API int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     static const char call[] = "MPI_Comm_split";
     ep_endpoint_t *ep;
+    int rc;
     EP_ENTRY(call, comm, ep, PMPI_Comm_split(comm, color, key, newcomm));
+    if ((rc = ep_check_intra(ep, call)))
+        return rc;
     if (!newcomm)
         return ep_raise(ep, call, MPI_ERR_ARG, "newcomm pointer is NULL");
     if (color < 0 && color != MPI_UNDEFINED)
@@ -157,7 +166,10 @@ EP_API int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info 
 {
     static const char call[] = "MPI_Comm_split_type";
     ep_endpoint_t *ep;
+    int rc;
     EP_ENTRY(call, comm, ep, PMPI_Comm_split_type(comm, split_type, key, info, newcomm));
+    if ((rc = ep_check_intra(ep, call)))
+        return rc;
     if (!newcomm)
         return ep_raise(ep, call, MPI_ERR_ARG, "newcomm pointer is NULL");
     /* Shared memory: the endpoints of one node, named by its smallest world rank. */
@@ -182,7 +194,7 @@ static int create_endpoints(const char *call, MPI_Comm parent, int my_num_ep, MP
     (void)info;
 
     if (ep_entry_comm_is_ep(parent)) {
-        if ((rc = ep_entry_endpoint(call, parent, &ep)))
+        if ((rc = ep_entry_endpoint(call, parent, &ep)) || (rc = ep_check_intra(ep, call)))
             return rc;
     } else if (parent == MPI_COMM_NULL) {
         return ep_raise(NULL, call, MPI_ERR_COMM, "parent communicator is MPI_COMM_NULL");
@@ -218,7 +230,7 @@ EP_API int MPIX_Threadcomm_init(MPI_Comm comm, int num_threads, MPI_Comm *newcom
     ep_threadcomm_t *tc;
     int rc, inter = 0;
     if (ep_entry_comm_is_ep(comm)) {
-        if ((rc = ep_entry_endpoint(call, comm, &ep)))
+        if ((rc = ep_entry_endpoint(call, comm, &ep)) || (rc = ep_check_intra(ep, call)))
             return rc;
     } else if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) {
         return ep_raise(NULL, call, MPI_ERR_COMM, "invalid parent communicator 0x%x", (unsigned)comm);

@@ -151,10 +151,11 @@ int ep_check_buf(ep_endpoint_t *ep, const char *call, const void *buf, int count
 
 int ep_check_dest(ep_endpoint_t *ep, const char *call, int dest)
 {
-    if (dest == MPI_PROC_NULL || (dest >= 0 && dest < ep->comm->size))
+    int n = ep_remote_size(ep);
+    if (dest == MPI_PROC_NULL || (dest >= 0 && dest < n))
         return MPI_SUCCESS;
-    return ep_raise(ep, call, MPI_ERR_RANK, "invalid rank %d (the communicator has ranks 0 to %d)", dest,
-                    ep->comm->size - 1);
+    return ep_raise(ep, call, MPI_ERR_RANK, "invalid rank %d (the %s has ranks 0 to %d)", dest,
+                    ep->comm->inter ? "remote group" : "communicator", n - 1);
 }
 
 int ep_check_source(ep_endpoint_t *ep, const char *call, int source)
@@ -181,6 +182,12 @@ int ep_check_root(ep_endpoint_t *ep, const char *call, int root)
         return MPI_SUCCESS;
     return ep_raise(ep, call, MPI_ERR_ROOT, "invalid root %d (the communicator has ranks 0 to %d)", root,
                     ep->comm->size - 1);
+}
+
+int ep_check_intra(ep_endpoint_t *ep, const char *call)
+{
+    return ep->comm->inter ? ep_raise(ep, call, MPI_ERR_COMM, "not supported on endpoint intercommunicators")
+                           : MPI_SUCCESS;
 }
 
 int ep_check_op(ep_endpoint_t *ep, const char *call, MPI_Op op)

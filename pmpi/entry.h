@@ -85,6 +85,8 @@ int ep_check_send_tag(ep_endpoint_t *ep, const char *call, int tag);
 int ep_check_recv_tag(ep_endpoint_t *ep, const char *call, int tag);
 int ep_check_root(ep_endpoint_t *ep, const char *call, int root);
 int ep_check_op(ep_endpoint_t *ep, const char *call, MPI_Op op);
+/* Calls that take intracommunicators only (or not yet intercommunicators). */
+int ep_check_intra(ep_endpoint_t *ep, const char *call);
 
 /* The send-side checks together: buffer, count, type, dest, tag. */
 int ep_check_send(ep_endpoint_t *ep, const char *call, const void *buf, int count, MPI_Datatype t, int dest,

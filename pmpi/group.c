@@ -52,7 +52,22 @@ EP_API int MPI_Comm_group(MPI_Comm comm, MPI_Group *group)
     EP_ENTRY(call, comm, ep, PMPI_Comm_group(comm, group));
     if (!group)
         return ep_raise(ep, call, MPI_ERR_ARG, "group pointer is NULL");
-    return new_group(call, ep->comm->gids, ep->comm->size, ep->comm->gids[ep->rank], group);
+    ep_comm_t *c = ep->comm;
+    return new_group(call, c->gids + c->group_off[ep->side], ep_local_size(ep), c->gids[ep->rank], group);
+}
+
+EP_API int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
+{
+    static const char call[] = "MPI_Comm_remote_group";
+    ep_endpoint_t *ep;
+    EP_ENTRY(call, comm, ep, PMPI_Comm_remote_group(comm, group));
+    if (!ep->comm->inter)
+        return ep_raise(ep, call, MPI_ERR_COMM, "the communicator is not an intercommunicator");
+    if (!group)
+        return ep_raise(ep, call, MPI_ERR_ARG, "group pointer is NULL");
+    ep_comm_t *c = ep->comm;
+    return new_group(call, c->gids + c->group_off[ep_remote_side(ep)], ep_remote_size(ep), c->gids[ep->rank],
+                     group);
 }
 
 EP_API int MPI_Group_size(MPI_Group group, int *size)
@@ -274,6 +289,8 @@ EP_API int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
                                 "an endpoint group cannot make a communicator from a classic one");
     if ((rc = ep_entry_endpoint(call, comm, &ep)))
         return rc;
+    if (ep->comm->inter)
+        return ep_raise(ep, call, MPI_ERR_COMM, "not supported on endpoint intercommunicators");
     if ((rc = members_of(call, group, &m, &n, &owned)))
         return rc;
     for (int i = 0; i < n && !rc; i++)

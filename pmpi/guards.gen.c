@@ -274,22 +274,6 @@ EP_API int(MPI_Comm_idup_with_info)(MPI_Comm comm, MPI_Info info, MPI_Comm *newc
     return PMPI_Comm_idup_with_info(comm, info, newcomm, request);
 }
 
-EP_API int(MPI_Comm_remote_group)(MPI_Comm comm, MPI_Group *group)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Comm_remote_group", comm);
-    return PMPI_Comm_remote_group(comm, group);
-}
-
-EP_API int(MPI_Intercomm_create)(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm)
-{
-    if (ep_entry_comm_is_ep(local_comm))
-        return ep_unsupported_comm("MPI_Intercomm_create", local_comm);
-    if (ep_entry_comm_is_ep(peer_comm))
-        return ep_unsupported_comm("MPI_Intercomm_create", peer_comm);
-    return PMPI_Intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm);
-}
-
 EP_API int(MPI_Intercomm_create_from_groups)(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm)
 {
     if (ep_group_handle_is_ep(local_group))
@@ -297,13 +281,6 @@ EP_API int(MPI_Intercomm_create_from_groups)(MPI_Group local_group, int local_le
     if (ep_group_handle_is_ep(remote_group))
         return ep_unsupported("MPI_Intercomm_create_from_groups", "groups", MPI_ERR_GROUP);
     return PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm);
-}
-
-EP_API int(MPI_Intercomm_merge)(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
-{
-    if (ep_entry_comm_is_ep(intercomm))
-        return ep_unsupported_comm("MPI_Intercomm_merge", intercomm);
-    return PMPI_Intercomm_merge(intercomm, high, newintracomm);
 }
 
 EP_API int(MPIX_Comm_revoke)(MPI_Comm comm)
@@ -1652,4 +1629,4 @@ EP_API int(MPI_File_open)(MPI_Comm comm, const char *filename, int amode, MPI_In
     return PMPI_File_open(comm, filename, amode, info, fh);
 }
 
-/* 220 entry points. */
+/* 217 entry points. */

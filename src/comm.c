@@ -205,6 +205,7 @@ static ep_status_t endpoints_init(ep_comm_t *c, MPI_Errhandler eh)
         ep->comm = c;
         ep->lidx = i;
         ep->rank = c->proc_ranks[c->proc_first[c->myproc] + i];
+        ep->side = c->inter && ep->rank >= c->group_off[1];
         ep->errhandler = eh;
         ep->info = MPI_INFO_NULL;
         pthread_mutex_init(&ep->lock, NULL);
@@ -276,6 +277,7 @@ ep_status_t ep_comm_build_on(MPI_Comm pc, int nnew, const ep_new_ep_t *neweps, M
     qsort(e, (size_t)total, sizeof *e, cmp_entry);
 
     c->size = total;
+    c->group_size[0] = c->group_size[1] = total;
     c->nlocal = nnew;
     c->ranks = malloc(sizeof *c->ranks * (size_t)total);
     c->gids = malloc(sizeof *c->gids * (size_t)total);
@@ -356,6 +358,9 @@ ep_status_t ep_comm_clone(ep_comm_t *pc, ep_comm_t **out)
         return EP_ERR_ENDPOINTS;
     c->pcomm = MPI_COMM_NULL;
     c->size = pc->size;
+    c->inter = pc->inter;
+    memcpy(c->group_off, pc->group_off, sizeof c->group_off);
+    memcpy(c->group_size, pc->group_size, sizeof c->group_size);
     c->nprocs = pc->nprocs;
     c->myproc = pc->myproc;
     c->nlocal = pc->nlocal;

@@ -56,7 +56,9 @@ typedef struct ep_endpoint {
     MPI_Comm user_handle;        /* the handle the application knows it by, passed to its
                                     callbacks: MPI_COMM_WORLD / MPI_COMM_SELF in world mode */
     ep_comm_t *comm;             /* the communicator it belongs to */
-    int rank;                    /* its rank in comm */
+    int rank;                    /* its position in comm's rank map: its rank in an
+                                    intracommunicator (ep_local_rank for both kinds) */
+    int side;                    /* intercommunicators: the group it belongs to (0 or 1) */
     int lidx;                    /* its index among comm's local endpoints */
     pthread_mutex_t lock;        /* guards posted and unexpected */
     ep_match_queue_t posted;     /* receives waiting for a message (ep_request_t) */
@@ -89,6 +91,9 @@ struct ep_comm {
     int myproc;              /* this process's index */
     int nlocal;              /* ranks in this process */
     int blocked;             /* each process's ranks are contiguous, in process order */
+    int inter;               /* an intercommunicator: ranks[] holds group 0, then group 1 */
+    int group_off[2];        /* where each group starts in ranks[] ({0, 0} for intracomms) */
+    int group_size[2];       /* each group's size ({size, size} for intracomms) */
     ep_rank_loc_t *ranks;    /* [size] where each rank lives */
     ep_gid_t *gids;          /* [size] member identity, for MPI_Comm_compare */
     int *proc_world;         /* [nprocs] world rank of each process */
@@ -134,6 +139,19 @@ ep_status_t ep_comm_clone(ep_comm_t *pc, ep_comm_t **out);
 void ep_endpoint_free(ep_endpoint_t *ep);
 void ep_comm_ref(ep_comm_t *c);
 void ep_comm_unref(ep_comm_t *c);
+
+/* Ranks as MPI shows them.  In an intercommunicator an endpoint's rank is
+ * its position in its own group, and the ranks it addresses are positions
+ * in the other group; in an intracommunicator both groups are the whole. */
+static inline int ep_remote_side(const ep_endpoint_t *ep) { return ep->comm->inter ? 1 - ep->side : ep->side; }
+static inline int ep_local_rank(const ep_endpoint_t *ep) { return ep->rank - ep->comm->group_off[ep->side]; }
+static inline int ep_local_size(const ep_endpoint_t *ep) { return ep->comm->group_size[ep->side]; }
+static inline int ep_remote_size(const ep_endpoint_t *ep) { return ep->comm->group_size[ep_remote_side(ep)]; }
+/* Position in the rank map of rank r as ep addresses it. */
+static inline int ep_peer_index(const ep_endpoint_t *ep, int r)
+{
+    return ep->comm->group_off[ep_remote_side(ep)] + r;
+}
 
 /* The endpoint behind a live handle, or NULL. */
 static inline ep_endpoint_t *ep_endpoint_get(MPI_Comm h)

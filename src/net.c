@@ -32,6 +32,8 @@ typedef struct ep_early {
 static pthread_mutex_t progress_lock = PTHREAD_MUTEX_INITIALIZER;
 static MPI_Comm tcomm = MPI_COMM_NULL; /* headers */
 static MPI_Comm dcomm = MPI_COMM_NULL; /* rendezvous payloads */
+
+MPI_Comm ep_net_group_comm(void) { return tcomm; }
 static int world_rank, world_size;
 static int node_id; /* smallest world rank on this process's node */
 static ep_ring_slot_t ring[EP_RING];

@@ -52,6 +52,12 @@ int ep_net_world_size(void);
 /* Names this process's node: the smallest world rank on it. */
 int ep_net_node_id(void);
 
+/* The PMPI communicator over MPI_COMM_WORLD's processes from which
+ * communicators over process subsets are made with PMPI_Comm_create_group
+ * (the header communicator: only its point-to-point context carries
+ * traffic, so its collective context is free for that). */
+MPI_Comm ep_net_group_comm(void);
+
 /* Starts receiving headers (idempotent; local). */
 void ep_net_activate(void);
 

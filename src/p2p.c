@@ -196,15 +196,15 @@ ep_status_t ep_send_start(ep_request_t *s)
         s->bsend_bytes = need;
     }
     atomic_store_explicit(&s->state, EP_RS_PENDING, memory_order_relaxed);
-    ep_rank_loc_t loc = c->ranks[s->peer];
+    ep_rank_loc_t loc = c->ranks[ep_peer_index(ep, s->peer)];
     if (loc.proc == c->myproc) {
         ep_msg_t m = {.kind = EP_MSG_LOCAL_RNDV, .bytes = s->lay.bytes, .sreq = s};
-        m.link.source = ep->rank;
+        m.link.source = ep_local_rank(ep);
         m.link.tag = s->tag;
         ep_p2p_arrive(&c->local[loc.lidx], &m);
         return EP_OK;
     }
-    return ep_net_send(s, c->proc_world[loc.proc], c->ctx, ep->rank, loc.lidx, &s->lay);
+    return ep_net_send(s, c->proc_world[loc.proc], c->ctx, ep_local_rank(ep), loc.lidx, &s->lay);
 }
 
 static ep_status_t recv_prepare(ep_request_t *r)

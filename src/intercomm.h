@@ -1,0 +1,33 @@
+/* Intercommunicators between groups of endpoints.
+ *
+ * An endpoint intercommunicator is one endpoint communicator over the union
+ * of the two groups (ep_comm_t with inter set): ranks[] lists group 0, then
+ * group 1, and each endpoint knows its side.  Messages travel as on any
+ * endpoint communicator; only rank translation differs (comm.h).  The two
+ * groups may share processes, even both leaders: the endpoints of a process
+ * that belong to either group meet (meet.h) and one of them builds the
+ * union for all.  Group 0 is the group whose rank 0 has the smaller member
+ * identity, which both groups can tell without talking. */
+#ifndef EP_INTERCOMM_H
+#define EP_INTERCOMM_H
+
+#include "comm.h"
+
+/* A member of a group as the leaders exchange it. */
+typedef struct ep_member {
+    int64_t world; /* world rank of its process */
+    ep_gid_t gid;
+} ep_member_t;
+
+/* The members of ep's (intra)communicator, in rank order, into m[size]. */
+void ep_intercomm_describe(const ep_endpoint_t *ep, ep_member_t *m);
+
+/* MPI_Intercomm_create once every endpoint of the local group knows the
+ * remote group (rsize members); tag tells concurrent creations apart. */
+ep_status_t ep_intercomm_build(ep_endpoint_t *ep, const ep_member_t *remote, int rsize, int tag, MPI_Comm *out);
+
+/* MPI_Intercomm_merge: the union as an intracommunicator, the group that
+ * passed high = 0 first (group 0 first when both passed the same). */
+ep_status_t ep_intercomm_merge(ep_endpoint_t *ep, int high, MPI_Comm *out);
+
+#endif

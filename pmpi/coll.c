@@ -18,12 +18,22 @@ static int coll_go(ep_endpoint_t *ep, const char *call, ep_coll_args_t *a, MPI_R
     return st ? ep_raise_status(ep, call, st, NULL) : MPI_SUCCESS;
 }
 
-/* Resolves a collective's communicator to its endpoint. */
-#define COLL_ENTRY(call, comm, ep)                                                                \
+/* Resolves a collective's communicator to its endpoint.  MPI_IN_PLACE has
+ * no meaning on intercommunicators. */
+#define COLL_ENTRY(call, comm, ep, sendbuf)                                                       \
     do {                                                                                          \
         EP_ENTRY_EP(call, comm, ep);                                                              \
-        if ((ep)->comm->inter)                                                                    \
-            return ep_raise(ep, call, MPI_ERR_COMM, "not supported on endpoint intercommunicators"); \
+        if ((ep)->comm->inter && (sendbuf) == MPI_IN_PLACE)                                       \
+            return ep_raise(ep, call, MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed on intercommunicators"); \
+    } while (0)
+/* For the collectives MPI defines on intracommunicators only (scans), and
+ * those not yet built for intercommunicators. */
+#define COLL_ENTRY_INTRA(call, comm, ep)                                                          \
+    do {                                                                                          \
+        int rc_;                                                                                  \
+        EP_ENTRY_EP(call, comm, ep);                                                              \
+        if ((rc_ = ep_check_intra(ep, call)))                                                     \
+            return rc_;                                                                           \
     } while (0)
 
 /* A non-blocking form called with request == NULL. */
@@ -51,7 +61,7 @@ static int check_counts(ep_endpoint_t *ep, const char *call, const char *what, c
 {
     if (!counts || !displs)
         return ep_raise(ep, call, MPI_ERR_ARG, "%s counts or displacements are NULL", what);
-    for (int r = 0; r < ep->comm->size; r++)
+    for (int r = 0; r < ep_remote_size(ep); r++)
         if (counts[r] < 0)
             return ep_raise(ep, call, MPI_ERR_COUNT, "%s count %d for rank %d is negative", what, counts[r], r);
     return MPI_SUCCESS;
@@ -62,7 +72,7 @@ static int check_types(ep_endpoint_t *ep, const char *call, const MPI_Datatype *
     int rc;
     if (!types)
         return ep_raise(ep, call, MPI_ERR_ARG, "datatype array is NULL");
-    for (int r = 0; r < ep->comm->size; r++)
+    for (int r = 0; r < ep_remote_size(ep); r++)
         if (counts[r] > 0 && (rc = ep_check_type(ep, call, types[r])))
             return rc;
     return MPI_SUCCESS;
@@ -84,7 +94,7 @@ static int barrier_ep(const char *call, MPI_Comm comm, MPI_Request *req)
 {
     ep_endpoint_t *ep;
     ep_coll_args_t a;
-    COLL_ENTRY(call, comm, ep);
+    EP_ENTRY_EP(call, comm, ep);
     ep_coll_barrier(&a, ep);
     return coll_go(ep, call, &a, req);
 }
@@ -111,8 +121,11 @@ static int bcast_ep(const char *call, void *buffer, int count, MPI_Datatype data
     ep_endpoint_t *ep;
     ep_coll_args_t a;
     int rc;
-    COLL_ENTRY(call, comm, ep);
-    if ((rc = ep_check_root(ep, call, root)) || (rc = check_block(ep, call, buffer, count, datatype)))
+    EP_ENTRY_EP(call, comm, ep);
+    if ((rc = ep_check_root(ep, call, root)))
+        return rc;
+    /* Intercommunicators: the buffer matters at MPI_ROOT and in the other group. */
+    if ((!ep->comm->inter || root != MPI_PROC_NULL) && (rc = check_block(ep, call, buffer, count, datatype)))
         return rc;
     ep_coll_bcast(&a, ep, buffer, count, datatype, root);
     return coll_go(ep, call, &a, req);
@@ -142,20 +155,22 @@ static int reduce_ep(const char *call, const void *sendbuf, void *recvbuf, int c
     ep_endpoint_t *ep;
     ep_coll_args_t a;
     int rc;
-    COLL_ENTRY(call, comm, ep);
-    if (all)
-        root = -1;
-    else if ((rc = ep_check_root(ep, call, root)))
+    COLL_ENTRY(call, comm, ep, sendbuf);
+    int inter = ep->comm->inter;
+    if (!all && (rc = ep_check_root(ep, call, root)))
         return rc;
     if ((rc = check_reduction(ep, call, count, datatype, op)))
         return rc;
-    int gets = root < 0 || ep->rank == root;
+    /* Who receives the result, and who contributes (intercommunicators:
+     * the root's group receives, the other contributes). */
+    int gets = all || (inter ? root == MPI_ROOT : ep->rank == root);
+    int gives = all || !inter || root >= 0;
     if (sendbuf == MPI_IN_PLACE && !gets)
         return ep_raise(ep, call, MPI_ERR_BUFFER, "MPI_IN_PLACE is only allowed at the root");
     if ((gets && (rc = ep_check_buf(ep, call, recvbuf, count, datatype))) ||
-        (sendbuf != MPI_IN_PLACE && (rc = ep_check_buf(ep, call, sendbuf, count, datatype))))
+        (gives && sendbuf != MPI_IN_PLACE && (rc = ep_check_buf(ep, call, sendbuf, count, datatype))))
         return rc;
-    ep_coll_reduce(&a, ep, sendbuf, recvbuf, count, datatype, op, root);
+    ep_coll_reduce(&a, ep, sendbuf, recvbuf, count, datatype, op, all, root);
     return coll_go(ep, call, &a, req);
 }
 
@@ -203,7 +218,7 @@ static int allgather_ep(const char *call, const void *sendbuf, int sendcount, MP
     ep_endpoint_t *ep;
     ep_coll_args_t a;
     int rc;
-    COLL_ENTRY(call, comm, ep);
+    COLL_ENTRY(call, comm, ep, sendbuf);
     if ((rc = check_block(ep, call, recvbuf, recvcount, recvtype)) ||
         (sendbuf != MPI_IN_PLACE && (rc = check_block(ep, call, sendbuf, sendcount, sendtype))))
         return rc;
@@ -241,10 +256,13 @@ static int check_rooted(ep_endpoint_t *ep, const char *call, int root, const voi
     int rc;
     if ((rc = ep_check_root(ep, call, root)))
         return rc;
-    int at_root = ep->rank == root;
-    if (buf == MPI_IN_PLACE && !at_root)
-        return ep_raise(ep, call, MPI_ERR_BUFFER, "MPI_IN_PLACE is only allowed at the root");
-    if (buf != MPI_IN_PLACE && (rc = check_block(ep, call, buf, count, type)))
+    /* Intercommunicators: MPI_ROOT holds the root's side, the other group
+     * its own blocks, MPI_PROC_NULL nothing. */
+    int inter = ep->comm->inter;
+    int at_root = inter ? root == MPI_ROOT : ep->rank == root;
+    if (buf == MPI_IN_PLACE && (inter || !at_root))
+        return ep_raise(ep, call, MPI_ERR_BUFFER, "MPI_IN_PLACE is only allowed at the root of an intracommunicator");
+    if ((!inter || root >= 0) && buf != MPI_IN_PLACE && (rc = check_block(ep, call, buf, count, type)))
         return rc;
     if (at_root && ((rc = ep_check_type(ep, call, root_type)) ||
                     (root_counts ? (rc = check_counts(ep, call, what, root_counts, displs))
@@ -260,7 +278,7 @@ static int gather_ep(const char *call, const void *sendbuf, int sendcount, MPI_D
     ep_endpoint_t *ep;
     ep_coll_args_t a;
     int rc;
-    COLL_ENTRY(call, comm, ep);
+    EP_ENTRY_EP(call, comm, ep);
     if ((rc = check_rooted(ep, call, root, sendbuf, sendcount, sendtype, recvcount, recvcounts, displs, recvtype,
                            "receive")))
         return rc;
@@ -317,7 +335,7 @@ static int scatter_ep(const char *call, const void *sendbuf, int sendcount, cons
     ep_endpoint_t *ep;
     ep_coll_args_t a;
     int rc;
-    COLL_ENTRY(call, comm, ep);
+    EP_ENTRY_EP(call, comm, ep);
     if ((rc = check_rooted(ep, call, root, recvbuf, recvcount, recvtype, sendcount, sendcounts, displs, sendtype,
                            "send")))
         return rc;
@@ -376,7 +394,7 @@ static int allgatherv_ep(const char *call, const void *sendbuf, int sendcount, M
     ep_endpoint_t *ep;
     ep_coll_args_t a;
     int rc;
-    COLL_ENTRY(call, comm, ep);
+    COLL_ENTRY(call, comm, ep, sendbuf);
     if ((sendbuf != MPI_IN_PLACE && (rc = check_block(ep, call, sendbuf, sendcount, sendtype))) ||
         (rc = ep_check_type(ep, call, recvtype)) || (rc = check_counts(ep, call, "receive", recvcounts, displs)))
         return rc;
@@ -411,7 +429,7 @@ static int alltoall_ep(const char *call, const void *sendbuf, int sendcount, MPI
     ep_endpoint_t *ep;
     ep_coll_args_t a;
     int rc;
-    COLL_ENTRY(call, comm, ep);
+    COLL_ENTRY(call, comm, ep, sendbuf);
     if ((sendbuf != MPI_IN_PLACE && (rc = check_block(ep, call, sendbuf, sendcount, sendtype))) ||
         (rc = check_block(ep, call, recvbuf, recvcount, recvtype)))
         return rc;
@@ -445,7 +463,7 @@ static int alltoallv_ep(const char *call, const void *sendbuf, const int *sendco
     ep_endpoint_t *ep;
     ep_coll_args_t a;
     int rc;
-    COLL_ENTRY(call, comm, ep);
+    COLL_ENTRY(call, comm, ep, sendbuf);
     if ((sendbuf != MPI_IN_PLACE && ((rc = ep_check_type(ep, call, sendtype)) ||
                                      (rc = check_counts(ep, call, "send", sendcounts, sdispls)))) ||
         (rc = ep_check_type(ep, call, recvtype)) || (rc = check_counts(ep, call, "receive", recvcounts, rdispls)))
@@ -485,7 +503,7 @@ static int alltoallw_ep(const char *call, const void *sendbuf, const int *sendco
     ep_endpoint_t *ep;
     ep_coll_args_t a;
     int rc;
-    COLL_ENTRY(call, comm, ep);
+    COLL_ENTRY(call, comm, ep, sendbuf);
     if ((sendbuf != MPI_IN_PLACE && ((rc = check_counts(ep, call, "send", sendcounts, sdispls)) ||
                                      (rc = check_types(ep, call, sendtypes, sendcounts)))) ||
         (rc = check_counts(ep, call, "receive", recvcounts, rdispls)) ||
@@ -528,7 +546,7 @@ static int reduce_scatter_ep(const char *call, const void *sendbuf, void *recvbu
     ep_endpoint_t *ep;
     ep_coll_args_t a;
     int rc;
-    COLL_ENTRY(call, comm, ep);
+    COLL_ENTRY_INTRA(call, comm, ep);
     if ((rc = check_reduction(ep, call, count, datatype, op)) ||
         (counts && (rc = check_counts(ep, call, "receive", counts, counts))))
         return rc;
@@ -579,7 +597,7 @@ static int scan_ep(const char *call, const void *sendbuf, void *recvbuf, int cou
     ep_endpoint_t *ep;
     ep_coll_args_t a;
     int rc;
-    COLL_ENTRY(call, comm, ep);
+    COLL_ENTRY_INTRA(call, comm, ep);
     if ((rc = check_reduction(ep, call, count, datatype, op)))
         return rc;
     ep_coll_scan(&a, ep, sendbuf, recvbuf, count, datatype, op, exclusive);

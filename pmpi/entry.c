@@ -178,6 +178,14 @@ int ep_check_recv_tag(ep_endpoint_t *ep, const char *call, int tag)
 
 int ep_check_root(ep_endpoint_t *ep, const char *call, int root)
 {
+    if (ep->comm->inter) {
+        int n = ep_remote_size(ep);
+        if (root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < n))
+            return MPI_SUCCESS;
+        return ep_raise(ep, call, MPI_ERR_ROOT,
+                        "invalid root %d (MPI_ROOT, MPI_PROC_NULL or a rank of the remote group, 0 to %d)", root,
+                        n - 1);
+    }
     if (root >= 0 && root < ep->comm->size)
         return MPI_SUCCESS;
     return ep_raise(ep, call, MPI_ERR_ROOT, "invalid root %d (the communicator has ranks 0 to %d)", root,

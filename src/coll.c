@@ -15,6 +15,8 @@ static void args_init(ep_coll_args_t *a, const ep_coll_kind_t *k, ep_endpoint_t 
     a->me = ep->rank;
     a->root = -1;
     a->op = MPI_OP_NULL;
+    a->roff = ep->comm->group_off[ep_remote_side(ep)];
+    a->rsize = ep_remote_size(ep);
 }
 
 static int has_pcomm(const ep_coll_inst_t *in) { return in->c->pcomm != MPI_COMM_NULL; }
@@ -78,6 +80,10 @@ static const ep_coll_kind_t bcast_kind = {"bcast", bcast_start, NULL, bcast_fini
 
 void ep_coll_bcast(ep_coll_args_t *a, ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int root)
 {
+    if (ep->comm->inter) {
+        ep_coll_inter_bcast(a, ep, buf, count, type, root);
+        return;
+    }
     args_init(a, &bcast_kind, ep);
     a->rbuf = buf;
     a->rcount = count;
@@ -117,7 +123,10 @@ static ep_status_t keep_part(const ep_coll_args_t *a, const char *result)
     return ep_dt_copy(result + (MPI_Aint)a->part_off * ext, a->rcount, a->stype, a->rbuf, a->rcount, a->stype, &n);
 }
 
-static int wants_result(const ep_coll_args_t *a) { return a->root < 0 || a->root == a->me; }
+static int wants_result(const ep_coll_args_t *a, int inter)
+{
+    return a->all || (inter ? a->root == MPI_ROOT : a->root == a->me);
+}
 
 static ep_status_t reduce_start(ep_coll_inst_t *in)
 {
@@ -127,7 +136,7 @@ static ep_status_t reduce_start(ep_coll_inst_t *in)
     MPI_Datatype type = a0->stype;
     ep_status_t rc;
 
-    if (c->nlocal == 1 && root < 0 && a0->part_off == 0 && a0->rcount == count) {
+    if (c->nlocal == 1 && a0->all && a0->part_off == 0 && a0->rcount == count) {
         /* Reduce straight into the receive buffer. */
         int64_t n;
         in->src = 1; /* the result is in place */
@@ -150,7 +159,7 @@ static ep_status_t reduce_start(ep_coll_inst_t *in)
     in->res = acc;
     if (!has_pcomm(in))
         return EP_OK;
-    if (root < 0)
+    if (a0->all)
         return pmpi_rc(PMPI_Iallreduce(MPI_IN_PLACE, acc, count, type, a0->op, c->pcomm, &in->preq));
     int rproc = c->ranks[root].proc;
     return pmpi_rc(PMPI_Ireduce(rproc == c->myproc ? MPI_IN_PLACE : acc, rproc == c->myproc ? acc : NULL, count,
@@ -160,7 +169,7 @@ static ep_status_t reduce_start(ep_coll_inst_t *in)
 static ep_status_t reduce_finish(ep_coll_inst_t *in, int lidx)
 {
     const ep_coll_args_t *a = in->args[lidx];
-    if (in->src || !wants_result(a))
+    if (in->src || !wants_result(a, 0))
         return EP_OK;
     return keep_part(a, in->res);
 }
@@ -168,12 +177,15 @@ static ep_status_t reduce_finish(ep_coll_inst_t *in, int lidx)
 static const ep_coll_kind_t reduce_kind = {"reduce", reduce_start, NULL, reduce_finish};
 
 /* The gathered path.  Inputs travel to every rank that folds them: the
- * root, everyone (root < 0), or for scans the ranks after the sender. */
+ * root, everyone (all), or for scans the ranks after the sender.  In an
+ * intercommunicator the inputs of one group go to the root (MPI_ROOT) or
+ * to every rank (all) of the other.  Rank s's input lands in slot s - roff
+ * of the folding rank's tmp. */
 static int folds_from(const ep_coll_args_t *a, int peer, int me)
 {
     if (a->scan)
         return peer < (a->scan == 2 ? me : me + 1);
-    return a->root < 0 || a->root == me;
+    return a->all || a->root == me;
 }
 
 static void gathered_send(const ep_coll_args_t *a, int peer, ep_block_t *b)
@@ -183,20 +195,42 @@ static void gathered_send(const ep_coll_args_t *a, int peer, ep_block_t *b)
         *b = (ep_block_t){input_of(a), a->scount, a->stype};
 }
 
+static void *slot(const ep_coll_args_t *a, int peer)
+{
+    return (char *)a->tmp + (MPI_Aint)(peer - a->roff) * a->scount * a->sext;
+}
+
 static void gathered_recv(const ep_coll_args_t *a, int peer, ep_block_t *b)
 {
     *b = (ep_block_t){NULL, 0, MPI_BYTE};
     if (folds_from(a, peer, a->me))
-        *b = (ep_block_t){(char *)a->tmp + (MPI_Aint)peer * a->scount * a->sext, a->scount, a->stype};
+        *b = (ep_block_t){slot(a, peer), a->scount, a->stype};
+}
+
+static int remote(const ep_coll_args_t *a, int peer) { return peer >= a->roff && peer < a->roff + a->rsize; }
+
+static void inter_send(const ep_coll_args_t *a, int peer, ep_block_t *b)
+{
+    *b = (ep_block_t){NULL, 0, MPI_BYTE};
+    if (remote(a, peer) && (a->all || (a->root >= 0 && peer == a->roff + a->root)))
+        *b = (ep_block_t){a->sbuf, a->scount, a->stype};
+}
+
+static void inter_recv(const ep_coll_args_t *a, int peer, ep_block_t *b)
+{
+    *b = (ep_block_t){NULL, 0, MPI_BYTE};
+    if (remote(a, peer) && (a->all || a->root == MPI_ROOT))
+        *b = (ep_block_t){slot(a, peer), a->scount, a->stype};
 }
 
 static ep_status_t gathered_finish(ep_coll_inst_t *in, int lidx)
 {
     ep_coll_args_t *a = in->args[lidx];
-    int n = a->scan ? (a->scan == 2 ? a->me : a->me + 1) : in->c->size;
+    int inter = in->c->inter;
+    int n = a->scan ? (a->scan == 2 ? a->me : a->me + 1) : a->rsize;
     void *block = NULL, *ablock = NULL;
     ep_status_t rc = EP_OK;
-    if (!wants_result(a) || n == 0)
+    if (!wants_result(a, inter) || n == 0)
         return EP_OK;
     a->tmp = ep_coll_typed_alloc((int64_t)a->scount * n, a->stype, &block);
     void *acc = ep_coll_typed_alloc(a->scount, a->stype, &ablock);
@@ -225,15 +259,16 @@ static const ep_coll_kind_t *reduction_kind(ep_endpoint_t *ep, MPI_Op op)
 {
     int commute = 1;
     PMPI_Op_commutative(op, &commute);
-    return (!commute && !ep->comm->blocked) || ep_config.coll_gathered ? &gathered_kind : &reduce_kind;
+    return (!commute && !ep->comm->blocked) || ep->comm->inter || ep_config.coll_gathered ? &gathered_kind
+                                                                                          : &reduce_kind;
 }
 
 static void reduction_args(ep_coll_args_t *a, ep_endpoint_t *ep, const ep_coll_kind_t *k, const void *sbuf,
                            void *rbuf, int count, MPI_Datatype type, MPI_Op op)
 {
     args_init(a, k, ep);
-    a->send_block = gathered_send;
-    a->recv_block = gathered_recv;
+    a->send_block = ep->comm->inter ? inter_send : gathered_send;
+    a->recv_block = ep->comm->inter ? inter_recv : gathered_recv;
     a->sbuf = sbuf;
     a->scount = count;
     a->stype = type;
@@ -245,9 +280,10 @@ static void reduction_args(ep_coll_args_t *a, ep_endpoint_t *ep, const ep_coll_k
 }
 
 void ep_coll_reduce(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count,
-                    MPI_Datatype type, MPI_Op op, int root)
+                    MPI_Datatype type, MPI_Op op, int all, int root)
 {
     reduction_args(a, ep, reduction_kind(ep, op), sbuf, rbuf, count, type, op);
+    a->all = all;
     a->root = root;
 }
 
@@ -264,6 +300,7 @@ void ep_coll_reduce_scatter(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sb
         total += k;
     }
     reduction_args(a, ep, reduction_kind(ep, op), sbuf, rbuf, total, type, op);
+    a->all = 1;
     a->part_off = mine;
     a->rcount = counts ? counts[ep->rank] : count;
 }
@@ -331,6 +368,7 @@ void ep_coll_scan(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, void *
 {
     const ep_coll_kind_t *k = !ep->comm->blocked || ep_config.coll_gathered ? &gathered_kind : &scan_kind;
     reduction_args(a, ep, k, sbuf, rbuf, count, type, op);
+    a->all = 1;
     a->scan = exclusive ? 2 : 1;
 }
 
@@ -406,6 +444,10 @@ static const ep_coll_kind_t allgather_kind = {"allgather", allgather_start, NULL
 void ep_coll_allgather(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype,
                        void *rbuf, int rcount, MPI_Datatype rtype)
 {
+    if (ep->comm->inter) {
+        ep_coll_inter_allgather(a, ep, sbuf, scount, stype, rbuf, rcount, rtype);
+        return;
+    }
     args_init(a, &allgather_kind, ep);
     a->sbuf = sbuf;
     a->scount = scount;

@@ -54,7 +54,11 @@ struct ep_coll_args {
     const ep_coll_kind_t *kind;
     void (*send_block)(const ep_coll_args_t *a, int peer, ep_block_t *b);
     void (*recv_block)(const ep_coll_args_t *a, int peer, ep_block_t *b);
-    int me, root; /* root < 0: every rank receives the result */
+    int me;       /* position in the rank map (ep->rank) */
+    int root;     /* as the caller passed it (intercommunicators: MPI_ROOT, MPI_PROC_NULL or a remote rank) */
+    int all;      /* reductions: every rank receives the result (Allreduce) */
+    int roff, rsize; /* the ranks this one addresses: ranks[roff .. roff+rsize-1] (the remote
+                        group of an intercommunicator, everyone in an intracommunicator) */
     const void *sbuf;
     int scount;
     const int *scounts, *sdispls;
@@ -104,12 +108,15 @@ ep_status_t ep_coll_xchg_start(ep_coll_inst_t *in);
 ep_status_t ep_coll_xchg_finish(ep_coll_inst_t *in, int lidx);
 
 /* Argument builders, one per collective (MPI_IN_PLACE as in MPI).  A
- * communicator with one process needs no PMPI call at all. */
+ * communicator with one process needs no PMPI call at all.  On
+ * intercommunicators Barrier, Bcast, the gathers, scatters and all-to-alls,
+ * Reduce and Allreduce take MPI's intercommunicator meaning (the exchange
+ * runs between the groups); the others are refused by the entry points. */
 void ep_coll_barrier(ep_coll_args_t *a, ep_endpoint_t *ep);
 void ep_coll_bcast(ep_coll_args_t *a, ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int root);
-/* Reduce (root >= 0), Allreduce (root < 0). */
+/* Reduce, or Allreduce (all: root unused). */
 void ep_coll_reduce(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count,
-                    MPI_Datatype type, MPI_Op op, int root);
+                    MPI_Datatype type, MPI_Op op, int all, int root);
 /* counts NULL: MPI_Reduce_scatter_block with `count` per rank. */
 void ep_coll_reduce_scatter(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count,
                             const int *counts, MPI_Datatype type, MPI_Op op);
@@ -129,5 +136,10 @@ void ep_coll_alltoallw(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, i
                        const int *sdispls, MPI_Datatype stype, const MPI_Datatype *stypes, void *rbuf, int rcount,
                        const int *rcounts, const int *rdispls, MPI_Datatype rtype, const MPI_Datatype *rtypes,
                        int byte_displs);
+
+/* Intercommunicator forms (used by the builders above). */
+void ep_coll_inter_bcast(ep_coll_args_t *a, ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int root);
+void ep_coll_inter_allgather(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype,
+                             void *rbuf, int rcount, MPI_Datatype rtype);
 
 #endif

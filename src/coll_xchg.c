@@ -147,6 +147,120 @@ static const ep_block_t none = {NULL, 0, MPI_BYTE};
 
 static const char *at(const void *buf, MPI_Aint disp, MPI_Aint ext) { return (const char *)buf + disp * ext; }
 
+/* Intercommunicators: blocks travel between the groups only, and a peer's
+ * place in the buffers is its rank in the remote group (peer - roff).
+ * Under MPI_ROOT the root's side; a rank of the other group names the
+ * root; MPI_PROC_NULL takes no part. */
+static int remote_rank(const ep_coll_args_t *x, int peer)
+{
+    return peer >= x->roff && peer < x->roff + x->rsize ? peer - x->roff : -1;
+}
+
+static int from_root(const ep_coll_args_t *x, int peer) { return x->root >= 0 && peer == x->roff + x->root; }
+
+static void ibcast_send(const ep_coll_args_t *x, int peer, ep_block_t *b)
+{
+    *b = none;
+    if (x->root == MPI_ROOT && remote_rank(x, peer) >= 0)
+        *b = (ep_block_t){x->rbuf, x->rcount, x->rtype};
+}
+
+static void ibcast_recv(const ep_coll_args_t *x, int peer, ep_block_t *b)
+{
+    *b = none;
+    if (from_root(x, peer))
+        *b = (ep_block_t){x->rbuf, x->rcount, x->rtype};
+}
+
+static void iblock(const void *buf, int count, const int *counts, const int *displs, MPI_Datatype type,
+                   MPI_Aint ext, int r, ep_block_t *b)
+{
+    if (counts)
+        *b = (ep_block_t){at(buf, displs[r], ext), counts[r], type};
+    else
+        *b = (ep_block_t){at(buf, (MPI_Aint)r * count, ext), count, type};
+}
+
+static void igather_send(const ep_coll_args_t *x, int peer, ep_block_t *b)
+{
+    *b = none;
+    if (from_root(x, peer))
+        *b = (ep_block_t){x->sbuf, x->scount, x->stype};
+}
+
+static void igather_recv(const ep_coll_args_t *x, int peer, ep_block_t *b)
+{
+    int r = remote_rank(x, peer);
+    *b = none;
+    if (x->root == MPI_ROOT && r >= 0)
+        iblock(x->rbuf, x->rcount, x->rcounts, x->rdispls, x->rtype, x->rext, r, b);
+}
+
+static void iscatter_send(const ep_coll_args_t *x, int peer, ep_block_t *b)
+{
+    int r = remote_rank(x, peer);
+    *b = none;
+    if (x->root == MPI_ROOT && r >= 0)
+        iblock(x->sbuf, x->scount, x->scounts, x->sdispls, x->stype, x->sext, r, b);
+}
+
+static void iscatter_recv(const ep_coll_args_t *x, int peer, ep_block_t *b)
+{
+    *b = none;
+    if (from_root(x, peer))
+        *b = (ep_block_t){x->rbuf, x->rcount, x->rtype};
+}
+
+static void iallgather_send(const ep_coll_args_t *x, int peer, ep_block_t *b)
+{
+    *b = none;
+    if (remote_rank(x, peer) >= 0)
+        *b = (ep_block_t){x->sbuf, x->scount, x->stype};
+}
+
+static void iallgather_recv(const ep_coll_args_t *x, int peer, ep_block_t *b)
+{
+    int r = remote_rank(x, peer);
+    *b = none;
+    if (r >= 0)
+        iblock(x->rbuf, x->rcount, x->rcounts, x->rdispls, x->rtype, x->rext, r, b);
+}
+
+static void a2a_block(const void *buf, int count, const int *counts, const int *displs, MPI_Datatype type,
+                      const MPI_Datatype *types, MPI_Aint ext, int peer, ep_block_t *b);
+
+static void ia2a_send(const ep_coll_args_t *x, int peer, ep_block_t *b)
+{
+    int r = remote_rank(x, peer);
+    *b = none;
+    if (r >= 0)
+        a2a_block(x->sbuf, x->scount, x->scounts, x->sdispls, x->stype, x->stypes, x->sext, r, b);
+}
+
+static void ia2a_recv(const ep_coll_args_t *x, int peer, ep_block_t *b)
+{
+    int r = remote_rank(x, peer);
+    *b = none;
+    if (r >= 0)
+        a2a_block(x->rbuf, x->rcount, x->rcounts, x->rdispls, x->rtype, x->rtypes, x->rext, r, b);
+}
+
+typedef void (*block_fn)(const ep_coll_args_t *, int, ep_block_t *);
+
+/* Makes a's exchange the intercommunicator form when ep's communicator is one. */
+static void inter_form(ep_coll_args_t *a, const ep_endpoint_t *ep, block_fn send, block_fn recv)
+{
+    a->roff = ep->comm->group_off[ep_remote_side(ep)];
+    a->rsize = ep_remote_size(ep);
+    if (ep->comm->inter) {
+        a->send_block = send;
+        a->recv_block = recv;
+    }
+}
+
+/* Does this rank hold the root's arguments? */
+static int at_root(const ep_endpoint_t *ep, int root) { return ep->comm->inter ? root == MPI_ROOT : ep->rank == root; }
+
 /* Gather(v): everyone sends one block to the root; the root receives one
  * from everyone (its own stays in place under MPI_IN_PLACE). */
 static void gather_send(const ep_coll_args_t *x, int peer, ep_block_t *b)
@@ -171,11 +285,12 @@ void ep_coll_gatherv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int
                             int rcount, const int *rcounts, const int *displs, MPI_Datatype rtype, int root)
 {
     MPI_Aint lb, ext = 0;
-    if (ep->rank == root)
+    if (at_root(ep, root))
         PMPI_Type_get_extent(rtype, &lb, &ext);
     *a = (ep_coll_args_t){.kind = &xchg_kind, .send_block = gather_send, .recv_block = gather_recv, .me = ep->rank, .root = root,
                    .sbuf = sbuf, .scount = scount, .stype = stype, .rbuf = rbuf, .rcount = rcount,
                    .rcounts = rcounts, .rdispls = displs, .rtype = rtype, .rext = ext};
+    inter_form(a, ep, igather_send, igather_recv);
 }
 
 /* Scatter(v): the mirror image. */
@@ -201,11 +316,12 @@ void ep_coll_scatterv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, in
                              MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root)
 {
     MPI_Aint lb, ext = 0;
-    if (ep->rank == root)
+    if (at_root(ep, root))
         PMPI_Type_get_extent(stype, &lb, &ext);
     *a = (ep_coll_args_t){.kind = &xchg_kind, .send_block = scatter_send, .recv_block = scatter_recv, .me = ep->rank, .root = root,
                    .sbuf = sbuf, .scount = scount, .scounts = scounts, .sdispls = displs, .stype = stype,
                    .sext = ext, .rbuf = rbuf, .rcount = rcount, .rtype = rtype};
+    inter_form(a, ep, iscatter_send, iscatter_recv);
 }
 
 /* Allgatherv: one block to everyone; under MPI_IN_PLACE the block is this
@@ -235,6 +351,26 @@ void ep_coll_allgatherv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, 
     *a = (ep_coll_args_t){.kind = &xchg_kind, .send_block = allgatherv_send, .recv_block = allgatherv_recv, .me = ep->rank, .sbuf = sbuf,
                    .scount = scount, .stype = stype, .rbuf = rbuf, .rcounts = rcounts, .rdispls = displs,
                    .rtype = rtype, .rext = ext};
+    inter_form(a, ep, iallgather_send, iallgather_recv);
+}
+
+/* Intercommunicator forms of collectives that have their own kind on
+ * intracommunicators. */
+void ep_coll_inter_allgather(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype,
+                             void *rbuf, int rcount, MPI_Datatype rtype)
+{
+    MPI_Aint lb, ext;
+    PMPI_Type_get_extent(rtype, &lb, &ext);
+    *a = (ep_coll_args_t){.kind = &xchg_kind, .me = ep->rank, .sbuf = sbuf, .scount = scount, .stype = stype,
+                          .rbuf = rbuf, .rcount = rcount, .rtype = rtype, .rext = ext};
+    inter_form(a, ep, iallgather_send, iallgather_recv);
+}
+
+void ep_coll_inter_bcast(ep_coll_args_t *a, ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int root)
+{
+    *a = (ep_coll_args_t){.kind = &xchg_kind, .me = ep->rank, .root = root, .rbuf = buf, .rcount = count,
+                          .rtype = type};
+    inter_form(a, ep, ibcast_send, ibcast_recv);
 }
 
 /* All-to-all in its three forms.  Under MPI_IN_PLACE the send blocks are
@@ -277,4 +413,5 @@ void ep_coll_alltoallw(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, i
                    .scounts = scounts, .sdispls = sdispls, .stype = stype, .stypes = stypes, .sext = sext,
                    .rbuf = rbuf, .rcount = rcount, .rcounts = rcounts, .rdispls = rdispls, .rtype = rtype,
                    .rtypes = rtypes, .rext = rext};
+    inter_form(a, ep, ia2a_send, ia2a_recv);
 }

@@ -79,6 +79,61 @@ static void traffic(MPI_Comm inter, int lrank, int lsize, int rsize, const char 
     free(rq);
 }
 
+/* Collectives across the groups.  Each rank contributes its rank in the
+ * test communicator, `rank`; rem[] lists the remote group's ranks there. */
+static void collectives(MPI_Comm inter, int rank, int mine, int lrank, int lsize, int rsize, const int *rem,
+                        const char *what)
+{
+    int v = -1, sum = 0, *all = malloc(sizeof *all * (size_t)rsize * 2), *mineall = malloc(sizeof(int) * (size_t)rsize);
+    EPT_CHECK(all && mineall, "out of memory");
+    for (int i = 0; i < rsize; i++)
+        sum += rem[i];
+    EPT_OK(MPI_Barrier(inter));
+    /* Bcast from local rank 0 of colour 0 to the other group. */
+    int root = mine == 0 ? (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+    v = mine == 0 && lrank == 0 ? 4242 + rank : -1;
+    EPT_OK(MPI_Bcast(&v, 1, MPI_INT, root, inter));
+    if (mine != 0)
+        EPT_CHECK(v == 4242 + rem[0], "%s: bcast got %d, expected %d", what, v, 4242 + rem[0]);
+    /* Allreduce: the other group's sum; Iallreduce the same. */
+    EPT_OK(MPI_Allreduce(&rank, &v, 1, MPI_INT, MPI_SUM, inter));
+    EPT_CHECK(v == sum, "%s: allreduce %d, expected %d", what, v, sum);
+    MPI_Request rq;
+    v = -1;
+    EPT_OK(MPI_Iallreduce(&rank, &v, 1, MPI_INT, MPI_MAX, inter, &rq));
+    EPT_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    EPT_CHECK(v == rem[rsize - 1], "%s: iallreduce max %d, expected %d", what, v, rem[rsize - 1]);
+    /* Reduce to local rank 0 of colour 1. */
+    root = mine == 1 ? (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+    v = -1;
+    EPT_OK(MPI_Reduce(&rank, &v, 1, MPI_INT, MPI_SUM, root, inter));
+    if (root == MPI_ROOT)
+        EPT_CHECK(v == sum, "%s: reduce %d, expected %d", what, v, sum);
+    /* Allgather: the other group's ranks, in its rank order. */
+    EPT_OK(MPI_Allgather(&rank, 1, MPI_INT, all, 1, MPI_INT, inter));
+    for (int i = 0; i < rsize; i++)
+        EPT_CHECK(all[i] == rem[i], "%s: allgather[%d] = %d, expected %d", what, i, all[i], rem[i]);
+    /* Gather at local rank 0 of colour 0, scatter back from it. */
+    root = mine == 0 ? (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+    EPT_OK(MPI_Gather(&rank, 1, MPI_INT, all, 1, MPI_INT, root, inter));
+    if (root == MPI_ROOT)
+        for (int i = 0; i < rsize; i++)
+            EPT_CHECK(all[i] == rem[i], "%s: gather[%d] = %d, expected %d", what, i, all[i], rem[i]);
+    for (int i = 0; i < rsize; i++)
+        mineall[i] = 1000 * rank + i;
+    v = -1;
+    EPT_OK(MPI_Scatter(mineall, 1, MPI_INT, &v, 1, MPI_INT, root, inter));
+    if (mine != 0)
+        EPT_CHECK(v == 1000 * rem[0] + lrank, "%s: scatter got %d", what, v);
+    /* Alltoall: block i to remote rank i. */
+    EPT_OK(MPI_Alltoall(mineall, 1, MPI_INT, all, 1, MPI_INT, inter));
+    for (int i = 0; i < rsize; i++)
+        EPT_CHECK(all[i] == 1000 * rem[i] + lrank, "%s: alltoall[%d] = %d", what, i, all[i]);
+    (void)lsize;
+    free(all);
+    free(mineall);
+}
+
 static void one_case(MPI_Comm comm, int rank, int size, const intercomm_case_t *ic)
 {
     const int *color = ic->color;
@@ -142,6 +197,13 @@ static void one_case(MPI_Comm comm, int rank, int size, const intercomm_case_t *
     free(got);
 
     traffic(inter, lrank, lsize, rsize, ic->name);
+    int *rem = malloc(sizeof *rem * (size_t)rsize);
+    EPT_CHECK(rem, "out of memory");
+    for (int i = 0, k = 0; i < size; i++)
+        if (color[i] != mine)
+            rem[k++] = i;
+    collectives(inter, rank, mine, lrank, lsize, rsize, rem, ic->name);
+    free(rem);
     MPI_Comm dup;
     EPT_OK(MPI_Comm_dup(inter, &dup));
     EPT_OK(MPI_Comm_test_inter(dup, &flag));

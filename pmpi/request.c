@@ -346,6 +346,9 @@ EP_API int MPI_Request_free(MPI_Request *request)
     ep_request_t *r = ep_request_get(*request);
     if (!r)
         return bad_request("MPI_Request_free", *request);
+    if (r->kind == EP_REQ_COLL)
+        return ep_raise(r->ep, "MPI_Request_free", MPI_ERR_REQUEST,
+                        "a non-blocking collective request cannot be freed; complete it with a wait or test call");
     ep_registry_remove((int)r->handle);
     r->handle = MPI_REQUEST_NULL;
     *request = MPI_REQUEST_NULL;
@@ -363,6 +366,9 @@ EP_API int MPI_Cancel(MPI_Request *request)
     ep_request_t *r = ep_request_get(*request);
     if (!r)
         return bad_request("MPI_Cancel", *request);
+    if (r->kind == EP_REQ_COLL)
+        return ep_raise(r->ep, "MPI_Cancel", MPI_ERR_REQUEST,
+                        "a non-blocking collective cannot be cancelled (MPI makes it erroneous)");
     /* Receives are cancelled if still unmatched.  Sends are not cancelled:
      * they complete normally and MPI_Test_cancelled reports false. */
     if (r->kind == EP_REQ_RECV)

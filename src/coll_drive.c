@@ -82,14 +82,18 @@ static void inst_free(ep_coll_inst_t *in)
 }
 
 /* Under coll_lock, with the PMPI part finished: completes and finishes
- * every local endpoint, marks their requests done and frees the instance. */
+ * every local endpoint, marks their requests done and frees the instance.
+ * Every finish runs before any request is marked done: a finish may read
+ * another endpoint's buffers (bcast copies from the source endpoint's),
+ * which are that endpoint's again as soon as its request is done. */
 static void inst_finish(ep_coll_inst_t *in)
 {
     const ep_coll_kind_t *k = in->args[0]->kind;
     ep_status_t rc = in->status;
+    int n = in->c->nlocal;
     if (!rc && k->complete)
         rc = k->complete(in);
-    for (int i = 0; i < in->c->nlocal; i++) {
+    for (int i = 0; i < n; i++) {
         ep_status_t st = rc;
         if (!st && k->finish)
             st = k->finish(in, i);
@@ -97,8 +101,9 @@ static void inst_finish(ep_coll_inst_t *in)
         ep_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, st ? ep_status_class(st) : MPI_SUCCESS, 0, 0);
         r->coll_status = st;
         r->coll_inst = NULL;
-        ep_request_set_done(r);
     }
+    for (int i = 0; i < n; i++)
+        ep_request_set_done(in->reqs[i]);
     inst_release(in);
     inst_free(in);
 }

@@ -31,3 +31,5 @@ MPI_TESTS += test/mpi/threadcomm
 test_mpi_threadcomm_CFLAGS = $(MPI_TEST_CFLAGS)
 MPI_TESTS += test/mpi/comm_inter
 test_mpi_comm_inter_CFLAGS = $(MPI_TEST_CFLAGS)
+MPI_TESTS += test/mpi/coll_nonblocking
+test_mpi_coll_nonblocking_CFLAGS = $(MPI_TEST_CFLAGS)

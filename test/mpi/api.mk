@@ -33,3 +33,5 @@ MPI_TESTS += test/mpi/comm_inter
 test_mpi_comm_inter_CFLAGS = $(MPI_TEST_CFLAGS)
 MPI_TESTS += test/mpi/coll_nonblocking
 test_mpi_coll_nonblocking_CFLAGS = $(MPI_TEST_CFLAGS)
+MPI_TESTS += test/mpi/comm_loop
+test_mpi_comm_loop_CFLAGS = $(MPI_TEST_CFLAGS)

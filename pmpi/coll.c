@@ -1,15 +1,21 @@
 /* Collectives on endpoint communicators, blocking and non-blocking: each
  * pair shares one function that checks the arguments once and describes
- * the call (src/coll.h); `req` NULL runs it to completion, otherwise it
- * starts and *req gets the request. */
+ * the call (src/coll.h).  The blocking form passes BLOCKING as the request
+ * pointer and the call runs to completion; the non-blocking form passes
+ * the caller's, which gets the request. */
 #include "coll.h"
 #include "entry.h"
+
+static MPI_Request blocking_slot;
+#define BLOCKING (&blocking_slot)
 
 static int coll_go(ep_endpoint_t *ep, const char *call, ep_coll_args_t *a, MPI_Request *req)
 {
     ep_status_t st;
-    if (!req)
+    if (req == BLOCKING)
         st = ep_coll_run(ep, a);
+    else if (!req)
+        return ep_raise(ep, call, MPI_ERR_REQUEST, "the request argument is NULL");
     else {
         ep_request_t *r;
         if (!(st = ep_coll_start(ep, a, &r)))
@@ -35,14 +41,6 @@ static int coll_go(ep_endpoint_t *ep, const char *call, ep_coll_args_t *a, MPI_R
         if ((rc_ = ep_check_intra(ep, call)))                                                     \
             return rc_;                                                                           \
     } while (0)
-
-/* A non-blocking form called with request == NULL. */
-static int null_request(const char *call, MPI_Comm comm)
-{
-    ep_endpoint_t *ep;
-    EP_ENTRY_EP(call, comm, ep);
-    return ep_raise(ep, call, MPI_ERR_REQUEST, "the request argument is NULL");
-}
 
 /* ---- argument checks shared by the collectives below ------------------------- */
 
@@ -103,15 +101,13 @@ EP_API int MPI_Barrier(MPI_Comm comm)
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Barrier(comm);
-    return barrier_ep("MPI_Barrier", comm, NULL);
+    return barrier_ep("MPI_Barrier", comm, BLOCKING);
 }
 
 EP_API int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Ibarrier(comm, request);
-    if (!request)
-        return null_request("MPI_Ibarrier", comm);
     return barrier_ep("MPI_Ibarrier", comm, request);
 }
 
@@ -135,7 +131,7 @@ EP_API int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, M
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Bcast(buffer, count, datatype, root, comm);
-    return bcast_ep("MPI_Bcast", buffer, count, datatype, root, comm, NULL);
+    return bcast_ep("MPI_Bcast", buffer, count, datatype, root, comm, BLOCKING);
 }
 
 EP_API int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
@@ -143,8 +139,6 @@ EP_API int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, 
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
-    if (!request)
-        return null_request("MPI_Ibcast", comm);
     return bcast_ep("MPI_Ibcast", buffer, count, datatype, root, comm, request);
 }
 
@@ -179,7 +173,7 @@ EP_API int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Data
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-    return reduce_ep("MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, 1, 0, comm, NULL);
+    return reduce_ep("MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, 1, 0, comm, BLOCKING);
 }
 
 EP_API int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
@@ -187,8 +181,6 @@ EP_API int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Dat
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
-    if (!request)
-        return null_request("MPI_Iallreduce", comm);
     return reduce_ep("MPI_Iallreduce", sendbuf, recvbuf, count, datatype, op, 1, 0, comm, request);
 }
 
@@ -197,8 +189,7 @@ EP_API int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatyp
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
-    return reduce_ep("MPI_Reduce", sendbuf, recvbuf, count, datatype, op, 0, root, comm,
-                     NULL);
+    return reduce_ep("MPI_Reduce", sendbuf, recvbuf, count, datatype, op, 0, root, comm, BLOCKING);
 }
 
 EP_API int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
@@ -206,8 +197,6 @@ EP_API int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
-    if (!request)
-        return null_request("MPI_Ireduce", comm);
     return reduce_ep("MPI_Ireduce", sendbuf, recvbuf, count, datatype, op, 0, root, comm,
                      request);
 }
@@ -231,7 +220,7 @@ EP_API int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendty
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    return allgather_ep("MPI_Allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL);
+    return allgather_ep("MPI_Allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, BLOCKING);
 }
 
 EP_API int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
@@ -239,8 +228,6 @@ EP_API int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendt
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-    if (!request)
-        return null_request("MPI_Iallgather", comm);
     return allgather_ep("MPI_Iallgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
@@ -292,7 +279,7 @@ EP_API int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
     return gather_ep("MPI_Gather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL, recvtype, root,
-                     comm, NULL);
+                     comm, BLOCKING);
 }
 
 EP_API int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
@@ -300,8 +287,6 @@ EP_API int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-    if (!request)
-        return null_request("MPI_Igather", comm);
     return gather_ep("MPI_Igather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL, recvtype, root,
                      comm, request);
 }
@@ -312,7 +297,7 @@ EP_API int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
     return gather_ep("MPI_Gatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, root,
-                     comm, NULL);
+                     comm, BLOCKING);
 }
 
 EP_API int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -322,8 +307,6 @@ EP_API int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
                              request);
-    if (!request)
-        return null_request("MPI_Igatherv", comm);
     return gather_ep("MPI_Igatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, root,
                      comm, request);
 }
@@ -349,7 +332,7 @@ EP_API int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
     return scatter_ep("MPI_Scatter", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, recvtype, root,
-                      comm, NULL);
+                      comm, BLOCKING);
 }
 
 EP_API int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
@@ -357,8 +340,6 @@ EP_API int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-    if (!request)
-        return null_request("MPI_Iscatter", comm);
     return scatter_ep("MPI_Iscatter", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, recvtype, root,
                       comm, request);
 }
@@ -369,7 +350,7 @@ EP_API int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int d
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
     return scatter_ep("MPI_Scatterv", sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
-                      comm, NULL);
+                      comm, BLOCKING);
 }
 
 EP_API int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
@@ -379,8 +360,6 @@ EP_API int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int 
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
                               request);
-    if (!request)
-        return null_request("MPI_Iscatterv", comm);
     return scatter_ep("MPI_Iscatterv", sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
                       comm, request);
 }
@@ -398,7 +377,7 @@ static int allgatherv_ep(const char *call, const void *sendbuf, int sendcount, M
     if ((sendbuf != MPI_IN_PLACE && (rc = check_block(ep, call, sendbuf, sendcount, sendtype))) ||
         (rc = ep_check_type(ep, call, recvtype)) || (rc = check_counts(ep, call, "receive", recvcounts, displs)))
         return rc;
-    ep_coll_allgatherv(&a, ep, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
+    ep_coll_allgatherv(&a, ep, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype);
     return coll_go(ep, call, &a, req);
 }
 
@@ -408,7 +387,7 @@ EP_API int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendt
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
     return allgatherv_ep("MPI_Allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
-                         NULL);
+                         BLOCKING);
 }
 
 EP_API int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -417,8 +396,6 @@ EP_API int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype send
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
-    if (!request)
-        return null_request("MPI_Iallgatherv", comm);
     return allgatherv_ep("MPI_Iallgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                          comm, request);
 }
@@ -443,7 +420,7 @@ EP_API int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    return alltoall_ep("MPI_Alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL);
+    return alltoall_ep("MPI_Alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, BLOCKING);
 }
 
 EP_API int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
@@ -451,8 +428,6 @@ EP_API int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendty
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-    if (!request)
-        return null_request("MPI_Ialltoall", comm);
     return alltoall_ep("MPI_Ialltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
@@ -480,7 +455,7 @@ EP_API int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int 
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
     return alltoallv_ep("MPI_Alltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                        recvtype, comm, NULL);
+                        recvtype, comm, BLOCKING);
 }
 
 EP_API int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
@@ -490,8 +465,6 @@ EP_API int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
                                request);
-    if (!request)
-        return null_request("MPI_Ialltoallv", comm);
     return alltoallv_ep("MPI_Ialltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                         recvtype, comm, request);
 }
@@ -521,7 +494,7 @@ EP_API int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int 
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
     return alltoallw_ep("MPI_Alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                        recvtypes, comm, NULL);
+                        recvtypes, comm, BLOCKING);
 }
 
 EP_API int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -531,8 +504,6 @@ EP_API int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
                                request);
-    if (!request)
-        return null_request("MPI_Ialltoallw", comm);
     return alltoallw_ep("MPI_Ialltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                         recvtypes, comm, request);
 }
@@ -559,7 +530,7 @@ EP_API int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recv
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
-    return reduce_scatter_ep("MPI_Reduce_scatter_block", sendbuf, recvbuf, recvcount, NULL, datatype, op, comm, NULL);
+    return reduce_scatter_ep("MPI_Reduce_scatter_block", sendbuf, recvbuf, recvcount, NULL, datatype, op, comm, BLOCKING);
 }
 
 EP_API int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype,
@@ -567,8 +538,6 @@ EP_API int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int rec
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
-    if (!request)
-        return null_request("MPI_Ireduce_scatter_block", comm);
     return reduce_scatter_ep("MPI_Ireduce_scatter_block", sendbuf, recvbuf, recvcount, NULL, datatype, op, comm,
                              request);
 }
@@ -578,7 +547,7 @@ EP_API int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recv
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
-    return reduce_scatter_ep("MPI_Reduce_scatter", sendbuf, recvbuf, 0, recvcounts, datatype, op, comm, NULL);
+    return reduce_scatter_ep("MPI_Reduce_scatter", sendbuf, recvbuf, 0, recvcounts, datatype, op, comm, BLOCKING);
 }
 
 EP_API int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
@@ -586,8 +555,6 @@ EP_API int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int rec
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
-    if (!request)
-        return null_request("MPI_Ireduce_scatter", comm);
     return reduce_scatter_ep("MPI_Ireduce_scatter", sendbuf, recvbuf, 0, recvcounts, datatype, op, comm, request);
 }
 
@@ -608,7 +575,7 @@ EP_API int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
-    return scan_ep("MPI_Scan", sendbuf, recvbuf, count, datatype, op, comm, 0, NULL);
+    return scan_ep("MPI_Scan", sendbuf, recvbuf, count, datatype, op, comm, 0, BLOCKING);
 }
 
 EP_API int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
@@ -616,8 +583,6 @@ EP_API int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
-    if (!request)
-        return null_request("MPI_Iscan", comm);
     return scan_ep("MPI_Iscan", sendbuf, recvbuf, count, datatype, op, comm, 0, request);
 }
 
@@ -625,7 +590,7 @@ EP_API int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatyp
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
-    return scan_ep("MPI_Exscan", sendbuf, recvbuf, count, datatype, op, comm, 1, NULL);
+    return scan_ep("MPI_Exscan", sendbuf, recvbuf, count, datatype, op, comm, 1, BLOCKING);
 }
 
 EP_API int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
@@ -633,7 +598,5 @@ EP_API int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
-    if (!request)
-        return null_request("MPI_Iexscan", comm);
     return scan_ep("MPI_Iexscan", sendbuf, recvbuf, count, datatype, op, comm, 1, request);
 }

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void args_init(ep_coll_args_t *a, const ep_coll_kind_t *k, ep_endpoint_t *ep)
+void ep_coll_args_init(ep_coll_args_t *a, const ep_coll_kind_t *k, const ep_endpoint_t *ep)
 {
     memset(a, 0, sizeof *a);
     a->kind = k;
@@ -17,6 +17,17 @@ static void args_init(ep_coll_args_t *a, const ep_coll_kind_t *k, ep_endpoint_t 
     a->op = MPI_OP_NULL;
     a->roff = ep->comm->group_off[ep_remote_side(ep)];
     a->rsize = ep_remote_size(ep);
+}
+
+void ep_coll_set_root(ep_coll_args_t *a, const ep_endpoint_t *ep, int root)
+{
+    if (ep->comm->inter) {
+        a->at_root = root == MPI_ROOT;
+        a->root = root >= 0 ? a->roff + root : -1;
+    } else {
+        a->at_root = ep->rank == root;
+        a->root = root;
+    }
 }
 
 static int has_pcomm(const ep_coll_inst_t *in) { return in->c->pcomm != MPI_COMM_NULL; }
@@ -35,7 +46,7 @@ void *ep_coll_typed_alloc(int64_t count, MPI_Datatype t, void **block)
     return *block ? (char *)*block - tlb : NULL;
 }
 
-static MPI_Aint extent_of(MPI_Datatype t)
+MPI_Aint ep_coll_extent(MPI_Datatype t)
 {
     MPI_Aint lb, ext;
     PMPI_Type_get_extent(t, &lb, &ext);
@@ -51,7 +62,7 @@ static ep_status_t barrier_start(ep_coll_inst_t *in)
 
 static const ep_coll_kind_t barrier_kind = {"barrier", barrier_start, NULL, NULL};
 
-void ep_coll_barrier(ep_coll_args_t *a, ep_endpoint_t *ep) { args_init(a, &barrier_kind, ep); }
+void ep_coll_barrier(ep_coll_args_t *a, ep_endpoint_t *ep) { ep_coll_args_init(a, &barrier_kind, ep); }
 
 /* ---- bcast: the root's endpoint (or local index 0 where the root is
  * remote) takes part in the PMPI broadcast; the others copy from it. ------ */
@@ -81,20 +92,20 @@ static const ep_coll_kind_t bcast_kind = {"bcast", bcast_start, NULL, bcast_fini
 void ep_coll_bcast(ep_coll_args_t *a, ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int root)
 {
     if (ep->comm->inter) {
-        ep_coll_inter_bcast(a, ep, buf, count, type, root);
+        ep_coll_xchg_bcast(a, ep, buf, count, type, root);
         return;
     }
-    args_init(a, &bcast_kind, ep);
+    ep_coll_args_init(a, &bcast_kind, ep);
     a->rbuf = buf;
     a->rcount = count;
     a->rtype = type;
-    a->root = root;
+    ep_coll_set_root(a, ep, root);
 }
 
 /* ---- reductions ----------------------------------------------------------
  *
  * Arguments: the input (sbuf, scount elements of stype; rbuf under
- * MPI_IN_PLACE), the op, the root (< 0: everyone), and the part of the
+ * MPI_IN_PLACE), the op, the root or all, and the part of the
  * result this rank keeps: rcount elements from part_off (the whole result
  * for Reduce / Allreduce, one block for Reduce_scatter).
  *
@@ -119,27 +130,24 @@ static void fold(void *acc, const void *const *xs, int n, int count, MPI_Datatyp
 static ep_status_t keep_part(const ep_coll_args_t *a, const char *result)
 {
     int64_t n;
-    MPI_Aint ext = extent_of(a->stype);
+    MPI_Aint ext = ep_coll_extent(a->stype);
     return ep_dt_copy(result + (MPI_Aint)a->part_off * ext, a->rcount, a->stype, a->rbuf, a->rcount, a->stype, &n);
 }
 
-static int wants_result(const ep_coll_args_t *a, int inter)
-{
-    return a->all || (inter ? a->root == MPI_ROOT : a->root == a->me);
-}
+static int wants_result(const ep_coll_args_t *a) { return a->all || a->at_root; }
 
 static ep_status_t reduce_start(ep_coll_inst_t *in)
 {
     ep_comm_t *c = in->c;
     const ep_coll_args_t *a0 = in->args[0];
-    int count = a0->scount, root = a0->root;
+    int count = a0->scount;
     MPI_Datatype type = a0->stype;
     ep_status_t rc;
 
     if (c->nlocal == 1 && a0->all && a0->part_off == 0 && a0->rcount == count) {
         /* Reduce straight into the receive buffer. */
         int64_t n;
-        in->src = 1; /* the result is in place */
+        in->res = a0->rbuf;
         if (a0->sbuf != MPI_IN_PLACE && (rc = ep_dt_copy(a0->sbuf, count, type, a0->rbuf, count, type, &n)))
             return rc;
         if (!has_pcomm(in))
@@ -161,7 +169,7 @@ static ep_status_t reduce_start(ep_coll_inst_t *in)
         return EP_OK;
     if (a0->all)
         return pmpi_rc(PMPI_Iallreduce(MPI_IN_PLACE, acc, count, type, a0->op, c->pcomm, &in->preq));
-    int rproc = c->ranks[root].proc;
+    int rproc = c->ranks[a0->root].proc;
     return pmpi_rc(PMPI_Ireduce(rproc == c->myproc ? MPI_IN_PLACE : acc, rproc == c->myproc ? acc : NULL, count,
                                 type, a0->op, rproc, c->pcomm, &in->preq));
 }
@@ -169,68 +177,43 @@ static ep_status_t reduce_start(ep_coll_inst_t *in)
 static ep_status_t reduce_finish(ep_coll_inst_t *in, int lidx)
 {
     const ep_coll_args_t *a = in->args[lidx];
-    if (in->src || !wants_result(a, 0))
+    if (!wants_result(a) || in->res == a->rbuf) /* reduced in place */
         return EP_OK;
     return keep_part(a, in->res);
 }
 
 static const ep_coll_kind_t reduce_kind = {"reduce", reduce_start, NULL, reduce_finish};
 
-/* The gathered path.  Inputs travel to every rank that folds them: the
- * root, everyone (all), or for scans the ranks after the sender.  In an
- * intercommunicator the inputs of one group go to the root (MPI_ROOT) or
- * to every rank (all) of the other.  Rank s's input lands in slot s - roff
- * of the folding rank's tmp. */
-static int folds_from(const ep_coll_args_t *a, int peer, int me)
-{
-    if (a->scan)
-        return peer < (a->scan == 2 ? me : me + 1);
-    return a->all || a->root == me;
-}
+/* The gathered path.  Inputs travel to every rank that folds them, among
+ * the ranks their sender addresses: the root, everyone (all), or for scans
+ * the ranks from the sender on.  Rank s's input lands in slot
+ * ep_coll_slot(s) of the folding rank's tmp. */
+
+/* How many inputs the scan of `rank` folds (ranks 0 .. n-1). */
+static int scan_inputs(const ep_coll_args_t *a, int rank) { return a->scan == 2 ? rank : rank + 1; }
 
 static void gathered_send(const ep_coll_args_t *a, int peer, ep_block_t *b)
 {
     *b = (ep_block_t){NULL, 0, MPI_BYTE};
-    if (folds_from(a, a->me, peer))
+    if (ep_coll_slot(a, peer) >= 0 && (a->scan ? a->me < scan_inputs(a, peer) : a->all || peer == a->root))
         *b = (ep_block_t){input_of(a), a->scount, a->stype};
-}
-
-static void *slot(const ep_coll_args_t *a, int peer)
-{
-    return (char *)a->tmp + (MPI_Aint)(peer - a->roff) * a->scount * a->sext;
 }
 
 static void gathered_recv(const ep_coll_args_t *a, int peer, ep_block_t *b)
 {
+    int r = ep_coll_slot(a, peer);
     *b = (ep_block_t){NULL, 0, MPI_BYTE};
-    if (folds_from(a, peer, a->me))
-        *b = (ep_block_t){slot(a, peer), a->scount, a->stype};
-}
-
-static int remote(const ep_coll_args_t *a, int peer) { return peer >= a->roff && peer < a->roff + a->rsize; }
-
-static void inter_send(const ep_coll_args_t *a, int peer, ep_block_t *b)
-{
-    *b = (ep_block_t){NULL, 0, MPI_BYTE};
-    if (remote(a, peer) && (a->all || (a->root >= 0 && peer == a->roff + a->root)))
-        *b = (ep_block_t){a->sbuf, a->scount, a->stype};
-}
-
-static void inter_recv(const ep_coll_args_t *a, int peer, ep_block_t *b)
-{
-    *b = (ep_block_t){NULL, 0, MPI_BYTE};
-    if (remote(a, peer) && (a->all || a->root == MPI_ROOT))
-        *b = (ep_block_t){slot(a, peer), a->scount, a->stype};
+    if (r >= 0 && (a->scan ? peer < scan_inputs(a, a->me) : wants_result(a)))
+        *b = (ep_block_t){(char *)a->tmp + (MPI_Aint)r * a->scount * a->sext, a->scount, a->stype};
 }
 
 static ep_status_t gathered_finish(ep_coll_inst_t *in, int lidx)
 {
     ep_coll_args_t *a = in->args[lidx];
-    int inter = in->c->inter;
-    int n = a->scan ? (a->scan == 2 ? a->me : a->me + 1) : a->rsize;
+    int n = a->scan ? scan_inputs(a, a->me) : a->rsize;
     void *block = NULL, *ablock = NULL;
     ep_status_t rc = EP_OK;
-    if (!wants_result(a, inter) || n == 0)
+    if (!wants_result(a) || n == 0)
         return EP_OK;
     a->tmp = ep_coll_typed_alloc((int64_t)a->scount * n, a->stype, &block);
     void *acc = ep_coll_typed_alloc(a->scount, a->stype, &ablock);
@@ -266,13 +249,13 @@ static const ep_coll_kind_t *reduction_kind(ep_endpoint_t *ep, MPI_Op op)
 static void reduction_args(ep_coll_args_t *a, ep_endpoint_t *ep, const ep_coll_kind_t *k, const void *sbuf,
                            void *rbuf, int count, MPI_Datatype type, MPI_Op op)
 {
-    args_init(a, k, ep);
-    a->send_block = ep->comm->inter ? inter_send : gathered_send;
-    a->recv_block = ep->comm->inter ? inter_recv : gathered_recv;
+    ep_coll_args_init(a, k, ep);
+    a->send_block = gathered_send;
+    a->recv_block = gathered_recv;
     a->sbuf = sbuf;
     a->scount = count;
     a->stype = type;
-    a->sext = extent_of(type);
+    a->sext = ep_coll_extent(type);
     a->rbuf = rbuf;
     a->rcount = count;
     a->rtype = type;
@@ -284,7 +267,8 @@ void ep_coll_reduce(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, void
 {
     reduction_args(a, ep, reduction_kind(ep, op), sbuf, rbuf, count, type, op);
     a->all = all;
-    a->root = root;
+    if (!all)
+        ep_coll_set_root(a, ep, root);
 }
 
 /* Reduce_scatter(_block): a reduction of the whole vector; each rank keeps
@@ -445,15 +429,15 @@ void ep_coll_allgather(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, i
                        void *rbuf, int rcount, MPI_Datatype rtype)
 {
     if (ep->comm->inter) {
-        ep_coll_inter_allgather(a, ep, sbuf, scount, stype, rbuf, rcount, rtype);
+        ep_coll_allgatherv(a, ep, sbuf, scount, stype, rbuf, rcount, NULL, NULL, rtype);
         return;
     }
-    args_init(a, &allgather_kind, ep);
+    ep_coll_args_init(a, &allgather_kind, ep);
     a->sbuf = sbuf;
     a->scount = scount;
     a->stype = stype;
     a->rbuf = rbuf;
     a->rcount = rcount;
     a->rtype = rtype;
-    a->rext = extent_of(rtype);
+    a->rext = ep_coll_extent(rtype);
 }

@@ -55,10 +55,12 @@ struct ep_coll_args {
     void (*send_block)(const ep_coll_args_t *a, int peer, ep_block_t *b);
     void (*recv_block)(const ep_coll_args_t *a, int peer, ep_block_t *b);
     int me;       /* position in the rank map (ep->rank) */
-    int root;     /* as the caller passed it (intercommunicators: MPI_ROOT, MPI_PROC_NULL or a remote rank) */
-    int all;      /* reductions: every rank receives the result (Allreduce) */
     int roff, rsize; /* the ranks this one addresses: ranks[roff .. roff+rsize-1] (the remote
                         group of an intercommunicator, everyone in an intracommunicator) */
+    int root;     /* the root's position in the rank map; -1 when there is none, or when it is
+                     this rank's own group of an intercommunicator (MPI_ROOT, MPI_PROC_NULL) */
+    int at_root;  /* this rank holds the root's arguments (the root; MPI_ROOT) */
+    int all;      /* reductions: every rank receives the result (Allreduce) */
     const void *sbuf;
     int scount;
     const int *scounts, *sdispls;
@@ -83,9 +85,9 @@ struct ep_coll_inst {
     ep_coll_args_t **args; /* [nlocal] the local endpoints' arguments */
     MPI_Request preq;      /* the PMPI operation start began, or MPI_REQUEST_NULL */
     ep_status_t status;
-    int src;               /* the kind's choice of a local index (bcast: the data's source) */
+    int src;               /* bcast: the local index whose buffer holds the data */
     void *scratch[4];      /* the kind's buffers, freed with the instance */
-    void *res;             /* the kind's result, inside a scratch buffer */
+    void *res;             /* the kind's result (in a scratch buffer, or a receive buffer) */
     /* non-blocking driver */
     uint64_t seq;
     int arrived;
@@ -100,10 +102,21 @@ ep_status_t ep_coll_start(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_request
 /* Drives the collective behind r; 1 when r is complete. */
 int ep_coll_poll(ep_request_t *r);
 
-/* Shared helpers of the kinds. */
+/* Shared helpers of the kinds and builders. */
 void *ep_coll_typed_alloc(int64_t count, MPI_Datatype t, void **block);
-/* Where rank `peer`'s received block for local endpoint lidx starts in an
- * exchange's result (see coll_xchg.c). */
+MPI_Aint ep_coll_extent(MPI_Datatype t);
+/* Empty arguments of kind k for ep (no root). */
+void ep_coll_args_init(ep_coll_args_t *a, const ep_coll_kind_t *k, const ep_endpoint_t *ep);
+/* Sets root and at_root from the root argument as the caller passed it. */
+void ep_coll_set_root(ep_coll_args_t *a, const ep_endpoint_t *ep, int root);
+/* peer's place in per-rank buffers (its rank in the group a addresses),
+ * or -1 when a does not address it. */
+static inline int ep_coll_slot(const ep_coll_args_t *a, int peer)
+{
+    return peer >= a->roff && peer < a->roff + a->rsize ? peer - a->roff : -1;
+}
+/* The exchange kind's phases (coll_xchg.c), which the gathered reductions
+ * reuse: pack and start; unpack one endpoint's blocks. */
 ep_status_t ep_coll_xchg_start(ep_coll_inst_t *in);
 ep_status_t ep_coll_xchg_finish(ep_coll_inst_t *in, int lidx);
 
@@ -128,8 +141,9 @@ void ep_coll_gatherv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int
                      void *rbuf, int rcount, const int *rcounts, const int *displs, MPI_Datatype rtype, int root);
 void ep_coll_scatterv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, const int *scounts,
                       const int *displs, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root);
+/* rcounts NULL: rcount from every rank (Allgather on an intercommunicator). */
 void ep_coll_allgatherv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype,
-                        void *rbuf, const int *rcounts, const int *displs, MPI_Datatype rtype);
+                        void *rbuf, int rcount, const int *rcounts, const int *displs, MPI_Datatype rtype);
 /* All-to-all: counts/displs/types NULL mean the uniform form; displs in
  * elements unless byte_displs (MPI_Alltoallw). */
 void ep_coll_alltoallw(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, const int *scounts,
@@ -137,9 +151,8 @@ void ep_coll_alltoallw(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, i
                        const int *rcounts, const int *rdispls, MPI_Datatype rtype, const MPI_Datatype *rtypes,
                        int byte_displs);
 
-/* Intercommunicator forms (used by the builders above). */
-void ep_coll_inter_bcast(ep_coll_args_t *a, ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int root);
-void ep_coll_inter_allgather(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype,
-                             void *rbuf, int rcount, MPI_Datatype rtype);
+/* Bcast as an exchange: the root's block to every rank it addresses (the
+ * form intercommunicators use). */
+void ep_coll_xchg_bcast(ep_coll_args_t *a, ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int root);
 
 #endif

@@ -141,277 +141,209 @@ ep_status_t ep_coll_xchg_finish(ep_coll_inst_t *in, int lidx)
 
 static const ep_coll_kind_t xchg_kind = {"exchange", ep_coll_xchg_start, NULL, ep_coll_xchg_finish};
 
-/* ---- the collectives as exchanges ---------------------------------------- */
+/* ---- the collectives as exchanges ----------------------------------------
+ *
+ * Every block function only names peers the rank addresses (ep_coll_slot
+ * >= 0: everyone in an intracommunicator, the other group in an
+ * intercommunicator), and places a peer's block at its slot in per-rank
+ * buffers.  Roots are ep_coll_args_t's root / at_root, so the same
+ * functions serve both kinds of communicator (MPI_IN_PLACE only occurs on
+ * intracommunicators). */
 
 static const ep_block_t none = {NULL, 0, MPI_BYTE};
 
 static const char *at(const void *buf, MPI_Aint disp, MPI_Aint ext) { return (const char *)buf + disp * ext; }
 
-/* Intercommunicators: blocks travel between the groups only, and a peer's
- * place in the buffers is its rank in the remote group (peer - roff).
- * Under MPI_ROOT the root's side; a rank of the other group names the
- * root; MPI_PROC_NULL takes no part. */
-static int remote_rank(const ep_coll_args_t *x, int peer)
-{
-    return peer >= x->roff && peer < x->roff + x->rsize ? peer - x->roff : -1;
-}
-
-static int from_root(const ep_coll_args_t *x, int peer) { return x->root >= 0 && peer == x->roff + x->root; }
-
-static void ibcast_send(const ep_coll_args_t *x, int peer, ep_block_t *b)
-{
-    *b = none;
-    if (x->root == MPI_ROOT && remote_rank(x, peer) >= 0)
-        *b = (ep_block_t){x->rbuf, x->rcount, x->rtype};
-}
-
-static void ibcast_recv(const ep_coll_args_t *x, int peer, ep_block_t *b)
-{
-    *b = none;
-    if (from_root(x, peer))
-        *b = (ep_block_t){x->rbuf, x->rcount, x->rtype};
-}
-
-static void iblock(const void *buf, int count, const int *counts, const int *displs, MPI_Datatype type,
-                   MPI_Aint ext, int r, ep_block_t *b)
+/* Block r of a per-rank buffer: counts NULL for the uniform form, types
+ * NULL when all blocks have one type. */
+static void block_at(const void *buf, int count, const int *counts, const int *displs, MPI_Datatype type,
+                     const MPI_Datatype *types, MPI_Aint ext, int r, ep_block_t *b)
 {
     if (counts)
-        *b = (ep_block_t){at(buf, displs[r], ext), counts[r], type};
+        *b = (ep_block_t){at(buf, displs[r], ext), counts[r], types ? types[r] : type};
     else
         *b = (ep_block_t){at(buf, (MPI_Aint)r * count, ext), count, type};
 }
 
-static void igather_send(const ep_coll_args_t *x, int peer, ep_block_t *b)
+/* Bcast: the root's buffer to everyone it addresses. */
+static void bcast_send(const ep_coll_args_t *x, int peer, ep_block_t *b)
 {
     *b = none;
-    if (from_root(x, peer))
-        *b = (ep_block_t){x->sbuf, x->scount, x->stype};
-}
-
-static void igather_recv(const ep_coll_args_t *x, int peer, ep_block_t *b)
-{
-    int r = remote_rank(x, peer);
-    *b = none;
-    if (x->root == MPI_ROOT && r >= 0)
-        iblock(x->rbuf, x->rcount, x->rcounts, x->rdispls, x->rtype, x->rext, r, b);
-}
-
-static void iscatter_send(const ep_coll_args_t *x, int peer, ep_block_t *b)
-{
-    int r = remote_rank(x, peer);
-    *b = none;
-    if (x->root == MPI_ROOT && r >= 0)
-        iblock(x->sbuf, x->scount, x->scounts, x->sdispls, x->stype, x->sext, r, b);
-}
-
-static void iscatter_recv(const ep_coll_args_t *x, int peer, ep_block_t *b)
-{
-    *b = none;
-    if (from_root(x, peer))
+    if (x->at_root && ep_coll_slot(x, peer) >= 0)
         *b = (ep_block_t){x->rbuf, x->rcount, x->rtype};
 }
 
-static void iallgather_send(const ep_coll_args_t *x, int peer, ep_block_t *b)
+static void bcast_recv(const ep_coll_args_t *x, int peer, ep_block_t *b)
 {
     *b = none;
-    if (remote_rank(x, peer) >= 0)
-        *b = (ep_block_t){x->sbuf, x->scount, x->stype};
+    if (peer == x->root && !x->at_root)
+        *b = (ep_block_t){x->rbuf, x->rcount, x->rtype};
 }
 
-static void iallgather_recv(const ep_coll_args_t *x, int peer, ep_block_t *b)
+void ep_coll_xchg_bcast(ep_coll_args_t *a, ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int root)
 {
-    int r = remote_rank(x, peer);
-    *b = none;
-    if (r >= 0)
-        iblock(x->rbuf, x->rcount, x->rcounts, x->rdispls, x->rtype, x->rext, r, b);
+    ep_coll_args_init(a, &xchg_kind, ep);
+    a->send_block = bcast_send;
+    a->recv_block = bcast_recv;
+    a->rbuf = buf;
+    a->rcount = count;
+    a->rtype = type;
+    ep_coll_set_root(a, ep, root);
 }
-
-static void a2a_block(const void *buf, int count, const int *counts, const int *displs, MPI_Datatype type,
-                      const MPI_Datatype *types, MPI_Aint ext, int peer, ep_block_t *b);
-
-static void ia2a_send(const ep_coll_args_t *x, int peer, ep_block_t *b)
-{
-    int r = remote_rank(x, peer);
-    *b = none;
-    if (r >= 0)
-        a2a_block(x->sbuf, x->scount, x->scounts, x->sdispls, x->stype, x->stypes, x->sext, r, b);
-}
-
-static void ia2a_recv(const ep_coll_args_t *x, int peer, ep_block_t *b)
-{
-    int r = remote_rank(x, peer);
-    *b = none;
-    if (r >= 0)
-        a2a_block(x->rbuf, x->rcount, x->rcounts, x->rdispls, x->rtype, x->rtypes, x->rext, r, b);
-}
-
-typedef void (*block_fn)(const ep_coll_args_t *, int, ep_block_t *);
-
-/* Makes a's exchange the intercommunicator form when ep's communicator is one. */
-static void inter_form(ep_coll_args_t *a, const ep_endpoint_t *ep, block_fn send, block_fn recv)
-{
-    a->roff = ep->comm->group_off[ep_remote_side(ep)];
-    a->rsize = ep_remote_size(ep);
-    if (ep->comm->inter) {
-        a->send_block = send;
-        a->recv_block = recv;
-    }
-}
-
-/* Does this rank hold the root's arguments? */
-static int at_root(const ep_endpoint_t *ep, int root) { return ep->comm->inter ? root == MPI_ROOT : ep->rank == root; }
 
 /* Gather(v): everyone sends one block to the root; the root receives one
  * from everyone (its own stays in place under MPI_IN_PLACE). */
 static void gather_send(const ep_coll_args_t *x, int peer, ep_block_t *b)
 {
     *b = none;
-    if (peer == x->root && !(x->me == x->root && x->sbuf == MPI_IN_PLACE))
+    if (peer == x->root && !(x->at_root && x->sbuf == MPI_IN_PLACE))
         *b = (ep_block_t){x->sbuf, x->scount, x->stype};
 }
 
 static void gather_recv(const ep_coll_args_t *x, int peer, ep_block_t *b)
 {
+    int r = ep_coll_slot(x, peer);
     *b = none;
-    if (x->me != x->root || (peer == x->me && x->sbuf == MPI_IN_PLACE))
-        return;
-    if (x->rcounts)
-        *b = (ep_block_t){at(x->rbuf, x->rdispls[peer], x->rext), x->rcounts[peer], x->rtype};
-    else
-        *b = (ep_block_t){at(x->rbuf, (MPI_Aint)peer * x->rcount, x->rext), x->rcount, x->rtype};
+    if (x->at_root && r >= 0 && !(peer == x->me && x->sbuf == MPI_IN_PLACE))
+        block_at(x->rbuf, x->rcount, x->rcounts, x->rdispls, x->rtype, NULL, x->rext, r, b);
 }
 
-void ep_coll_gatherv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                            int rcount, const int *rcounts, const int *displs, MPI_Datatype rtype, int root)
+void ep_coll_gatherv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype,
+                     void *rbuf, int rcount, const int *rcounts, const int *displs, MPI_Datatype rtype, int root)
 {
-    MPI_Aint lb, ext = 0;
-    if (at_root(ep, root))
-        PMPI_Type_get_extent(rtype, &lb, &ext);
-    *a = (ep_coll_args_t){.kind = &xchg_kind, .send_block = gather_send, .recv_block = gather_recv, .me = ep->rank, .root = root,
-                   .sbuf = sbuf, .scount = scount, .stype = stype, .rbuf = rbuf, .rcount = rcount,
-                   .rcounts = rcounts, .rdispls = displs, .rtype = rtype, .rext = ext};
-    inter_form(a, ep, igather_send, igather_recv);
+    ep_coll_args_init(a, &xchg_kind, ep);
+    ep_coll_set_root(a, ep, root);
+    a->send_block = gather_send;
+    a->recv_block = gather_recv;
+    a->sbuf = sbuf;
+    a->scount = scount;
+    a->stype = stype;
+    a->rbuf = rbuf;
+    a->rcount = rcount;
+    a->rcounts = rcounts;
+    a->rdispls = displs;
+    a->rtype = rtype;
+    if (a->at_root) /* the receive side means something at the root only */
+        a->rext = ep_coll_extent(rtype);
 }
 
 /* Scatter(v): the mirror image. */
 static void scatter_send(const ep_coll_args_t *x, int peer, ep_block_t *b)
 {
+    int r = ep_coll_slot(x, peer);
     *b = none;
-    if (x->me != x->root || (peer == x->me && x->rbuf == MPI_IN_PLACE))
-        return;
-    if (x->scounts)
-        *b = (ep_block_t){at(x->sbuf, x->sdispls[peer], x->sext), x->scounts[peer], x->stype};
-    else
-        *b = (ep_block_t){at(x->sbuf, (MPI_Aint)peer * x->scount, x->sext), x->scount, x->stype};
+    if (x->at_root && r >= 0 && !(peer == x->me && x->rbuf == MPI_IN_PLACE))
+        block_at(x->sbuf, x->scount, x->scounts, x->sdispls, x->stype, NULL, x->sext, r, b);
 }
 
 static void scatter_recv(const ep_coll_args_t *x, int peer, ep_block_t *b)
 {
     *b = none;
-    if (peer == x->root && !(x->me == x->root && x->rbuf == MPI_IN_PLACE))
+    if (peer == x->root && !(x->at_root && x->rbuf == MPI_IN_PLACE))
         *b = (ep_block_t){x->rbuf, x->rcount, x->rtype};
 }
 
-void ep_coll_scatterv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, const int *scounts, const int *displs,
-                             MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root)
+void ep_coll_scatterv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, const int *scounts,
+                      const int *displs, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root)
 {
-    MPI_Aint lb, ext = 0;
-    if (at_root(ep, root))
-        PMPI_Type_get_extent(stype, &lb, &ext);
-    *a = (ep_coll_args_t){.kind = &xchg_kind, .send_block = scatter_send, .recv_block = scatter_recv, .me = ep->rank, .root = root,
-                   .sbuf = sbuf, .scount = scount, .scounts = scounts, .sdispls = displs, .stype = stype,
-                   .sext = ext, .rbuf = rbuf, .rcount = rcount, .rtype = rtype};
-    inter_form(a, ep, iscatter_send, iscatter_recv);
+    ep_coll_args_init(a, &xchg_kind, ep);
+    ep_coll_set_root(a, ep, root);
+    a->send_block = scatter_send;
+    a->recv_block = scatter_recv;
+    a->sbuf = sbuf;
+    a->scount = scount;
+    a->scounts = scounts;
+    a->sdispls = displs;
+    a->stype = stype;
+    a->rbuf = rbuf;
+    a->rcount = rcount;
+    a->rtype = rtype;
+    if (a->at_root)
+        a->sext = ep_coll_extent(stype);
 }
 
-/* Allgatherv: one block to everyone; under MPI_IN_PLACE the block is this
- * rank's part of the receive buffer, which stays where it is. */
+/* Allgather(v): one block to everyone; under MPI_IN_PLACE the block is
+ * this rank's part of the receive buffer, which stays where it is. */
 static void allgatherv_send(const ep_coll_args_t *x, int peer, ep_block_t *b)
 {
+    *b = none;
+    if (ep_coll_slot(x, peer) < 0 || (peer == x->me && x->sbuf == MPI_IN_PLACE))
+        return;
     if (x->sbuf != MPI_IN_PLACE)
         *b = (ep_block_t){x->sbuf, x->scount, x->stype};
-    else if (peer == x->me)
-        *b = none;
     else
-        *b = (ep_block_t){at(x->rbuf, x->rdispls[x->me], x->rext), x->rcounts[x->me], x->rtype};
+        block_at(x->rbuf, x->rcount, x->rcounts, x->rdispls, x->rtype, NULL, x->rext, x->me, b);
 }
 
 static void allgatherv_recv(const ep_coll_args_t *x, int peer, ep_block_t *b)
 {
+    int r = ep_coll_slot(x, peer);
     *b = none;
-    if (!(peer == x->me && x->sbuf == MPI_IN_PLACE))
-        *b = (ep_block_t){at(x->rbuf, x->rdispls[peer], x->rext), x->rcounts[peer], x->rtype};
+    if (r >= 0 && !(peer == x->me && x->sbuf == MPI_IN_PLACE))
+        block_at(x->rbuf, x->rcount, x->rcounts, x->rdispls, x->rtype, NULL, x->rext, r, b);
 }
 
-void ep_coll_allgatherv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                               const int *rcounts, const int *displs, MPI_Datatype rtype)
+void ep_coll_allgatherv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype,
+                        void *rbuf, int rcount, const int *rcounts, const int *displs, MPI_Datatype rtype)
 {
-    MPI_Aint lb, ext;
-    PMPI_Type_get_extent(rtype, &lb, &ext);
-    *a = (ep_coll_args_t){.kind = &xchg_kind, .send_block = allgatherv_send, .recv_block = allgatherv_recv, .me = ep->rank, .sbuf = sbuf,
-                   .scount = scount, .stype = stype, .rbuf = rbuf, .rcounts = rcounts, .rdispls = displs,
-                   .rtype = rtype, .rext = ext};
-    inter_form(a, ep, iallgather_send, iallgather_recv);
-}
-
-/* Intercommunicator forms of collectives that have their own kind on
- * intracommunicators. */
-void ep_coll_inter_allgather(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype,
-                             void *rbuf, int rcount, MPI_Datatype rtype)
-{
-    MPI_Aint lb, ext;
-    PMPI_Type_get_extent(rtype, &lb, &ext);
-    *a = (ep_coll_args_t){.kind = &xchg_kind, .me = ep->rank, .sbuf = sbuf, .scount = scount, .stype = stype,
-                          .rbuf = rbuf, .rcount = rcount, .rtype = rtype, .rext = ext};
-    inter_form(a, ep, iallgather_send, iallgather_recv);
-}
-
-void ep_coll_inter_bcast(ep_coll_args_t *a, ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int root)
-{
-    *a = (ep_coll_args_t){.kind = &xchg_kind, .me = ep->rank, .root = root, .rbuf = buf, .rcount = count,
-                          .rtype = type};
-    inter_form(a, ep, ibcast_send, ibcast_recv);
+    ep_coll_args_init(a, &xchg_kind, ep);
+    a->send_block = allgatherv_send;
+    a->recv_block = allgatherv_recv;
+    a->sbuf = sbuf;
+    a->scount = scount;
+    a->stype = stype;
+    a->rbuf = rbuf;
+    a->rcount = rcount;
+    a->rcounts = rcounts;
+    a->rdispls = displs;
+    a->rtype = rtype;
+    a->rext = ep_coll_extent(rtype);
 }
 
 /* All-to-all in its three forms.  Under MPI_IN_PLACE the send blocks are
  * the receive blocks: safe, because every block is packed before any
  * receive buffer is written. */
-static void a2a_block(const void *buf, int count, const int *counts, const int *displs, MPI_Datatype type,
-                      const MPI_Datatype *types, MPI_Aint ext, int peer, ep_block_t *b)
-{
-    if (counts)
-        *b = (ep_block_t){at(buf, displs[peer], ext), counts[peer], types ? types[peer] : type};
-    else
-        *b = (ep_block_t){at(buf, (MPI_Aint)peer * count, ext), count, type};
-}
-
 static void a2a_send(const ep_coll_args_t *x, int peer, ep_block_t *b)
 {
+    int r = ep_coll_slot(x, peer);
+    *b = none;
+    if (r < 0)
+        return;
     if (x->sbuf == MPI_IN_PLACE)
-        a2a_block(x->rbuf, x->rcount, x->rcounts, x->rdispls, x->rtype, x->rtypes, x->rext, peer, b);
+        block_at(x->rbuf, x->rcount, x->rcounts, x->rdispls, x->rtype, x->rtypes, x->rext, r, b);
     else
-        a2a_block(x->sbuf, x->scount, x->scounts, x->sdispls, x->stype, x->stypes, x->sext, peer, b);
+        block_at(x->sbuf, x->scount, x->scounts, x->sdispls, x->stype, x->stypes, x->sext, r, b);
 }
 
 static void a2a_recv(const ep_coll_args_t *x, int peer, ep_block_t *b)
 {
-    a2a_block(x->rbuf, x->rcount, x->rcounts, x->rdispls, x->rtype, x->rtypes, x->rext, peer, b);
+    int r = ep_coll_slot(x, peer);
+    *b = none;
+    if (r >= 0)
+        block_at(x->rbuf, x->rcount, x->rcounts, x->rdispls, x->rtype, x->rtypes, x->rext, r, b);
 }
 
 void ep_coll_alltoallw(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, const int *scounts,
-                              const int *sdispls, MPI_Datatype stype, const MPI_Datatype *stypes, void *rbuf,
-                              int rcount, const int *rcounts, const int *rdispls, MPI_Datatype rtype,
-                              const MPI_Datatype *rtypes, int byte_displs)
+                       const int *sdispls, MPI_Datatype stype, const MPI_Datatype *stypes, void *rbuf, int rcount,
+                       const int *rcounts, const int *rdispls, MPI_Datatype rtype, const MPI_Datatype *rtypes,
+                       int byte_displs)
 {
-    MPI_Aint lb, sext = 1, rext = 1;
-    if (!byte_displs) {
-        if (sbuf != MPI_IN_PLACE)
-            PMPI_Type_get_extent(stype, &lb, &sext);
-        PMPI_Type_get_extent(rtype, &lb, &rext);
-    }
-    *a = (ep_coll_args_t){.kind = &xchg_kind, .send_block = a2a_send, .recv_block = a2a_recv, .me = ep->rank, .sbuf = sbuf, .scount = scount,
-                   .scounts = scounts, .sdispls = sdispls, .stype = stype, .stypes = stypes, .sext = sext,
-                   .rbuf = rbuf, .rcount = rcount, .rcounts = rcounts, .rdispls = rdispls, .rtype = rtype,
-                   .rtypes = rtypes, .rext = rext};
-    inter_form(a, ep, ia2a_send, ia2a_recv);
+    ep_coll_args_init(a, &xchg_kind, ep);
+    a->send_block = a2a_send;
+    a->recv_block = a2a_recv;
+    a->sbuf = sbuf;
+    a->scount = scount;
+    a->scounts = scounts;
+    a->sdispls = sdispls;
+    a->stype = stype;
+    a->stypes = stypes;
+    a->rbuf = rbuf;
+    a->rcount = rcount;
+    a->rcounts = rcounts;
+    a->rdispls = rdispls;
+    a->rtype = rtype;
+    a->rtypes = rtypes;
+    /* Displacements count extents of the type, or bytes (Alltoallw). */
+    a->sext = byte_displs || sbuf == MPI_IN_PLACE ? 1 : ep_coll_extent(stype);
+    a->rext = byte_displs ? 1 : ep_coll_extent(rtype);
 }

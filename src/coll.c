@@ -96,9 +96,7 @@ void ep_coll_bcast(ep_coll_args_t *a, ep_endpoint_t *ep, void *buf, int count, M
         return;
     }
     ep_coll_args_init(a, &bcast_kind, ep);
-    a->rbuf = buf;
-    a->rcount = count;
-    a->rtype = type;
+    ep_coll_recv_side(a, buf, count, type);
     ep_coll_set_root(a, ep, root);
 }
 
@@ -252,13 +250,9 @@ static void reduction_args(ep_coll_args_t *a, ep_endpoint_t *ep, const ep_coll_k
     ep_coll_args_init(a, k, ep);
     a->send_block = gathered_send;
     a->recv_block = gathered_recv;
-    a->sbuf = sbuf;
-    a->scount = count;
-    a->stype = type;
+    ep_coll_send_side(a, sbuf, count, type);
     a->sext = ep_coll_extent(type);
-    a->rbuf = rbuf;
-    a->rcount = count;
-    a->rtype = type;
+    ep_coll_recv_side(a, rbuf, count, type);
     a->op = op;
 }
 
@@ -433,11 +427,7 @@ void ep_coll_allgather(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, i
         return;
     }
     ep_coll_args_init(a, &allgather_kind, ep);
-    a->sbuf = sbuf;
-    a->scount = scount;
-    a->stype = stype;
-    a->rbuf = rbuf;
-    a->rcount = rcount;
-    a->rtype = rtype;
+    ep_coll_send_side(a, sbuf, scount, stype);
+    ep_coll_recv_side(a, rbuf, rcount, rtype);
     a->rext = ep_coll_extent(rtype);
 }

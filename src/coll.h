@@ -107,6 +107,19 @@ void *ep_coll_typed_alloc(int64_t count, MPI_Datatype t, void **block);
 MPI_Aint ep_coll_extent(MPI_Datatype t);
 /* Empty arguments of kind k for ep (no root). */
 void ep_coll_args_init(ep_coll_args_t *a, const ep_coll_kind_t *k, const ep_endpoint_t *ep);
+/* The send side / receive side of a's call: buffer, count, type. */
+static inline void ep_coll_send_side(ep_coll_args_t *a, const void *buf, int count, MPI_Datatype type)
+{
+    a->sbuf = buf;
+    a->scount = count;
+    a->stype = type;
+}
+static inline void ep_coll_recv_side(ep_coll_args_t *a, void *buf, int count, MPI_Datatype type)
+{
+    a->rbuf = buf;
+    a->rcount = count;
+    a->rtype = type;
+}
 /* Sets root and at_root from the root argument as the caller passed it. */
 void ep_coll_set_root(ep_coll_args_t *a, const ep_endpoint_t *ep, int root);
 /* peer's place in per-rank buffers (its rank in the group a addresses),

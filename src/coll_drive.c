@@ -39,14 +39,6 @@ ep_status_t ep_coll_run(ep_endpoint_t *ep, ep_coll_args_t *a)
     ep_coll_inst_t mine, *in;
     ep_status_t rc;
 
-    if (c->nlocal == 1) {
-        inst_init(&mine, c, &a);
-        rc = lead(&mine);
-        if (!rc && k->finish)
-            rc = k->finish(&mine, 0);
-        inst_release(&mine);
-        return rc;
-    }
     atomic_store(&c->sync.ptr[ep->lidx], a);
     ep_sync_barrier(c);
     if (ep->lidx == 0) {

@@ -185,9 +185,7 @@ void ep_coll_xchg_bcast(ep_coll_args_t *a, ep_endpoint_t *ep, void *buf, int cou
     ep_coll_args_init(a, &xchg_kind, ep);
     a->send_block = bcast_send;
     a->recv_block = bcast_recv;
-    a->rbuf = buf;
-    a->rcount = count;
-    a->rtype = type;
+    ep_coll_recv_side(a, buf, count, type);
     ep_coll_set_root(a, ep, root);
 }
 
@@ -215,14 +213,10 @@ void ep_coll_gatherv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int
     ep_coll_set_root(a, ep, root);
     a->send_block = gather_send;
     a->recv_block = gather_recv;
-    a->sbuf = sbuf;
-    a->scount = scount;
-    a->stype = stype;
-    a->rbuf = rbuf;
-    a->rcount = rcount;
+    ep_coll_send_side(a, sbuf, scount, stype);
+    ep_coll_recv_side(a, rbuf, rcount, rtype);
     a->rcounts = rcounts;
     a->rdispls = displs;
-    a->rtype = rtype;
     if (a->at_root) /* the receive side means something at the root only */
         a->rext = ep_coll_extent(rtype);
 }
@@ -250,14 +244,10 @@ void ep_coll_scatterv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, in
     ep_coll_set_root(a, ep, root);
     a->send_block = scatter_send;
     a->recv_block = scatter_recv;
-    a->sbuf = sbuf;
-    a->scount = scount;
+    ep_coll_send_side(a, sbuf, scount, stype);
     a->scounts = scounts;
     a->sdispls = displs;
-    a->stype = stype;
-    a->rbuf = rbuf;
-    a->rcount = rcount;
-    a->rtype = rtype;
+    ep_coll_recv_side(a, rbuf, rcount, rtype);
     if (a->at_root)
         a->sext = ep_coll_extent(stype);
 }
@@ -289,14 +279,10 @@ void ep_coll_allgatherv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, 
     ep_coll_args_init(a, &xchg_kind, ep);
     a->send_block = allgatherv_send;
     a->recv_block = allgatherv_recv;
-    a->sbuf = sbuf;
-    a->scount = scount;
-    a->stype = stype;
-    a->rbuf = rbuf;
-    a->rcount = rcount;
+    ep_coll_send_side(a, sbuf, scount, stype);
+    ep_coll_recv_side(a, rbuf, rcount, rtype);
     a->rcounts = rcounts;
     a->rdispls = displs;
-    a->rtype = rtype;
     a->rext = ep_coll_extent(rtype);
 }
 
@@ -331,17 +317,13 @@ void ep_coll_alltoallw(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, i
     ep_coll_args_init(a, &xchg_kind, ep);
     a->send_block = a2a_send;
     a->recv_block = a2a_recv;
-    a->sbuf = sbuf;
-    a->scount = scount;
+    ep_coll_send_side(a, sbuf, scount, stype);
     a->scounts = scounts;
     a->sdispls = sdispls;
-    a->stype = stype;
     a->stypes = stypes;
-    a->rbuf = rbuf;
-    a->rcount = rcount;
+    ep_coll_recv_side(a, rbuf, rcount, rtype);
     a->rcounts = rcounts;
     a->rdispls = rdispls;
-    a->rtype = rtype;
     a->rtypes = rtypes;
     /* Displacements count extents of the type, or bytes (Alltoallw). */
     a->sext = byte_displs || sbuf == MPI_IN_PLACE ? 1 : ep_coll_extent(stype);

@@ -33,35 +33,6 @@
 #define NSLOTS 8
 static _Atomic long *shared;
 
-static void shared_setup(void)
-{
-    char path[64] = "";
-    int me;
-    PMPI_Comm_rank(MPI_COMM_WORLD, &me);
-    if (me == 0) {
-        snprintf(path, sizeof path, "/dev/shm/ept_coll_XXXXXX");
-        int fd = mkstemp(path);
-        if (fd < 0) {
-            snprintf(path, sizeof path, "/tmp/ept_coll_XXXXXX");
-            fd = mkstemp(path);
-        }
-        EPT_CHECK(fd >= 0, "cannot create the shared counter file");
-        EPT_CHECK(ftruncate(fd, 4096) == 0, "ftruncate");
-        close(fd);
-    }
-    /* The classic MPI_COMM_WORLD of MPICH, independent of the library. */
-    PMPI_Bcast(path, sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
-    int fd = open(path, O_RDWR);
-    EPT_CHECK(fd >= 0, "cannot open %s", path);
-    void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    EPT_CHECK(p != MAP_FAILED, "mmap");
-    close(fd);
-    shared = p;
-    PMPI_Barrier(MPI_COMM_WORLD);
-    if (me == 0)
-        unlink(path);
-}
-
 static void test_barrier(MPI_Comm c, int slot)
 {
     int s;
@@ -507,7 +478,7 @@ int main(int argc, char **argv)
         return 77;
     }
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    shared_setup();
+    shared = ept_shared_page();
 
     struct item {
         char c;

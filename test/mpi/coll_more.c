@@ -11,42 +11,21 @@
  * not grouped by process. */
 #include "eptest.h"
 
-/* Non-commutative operation: products of 2x2 matrices modulo a prime. */
-#define MOD 1000003LL
-typedef struct {
-    long long m[4];
-} mat_t;
+/* The non-commutative operation: ept_mat_t products (eptest.h). */
+static ept_mat_t mat_of(int r) { return (ept_mat_t){{r + 2, 1, 1, 0}}; }
 
-static mat_t mat_mul(mat_t a, mat_t b)
+static ept_mat_t mat_prefix(int from, int upto) /* M_from * ... * M_upto-1 */
 {
-    mat_t c = {{(a.m[0] * b.m[0] + a.m[1] * b.m[2]) % MOD, (a.m[0] * b.m[1] + a.m[1] * b.m[3]) % MOD,
-                (a.m[2] * b.m[0] + a.m[3] * b.m[2]) % MOD, (a.m[2] * b.m[1] + a.m[3] * b.m[3]) % MOD}};
-    return c;
-}
-
-static mat_t mat_of(int r) { return (mat_t){{r + 2, 1, 1, 0}}; }
-
-/* MPI: inout = in op inout, with in from the lower ranks. */
-static void mat_op(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-    (void)dt;
-    mat_t *a = in, *b = inout;
-    for (int i = 0; i < *len; i++)
-        b[i] = mat_mul(a[i], b[i]);
-}
-
-static mat_t mat_prefix(int from, int upto) /* M_from * ... * M_upto-1 */
-{
-    mat_t p = {{1, 0, 0, 1}};
+    ept_mat_t p = {{1, 0, 0, 1}};
     for (int r = from; r < upto; r++)
-        p = mat_mul(p, mat_of(r));
+        p = ept_mat_mul(p, mat_of(r));
     return p;
 }
 
 static MPI_Datatype mat_type;
 static MPI_Op mat_mpi_op;
 
-static void check_mat(mat_t got, mat_t want, const char *what, int r)
+static void check_mat(ept_mat_t got, ept_mat_t want, const char *what, int r)
 {
     EPT_CHECK(!memcmp(&got, &want, sizeof got), "%s at rank %d: got %lld %lld %lld %lld, want %lld %lld %lld %lld",
               what, r, got.m[0], got.m[1], got.m[2], got.m[3], want.m[0], want.m[1], want.m[2], want.m[3]);
@@ -68,12 +47,12 @@ static void reductions(MPI_Comm comm, int r, int n)
                       root, out[0], out[1], out[2]);
         else
             EPT_CHECK(out[0] == -1, "MPI_Reduce wrote a non-root receive buffer");
-        mat_t m = mat_of(r), res = {{0}};
+        ept_mat_t m = mat_of(r), res = {{0}};
         EPT_OK(MPI_Reduce(&m, &res, 1, mat_type, mat_mpi_op, root, comm));
         if (r == root)
             check_mat(res, mat_prefix(0, n), "non-commutative MPI_Reduce", r);
     }
-    mat_t m = mat_of(r), res;
+    ept_mat_t m = mat_of(r), res;
     EPT_OK(MPI_Allreduce(&m, &res, 1, mat_type, mat_mpi_op, comm));
     check_mat(res, mat_prefix(0, n), "non-commutative MPI_Allreduce", r);
 
@@ -130,7 +109,7 @@ static void reductions(MPI_Comm comm, int r, int n)
         s = v;
         EPT_OK(MPI_Scan(MPI_IN_PLACE, &s, 1, MPI_INT, MPI_MAX, comm));
         EPT_CHECK(s == r + 1, "in-place MPI_Scan max %d", s);
-        mat_t mm = mat_of(r), ms, me;
+        ept_mat_t mm = mat_of(r), ms, me;
         EPT_OK(MPI_Scan(&mm, &ms, 1, mat_type, mat_mpi_op, comm));
         check_mat(ms, mat_prefix(0, r + 1), "non-commutative MPI_Scan", r);
         EPT_OK(MPI_Exscan(&mm, &me, 1, mat_type, mat_mpi_op, comm));
@@ -323,9 +302,7 @@ int main(int argc, char **argv)
 #endif
     watchdog_arm(60);
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    MPI_Type_contiguous(4, MPI_LONG_LONG, &mat_type);
-    MPI_Type_commit(&mat_type);
-    MPI_Op_create(mat_op, 0, &mat_mpi_op);
+    ept_mat_create(&mat_type, &mat_mpi_op);
     int nlocal = local_ranks(argc, argv);
     run_ranks(nlocal, body, NULL);
     MPI_Op_free(&mat_mpi_op);

@@ -60,82 +60,31 @@
 #define EPT_TYPE_LIFETIME 0
 #endif
 
-/* ---- a counter shared by all processes (as in coll_basic) --------------- */
+static _Atomic long *shared; /* ept_shared_page() */
 
-static _Atomic long *shared;
+/* ---- the non-commutative operation: ept_mat_t products (eptest.h) ------- */
 
-static void shared_setup(void)
-{
-    char path[64] = "";
-    int me;
-    PMPI_Comm_rank(MPI_COMM_WORLD, &me);
-    if (me == 0) {
-        snprintf(path, sizeof path, "/dev/shm/ept_nbc_XXXXXX");
-        int fd = mkstemp(path);
-        if (fd < 0) {
-            snprintf(path, sizeof path, "/tmp/ept_nbc_XXXXXX");
-            fd = mkstemp(path);
-        }
-        EPT_CHECK(fd >= 0, "cannot create the shared counter file");
-        EPT_CHECK(ftruncate(fd, 4096) == 0, "ftruncate");
-        close(fd);
-    }
-    PMPI_Bcast(path, sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
-    int fd = open(path, O_RDWR);
-    EPT_CHECK(fd >= 0, "cannot open %s", path);
-    void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    EPT_CHECK(p != MAP_FAILED, "mmap");
-    close(fd);
-    shared = p;
-    PMPI_Barrier(MPI_COMM_WORLD);
-    if (me == 0)
-        unlink(path);
-}
-
-/* ---- the non-commutative operation: 2x2 matrices modulo a prime --------- */
-
-#define MOD 1000003LL
-typedef struct {
-    long long m[4];
-} mat_t;
-
-static mat_t mat_mul(mat_t a, mat_t b)
-{
-    return (mat_t){{(a.m[0] * b.m[0] + a.m[1] * b.m[2]) % MOD, (a.m[0] * b.m[1] + a.m[1] * b.m[3]) % MOD,
-                    (a.m[2] * b.m[0] + a.m[3] * b.m[2]) % MOD, (a.m[2] * b.m[1] + a.m[3] * b.m[3]) % MOD}};
-}
-
-/* MPI: inout = in op inout, in from the lower ranks. */
-static void mat_op(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-    (void)dt;
-    mat_t *a = in, *b = inout;
-    for (int i = 0; i < *len; i++)
-        b[i] = mat_mul(a[i], b[i]);
-}
-
-/* Rank q's element i. */
-static mat_t gen_mat(int q, int i) { return (mat_t){{q + 2 + i, 1 + i % 2, 1, (q * 3 + i) % 5}}; }
+static ept_mat_t gen_mat(int q, int i) { return (ept_mat_t){{q + 2 + i, 1 + i % 2, 1, (q * 3 + i) % 5}}; }
 
 /* M(from, i) * ... * M(upto - 1, i); the identity when empty. */
-static mat_t mat_range(int from, int upto, int i)
+static ept_mat_t mat_range(int from, int upto, int i)
 {
-    mat_t p = {{1, 0, 0, 1}};
+    ept_mat_t p = {{1, 0, 0, 1}};
     for (int q = from; q < upto; q++)
-        p = mat_mul(p, gen_mat(q, i));
+        p = ept_mat_mul(p, gen_mat(q, i));
     return p;
 }
 
 /* The product in reverse rank order, to name that mistake when it happens. */
-static mat_t mat_range_rev(int from, int upto, int i)
+static ept_mat_t mat_range_rev(int from, int upto, int i)
 {
-    mat_t p = {{1, 0, 0, 1}};
+    ept_mat_t p = {{1, 0, 0, 1}};
     for (int q = upto - 1; q >= from; q--)
-        p = mat_mul(p, gen_mat(q, i));
+        p = ept_mat_mul(p, gen_mat(q, i));
     return p;
 }
 
-static void check_mat(mat_t got, mat_t want, mat_t rev, const char *what, int r, int i)
+static void check_mat(ept_mat_t got, ept_mat_t want, ept_mat_t rev, const char *what, int r, int i)
 {
     EPT_CHECK(!memcmp(&got, &want, sizeof got),
               "%s at rank %d element %d: got [%lld %lld; %lld %lld], want the rank-order product "
@@ -643,7 +592,7 @@ static void t_reduce(MPI_Comm c, int r, int s)
                       "Ireduce%s to %d: %d %d %d (%d), expected %d %d %d", inplace ? " in place" : "", root, out[0],
                       out[1], out[2], out[3], w[0], w[1], w[2]);
         }
-        mat_t m[2] = {gen_mat(r, 0), gen_mat(r, 1)}, res[2] = {{{0}}, {{0}}};
+        ept_mat_t m[2] = {gen_mat(r, 0), gen_mat(r, 1)}, res[2] = {{{0}}, {{0}}};
         EPT_OK(MPI_Ireduce(m, at_root ? res : NULL, 2, mat_type, mat_mpi_op, root, c, &rq));
         complete(&rq, r, "MPI_Ireduce (matrices)");
         if (at_root)
@@ -676,15 +625,15 @@ static void t_reduce(MPI_Comm c, int r, int s)
         complete(&rq, r, "MPI_Iallreduce of 0 ints");
         EPT_CHECK(out[0] == 32, "Iallreduce of 0 ints wrote %d", out[0]);
 
-        mat_t m[3], res[3];
+        ept_mat_t m[3], res[3];
         for (int i = 0; i < 3; i++) {
             m[i] = gen_mat(r, i);
-            res[i] = inplace ? m[i] : (mat_t){{0}};
+            res[i] = inplace ? m[i] : (ept_mat_t){{0}};
         }
         EPT_OK(MPI_Iallreduce(inplace ? MPI_IN_PLACE : m, res, 3, mat_type, mat_mpi_op, c, &rq));
         complete(&rq, r, "MPI_Iallreduce (matrices)");
         for (int i = 0; i < 3; i++) {
-            mat_t w = mat_range(0, s, i), rev = mat_range_rev(0, s, i);
+            ept_mat_t w = mat_range(0, s, i), rev = mat_range_rev(0, s, i);
             EPT_CHECK(s < 2 || memcmp(&w, &rev, sizeof w), "test setup: the product does not depend on the order");
             check_mat(res[i], w, rev, inplace ? "non-commutative Iallreduce in place" : "non-commutative Iallreduce",
                       r, i);
@@ -734,7 +683,7 @@ static void t_reduce(MPI_Comm c, int r, int s)
             total += cnt[q];
         }
         int *in = malloc(sizeof(int) * (size_t)(total + 1)), *io = malloc(sizeof(int) * (size_t)(total + 1));
-        mat_t *min = malloc(sizeof(mat_t) * (size_t)(total + 1)), mout[3];
+        ept_mat_t *min = malloc(sizeof(ept_mat_t) * (size_t)(total + 1)), mout[3];
         EPT_CHECK(in && io && min, "out of memory");
         for (int k = 0; k < total; k++) {
             in[k] = io[k] = r * k + 1;
@@ -765,7 +714,7 @@ static void t_reduce(MPI_Comm c, int r, int s)
     PHASE("MPI_Ireduce_scatter_block");
     {
         int *in = malloc(sizeof(int) * 2 * (size_t)s), *io = malloc(sizeof(int) * 2 * (size_t)s), out[3] = {-1, -1, -1};
-        mat_t *min = malloc(sizeof(mat_t) * (size_t)s), mout;
+        ept_mat_t *min = malloc(sizeof(ept_mat_t) * (size_t)s), mout;
         EPT_CHECK(in && io && min, "out of memory");
         for (int k = 0; k < 2 * s; k++)
             in[k] = io[k] = r + k;
@@ -824,7 +773,7 @@ static void t_reduce(MPI_Comm c, int r, int s)
         complete(&rq, r, "MPI_Iexscan of 0 ints");
         EPT_CHECK(sres[0] == 55 && eres[0] == 55, "Iscan / Iexscan of 0 ints wrote %d / %d", sres[0], eres[0]);
         /* The non-commutative op. */
-        mat_t m[2] = {gen_mat(r, 0), gen_mat(r, 1)}, ms[2], me[2], mi[2] = {gen_mat(r, 0), gen_mat(r, 1)};
+        ept_mat_t m[2] = {gen_mat(r, 0), gen_mat(r, 1)}, ms[2], me[2], mi[2] = {gen_mat(r, 0), gen_mat(r, 1)};
         EPT_OK(MPI_Iscan(m, ms, 2, mat_type, mat_mpi_op, c, &rq));
         complete(&rq, r, "MPI_Iscan (matrices)");
         EPT_OK(MPI_Iexscan(m, me, 2, mat_type, mat_mpi_op, c, &rq));
@@ -858,7 +807,7 @@ static void t_outstanding(MPI_Comm c, int r, int s)
         int n = 0, broot = s - 1 - round % s, groot = (round + 1) % s;
         int ar[4], ar_out[4] = {-1, -1, -1, -1}, mx = r * 3 + round, bc[8], p_in = -1, p_out = r * 7 + round;
         int gin[2] = {r, round};
-        mat_t mi[2] = {gen_mat(r, round), gen_mat(r, round + 1)}, mo[2], si = gen_mat(r, round), so;
+        ept_mat_t mi[2] = {gen_mat(r, round), gen_mat(r, round + 1)}, mo[2], si = gen_mat(r, round), so;
         for (int i = 0; i < 4; i++)
             ar[i] = r + i * round;
         for (int i = 0; i < 8; i++)
@@ -1117,7 +1066,7 @@ static void t_split(MPI_Comm c, int r, int s)
     const char *names[2] = {"reversed", "interleaved"};
     int *old_of = malloc(sizeof(int) * (size_t)s), *ag = malloc(sizeof(int) * (size_t)(2 * s + 1));
     int *a2s = malloc(sizeof(int) * (size_t)s), *a2r = malloc(sizeof(int) * (size_t)s);
-    mat_t *rsin = malloc(sizeof(mat_t) * (size_t)s);
+    ept_mat_t *rsin = malloc(sizeof(ept_mat_t) * (size_t)s);
     EPT_CHECK(old_of && ag && a2s && a2r && rsin, "out of memory");
     for (int v = 0; v < 2; v++) {
         const char *what = names[v];
@@ -1142,7 +1091,7 @@ static void t_split(MPI_Comm c, int r, int s)
         int n = 0, root = ns - 1, sum = -1;
         char label[96];
         int mine[2] = {nr, r};
-        mat_t m[2] = {gen_mat(nr, 0), gen_mat(nr, 1)}, prod[2], pre, ex, red[2] = {{{0}}, {{0}}}, rs;
+        ept_mat_t m[2] = {gen_mat(nr, 0), gen_mat(nr, 1)}, prod[2], pre, ex, red[2] = {{{0}}, {{0}}}, rs;
         for (int i = 0; i <= 2 * ns; i++)
             ag[i] = -3;
         for (int q = 0; q < ns; q++) {
@@ -1410,11 +1359,9 @@ int main(int argc, char **argv)
     signal(SIGABRT, abort_fire);
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     EPT_CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
-    shared_setup();
+    shared = ept_shared_page();
     MPI_Datatype tmp;
-    EPT_OK(MPI_Type_contiguous(4, MPI_LONG_LONG, &mat_type));
-    EPT_OK(MPI_Type_commit(&mat_type));
-    EPT_OK(MPI_Op_create(mat_op, 0, &mat_mpi_op));
+    ept_mat_create(&mat_type, &mat_mpi_op);
     EPT_OK(MPI_Type_vector(NV, 2, 3, MPI_INT, &vec));
     EPT_OK(MPI_Type_commit(&vec));
     EPT_OK(MPI_Type_vector(3, 1, 2, MPI_INT, &tmp));

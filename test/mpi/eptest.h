@@ -5,8 +5,10 @@
 
 #include "epmpi.h"
 
+#include <fcntl.h>
 #include <mpi.h>
 #include <omp.h>
+#include <sys/mman.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -161,6 +163,70 @@ static inline size_t first_bad(const unsigned char *buf, size_t n, int a, int b,
 }
 
 
+
+/* ---- shared helpers of the collective tests ------------------------------ */
+
+/* A page of counters shared by all processes of the job (a shared-memory
+ * file), to check what happens between processes independently of MPI.
+ * Collective over the classic MPI_COMM_WORLD; munmap 4096 bytes to free. */
+static inline _Atomic long *ept_shared_page(void)
+{
+    char path[64] = "";
+    int me;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &me);
+    if (me == 0) {
+        snprintf(path, sizeof path, "/dev/shm/ept_shared_XXXXXX");
+        int fd = mkstemp(path);
+        if (fd < 0) {
+            snprintf(path, sizeof path, "/tmp/ept_shared_XXXXXX");
+            fd = mkstemp(path);
+        }
+        EPT_CHECK(fd >= 0, "cannot create the shared counter file");
+        EPT_CHECK(ftruncate(fd, 4096) == 0, "ftruncate");
+        close(fd);
+    }
+    /* MPICH's own MPI_COMM_WORLD, independent of the library under test. */
+    PMPI_Bcast(path, sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
+    int fd = open(path, O_RDWR);
+    EPT_CHECK(fd >= 0, "cannot open %s", path);
+    void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    EPT_CHECK(p != MAP_FAILED, "mmap");
+    close(fd);
+    PMPI_Barrier(MPI_COMM_WORLD);
+    if (me == 0)
+        unlink(path);
+    return p;
+}
+
+/* A non-commutative operation: products of 2x2 matrices modulo a prime. */
+#define EPT_MAT_MOD 1000003LL
+typedef struct {
+    long long m[4];
+} ept_mat_t;
+
+static inline ept_mat_t ept_mat_mul(ept_mat_t a, ept_mat_t b)
+{
+    const long long p = EPT_MAT_MOD;
+    return (ept_mat_t){{(a.m[0] * b.m[0] + a.m[1] * b.m[2]) % p, (a.m[0] * b.m[1] + a.m[1] * b.m[3]) % p,
+                        (a.m[2] * b.m[0] + a.m[3] * b.m[2]) % p, (a.m[2] * b.m[1] + a.m[3] * b.m[3]) % p}};
+}
+
+/* As MPI calls it: inout = in op inout, in from the lower ranks. */
+static inline void ept_mat_op(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    ept_mat_t *a = in, *b = inout;
+    for (int i = 0; i < *len; i++)
+        b[i] = ept_mat_mul(a[i], b[i]);
+}
+
+/* The matrix datatype and the operation (free both with MPI's calls). */
+static inline void ept_mat_create(MPI_Datatype *type, MPI_Op *op)
+{
+    EPT_OK(MPI_Type_contiguous(4, MPI_LONG_LONG, type));
+    EPT_OK(MPI_Type_commit(type));
+    EPT_OK(MPI_Op_create(ept_mat_op, 0, op));
+}
 
 /* The whole main() of a test that runs body once per rank, in world mode or
  * on endpoints made from argv[1], with a watchdog of secs seconds. */

@@ -164,6 +164,15 @@ static inline size_t first_bad(const unsigned char *buf, size_t n, int a, int b,
 
 
 
+/* This rank's place in a ring over comm: rank, size and both neighbours. */
+static inline void ept_ring_place(MPI_Comm comm, int *me, int *n, int *left, int *right)
+{
+    EPT_OK(MPI_Comm_rank(comm, me));
+    EPT_OK(MPI_Comm_size(comm, n));
+    *left = (*me + *n - 1) % *n;
+    *right = (*me + 1) % *n;
+}
+
 /* ---- shared helpers of the collective tests ------------------------------ */
 
 /* A page of counters shared by all processes of the job (a shared-memory
@@ -228,15 +237,22 @@ static inline void ept_mat_create(MPI_Datatype *type, MPI_Op *op)
     EPT_OK(MPI_Op_create(ept_mat_op, 0, op));
 }
 
+/* The start of a test's main(): a watchdog of secs seconds, MPI_Init_thread
+ * with MPI_THREAD_MULTIPLE; returns this process's number of ranks. */
+static inline int ept_init(int *argc, char ***argv, int secs)
+{
+    int provided;
+    watchdog_arm(secs);
+    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+    EPT_CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
+    return local_ranks(*argc, *argv);
+}
+
 /* The whole main() of a test that runs body once per rank, in world mode or
  * on endpoints made from argv[1], with a watchdog of secs seconds. */
 static inline int ept_main(int argc, char **argv, int secs, void (*body)(MPI_Comm, void *), void *arg)
 {
-    int provided;
-    watchdog_arm(secs);
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    EPT_CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
-    run_ranks(local_ranks(argc, argv), body, arg);
+    run_ranks(ept_init(&argc, &argv, secs), body, arg);
     PHASE("MPI_Finalize");
     MPI_Finalize();
     return 0;

@@ -56,10 +56,7 @@ static void contexts(MPI_Comm comm, void *arg)
     (void)arg;
     ctx_t x;
     x.c[0] = comm;
-    MPI_Comm_rank(comm, &x.me);
-    MPI_Comm_size(comm, &x.n);
-    x.left = (x.me + x.n - 1) % x.n;
-    x.right = (x.me + 1) % x.n;
+    ept_ring_place(comm, &x.me, &x.n, &x.left, &x.right);
     PHASE("MPI_Comm_dup");
     EPT_OK(MPI_Comm_dup(comm, &x.c[1]));
     EPT_OK(MPI_Comm_dup(x.c[1], &x.c[2]));

@@ -533,10 +533,7 @@ static void datatypes(MPI_Comm comm, void *arg)
 {
     (void)arg;
     ctx_t x = {.comm = comm};
-    MPI_Comm_rank(comm, &x.me);
-    MPI_Comm_size(comm, &x.n);
-    x.left = (x.me + x.n - 1) % x.n;
-    x.right = (x.me + 1) % x.n;
+    ept_ring_place(comm, &x.me, &x.n, &x.left, &x.right);
     int tag = 0;
     for (int si = 0; si < 3; si++) {
         for (int p = 0; p < NPAIRS; p++) {

@@ -34,10 +34,7 @@ static void large(MPI_Comm comm, void *arg)
     (void)arg;
     ctx_t x = {.comm = comm};
     MPI_Status st;
-    MPI_Comm_rank(comm, &x.me);
-    MPI_Comm_size(comm, &x.n);
-    x.left = (x.me + x.n - 1) % x.n;
-    x.right = (x.me + 1) % x.n;
+    ept_ring_place(comm, &x.me, &x.n, &x.left, &x.right);
     x.sb = malloc(8 * MIB);
     x.rb = malloc(8 * MIB);
     EPT_CHECK(x.sb && x.rb, "out of memory");

@@ -271,11 +271,7 @@ static void nonblocking(MPI_Comm comm, void *arg)
 
 int main(int argc, char **argv)
 {
-    int provided;
-    watchdog_arm(30);
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    EPT_CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
-    int nlocal = local_ranks(argc, argv);
+    int nlocal = ept_init(&argc, &argv, 30);
     int classic = ept_world_endpoints() == 0; /* MPI_COMM_WORLD is classic */
     /* Ibsend space: one round of large messages to every rank of the
      * endpoint communicator, per local rank. */

@@ -447,10 +447,7 @@ static void persistent(MPI_Comm comm, void *arg)
     ctx_t x = {.comm = comm};
     x.classic = *(int *)arg;
     x.t = omp_get_thread_num();
-    MPI_Comm_rank(comm, &x.me);
-    MPI_Comm_size(comm, &x.n);
-    x.left = (x.me + x.n - 1) % x.n;
-    x.right = (x.me + 1) % x.n;
+    ept_ring_place(comm, &x.me, &x.n, &x.left, &x.right);
     if (x.classic)
         MPI_Comm_rank(MPI_COMM_WORLD, &x.wrank);
     ring(&x);
@@ -467,11 +464,7 @@ static void persistent(MPI_Comm comm, void *arg)
 
 int main(int argc, char **argv)
 {
-    int provided;
-    watchdog_arm(30);
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    EPT_CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
-    int nlocal = local_ranks(argc, argv);
+    int nlocal = ept_init(&argc, &argv, 30);
     int classic = ept_world_endpoints() == 0;
     /* MPI_Bsend_init ring: a rank may start its next send before its right
      * neighbour received the previous one, so up to ITERS messages of one

@@ -216,10 +216,7 @@ static void rndv(MPI_Comm comm, void *arg)
 {
     (void)arg;
     ctx_t x = {.comm = comm};
-    MPI_Comm_rank(comm, &x.me);
-    MPI_Comm_size(comm, &x.n);
-    x.left = (x.me + x.n - 1) % x.n;
-    x.right = (x.me + 1) % x.n;
+    ept_ring_place(comm, &x.me, &x.n, &x.left, &x.right);
     order(&x, 0, 0);
     order(&x, 1, 1);
     posted(&x);

@@ -57,10 +57,7 @@ static void tags_ranks(MPI_Comm comm, void *arg)
 {
     (void)arg;
     ctx_t x = {.comm = comm};
-    MPI_Comm_rank(comm, &x.me);
-    MPI_Comm_size(comm, &x.n);
-    x.left = (x.me + x.n - 1) % x.n;
-    x.right = (x.me + 1) % x.n;
+    ept_ring_place(comm, &x.me, &x.n, &x.left, &x.right);
     get_tags(comm, x.tags);
     /* Five distinct tags unless MPI_TAG_UB is exactly 2^28-1. */
     x.ntags = x.tags[4] == x.tags[3] ? 4 : 5;
@@ -263,11 +260,7 @@ static void many(int argc, char **argv, int nh)
 
 int main(int argc, char **argv)
 {
-    int provided;
-    watchdog_arm(30);
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    EPT_CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
-    int nlocal = local_ranks(argc, argv);
+    int nlocal = ept_init(&argc, &argv, 30);
     int most = nlocal;
     if (ept_world_endpoints() == 0) {
         int wsize;

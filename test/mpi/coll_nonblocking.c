@@ -48,6 +48,8 @@
  *    datatypes freed right after the Ibcast / Igather that uses them, while
  *    other ranks have not called yet (MPI: "any communication that is
  *    currently using this datatype will complete normally").
+ * Built again with -DEPT_COLL_GATHERED (coll_nonblocking_gathered): every
+ * reduction and scan then takes the gathered path.
  * The whole program runs in well under a second per shape. */
 #include "eptest.h"
 
@@ -1355,6 +1357,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "skip: needs world mode or an explicit shape\n");
         return 77;
     }
+#ifdef EPT_COLL_GATHERED /* the gathered reductions and scans, on any communicator */
+    setenv("EPMPI_COLL_ALGORITHM", "gathered", 1);
+#endif
     watchdog_arm(60);
     signal(SIGABRT, abort_fire);
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);

@@ -11,7 +11,10 @@
  * translated back), traffic from every rank to every remote rank received
  * with wildcards (status, payload and per-pair order checked), MPI_Comm_dup
  * of the intercommunicator with traffic on it, and MPI_Intercomm_merge
- * with the low group first, reversed, and with equal high values. */
+ * with the low group first, reversed, and with equal high values; the
+ * calls intercommunicators refuse (a bad remote rank or root, MPI_IN_PLACE,
+ * reduce-scatter, scans, split, and intercommunicator calls on an
+ * intracommunicator) give the right error class naming the call. */
 #include "eptest.h"
 
 #include <sys/types.h>
@@ -134,6 +137,40 @@ static void collectives(MPI_Comm inter, int rank, int mine, int lrank, int lsize
     free(mineall);
 }
 
+/* rc must be an error of class cls whose message names call. */
+static void expect_error(int rc, int cls, const char *call, const char *what)
+{
+    int c = -1, len = 0;
+    char msg[MPI_MAX_ERROR_STRING] = "";
+    EPT_CHECK(rc != MPI_SUCCESS, "%s: %s succeeded", what, call);
+    MPI_Error_class(rc, &c);
+    MPI_Error_string(rc, msg, &len);
+    EPT_CHECK(c == cls, "%s: %s gave class %d, expected %d ('%s')", what, call, c, cls, msg);
+    EPT_CHECK(strstr(msg, call) != NULL, "%s: the message '%s' does not name %s", what, msg, call);
+}
+
+/* What intercommunicators refuse, each with a clear error (MPI_ERRORS_RETURN
+ * on the intercommunicator and the local communicator). */
+static void refusals(MPI_Comm inter, MPI_Comm local, int rsize, const char *what)
+{
+    int x = 1, y[2], n;
+    MPI_Comm nc;
+    EPT_OK(MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN));
+    EPT_OK(MPI_Comm_set_errhandler(local, MPI_ERRORS_RETURN));
+    expect_error(MPI_Send(&x, 1, MPI_INT, rsize, 0, inter), MPI_ERR_RANK, "MPI_Send", what);
+    expect_error(MPI_Bcast(&x, 1, MPI_INT, rsize, inter), MPI_ERR_ROOT, "MPI_Bcast", what);
+    expect_error(MPI_Allreduce(MPI_IN_PLACE, &x, 1, MPI_INT, MPI_SUM, inter), MPI_ERR_BUFFER, "MPI_Allreduce", what);
+    expect_error(MPI_Reduce_scatter_block(&x, y, 1, MPI_INT, MPI_SUM, inter), MPI_ERR_COMM,
+                 "MPI_Reduce_scatter_block", what);
+    expect_error(MPI_Scan(&x, y, 1, MPI_INT, MPI_SUM, inter), MPI_ERR_COMM, "MPI_Scan", what);
+    expect_error(MPI_Comm_split(inter, 0, 0, &nc), MPI_ERR_COMM, "MPI_Comm_split", what);
+    expect_error(MPI_Comm_remote_size(local, &n), MPI_ERR_COMM, "MPI_Comm_remote_size", what);
+    expect_error(MPI_Intercomm_merge(local, 0, &nc), MPI_ERR_COMM, "MPI_Intercomm_merge", what);
+    expect_error(MPI_Intercomm_create(inter, 0, inter, 0, 1, &nc), MPI_ERR_COMM, "MPI_Intercomm_create", what);
+    EPT_OK(MPI_Comm_set_errhandler(inter, MPI_ERRORS_ARE_FATAL));
+    EPT_OK(MPI_Comm_set_errhandler(local, MPI_ERRORS_ARE_FATAL));
+}
+
 static void one_case(MPI_Comm comm, int rank, int size, const intercomm_case_t *ic)
 {
     const int *color = ic->color;
@@ -203,6 +240,7 @@ static void one_case(MPI_Comm comm, int rank, int size, const intercomm_case_t *
         if (color[i] != mine)
             rem[k++] = i;
     collectives(inter, rank, mine, lrank, lsize, rsize, rem, ic->name);
+    refusals(inter, local, rsize, ic->name);
     free(rem);
     MPI_Comm dup;
     EPT_OK(MPI_Comm_dup(inter, &dup));

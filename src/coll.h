@@ -41,7 +41,6 @@ typedef struct ep_block {
 } ep_block_t;
 
 typedef struct ep_coll_kind {
-    const char *name;
     ep_status_t (*start)(ep_coll_inst_t *in);
     ep_status_t (*complete)(ep_coll_inst_t *in);         /* optional */
     ep_status_t (*finish)(ep_coll_inst_t *in, int lidx); /* optional */

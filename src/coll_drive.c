@@ -39,6 +39,16 @@ ep_status_t ep_coll_run(ep_endpoint_t *ep, ep_coll_args_t *a)
     ep_coll_inst_t mine, *in;
     ep_status_t rc;
 
+    /* One local endpoint: nothing to publish or wait for.  (Going through
+     * the rendezvous costs 3-6% of a 2 x 1 Bcast or Allreduce.) */
+    if (c->nlocal == 1) {
+        inst_init(&mine, c, &a);
+        rc = lead(&mine);
+        if (!rc && k->finish)
+            rc = k->finish(&mine, 0);
+        inst_release(&mine);
+        return rc;
+    }
     atomic_store(&c->sync.ptr[ep->lidx], a);
     ep_sync_barrier(c);
     if (ep->lidx == 0) {

@@ -6,23 +6,8 @@
 #include "coll.h"
 #include "entry.h"
 
-static MPI_Request blocking_slot;
-#define BLOCKING (&blocking_slot)
-
-static int coll_go(ep_endpoint_t *ep, const char *call, ep_coll_args_t *a, MPI_Request *req)
-{
-    ep_status_t st;
-    if (req == BLOCKING)
-        st = ep_coll_run(ep, a);
-    else if (!req)
-        return ep_raise(ep, call, MPI_ERR_REQUEST, "the request argument is NULL");
-    else {
-        ep_request_t *r;
-        if (!(st = ep_coll_start(ep, a, &r)))
-            *req = r->handle;
-    }
-    return st ? ep_raise_status(ep, call, st, NULL) : MPI_SUCCESS;
-}
+#define BLOCKING EP_BLOCKING
+#define coll_go ep_coll_go
 
 /* Resolves a collective's communicator to its endpoint.  MPI_IN_PLACE has
  * no meaning on intercommunicators. */

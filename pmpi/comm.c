@@ -74,37 +74,58 @@ EP_API int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
     return st ? ep_raise_status(a ? a : b, "MPI_Comm_compare", st, NULL) : MPI_SUCCESS;
 }
 
-EP_API int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+/* The four duplications share one function; info: a hint set for the new
+ * communicator, or MPI_INFO_NULL (MPI_Comm_dup: the old one's hints). */
+static int dup_ep(const char *call, MPI_Comm comm, MPI_Info info, int with_info, MPI_Comm *newcomm,
+                  MPI_Request *req)
 {
     ep_endpoint_t *ep;
-    EP_ENTRY("MPI_Comm_dup", comm, ep, PMPI_Comm_dup(comm, newcomm));
+    ep_coll_args_t a;
+    MPI_Info copy = MPI_INFO_NULL;
+    EP_ENTRY_EP(call, comm, ep);
     if (!newcomm)
-        return ep_raise(ep, "MPI_Comm_dup", MPI_ERR_ARG, "newcomm pointer is NULL");
-    ep_status_t st = ep_comm_dup(ep, newcomm);
-    if (st)
-        return ep_raise_status(ep, "MPI_Comm_dup", st, NULL);
-    /* Attributes follow through their copy callbacks. */
-    ep_endpoint_t *dup = ep_endpoint_get(*newcomm);
-    int rc = ep_attr_copy(ep, dup);
-    if (rc != MPI_SUCCESS) {
-        ep_attr_delete_all(dup);
-        ep_endpoint_free(dup);
-        *newcomm = MPI_COMM_NULL;
-        return ep_raise(ep, "MPI_Comm_dup", MPI_ERR_OTHER, "an attribute copy callback failed with error %d", rc);
-    }
-    return MPI_SUCCESS;
+        return ep_raise(ep, call, MPI_ERR_ARG, "newcomm pointer is NULL");
+    if (!with_info)
+        info = ep->info;
+    else if (info == MPI_INFO_NULL)
+        return ep_raise(ep, call, MPI_ERR_INFO, "info is MPI_INFO_NULL");
+    if (info != MPI_INFO_NULL && PMPI_Info_dup(info, &copy) != MPI_SUCCESS)
+        return ep_raise(ep, call, MPI_ERR_INFO, "invalid info 0x%x", (unsigned)info);
+    ep_comm_dup_args(&a, ep, copy, newcomm);
+    int rc = ep_coll_go(ep, call, &a, req);
+    if (rc != MPI_SUCCESS && copy != MPI_INFO_NULL && req != EP_BLOCKING)
+        PMPI_Info_free(&copy); /* not started: nobody took it */
+    return rc;
+}
+
+EP_API int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Comm_dup(comm, newcomm);
+    return dup_ep("MPI_Comm_dup", comm, MPI_INFO_NULL, 0, newcomm, EP_BLOCKING);
 }
 
 /* Info hints change nothing for endpoint communicators; MPI lets an
  * implementation ignore them, and MPI_Comm_get_info reports the hints set. */
 EP_API int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
-    ep_endpoint_t *ep;
-    EP_ENTRY("MPI_Comm_dup_with_info", comm, ep, PMPI_Comm_dup_with_info(comm, info, newcomm));
-    int rc = MPI_Comm_dup(comm, newcomm);
-    if (rc == MPI_SUCCESS && info != MPI_INFO_NULL)
-        rc = MPI_Comm_set_info(*newcomm, info);
-    return rc;
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Comm_dup_with_info(comm, info, newcomm);
+    return dup_ep("MPI_Comm_dup_with_info", comm, info, 1, newcomm, EP_BLOCKING);
+}
+
+EP_API int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Comm_idup(comm, newcomm, request);
+    return dup_ep("MPI_Comm_idup", comm, MPI_INFO_NULL, 0, newcomm, request);
+}
+
+EP_API int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Comm_idup_with_info(comm, info, newcomm, request);
+    return dup_ep("MPI_Comm_idup_with_info", comm, info, 1, newcomm, request);
 }
 
 EP_API int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)

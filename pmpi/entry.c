@@ -254,3 +254,20 @@ int ep_request_error(ep_request_t *r, const char *call)
     r->status.MPI_ERROR = code;
     return code;
 }
+
+MPI_Request ep_blocking_slot;
+
+int ep_coll_go(ep_endpoint_t *ep, const char *call, ep_coll_args_t *a, MPI_Request *req)
+{
+    ep_status_t st;
+    if (req == EP_BLOCKING)
+        st = ep_coll_run(ep, a);
+    else if (!req)
+        return ep_raise(ep, call, MPI_ERR_REQUEST, "the request argument is NULL");
+    else {
+        ep_request_t *r;
+        if (!(st = ep_coll_start(ep, a, &r)))
+            *req = r->handle;
+    }
+    return st ? ep_raise_status(ep, call, st, NULL) : MPI_SUCCESS;
+}

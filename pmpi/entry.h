@@ -9,6 +9,7 @@
 #ifndef EP_ENTRY_H
 #define EP_ENTRY_H
 
+#include "coll.h"
 #include "comm.h"
 #include "epmpi.h"
 #include "error.h"
@@ -100,5 +101,12 @@ int ep_request_error(ep_request_t *r, const char *call);
 /* The same code, minted without calling the handler (the multiple-completion
  * calls report through MPI_ERR_IN_STATUS). */
 int ep_request_error_code(const ep_request_t *r, const char *call);
+
+/* Runs the collective a describes: to completion when req is EP_BLOCKING
+ * (the blocking form), else as a non-blocking operation whose request goes
+ * to *req.  Errors are raised on ep for call. */
+extern MPI_Request ep_blocking_slot;
+#define EP_BLOCKING (&ep_blocking_slot)
+int ep_coll_go(ep_endpoint_t *ep, const char *call, ep_coll_args_t *a, MPI_Request *req);
 
 #endif

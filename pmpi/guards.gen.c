@@ -260,20 +260,6 @@ EP_API int(MPI_Comm_create_group)(MPI_Comm comm, MPI_Group group, int tag, MPI_C
     return PMPI_Comm_create_group(comm, group, tag, newcomm);
 }
 
-EP_API int(MPI_Comm_idup)(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Comm_idup", comm);
-    return PMPI_Comm_idup(comm, newcomm, request);
-}
-
-EP_API int(MPI_Comm_idup_with_info)(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Comm_idup_with_info", comm);
-    return PMPI_Comm_idup_with_info(comm, info, newcomm, request);
-}
-
 EP_API int(MPI_Intercomm_create_from_groups)(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm)
 {
     if (ep_group_handle_is_ep(local_group))
@@ -1629,4 +1615,4 @@ EP_API int(MPI_File_open)(MPI_Comm comm, const char *filename, int amode, MPI_In
     return PMPI_File_open(comm, filename, amode, info, fh);
 }
 
-/* 217 entry points. */
+/* 215 entry points. */

@@ -15,6 +15,7 @@ void ep_coll_args_init(ep_coll_args_t *a, const ep_coll_kind_t *k, const ep_endp
     a->me = ep->rank;
     a->root = -1;
     a->op = MPI_OP_NULL;
+    a->info = MPI_INFO_NULL;
     a->roff = ep->comm->group_off[ep_remote_side(ep)];
     a->rsize = ep_remote_size(ep);
 }
@@ -60,7 +61,7 @@ static ep_status_t barrier_start(ep_coll_inst_t *in)
     return has_pcomm(in) ? pmpi_rc(PMPI_Ibarrier(in->c->pcomm, &in->preq)) : EP_OK;
 }
 
-static const ep_coll_kind_t barrier_kind = {barrier_start, NULL, NULL};
+static const ep_coll_kind_t barrier_kind = {.start = barrier_start};
 
 void ep_coll_barrier(ep_coll_args_t *a, ep_endpoint_t *ep) { ep_coll_args_init(a, &barrier_kind, ep); }
 
@@ -87,7 +88,7 @@ static ep_status_t bcast_finish(ep_coll_inst_t *in, int lidx)
     return ep_dt_copy(s->rbuf, s->rcount, s->rtype, a->rbuf, a->rcount, a->rtype, &n);
 }
 
-static const ep_coll_kind_t bcast_kind = {bcast_start, NULL, bcast_finish};
+static const ep_coll_kind_t bcast_kind = {.start = bcast_start, .finish = bcast_finish};
 
 void ep_coll_bcast(ep_coll_args_t *a, ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int root)
 {
@@ -180,7 +181,7 @@ static ep_status_t reduce_finish(ep_coll_inst_t *in, int lidx)
     return keep_part(a, in->res);
 }
 
-static const ep_coll_kind_t reduce_kind = {reduce_start, NULL, reduce_finish};
+static const ep_coll_kind_t reduce_kind = {.start = reduce_start, .finish = reduce_finish};
 
 /* The gathered path.  Inputs travel to every rank that folds them, among
  * the ranks their sender addresses: the root, everyone (all), or for scans
@@ -233,7 +234,7 @@ static ep_status_t gathered_finish(ep_coll_inst_t *in, int lidx)
     return rc;
 }
 
-static const ep_coll_kind_t gathered_kind = {ep_coll_xchg_start, NULL, gathered_finish};
+static const ep_coll_kind_t gathered_kind = {.start = ep_coll_xchg_start, .finish = gathered_finish};
 
 /* The kind for a reduction on ep's communicator with op. */
 static const ep_coll_kind_t *reduction_kind(ep_endpoint_t *ep, MPI_Op op)
@@ -339,7 +340,8 @@ static ep_status_t scan_finish(ep_coll_inst_t *in, int lidx)
                       a->scount, a->stype, &n);
 }
 
-static const ep_coll_kind_t scan_kind = {scan_start, scan_complete, scan_finish};
+static const ep_coll_kind_t scan_kind = {
+    .start = scan_start, .complete = scan_complete, .finish = scan_finish};
 
 void ep_coll_scan(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count, MPI_Datatype type,
                   MPI_Op op, int exclusive)
@@ -417,7 +419,7 @@ static ep_status_t allgather_finish(ep_coll_inst_t *in, int lidx)
     return EP_OK;
 }
 
-static const ep_coll_kind_t allgather_kind = {allgather_start, NULL, allgather_finish};
+static const ep_coll_kind_t allgather_kind = {.start = allgather_start, .finish = allgather_finish};
 
 void ep_coll_allgather(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype,
                        void *rbuf, int rcount, MPI_Datatype rtype)

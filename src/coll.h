@@ -8,7 +8,8 @@
  *   start    once every local endpoint has arrived, one thread combines the
  *            local contributions through shared memory and starts at most
  *            one PMPI collective on the process-level communicator;
- *   complete once, after that PMPI operation finished;
+ *   complete once, after that PMPI operation finished (again after each
+ *            further operation it starts: multi-step constructions);
  *   finish   once per local endpoint: its share of the result is copied
  *            into its buffers.
  *
@@ -42,8 +43,11 @@ typedef struct ep_block {
 
 typedef struct ep_coll_kind {
     ep_status_t (*start)(ep_coll_inst_t *in);
-    ep_status_t (*complete)(ep_coll_inst_t *in);         /* optional */
+    /* optional; may start a further PMPI operation (in->preq), after which
+     * it is called again (in->stage counts the calls) */
+    ep_status_t (*complete)(ep_coll_inst_t *in);
     ep_status_t (*finish)(ep_coll_inst_t *in, int lidx); /* optional */
+    void (*fail)(ep_coll_inst_t *in); /* optional: undoes start after an error */
 } ep_coll_kind_t;
 
 /* One endpoint's part of a collective call.  The exchange kinds
@@ -75,6 +79,7 @@ struct ep_coll_args {
     MPI_Op op;
     int part_off;  /* reductions: first element of the result this rank keeps */
     int scan;      /* scans: 1 inclusive, 2 exclusive */
+    MPI_Info info; /* constructions: hints for the new communicator */
     void *tmp;     /* scratch of this rank's finish */
 };
 
@@ -83,6 +88,7 @@ struct ep_coll_inst {
     ep_comm_t *c;
     ep_coll_args_t **args; /* [nlocal] the local endpoints' arguments */
     MPI_Request preq;      /* the PMPI operation start began, or MPI_REQUEST_NULL */
+    int stage;             /* complete calls made */
     ep_status_t status;
     int src;               /* bcast: the local index whose buffer holds the data */
     void *scratch[4];      /* the kind's buffers, freed with the instance */

@@ -20,16 +20,35 @@ static void inst_release(ep_coll_inst_t *in)
         free(in->scratch[i]);
 }
 
-/* start, wait for the PMPI part, complete: what one thread does. */
-static ep_status_t lead(ep_coll_inst_t *in)
+/* The PMPI operation behind in is over (or there is none): completes the
+ * step.  0 while complete has started another operation. */
+static int inst_step(ep_coll_inst_t *in)
 {
     const ep_coll_kind_t *k = in->args[0]->kind;
-    ep_status_t rc = k->start(in);
-    if (in->preq != MPI_REQUEST_NULL && ep_net_wait_pmpi(&in->preq, MPI_STATUS_IGNORE) != MPI_SUCCESS && !rc)
-        rc = EP_ERR_INTERN;
-    if (!rc && k->complete)
-        rc = k->complete(in);
-    return rc;
+    if (!in->status && k->complete) {
+        in->status = k->complete(in);
+        in->stage++;
+        if (in->preq != MPI_REQUEST_NULL) {
+            if (!in->status)
+                return 0;
+            ep_net_wait_pmpi(&in->preq, MPI_STATUS_IGNORE);
+        }
+    }
+    if (in->status && k->fail)
+        k->fail(in);
+    return 1;
+}
+
+/* start, then wait for each PMPI part and complete it: what one thread does. */
+static ep_status_t lead(ep_coll_inst_t *in)
+{
+    in->status = in->args[0]->kind->start(in);
+    do {
+        if (in->preq != MPI_REQUEST_NULL && ep_net_wait_pmpi(&in->preq, MPI_STATUS_IGNORE) != MPI_SUCCESS &&
+            !in->status)
+            in->status = EP_ERR_INTERN;
+    } while (!inst_step(in));
+    return in->status;
 }
 
 ep_status_t ep_coll_run(ep_endpoint_t *ep, ep_coll_args_t *a)
@@ -83,8 +102,8 @@ static void inst_free(ep_coll_inst_t *in)
     free(in);
 }
 
-/* Under coll_lock, with the PMPI part finished: completes and finishes
- * every local endpoint, marks their requests done and frees the instance.
+/* Under coll_lock, with the last step completed: finishes every local
+ * endpoint, marks their requests done and frees the instance.
  * Every finish runs before any request is marked done: a finish may read
  * another endpoint's buffers (bcast copies from the source endpoint's),
  * which are that endpoint's again as soon as its request is done. */
@@ -93,8 +112,6 @@ static void inst_finish(ep_coll_inst_t *in)
     const ep_coll_kind_t *k = in->args[0]->kind;
     ep_status_t rc = in->status;
     int n = in->c->nlocal;
-    if (!rc && k->complete)
-        rc = k->complete(in);
     for (int i = 0; i < n; i++) {
         ep_status_t st = rc;
         if (!st && k->finish)
@@ -175,7 +192,7 @@ ep_status_t ep_coll_start(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_request
         in->status = copy->kind->start(in);
         if (in->status && in->preq != MPI_REQUEST_NULL)
             ep_net_wait_pmpi(&in->preq, MPI_STATUS_IGNORE);
-        if (in->preq == MPI_REQUEST_NULL)
+        if (in->preq == MPI_REQUEST_NULL && inst_step(in))
             inst_finish(in);
     }
     pthread_mutex_unlock(&c->coll_lock);
@@ -194,11 +211,9 @@ int ep_coll_poll(ep_request_t *r)
     ep_coll_inst_t *in = r->coll_inst;
     if (ep_request_state(r) != EP_RS_DONE && in && in->arrived == c->nlocal) {
         int flag = 0;
-        if (PMPI_Test(&in->preq, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+        if (PMPI_Test(&in->preq, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS && !in->status)
             in->status = EP_ERR_INTERN;
-            flag = 1;
-        }
-        if (flag)
+        if ((flag || in->status) && inst_step(in))
             inst_finish(in);
     }
     pthread_mutex_unlock(&c->coll_lock);

@@ -139,7 +139,7 @@ ep_status_t ep_coll_xchg_finish(ep_coll_inst_t *in, int lidx)
     return EP_OK;
 }
 
-static const ep_coll_kind_t xchg_kind = {ep_coll_xchg_start, NULL, ep_coll_xchg_finish};
+static const ep_coll_kind_t xchg_kind = {.start = ep_coll_xchg_start, .finish = ep_coll_xchg_finish};
 
 /* ---- the collectives as exchanges ----------------------------------------
  *

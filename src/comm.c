@@ -346,17 +346,15 @@ static void *dup_array(const void *src, size_t n, size_t sz, int *ok)
     return d;
 }
 
-ep_status_t ep_comm_clone(ep_comm_t *pc, ep_comm_t **out)
+ep_status_t ep_comm_clone_begin(ep_comm_t *pc, ep_comm_t **out, MPI_Request *req)
 {
     ep_comm_t *c = comm_alloc();
-    ep_status_t rc = EP_OK;
     int ok = 1;
-    MPI_Request req;
 
     *out = NULL;
+    *req = MPI_REQUEST_NULL;
     if (!c)
         return EP_ERR_ENDPOINTS;
-    c->pcomm = MPI_COMM_NULL;
     c->size = pc->size;
     c->inter = pc->inter;
     memcpy(c->group_off, pc->group_off, sizeof c->group_off);
@@ -372,31 +370,34 @@ ep_status_t ep_comm_clone(ep_comm_t *pc, ep_comm_t **out)
     c->proc_first = dup_array(pc->proc_first, (size_t)pc->nprocs, sizeof(int), &ok);
     c->proc_ranks = dup_array(pc->proc_ranks, (size_t)pc->size, sizeof(int), &ok);
     c->ctx = ((uint64_t)(uint32_t)ep_net_world_rank() << 32) | atomic_fetch_add(&ctx_serial, 1);
-    if (!ok) {
-        rc = EP_ERR_ENDPOINTS;
-        goto fail;
+    if (!ok || (pc->pcomm != MPI_COMM_NULL && PMPI_Comm_idup(pc->pcomm, &c->pcomm, req) != MPI_SUCCESS)) {
+        comm_destroy(c);
+        return EP_ERR_ENDPOINTS;
     }
-    if (pc->pcomm != MPI_COMM_NULL) {
-        /* Non-blocking forms, waited for with yields: a blocking PMPI call
-         * spins inside MPICH and starves oversubscribed endpoints. */
-        if (PMPI_Comm_idup(pc->pcomm, &c->pcomm, &req) != MPI_SUCCESS ||
-            ep_net_wait_pmpi(&req, MPI_STATUS_IGNORE) != MPI_SUCCESS ||
-            PMPI_Ibcast(&c->ctx, 1, MPI_UINT64_T, 0, c->pcomm, &req) != MPI_SUCCESS ||
-            ep_net_wait_pmpi(&req, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
-            rc = EP_ERR_ENDPOINTS;
-            goto fail;
-        }
-    }
+    *out = c;
+    return EP_OK;
+}
+
+ep_status_t ep_comm_clone_step(ep_comm_t *pc, ep_comm_t *c, int stage, MPI_Request *req)
+{
+    ep_status_t rc;
+    /* Stage 0, the new process-level communicator exists: its first
+     * process's context id becomes everyone's. */
+    if (stage == 0 && c->pcomm != MPI_COMM_NULL)
+        return PMPI_Ibcast(&c->ctx, 1, MPI_UINT64_T, 0, c->pcomm, req) == MPI_SUCCESS ? EP_OK : EP_ERR_ENDPOINTS;
     if ((rc = endpoints_init(c, MPI_ERRORS_ARE_FATAL)))
-        goto fail;
+        return rc;
     for (int i = 0; i < c->nlocal; i++)
         c->local[i].errhandler = pc->local[i].errhandler;
     ep_net_comm_ready(c);
-    *out = c;
     return EP_OK;
-fail:
+}
+
+void ep_comm_clone_abort(ep_comm_t *c, MPI_Request *req)
+{
+    if (*req != MPI_REQUEST_NULL)
+        ep_net_wait_pmpi(req, MPI_STATUS_IGNORE);
     comm_destroy(c);
-    return rc;
 }
 
 void ep_endpoint_free(ep_endpoint_t *ep)

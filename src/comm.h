@@ -132,8 +132,13 @@ ep_status_t ep_comm_build_on(MPI_Comm pc, int nnew, const ep_new_ep_t *neweps, M
 
 /* MPI_Comm_dup's communicator: pc's group and rank map, a new context and
  * process-level communicator, the same error handlers.  Called by one
- * thread per process (collective over pc's processes). */
-ep_status_t ep_comm_clone(ep_comm_t *pc, ep_comm_t **out);
+ * thread per process (collective over pc's processes), in steps so that it
+ * can run non-blocking: begin may start a PMPI operation (*req); each time
+ * the last one started completes, step is called with stage 0, 1, ...; c
+ * is ready when a step starts nothing.  abort undoes it after a failure. */
+ep_status_t ep_comm_clone_begin(ep_comm_t *pc, ep_comm_t **c, MPI_Request *req);
+ep_status_t ep_comm_clone_step(ep_comm_t *pc, ep_comm_t *c, int stage, MPI_Request *req);
+void ep_comm_clone_abort(ep_comm_t *c, MPI_Request *req);
 
 /* Frees one endpoint handle; the communicator goes with the last reference. */
 void ep_endpoint_free(ep_endpoint_t *ep);

@@ -1,5 +1,7 @@
 #include "comm_create.h"
 
+#include "attr.h"
+
 #include "net.h"
 
 #include <stdlib.h>
@@ -77,22 +79,63 @@ ep_status_t ep_comm_create_endpoints_ep(ep_endpoint_t *parent, int n, MPI_Comm o
     return rc;
 }
 
-ep_status_t ep_comm_dup(ep_endpoint_t *ep, MPI_Comm *out)
+/* ---- MPI_Comm_dup / MPI_Comm_idup ------------------------------------------
+ * A collective kind, so that the non-blocking form runs in the collective
+ * drivers like any other: start begins the clone, complete takes it through
+ * its PMPI steps, finish hands each endpoint its new handle and copies its
+ * attributes. */
+
+static ep_status_t dup_start(ep_coll_inst_t *in)
 {
-    ep_comm_t *pc = ep->comm;
-    ep_sync_barrier(pc);
-    if (ep->lidx == 0) {
-        ep_comm_t *c = NULL;
-        atomic_store(&pc->sync.status, ep_comm_clone(pc, &c));
-        atomic_store(&pc->sync.result, c);
-    }
-    ep_sync_barrier(pc);
-    ep_status_t rc = atomic_load(&pc->sync.status);
-    ep_comm_t *c = atomic_load(&pc->sync.result);
-    if (!rc)
-        *out = c->local[ep->lidx].handle;
-    ep_sync_barrier(pc); /* the result slot may be reused after this */
+    ep_comm_t *c = NULL;
+    ep_status_t rc = ep_comm_clone_begin(in->c, &c, &in->preq);
+    in->res = c;
     return rc;
+}
+
+static ep_status_t dup_complete(ep_coll_inst_t *in)
+{
+    return ep_comm_clone_step(in->c, in->res, in->stage, &in->preq);
+}
+
+static ep_status_t dup_finish(ep_coll_inst_t *in, int lidx)
+{
+    ep_comm_t *c = in->res;
+    ep_coll_args_t *a = in->args[lidx];
+    ep_endpoint_t *dup = &c->local[lidx];
+    MPI_Comm *out = a->rbuf;
+    dup->info = a->info; /* the hints of MPI_Comm_idup_with_info, already copied */
+    a->info = MPI_INFO_NULL;
+    if (ep_attr_copy(&in->c->local[lidx], dup) != MPI_SUCCESS) {
+        ep_attr_delete_all(dup);
+        ep_endpoint_free(dup);
+        *out = MPI_COMM_NULL;
+        return EP_ERR_ATTR_COPY;
+    }
+    *out = dup->handle;
+    return EP_OK;
+}
+
+static void dup_fail(ep_coll_inst_t *in)
+{
+    if (in->res)
+        ep_comm_clone_abort(in->res, &in->preq);
+    in->res = NULL;
+    for (int i = 0; i < in->c->nlocal; i++) {
+        if (in->args[i]->info != MPI_INFO_NULL)
+            PMPI_Info_free(&in->args[i]->info);
+        *(MPI_Comm *)in->args[i]->rbuf = MPI_COMM_NULL;
+    }
+}
+
+static const ep_coll_kind_t dup_kind = {
+    .start = dup_start, .complete = dup_complete, .finish = dup_finish, .fail = dup_fail};
+
+void ep_comm_dup_args(ep_coll_args_t *a, ep_endpoint_t *ep, MPI_Info info, MPI_Comm *out)
+{
+    ep_coll_args_init(a, &dup_kind, ep);
+    a->rbuf = out;
+    a->info = info;
 }
 
 /* ---- MPI_Comm_split ------------------------------------------------------- */

@@ -2,14 +2,19 @@
 #ifndef EP_COMM_CREATE_H
 #define EP_COMM_CREATE_H
 
+#include "coll.h"
 #include "comm.h"
 
 /* MPI_Comm_create_endpoints over a classic (PMPI) parent: one call per process. */
 ep_status_t ep_comm_create_endpoints_classic(MPI_Comm parent, int n, MPI_Comm out[]);
 /* MPI_Comm_create_endpoints over an endpoint parent: one call per parent endpoint. */
 ep_status_t ep_comm_create_endpoints_ep(ep_endpoint_t *parent, int n, MPI_Comm out[]);
-/* MPI_Comm_dup of an endpoint: same group, new context, same error handler. */
-ep_status_t ep_comm_dup(ep_endpoint_t *ep, MPI_Comm *out);
+/* MPI_Comm_dup / MPI_Comm_idup of an endpoint, as collective arguments
+ * for ep_coll_run / ep_coll_start: same group, new context, the same error
+ * handler, attributes through their copy callbacks; info (owned by the new
+ * communicator: pass a copy) or MPI_INFO_NULL.  *out gets the new handle on
+ * completion. */
+void ep_comm_dup_args(ep_coll_args_t *a, ep_endpoint_t *ep, MPI_Info info, MPI_Comm *out);
 
 /* MPI_Comm_split of an endpoint communicator (color MPI_UNDEFINED: *out is
  * MPI_COMM_NULL).  Several colours may live in one process. */

@@ -40,6 +40,7 @@
     X(ERR_IN_STATUS, MPI_ERR_IN_STATUS, "error code is in status")            \
     X(ERR_PENDING, MPI_ERR_PENDING, "operation pending")                      \
     X(ERR_ENDPOINTS, MPI_ERR_ENDPOINTS, "endpoints could not be created")     \
+    X(ERR_ATTR_COPY, MPI_ERR_OTHER, "an attribute copy callback failed")      \
     X(ERR_INTERN, MPI_ERR_INTERN, "internal error")                           \
     X(ERR_OTHER, MPI_ERR_OTHER, "error")
 

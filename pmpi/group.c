@@ -303,3 +303,48 @@ EP_API int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     ep_status_t st = ep_comm_split(ep, grank == MPI_UNDEFINED ? MPI_UNDEFINED : 0, grank, newcomm);
     return st ? ep_raise_status(ep, call, st, NULL) : MPI_SUCCESS;
 }
+
+/* MPI_Comm_create_group: collective over the members of group only; the
+ * new ranks follow the group's order.  An empty group gives MPI_COMM_NULL. */
+EP_API int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
+{
+    static const char call[] = "MPI_Comm_create_group";
+    ep_endpoint_t *ep;
+    const ep_gid_t *m;
+    int n, owned, rc;
+    if (!ep_entry_comm_is_ep(comm) && !ep_group_handle_is_ep(group))
+        return PMPI_Comm_create_group(comm, group, tag, newcomm);
+    if (!ep_entry_comm_is_ep(comm))
+        return ep_raise_classic(comm, call, MPI_ERR_GROUP,
+                                "an endpoint group cannot make a communicator from a classic one");
+    if ((rc = ep_entry_endpoint(call, comm, &ep)) || (rc = ep_check_intra(ep, call)))
+        return rc;
+    if (!newcomm)
+        return ep_raise(ep, call, MPI_ERR_ARG, "newcomm pointer is NULL");
+    if (tag < 0 || tag > EP_TAG_UB)
+        return ep_raise(ep, call, MPI_ERR_TAG, "invalid tag %d (must be between 0 and MPI_TAG_UB)", tag);
+    if ((rc = members_of(call, group, &m, &n, &owned)))
+        return rc;
+    ep_comm_t *c = ep->comm;
+    int *prank = malloc(sizeof(int) * (size_t)(n ? n : 1)), mine = 0;
+    if (!prank)
+        rc = ep_raise(ep, call, MPI_ERR_NO_MEM, "no memory for a group of %d", n);
+    for (int i = 0; i < n && !rc; i++) {
+        prank[i] = ep_gid_rank(c->gids, c->size, m[i]);
+        if (prank[i] == MPI_UNDEFINED)
+            rc = ep_raise(ep, call, MPI_ERR_GROUP, "group member %d is not in the communicator", i);
+        mine |= prank[i] == ep->rank;
+    }
+    release(m, owned);
+    if (!rc && n > 0 && !mine)
+        rc = ep_raise(ep, call, MPI_ERR_GROUP, "the calling rank %d is not in the group", ep->rank);
+    if (!rc) {
+        ep_status_t st = n ? ep_comm_create_group(ep, prank, n, tag, newcomm) : EP_OK;
+        if (!n)
+            *newcomm = MPI_COMM_NULL;
+        if (st)
+            rc = ep_raise_status(ep, call, st, NULL);
+    }
+    free(prank);
+    return rc;
+}

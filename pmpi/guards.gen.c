@@ -251,15 +251,6 @@ EP_API int(MPI_Scatterv_init)(const void *sendbuf, const int sendcounts[], const
     return PMPI_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 }
 
-EP_API int(MPI_Comm_create_group)(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Comm_create_group", comm);
-    if (ep_group_handle_is_ep(group))
-        return ep_unsupported("MPI_Comm_create_group", "groups", MPI_ERR_GROUP);
-    return PMPI_Comm_create_group(comm, group, tag, newcomm);
-}
-
 EP_API int(MPI_Intercomm_create_from_groups)(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm)
 {
     if (ep_group_handle_is_ep(local_group))
@@ -1615,4 +1606,4 @@ EP_API int(MPI_File_open)(MPI_Comm comm, const char *filename, int amode, MPI_In
     return PMPI_File_open(comm, filename, amode, info, fh);
 }
 
-/* 215 entry points. */
+/* 214 entry points. */

@@ -20,4 +20,10 @@ void ep_comm_dup_args(ep_coll_args_t *a, ep_endpoint_t *ep, MPI_Info info, MPI_C
  * MPI_COMM_NULL).  Several colours may live in one process. */
 ep_status_t ep_comm_split(ep_endpoint_t *parent, int color, int key, MPI_Comm *out);
 
+/* MPI_Comm_create_group, called by each member: prank[n] lists the
+ * members' ranks in ep's (intra)communicator in group order, ep among
+ * them; the new ranks follow that order.  Concurrent calls are told apart
+ * by tag and member list. */
+ep_status_t ep_comm_create_group(ep_endpoint_t *ep, const int *prank, int n, int tag, MPI_Comm *out);
+
 #endif

@@ -19,15 +19,6 @@ static int gid_less(ep_gid_t a, ep_gid_t b)
     return a.origin != b.origin ? a.origin < b.origin : a.index < b.index;
 }
 
-static uint64_t mix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    return x ^ (x >> 33);
-}
-
 static int cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -143,8 +134,8 @@ ep_status_t ep_intercomm_build(ep_endpoint_t *ep, const ep_member_t *remote, int
     u.size[1 - side] = rsize;
     /* The meeting's name: both groups' first members and the tag. */
     ep_gid_t a = u.group[0][0].gid, b = u.group[1][0].gid;
-    uint64_t k0 = mix(a.origin) ^ a.index, k1 = mix(b.origin) ^ b.index, k2 = (uint64_t)(uint32_t)tag;
-    u.name = mix(k0 ^ mix(k1 ^ mix(k2)));
+    uint64_t k0 = ep_mix64(a.origin) ^ a.index, k1 = ep_mix64(b.origin) ^ b.index, k2 = (uint64_t)(uint32_t)tag;
+    u.name = ep_mix64(k0 ^ ep_mix64(k1 ^ ep_mix64(k2)));
     int here = 0, me = ep_net_world_rank();
     for (int s = 0; s < 2; s++)
         for (int r = 0; r < u.size[s]; r++)

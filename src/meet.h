@@ -22,4 +22,14 @@ typedef ep_status_t (*ep_meet_drive_fn)(void *const *records, int n, void *arg);
 ep_status_t ep_meet(uint64_t k0, uint64_t k1, uint64_t k2, int expected, void *record, ep_meet_drive_fn drive,
                     void *arg);
 
+/* Mixes the bits of x: for naming meetings after many integers. */
+static inline uint64_t ep_mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    return x ^ (x >> 33);
+}
+
 #endif

@@ -344,12 +344,51 @@ ep_status_t ep_comm_split(ep_endpoint_t *parent, int color, int key, MPI_Comm *o
  * made of the parent's context, the tag and the member list, and one of
  * them creates the process-level communicator and builds for all. */
 
-typedef struct cg_record {
-    int grank; /* rank in the group: the new rank */
-    ep_gid_t gid;
-    MPI_Errhandler eh;
-    MPI_Comm out;
-} cg_record_t;
+static int cmp_member_record(const void *a, const void *b)
+{
+    const ep_member_record_t *x = *(ep_member_record_t *const *)a, *y = *(ep_member_record_t *const *)b;
+    return x->key < y->key ? -1 : x->key > y->key;
+}
+
+ep_status_t ep_comm_build_members(MPI_Comm base, const int *procs, int np, int tag, void *const *records, int n,
+                                  ep_comm_t **out)
+{
+    ep_member_record_t **rec = malloc(sizeof *rec * (size_t)n);
+    ep_new_ep_t *ne = malloc(sizeof *ne * (size_t)n);
+    MPI_Comm pc = MPI_COMM_NULL;
+    ep_status_t rc = EP_OK;
+
+    *out = NULL;
+    if (!rec || !ne) {
+        rc = EP_ERR_NO_MEM;
+        goto out;
+    }
+    if (np > 1) {
+        MPI_Group bg, g;
+        PMPI_Comm_group(base, &bg);
+        PMPI_Group_incl(bg, np, procs, &g);
+        if (PMPI_Comm_create_group(base, g, tag, &pc) != MPI_SUCCESS)
+            rc = EP_ERR_INTERN;
+        PMPI_Group_free(&g);
+        PMPI_Group_free(&bg);
+        if (rc)
+            goto out;
+    }
+    memcpy(rec, records, sizeof *rec * (size_t)n);
+    qsort(rec, (size_t)n, sizeof *rec, cmp_member_record);
+    for (int i = 0; i < n; i++)
+        ne[i] = (ep_new_ep_t){rec[i]->key, rec[i]->gid};
+    if ((rc = ep_comm_build_on(pc, n, ne, MPI_ERRORS_ARE_FATAL, out)))
+        goto out;
+    for (int i = 0; i < n; i++) { /* local endpoints follow key order */
+        (*out)->local[i].errhandler = rec[i]->eh;
+        rec[i]->out = (*out)->local[i].handle;
+    }
+out:
+    free(rec);
+    free(ne);
+    return rc;
+}
 
 typedef struct cg_call {
     ep_comm_t *pc;
@@ -358,60 +397,25 @@ typedef struct cg_call {
     int ptag; /* tag of the PMPI call, told apart like the meeting */
 } cg_call_t;
 
-static int cmp_cg_record(const void *a, const void *b)
-{
-    const cg_record_t *x = *(cg_record_t *const *)a, *y = *(cg_record_t *const *)b;
-    return x->grank - y->grank;
-}
-
 static ep_status_t cg_drive(void *const *records, int nrec, void *arg)
 {
     const cg_call_t *cg = arg;
-    ep_comm_t *pc = cg->pc;
+    ep_comm_t *pc = cg->pc, *c;
     char *used = calloc((size_t)pc->nprocs, 1);
     int *procs = malloc(sizeof(int) * (size_t)pc->nprocs), np = 0;
-    cg_record_t **rec = malloc(sizeof *rec * (size_t)nrec);
-    ep_new_ep_t *ne = malloc(sizeof *ne * (size_t)nrec);
-    MPI_Comm newpc = MPI_COMM_NULL;
-    ep_comm_t *c = NULL;
-    ep_status_t rc = EP_OK;
+    ep_status_t rc = EP_ERR_NO_MEM;
 
-    if (!used || !procs || !rec || !ne) {
-        rc = EP_ERR_NO_MEM;
-        goto out;
+    if (used && procs) {
+        /* The members' processes, in pcomm order. */
+        for (int i = 0; i < cg->n; i++)
+            used[pc->ranks[cg->prank[i]].proc] = 1;
+        for (int p = 0; p < pc->nprocs; p++)
+            if (used[p])
+                procs[np++] = p;
+        rc = ep_comm_build_members(pc->pcomm, procs, np, cg->ptag, records, nrec, &c);
     }
-    /* The members' processes, in pcomm order. */
-    for (int i = 0; i < cg->n; i++)
-        used[pc->ranks[cg->prank[i]].proc] = 1;
-    for (int p = 0; p < pc->nprocs; p++)
-        if (used[p])
-            procs[np++] = p;
-    if (np > 1) {
-        MPI_Group pg, g;
-        PMPI_Comm_group(pc->pcomm, &pg);
-        PMPI_Group_incl(pg, np, procs, &g);
-        if (PMPI_Comm_create_group(pc->pcomm, g, cg->ptag, &newpc) != MPI_SUCCESS)
-            rc = EP_ERR_INTERN;
-        PMPI_Group_free(&g);
-        PMPI_Group_free(&pg);
-        if (rc)
-            goto out;
-    }
-    memcpy(rec, records, sizeof *rec * (size_t)nrec);
-    qsort(rec, (size_t)nrec, sizeof *rec, cmp_cg_record);
-    for (int i = 0; i < nrec; i++)
-        ne[i] = (ep_new_ep_t){(uint64_t)rec[i]->grank, rec[i]->gid};
-    if ((rc = ep_comm_build_on(newpc, nrec, ne, MPI_ERRORS_ARE_FATAL, &c)))
-        goto out;
-    for (int i = 0; i < nrec; i++) { /* local endpoints follow key order */
-        c->local[i].errhandler = rec[i]->eh;
-        rec[i]->out = c->local[i].handle;
-    }
-out:
     free(used);
     free(procs);
-    free(rec);
-    free(ne);
     return rc;
 }
 
@@ -427,7 +431,7 @@ ep_status_t ep_comm_create_group(ep_endpoint_t *ep, const int *prank, int n, int
             me = i;
     }
     cg_call_t cg = {pc, prank, n, (int)(ep_mix64(members ^ ep_mix64((uint64_t)(uint32_t)tag)) & 0x0fffffff)};
-    cg_record_t rec = {me, pc->gids[ep->rank], ep->errhandler, MPI_COMM_NULL};
+    ep_member_record_t rec = {(uint64_t)me, pc->gids[ep->rank], ep->errhandler, MPI_COMM_NULL};
     /* Bit 41 keeps these meetings apart from other kinds of meeting. */
     ep_status_t rc = ep_meet(pc->ctx, (uint64_t)(uint32_t)tag | (1ULL << 41), members, here, &rec, cg_drive, &cg);
     if (!rc)

@@ -26,4 +26,20 @@ ep_status_t ep_comm_split(ep_endpoint_t *parent, int color, int key, MPI_Comm *o
  * by tag and member list. */
 ep_status_t ep_comm_create_group(ep_endpoint_t *ep, const int *prank, int n, int tag, MPI_Comm *out);
 
+/* What each endpoint brings to a meeting (meet.h) that builds a
+ * communicator, and gets back. */
+typedef struct ep_member_record {
+    uint64_t key; /* ranks follow ascending keys */
+    ep_gid_t gid;
+    MPI_Errhandler eh;
+    MPI_Comm out; /* the new handle */
+} ep_member_record_t;
+
+/* Run by the meeting's driver: builds the communicator of the n members of
+ * this process (records: ep_member_record_t *) and those of the processes
+ * procs[np] (ranks in base, ascending, this one included), over a
+ * process-level communicator made by PMPI_Comm_create_group(base, tag). */
+ep_status_t ep_comm_build_members(MPI_Comm base, const int *procs, int np, int tag, void *const *records, int n,
+                                  ep_comm_t **out);
+
 #endif

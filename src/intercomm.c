@@ -19,19 +19,11 @@ static int gid_less(ep_gid_t a, ep_gid_t b)
     return a.origin != b.origin ? a.origin < b.origin : a.index < b.index;
 }
 
-static int cmp_i64(const void *a, const void *b)
+static int cmp_int(const void *a, const void *b)
 {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    int x = *(const int *)a, y = *(const int *)b;
     return (x > y) - (x < y);
 }
-
-/* What one participating endpoint brings to the meeting. */
-typedef struct ic_record {
-    int side, lrank;
-    ep_gid_t gid;
-    MPI_Errhandler eh;
-    MPI_Comm out;
-} ic_record_t;
 
 /* The union, as every participant sees it. */
 typedef struct ic_union {
@@ -41,81 +33,38 @@ typedef struct ic_union {
     uint64_t name;
 } ic_union_t;
 
-static int cmp_record(const void *a, const void *b)
-{
-    const ic_record_t *x = *(ic_record_t *const *)a, *y = *(ic_record_t *const *)b;
-    if (x->side != y->side)
-        return x->side - y->side;
-    return x->lrank - y->lrank;
-}
-
 /* Run by one endpoint per process for all participants of the process. */
 static ep_status_t ic_drive(void *const *records, int n, void *arg)
 {
     const ic_union_t *u = arg;
     int total = u->size[0] + u->size[1], np = 0;
-    int64_t *procs = malloc(sizeof *procs * (size_t)total);
-    ic_record_t **rec = malloc(sizeof *rec * (size_t)n);
-    ep_new_ep_t *ne = malloc(sizeof *ne * (size_t)n);
-    MPI_Comm pc = MPI_COMM_NULL;
+    int *procs = malloc(sizeof *procs * (size_t)total);
     ep_comm_t *c = NULL;
-    ep_status_t rc = EP_OK;
+    ep_status_t rc;
 
-    if (!procs || !rec || !ne) {
-        rc = EP_ERR_NO_MEM;
-        goto out;
-    }
+    if (!procs)
+        return EP_ERR_NO_MEM;
     /* The union's processes, in world order. */
     for (int s = 0; s < 2; s++)
         for (int r = 0; r < u->size[s]; r++)
-            procs[np++] = u->group[s][r].world;
-    qsort(procs, (size_t)np, sizeof *procs, cmp_i64);
+            procs[np++] = (int)u->group[s][r].world;
+    qsort(procs, (size_t)np, sizeof *procs, cmp_int);
     int k = 0;
     for (int i = 0; i < np; i++)
         if (k == 0 || procs[k - 1] != procs[i])
             procs[k++] = procs[i];
-    np = k;
-    if (np > 1) {
-        MPI_Group wg, g;
-        int *ranks = malloc(sizeof *ranks * (size_t)np);
-        if (!ranks) {
-            rc = EP_ERR_NO_MEM;
-            goto out;
-        }
-        for (int i = 0; i < np; i++)
-            ranks[i] = (int)procs[i];
-        PMPI_Comm_group(ep_net_group_comm(), &wg);
-        PMPI_Group_incl(wg, np, ranks, &g);
-        if (PMPI_Comm_create_group(ep_net_group_comm(), g, (int)(u->name & 0x0fffffff), &pc) != MPI_SUCCESS)
-            rc = EP_ERR_INTERN;
-        PMPI_Group_free(&g);
-        PMPI_Group_free(&wg);
-        free(ranks);
-        if (rc)
-            goto out;
+    /* Ranks of the union: group 0, then group 1 (the records' keys). */
+    rc = ep_comm_build_members(ep_net_group_comm(), procs, k, (int)(u->name & 0x0fffffff), records, n, &c);
+    if (!rc) {
+        c->inter = 1;
+        c->group_off[0] = 0;
+        c->group_off[1] = u->size[0];
+        c->group_size[0] = u->size[0];
+        c->group_size[1] = u->size[1];
+        for (int i = 0; i < n; i++)
+            c->local[i].side = c->local[i].rank >= u->size[0];
     }
-    /* Ranks of the union: group 0, then group 1. */
-    memcpy(rec, records, sizeof *rec * (size_t)n);
-    qsort(rec, (size_t)n, sizeof *rec, cmp_record);
-    for (int i = 0; i < n; i++)
-        ne[i] = (ep_new_ep_t){((uint64_t)rec[i]->side << 32) | (uint32_t)rec[i]->lrank, rec[i]->gid};
-    if ((rc = ep_comm_build_on(pc, n, ne, MPI_ERRORS_ARE_FATAL, &c)))
-        goto out;
-    c->inter = 1;
-    c->group_off[0] = 0;
-    c->group_off[1] = u->size[0];
-    c->group_size[0] = u->size[0];
-    c->group_size[1] = u->size[1];
-    for (int i = 0; i < n; i++) { /* local endpoints follow key order */
-        ep_endpoint_t *ep = &c->local[i];
-        ep->side = ep->rank >= u->size[0];
-        ep->errhandler = rec[i]->eh;
-        rec[i]->out = ep->handle;
-    }
-out:
     free(procs);
-    free(rec);
-    free(ne);
     return rc;
 }
 
@@ -140,7 +89,8 @@ ep_status_t ep_intercomm_build(ep_endpoint_t *ep, const ep_member_t *remote, int
     for (int s = 0; s < 2; s++)
         for (int r = 0; r < u.size[s]; r++)
             here += u.group[s][r].world == me;
-    ic_record_t rec = {side, ep->rank, lc->gids[ep->rank], ep->errhandler, MPI_COMM_NULL};
+    ep_member_record_t rec = {((uint64_t)side << 32) | (uint32_t)ep->rank, lc->gids[ep->rank], ep->errhandler,
+                              MPI_COMM_NULL};
     ep_status_t rc = ep_meet(k0, k1, k2 | (1ULL << 40), here, &rec, ic_drive, &u);
     free(local);
     if (!rc)

@@ -171,10 +171,7 @@ EP_API int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     static const char call[] = "MPI_Comm_split";
     ep_endpoint_t *ep;
-    int rc;
     EP_ENTRY(call, comm, ep, PMPI_Comm_split(comm, color, key, newcomm));
-    if ((rc = ep_check_intra(ep, call)))
-        return rc;
     if (!newcomm)
         return ep_raise(ep, call, MPI_ERR_ARG, "newcomm pointer is NULL");
     if (color < 0 && color != MPI_UNDEFINED)

@@ -275,7 +275,8 @@ EP_API int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Gro
 
 /* MPI_Comm_create: collective over comm; the members of group get a new
  * communicator with ranks in group order.  That is a split: colour 0 for
- * members, keyed by their group rank. */
+ * members, keyed by their group rank.  On an intercommunicator each side
+ * passes a subgroup of its own group, and the result joins the two. */
 EP_API int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
     static const char call[] = "MPI_Comm_create";
@@ -289,14 +290,16 @@ EP_API int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
                                 "an endpoint group cannot make a communicator from a classic one");
     if ((rc = ep_entry_endpoint(call, comm, &ep)))
         return rc;
-    if (ep->comm->inter)
-        return ep_raise(ep, call, MPI_ERR_COMM, "not supported on endpoint intercommunicators");
+    if (!newcomm)
+        return ep_raise(ep, call, MPI_ERR_ARG, "newcomm pointer is NULL");
     if ((rc = members_of(call, group, &m, &n, &owned)))
         return rc;
+    const ep_gid_t *mine = ep->comm->gids + ep->comm->group_off[ep->side];
     for (int i = 0; i < n && !rc; i++)
-        if (ep_gid_rank(ep->comm->gids, ep->comm->size, m[i]) == MPI_UNDEFINED)
-            rc = ep_raise(ep, call, MPI_ERR_GROUP, "group member %d is not in the communicator", i);
-    int grank = rc ? MPI_UNDEFINED : ep_gid_rank(m, n, ep->comm->gids[ep->rank]);
+        if (ep_gid_rank(mine, ep_local_size(ep), m[i]) == MPI_UNDEFINED)
+            rc = ep_raise(ep, call, MPI_ERR_GROUP, "group member %d is not in the %s", i,
+                          ep->comm->inter ? "local group of the intercommunicator" : "communicator");
+    int grank = rc ? MPI_UNDEFINED : ep_gid_rank(m, n, mine[ep_local_rank(ep)]);
     release(m, owned);
     if (rc)
         return rc;

@@ -143,7 +143,10 @@ void ep_comm_dup_args(ep_coll_args_t *a, ep_endpoint_t *ep, MPI_Info info, MPI_C
 
 /* What each local endpoint of the parent publishes. */
 typedef struct split_arg {
-    int color, key;
+    int color;
+    uint64_t order; /* the new ranks follow ascending orders (split_order) */
+    int sides;      /* the parent's two groups stay apart: the result is an
+                       intercommunicator (the same in every endpoint) */
 } split_arg_t;
 
 /* One new communicator of this process: its colour and the result. */
@@ -174,10 +177,13 @@ static int sort_unique(int *v, int n)
     return k;
 }
 
-/* Split keys order by key, then parent rank (MPI's tie rule). */
-static uint64_t split_key(int key, int prank)
+/* New ranks order by key, then parent rank (MPI's tie rule); when the
+ * sides stay apart, group 0 first.  Side (1 bit), key (32) and parent rank
+ * (31) fill the 64 bits. */
+static uint64_t split_order(const ep_endpoint_t *ep, int key, int sides)
 {
-    return ((uint64_t)((uint32_t)key ^ 0x80000000u) << 32) | (uint32_t)prank;
+    return ((uint64_t)(sides ? ep->side : 0) << 63) | ((uint64_t)((uint32_t)key ^ 0x80000000u) << 31) |
+           (uint32_t)ep->rank;
 }
 
 typedef struct split_member {
@@ -189,6 +195,32 @@ static int cmp_member(const void *a, const void *b)
 {
     const split_member_t *x = a, *y = b;
     return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static int cmp_gid(const void *a, const void *b)
+{
+    const ep_gid_t *x = a, *y = b;
+    if (x->origin != y->origin)
+        return x->origin < y->origin ? -1 : 1;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+/* The split of an intercommunicator: c, a colour's members of both groups
+ * (group 0 first, identities kept), becomes an intercommunicator.  0 when
+ * one group has no member: MPI gives MPI_COMM_NULL then. */
+static int split_sides(const ep_gid_t *group0, int n0, ep_comm_t *c)
+{
+    int k = 0;
+    while (k < c->size && bsearch(&c->gids[k], group0, (size_t)n0, sizeof *group0, cmp_gid))
+        k++;
+    if (k == 0 || k == c->size)
+        return 0;
+    c->inter = 1;
+    c->group_off[1] = c->group_size[0] = k;
+    c->group_size[1] = c->size - k;
+    for (int i = 0; i < c->nlocal; i++)
+        c->local[i].side = c->local[i].rank >= k;
+    return 1;
 }
 
 /* Local index 0 of the parent: agrees on who has which colour, then builds
@@ -203,6 +235,8 @@ static ep_status_t split_leader(ep_comm_t *pc, split_result_t *res)
     int *all = NULL, nall = 0, *uniq = NULL;
     split_member_t *mem = malloc(sizeof *mem * (size_t)n);
     ep_new_ep_t *ne = malloc(sizeof *ne * (size_t)n);
+    const split_arg_t *mine = atomic_load(&pc->sync.ptr[0]);
+    ep_gid_t *group0 = NULL; /* the parent's group 0, sorted, when the sides stay apart */
     MPI_Group pgroup = MPI_GROUP_NULL;
     ep_status_t rc = EP_OK;
 
@@ -211,6 +245,14 @@ static ep_status_t split_leader(ep_comm_t *pc, split_result_t *res)
     if (!lc || !cnt || !dsp || !mem || !ne) {
         rc = EP_ERR_NO_MEM;
         goto out;
+    }
+    if (mine->sides) {
+        if (!(group0 = malloc(sizeof *group0 * (size_t)pc->group_size[0]))) {
+            rc = EP_ERR_NO_MEM;
+            goto out;
+        }
+        memcpy(group0, pc->gids, sizeof *group0 * (size_t)pc->group_size[0]);
+        qsort(group0, (size_t)pc->group_size[0], sizeof *group0, cmp_gid);
     }
     for (int j = 0; j < n; j++) {
         const split_arg_t *a = atomic_load(&pc->sync.ptr[j]);
@@ -277,7 +319,7 @@ static ep_status_t split_leader(ep_comm_t *pc, split_result_t *res)
         for (int j = 0; j < n; j++) {
             const split_arg_t *a = atomic_load(&pc->sync.ptr[j]);
             if (a->color == color)
-                mem[m++] = (split_member_t){split_key(a->key, pc->local[j].rank), j};
+                mem[m++] = (split_member_t){a->order, j};
         }
         qsort(mem, (size_t)m, sizeof *mem, cmp_member);
         for (int i = 0; i < m; i++)
@@ -287,6 +329,11 @@ static ep_status_t split_leader(ep_comm_t *pc, split_result_t *res)
         if (!rc) {
             for (int i = 0; i < m; i++) /* local endpoints follow key order */
                 c->local[i].errhandler = pc->local[mem[i].lidx].errhandler;
+            if (mine->sides && !split_sides(group0, pc->group_size[0], c)) {
+                for (int i = 0; i < m; i++)
+                    ep_endpoint_free(&c->local[i]);
+                c = NULL;
+            }
             res->out[res->n++] = (split_out_t){color, c};
         }
     }
@@ -300,13 +347,14 @@ out:
     free(uniq);
     free(mem);
     free(ne);
+    free(group0);
     return rc;
 }
 
-ep_status_t ep_comm_split(ep_endpoint_t *parent, int color, int key, MPI_Comm *out)
+static ep_status_t split(ep_endpoint_t *parent, int color, int key, int sides, MPI_Comm *out)
 {
     ep_comm_t *pc = parent->comm;
-    split_arg_t mine = {color, key};
+    split_arg_t mine = {color, split_order(parent, key, sides), sides};
     split_result_t res = {0, NULL};
 
     atomic_store(&pc->sync.ptr[parent->lidx], &mine);
@@ -321,21 +369,30 @@ ep_status_t ep_comm_split(ep_endpoint_t *parent, int color, int key, MPI_Comm *o
     *out = MPI_COMM_NULL;
     if (!rc && color != MPI_UNDEFINED) {
         /* My place among this process's members of my colour. */
-        uint64_t k = split_key(key, parent->rank);
         int pos = 0;
         for (int j = 0; j < pc->nlocal; j++) {
             const split_arg_t *a = atomic_load(&pc->sync.ptr[j]);
-            if (a->color == color && split_key(a->key, pc->local[j].rank) < k)
+            if (a->color == color && a->order < mine.order)
                 pos++;
         }
         for (int i = 0; i < r->n; i++)
-            if (r->out[i].color == color)
+            if (r->out[i].color == color && r->out[i].comm)
                 *out = r->out[i].comm->local[pos].handle;
     }
     ep_sync_barrier(pc); /* the published arguments and result may go */
     if (parent->lidx == 0)
         free(res.out);
     return rc;
+}
+
+ep_status_t ep_comm_split(ep_endpoint_t *parent, int color, int key, MPI_Comm *out)
+{
+    return split(parent, color, key, parent->comm->inter, out);
+}
+
+ep_status_t ep_comm_split_merged(ep_endpoint_t *parent, int color, int key, MPI_Comm *out)
+{
+    return split(parent, color, key, 0, out);
 }
 
 /* ---- MPI_Comm_create_group ----------------------------------------------

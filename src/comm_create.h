@@ -17,8 +17,13 @@ ep_status_t ep_comm_create_endpoints_ep(ep_endpoint_t *parent, int n, MPI_Comm o
 void ep_comm_dup_args(ep_coll_args_t *a, ep_endpoint_t *ep, MPI_Info info, MPI_Comm *out);
 
 /* MPI_Comm_split of an endpoint communicator (color MPI_UNDEFINED: *out is
- * MPI_COMM_NULL).  Several colours may live in one process. */
+ * MPI_COMM_NULL).  Several colours may live in one process.  On an
+ * intercommunicator each colour's members of the two groups form a new
+ * intercommunicator (MPI_COMM_NULL when one group has none). */
 ep_status_t ep_comm_split(ep_endpoint_t *parent, int color, int key, MPI_Comm *out);
+/* The same, but the groups of an intercommunicator merge into one
+ * intracommunicator ordered by key, then rank in the union. */
+ep_status_t ep_comm_split_merged(ep_endpoint_t *parent, int color, int key, MPI_Comm *out);
 
 /* MPI_Comm_create_group, called by each member: prank[n] lists the
  * members' ranks in ep's (intra)communicator in group order, ep among

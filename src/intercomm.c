@@ -102,5 +102,5 @@ ep_status_t ep_intercomm_merge(ep_endpoint_t *ep, int high, MPI_Comm *out)
 {
     /* A split of the union with one colour: keys put the low group first,
      * and equal keys keep union order (group 0 first). */
-    return ep_comm_split(ep, 0, high ? 1 : 0, out);
+    return ep_comm_split_merged(ep, 0, high ? 1 : 0, out);
 }

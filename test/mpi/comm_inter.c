@@ -13,7 +13,7 @@
  * of the intercommunicator with traffic on it, and MPI_Intercomm_merge
  * with the low group first, reversed, and with equal high values; the
  * calls intercommunicators refuse (a bad remote rank or root, MPI_IN_PLACE,
- * reduce-scatter, scans, split, and intercommunicator calls on an
+ * reduce-scatter, scans, split_type, and intercommunicator calls on an
  * intracommunicator) give the right error class naming the call. */
 #include "eptest.h"
 
@@ -163,7 +163,8 @@ static void refusals(MPI_Comm inter, MPI_Comm local, int rsize, const char *what
     expect_error(MPI_Reduce_scatter_block(&x, y, 1, MPI_INT, MPI_SUM, inter), MPI_ERR_COMM,
                  "MPI_Reduce_scatter_block", what);
     expect_error(MPI_Scan(&x, y, 1, MPI_INT, MPI_SUM, inter), MPI_ERR_COMM, "MPI_Scan", what);
-    expect_error(MPI_Comm_split(inter, 0, 0, &nc), MPI_ERR_COMM, "MPI_Comm_split", what);
+    expect_error(MPI_Comm_split_type(inter, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &nc), MPI_ERR_COMM,
+                 "MPI_Comm_split_type", what);
     expect_error(MPI_Comm_remote_size(local, &n), MPI_ERR_COMM, "MPI_Comm_remote_size", what);
     expect_error(MPI_Intercomm_merge(local, 0, &nc), MPI_ERR_COMM, "MPI_Intercomm_merge", what);
     expect_error(MPI_Intercomm_create(inter, 0, inter, 0, 1, &nc), MPI_ERR_COMM, "MPI_Intercomm_create", what);

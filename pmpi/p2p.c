@@ -81,6 +81,7 @@ static int send_nonblocking(const char *call, const void *buf, int count, MPI_Da
     if (!r)
         return ep_raise(ep, call, MPI_ERR_NO_MEM, "out of request handles");
     set_send(r, buf, count, type, dest, tag, mode);
+    ep_request_hold_type(r);
     r->persistent = persistent;
     if (!persistent) {
         ep_status_t st = ep_send_start(r);
@@ -161,6 +162,7 @@ static int irecv_common(const char *call, void *buf, int count, MPI_Datatype dat
     if (!r)
         return ep_raise(ep, call, MPI_ERR_NO_MEM, "out of request handles");
     set_recv(r, buf, count, datatype, source, tag);
+    ep_request_hold_type(r);
     r->persistent = persistent;
     if (!persistent) {
         ep_status_t st = ep_recv_start(r);
@@ -357,6 +359,8 @@ static int mrecv_start(const char *call, void *buf, int count, MPI_Datatype type
     if (!with_handle)
         ep_request_init(r, EP_REQ_RECV, m->ep);
     set_recv(r, buf, count, type, m->link.source, m->link.tag);
+    if (with_handle)
+        ep_request_hold_type(r);
     ep_endpoint_t *ep = m->ep;
     ep_status_t st = ep_mrecv_start(r, m); /* consumes m and its handle */
     *message = MPI_MESSAGE_NULL;

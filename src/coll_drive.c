@@ -1,6 +1,7 @@
 /* The two drivers of collective kinds: blocking and non-blocking (see coll.h). */
 #include "coll.h"
 
+#include "datatype.h"
 #include "net.h"
 
 #include <stdlib.h>
@@ -92,11 +93,29 @@ ep_status_t ep_coll_run(ep_endpoint_t *ep, ep_coll_args_t *a)
 
 /* ---- non-blocking ------------------------------------------------------ */
 
+/* A non-blocking call's datatypes and operation stay alive until it is
+ * over (datatype.h); hold 0 releases them. */
+static void args_hold(const ep_coll_args_t *a, int hold)
+{
+    void (*type)(MPI_Datatype) = hold ? ep_type_hold : ep_type_release;
+    if (a->sbuf != MPI_IN_PLACE) {
+        type(a->stype);
+        for (int i = 0; a->stypes && i < a->rsize; i++)
+            type(a->stypes[i]);
+    }
+    type(a->rtype);
+    for (int i = 0; a->rtypes && i < a->rsize; i++)
+        type(a->rtypes[i]);
+    (hold ? ep_op_hold : ep_op_release)(a->op);
+}
+
 static void inst_free(ep_coll_inst_t *in)
 {
     for (int i = 0; i < in->c->nlocal; i++)
-        if (in->args && in->args[i])
+        if (in->args && in->args[i]) {
+            args_hold(in->args[i], 0);
             free(in->args[i]);
+        }
     free(in->args);
     free(in->reqs);
     free(in);
@@ -185,6 +204,7 @@ ep_status_t ep_coll_start(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_request
         return EP_ERR_NO_MEM;
     }
     in->args[ep->lidx] = copy;
+    args_hold(copy, 1);
     in->reqs[ep->lidx] = r;
     r->coll_inst = in;
     if (++in->arrived == c->nlocal) {

@@ -2,6 +2,7 @@
 
 #include "handle.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -166,4 +167,96 @@ ep_status_t ep_dt_copy_laid(const void *sbuf, int scount, MPI_Datatype st, const
         rc = ep_dt_unpack(tmp, n, rbuf, rcount, rt, rl);
     free(tmp);
     return rc;
+}
+
+/* ---- keeping datatypes and operations alive --------------------------------
+ * A table of the handles held, with their hold counts; predefined handles
+ * (MPICH's builtin kind) are never freed and never enter it. */
+
+typedef struct held {
+    int handle;
+    int count;
+    int freed; /* the program freed it: free it with the last release */
+    int is_op;
+} held_t;
+
+static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+static held_t *held;
+static int nheld, held_cap;
+
+/* Handles never freed: predefined (MPICH's builtin kind), null, unset. */
+static int untracked(int h)
+{
+    return h == 0 || ((unsigned)h >> 30) == 1 || h == (int)MPI_DATATYPE_NULL || h == (int)MPI_OP_NULL;
+}
+
+static held_t *held_find(int h)
+{
+    for (int i = 0; i < nheld; i++)
+        if (held[i].handle == h)
+            return &held[i];
+    return NULL;
+}
+
+static void hold(int h, int is_op)
+{
+    if (untracked(h))
+        return;
+    pthread_mutex_lock(&held_lock);
+    held_t *e = held_find(h);
+    if (!e && nheld == held_cap) {
+        int cap = held_cap ? 2 * held_cap : 16;
+        held_t *n = realloc(held, sizeof *held * (size_t)cap);
+        if (n) {
+            held = n;
+            held_cap = cap;
+        }
+    }
+    if (!e && nheld < held_cap) {
+        e = &held[nheld++];
+        *e = (held_t){h, 0, 0, is_op};
+    }
+    if (e) /* out of memory: the handle stays unheld, as before this table */
+        e->count++;
+    pthread_mutex_unlock(&held_lock);
+}
+
+static void release(int h)
+{
+    int free_it = 0, is_op = 0;
+    if (untracked(h))
+        return;
+    pthread_mutex_lock(&held_lock);
+    held_t *e = held_find(h);
+    if (e && --e->count == 0) {
+        free_it = e->freed;
+        is_op = e->is_op;
+        *e = held[--nheld];
+    }
+    pthread_mutex_unlock(&held_lock);
+    if (free_it) {
+        if (is_op) {
+            MPI_Op op = (MPI_Op)h;
+            PMPI_Op_free(&op);
+        } else {
+            MPI_Datatype t = (MPI_Datatype)h;
+            PMPI_Type_free(&t);
+        }
+    }
+}
+
+void ep_type_hold(MPI_Datatype t) { hold((int)t, 0); }
+void ep_type_release(MPI_Datatype t) { release((int)t); }
+void ep_op_hold(MPI_Op op) { hold((int)op, 1); }
+void ep_op_release(MPI_Op op) { release((int)op); }
+
+int ep_handle_free_deferred(int h)
+{
+    pthread_mutex_lock(&held_lock);
+    held_t *e = held_find(h);
+    int r = !e ? 0 : e->freed ? -1 : 1;
+    if (e)
+        e->freed = 1;
+    pthread_mutex_unlock(&held_lock);
+    return r;
 }

@@ -41,4 +41,17 @@ ep_status_t ep_dt_copy_laid(const void *sbuf, int scount, MPI_Datatype st, const
 /* Checks that t is a usable, committed datatype. */
 ep_status_t ep_dt_check(MPI_Datatype t);
 
+/* MPI lets a program free a datatype or a user operation while
+ * non-blocking operations still use it.  epmpi's requests name them by
+ * handle, so every operation that outlives its call holds the handles it
+ * uses until it is over; MPI_Type_free / MPI_Op_free of a held handle only
+ * mark it (ep_handle_free_deferred: 1; -1 when it was marked already, 0
+ * when it is not held), and the last release frees it in MPICH.
+ * Predefined handles are ignored. */
+void ep_type_hold(MPI_Datatype t);
+void ep_type_release(MPI_Datatype t);
+void ep_op_hold(MPI_Op op);
+void ep_op_release(MPI_Op op);
+int ep_handle_free_deferred(int handle);
+
 #endif

@@ -41,7 +41,15 @@ void ep_request_destroy(ep_request_t *r)
     free(r->tmp);
     if (r->coll_comm)
         ep_comm_unref(r->coll_comm);
+    if (r->holds_type)
+        ep_type_release(r->type);
     free(r);
+}
+
+void ep_request_hold_type(ep_request_t *r)
+{
+    ep_type_hold(r->type);
+    r->holds_type = 1;
 }
 
 /* The PMPI part of r finished: finish what the engine owes it. */

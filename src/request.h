@@ -49,6 +49,7 @@ typedef struct ep_request {
     void *buf;                   /* user buffer (const for sends) */
     int count;
     MPI_Datatype type;
+    int holds_type;              /* type is held until the request goes (datatype.h) */
     int peer;                    /* destination rank (sends) */
     int tag;                     /* tag (sends) */
     int source_pat;              /* source pattern (receives; also in link) */
@@ -92,6 +93,8 @@ void ep_request_init(ep_request_t *r, ep_req_kind_t kind, ep_endpoint_t *ep);
 ep_request_t *ep_request_new(ep_req_kind_t kind, ep_endpoint_t *ep, int with_handle);
 /* Releases the object (and its handle, if any). */
 void ep_request_destroy(ep_request_t *r);
+/* A request that outlives its call keeps its datatype alive. */
+void ep_request_hold_type(ep_request_t *r);
 static inline ep_request_t *ep_request_get(MPI_Request h)
 {
     return (ep_request_t *)ep_registry_get((int)h, EP_OBJ_REQUEST);

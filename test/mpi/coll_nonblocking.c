@@ -44,8 +44,8 @@
  *    MPI_Cancel and MPI_Request_free of a collective request (erroneous in
  *    MPI) give MPI_ERR_REQUEST naming the call; the duplicate still works
  *    afterwards;
- *  - with -DEPT_TYPE_LIFETIME=1 (off: a known gap of the library), derived
- *    datatypes freed right after the Ibcast / Igather that uses them, while
+ *  - derived datatypes freed right after the Ibcast / Igather / Irecv that
+ *    uses them, and a user operation right after its Iallreduce, while
  *    other ranks have not called yet (MPI: "any communication that is
  *    currently using this datatype will complete normally").
  * Built again with -DEPT_COLL_GATHERED (coll_nonblocking_gathered): every
@@ -57,10 +57,6 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
-
-#ifndef EPT_TYPE_LIFETIME
-#define EPT_TYPE_LIFETIME 0
-#endif
 
 static _Atomic long *shared; /* ept_shared_page() */
 
@@ -1196,7 +1192,14 @@ static void t_polling(MPI_Comm c, int r, int s)
 
 /* ---- a datatype freed while the collective is pending -------------------- */
 
-static __attribute__((unused)) void t_type_lifetime(MPI_Comm c, int r, int s)
+static void int_sum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    for (int i = 0; i < *len; i++)
+        ((int *)inout)[i] += ((const int *)in)[i];
+}
+
+static void t_type_lifetime(MPI_Comm c, int r, int s)
 {
     int buf[3 * NV + 2];
     int *big = malloc(sizeof(int) * 3 * (size_t)NV * (size_t)s);
@@ -1240,6 +1243,36 @@ static __attribute__((unused)) void t_type_lifetime(MPI_Comm c, int r, int s)
                     EPT_CHECK(big[at] == q * 10000 + j,
                               "Igather to %d into a freed vector type: rank %d item %d is %d", root, q, j, big[at]);
                 }
+        /* Iallreduce with a user operation freed at once. */
+        MPI_Op op;
+        int one = r + 1, sum = -1;
+        EPT_OK(MPI_Op_create(int_sum, 1, &op));
+        if (r == late)
+            usleep(20000);
+        EPT_OK(MPI_Iallreduce(&one, &sum, 1, MPI_INT, op, c, &rq));
+        EPT_OK(MPI_Op_free(&op));
+        EPT_CHECK(op == MPI_OP_NULL, "MPI_Op_free left the handle set");
+        EPT_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+        EPT_CHECK(sum == s * (s + 1) / 2, "Iallreduce with a freed user operation: %d, expected %d", sum,
+                  s * (s + 1) / 2);
+        /* Irecv into a vector type freed before the message is sent. */
+        int from = (r + s - 1) % s, to = (r + 1) % s;
+        EPT_OK(MPI_Type_vector(NV, 2, 3, MPI_INT, &t));
+        EPT_OK(MPI_Type_commit(&t));
+        for (int i = 0; i < 3 * NV + 2; i++)
+            buf[i] = -4;
+        EPT_OK(MPI_Irecv(buf, 1, t, from, 77, c, &rq));
+        EPT_OK(MPI_Type_free(&t));
+        EPT_CHECK(t == MPI_DATATYPE_NULL, "MPI_Type_free left the handle set");
+        EPT_OK(MPI_Barrier(c)); /* every receiver's type is freed before any send */
+        for (int i = 0; i < 2 * NV; i++)
+            mine[i] = r * 10000 + i;
+        EPT_OK(MPI_Send(mine, 2 * NV, MPI_INT, to, 77, c));
+        EPT_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+        for (int i = 0; i < 3 * NV + 2; i++) {
+            int w = i % 3 != 2 && i < 3 * NV ? from * 10000 + 2 * (i / 3) + i % 3 : -4;
+            EPT_CHECK(buf[i] == w, "Irecv into a freed vector type: int %d is %d, expected %d", i, buf[i], w);
+        }
     }
     free(big);
 }
@@ -1333,9 +1366,7 @@ static void body(MPI_Comm c, void *arg)
     t_split(c, r, s);
     t_polling(c, r, s);
     t_errors(c, r, s);
-#if EPT_TYPE_LIFETIME /* known gap: user types freed while a collective is pending */
     t_type_lifetime(c, r, s);
-#endif
     PHASE("done");
 }
 

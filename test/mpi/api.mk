@@ -37,3 +37,5 @@ test_mpi_coll_nonblocking_gathered_SOURCES = test/mpi/coll_nonblocking.c
 test_mpi_coll_nonblocking_gathered_CFLAGS = $(MPI_TEST_CFLAGS) -DEPT_COLL_GATHERED
 MPI_TESTS += test/mpi/comm_loop
 test_mpi_comm_loop_CFLAGS = $(MPI_TEST_CFLAGS)
+MPI_TESTS += test/mpi/comm_construct
+test_mpi_comm_construct_CFLAGS = $(MPI_TEST_CFLAGS)

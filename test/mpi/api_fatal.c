@@ -6,6 +6,8 @@
  *   send      world 2x2: rank 3 calls MPI_Send to rank 999: the job aborts,
  *             and the message names MPI_Send, the rank, 999;
  *   bcast     world 1x2: MPI_Bcast with root 999: aborts naming MPI_Bcast, root;
+ *   errors_abort  world 1x2, MPI_ERRORS_ABORT on MPI_COMM_WORLD: MPI_Send
+ *             to rank 999 aborts naming MPI_Send and the rank;
  *   explicit  no world mode, 2 processes x 2 endpoints from
  *             MPI_Comm_create_endpoints: MPI_Recv with tag -3 on one
  *             endpoint: aborts naming MPI_Recv and the tag;
@@ -74,6 +76,17 @@ static int child(const char *which, int argc, char **argv)
             MPI_Bcast(&x, 1, MPI_INT, 999, MPI_COMM_WORLD);
             survived("MPI_Bcast with root 999");
         }
+    } else if (!strcmp(which, "errors_abort")) {
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ABORT);
+#pragma omp parallel num_threads(2)
+        {
+            int r;
+            MPI_Comm_rank(MPI_COMM_WORLD, &r);
+            if (r == 1) {
+                MPI_Send(&v, 1, MPI_INT, 999, 0, MPI_COMM_WORLD);
+                survived("MPI_Send to rank 999 under MPI_ERRORS_ABORT");
+            }
+        }
     } else if (!strcmp(which, "explicit")) {
         MPI_Comm h[2];
         int me = two_endpoints(h);
@@ -134,6 +147,7 @@ static int child(const char *which, int argc, char **argv)
 static const ept_child_case cases[] = {
     {"send", "2", 2, 2, EPT_CHILD_ANY_FAILURE, {"MPI_Send", "rank", "999", NULL}, {"EPT_CHILD_SURVIVED", NULL}},
     {"bcast", "2", 1, 2, EPT_CHILD_ANY_FAILURE, {"MPI_Bcast", "root", "999", NULL}, {"EPT_CHILD_SURVIVED", NULL}},
+    {"errors_abort", "2", 1, 2, EPT_CHILD_ANY_FAILURE, {"MPI_Send", "rank", "999", NULL}, {"EPT_CHILD_SURVIVED", NULL}},
     {"explicit", NULL, 2, 2, EPT_CHILD_ANY_FAILURE, {"MPI_Recv", "tag", "-3", NULL}, {"EPT_CHILD_SURVIVED", NULL}},
     {"abort", "2", 2, 2, 42, {NULL}, {"EPT_CHILD_SURVIVED", "not supported"}},
     {"abort_return", "2", 1, 2, 44, {NULL}, {"EPT_CHILD_SURVIVED", "not supported"}},

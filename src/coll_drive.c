@@ -179,7 +179,11 @@ ep_status_t ep_coll_start(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_request
 {
     ep_comm_t *c = ep->comm;
     ep_request_t *r = ep_request_new(EP_REQ_COLL, ep, 1);
-    ep_coll_args_t *copy = malloc(sizeof *copy);
+    /* The copy keeps its own Alltoallw type arrays: their types are
+     * released when the instance goes, after the caller may have freed its
+     * arrays. */
+    int ns = a->stypes && a->sbuf != MPI_IN_PLACE ? a->rsize : 0, nr = a->rtypes ? a->rsize : 0;
+    ep_coll_args_t *copy = malloc(sizeof *copy + sizeof(MPI_Datatype) * (size_t)(ns + nr));
 
     *out = NULL;
     if (!r || !copy) {
@@ -189,6 +193,11 @@ ep_status_t ep_coll_start(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_request
         return EP_ERR_NO_MEM;
     }
     *copy = *a;
+    MPI_Datatype *types = (MPI_Datatype *)(copy + 1);
+    if (ns)
+        copy->stypes = memcpy(types, a->stypes, sizeof *types * (size_t)ns);
+    if (nr)
+        copy->rtypes = memcpy(types + ns, a->rtypes, sizeof *types * (size_t)nr);
     r->coll_comm = c; /* the request keeps the communicator alive (ep_request_destroy) */
     ep_comm_ref(c);
     atomic_store(&r->state, EP_RS_PENDING);

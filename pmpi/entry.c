@@ -1,6 +1,7 @@
 #include "entry.h"
 
 #include "datatype.h"
+#include "op.h"
 #include "thread.h"
 #include "threadcomm.h"
 
@@ -201,7 +202,7 @@ int ep_check_intra(ep_endpoint_t *ep, const char *call)
 int ep_check_op(ep_endpoint_t *ep, const char *call, MPI_Op op)
 {
     int commute;
-    if (op == MPI_OP_NULL || ep_handle_is_ep((int)op) || PMPI_Op_commutative(op, &commute) != MPI_SUCCESS)
+    if (op == MPI_OP_NULL || ep_handle_is_ep((int)op) || ep_op_commutative(op, &commute) != MPI_SUCCESS)
         return ep_raise(ep, call, MPI_ERR_OP, "invalid reduction operation 0x%x", (unsigned)op);
     return MPI_SUCCESS;
 }

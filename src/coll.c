@@ -3,6 +3,7 @@
 #include "coll.h"
 
 #include "datatype.h"
+#include "op.h"
 #include "settings.h"
 
 #include <stdlib.h>
@@ -49,6 +50,9 @@ void *ep_coll_typed_alloc(int64_t count, MPI_Datatype t, void **block)
 
 MPI_Aint ep_coll_extent(MPI_Datatype t)
 {
+    int bs = ep_datatype_builtin_size(t);
+    if (bs >= 0)
+        return bs;
     MPI_Aint lb, ext;
     PMPI_Type_get_extent(t, &lb, &ext);
     return ext;
@@ -63,7 +67,11 @@ static ep_status_t barrier_start(ep_coll_inst_t *in)
 
 static const ep_coll_kind_t barrier_kind = {.start = barrier_start};
 
-void ep_coll_barrier(ep_coll_args_t *a, ep_endpoint_t *ep) { ep_coll_args_init(a, &barrier_kind, ep); }
+void ep_coll_barrier(ep_coll_args_t *a, ep_endpoint_t *ep)
+{
+    ep_coll_args_init(a, &barrier_kind, ep);
+    a->local = EP_LOCAL_BARRIER;
+}
 
 /* ---- bcast: the root's endpoint (or local index 0 where the root is
  * remote) takes part in the PMPI broadcast; the others copy from it. ------ */
@@ -99,6 +107,7 @@ void ep_coll_bcast(ep_coll_args_t *a, ep_endpoint_t *ep, void *buf, int count, M
     ep_coll_args_init(a, &bcast_kind, ep);
     ep_coll_recv_side(a, buf, count, type);
     ep_coll_set_root(a, ep, root);
+    a->local = EP_LOCAL_BCAST;
 }
 
 /* ---- reductions ----------------------------------------------------------
@@ -117,13 +126,13 @@ void ep_coll_bcast(ep_coll_args_t *a, ep_endpoint_t *ep, void *buf, int count, M
 static const void *input_of(const ep_coll_args_t *a) { return a->sbuf == MPI_IN_PLACE ? a->rbuf : a->sbuf; }
 
 /* x0 op x1 op ... op xn-1, into acc; combined right to left with
- * PMPI_Reduce_local (inout = in op inout), which keeps rank order. */
+ * ep_op_reduce_local (inout = in op inout), which keeps rank order. */
 static void fold(void *acc, const void *const *xs, int n, int count, MPI_Datatype type, MPI_Op op)
 {
     int64_t bytes;
     ep_dt_copy(xs[n - 1], count, type, acc, count, type, &bytes);
     for (int i = n - 2; i >= 0; i--)
-        PMPI_Reduce_local(xs[i], acc, count, type, op);
+        ep_op_reduce_local(xs[i], acc, count, type, op);
 }
 
 static ep_status_t keep_part(const ep_coll_args_t *a, const char *result)
@@ -240,7 +249,7 @@ static const ep_coll_kind_t gathered_kind = {.start = ep_coll_xchg_start, .finis
 static const ep_coll_kind_t *reduction_kind(ep_endpoint_t *ep, MPI_Op op)
 {
     int commute = 1;
-    PMPI_Op_commutative(op, &commute);
+    ep_op_commutative(op, &commute);
     return (!commute && !ep->comm->blocked) || ep->comm->inter || ep_config.coll_gathered ? &gathered_kind
                                                                                           : &reduce_kind;
 }
@@ -264,6 +273,7 @@ void ep_coll_reduce(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, void
     a->all = all;
     if (!all)
         ep_coll_set_root(a, ep, root);
+    a->local = EP_LOCAL_REDUCE;
 }
 
 /* Reduce_scatter(_block): a reduction of the whole vector; each rank keeps
@@ -306,7 +316,7 @@ static ep_status_t scan_start(ep_coll_inst_t *in)
     for (int k = 1; k <= nl; k++) {
         ep_dt_copy(input_of(in->args[k - 1]), count, type, pre + k * span, count, type, &n);
         if (k > 1) /* pre[k] = pre[k-1] op x[k-1] */
-            PMPI_Reduce_local(pre + (k - 1) * span, pre + k * span, count, type, a0->op);
+            ep_op_reduce_local(pre + (k - 1) * span, pre + k * span, count, type, a0->op);
     }
     if (!has_pcomm(in))
         return EP_OK;
@@ -325,7 +335,7 @@ static ep_status_t scan_complete(ep_coll_inst_t *in)
     if (c->myproc == 0)
         return EP_OK;
     for (int k = 1; k <= nl; k++) /* earlier processes first */
-        PMPI_Reduce_local(before, pre + k * span, count, a0->stype, a0->op);
+        ep_op_reduce_local(before, pre + k * span, count, a0->stype, a0->op);
     return ep_dt_copy(before, count, a0->stype, pre, count, a0->stype, &n);
 }
 

@@ -35,6 +35,9 @@
 typedef struct ep_coll_args ep_coll_args_t;
 typedef struct ep_coll_inst ep_coll_inst_t;
 
+/* The calls the one-process path (coll_local.c) knows. */
+typedef enum { EP_LOCAL_NONE, EP_LOCAL_BARRIER, EP_LOCAL_BCAST, EP_LOCAL_REDUCE } ep_coll_local_t;
+
 typedef struct ep_block {
     const void *buf;
     int count; /* 0: nothing */
@@ -80,6 +83,7 @@ struct ep_coll_args {
     int part_off;  /* reductions: first element of the result this rank keeps */
     int scan;      /* scans: 1 inclusive, 2 exclusive */
     MPI_Info info; /* constructions: hints for the new communicator */
+    ep_coll_local_t local; /* the one-process path this call may take, if any */
     void *tmp;     /* scratch of this rank's finish */
 };
 
@@ -99,6 +103,22 @@ struct ep_coll_inst {
     ep_request_t **reqs; /* [nlocal] */
     ep_coll_inst_t *next;
 };
+
+/* The one-process path: a blocking Barrier, Bcast, Reduce or Allreduce
+ * with a payload of at most EP_LOCAL_BYTES on an intracommunicator of 2 to
+ * EP_LOCAL_MAX ranks, all in this process.  Returns 0 when it does not
+ * apply (the same for every rank of a call), else runs the call (*rc). */
+#define EP_LOCAL_MAX 16
+#define EP_LOCAL_DEPTH 4
+#define EP_LOCAL_BYTES 240
+typedef struct ep_local_record {
+    _Atomic uint64_t seq;
+    uint64_t pad;
+    unsigned char data[EP_LOCAL_BYTES];
+} __attribute__((aligned(64))) ep_local_record_t;
+ep_local_coll_t *ep_local_coll_new(int nlocal);
+void ep_local_coll_free(ep_local_coll_t *l);
+int ep_coll_local_run(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_status_t *rc);
 
 /* Runs a collective to completion (blocking call). */
 ep_status_t ep_coll_run(ep_endpoint_t *ep, ep_coll_args_t *a);

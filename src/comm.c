@@ -1,5 +1,7 @@
 #include "comm.h"
 
+#include "coll.h"
+
 #include "attr.h"
 #include "handle.h"
 #include "net.h"
@@ -112,6 +114,7 @@ static void comm_destroy(ep_comm_t *c)
     free((void *)c->sync.ptr);
     free((void *)c->sync.val);
     free(c->sync.args);
+    ep_local_coll_free(c->local_coll);
     pthread_mutex_destroy(&c->coll_lock);
     free(c);
 }
@@ -198,6 +201,9 @@ static ep_status_t endpoints_init(ep_comm_t *c, MPI_Errhandler eh)
     c->sync.val = calloc((size_t)c->nlocal, sizeof(int64_t));
     c->sync.args = calloc((size_t)c->nlocal, sizeof *c->sync.args);
     if (!c->local || !c->sync.ptr || !c->sync.val || !c->sync.args)
+        return EP_ERR_NO_MEM;
+    if (c->nprocs == 1 && c->nlocal > 1 && c->nlocal <= EP_LOCAL_MAX &&
+        !(c->local_coll = ep_local_coll_new(c->nlocal)))
         return EP_ERR_NO_MEM;
     for (int i = 0; i < c->nlocal; i++) {
         ep_endpoint_t *ep = &c->local[i];

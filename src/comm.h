@@ -35,6 +35,7 @@
 #include <stdint.h>
 
 typedef struct ep_comm ep_comm_t;
+typedef struct ep_local_coll ep_local_coll_t;
 
 /* Identity of a member (an MPI "process" of the group), for comparisons:
  * a classic process is {0, world rank}; an endpoint made with a fresh
@@ -68,6 +69,7 @@ typedef struct ep_endpoint {
     MPI_Info info;               /* hints from MPI_Comm_set_info, or MPI_INFO_NULL */
     char name[MPI_MAX_OBJECT_NAME];
     uint64_t coll_seq;           /* non-blocking collectives started (coll_drive.c) */
+    uint64_t local_seq;          /* calls of the one-process path (coll_local.c) */
 } ep_endpoint_t;
 
 /* Rendezvous of the local endpoints for collective operations: a
@@ -105,6 +107,7 @@ struct ep_comm {
     ep_sync_t sync;          /* collective rendezvous of the local endpoints */
     pthread_mutex_t coll_lock;   /* guards coll_insts and their PMPI requests */
     struct ep_coll_inst *coll_insts; /* non-blocking collectives still gathering arrivals */
+    ep_local_coll_t *local_coll;     /* the one-process path's records, or NULL (coll_local.c) */
     _Atomic int refs;        /* local endpoint handles not yet freed, plus pending
                                 non-blocking collective requests */
     ep_comm_t *ctx_next;     /* chaining in the context table */

@@ -1,0 +1,159 @@
+/* Blocking Barrier, Bcast, Reduce and Allreduce with small payloads on a
+ * communicator whose ranks all live in this process: one pass through
+ * per-endpoint records instead of the generic rendezvous (coll_drive.c).
+ *
+ * Each endpoint owns EP_LOCAL_DEPTH records, used in turn by its calls of
+ * this path (call n uses record n % depth).  Entering call n, an endpoint
+ * writes its payload (its input, or the root's data) into that record and
+ * then the record's seq = n, which also says it has finished every earlier
+ * call.  It then reads the records it needs (every endpoint's for Barrier
+ * and Allreduce, the root's for Bcast, none for a Reduce that is not at
+ * the root) once their seq reaches n.  Before writing a record again it
+ * waits until every endpoint has entered the call after the one that last
+ * used it, so nobody still reads it; in a loop of collectives that holds
+ * already, and nobody waits twice per call.  A payload lands in the same
+ * cache line as its seq: a small Allreduce of two endpoints costs each one
+ * cache line transfer each way.
+ *
+ * The path is taken for the same calls by every endpoint: it depends only
+ * on sizes every rank shares (and for reductions on the datatype, which
+ * MPI requires to be the same). */
+#include "coll.h"
+
+#include "datatype.h"
+#include "op.h"
+#include "wait.h"
+#include "net.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct ep_local_coll {
+    ep_local_record_t *rec; /* [nlocal * EP_LOCAL_DEPTH], endpoint-major */
+};
+
+ep_local_coll_t *ep_local_coll_new(int nlocal)
+{
+    ep_local_coll_t *l = malloc(sizeof *l);
+    if (!l)
+        return NULL;
+    if (posix_memalign((void **)&l->rec, 64, sizeof *l->rec * (size_t)nlocal * EP_LOCAL_DEPTH)) {
+        free(l);
+        return NULL;
+    }
+    for (int i = 0; i < nlocal * EP_LOCAL_DEPTH; i++)
+        atomic_init(&l->rec[i].seq, 0);
+    return l;
+}
+
+void ep_local_coll_free(ep_local_coll_t *l)
+{
+    if (l) {
+        free(l->rec);
+        free(l);
+    }
+}
+
+static ep_local_record_t *record(const ep_comm_t *c, int lidx, uint64_t n)
+{
+    return &c->local_coll->rec[(size_t)lidx * EP_LOCAL_DEPTH + n % EP_LOCAL_DEPTH];
+}
+
+/* Waits until endpoint lidx has entered call n. */
+static void wait_entered(const ep_comm_t *c, int lidx, uint64_t n)
+{
+    ep_local_record_t *r = record(c, lidx, n);
+    ep_backoff_t b = EP_BACKOFF_INIT;
+    while (atomic_load_explicit(&r->seq, memory_order_acquire) < n) {
+        ep_progress();
+        ep_backoff(&b);
+    }
+}
+
+/* Call n may write its record: every endpoint has entered call n - depth + 1. */
+static void wait_record_free(const ep_comm_t *c, int me, uint64_t n)
+{
+    if (n < EP_LOCAL_DEPTH)
+        return;
+    for (int j = 0; j < c->nlocal; j++)
+        if (j != me)
+            wait_entered(c, j, n - EP_LOCAL_DEPTH + 1);
+}
+
+/* Dense: count elements of t are count * size contiguous bytes from buf,
+ * so a record holds them as they lie in memory. */
+static int dense(MPI_Datatype t, int count, int64_t *bytes)
+{
+    ep_dt_layout_t lay;
+    MPI_Aint lb = 0, ext;
+    if (ep_dt_layout(t, count, &lay) || !lay.contig || lay.offset != 0)
+        return 0;
+    if ((ext = ep_datatype_builtin_size(t)) < 0)
+        PMPI_Type_get_extent(t, &lb, &ext);
+    *bytes = lay.bytes;
+    return lb == 0 && ext == lay.type_size;
+}
+
+int ep_coll_local_run(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_status_t *rc)
+{
+    ep_comm_t *c = ep->comm;
+    ep_coll_local_t what = a->local;
+    int64_t bytes = 0;
+    ep_dt_layout_t lay;
+
+    if (!c->local_coll || c->inter || what == EP_LOCAL_NONE)
+        return 0;
+    switch (what) {
+    case EP_LOCAL_NONE:
+        return 0;
+    case EP_LOCAL_BARRIER:
+        break;
+    case EP_LOCAL_BCAST:
+        if (ep_dt_layout(a->rtype, a->rcount, &lay) || lay.bytes > EP_LOCAL_BYTES)
+            return 0;
+        break;
+    case EP_LOCAL_REDUCE:
+        if (!dense(a->stype, a->scount, &bytes) || bytes > EP_LOCAL_BYTES)
+            return 0;
+        break;
+    }
+    uint64_t n = ++ep->local_seq;
+    ep_local_record_t *mine = record(c, ep->lidx, n);
+    wait_record_free(c, ep->lidx, n);
+    *rc = EP_OK;
+    if (what == EP_LOCAL_BCAST && a->at_root)
+        *rc = ep_dt_pack(a->rbuf, a->rcount, a->rtype, &lay, mine->data);
+    else if (what == EP_LOCAL_REDUCE)
+        memcpy(mine->data, a->sbuf == MPI_IN_PLACE ? a->rbuf : a->sbuf, (size_t)bytes);
+    atomic_store_explicit(&mine->seq, n, memory_order_release);
+
+    switch (what) {
+    case EP_LOCAL_NONE:
+    case EP_LOCAL_BARRIER:
+        for (int j = 0; j < c->nlocal; j++)
+            wait_entered(c, j, n);
+        break;
+    case EP_LOCAL_BCAST:
+        if (!a->at_root) {
+            int root = c->ranks[a->root].lidx;
+            wait_entered(c, root, n);
+            *rc = ep_dt_unpack(record(c, root, n)->data, lay.bytes, a->rbuf, a->rcount, a->rtype, &lay);
+        }
+        break;
+    case EP_LOCAL_REDUCE:
+        if (!a->all && !a->at_root)
+            break;
+        /* x0 op (x1 op (... op xn-1)), in rank order (local indices follow
+         * ranks when all ranks are local), straight into rbuf. */
+        for (int j = c->nlocal - 1; j >= 0; j--) {
+            wait_entered(c, j, n);
+            const void *x = record(c, j, n)->data;
+            if (j == c->nlocal - 1)
+                memcpy(a->rbuf, x, (size_t)bytes);
+            else if (ep_op_reduce_local(x, a->rbuf, a->scount, a->stype, a->op) != MPI_SUCCESS)
+                *rc = EP_ERR_INTERN;
+        }
+        break;
+    }
+    return 1;
+}

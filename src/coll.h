@@ -104,10 +104,11 @@ struct ep_coll_inst {
     ep_coll_inst_t *next;
 };
 
-/* The one-process path: a blocking Barrier, Bcast, Reduce or Allreduce
- * with a payload of at most EP_LOCAL_BYTES on an intracommunicator of 2 to
- * EP_LOCAL_MAX ranks, all in this process.  Returns 0 when it does not
- * apply (the same for every rank of a call), else runs the call (*rc). */
+/* The one-process path: a blocking Barrier, Bcast, Reduce or Allreduce on
+ * an intracommunicator whose ranks all live in this process, with a
+ * payload of at most EP_LOCAL_BYTES and 2 to EP_LOCAL_MAX ranks, or a
+ * larger reduction of a dense type.  Returns 0 when it does not apply (the
+ * same for every rank of a call), else runs the call (*rc). */
 #define EP_LOCAL_MAX 16
 #define EP_LOCAL_DEPTH 4
 #define EP_LOCAL_BYTES 240

@@ -1,6 +1,7 @@
-/* Blocking Barrier, Bcast, Reduce and Allreduce with small payloads on a
- * communicator whose ranks all live in this process: one pass through
- * per-endpoint records instead of the generic rendezvous (coll_drive.c).
+/* Blocking Barrier, Bcast, Reduce and Allreduce on a communicator whose
+ * ranks all live in this process.  Small payloads take one pass through
+ * per-endpoint records instead of the generic rendezvous (coll_drive.c);
+ * large reductions share the folding among the endpoints (split_reduce).
  *
  * Each endpoint owns EP_LOCAL_DEPTH records, used in turn by its calls of
  * this path (call n uses record n % depth).  Entering call n, an endpoint
@@ -94,6 +95,61 @@ static int dense(MPI_Datatype t, int count, int64_t *bytes)
     return lb == 0 && ext == lay.type_size;
 }
 
+/* ---- large reductions: every endpoint folds its share ---------------------
+ * The vector is cut into one chunk per endpoint; endpoint j folds chunk j
+ * of every input, in rank order, and puts it where the result goes (its own
+ * receive buffer for Allreduce, the root's for Reduce); for Allreduce each
+ * then copies the other chunks from their owners.  The work and the memory
+ * traffic are spread over the threads instead of one. */
+
+static const void *input(const ep_coll_args_t *a) { return a->sbuf == MPI_IN_PLACE ? a->rbuf : a->sbuf; }
+
+static ep_status_t split_reduce(ep_endpoint_t *ep, const ep_coll_args_t *a, int64_t bytes)
+{
+    ep_comm_t *c = ep->comm;
+    int n = c->nlocal, me = ep->lidx;
+    int64_t size = bytes / a->scount, per = (a->scount + n - 1) / n;
+    int lo = (int)(per * me < a->scount ? per * me : a->scount);
+    int hi = (int)(per * (me + 1) < a->scount ? per * (me + 1) : a->scount);
+    ep_status_t rc = EP_OK;
+
+    atomic_store(&c->sync.ptr[me], (void *)a);
+    ep_sync_barrier(c); /* every input and receive buffer is known */
+    const ep_coll_args_t *dst = a->all ? a : atomic_load(&c->sync.ptr[c->ranks[a->root].lidx]);
+    if (hi > lo) {
+        /* Where this chunk of the result goes; a scratch chunk when that
+         * place is also an input (MPI_IN_PLACE), which is read meanwhile. */
+        char *out = (char *)dst->rbuf + lo * size, *acc = out, *tmp = NULL;
+        if (dst->sbuf == MPI_IN_PLACE && !(acc = tmp = malloc((size_t)((hi - lo) * size))))
+            rc = EP_ERR_NO_MEM;
+        for (int j = n - 1; j >= 0 && !rc; j--) {
+            const ep_coll_args_t *x = atomic_load(&c->sync.ptr[j]);
+            const char *in = (const char *)input(x) + lo * size;
+            if (j == n - 1)
+                memcpy(acc, in, (size_t)((hi - lo) * size));
+            else if (ep_op_reduce_local(in, acc, hi - lo, a->stype, a->op) != MPI_SUCCESS)
+                rc = EP_ERR_INTERN;
+        }
+        if (tmp) {
+            if (!rc)
+                memcpy(out, tmp, (size_t)((hi - lo) * size));
+            free(tmp);
+        }
+    }
+    ep_sync_barrier(c); /* every chunk is folded */
+    if (a->all)
+        for (int j = 0; j < n; j++) {
+            const ep_coll_args_t *x = atomic_load(&c->sync.ptr[j]);
+            int64_t jlo = per * j < a->scount ? per * j : a->scount;
+            int64_t jhi = per * (j + 1) < a->scount ? per * (j + 1) : a->scount;
+            if (j != me && jhi > jlo)
+                memcpy((char *)a->rbuf + jlo * size, (const char *)x->rbuf + jlo * size,
+                       (size_t)((jhi - jlo) * size));
+        }
+    ep_sync_barrier(c); /* nobody reads another's buffers any more */
+    return rc;
+}
+
 int ep_coll_local_run(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_status_t *rc)
 {
     ep_comm_t *c = ep->comm;
@@ -101,7 +157,13 @@ int ep_coll_local_run(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_status_t *r
     int64_t bytes = 0;
     ep_dt_layout_t lay;
 
-    if (!c->local_coll || c->inter || what == EP_LOCAL_NONE)
+    if (c->inter || c->nlocal < 2 || what == EP_LOCAL_NONE)
+        return 0;
+    if (what == EP_LOCAL_REDUCE && dense(a->stype, a->scount, &bytes) && bytes > EP_LOCAL_BYTES) {
+        *rc = split_reduce(ep, a, bytes);
+        return 1;
+    }
+    if (!c->local_coll)
         return 0;
     switch (what) {
     case EP_LOCAL_NONE:

@@ -110,7 +110,7 @@ struct ep_coll_inst {
  * larger reduction of a dense type.  Returns 0 when it does not apply (the
  * same for every rank of a call), else runs the call (*rc). */
 #define EP_LOCAL_MAX 16
-#define EP_LOCAL_DEPTH 4
+#define EP_LOCAL_DEPTH 8
 #define EP_LOCAL_BYTES 240
 typedef struct ep_local_record {
     _Atomic uint64_t seq;

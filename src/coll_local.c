@@ -29,21 +29,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What one endpoint last saw of the others' progress (its own cache lines):
+ * it reads another endpoint's record only when that is not enough, since
+ * every read of a line the other is about to write costs a transfer. */
+typedef struct seen_row {
+    uint64_t entered[EP_LOCAL_MAX];
+} __attribute__((aligned(64))) seen_row_t;
+
 struct ep_local_coll {
     ep_local_record_t *rec; /* [nlocal * EP_LOCAL_DEPTH], endpoint-major */
+    seen_row_t *seen;       /* [nlocal] */
 };
 
 ep_local_coll_t *ep_local_coll_new(int nlocal)
 {
-    ep_local_coll_t *l = malloc(sizeof *l);
-    if (!l)
-        return NULL;
-    if (posix_memalign((void **)&l->rec, 64, sizeof *l->rec * (size_t)nlocal * EP_LOCAL_DEPTH)) {
-        free(l);
+    ep_local_coll_t *l = calloc(1, sizeof *l);
+    if (!l || posix_memalign((void **)&l->rec, 64, sizeof *l->rec * (size_t)nlocal * EP_LOCAL_DEPTH) ||
+        posix_memalign((void **)&l->seen, 64, sizeof *l->seen * (size_t)nlocal)) {
+        ep_local_coll_free(l);
         return NULL;
     }
     for (int i = 0; i < nlocal * EP_LOCAL_DEPTH; i++)
         atomic_init(&l->rec[i].seq, 0);
+    memset(l->seen, 0, sizeof *l->seen * (size_t)nlocal);
     return l;
 }
 
@@ -51,6 +59,7 @@ void ep_local_coll_free(ep_local_coll_t *l)
 {
     if (l) {
         free(l->rec);
+        free(l->seen);
         free(l);
     }
 }
@@ -60,15 +69,20 @@ static ep_local_record_t *record(const ep_comm_t *c, int lidx, uint64_t n)
     return &c->local_coll->rec[(size_t)lidx * EP_LOCAL_DEPTH + n % EP_LOCAL_DEPTH];
 }
 
-/* Waits until endpoint lidx has entered call n. */
-static void wait_entered(const ep_comm_t *c, int lidx, uint64_t n)
+/* Endpoint me waits until endpoint lidx has entered call n. */
+static void wait_entered(const ep_comm_t *c, int me, int lidx, uint64_t n)
 {
+    uint64_t *seen = &c->local_coll->seen[me].entered[lidx];
+    if (*seen >= n)
+        return;
     ep_local_record_t *r = record(c, lidx, n);
     ep_backoff_t b = EP_BACKOFF_INIT;
-    while (atomic_load_explicit(&r->seq, memory_order_acquire) < n) {
+    uint64_t v;
+    while ((v = atomic_load_explicit(&r->seq, memory_order_acquire)) < n) {
         ep_progress();
         ep_backoff(&b);
     }
+    *seen = v;
 }
 
 /* Call n may write its record: every endpoint has entered call n - depth + 1. */
@@ -78,7 +92,7 @@ static void wait_record_free(const ep_comm_t *c, int me, uint64_t n)
         return;
     for (int j = 0; j < c->nlocal; j++)
         if (j != me)
-            wait_entered(c, j, n - EP_LOCAL_DEPTH + 1);
+            wait_entered(c, me, j, n - EP_LOCAL_DEPTH + 1);
 }
 
 /* Dense: count elements of t are count * size contiguous bytes from buf,
@@ -193,12 +207,12 @@ int ep_coll_local_run(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_status_t *r
     case EP_LOCAL_NONE:
     case EP_LOCAL_BARRIER:
         for (int j = 0; j < c->nlocal; j++)
-            wait_entered(c, j, n);
+            wait_entered(c, ep->lidx, j, n);
         break;
     case EP_LOCAL_BCAST:
         if (!a->at_root) {
             int root = c->ranks[a->root].lidx;
-            wait_entered(c, root, n);
+            wait_entered(c, ep->lidx, root, n);
             *rc = ep_dt_unpack(record(c, root, n)->data, lay.bytes, a->rbuf, a->rcount, a->rtype, &lay);
         }
         break;
@@ -208,7 +222,7 @@ int ep_coll_local_run(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_status_t *r
         /* x0 op (x1 op (... op xn-1)), in rank order (local indices follow
          * ranks when all ranks are local), straight into rbuf. */
         for (int j = c->nlocal - 1; j >= 0; j--) {
-            wait_entered(c, j, n);
+            wait_entered(c, ep->lidx, j, n);
             const void *x = record(c, j, n)->data;
             if (j == c->nlocal - 1)
                 memcpy(a->rbuf, x, (size_t)bytes);

@@ -123,16 +123,21 @@ void ep_coll_bcast(ep_coll_args_t *a, ep_endpoint_t *ep, void *buf, int count, M
  * operations take the gathered path: an exchange brings every input to the
  * ranks that need it, which fold them in rank order. */
 
-static const void *input_of(const ep_coll_args_t *a) { return a->sbuf == MPI_IN_PLACE ? a->rbuf : a->sbuf; }
-
-/* x0 op x1 op ... op xn-1, into acc; combined right to left with
- * ep_op_reduce_local (inout = in op inout), which keeps rank order. */
-static void fold(void *acc, const void *const *xs, int n, int count, MPI_Datatype type, MPI_Op op)
+/* Combined right to left with ep_op_reduce_local (inout = in op inout),
+ * which keeps rank order. */
+ep_status_t ep_coll_fold(void *acc, const void *const *xs, int n, int count, MPI_Datatype type, MPI_Op op)
 {
     int64_t bytes;
-    ep_dt_copy(xs[n - 1], count, type, acc, count, type, &bytes);
-    for (int i = n - 2; i >= 0; i--)
-        ep_op_reduce_local(xs[i], acc, count, type, op);
+    int bs = ep_datatype_builtin_size(type);
+    ep_status_t rc = EP_OK;
+    if (bs > 0) /* the common case, without working out a layout */
+        memcpy(acc, xs[n - 1], (size_t)bs * (size_t)count);
+    else
+        rc = ep_dt_copy(xs[n - 1], count, type, acc, count, type, &bytes);
+    for (int i = n - 2; i >= 0 && !rc; i--)
+        if (ep_op_reduce_local(xs[i], acc, count, type, op) != MPI_SUCCESS)
+            rc = EP_ERR_INTERN;
+    return rc;
 }
 
 static ep_status_t keep_part(const ep_coll_args_t *a, const char *result)
@@ -169,12 +174,12 @@ static ep_status_t reduce_start(ep_coll_inst_t *in)
         return EP_ERR_NO_MEM;
     }
     for (int i = 0; i < c->nlocal; i++)
-        xs[i] = input_of(in->args[i]);
-    fold(acc, xs, c->nlocal, count, type, a0->op);
+        xs[i] = ep_coll_input(in->args[i]);
+    rc = ep_coll_fold(acc, xs, c->nlocal, count, type, a0->op);
     free(xs);
     in->res = acc;
-    if (!has_pcomm(in))
-        return EP_OK;
+    if (rc || !has_pcomm(in))
+        return rc;
     if (a0->all)
         return pmpi_rc(PMPI_Iallreduce(MPI_IN_PLACE, acc, count, type, a0->op, c->pcomm, &in->preq));
     int rproc = c->ranks[a0->root].proc;
@@ -204,7 +209,7 @@ static void gathered_send(const ep_coll_args_t *a, int peer, ep_block_t *b)
 {
     *b = (ep_block_t){NULL, 0, MPI_BYTE};
     if (ep_coll_slot(a, peer) >= 0 && (a->scan ? a->me < scan_inputs(a, peer) : a->all || peer == a->root))
-        *b = (ep_block_t){input_of(a), a->scount, a->stype};
+        *b = (ep_block_t){ep_coll_input(a), a->scount, a->stype};
 }
 
 static void gathered_recv(const ep_coll_args_t *a, int peer, ep_block_t *b)
@@ -233,9 +238,10 @@ static ep_status_t gathered_finish(ep_coll_inst_t *in, int lidx)
     if (!rc) {
         for (int r = 0; r < n; r++)
             xs[r] = (char *)a->tmp + (MPI_Aint)r * a->scount * a->sext;
-        fold(acc, xs, n, a->scount, a->stype, a->op);
-        rc = keep_part(a, acc);
+        rc = ep_coll_fold(acc, xs, n, a->scount, a->stype, a->op);
     }
+    if (!rc)
+        rc = keep_part(a, acc);
     free(xs);
     free(block);
     free(ablock);
@@ -314,7 +320,7 @@ static ep_status_t scan_start(ep_coll_inst_t *in)
         return EP_ERR_NO_MEM;
     in->res = pre;
     for (int k = 1; k <= nl; k++) {
-        ep_dt_copy(input_of(in->args[k - 1]), count, type, pre + k * span, count, type, &n);
+        ep_dt_copy(ep_coll_input(in->args[k - 1]), count, type, pre + k * span, count, type, &n);
         if (k > 1) /* pre[k] = pre[k-1] op x[k-1] */
             ep_op_reduce_local(pre + (k - 1) * span, pre + k * span, count, type, a0->op);
     }

@@ -105,19 +105,12 @@ struct ep_coll_inst {
 };
 
 /* The one-process path: a blocking Barrier, Bcast, Reduce or Allreduce on
- * an intracommunicator whose ranks all live in this process, with a
- * payload of at most EP_LOCAL_BYTES and 2 to EP_LOCAL_MAX ranks, or a
- * larger reduction of a dense type.  Returns 0 when it does not apply (the
- * same for every rank of a call), else runs the call (*rc). */
-#define EP_LOCAL_MAX 16
-#define EP_LOCAL_DEPTH 8
-#define EP_LOCAL_BYTES 240
-typedef struct ep_local_record {
-    _Atomic uint64_t seq;
-    uint64_t pad;
-    unsigned char data[EP_LOCAL_BYTES];
-} __attribute__((aligned(64))) ep_local_record_t;
-ep_local_coll_t *ep_local_coll_new(int nlocal);
+ * an intracommunicator whose ranks all live in this process, with a small
+ * payload and not too many ranks, or a larger reduction of a dense type.
+ * Returns 0 when it does not apply (the same for every rank of a call),
+ * else runs the call (*rc).  init gives c the path's records when it is of
+ * that kind. */
+ep_status_t ep_local_coll_init(ep_comm_t *c);
 void ep_local_coll_free(ep_local_coll_t *l);
 int ep_coll_local_run(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_status_t *rc);
 
@@ -129,6 +122,13 @@ ep_status_t ep_coll_start(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_request
 int ep_coll_poll(ep_request_t *r);
 
 /* Shared helpers of the kinds and builders. */
+/* A reduction's input: the send buffer, or the receive buffer under MPI_IN_PLACE. */
+static inline const void *ep_coll_input(const ep_coll_args_t *a)
+{
+    return a->sbuf == MPI_IN_PLACE ? a->rbuf : a->sbuf;
+}
+/* x0 op (x1 op (... op xn-1)) into acc: the n inputs in rank order. */
+ep_status_t ep_coll_fold(void *acc, const void *const *xs, int n, int count, MPI_Datatype type, MPI_Op op);
 void *ep_coll_typed_alloc(int64_t count, MPI_Datatype t, void **block);
 MPI_Aint ep_coll_extent(MPI_Datatype t);
 /* Empty arguments of kind k for ep (no root). */

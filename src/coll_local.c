@@ -29,6 +29,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Records: EP_LOCAL_DEPTH per endpoint, of one block of cache lines each,
+ * the payload in the same line as its seq. */
+#define EP_LOCAL_MAX 16
+#define EP_LOCAL_DEPTH 8
+#define EP_LOCAL_BYTES 240
+
+typedef struct record {
+    _Atomic uint64_t seq;
+    uint64_t pad;
+    unsigned char data[EP_LOCAL_BYTES];
+} __attribute__((aligned(64))) record_t;
+
 /* What one endpoint last saw of the others' progress (its own cache lines):
  * it reads another endpoint's record only when that is not enough, since
  * every read of a line the other is about to write costs a transfer. */
@@ -37,22 +49,26 @@ typedef struct seen_row {
 } __attribute__((aligned(64))) seen_row_t;
 
 struct ep_local_coll {
-    ep_local_record_t *rec; /* [nlocal * EP_LOCAL_DEPTH], endpoint-major */
-    seen_row_t *seen;       /* [nlocal] */
+    record_t *rec;    /* [nlocal * EP_LOCAL_DEPTH], endpoint-major */
+    seen_row_t *seen; /* [nlocal] */
 };
 
-ep_local_coll_t *ep_local_coll_new(int nlocal)
+ep_status_t ep_local_coll_init(ep_comm_t *c)
 {
+    int n = c->nlocal;
+    if (c->nprocs != 1 || n < 2 || n > EP_LOCAL_MAX)
+        return EP_OK;
     ep_local_coll_t *l = calloc(1, sizeof *l);
-    if (!l || posix_memalign((void **)&l->rec, 64, sizeof *l->rec * (size_t)nlocal * EP_LOCAL_DEPTH) ||
-        posix_memalign((void **)&l->seen, 64, sizeof *l->seen * (size_t)nlocal)) {
+    if (!l || posix_memalign((void **)&l->rec, 64, sizeof *l->rec * (size_t)n * EP_LOCAL_DEPTH) ||
+        posix_memalign((void **)&l->seen, 64, sizeof *l->seen * (size_t)n)) {
         ep_local_coll_free(l);
-        return NULL;
+        return EP_ERR_NO_MEM;
     }
-    for (int i = 0; i < nlocal * EP_LOCAL_DEPTH; i++)
+    for (int i = 0; i < n * EP_LOCAL_DEPTH; i++)
         atomic_init(&l->rec[i].seq, 0);
-    memset(l->seen, 0, sizeof *l->seen * (size_t)nlocal);
-    return l;
+    memset(l->seen, 0, sizeof *l->seen * (size_t)n);
+    c->local_coll = l;
+    return EP_OK;
 }
 
 void ep_local_coll_free(ep_local_coll_t *l)
@@ -64,7 +80,7 @@ void ep_local_coll_free(ep_local_coll_t *l)
     }
 }
 
-static ep_local_record_t *record(const ep_comm_t *c, int lidx, uint64_t n)
+static record_t *record(const ep_comm_t *c, int lidx, uint64_t n)
 {
     return &c->local_coll->rec[(size_t)lidx * EP_LOCAL_DEPTH + n % EP_LOCAL_DEPTH];
 }
@@ -75,7 +91,7 @@ static void wait_entered(const ep_comm_t *c, int me, int lidx, uint64_t n)
     uint64_t *seen = &c->local_coll->seen[me].entered[lidx];
     if (*seen >= n)
         return;
-    ep_local_record_t *r = record(c, lidx, n);
+    record_t *r = record(c, lidx, n);
     ep_backoff_t b = EP_BACKOFF_INIT;
     uint64_t v;
     while ((v = atomic_load_explicit(&r->seq, memory_order_acquire)) < n) {
@@ -109,6 +125,41 @@ static int dense(MPI_Datatype t, int count, int64_t *bytes)
     return lb == 0 && ext == lay.type_size;
 }
 
+/* One pass through the records (the header comment). */
+static ep_status_t one_pass(ep_endpoint_t *ep, const ep_coll_args_t *a, const ep_dt_layout_t *lay, int64_t bytes)
+{
+    ep_comm_t *c = ep->comm;
+    int me = ep->lidx, n = c->nlocal;
+    uint64_t call = ++ep->local_seq;
+    record_t *mine = record(c, me, call);
+    ep_status_t rc = EP_OK;
+
+    wait_record_free(c, me, call);
+    if (a->local == EP_LOCAL_BCAST && a->at_root)
+        rc = ep_dt_pack(a->rbuf, a->rcount, a->rtype, lay, mine->data);
+    else if (a->local == EP_LOCAL_REDUCE)
+        memcpy(mine->data, ep_coll_input(a), (size_t)bytes);
+    atomic_store_explicit(&mine->seq, call, memory_order_release);
+
+    if (a->local == EP_LOCAL_BARRIER) {
+        for (int j = 0; j < n; j++)
+            wait_entered(c, me, j, call);
+    } else if (a->local == EP_LOCAL_BCAST && !a->at_root) {
+        int root = c->ranks[a->root].lidx;
+        wait_entered(c, me, root, call);
+        rc = ep_dt_unpack(record(c, root, call)->data, lay->bytes, a->rbuf, a->rcount, a->rtype, lay);
+    } else if (a->local == EP_LOCAL_REDUCE && (a->all || a->at_root)) {
+        /* Local indices follow ranks when all ranks are local. */
+        const void *xs[EP_LOCAL_MAX];
+        for (int j = 0; j < n; j++) {
+            wait_entered(c, me, j, call);
+            xs[j] = record(c, j, call)->data;
+        }
+        rc = ep_coll_fold(a->rbuf, xs, n, a->scount, a->stype, a->op);
+    }
+    return rc;
+}
+
 /* ---- large reductions: every endpoint folds its share ---------------------
  * The vector is cut into one chunk per endpoint; endpoint j folds chunk j
  * of every input, in rank order, and puts it where the result goes (its own
@@ -116,17 +167,22 @@ static int dense(MPI_Datatype t, int count, int64_t *bytes)
  * then copies the other chunks from their owners.  The work and the memory
  * traffic are spread over the threads instead of one. */
 
-static const void *input(const ep_coll_args_t *a) { return a->sbuf == MPI_IN_PLACE ? a->rbuf : a->sbuf; }
+/* Endpoint j's chunk of count elements among n: [*lo, *hi). */
+static void chunk(int j, int n, int count, int *lo, int *hi)
+{
+    int64_t per = (count + (int64_t)n - 1) / n;
+    *lo = (int)(per * j < count ? per * j : count);
+    *hi = (int)(per * (j + 1) < count ? per * (j + 1) : count);
+}
 
 static ep_status_t split_reduce(ep_endpoint_t *ep, const ep_coll_args_t *a, int64_t bytes)
 {
     ep_comm_t *c = ep->comm;
-    int n = c->nlocal, me = ep->lidx;
-    int64_t size = bytes / a->scount, per = (a->scount + n - 1) / n;
-    int lo = (int)(per * me < a->scount ? per * me : a->scount);
-    int hi = (int)(per * (me + 1) < a->scount ? per * (me + 1) : a->scount);
+    int n = c->nlocal, me = ep->lidx, lo, hi;
+    int64_t size = bytes / a->scount;
     ep_status_t rc = EP_OK;
 
+    chunk(me, n, a->scount, &lo, &hi);
     atomic_store(&c->sync.ptr[me], (void *)a);
     ep_sync_barrier(c); /* every input and receive buffer is known */
     const ep_coll_args_t *dst = a->all ? a : atomic_load(&c->sync.ptr[c->ranks[a->root].lidx]);
@@ -134,32 +190,26 @@ static ep_status_t split_reduce(ep_endpoint_t *ep, const ep_coll_args_t *a, int6
         /* Where this chunk of the result goes; a scratch chunk when that
          * place is also an input (MPI_IN_PLACE), which is read meanwhile. */
         char *out = (char *)dst->rbuf + lo * size, *acc = out, *tmp = NULL;
-        if (dst->sbuf == MPI_IN_PLACE && !(acc = tmp = malloc((size_t)((hi - lo) * size))))
+        const void **xs = malloc(sizeof *xs * (size_t)n);
+        if (!xs || (dst->sbuf == MPI_IN_PLACE && !(acc = tmp = malloc((size_t)((hi - lo) * size)))))
             rc = EP_ERR_NO_MEM;
-        for (int j = n - 1; j >= 0 && !rc; j--) {
-            const ep_coll_args_t *x = atomic_load(&c->sync.ptr[j]);
-            const char *in = (const char *)input(x) + lo * size;
-            if (j == n - 1)
-                memcpy(acc, in, (size_t)((hi - lo) * size));
-            else if (ep_op_reduce_local(in, acc, hi - lo, a->stype, a->op) != MPI_SUCCESS)
-                rc = EP_ERR_INTERN;
-        }
-        if (tmp) {
-            if (!rc)
-                memcpy(out, tmp, (size_t)((hi - lo) * size));
-            free(tmp);
-        }
+        for (int j = 0; j < n && !rc; j++)
+            xs[j] = (const char *)ep_coll_input(atomic_load(&c->sync.ptr[j])) + lo * size;
+        if (!rc)
+            rc = ep_coll_fold(acc, xs, n, hi - lo, a->stype, a->op);
+        if (tmp && !rc)
+            memcpy(out, tmp, (size_t)((hi - lo) * size));
+        free(tmp);
+        free(xs);
     }
     ep_sync_barrier(c); /* every chunk is folded */
-    if (a->all)
-        for (int j = 0; j < n; j++) {
-            const ep_coll_args_t *x = atomic_load(&c->sync.ptr[j]);
-            int64_t jlo = per * j < a->scount ? per * j : a->scount;
-            int64_t jhi = per * (j + 1) < a->scount ? per * (j + 1) : a->scount;
-            if (j != me && jhi > jlo)
-                memcpy((char *)a->rbuf + jlo * size, (const char *)x->rbuf + jlo * size,
-                       (size_t)((jhi - jlo) * size));
-        }
+    for (int j = 0; a->all && j < n; j++) {
+        const ep_coll_args_t *x = atomic_load(&c->sync.ptr[j]);
+        int jlo, jhi;
+        chunk(j, n, a->scount, &jlo, &jhi);
+        if (j != me && jhi > jlo)
+            memcpy((char *)a->rbuf + jlo * size, (const char *)x->rbuf + jlo * size, (size_t)((jhi - jlo) * size));
+    }
     ep_sync_barrier(c); /* nobody reads another's buffers any more */
     return rc;
 }
@@ -167,69 +217,25 @@ static ep_status_t split_reduce(ep_endpoint_t *ep, const ep_coll_args_t *a, int6
 int ep_coll_local_run(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_status_t *rc)
 {
     ep_comm_t *c = ep->comm;
-    ep_coll_local_t what = a->local;
+    ep_dt_layout_t lay = {0};
     int64_t bytes = 0;
-    ep_dt_layout_t lay;
 
-    if (c->inter || c->nlocal < 2 || what == EP_LOCAL_NONE)
+    if (a->local == EP_LOCAL_NONE || c->inter || c->nlocal < 2)
         return 0;
-    if (what == EP_LOCAL_REDUCE && dense(a->stype, a->scount, &bytes) && bytes > EP_LOCAL_BYTES) {
-        *rc = split_reduce(ep, a, bytes);
-        return 1;
-    }
-    if (!c->local_coll)
-        return 0;
-    switch (what) {
-    case EP_LOCAL_NONE:
-        return 0;
-    case EP_LOCAL_BARRIER:
-        break;
-    case EP_LOCAL_BCAST:
-        if (ep_dt_layout(a->rtype, a->rcount, &lay) || lay.bytes > EP_LOCAL_BYTES)
+    if (a->local == EP_LOCAL_REDUCE) {
+        if (!dense(a->stype, a->scount, &bytes))
             return 0;
-        break;
-    case EP_LOCAL_REDUCE:
-        if (!dense(a->stype, a->scount, &bytes) || bytes > EP_LOCAL_BYTES)
+        if (bytes > EP_LOCAL_BYTES) {
+            *rc = split_reduce(ep, a, bytes);
+            return 1;
+        }
+    } else if (a->local == EP_LOCAL_BCAST) {
+        if (ep_dt_layout(a->rtype, a->rcount, &lay))
             return 0;
-        break;
+        bytes = lay.bytes;
     }
-    uint64_t n = ++ep->local_seq;
-    ep_local_record_t *mine = record(c, ep->lidx, n);
-    wait_record_free(c, ep->lidx, n);
-    *rc = EP_OK;
-    if (what == EP_LOCAL_BCAST && a->at_root)
-        *rc = ep_dt_pack(a->rbuf, a->rcount, a->rtype, &lay, mine->data);
-    else if (what == EP_LOCAL_REDUCE)
-        memcpy(mine->data, a->sbuf == MPI_IN_PLACE ? a->rbuf : a->sbuf, (size_t)bytes);
-    atomic_store_explicit(&mine->seq, n, memory_order_release);
-
-    switch (what) {
-    case EP_LOCAL_NONE:
-    case EP_LOCAL_BARRIER:
-        for (int j = 0; j < c->nlocal; j++)
-            wait_entered(c, ep->lidx, j, n);
-        break;
-    case EP_LOCAL_BCAST:
-        if (!a->at_root) {
-            int root = c->ranks[a->root].lidx;
-            wait_entered(c, ep->lidx, root, n);
-            *rc = ep_dt_unpack(record(c, root, n)->data, lay.bytes, a->rbuf, a->rcount, a->rtype, &lay);
-        }
-        break;
-    case EP_LOCAL_REDUCE:
-        if (!a->all && !a->at_root)
-            break;
-        /* x0 op (x1 op (... op xn-1)), in rank order (local indices follow
-         * ranks when all ranks are local), straight into rbuf. */
-        for (int j = c->nlocal - 1; j >= 0; j--) {
-            wait_entered(c, ep->lidx, j, n);
-            const void *x = record(c, j, n)->data;
-            if (j == c->nlocal - 1)
-                memcpy(a->rbuf, x, (size_t)bytes);
-            else if (ep_op_reduce_local(x, a->rbuf, a->scount, a->stype, a->op) != MPI_SUCCESS)
-                *rc = EP_ERR_INTERN;
-        }
-        break;
-    }
+    if (!c->local_coll || bytes > EP_LOCAL_BYTES)
+        return 0;
+    *rc = one_pass(ep, a, &lay, bytes);
     return 1;
 }

@@ -202,8 +202,7 @@ static ep_status_t endpoints_init(ep_comm_t *c, MPI_Errhandler eh)
     c->sync.args = calloc((size_t)c->nlocal, sizeof *c->sync.args);
     if (!c->local || !c->sync.ptr || !c->sync.val || !c->sync.args)
         return EP_ERR_NO_MEM;
-    if (c->nprocs == 1 && c->nlocal > 1 && c->nlocal <= EP_LOCAL_MAX &&
-        !(c->local_coll = ep_local_coll_new(c->nlocal)))
+    if (ep_local_coll_init(c))
         return EP_ERR_NO_MEM;
     for (int i = 0; i < c->nlocal; i++) {
         ep_endpoint_t *ep = &c->local[i];

@@ -405,6 +405,16 @@ void ep_comm_clone_abort(ep_comm_t *c, MPI_Request *req)
     comm_destroy(c);
 }
 
+void ep_comm_make_inter(ep_comm_t *c, int size0)
+{
+    c->inter = 1;
+    c->group_off[0] = 0;
+    c->group_off[1] = c->group_size[0] = size0;
+    c->group_size[1] = c->size - size0;
+    for (int i = 0; i < c->nlocal; i++)
+        c->local[i].side = c->local[i].rank >= size0;
+}
+
 void ep_endpoint_free(ep_endpoint_t *ep)
 {
     ep_comm_t *c = ep->comm;

@@ -143,6 +143,10 @@ ep_status_t ep_comm_clone_begin(ep_comm_t *pc, ep_comm_t **c, MPI_Request *req);
 ep_status_t ep_comm_clone_step(ep_comm_t *pc, ep_comm_t *c, int stage, MPI_Request *req);
 void ep_comm_clone_abort(ep_comm_t *c, MPI_Request *req);
 
+/* Makes c, just built over the union of two groups, an intercommunicator:
+ * its first size0 ranks are group 0, the others group 1. */
+void ep_comm_make_inter(ep_comm_t *c, int size0);
+
 /* Frees one endpoint handle; the communicator goes with the last reference. */
 void ep_endpoint_free(ep_endpoint_t *ep);
 void ep_comm_ref(ep_comm_t *c);

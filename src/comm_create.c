@@ -166,8 +166,7 @@ static int cmp_int(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Sorts and removes duplicates; returns the new length. */
-static int sort_unique(int *v, int n)
+int ep_sort_unique(int *v, int n)
 {
     int k = 0;
     qsort(v, (size_t)n, sizeof *v, cmp_int);
@@ -215,11 +214,7 @@ static int split_sides(const ep_gid_t *group0, int n0, ep_comm_t *c)
         k++;
     if (k == 0 || k == c->size)
         return 0;
-    c->inter = 1;
-    c->group_off[1] = c->group_size[0] = k;
-    c->group_size[1] = c->size - k;
-    for (int i = 0; i < c->nlocal; i++)
-        c->local[i].side = c->local[i].rank >= k;
+    ep_comm_make_inter(c, k);
     return 1;
 }
 
@@ -259,7 +254,7 @@ static ep_status_t split_leader(ep_comm_t *pc, split_result_t *res)
         if (a->color != MPI_UNDEFINED)
             lc[nlc++] = a->color;
     }
-    nlc = sort_unique(lc, nlc);
+    nlc = ep_sort_unique(lc, nlc);
     /* Every process's colours, in process order. */
     if (pc->pcomm != MPI_COMM_NULL) {
         MPI_Request req;
@@ -282,7 +277,7 @@ static ep_status_t split_leader(ep_comm_t *pc, split_result_t *res)
             goto out;
         }
         memcpy(uniq, all, sizeof(int) * (size_t)nall);
-        nall = sort_unique(uniq, nall);
+        nall = ep_sort_unique(uniq, nall);
         PMPI_Comm_group(pc->pcomm, &pgroup);
     }
     if (!(res->out = calloc((size_t)(nlc ? nlc : 1), sizeof *res->out))) {

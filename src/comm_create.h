@@ -47,4 +47,7 @@ typedef struct ep_member_record {
 ep_status_t ep_comm_build_members(MPI_Comm base, const int *procs, int np, int tag, void *const *records, int n,
                                   ep_comm_t **out);
 
+/* Sorts v[n] and removes duplicates; returns the new length. */
+int ep_sort_unique(int *v, int n);
+
 #endif

@@ -19,12 +19,6 @@ static int gid_less(ep_gid_t a, ep_gid_t b)
     return a.origin != b.origin ? a.origin < b.origin : a.index < b.index;
 }
 
-static int cmp_int(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
-}
-
 /* The union, as every participant sees it. */
 typedef struct ic_union {
     const ep_member_t *group[2];
@@ -48,22 +42,11 @@ static ep_status_t ic_drive(void *const *records, int n, void *arg)
     for (int s = 0; s < 2; s++)
         for (int r = 0; r < u->size[s]; r++)
             procs[np++] = (int)u->group[s][r].world;
-    qsort(procs, (size_t)np, sizeof *procs, cmp_int);
-    int k = 0;
-    for (int i = 0; i < np; i++)
-        if (k == 0 || procs[k - 1] != procs[i])
-            procs[k++] = procs[i];
+    int k = ep_sort_unique(procs, np);
     /* Ranks of the union: group 0, then group 1 (the records' keys). */
     rc = ep_comm_build_members(ep_net_group_comm(), procs, k, (int)(u->name & 0x0fffffff), records, n, &c);
-    if (!rc) {
-        c->inter = 1;
-        c->group_off[0] = 0;
-        c->group_off[1] = u->size[0];
-        c->group_size[0] = u->size[0];
-        c->group_size[1] = u->size[1];
-        for (int i = 0; i < n; i++)
-            c->local[i].side = c->local[i].rank >= u->size[0];
-    }
+    if (!rc)
+        ep_comm_make_inter(c, u->size[0]);
     free(procs);
     return rc;
 }

@@ -273,6 +273,42 @@ EP_API int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Gro
     return range_common("MPI_Group_range_excl", group, n, ranges, 1, newgroup);
 }
 
+/* The start of MPI_Comm_create and MPI_Comm_create_group on an endpoint
+ * communicator: resolves comm to ep (an intracommunicator if intra_only)
+ * and group to the ranks its members have in ep's own group (*ranks, n of
+ * them, to free), and *pos to ep's place in the group (MPI_UNDEFINED when
+ * it is not a member).  A member outside ep's group is MPI_ERR_GROUP. */
+static int group_ranks(const char *call, MPI_Comm comm, int intra_only, MPI_Group group, MPI_Comm *newcomm,
+                       ep_endpoint_t **ep, int **ranks, int *n, int *pos)
+{
+    const ep_gid_t *m;
+    int owned, rc;
+    *ranks = NULL;
+    if (!ep_entry_comm_is_ep(comm))
+        return ep_raise_classic(comm, call, MPI_ERR_GROUP,
+                                "an endpoint group cannot make a communicator from a classic one");
+    if ((rc = ep_entry_endpoint(call, comm, ep)) || (intra_only && (rc = ep_check_intra(*ep, call))))
+        return rc;
+    if (!newcomm)
+        return ep_raise(*ep, call, MPI_ERR_ARG, "newcomm pointer is NULL");
+    if ((rc = members_of(call, group, &m, n, &owned)))
+        return rc;
+    const ep_gid_t *local = (*ep)->comm->gids + (*ep)->comm->group_off[(*ep)->side];
+    int size = ep_local_size(*ep), me = ep_local_rank(*ep);
+    if (!(*ranks = malloc(sizeof(int) * (size_t)(*n ? *n : 1))))
+        rc = ep_raise(*ep, call, MPI_ERR_NO_MEM, "no memory for a group of %d", *n);
+    *pos = MPI_UNDEFINED;
+    for (int i = 0; i < *n && !rc; i++) {
+        if (((*ranks)[i] = ep_gid_rank(local, size, m[i])) == MPI_UNDEFINED)
+            rc = ep_raise(*ep, call, MPI_ERR_GROUP, "group member %d is not in the %s", i,
+                          (*ep)->comm->inter ? "local group of the intercommunicator" : "communicator");
+        if ((*ranks)[i] == me)
+            *pos = i;
+    }
+    release(m, owned);
+    return rc;
+}
+
 /* MPI_Comm_create: collective over comm; the members of group get a new
  * communicator with ranks in group order.  That is a split: colour 0 for
  * members, keyed by their group rank.  On an intercommunicator each side
@@ -281,30 +317,16 @@ EP_API int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
     static const char call[] = "MPI_Comm_create";
     ep_endpoint_t *ep;
-    const ep_gid_t *m;
-    int n, owned, rc;
+    int *ranks, n, pos, rc;
     if (!ep_entry_comm_is_ep(comm) && !ep_group_handle_is_ep(group))
         return PMPI_Comm_create(comm, group, newcomm);
-    if (!ep_entry_comm_is_ep(comm))
-        return ep_raise_classic(comm, call, MPI_ERR_GROUP,
-                                "an endpoint group cannot make a communicator from a classic one");
-    if ((rc = ep_entry_endpoint(call, comm, &ep)))
-        return rc;
-    if (!newcomm)
-        return ep_raise(ep, call, MPI_ERR_ARG, "newcomm pointer is NULL");
-    if ((rc = members_of(call, group, &m, &n, &owned)))
-        return rc;
-    const ep_gid_t *mine = ep->comm->gids + ep->comm->group_off[ep->side];
-    for (int i = 0; i < n && !rc; i++)
-        if (ep_gid_rank(mine, ep_local_size(ep), m[i]) == MPI_UNDEFINED)
-            rc = ep_raise(ep, call, MPI_ERR_GROUP, "group member %d is not in the %s", i,
-                          ep->comm->inter ? "local group of the intercommunicator" : "communicator");
-    int grank = rc ? MPI_UNDEFINED : ep_gid_rank(m, n, mine[ep_local_rank(ep)]);
-    release(m, owned);
-    if (rc)
-        return rc;
-    ep_status_t st = ep_comm_split(ep, grank == MPI_UNDEFINED ? MPI_UNDEFINED : 0, grank, newcomm);
-    return st ? ep_raise_status(ep, call, st, NULL) : MPI_SUCCESS;
+    if (!(rc = group_ranks(call, comm, 0, group, newcomm, &ep, &ranks, &n, &pos))) {
+        ep_status_t st = ep_comm_split(ep, pos == MPI_UNDEFINED ? MPI_UNDEFINED : 0, pos, newcomm);
+        if (st)
+            rc = ep_raise_status(ep, call, st, NULL);
+    }
+    free(ranks);
+    return rc;
 }
 
 /* MPI_Comm_create_group: collective over the members of group only; the
@@ -313,41 +335,21 @@ EP_API int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Co
 {
     static const char call[] = "MPI_Comm_create_group";
     ep_endpoint_t *ep;
-    const ep_gid_t *m;
-    int n, owned, rc;
+    int *ranks, n, pos, rc;
     if (!ep_entry_comm_is_ep(comm) && !ep_group_handle_is_ep(group))
         return PMPI_Comm_create_group(comm, group, tag, newcomm);
-    if (!ep_entry_comm_is_ep(comm))
-        return ep_raise_classic(comm, call, MPI_ERR_GROUP,
-                                "an endpoint group cannot make a communicator from a classic one");
-    if ((rc = ep_entry_endpoint(call, comm, &ep)) || (rc = ep_check_intra(ep, call)))
-        return rc;
-    if (!newcomm)
-        return ep_raise(ep, call, MPI_ERR_ARG, "newcomm pointer is NULL");
-    if (tag < 0 || tag > EP_TAG_UB)
-        return ep_raise(ep, call, MPI_ERR_TAG, "invalid tag %d (must be between 0 and MPI_TAG_UB)", tag);
-    if ((rc = members_of(call, group, &m, &n, &owned)))
-        return rc;
-    ep_comm_t *c = ep->comm;
-    int *prank = malloc(sizeof(int) * (size_t)(n ? n : 1)), mine = 0;
-    if (!prank)
-        rc = ep_raise(ep, call, MPI_ERR_NO_MEM, "no memory for a group of %d", n);
-    for (int i = 0; i < n && !rc; i++) {
-        prank[i] = ep_gid_rank(c->gids, c->size, m[i]);
-        if (prank[i] == MPI_UNDEFINED)
-            rc = ep_raise(ep, call, MPI_ERR_GROUP, "group member %d is not in the communicator", i);
-        mine |= prank[i] == ep->rank;
-    }
-    release(m, owned);
-    if (!rc && n > 0 && !mine)
+    rc = group_ranks(call, comm, 1, group, newcomm, &ep, &ranks, &n, &pos);
+    if (!rc && (tag < 0 || tag > EP_TAG_UB))
+        rc = ep_raise(ep, call, MPI_ERR_TAG, "invalid tag %d (must be between 0 and MPI_TAG_UB)", tag);
+    else if (!rc && n == 0)
+        *newcomm = MPI_COMM_NULL;
+    else if (!rc && pos == MPI_UNDEFINED)
         rc = ep_raise(ep, call, MPI_ERR_GROUP, "the calling rank %d is not in the group", ep->rank);
-    if (!rc) {
-        ep_status_t st = n ? ep_comm_create_group(ep, prank, n, tag, newcomm) : EP_OK;
-        if (!n)
-            *newcomm = MPI_COMM_NULL;
+    else if (!rc) {
+        ep_status_t st = ep_comm_create_group(ep, ranks, n, tag, newcomm);
         if (st)
             rc = ep_raise_status(ep, call, st, NULL);
     }
-    free(prank);
+    free(ranks);
     return rc;
 }

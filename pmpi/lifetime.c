@@ -5,29 +5,31 @@
 #include "datatype.h"
 #include "entry.h"
 
+/* 1 when epmpi answers the free of handle h itself (*rc): it is held (the
+ * free is deferred) or was freed already; 0 when MPICH frees it now. */
+static int answered(const char *call, int h, int cls, const char *what, int *rc)
+{
+    int held = ep_handle_free_deferred(h);
+    *rc = held < 0 ? ep_raise(NULL, call, cls, "%s 0x%x was freed already", what, (unsigned)h) : MPI_SUCCESS;
+    return held != 0;
+}
+
 EP_API int MPI_Type_free(MPI_Datatype *datatype)
 {
-    if (!datatype)
+    int rc;
+    if (!datatype || !answered("MPI_Type_free", (int)*datatype, MPI_ERR_TYPE, "datatype", &rc))
         return PMPI_Type_free(datatype);
-    int held = ep_handle_free_deferred((int)*datatype);
-    if (held < 0)
-        return ep_raise(NULL, "MPI_Type_free", MPI_ERR_TYPE, "datatype 0x%x was freed already",
-                        (unsigned)*datatype);
-    if (!held)
-        return PMPI_Type_free(datatype);
-    *datatype = MPI_DATATYPE_NULL;
-    return MPI_SUCCESS;
+    if (rc == MPI_SUCCESS)
+        *datatype = MPI_DATATYPE_NULL;
+    return rc;
 }
 
 EP_API int MPI_Op_free(MPI_Op *op)
 {
-    if (!op)
+    int rc;
+    if (!op || !answered("MPI_Op_free", (int)*op, MPI_ERR_OP, "operation", &rc))
         return PMPI_Op_free(op);
-    int held = ep_handle_free_deferred((int)*op);
-    if (held < 0)
-        return ep_raise(NULL, "MPI_Op_free", MPI_ERR_OP, "operation 0x%x was freed already", (unsigned)*op);
-    if (!held)
-        return PMPI_Op_free(op);
-    *op = MPI_OP_NULL;
-    return MPI_SUCCESS;
+    if (rc == MPI_SUCCESS)
+        *op = MPI_OP_NULL;
+    return rc;
 }

@@ -174,14 +174,10 @@ int main(int argc, char **argv)
     tcase_add_test(tc, truncation_reported);
     tcase_add_test(tc, proc_null);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int rc = ep_unit_run_nofork(s);
     for (int i = 0; i < 3; i++)
         ep_endpoint_free(&c->local[i]);
     ep_net_finalize();
     PMPI_Finalize();
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return rc;
 }

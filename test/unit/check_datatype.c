@@ -1,0 +1,80 @@
+/* src/datatype.c, the hold table: a held datatype or operation is freed
+ * only at its last release, a second free of it is told apart, and
+ * predefined handles are never held. */
+#include "datatype.h"
+#include "unit.h"
+
+#include <mpi.h>
+
+START_TEST(held_type_freed_at_last_release)
+{
+    MPI_Datatype t;
+    ck_assert_int_eq(PMPI_Type_contiguous(3, MPI_INT, &t), MPI_SUCCESS);
+    ck_assert_int_eq(ep_handle_free_deferred((int)t), 0); /* not held: MPICH frees it now */
+    ep_type_hold(t);
+    ep_type_hold(t);
+    ck_assert_int_eq(ep_handle_free_deferred((int)t), 1);
+    ck_assert_int_eq(ep_handle_free_deferred((int)t), -1); /* freed already */
+    ep_type_release(t);
+    int size = 0;
+    ck_assert_int_eq(PMPI_Type_size(t, &size), MPI_SUCCESS); /* one hold left: still alive */
+    ck_assert_int_eq(size, 3 * (int)sizeof(int));
+    ep_type_release(t); /* the last: MPICH frees it */
+    ck_assert_int_eq(ep_handle_free_deferred((int)t), 0);
+}
+END_TEST
+
+START_TEST(held_type_released_without_free_stays)
+{
+    MPI_Datatype t;
+    int size = 0;
+    ck_assert_int_eq(PMPI_Type_contiguous(2, MPI_DOUBLE, &t), MPI_SUCCESS);
+    ep_type_hold(t);
+    ep_type_release(t);
+    ck_assert_int_eq(PMPI_Type_size(t, &size), MPI_SUCCESS);
+    ck_assert_int_eq(size, 2 * (int)sizeof(double));
+    ck_assert_int_eq(PMPI_Type_free(&t), MPI_SUCCESS);
+}
+END_TEST
+
+static void sum_fn(void *in, void *inout, int *len, MPI_Datatype *t)
+{
+    (void)t;
+    for (int i = 0; i < *len; i++)
+        ((int *)inout)[i] += ((int *)in)[i];
+}
+
+START_TEST(held_op_and_predefined_handles)
+{
+    MPI_Op op;
+    ck_assert_int_eq(PMPI_Op_create(sum_fn, 1, &op), MPI_SUCCESS);
+    ep_op_hold(op);
+    ck_assert_int_eq(ep_handle_free_deferred((int)op), 1);
+    int a = 2, b = 3;
+    ck_assert_int_eq(PMPI_Reduce_local(&a, &b, 1, MPI_INT, op), MPI_SUCCESS); /* still usable */
+    ck_assert_int_eq(b, 5);
+    ep_op_release(op);
+    ck_assert_int_eq(ep_handle_free_deferred((int)op), 0);
+    ep_type_hold(MPI_INT);
+    ep_op_hold(MPI_SUM);
+    ck_assert_int_eq(ep_handle_free_deferred((int)MPI_INT), 0);
+    ck_assert_int_eq(ep_handle_free_deferred((int)MPI_SUM), 0);
+    ep_type_release(MPI_INT);
+    ep_op_release(MPI_SUM);
+}
+END_TEST
+
+int main(int argc, char **argv)
+{
+    int provided;
+    PMPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    Suite *s = suite_create("datatype");
+    TCase *tc = tcase_create("hold table");
+    tcase_add_test(tc, held_type_freed_at_last_release);
+    tcase_add_test(tc, held_type_released_without_free_stays);
+    tcase_add_test(tc, held_op_and_predefined_handles);
+    suite_add_tcase(s, tc);
+    int rc = ep_unit_run_nofork(s);
+    PMPI_Finalize();
+    return rc;
+}

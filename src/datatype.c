@@ -184,10 +184,10 @@ static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
 static held_t *held;
 static int nheld, held_cap;
 
-/* Handles never freed: predefined (MPICH's builtin kind), null, unset. */
+/* Handles never freed: predefined, null, unset. */
 static int untracked(int h)
 {
-    return h == 0 || ((unsigned)h >> 30) == 1 || h == (int)MPI_DATATYPE_NULL || h == (int)MPI_OP_NULL;
+    return h == 0 || ep_handle_is_builtin(h) || h == (int)MPI_DATATYPE_NULL || h == (int)MPI_OP_NULL;
 }
 
 static held_t *held_find(int h)

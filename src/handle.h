@@ -71,6 +71,17 @@ static inline int ep_message_handle_is_ep(MPI_Message m) { return ep_handle_is_e
 static inline int ep_group_handle_is_ep(MPI_Group g) { return ep_handle_is_ep((int)g); }
 static inline int ep_win_handle_is_ep(MPI_Win w) { return ep_handle_is_ep((int)w); }
 
+/* MPICH's builtin objects (kind 01): the predefined datatypes and
+ * operations, never freed. */
+static inline int ep_handle_is_builtin(int h) { return (ep_handle_bits(h) >> EP_HANDLE_KIND_SHIFT) == 1; }
+
+/* The predefined reduction operations, MPI_MAX to MPI_NO_OP. */
+static inline int ep_op_is_predefined(MPI_Op op)
+{
+    unsigned u = ep_handle_bits((int)op);
+    return u >= (unsigned)MPI_MAX && u <= (unsigned)MPI_NO_OP;
+}
+
 /* MPICH builtin datatypes (kind 01, type 0x3) encode their size in bits
  * 15-8; they are all contiguous.  Anything else is asked of PMPI. */
 static inline int ep_datatype_builtin_size(MPI_Datatype t)

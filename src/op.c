@@ -1,5 +1,7 @@
 #include "op.h"
 
+#include "handle.h"
+
 #include <stdint.h>
 
 /* One loop per (type, operation); the macros spell them out. */
@@ -86,8 +88,7 @@ int ep_op_reduce_local(const void *in, void *inout, int count, MPI_Datatype t, M
 
 int ep_op_commutative(MPI_Op op, int *commute)
 {
-    unsigned u = (unsigned)op;
-    if (u >= (unsigned)MPI_MAX && u <= (unsigned)MPI_NO_OP) { /* the predefined ones, all commutative */
+    if (ep_op_is_predefined(op)) { /* all commutative */
         *commute = 1;
         return MPI_SUCCESS;
     }

@@ -17,8 +17,7 @@
         if ((ep)->comm->inter && (sendbuf) == MPI_IN_PLACE)                                       \
             return ep_raise(ep, call, MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed on intercommunicators"); \
     } while (0)
-/* For the collectives MPI defines on intracommunicators only (scans), and
- * those not yet built for intercommunicators. */
+/* For the collectives MPI defines on intracommunicators only (scans). */
 #define COLL_ENTRY_INTRA(call, comm, ep)                                                          \
     do {                                                                                          \
         int rc_;                                                                                  \
@@ -39,15 +38,23 @@ static int check_block(ep_endpoint_t *ep, const char *call, const void *buf, int
     return MPI_SUCCESS;
 }
 
-/* Per-rank counts (and displacements) of the v / w forms. */
-static int check_counts(ep_endpoint_t *ep, const char *call, const char *what, const int *counts, const int *displs)
+/* n per-rank counts (and displacements). */
+static int check_counts_n(ep_endpoint_t *ep, const char *call, const char *what, const int *counts, const int *displs,
+                          int n)
 {
     if (!counts || !displs)
         return ep_raise(ep, call, MPI_ERR_ARG, "%s counts or displacements are NULL", what);
-    for (int r = 0; r < ep_remote_size(ep); r++)
+    for (int r = 0; r < n; r++)
         if (counts[r] < 0)
             return ep_raise(ep, call, MPI_ERR_COUNT, "%s count %d for rank %d is negative", what, counts[r], r);
     return MPI_SUCCESS;
+}
+
+/* The v / w forms: one count per rank addressed (the remote group of an
+ * intercommunicator). */
+static int check_counts(ep_endpoint_t *ep, const char *call, const char *what, const int *counts, const int *displs)
+{
+    return check_counts_n(ep, call, what, counts, displs, ep_remote_size(ep));
 }
 
 static int check_types(ep_endpoint_t *ep, const char *call, const MPI_Datatype *types, const int *counts)
@@ -495,16 +502,18 @@ EP_API int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int
 
 /* ---- reduce-scatter and scans ----------------------------------------------------- */
 
-/* counts NULL: the _block form with `count` per rank. */
+/* counts NULL: the _block form with `count` per rank.  The counts describe
+ * the caller's own group (on an intercommunicator, how the other group's
+ * reduced vector is scattered here). */
 static int reduce_scatter_ep(const char *call, const void *sendbuf, void *recvbuf, int count, const int *counts,
                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *req)
 {
     ep_endpoint_t *ep;
     ep_coll_args_t a;
     int rc;
-    COLL_ENTRY_INTRA(call, comm, ep);
+    COLL_ENTRY(call, comm, ep, sendbuf);
     if ((rc = check_reduction(ep, call, count, datatype, op)) ||
-        (counts && (rc = check_counts(ep, call, "receive", counts, counts))))
+        (counts && (rc = check_counts_n(ep, call, "receive", counts, counts, ep_local_size(ep)))))
         return rc;
     ep_coll_reduce_scatter(&a, ep, sendbuf, recvbuf, count, counts, datatype, op);
     return coll_go(ep, call, &a, req);

@@ -184,13 +184,12 @@ EP_API int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info 
 {
     static const char call[] = "MPI_Comm_split_type";
     ep_endpoint_t *ep;
-    int rc;
     EP_ENTRY(call, comm, ep, PMPI_Comm_split_type(comm, split_type, key, info, newcomm));
-    if ((rc = ep_check_intra(ep, call)))
-        return rc;
     if (!newcomm)
         return ep_raise(ep, call, MPI_ERR_ARG, "newcomm pointer is NULL");
-    /* Shared memory: the endpoints of one node, named by its smallest world rank. */
+    /* Shared memory: the endpoints of one node, named by its smallest world
+     * rank.  An intercommunicator splits into intercommunicators (both sides
+     * of the node), as MPI_Comm_split does. */
     int color;
     if (split_type == MPI_COMM_TYPE_SHARED)
         color = ep_net_node_id();

@@ -283,21 +283,23 @@ void ep_coll_reduce(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, void
 }
 
 /* Reduce_scatter(_block): a reduction of the whole vector; each rank keeps
- * its block.  Under MPI_IN_PLACE the input is the receive buffer. */
+ * its block.  Under MPI_IN_PLACE the input is the receive buffer.  On an
+ * intercommunicator the vector reduced is the other group's (MPI requires
+ * both groups' totals to agree), scattered by this group's counts. */
 void ep_coll_reduce_scatter(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count,
                             const int *counts, MPI_Datatype type, MPI_Op op)
 {
     int total = 0, mine = 0;
-    for (int r = 0; r < ep->comm->size; r++) {
+    for (int r = 0; r < ep_local_size(ep); r++) {
         int k = counts ? counts[r] : count;
-        if (r < ep->rank)
+        if (r < ep_local_rank(ep))
             mine += k;
         total += k;
     }
     reduction_args(a, ep, reduction_kind(ep, op), sbuf, rbuf, total, type, op);
     a->all = 1;
     a->part_off = mine;
-    a->rcount = counts ? counts[ep->rank] : count;
+    a->rcount = counts ? counts[ep_local_rank(ep)] : count;
 }
 
 /* ---- scans: on a blocked communicator, local index 0 folds the local

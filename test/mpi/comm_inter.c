@@ -11,9 +11,9 @@
  * translated back), traffic from every rank to every remote rank received
  * with wildcards (status, payload and per-pair order checked), MPI_Comm_dup
  * of the intercommunicator with traffic on it, and MPI_Intercomm_merge
- * with the low group first, reversed, and with equal high values; the
- * calls intercommunicators refuse (a bad remote rank or root, MPI_IN_PLACE,
- * reduce-scatter, scans, split_type, and intercommunicator calls on an
+ * with the low group first, reversed, and with equal high values,
+ * MPI_Comm_split_type; the calls intercommunicators refuse (a bad remote
+ * rank or root, MPI_IN_PLACE, scans, and intercommunicator calls on an
  * intracommunicator) give the right error class naming the call. */
 #include "eptest.h"
 
@@ -82,6 +82,53 @@ static void traffic(MPI_Comm inter, int lrank, int lsize, int rsize, const char 
     free(rq);
 }
 
+/* Reduce_scatter(_block) across the groups: the other group's vectors are
+ * summed and scattered here by this group's counts.  Both groups' totals
+ * are 2 * lsize * rsize, as MPI requires them to agree; the v form gives
+ * local rank 0 less and the last rank more.  Element e of rank r's vector
+ * is 100 * r + e. */
+static void reduce_scatter(MPI_Comm inter, int rank, int lrank, int lsize, int rsize, const int *rem,
+                           const char *what)
+{
+    int total = 2 * lsize * rsize, *in = malloc(sizeof(int) * (size_t)total);
+    int *counts = malloc(sizeof(int) * (size_t)lsize), *out = malloc(sizeof(int) * (size_t)(total + 1));
+    EPT_CHECK(in && counts && out, "out of memory");
+    for (int e = 0; e < total; e++)
+        in[e] = 100 * rank + e;
+    for (int i = 0; i < lsize; i++)
+        counts[i] = 2 * rsize;
+    if (lsize > 1) {
+        counts[0] -= rsize;
+        counts[lsize - 1] += rsize;
+    }
+    int off = 0, sum = 0;
+    for (int i = 0; i < lrank; i++)
+        off += counts[i];
+    for (int k = 0; k < rsize; k++)
+        sum += 100 * rem[k];
+    for (int form = 0; form < 3; form++) {
+        MPI_Request rq;
+        int n = form == 1 ? counts[lrank] : 2 * rsize, first = form == 1 ? off : 2 * rsize * lrank;
+        for (int e = 0; e <= total; e++)
+            out[e] = -1;
+        if (form == 0)
+            EPT_OK(MPI_Reduce_scatter_block(in, out, 2 * rsize, MPI_INT, MPI_SUM, inter));
+        else if (form == 1)
+            EPT_OK(MPI_Reduce_scatter(in, out, counts, MPI_INT, MPI_SUM, inter));
+        else {
+            EPT_OK(MPI_Ireduce_scatter_block(in, out, 2 * rsize, MPI_INT, MPI_SUM, inter, &rq));
+            EPT_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+        }
+        for (int e = 0; e < n; e++)
+            EPT_CHECK(out[e] == sum + rsize * (first + e), "%s: reduce_scatter form %d [%d] = %d, expected %d", what,
+                      form, e, out[e], sum + rsize * (first + e));
+        EPT_CHECK(out[n] == -1, "%s: reduce_scatter form %d wrote past its block", what, form);
+    }
+    free(in);
+    free(counts);
+    free(out);
+}
+
 /* Collectives across the groups.  Each rank contributes its rank in the
  * test communicator, `rank`; rem[] lists the remote group's ranks there. */
 static void collectives(MPI_Comm inter, int rank, int mine, int lrank, int lsize, int rsize, const int *rem,
@@ -132,7 +179,7 @@ static void collectives(MPI_Comm inter, int rank, int mine, int lrank, int lsize
     EPT_OK(MPI_Alltoall(mineall, 1, MPI_INT, all, 1, MPI_INT, inter));
     for (int i = 0; i < rsize; i++)
         EPT_CHECK(all[i] == 1000 * rem[i] + lrank, "%s: alltoall[%d] = %d", what, i, all[i]);
-    (void)lsize;
+    reduce_scatter(inter, rank, lrank, lsize, rsize, rem, what);
     free(all);
     free(mineall);
 }
@@ -160,11 +207,9 @@ static void refusals(MPI_Comm inter, MPI_Comm local, int rsize, const char *what
     expect_error(MPI_Send(&x, 1, MPI_INT, rsize, 0, inter), MPI_ERR_RANK, "MPI_Send", what);
     expect_error(MPI_Bcast(&x, 1, MPI_INT, rsize, inter), MPI_ERR_ROOT, "MPI_Bcast", what);
     expect_error(MPI_Allreduce(MPI_IN_PLACE, &x, 1, MPI_INT, MPI_SUM, inter), MPI_ERR_BUFFER, "MPI_Allreduce", what);
-    expect_error(MPI_Reduce_scatter_block(&x, y, 1, MPI_INT, MPI_SUM, inter), MPI_ERR_COMM,
+    expect_error(MPI_Reduce_scatter_block(MPI_IN_PLACE, y, 1, MPI_INT, MPI_SUM, inter), MPI_ERR_BUFFER,
                  "MPI_Reduce_scatter_block", what);
     expect_error(MPI_Scan(&x, y, 1, MPI_INT, MPI_SUM, inter), MPI_ERR_COMM, "MPI_Scan", what);
-    expect_error(MPI_Comm_split_type(inter, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &nc), MPI_ERR_COMM,
-                 "MPI_Comm_split_type", what);
     expect_error(MPI_Comm_remote_size(local, &n), MPI_ERR_COMM, "MPI_Comm_remote_size", what);
     expect_error(MPI_Intercomm_merge(local, 0, &nc), MPI_ERR_COMM, "MPI_Intercomm_merge", what);
     expect_error(MPI_Intercomm_create(inter, 0, inter, 0, 1, &nc), MPI_ERR_COMM, "MPI_Intercomm_create", what);
@@ -248,6 +293,13 @@ static void one_case(MPI_Comm comm, int rank, int size, const intercomm_case_t *
     EPT_OK(MPI_Comm_test_inter(dup, &flag));
     EPT_CHECK(flag, "%s: the dup is not an intercommunicator", ic->name);
     traffic(dup, lrank, lsize, rsize, "dup");
+    EPT_OK(MPI_Comm_free(&dup));
+    /* Split by node (one node here): an intercommunicator of both groups. */
+    EPT_OK(MPI_Comm_split_type(inter, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &dup));
+    EPT_OK(MPI_Comm_test_inter(dup, &flag));
+    EPT_OK(MPI_Comm_remote_size(dup, &n));
+    EPT_CHECK(flag && n == rsize, "%s: split_type gave inter %d, remote size %d", ic->name, flag, n);
+    traffic(dup, lrank, lsize, rsize, "split_type");
     EPT_OK(MPI_Comm_free(&dup));
 
     /* Merges: colour 0 low, then colour 0 high, then equal values. */

@@ -140,6 +140,65 @@ ep_status_t ep_coll_fold(void *acc, const void *const *xs, int n, int count, MPI
     return rc;
 }
 
+/* ---- large dense reductions: the local endpoints fold a chunk each -------
+ * The vector is cut into one chunk per local endpoint; endpoint j folds
+ * chunk j of every local input, in local order, so the work and the memory
+ * traffic are spread over the threads instead of one.  Used by the
+ * one-process path (coll_local.c) and by the blocking driver before a
+ * reduction's PMPI step (ep_coll_run). */
+
+int ep_coll_dense(MPI_Datatype t, int count, int64_t *bytes)
+{
+    ep_dt_layout_t lay;
+    MPI_Aint lb = 0, ext;
+    if (ep_dt_layout(t, count, &lay) || !lay.contig || lay.offset != 0)
+        return 0;
+    if ((ext = ep_datatype_builtin_size(t)) < 0)
+        PMPI_Type_get_extent(t, &lb, &ext);
+    *bytes = lay.bytes;
+    return lb == 0 && ext == lay.type_size;
+}
+
+void ep_coll_chunk(int j, int n, int count, int *lo, int *hi)
+{
+    int64_t per = (count + (int64_t)n - 1) / n;
+    *lo = (int)(per * j < count ? per * j : count);
+    *hi = (int)(per * (j + 1) < count ? per * (j + 1) : count);
+}
+
+ep_status_t ep_coll_fold_share(ep_comm_t *c, int me, void *out, int aliased)
+{
+    const ep_coll_args_t *a = atomic_load(&c->sync.ptr[me]);
+    int n = c->nlocal, lo, hi;
+    MPI_Aint size = ep_coll_extent(a->stype);
+    ep_status_t rc = EP_OK;
+
+    ep_coll_chunk(me, n, a->scount, &lo, &hi);
+    if (hi <= lo)
+        return EP_OK;
+    /* A scratch chunk when out is also an input (MPI_IN_PLACE), which the
+     * fold reads meanwhile. */
+    char *dst = (char *)out + lo * size, *acc = dst, *tmp = NULL;
+    const void **xs = calloc((size_t)n, sizeof *xs);
+    if (!xs || (aliased && !(acc = tmp = malloc((size_t)((hi - lo) * size)))))
+        rc = EP_ERR_NO_MEM;
+    for (int j = 0; j < n && !rc; j++)
+        xs[j] = (const char *)ep_coll_input(atomic_load(&c->sync.ptr[j])) + lo * size;
+    if (!rc)
+        rc = ep_coll_fold(acc, xs, n, hi - lo, a->stype, a->op);
+    if (tmp && !rc)
+        memcpy(dst, tmp, (size_t)((hi - lo) * size));
+    free(tmp);
+    free(xs);
+    return rc;
+}
+
+int ep_coll_share_size(const ep_coll_args_t *a, int nlocal, int64_t *bytes)
+{
+    return a->kind->fold_shared && nlocal > 1 && ep_coll_dense(a->stype, a->scount, bytes) &&
+           *bytes >= EP_COLL_SHARE_MIN;
+}
+
 static ep_status_t keep_part(const ep_coll_args_t *a, const char *result)
 {
     int64_t n;
@@ -148,6 +207,24 @@ static ep_status_t keep_part(const ep_coll_args_t *a, const char *result)
 }
 
 static int wants_result(const ep_coll_args_t *a) { return a->all || a->at_root; }
+
+/* The local inputs folded into a scratch vector, in->res. */
+static ep_status_t fold_local(ep_coll_inst_t *in)
+{
+    const ep_coll_args_t *a0 = in->args[0];
+    int n = in->c->nlocal;
+    const void **xs = malloc(sizeof *xs * (size_t)n);
+    void *acc = ep_coll_typed_alloc(a0->scount, a0->stype, &in->scratch[0]);
+    ep_status_t rc = EP_ERR_NO_MEM;
+    if (xs && acc) {
+        for (int i = 0; i < n; i++)
+            xs[i] = ep_coll_input(in->args[i]);
+        rc = ep_coll_fold(acc, xs, n, a0->scount, a0->stype, a0->op);
+    }
+    free(xs);
+    in->res = acc;
+    return rc;
+}
 
 static ep_status_t reduce_start(ep_coll_inst_t *in)
 {
@@ -167,19 +244,12 @@ static ep_status_t reduce_start(ep_coll_inst_t *in)
             return EP_OK;
         return pmpi_rc(PMPI_Iallreduce(MPI_IN_PLACE, a0->rbuf, count, type, a0->op, c->pcomm, &in->preq));
     }
-    const void **xs = malloc(sizeof *xs * (size_t)c->nlocal);
-    void *acc = ep_coll_typed_alloc(count, type, &in->scratch[0]);
-    if (!xs || !acc) {
-        free(xs);
-        return EP_ERR_NO_MEM;
-    }
-    for (int i = 0; i < c->nlocal; i++)
-        xs[i] = ep_coll_input(in->args[i]);
-    rc = ep_coll_fold(acc, xs, c->nlocal, count, type, a0->op);
-    free(xs);
-    in->res = acc;
-    if (rc || !has_pcomm(in))
+    /* in->res is set when the endpoints have folded in shares (ep_coll_run). */
+    if (!in->res && (rc = fold_local(in)))
         return rc;
+    if (!has_pcomm(in))
+        return EP_OK;
+    void *acc = in->res;
     if (a0->all)
         return pmpi_rc(PMPI_Iallreduce(MPI_IN_PLACE, acc, count, type, a0->op, c->pcomm, &in->preq));
     int rproc = c->ranks[a0->root].proc;
@@ -195,7 +265,7 @@ static ep_status_t reduce_finish(ep_coll_inst_t *in, int lidx)
     return keep_part(a, in->res);
 }
 
-static const ep_coll_kind_t reduce_kind = {.start = reduce_start, .finish = reduce_finish};
+static const ep_coll_kind_t reduce_kind = {.start = reduce_start, .finish = reduce_finish, .fold_shared = 1};
 
 /* The gathered path.  Inputs travel to every rank that folds them, among
  * the ranks their sender addresses: the root, everyone (all), or for scans

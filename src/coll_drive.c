@@ -72,12 +72,27 @@ ep_status_t ep_coll_run(ep_endpoint_t *ep, ep_coll_args_t *a)
         return rc;
     }
     atomic_store(&c->sync.ptr[ep->lidx], a);
+    int64_t bytes;
+    int share = ep_coll_share_size(a, c->nlocal, &bytes); /* alike on every endpoint */
+    if (share && ep->lidx == 0) {
+        atomic_store(&c->sync.shared, malloc((size_t)bytes));
+        atomic_store(&c->sync.shared_status, EP_OK);
+    }
     ep_sync_barrier(c);
+    void *shared = share ? atomic_load(&c->sync.shared) : NULL;
+    if (shared) { /* every endpoint folds its chunk of the local inputs */
+        int ok = EP_OK;
+        if ((rc = ep_coll_fold_share(c, ep->lidx, shared, 0)))
+            atomic_compare_exchange_strong(&c->sync.shared_status, &ok, (int)rc);
+        ep_sync_barrier(c);
+    }
     if (ep->lidx == 0) {
         for (int i = 0; i < c->nlocal; i++)
             c->sync.args[i] = atomic_load(&c->sync.ptr[i]);
         inst_init(&mine, c, c->sync.args);
-        atomic_store(&c->sync.status, lead(&mine));
+        mine.res = mine.scratch[0] = shared; /* freed with the instance */
+        rc = shared ? (ep_status_t)atomic_load(&c->sync.shared_status) : EP_OK;
+        atomic_store(&c->sync.status, rc ? rc : lead(&mine));
         atomic_store(&c->sync.result, &mine);
     }
     ep_sync_barrier(c); /* started and completed */

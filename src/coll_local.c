@@ -111,20 +111,6 @@ static void wait_record_free(const ep_comm_t *c, int me, uint64_t n)
             wait_entered(c, me, j, n - EP_LOCAL_DEPTH + 1);
 }
 
-/* Dense: count elements of t are count * size contiguous bytes from buf,
- * so a record holds them as they lie in memory. */
-static int dense(MPI_Datatype t, int count, int64_t *bytes)
-{
-    ep_dt_layout_t lay;
-    MPI_Aint lb = 0, ext;
-    if (ep_dt_layout(t, count, &lay) || !lay.contig || lay.offset != 0)
-        return 0;
-    if ((ext = ep_datatype_builtin_size(t)) < 0)
-        PMPI_Type_get_extent(t, &lb, &ext);
-    *bytes = lay.bytes;
-    return lb == 0 && ext == lay.type_size;
-}
-
 /* One pass through the records (the header comment). */
 static ep_status_t one_pass(ep_endpoint_t *ep, const ep_coll_args_t *a, const ep_dt_layout_t *lay, int64_t bytes)
 {
@@ -160,53 +146,26 @@ static ep_status_t one_pass(ep_endpoint_t *ep, const ep_coll_args_t *a, const ep
     return rc;
 }
 
-/* ---- large reductions: every endpoint folds its share ---------------------
- * The vector is cut into one chunk per endpoint; endpoint j folds chunk j
- * of every input, in rank order, and puts it where the result goes (its own
- * receive buffer for Allreduce, the root's for Reduce); for Allreduce each
- * then copies the other chunks from their owners.  The work and the memory
- * traffic are spread over the threads instead of one. */
+/* ---- large reductions: every endpoint folds its share (ep_coll_fold_share)
+ * straight into where the result goes (its own receive buffer for
+ * Allreduce, the root's for Reduce); for Allreduce each then copies the
+ * other chunks from their owners. */
 
-/* Endpoint j's chunk of count elements among n: [*lo, *hi). */
-static void chunk(int j, int n, int count, int *lo, int *hi)
-{
-    int64_t per = (count + (int64_t)n - 1) / n;
-    *lo = (int)(per * j < count ? per * j : count);
-    *hi = (int)(per * (j + 1) < count ? per * (j + 1) : count);
-}
-
-static ep_status_t split_reduce(ep_endpoint_t *ep, const ep_coll_args_t *a, int64_t bytes)
+static ep_status_t split_reduce(ep_endpoint_t *ep, const ep_coll_args_t *a)
 {
     ep_comm_t *c = ep->comm;
-    int n = c->nlocal, me = ep->lidx, lo, hi;
-    int64_t size = bytes / a->scount;
-    ep_status_t rc = EP_OK;
+    int n = c->nlocal, me = ep->lidx;
+    MPI_Aint size = ep_coll_extent(a->stype);
 
-    chunk(me, n, a->scount, &lo, &hi);
     atomic_store(&c->sync.ptr[me], (void *)a);
     ep_sync_barrier(c); /* every input and receive buffer is known */
     const ep_coll_args_t *dst = a->all ? a : atomic_load(&c->sync.ptr[c->ranks[a->root].lidx]);
-    if (hi > lo) {
-        /* Where this chunk of the result goes; a scratch chunk when that
-         * place is also an input (MPI_IN_PLACE), which is read meanwhile. */
-        char *out = (char *)dst->rbuf + lo * size, *acc = out, *tmp = NULL;
-        const void **xs = malloc(sizeof *xs * (size_t)n);
-        if (!xs || (dst->sbuf == MPI_IN_PLACE && !(acc = tmp = malloc((size_t)((hi - lo) * size)))))
-            rc = EP_ERR_NO_MEM;
-        for (int j = 0; j < n && !rc; j++)
-            xs[j] = (const char *)ep_coll_input(atomic_load(&c->sync.ptr[j])) + lo * size;
-        if (!rc)
-            rc = ep_coll_fold(acc, xs, n, hi - lo, a->stype, a->op);
-        if (tmp && !rc)
-            memcpy(out, tmp, (size_t)((hi - lo) * size));
-        free(tmp);
-        free(xs);
-    }
+    ep_status_t rc = ep_coll_fold_share(c, me, dst->rbuf, dst->sbuf == MPI_IN_PLACE);
     ep_sync_barrier(c); /* every chunk is folded */
     for (int j = 0; a->all && j < n; j++) {
         const ep_coll_args_t *x = atomic_load(&c->sync.ptr[j]);
         int jlo, jhi;
-        chunk(j, n, a->scount, &jlo, &jhi);
+        ep_coll_chunk(j, n, a->scount, &jlo, &jhi);
         if (j != me && jhi > jlo)
             memcpy((char *)a->rbuf + jlo * size, (const char *)x->rbuf + jlo * size, (size_t)((jhi - jlo) * size));
     }
@@ -223,10 +182,10 @@ int ep_coll_local_run(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_status_t *r
     if (a->local == EP_LOCAL_NONE || c->inter || c->nlocal < 2)
         return 0;
     if (a->local == EP_LOCAL_REDUCE) {
-        if (!dense(a->stype, a->scount, &bytes))
+        if (!ep_coll_dense(a->stype, a->scount, &bytes))
             return 0;
         if (bytes > EP_LOCAL_BYTES) {
-            *rc = split_reduce(ep, a, bytes);
+            *rc = split_reduce(ep, a);
             return 1;
         }
     } else if (a->local == EP_LOCAL_BCAST) {

@@ -83,6 +83,8 @@ typedef struct ep_sync {
     _Atomic int64_t *val;       /* [nlocal] published integers */
     void *_Atomic result;       /* the actor's published result */
     _Atomic int status;         /* the actor's ep_status_t */
+    void *_Atomic shared;       /* a large reduction's local fold, folded in shares */
+    _Atomic int shared_status;  /* the first error of the shares, or EP_OK */
     struct ep_coll_args **args; /* [nlocal] a blocking collective's arguments, for the actor */
 } ep_sync_t;
 

@@ -1,6 +1,7 @@
 /* The collectives beyond the basic four, on endpoint communicators, each
  * checked against values computed here: Reduce (every root, MPI_IN_PLACE,
- * a non-commutative user operation, 8 MiB), Gather / Gatherv / Scatter /
+ * a non-commutative user operation, 8 MiB), large non-commutative Allreduce
+ * and in-place Reduce_scatter_block, Gather / Gatherv / Scatter /
  * Scatterv (every root, MPI_IN_PLACE, gaps in the displacements),
  * Allgatherv, Alltoall (and MPI_IN_PLACE), Alltoallv with zero counts,
  * Alltoallw with a different datatype per pair, Reduce_scatter_block,
@@ -70,6 +71,30 @@ static void reductions(MPI_Comm comm, int r, int n)
         free(b);
     }
 
+    PHASE("large reductions (folded in shares inside each process)");
+    {
+        /* 32768 matrices (1 MiB), non-commutative: element k of rank r is
+         * mat_of(r + k % 3), so the product is mat_prefix(k % 3, n + k % 3). */
+        const int K = 32768, B = 131072;
+        ept_mat_t *x = malloc(sizeof *x * (size_t)K), *y = malloc(sizeof *y * (size_t)K);
+        double *v = malloc(sizeof(double) * (size_t)B * (size_t)n);
+        EPT_CHECK(x && y && v, "out of memory");
+        for (int k = 0; k < K; k++)
+            x[k] = mat_of(r + k % 3);
+        EPT_OK(MPI_Allreduce(x, y, K, mat_type, mat_mpi_op, comm));
+        for (int k = 0; k < K; k++)
+            check_mat(y[k], mat_prefix(k % 3, n + k % 3), "1 MiB non-commutative MPI_Allreduce", r);
+        /* In place, 1 MiB per rank. */
+        for (int i = 0; i < B * n; i++)
+            v[i] = r + i % 5;
+        EPT_OK(MPI_Reduce_scatter_block(MPI_IN_PLACE, v, B, MPI_DOUBLE, MPI_SUM, comm));
+        for (int j = 0; j < B; j++)
+            if (v[j] != n * (n - 1) / 2.0 + n * ((r * B + j) % 5))
+                EPT_CHECK(0, "in-place MPI_Reduce_scatter_block element %d: %g", j, v[j]);
+        free(x);
+        free(y);
+        free(v);
+    }
     PHASE("MPI_Reduce_scatter_block");
     {
         int *in = malloc(sizeof(int) * 2 * (size_t)n), out[2];

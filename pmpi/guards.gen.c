@@ -13,13 +13,6 @@ EP_API int(MPI_Win_delete_attr)(MPI_Win win, int win_keyval)
     return PMPI_Win_delete_attr(win, win_keyval);
 }
 
-EP_API int(MPI_Win_get_attr)(MPI_Win win, int win_keyval, void *attribute_val, int *flag)
-{
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Win_get_attr", "windows", MPI_ERR_WIN);
-    return PMPI_Win_get_attr(win, win_keyval, attribute_val, flag);
-}
-
 EP_API int(MPI_Win_set_attr)(MPI_Win win, int win_keyval, void *attribute_val)
 {
     if (ep_win_handle_is_ep(win))
@@ -295,27 +288,6 @@ EP_API int(MPIX_Comm_agree)(MPI_Comm comm, int *flag)
     return PMPIX_Comm_agree(comm, flag);
 }
 
-EP_API int(MPI_Win_call_errhandler)(MPI_Win win, int errorcode)
-{
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Win_call_errhandler", "windows", MPI_ERR_WIN);
-    return PMPI_Win_call_errhandler(win, errorcode);
-}
-
-EP_API int(MPI_Win_get_errhandler)(MPI_Win win, MPI_Errhandler *errhandler)
-{
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Win_get_errhandler", "windows", MPI_ERR_WIN);
-    return PMPI_Win_get_errhandler(win, errhandler);
-}
-
-EP_API int(MPI_Win_set_errhandler)(MPI_Win win, MPI_Errhandler errhandler)
-{
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Win_set_errhandler", "windows", MPI_ERR_WIN);
-    return PMPI_Win_set_errhandler(win, errhandler);
-}
-
 EP_API int(MPI_Errhandler_get)(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
     if (ep_entry_comm_is_ep(comm))
@@ -398,276 +370,6 @@ EP_API int(MPI_Grequest_complete)(MPI_Request request)
     if (ep_request_handle_is_ep(request))
         return ep_unsupported("MPI_Grequest_complete", "requests", MPI_ERR_REQUEST);
     return PMPI_Grequest_complete(request);
-}
-
-EP_API int(MPI_Accumulate)(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
-{
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Accumulate", "windows", MPI_ERR_WIN);
-    return PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
-}
-
-EP_API int(MPI_Compare_and_swap)(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)
-{
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Compare_and_swap", "windows", MPI_ERR_WIN);
-    return PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);
-}
-
-EP_API int(MPI_Fetch_and_op)(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)
-{
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Fetch_and_op", "windows", MPI_ERR_WIN);
-    return PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
-}
-
-EP_API int(MPI_Get)(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
-{
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Get", "windows", MPI_ERR_WIN);
-    return PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
-}
-
-EP_API int(MPI_Get_accumulate)(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
-{
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Get_accumulate", "windows", MPI_ERR_WIN);
-    return PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
-}
-
-EP_API int(MPI_Put)(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
-{
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Put", "windows", MPI_ERR_WIN);
-    return PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
-}
-
-EP_API int(MPI_Raccumulate)(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
-{
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Raccumulate", "windows", MPI_ERR_WIN);
-    return PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
-}
-
-EP_API int(MPI_Rget)(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
-{
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Rget", "windows", MPI_ERR_WIN);
-    return PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
-}
-
-EP_API int(MPI_Rget_accumulate)(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
-{
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Rget_accumulate", "windows", MPI_ERR_WIN);
-    return PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
-}
-
-EP_API int(MPI_Rput)(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
-{
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Rput", "windows", MPI_ERR_WIN);
-    return PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
-}
-
-EP_API int(MPI_Win_allocate)(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Win_allocate", comm);
-    return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
-}
-
-EP_API int(MPI_Win_allocate_shared)(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Win_allocate_shared", comm);
-    return PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
-}
-
-EP_API int(MPI_Win_attach)(MPI_Win win, void *base, MPI_Aint size)
-{
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Win_attach", "windows", MPI_ERR_WIN);
-    return PMPI_Win_attach(win, base, size);
-}
-
-EP_API int(MPI_Win_complete)(MPI_Win win)
-{
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Win_complete", "windows", MPI_ERR_WIN);
-    return PMPI_Win_complete(win);
-}
-
-EP_API int(MPI_Win_create)(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Win_create", comm);
-    return PMPI_Win_create(base, size, disp_unit, info, comm, win);
-}
-
-EP_API int(MPI_Win_create_dynamic)(MPI_Info info, MPI_Comm comm, MPI_Win *win)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Win_create_dynamic", comm);
-    return PMPI_Win_create_dynamic(info, comm, win);
-}
-
-EP_API int(MPI_Win_detach)(MPI_Win win, const void *base)
-{
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Win_detach", "windows", MPI_ERR_WIN);
-    return PMPI_Win_detach(win, base);
-}
-
-EP_API int(MPI_Win_fence)(int assert, MPI_Win win)
-{
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Win_fence", "windows", MPI_ERR_WIN);
-    return PMPI_Win_fence(assert, win);
-}
-
-EP_API int(MPI_Win_flush)(int rank, MPI_Win win)
-{
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Win_flush", "windows", MPI_ERR_WIN);
-    return PMPI_Win_flush(rank, win);
-}
-
-EP_API int(MPI_Win_flush_all)(MPI_Win win)
-{
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Win_flush_all", "windows", MPI_ERR_WIN);
-    return PMPI_Win_flush_all(win);
-}
-
-EP_API int(MPI_Win_flush_local)(int rank, MPI_Win win)
-{
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Win_flush_local", "windows", MPI_ERR_WIN);
-    return PMPI_Win_flush_local(rank, win);
-}
-
-EP_API int(MPI_Win_flush_local_all)(MPI_Win win)
-{
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Win_flush_local_all", "windows", MPI_ERR_WIN);
-    return PMPI_Win_flush_local_all(win);
-}
-
-EP_API int(MPI_Win_free)(MPI_Win *win)
-{
-    if ((win && ep_win_handle_is_ep(*win)))
-        return ep_unsupported("MPI_Win_free", "windows", MPI_ERR_WIN);
-    return PMPI_Win_free(win);
-}
-
-EP_API int(MPI_Win_get_group)(MPI_Win win, MPI_Group *group)
-{
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Win_get_group", "windows", MPI_ERR_WIN);
-    return PMPI_Win_get_group(win, group);
-}
-
-EP_API int(MPI_Win_get_info)(MPI_Win win, MPI_Info *info_used)
-{
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Win_get_info", "windows", MPI_ERR_WIN);
-    return PMPI_Win_get_info(win, info_used);
-}
-
-EP_API int(MPI_Win_get_name)(MPI_Win win, char *win_name, int *resultlen)
-{
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Win_get_name", "windows", MPI_ERR_WIN);
-    return PMPI_Win_get_name(win, win_name, resultlen);
-}
-
-EP_API int(MPI_Win_lock)(int lock_type, int rank, int assert, MPI_Win win)
-{
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Win_lock", "windows", MPI_ERR_WIN);
-    return PMPI_Win_lock(lock_type, rank, assert, win);
-}
-
-EP_API int(MPI_Win_lock_all)(int assert, MPI_Win win)
-{
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Win_lock_all", "windows", MPI_ERR_WIN);
-    return PMPI_Win_lock_all(assert, win);
-}
-
-EP_API int(MPI_Win_post)(MPI_Group group, int assert, MPI_Win win)
-{
-    if (ep_group_handle_is_ep(group))
-        return ep_unsupported("MPI_Win_post", "groups", MPI_ERR_GROUP);
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Win_post", "windows", MPI_ERR_WIN);
-    return PMPI_Win_post(group, assert, win);
-}
-
-EP_API int(MPI_Win_set_info)(MPI_Win win, MPI_Info info)
-{
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Win_set_info", "windows", MPI_ERR_WIN);
-    return PMPI_Win_set_info(win, info);
-}
-
-EP_API int(MPI_Win_set_name)(MPI_Win win, const char *win_name)
-{
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Win_set_name", "windows", MPI_ERR_WIN);
-    return PMPI_Win_set_name(win, win_name);
-}
-
-EP_API int(MPI_Win_shared_query)(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
-{
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Win_shared_query", "windows", MPI_ERR_WIN);
-    return PMPI_Win_shared_query(win, rank, size, disp_unit, baseptr);
-}
-
-EP_API int(MPI_Win_start)(MPI_Group group, int assert, MPI_Win win)
-{
-    if (ep_group_handle_is_ep(group))
-        return ep_unsupported("MPI_Win_start", "groups", MPI_ERR_GROUP);
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Win_start", "windows", MPI_ERR_WIN);
-    return PMPI_Win_start(group, assert, win);
-}
-
-EP_API int(MPI_Win_sync)(MPI_Win win)
-{
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Win_sync", "windows", MPI_ERR_WIN);
-    return PMPI_Win_sync(win);
-}
-
-EP_API int(MPI_Win_test)(MPI_Win win, int *flag)
-{
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Win_test", "windows", MPI_ERR_WIN);
-    return PMPI_Win_test(win, flag);
-}
-
-EP_API int(MPI_Win_unlock)(int rank, MPI_Win win)
-{
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Win_unlock", "windows", MPI_ERR_WIN);
-    return PMPI_Win_unlock(rank, win);
-}
-
-EP_API int(MPI_Win_unlock_all)(MPI_Win win)
-{
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Win_unlock_all", "windows", MPI_ERR_WIN);
-    return PMPI_Win_unlock_all(win);
-}
-
-EP_API int(MPI_Win_wait)(MPI_Win win)
-{
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Win_wait", "windows", MPI_ERR_WIN);
-    return PMPI_Win_wait(win);
 }
 
 EP_API int(MPI_Comm_accept)(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
@@ -1517,58 +1219,94 @@ EP_API int(MPI_Ssend_init_c)(const void *buf, MPI_Count count, MPI_Datatype data
 
 EP_API int(MPI_Accumulate_c)(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Accumulate_c", "windows", MPI_ERR_WIN);
-    return PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+    if (!(ep_win_handle_is_ep(win)))
+        return PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+    if (origin_count > INT_MAX || origin_count < INT_MIN)
+        return ep_count_too_large("MPI_Accumulate_c", MPI_COMM_NULL, origin_count);
+    if (target_count > INT_MAX || target_count < INT_MIN)
+        return ep_count_too_large("MPI_Accumulate_c", MPI_COMM_NULL, target_count);
+    return MPI_Accumulate(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, op, win);
 }
 
 EP_API int(MPI_Get_c)(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Get_c", "windows", MPI_ERR_WIN);
-    return PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+    if (!(ep_win_handle_is_ep(win)))
+        return PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+    if (origin_count > INT_MAX || origin_count < INT_MIN)
+        return ep_count_too_large("MPI_Get_c", MPI_COMM_NULL, origin_count);
+    if (target_count > INT_MAX || target_count < INT_MIN)
+        return ep_count_too_large("MPI_Get_c", MPI_COMM_NULL, target_count);
+    return MPI_Get(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, win);
 }
 
 EP_API int(MPI_Get_accumulate_c)(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Get_accumulate_c", "windows", MPI_ERR_WIN);
-    return PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+    if (!(ep_win_handle_is_ep(win)))
+        return PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+    if (origin_count > INT_MAX || origin_count < INT_MIN)
+        return ep_count_too_large("MPI_Get_accumulate_c", MPI_COMM_NULL, origin_count);
+    if (result_count > INT_MAX || result_count < INT_MIN)
+        return ep_count_too_large("MPI_Get_accumulate_c", MPI_COMM_NULL, result_count);
+    if (target_count > INT_MAX || target_count < INT_MIN)
+        return ep_count_too_large("MPI_Get_accumulate_c", MPI_COMM_NULL, target_count);
+    return MPI_Get_accumulate(origin_addr, (int)origin_count, origin_datatype, result_addr, (int)result_count, result_datatype, target_rank, target_disp, (int)target_count, target_datatype, op, win);
 }
 
 EP_API int(MPI_Put_c)(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Put_c", "windows", MPI_ERR_WIN);
-    return PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+    if (!(ep_win_handle_is_ep(win)))
+        return PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+    if (origin_count > INT_MAX || origin_count < INT_MIN)
+        return ep_count_too_large("MPI_Put_c", MPI_COMM_NULL, origin_count);
+    if (target_count > INT_MAX || target_count < INT_MIN)
+        return ep_count_too_large("MPI_Put_c", MPI_COMM_NULL, target_count);
+    return MPI_Put(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, win);
 }
 
 EP_API int(MPI_Raccumulate_c)(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Raccumulate_c", "windows", MPI_ERR_WIN);
-    return PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+    if (!(ep_win_handle_is_ep(win)))
+        return PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+    if (origin_count > INT_MAX || origin_count < INT_MIN)
+        return ep_count_too_large("MPI_Raccumulate_c", MPI_COMM_NULL, origin_count);
+    if (target_count > INT_MAX || target_count < INT_MIN)
+        return ep_count_too_large("MPI_Raccumulate_c", MPI_COMM_NULL, target_count);
+    return MPI_Raccumulate(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, op, win, request);
 }
 
 EP_API int(MPI_Rget_c)(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Rget_c", "windows", MPI_ERR_WIN);
-    return PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
+    if (!(ep_win_handle_is_ep(win)))
+        return PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
+    if (origin_count > INT_MAX || origin_count < INT_MIN)
+        return ep_count_too_large("MPI_Rget_c", MPI_COMM_NULL, origin_count);
+    if (target_count > INT_MAX || target_count < INT_MIN)
+        return ep_count_too_large("MPI_Rget_c", MPI_COMM_NULL, target_count);
+    return MPI_Rget(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, win, request);
 }
 
 EP_API int(MPI_Rget_accumulate_c)(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Rget_accumulate_c", "windows", MPI_ERR_WIN);
-    return PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+    if (!(ep_win_handle_is_ep(win)))
+        return PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+    if (origin_count > INT_MAX || origin_count < INT_MIN)
+        return ep_count_too_large("MPI_Rget_accumulate_c", MPI_COMM_NULL, origin_count);
+    if (result_count > INT_MAX || result_count < INT_MIN)
+        return ep_count_too_large("MPI_Rget_accumulate_c", MPI_COMM_NULL, result_count);
+    if (target_count > INT_MAX || target_count < INT_MIN)
+        return ep_count_too_large("MPI_Rget_accumulate_c", MPI_COMM_NULL, target_count);
+    return MPI_Rget_accumulate(origin_addr, (int)origin_count, origin_datatype, result_addr, (int)result_count, result_datatype, target_rank, target_disp, (int)target_count, target_datatype, op, win, request);
 }
 
 EP_API int(MPI_Rput_c)(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Rput_c", "windows", MPI_ERR_WIN);
-    return PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
+    if (!(ep_win_handle_is_ep(win)))
+        return PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
+    if (origin_count > INT_MAX || origin_count < INT_MIN)
+        return ep_count_too_large("MPI_Rput_c", MPI_COMM_NULL, origin_count);
+    if (target_count > INT_MAX || target_count < INT_MIN)
+        return ep_count_too_large("MPI_Rput_c", MPI_COMM_NULL, target_count);
+    return MPI_Rput(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, win, request);
 }
 
 EP_API int(MPI_Win_allocate_c)(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
@@ -1606,4 +1344,4 @@ EP_API int(MPI_File_open)(MPI_Comm comm, const char *filename, int amode, MPI_In
     return PMPI_File_open(comm, filename, amode, info, fh);
 }
 
-/* 214 entry points. */
+/* 172 entry points. */

@@ -89,6 +89,7 @@ struct ep_coll_args {
     MPI_Info info; /* constructions: hints for the new communicator */
     ep_coll_local_t local; /* the one-process path this call may take, if any */
     void *tmp;     /* scratch of this rank's finish */
+    void *extra;   /* a kind's own arguments (window creation) */
 };
 
 /* A running collective, as the kinds see it. */

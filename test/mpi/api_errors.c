@@ -12,7 +12,7 @@
  *   (small and 1 MiB messages, within a process and between processes; with
  *   MPI_Recv, MPI_Wait and MPI_Waitall), MPI_Comm_free of MPI_COMM_WORLD and
  *   MPI_COMM_SELF, and functions not supported on endpoint communicators
- *   (MPI_Cart_create, MPI_Intercomm_create, MPI_Win_create, MPI_Win_create_dynamic,
+ *   (MPI_Cart_create, MPI_Intercomm_create, MPI_Cart_shift, MPI_Cart_rank,
  *   MPI_Ireduce, MPI_Igather, ...) on MPI_COMM_WORLD and on a dup:
  *   MPI_ERR_COMM and "not supported".
  * Then: nothing was sent by the erroneous calls, and the program goes on
@@ -97,11 +97,8 @@ static int call_unsupported(int k, MPI_Comm c, const char **name)
     int x = 1, y[64], dims[1] = {1}, periods[1] = {0}, flag = 0;
     int counts[64], displs[64];
     MPI_Comm nc = MPI_COMM_NULL;
-    MPI_Win w = MPI_WIN_NULL;
     MPI_Request rq = MPI_REQUEST_NULL;
     MPI_Info info = MPI_INFO_NULL;
-    static char winbuf[64];
-    void *base = NULL;
     for (int i = 0; i < 64; i++)
         counts[i] = 1, displs[i] = i, y[i] = 0;
     (void)flag;
@@ -109,9 +106,9 @@ static int call_unsupported(int k, MPI_Comm c, const char **name)
 #define U(fn, ...) *name = #fn; return fn(__VA_ARGS__)
     case 0: U(MPI_Cart_create, c, 1, dims, periods, 0, &nc);
     case 1: U(MPI_Cart_sub, c, periods, &nc);
-    case 2: U(MPI_Win_create, winbuf, sizeof winbuf, 1, MPI_INFO_NULL, c, &w);
-    case 3: U(MPI_Win_create_dynamic, MPI_INFO_NULL, c, &w);
-    case 4: U(MPI_Win_allocate_shared, 64, 1, MPI_INFO_NULL, c, &base, &w);
+    case 2: U(MPI_Cart_rank, c, y, &x);
+    case 3: U(MPI_Cart_shift, c, 0, 1, &x, &x);
+    case 4: U(MPI_Graph_neighbors, c, 0, 1, y);
     case 5: U(MPI_Neighbor_alltoall, y, 1, MPI_INT, y + 32, 1, MPI_INT, c);
     case 6: U(MPI_Ineighbor_allgather, &x, 1, MPI_INT, y, 1, MPI_INT, c, &rq);
     case 7: U(MPI_Neighbor_allgatherv, &x, 1, MPI_INT, y, counts, displs, MPI_INT, c);
@@ -127,7 +124,7 @@ static int call_unsupported(int k, MPI_Comm c, const char **name)
     case 17: U(MPI_Graph_neighbors_count, c, 0, &x);
     case 18: U(MPI_Comm_connect, "no-port", MPI_INFO_NULL, 0, c, &nc);
     case 19: U(MPI_Comm_accept, "no-port", info, 0, c, &nc);
-    case 20: U(MPI_Win_allocate, 64, 1, MPI_INFO_NULL, c, &base, &w);
+    case 20: U(MPI_Dist_graph_neighbors, c, 1, y, y, 1, y, y);
     case 21: U(MPI_Graph_create, c, 1, y, y, 0, &nc);
     case 22: U(MPI_Dist_graph_create_adjacent, c, 0, y, MPI_UNWEIGHTED, 0, y, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &nc);
     case 23: U(MPI_Graph_get, c, 1, 1, y, y);

@@ -1,0 +1,606 @@
+/* One-sided communication: window entry points.  Windows made on classic
+ * communicators, and calls on their handles, go straight to PMPI; windows
+ * on endpoint communicators are epmpi's (src/win.h).  Errors on a window
+ * go to the window's error handler (MPI_ERRORS_ARE_FATAL unless set). */
+#include "entry.h"
+
+#include "datatype.h"
+#include "group.h"
+#include "win.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int raise_win(ep_win_ep_t *we, const char *call, int cls, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int raise_win(ep_win_ep_t *we, const char *call, int cls, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    int code = ep_error_code_make(cls, "%s: %s", call, msg);
+    return ep_errhandler_invoke(we->errhandler, (MPI_Comm)we->handle, code);
+}
+
+static int raise_win_status(ep_win_ep_t *we, const char *call, ep_status_t st)
+{
+    return st ? raise_win(we, call, ep_status_class(st), "%s", ep_status_text(st)) : MPI_SUCCESS;
+}
+
+/* Classic windows go to the PMPI_ expression `pass`; endpoint ones resolve
+ * to we, or the entry point returns the raised error. */
+#define WIN_ENTRY(call, win, we, pass)                                                                    \
+    do {                                                                                                  \
+        if (!ep_win_handle_is_ep(win))                                                                    \
+            return (pass);                                                                                \
+        if (!((we) = ep_win_get(win)))                                                                    \
+            return ep_raise(NULL, call, MPI_ERR_WIN, "invalid window 0x%x (freed already?)", (unsigned)(win)); \
+    } while (0)
+
+/* ---- creation and free ---------------------------------------------------------- */
+
+static int create(const char *call, ep_win_flavor_t flavor, void *base, MPI_Aint size, int disp_unit, MPI_Comm comm,
+                  void *baseptr, MPI_Win *win)
+{
+    ep_endpoint_t *ep;
+    int rc;
+    EP_ENTRY_EP(call, comm, ep);
+    if ((rc = ep_check_intra(ep, call)))
+        return rc;
+    if (!win)
+        return ep_raise(ep, call, MPI_ERR_ARG, "win pointer is NULL");
+    if (size < 0)
+        return ep_raise(ep, call, MPI_ERR_SIZE, "size %ld is negative", (long)size);
+    if (disp_unit <= 0)
+        return ep_raise(ep, call, MPI_ERR_DISP, "disp_unit %d is not positive", disp_unit);
+    if (flavor != EP_WIN_CREATE && flavor != EP_WIN_DYNAMIC && !baseptr)
+        return ep_raise(ep, call, MPI_ERR_ARG, "baseptr is NULL");
+    ep_status_t st = ep_win_create(ep, flavor, base, size, disp_unit, baseptr, win);
+    return st ? ep_raise_status(ep, call, st, NULL) : MPI_SUCCESS;
+}
+
+EP_API int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Win_create(base, size, disp_unit, info, comm, win);
+    return create("MPI_Win_create", EP_WIN_CREATE, base, size, disp_unit, comm, NULL, win);
+}
+
+EP_API int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
+    return create("MPI_Win_allocate", EP_WIN_ALLOCATE, NULL, size, disp_unit, comm, baseptr, win);
+}
+
+EP_API int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                                   MPI_Win *win)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
+    return create("MPI_Win_allocate_shared", EP_WIN_SHARED, NULL, size, disp_unit, comm, baseptr, win);
+}
+
+EP_API int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Win_create_dynamic(info, comm, win);
+    return create("MPI_Win_create_dynamic", EP_WIN_DYNAMIC, NULL, 0, 1, comm, NULL, win);
+}
+
+EP_API int MPI_Win_free(MPI_Win *win)
+{
+    static const char call[] = "MPI_Win_free";
+    ep_win_ep_t *we;
+    if (!win)
+        return ep_raise(NULL, call, MPI_ERR_ARG, "win pointer is NULL");
+    WIN_ENTRY(call, *win, we, PMPI_Win_free(win));
+    if (ep_win_busy(we))
+        return raise_win(we, call, MPI_ERR_RMA_SYNC,
+                         "an access or exposure epoch is still open (unlock, complete or wait first)");
+    ep_status_t st = ep_win_free(we);
+    *win = MPI_WIN_NULL;
+    return st ? ep_raise_status(NULL, call, st, NULL) : MPI_SUCCESS;
+}
+
+EP_API int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
+{
+    static const char call[] = "MPI_Win_attach";
+    ep_win_ep_t *we;
+    WIN_ENTRY(call, win, we, PMPI_Win_attach(win, base, size));
+    if (we->flavor_attr != MPI_WIN_FLAVOR_DYNAMIC)
+        return raise_win(we, call, MPI_ERR_RMA_FLAVOR, "the window was not made by MPI_Win_create_dynamic");
+    if (size < 0)
+        return raise_win(we, call, MPI_ERR_SIZE, "size %ld is negative", (long)size);
+    return raise_win_status(we, call, ep_win_attach(we, base, size));
+}
+
+EP_API int MPI_Win_detach(MPI_Win win, const void *base)
+{
+    static const char call[] = "MPI_Win_detach";
+    ep_win_ep_t *we;
+    WIN_ENTRY(call, win, we, PMPI_Win_detach(win, base));
+    if (we->flavor_attr != MPI_WIN_FLAVOR_DYNAMIC)
+        return raise_win(we, call, MPI_ERR_RMA_FLAVOR, "the window was not made by MPI_Win_create_dynamic");
+    return raise_win_status(we, call, ep_win_detach(we, base));
+}
+
+/* ---- queries ----------------------------------------------------------------------- */
+
+EP_API int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
+{
+    static const char call[] = "MPI_Win_shared_query";
+    ep_win_ep_t *we;
+    WIN_ENTRY(call, win, we, PMPI_Win_shared_query(win, rank, size, disp_unit, baseptr));
+    ep_win_t *w = we->w;
+    if (we->flavor_attr != MPI_WIN_FLAVOR_SHARED)
+        return raise_win(we, call, MPI_ERR_RMA_FLAVOR, "the window was not made by MPI_Win_allocate_shared");
+    if (rank == MPI_PROC_NULL) /* the first rank with memory */
+        for (rank = 0; rank < w->comm->size - 1 && w->rank[rank].size == 0; rank++)
+            ;
+    if (rank < 0 || rank >= w->comm->size)
+        return raise_win(we, call, MPI_ERR_RANK, "rank %d is not in the window (size %d)", rank, w->comm->size);
+    *size = w->rank[rank].size;
+    *disp_unit = w->rank[rank].disp_unit;
+    *(void **)baseptr = w->direct[rank];
+    return MPI_SUCCESS;
+}
+
+EP_API int MPI_Win_get_group(MPI_Win win, MPI_Group *group)
+{
+    static const char call[] = "MPI_Win_get_group";
+    ep_win_ep_t *we;
+    WIN_ENTRY(call, win, we, PMPI_Win_get_group(win, group));
+    return MPI_Comm_group(we->ep->handle, group);
+}
+
+EP_API int MPI_Win_get_attr(MPI_Win win, int keyval, void *value, int *flag)
+{
+    static const char call[] = "MPI_Win_get_attr";
+    ep_win_ep_t *we;
+    WIN_ENTRY(call, win, we, PMPI_Win_get_attr(win, keyval, value, flag));
+    void *v;
+    switch (keyval) {
+    case MPI_WIN_BASE: v = we->base; break;
+    case MPI_WIN_SIZE: v = &we->size; break;
+    case MPI_WIN_DISP_UNIT: v = &we->disp_unit; break;
+    case MPI_WIN_CREATE_FLAVOR: v = &we->flavor_attr; break;
+    case MPI_WIN_MODEL: v = &we->model_attr; break;
+    default:
+        return raise_win(we, call, MPI_ERR_KEYVAL,
+                         "keyval %d: only the predefined window attributes are supported on endpoint windows",
+                         keyval);
+    }
+    *(void **)value = v;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+EP_API int MPI_Win_set_name(MPI_Win win, const char *name)
+{
+    ep_win_ep_t *we;
+    WIN_ENTRY("MPI_Win_set_name", win, we, PMPI_Win_set_name(win, name));
+    snprintf(we->name, sizeof we->name, "%s", name ? name : "");
+    return MPI_SUCCESS;
+}
+
+EP_API int MPI_Win_get_name(MPI_Win win, char *name, int *resultlen)
+{
+    ep_win_ep_t *we;
+    WIN_ENTRY("MPI_Win_get_name", win, we, PMPI_Win_get_name(win, name, resultlen));
+    snprintf(name, MPI_MAX_OBJECT_NAME, "%s", we->name);
+    *resultlen = (int)strlen(we->name);
+    return MPI_SUCCESS;
+}
+
+EP_API int MPI_Win_get_info(MPI_Win win, MPI_Info *info)
+{
+    ep_win_ep_t *we;
+    WIN_ENTRY("MPI_Win_get_info", win, we, PMPI_Win_get_info(win, info));
+    return PMPI_Info_create(info); /* no hints kept */
+}
+
+EP_API int MPI_Win_set_info(MPI_Win win, MPI_Info info)
+{
+    ep_win_ep_t *we;
+    WIN_ENTRY("MPI_Win_set_info", win, we, PMPI_Win_set_info(win, info));
+    return MPI_SUCCESS; /* hints may be ignored */
+}
+
+/* ---- error handlers ----------------------------------------------------------------- */
+
+EP_API int MPI_Win_create_errhandler(MPI_Win_errhandler_function *fn, MPI_Errhandler *errhandler)
+{
+    int rc = PMPI_Win_create_errhandler(fn, errhandler);
+    if (rc == MPI_SUCCESS) /* the same call shape: (handle *, int *, ...) */
+        ep_errhandler_record(*errhandler, (MPI_Comm_errhandler_function *)(void (*)(void))fn);
+    return rc;
+}
+
+EP_API int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
+{
+    static const char call[] = "MPI_Win_set_errhandler";
+    ep_win_ep_t *we;
+    WIN_ENTRY(call, win, we, PMPI_Win_set_errhandler(win, errhandler));
+    if (errhandler == MPI_ERRHANDLER_NULL)
+        return raise_win(we, call, MPI_ERR_ARG, "errhandler is MPI_ERRHANDLER_NULL");
+    we->errhandler = errhandler;
+    return MPI_SUCCESS;
+}
+
+EP_API int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
+{
+    ep_win_ep_t *we;
+    WIN_ENTRY("MPI_Win_get_errhandler", win, we, PMPI_Win_get_errhandler(win, errhandler));
+    *errhandler = we->errhandler;
+    return MPI_SUCCESS;
+}
+
+EP_API int MPI_Win_call_errhandler(MPI_Win win, int errorcode)
+{
+    ep_win_ep_t *we;
+    WIN_ENTRY("MPI_Win_call_errhandler", win, we, PMPI_Win_call_errhandler(win, errorcode));
+    ep_errhandler_invoke(we->errhandler, (MPI_Comm)we->handle, errorcode);
+    return MPI_SUCCESS;
+}
+
+/* ---- operations ----------------------------------------------------------------------- */
+
+static int check_side(ep_win_ep_t *we, const char *call, const char *side, int count, MPI_Datatype type)
+{
+    if (count < 0)
+        return raise_win(we, call, MPI_ERR_COUNT, "%s count %d is negative", side, count);
+    if (type == MPI_DATATYPE_NULL || ep_dt_check(type))
+        return raise_win(we, call, MPI_ERR_TYPE, "invalid or uncommitted %s datatype", side);
+    return MPI_SUCCESS;
+}
+
+static int rma(const char *call, ep_win_ep_t *we, const ep_rma_t *op, MPI_Request *req)
+{
+    int rc, n = we->w->comm->size;
+    if (op->target != MPI_PROC_NULL && (op->target < 0 || op->target >= n))
+        return raise_win(we, call, MPI_ERR_RANK, "target rank %d is not in the window (size %d)", op->target, n);
+    if ((rc = check_side(we, call, "origin", op->ocount, op->otype)) ||
+        (rc = check_side(we, call, "target", op->tcount, op->ttype)))
+        return rc;
+    if ((op->kind == EP_RMA_GET_ACC || op->kind == EP_RMA_CAS) && op->rcount > 0 &&
+        (rc = check_side(we, call, "result", op->rcount, op->rtype)))
+        return rc;
+    if ((op->kind == EP_RMA_ACC || op->kind == EP_RMA_GET_ACC) && !ep_op_is_predefined(op->op))
+        return raise_win(we, call, MPI_ERR_OP, "one-sided accumulates take predefined operations only");
+    if (op->kind == EP_RMA_ACC && op->op == MPI_NO_OP)
+        return raise_win(we, call, MPI_ERR_OP, "MPI_NO_OP is for MPI_Get_accumulate and MPI_Fetch_and_op");
+    return raise_win_status(we, call, ep_win_rma(we, op, req));
+}
+
+#define REQ_CHECK(call, we, request)                                                      \
+    do {                                                                                  \
+        if (!(request))                                                                   \
+            return raise_win(we, call, MPI_ERR_ARG, "request pointer is NULL");           \
+    } while (0)
+
+EP_API int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                   MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
+{
+    ep_win_ep_t *we;
+    WIN_ENTRY("MPI_Put", win, we,
+              PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                       target_datatype, win));
+    ep_rma_t op = {.kind = EP_RMA_PUT, .obuf = origin_addr, .ocount = origin_count, .otype = origin_datatype,
+                   .target = target_rank, .disp = target_disp, .tcount = target_count, .ttype = target_datatype};
+    return rma("MPI_Put", we, &op, NULL);
+}
+
+EP_API int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                    MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+                    MPI_Request *request)
+{
+    ep_win_ep_t *we;
+    WIN_ENTRY("MPI_Rput", win, we,
+              PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                        target_datatype, win, request));
+    REQ_CHECK("MPI_Rput", we, request);
+    ep_rma_t op = {.kind = EP_RMA_PUT, .obuf = origin_addr, .ocount = origin_count, .otype = origin_datatype,
+                   .target = target_rank, .disp = target_disp, .tcount = target_count, .ttype = target_datatype};
+    return rma("MPI_Rput", we, &op, request);
+}
+
+EP_API int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                   MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
+{
+    ep_win_ep_t *we;
+    WIN_ENTRY("MPI_Get", win, we,
+              PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                       target_datatype, win));
+    ep_rma_t op = {.kind = EP_RMA_GET, .rbuf = origin_addr, .ocount = origin_count, .otype = origin_datatype,
+                   .target = target_rank, .disp = target_disp, .tcount = target_count, .ttype = target_datatype};
+    return rma("MPI_Get", we, &op, NULL);
+}
+
+EP_API int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                    MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+                    MPI_Request *request)
+{
+    ep_win_ep_t *we;
+    WIN_ENTRY("MPI_Rget", win, we,
+              PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                        target_datatype, win, request));
+    REQ_CHECK("MPI_Rget", we, request);
+    ep_rma_t op = {.kind = EP_RMA_GET, .rbuf = origin_addr, .ocount = origin_count, .otype = origin_datatype,
+                   .target = target_rank, .disp = target_disp, .tcount = target_count, .ttype = target_datatype};
+    return rma("MPI_Rget", we, &op, request);
+}
+
+EP_API int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                          MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                          MPI_Win win)
+{
+    ep_win_ep_t *we;
+    WIN_ENTRY("MPI_Accumulate", win, we,
+              PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                              target_datatype, op, win));
+    ep_rma_t o = {.kind = EP_RMA_ACC, .obuf = origin_addr, .ocount = origin_count, .otype = origin_datatype,
+                  .target = target_rank, .disp = target_disp, .tcount = target_count, .ttype = target_datatype,
+                  .op = op};
+    return rma("MPI_Accumulate", we, &o, NULL);
+}
+
+EP_API int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                           MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                           MPI_Win win, MPI_Request *request)
+{
+    ep_win_ep_t *we;
+    WIN_ENTRY("MPI_Raccumulate", win, we,
+              PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                               target_datatype, op, win, request));
+    REQ_CHECK("MPI_Raccumulate", we, request);
+    ep_rma_t o = {.kind = EP_RMA_ACC, .obuf = origin_addr, .ocount = origin_count, .otype = origin_datatype,
+                  .target = target_rank, .disp = target_disp, .tcount = target_count, .ttype = target_datatype,
+                  .op = op};
+    return rma("MPI_Raccumulate", we, &o, request);
+}
+
+EP_API int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                              void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank,
+                              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                              MPI_Win win)
+{
+    ep_win_ep_t *we;
+    WIN_ENTRY("MPI_Get_accumulate", win, we,
+              PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                                  result_datatype, target_rank, target_disp, target_count, target_datatype, op, win));
+    ep_rma_t o = {.kind = EP_RMA_GET_ACC, .obuf = origin_addr, .ocount = origin_count, .otype = origin_datatype,
+                  .rbuf = result_addr, .rcount = result_count, .rtype = result_datatype, .target = target_rank,
+                  .disp = target_disp, .tcount = target_count, .ttype = target_datatype, .op = op};
+    if (op == MPI_NO_OP && o.ocount == 0) /* no origin data: its type may be anything */
+        o.otype = result_datatype;
+    return rma("MPI_Get_accumulate", we, &o, NULL);
+}
+
+EP_API int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                               void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank,
+                               MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                               MPI_Win win, MPI_Request *request)
+{
+    ep_win_ep_t *we;
+    WIN_ENTRY("MPI_Rget_accumulate", win, we,
+              PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                                   result_datatype, target_rank, target_disp, target_count, target_datatype, op, win,
+                                   request));
+    REQ_CHECK("MPI_Rget_accumulate", we, request);
+    ep_rma_t o = {.kind = EP_RMA_GET_ACC, .obuf = origin_addr, .ocount = origin_count, .otype = origin_datatype,
+                  .rbuf = result_addr, .rcount = result_count, .rtype = result_datatype, .target = target_rank,
+                  .disp = target_disp, .tcount = target_count, .ttype = target_datatype, .op = op};
+    if (op == MPI_NO_OP && o.ocount == 0)
+        o.otype = result_datatype;
+    return rma("MPI_Rget_accumulate", we, &o, request);
+}
+
+EP_API int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
+                            MPI_Aint target_disp, MPI_Op op, MPI_Win win)
+{
+    ep_win_ep_t *we;
+    WIN_ENTRY("MPI_Fetch_and_op", win, we,
+              PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win));
+    ep_rma_t o = {.kind = EP_RMA_GET_ACC, .obuf = origin_addr, .ocount = 1, .otype = datatype,
+                  .rbuf = result_addr, .rcount = 1, .rtype = datatype, .target = target_rank,
+                  .disp = target_disp, .tcount = 1, .ttype = datatype, .op = op};
+    return rma("MPI_Fetch_and_op", we, &o, NULL);
+}
+
+EP_API int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
+                                MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)
+{
+    ep_win_ep_t *we;
+    WIN_ENTRY("MPI_Compare_and_swap", win, we,
+              PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp,
+                                    win));
+    ep_rma_t o = {.kind = EP_RMA_CAS, .obuf = origin_addr, .cbuf = compare_addr, .ocount = 1, .otype = datatype,
+                  .rbuf = result_addr, .rcount = 1, .rtype = datatype, .target = target_rank,
+                  .disp = target_disp, .tcount = 1, .ttype = datatype};
+    return rma("MPI_Compare_and_swap", we, &o, NULL);
+}
+
+/* ---- synchronisation ----------------------------------------------------------------- */
+
+EP_API int MPI_Win_fence(int assert, MPI_Win win)
+{
+    ep_win_ep_t *we;
+    WIN_ENTRY("MPI_Win_fence", win, we, PMPI_Win_fence(assert, win));
+    return raise_win_status(we, "MPI_Win_fence", ep_win_fence(we, assert));
+}
+
+static int check_target(ep_win_ep_t *we, const char *call, int rank)
+{
+    int n = we->w->comm->size;
+    if (rank < 0 || rank >= n)
+        return raise_win(we, call, MPI_ERR_RANK, "rank %d is not in the window (size %d)", rank, n);
+    return MPI_SUCCESS;
+}
+
+EP_API int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
+{
+    static const char call[] = "MPI_Win_lock";
+    ep_win_ep_t *we;
+    int rc;
+    WIN_ENTRY(call, win, we, PMPI_Win_lock(lock_type, rank, assert, win));
+    if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE)
+        return raise_win(we, call, MPI_ERR_LOCKTYPE, "lock type %d is neither MPI_LOCK_SHARED nor MPI_LOCK_EXCLUSIVE",
+                         lock_type);
+    if ((rc = check_target(we, call, rank)))
+        return rc;
+    return raise_win_status(we, call, ep_win_lock(we, lock_type, rank, assert));
+}
+
+EP_API int MPI_Win_unlock(int rank, MPI_Win win)
+{
+    static const char call[] = "MPI_Win_unlock";
+    ep_win_ep_t *we;
+    int rc;
+    WIN_ENTRY(call, win, we, PMPI_Win_unlock(rank, win));
+    if ((rc = check_target(we, call, rank)))
+        return rc;
+    return raise_win_status(we, call, ep_win_unlock(we, rank));
+}
+
+EP_API int MPI_Win_lock_all(int assert, MPI_Win win)
+{
+    ep_win_ep_t *we;
+    WIN_ENTRY("MPI_Win_lock_all", win, we, PMPI_Win_lock_all(assert, win));
+    return raise_win_status(we, "MPI_Win_lock_all", ep_win_lock_all(we, assert));
+}
+
+EP_API int MPI_Win_unlock_all(MPI_Win win)
+{
+    ep_win_ep_t *we;
+    WIN_ENTRY("MPI_Win_unlock_all", win, we, PMPI_Win_unlock_all(win));
+    return raise_win_status(we, "MPI_Win_unlock_all", ep_win_unlock_all(we));
+}
+
+/* all: every target (rank is ignored). */
+static int flush(const char *call, MPI_Win win, int rank, int all, int local)
+{
+    ep_win_ep_t *we = ep_win_get(win);
+    int rc;
+    if (!we)
+        return ep_raise(NULL, call, MPI_ERR_WIN, "invalid window 0x%x (freed already?)", (unsigned)win);
+    if (!all && (rc = check_target(we, call, rank)))
+        return rc;
+    return raise_win_status(we, call, ep_win_flush(we, all ? -1 : rank, local));
+}
+
+EP_API int MPI_Win_flush(int rank, MPI_Win win)
+{
+    if (!ep_win_handle_is_ep(win))
+        return PMPI_Win_flush(rank, win);
+    return flush("MPI_Win_flush", win, rank, 0, 0);
+}
+
+EP_API int MPI_Win_flush_local(int rank, MPI_Win win)
+{
+    if (!ep_win_handle_is_ep(win))
+        return PMPI_Win_flush_local(rank, win);
+    return flush("MPI_Win_flush_local", win, rank, 0, 1);
+}
+
+EP_API int MPI_Win_flush_all(MPI_Win win)
+{
+    if (!ep_win_handle_is_ep(win))
+        return PMPI_Win_flush_all(win);
+    return flush("MPI_Win_flush_all", win, 0, 1, 0);
+}
+
+EP_API int MPI_Win_flush_local_all(MPI_Win win)
+{
+    if (!ep_win_handle_is_ep(win))
+        return PMPI_Win_flush_local_all(win);
+    return flush("MPI_Win_flush_local_all", win, 0, 1, 1);
+}
+
+EP_API int MPI_Win_sync(MPI_Win win)
+{
+    ep_win_ep_t *we;
+    WIN_ENTRY("MPI_Win_sync", win, we, PMPI_Win_sync(win));
+    return raise_win_status(we, "MPI_Win_sync", ep_win_sync(we));
+}
+
+/* The window ranks of group's members (in group order); *ranks is malloc'd. */
+static int group_ranks(ep_win_ep_t *we, const char *call, MPI_Group group, int **ranks, int *n)
+{
+    const ep_gid_t *m;
+    int owned, rc = MPI_SUCCESS;
+    ep_comm_t *c = we->w->comm;
+    if (ep_group_members(group, &m, n, &owned))
+        return raise_win(we, call, MPI_ERR_GROUP, "invalid group 0x%x", (unsigned)group);
+    *ranks = malloc(sizeof **ranks * (size_t)(*n + 1));
+    for (int i = 0; *ranks && i < *n && !rc; i++) {
+        int r = 0;
+        while (r < c->size && memcmp(&c->gids[r], &m[i], sizeof m[i]))
+            r++;
+        if (r == c->size)
+            rc = raise_win(we, call, MPI_ERR_GROUP, "member %d of the group is not in the window", i);
+        (*ranks)[i] = r;
+    }
+    if (owned)
+        free((void *)m);
+    if (!*ranks)
+        rc = raise_win(we, call, MPI_ERR_NO_MEM, "out of memory");
+    if (rc) {
+        free(*ranks);
+        *ranks = NULL;
+    }
+    return rc;
+}
+
+static int pscw_group(const char *call, MPI_Group group, MPI_Win win, int post)
+{
+    ep_win_ep_t *we = ep_win_get(win);
+    int *ranks = NULL, n = 0, rc;
+    if (!we)
+        return ep_raise(NULL, call, MPI_ERR_WIN, "invalid window 0x%x (freed already?)", (unsigned)win);
+    if ((rc = group_ranks(we, call, group, &ranks, &n)))
+        return rc;
+    ep_status_t st = post ? ep_win_post(we, ranks, n) : ep_win_start(we, ranks, n);
+    free(ranks);
+    return raise_win_status(we, call, st);
+}
+
+EP_API int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
+{
+    if (!ep_win_handle_is_ep(win))
+        return PMPI_Win_post(group, assert, win);
+    return pscw_group("MPI_Win_post", group, win, 1);
+}
+
+EP_API int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
+{
+    if (!ep_win_handle_is_ep(win))
+        return PMPI_Win_start(group, assert, win);
+    return pscw_group("MPI_Win_start", group, win, 0);
+}
+
+EP_API int MPI_Win_complete(MPI_Win win)
+{
+    ep_win_ep_t *we;
+    WIN_ENTRY("MPI_Win_complete", win, we, PMPI_Win_complete(win));
+    return raise_win_status(we, "MPI_Win_complete", ep_win_complete(we));
+}
+
+EP_API int MPI_Win_wait(MPI_Win win)
+{
+    ep_win_ep_t *we;
+    int done;
+    WIN_ENTRY("MPI_Win_wait", win, we, PMPI_Win_wait(win));
+    return raise_win_status(we, "MPI_Win_wait", ep_win_wait(we, 1, &done));
+}
+
+EP_API int MPI_Win_test(MPI_Win win, int *flag)
+{
+    ep_win_ep_t *we;
+    WIN_ENTRY("MPI_Win_test", win, we, PMPI_Win_test(win, flag));
+    return raise_win_status(we, "MPI_Win_test", ep_win_wait(we, 0, flag));
+}

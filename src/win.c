@@ -1,0 +1,691 @@
+/* One-sided communication on endpoint communicators (see win.h). */
+#include "win.h"
+
+#include "coll.h"
+#include "datatype.h"
+#include "net.h"
+#include "p2p.h"
+#include "request.h"
+#include "wait.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Lock words: shared holders count up from 0; an exclusive holder adds
+ * EXCL.  A claim that finds the word incompatible takes itself back. */
+#define EXCL ((int64_t)1 << 40)
+
+/* Per-target state bits of an endpoint's epochs (ep_win_ep_t.state). */
+enum { ST_SHARED = 1, ST_EXCL = 2, ST_NOCHECK = 4, ST_STARTED = 8 };
+
+/* Tags of the PSCW notices on the private communicator. */
+enum { TAG_POST = 1, TAG_COMPLETE = 2 };
+
+static ep_status_t from_pmpi(int rc)
+{
+    int cls;
+    if (rc == MPI_SUCCESS)
+        return EP_OK;
+    PMPI_Error_class(rc, &cls);
+    switch (cls) {
+    case MPI_ERR_RMA_RANGE: return EP_ERR_RMA_RANGE;
+    case MPI_ERR_RMA_SYNC: return EP_ERR_RMA_SYNC;
+    case MPI_ERR_TYPE: return EP_ERR_TYPE;
+    case MPI_ERR_OP: return EP_ERR_OP;
+    case MPI_ERR_COUNT: return EP_ERR_COUNT;
+    case MPI_ERR_NO_MEM: return EP_ERR_NO_MEM;
+    default: return EP_ERR_INTERN;
+    }
+}
+
+/* ---- creation: a collective kind (coll.h) --------------------------------
+ * start clones the communicator (the window's private one), complete takes
+ * the clone through its steps and then builds the PMPI windows, finish
+ * gives each endpoint its handle. */
+
+typedef struct win_arg {
+    ep_win_flavor_t flavor;
+    void *base;
+    MPI_Aint size;
+    int disp_unit;
+    void *baseptr;
+    MPI_Win *out;
+} win_arg_t;
+
+static void win_destroy(ep_win_t *w)
+{
+    if (w->pwin != MPI_WIN_NULL) {
+        PMPI_Win_unlock_all(w->pwin);
+        PMPI_Win_free(&w->pwin);
+    }
+    if (w->lwin != MPI_WIN_NULL) {
+        PMPI_Win_unlock_all(w->lwin);
+        PMPI_Win_free(&w->lwin);
+    }
+    free(w->rank);
+    free(w->direct);
+    free(w);
+}
+
+static ep_status_t create_start(ep_coll_inst_t *in)
+{
+    ep_win_t *w = calloc(1, sizeof *w);
+    if (!w)
+        return EP_ERR_NO_MEM;
+    w->pwin = w->lwin = MPI_WIN_NULL;
+    w->flavor = ((const win_arg_t *)in->args[0]->extra)->flavor;
+    in->res = w;
+    return ep_comm_clone_begin(in->c, &w->comm, &in->preq);
+}
+
+/* The processes' records of every local rank, gathered into w->rank. */
+static ep_status_t exchange_ranks(ep_win_t *w, const ep_win_rank_t *mine)
+{
+    ep_comm_t *c = w->comm;
+    size_t rs = sizeof(ep_win_rank_t);
+    ep_win_rank_t *all = malloc(rs * (size_t)c->size);
+    int *cnt = malloc(2 * sizeof(int) * (size_t)c->nprocs), *dsp = cnt ? cnt + c->nprocs : NULL;
+    ep_status_t rc = all && cnt ? EP_OK : EP_ERR_NO_MEM;
+    if (!rc && c->pcomm == MPI_COMM_NULL)
+        memcpy(all, mine, rs * (size_t)c->nlocal);
+    else if (!rc) {
+        for (int p = 0; p < c->nprocs; p++) {
+            cnt[p] = (int)(c->proc_nlocal[p] * rs);
+            dsp[p] = (int)(c->proc_first[p] * rs);
+        }
+        rc = from_pmpi(PMPI_Allgatherv(mine, (int)(c->nlocal * rs), MPI_BYTE, all, cnt, dsp, MPI_BYTE, w->pc));
+    }
+    for (int r = 0; !rc && r < c->size; r++)
+        w->rank[r] = all[c->proc_first[c->ranks[r].proc] + c->ranks[r].lidx];
+    free(all);
+    free(cnt);
+    return rc;
+}
+
+/* All processes on one node (shared windows need that). */
+static ep_status_t one_node(MPI_Comm pc)
+{
+    int id = ep_net_node_id(), lo, hi;
+    if (PMPI_Allreduce(&id, &lo, 1, MPI_INT, MPI_MIN, pc) || PMPI_Allreduce(&id, &hi, 1, MPI_INT, MPI_MAX, pc))
+        return EP_ERR_INTERN;
+    return lo == hi ? EP_OK : EP_ERR_RMA_SHARED;
+}
+
+/* The PMPI windows and the rank table, once the private clone exists. */
+static ep_status_t setup(ep_coll_inst_t *in, ep_win_t *w)
+{
+    ep_comm_t *c = w->comm;
+    int nl = c->nlocal;
+    ep_win_rank_t *mine = calloc((size_t)nl, sizeof *mine);
+    MPI_Aint *off = calloc((size_t)nl, sizeof *off);
+    w->rank = calloc((size_t)c->size, sizeof *w->rank);
+    w->direct = calloc((size_t)c->size, sizeof *w->direct);
+    w->pc = c->pcomm != MPI_COMM_NULL ? c->pcomm : MPI_COMM_SELF;
+    ep_status_t rc = mine && off && w->rank && w->direct ? EP_OK : EP_ERR_NO_MEM;
+
+    for (int i = 0; i < nl && !rc; i++) {
+        const win_arg_t *a = in->args[i]->extra;
+        mine[i] = (ep_win_rank_t){(MPI_Aint)a->base, a->size, a->disp_unit, 0};
+        if (w->flavor == EP_WIN_DYNAMIC)
+            mine[i] = (ep_win_rank_t){0, 0, 1, 0};
+    }
+    if (!rc && w->flavor == EP_WIN_SHARED) {
+        /* One segment per process, its ranks' slices in local order, each
+         * starting on a cache line. */
+        MPI_Aint total = 0;
+        for (int i = 0; i < nl; i++) {
+            off[i] = total;
+            total += (mine[i].size + 63) & ~(MPI_Aint)63;
+        }
+        if (!(rc = one_node(w->pc)))
+            rc = from_pmpi(PMPI_Win_allocate_shared(total, 1, MPI_INFO_NULL, w->pc, &w->segment, &w->pwin));
+        for (int i = 0; i < nl && !rc; i++)
+            mine[i].tbase = off[i];
+    } else if (!rc) {
+        rc = from_pmpi(PMPI_Win_create_dynamic(MPI_INFO_NULL, w->pc, &w->pwin));
+        for (int i = 0; i < nl && !rc && w->flavor != EP_WIN_DYNAMIC; i++)
+            if (mine[i].size > 0)
+                rc = from_pmpi(PMPI_Win_attach(w->pwin, (void *)mine[i].tbase, mine[i].size));
+    }
+    if (!rc)
+        rc = from_pmpi(PMPI_Win_allocate((MPI_Aint)nl * 8, 8, MPI_INFO_NULL, w->pc, &w->lwords, &w->lwin));
+    if (!rc) {
+        memset(w->lwords, 0, (size_t)nl * 8);
+        PMPI_Win_set_errhandler(w->pwin, MPI_ERRORS_RETURN);
+        PMPI_Win_set_errhandler(w->lwin, MPI_ERRORS_RETURN);
+        rc = exchange_ranks(w, mine);
+    }
+    /* What this process addresses directly: its own ranks, and for shared
+     * windows every rank (all on this node). */
+    for (int r = 0; r < c->size && !rc; r++) {
+        ep_rank_loc_t loc = c->ranks[r];
+        if (w->flavor == EP_WIN_SHARED) {
+            MPI_Aint sz;
+            int du;
+            char *seg = NULL;
+            if (!(rc = from_pmpi(PMPI_Win_shared_query(w->pwin, loc.proc, &sz, &du, &seg))))
+                w->direct[r] = seg + w->rank[r].tbase;
+        } else if (loc.proc == c->myproc) {
+            w->direct[r] = (char *)w->rank[r].tbase;
+        }
+    }
+    if (!rc && (PMPI_Win_lock_all(MPI_MODE_NOCHECK, w->pwin) || PMPI_Win_lock_all(MPI_MODE_NOCHECK, w->lwin)))
+        rc = EP_ERR_INTERN;
+    /* Every lock word is zero before anyone takes a lock. */
+    if (!rc && c->pcomm != MPI_COMM_NULL)
+        rc = from_pmpi(PMPI_Barrier(w->pc));
+    free(mine);
+    free(off);
+    return rc;
+}
+
+static ep_status_t create_complete(ep_coll_inst_t *in)
+{
+    ep_win_t *w = in->res;
+    ep_status_t rc = ep_comm_clone_step(in->c, w->comm, in->stage, &in->preq);
+    if (rc || in->preq != MPI_REQUEST_NULL)
+        return rc;
+    return setup(in, w);
+}
+
+static ep_status_t create_finish(ep_coll_inst_t *in, int lidx)
+{
+    ep_win_t *w = in->res;
+    const win_arg_t *a = in->args[lidx]->extra;
+    ep_win_ep_t *we = calloc(1, sizeof *we);
+    if (we)
+        we->state = calloc((size_t)w->comm->size, 1);
+    if (!we || !we->state) {
+        if (we)
+            free(we);
+        return EP_ERR_NO_MEM;
+    }
+    we->obj.kind = EP_OBJ_WIN;
+    we->w = w;
+    we->ep = &w->comm->local[lidx];
+    we->rank = we->ep->rank;
+    we->base = w->flavor == EP_WIN_SHARED ? w->direct[we->rank] : a->base;
+    we->size = a->size;
+    we->disp_unit = a->disp_unit;
+    we->flavor_attr = w->flavor == EP_WIN_CREATE     ? MPI_WIN_FLAVOR_CREATE
+                      : w->flavor == EP_WIN_ALLOCATE ? MPI_WIN_FLAVOR_ALLOCATE
+                      : w->flavor == EP_WIN_SHARED   ? MPI_WIN_FLAVOR_SHARED
+                                                     : MPI_WIN_FLAVOR_DYNAMIC;
+    we->model_attr = MPI_WIN_UNIFIED;
+    we->errhandler = MPI_ERRORS_ARE_FATAL;
+    if (w->flavor == EP_WIN_DYNAMIC) {
+        we->base = MPI_BOTTOM;
+        we->size = 0;
+        we->disp_unit = 1;
+    }
+    we->handle = (MPI_Win)ep_registry_add(EP_HTYPE_WIN, &we->obj);
+    if (!we->handle) {
+        free(we->state);
+        free(we);
+        return EP_ERR_NO_MEM;
+    }
+    atomic_fetch_add(&w->refs, 1);
+    *a->out = we->handle;
+    if (a->baseptr)
+        *(void **)a->baseptr = we->base;
+    return EP_OK;
+}
+
+static void create_fail(ep_coll_inst_t *in)
+{
+    ep_win_t *w = in->res;
+    if (!w)
+        return;
+    if (w->comm && w->comm->local) /* built: the clone goes like a communicator */
+        for (int i = 0; i < w->comm->nlocal; i++)
+            ep_endpoint_free(&w->comm->local[i]);
+    else if (w->comm)
+        ep_comm_clone_abort(w->comm, &in->preq);
+    win_destroy(w);
+    in->res = NULL;
+}
+
+static const ep_coll_kind_t create_kind = {
+    .start = create_start, .complete = create_complete, .finish = create_finish, .fail = create_fail};
+
+ep_status_t ep_win_create(ep_endpoint_t *ep, ep_win_flavor_t flavor, void *base, MPI_Aint size, int disp_unit,
+                          void *baseptr, MPI_Win *out)
+{
+    win_arg_t wa = {flavor, base, size, disp_unit, baseptr, out};
+    ep_coll_args_t a;
+    void *owned = NULL;
+    if (flavor == EP_WIN_ALLOCATE) {
+        if (posix_memalign(&owned, 64, size > 0 ? (size_t)size : 1))
+            return EP_ERR_NO_MEM;
+        wa.base = owned;
+    }
+    ep_coll_args_init(&a, &create_kind, ep);
+    a.extra = &wa;
+    *out = MPI_WIN_NULL;
+    ep_status_t rc = ep_coll_run(ep, &a);
+    ep_win_ep_t *we = rc ? NULL : ep_win_get(*out);
+    if (we)
+        we->owned = owned;
+    else
+        free(owned);
+    return rc;
+}
+
+/* ---- the ranks' lock words -------------------------------------------------- */
+
+/* Adds v to target's lock word; *old gets its value before. */
+static ep_status_t lock_add(ep_win_t *w, int target, int64_t v, int64_t *old)
+{
+    ep_rank_loc_t loc = w->comm->ranks[target];
+    MPI_Request r;
+    int rc = PMPI_Rget_accumulate(&v, 1, MPI_INT64_T, old, 1, MPI_INT64_T, loc.proc, (MPI_Aint)loc.lidx * 8, 1,
+                                  MPI_INT64_T, MPI_SUM, w->lwin, &r);
+    if (rc == MPI_SUCCESS)
+        rc = ep_net_wait_pmpi(&r, MPI_STATUS_IGNORE);
+    return from_pmpi(rc);
+}
+
+static ep_status_t lock_take(ep_win_t *w, int target, int excl)
+{
+    int64_t inc = excl ? EXCL : 1, old = 0;
+    ep_backoff_t b = EP_BACKOFF_INIT;
+    ep_status_t rc;
+    for (;;) {
+        if ((rc = lock_add(w, target, inc, &old)))
+            return rc;
+        if (excl ? old == 0 : old < EXCL)
+            break;
+        if ((rc = lock_add(w, target, -inc, &old)))
+            return rc;
+        ep_progress();
+        ep_backoff(&b);
+    }
+    atomic_thread_fence(memory_order_seq_cst); /* direct accesses come after */
+    return EP_OK;
+}
+
+static ep_status_t lock_give(ep_win_t *w, int target, int excl)
+{
+    int64_t old;
+    atomic_thread_fence(memory_order_seq_cst); /* direct accesses came before */
+    return lock_add(w, target, excl ? -EXCL : -1, &old);
+}
+
+/* ---- operations ------------------------------------------------------------- */
+
+int ep_win_in_epoch(const ep_win_ep_t *we, int target)
+{
+    return we->fence_open || we->lock_all || we->state[target];
+}
+
+/* Where target's displacement disp lies in this process, or NULL. */
+static char *direct_addr(const ep_win_t *w, int target, MPI_Aint disp)
+{
+    if (!w->direct[target] && !(w->flavor == EP_WIN_DYNAMIC && w->comm->ranks[target].proc == w->comm->myproc))
+        return NULL;
+    if (w->flavor == EP_WIN_DYNAMIC)
+        return (char *)disp;
+    return w->direct[target] + disp * w->rank[target].disp_unit;
+}
+
+/* A request that is complete already (operations done here). */
+static ep_status_t done_request(ep_win_ep_t *we, MPI_Request *req)
+{
+    ep_request_t *r = ep_request_new(EP_REQ_SEND, we->ep, 1);
+    if (!r)
+        return EP_ERR_NO_MEM;
+    ep_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+    ep_request_set_done(r);
+    *req = r->handle;
+    return EP_OK;
+}
+
+/* The target's window covers tcount elements of ttype at disp. */
+static ep_status_t in_range(const ep_win_t *w, const ep_rma_t *op)
+{
+    const ep_win_rank_t *t = &w->rank[op->target];
+    MPI_Aint lb, ext, tlb, text;
+    if (w->flavor == EP_WIN_DYNAMIC || op->tcount == 0)
+        return EP_OK;
+    if (op->disp < 0 || PMPI_Type_get_extent(op->ttype, &lb, &ext) ||
+        PMPI_Type_get_true_extent(op->ttype, &tlb, &text))
+        return EP_ERR_RMA_RANGE;
+    MPI_Aint first = op->disp * t->disp_unit + tlb, end = first + (MPI_Aint)(op->tcount - 1) * ext + text;
+    return first >= 0 && end <= t->size ? EP_OK : EP_ERR_RMA_RANGE;
+}
+
+ep_status_t ep_win_rma(ep_win_ep_t *we, const ep_rma_t *op, MPI_Request *req)
+{
+    ep_win_t *w = we->w;
+    int t = op->target, rc;
+    ep_status_t st;
+    int64_t n;
+
+    if (!ep_win_in_epoch(we, t))
+        return EP_ERR_RMA_SYNC;
+    if ((st = in_range(w, op)))
+        return st;
+    char *addr = op->kind == EP_RMA_PUT || op->kind == EP_RMA_GET ? direct_addr(w, t, op->disp) : NULL;
+    if (addr) {
+        if (op->kind == EP_RMA_PUT)
+            st = ep_dt_copy(op->obuf, op->ocount, op->otype, addr, op->tcount, op->ttype, &n);
+        else
+            st = ep_dt_copy(addr, op->tcount, op->ttype, op->rbuf, op->ocount, op->otype, &n);
+        return st ? st : req ? done_request(we, req) : EP_OK;
+    }
+    int proc = w->comm->ranks[t].proc;
+    MPI_Aint pd = w->rank[t].tbase + op->disp * w->rank[t].disp_unit;
+    switch (op->kind) {
+    case EP_RMA_PUT:
+        rc = req ? PMPI_Rput(op->obuf, op->ocount, op->otype, proc, pd, op->tcount, op->ttype, w->pwin, req)
+                 : PMPI_Put(op->obuf, op->ocount, op->otype, proc, pd, op->tcount, op->ttype, w->pwin);
+        break;
+    case EP_RMA_GET:
+        rc = req ? PMPI_Rget(op->rbuf, op->ocount, op->otype, proc, pd, op->tcount, op->ttype, w->pwin, req)
+                 : PMPI_Get(op->rbuf, op->ocount, op->otype, proc, pd, op->tcount, op->ttype, w->pwin);
+        break;
+    case EP_RMA_ACC:
+        rc = req ? PMPI_Raccumulate(op->obuf, op->ocount, op->otype, proc, pd, op->tcount, op->ttype, op->op,
+                                    w->pwin, req)
+                 : PMPI_Accumulate(op->obuf, op->ocount, op->otype, proc, pd, op->tcount, op->ttype, op->op,
+                                   w->pwin);
+        break;
+    case EP_RMA_GET_ACC:
+        rc = req ? PMPI_Rget_accumulate(op->obuf, op->ocount, op->otype, op->rbuf, op->rcount, op->rtype, proc, pd,
+                                        op->tcount, op->ttype, op->op, w->pwin, req)
+                 : PMPI_Get_accumulate(op->obuf, op->ocount, op->otype, op->rbuf, op->rcount, op->rtype, proc, pd,
+                                       op->tcount, op->ttype, op->op, w->pwin);
+        break;
+    default:
+        rc = PMPI_Compare_and_swap(op->obuf, op->cbuf, op->rbuf, op->otype, proc, pd, w->pwin);
+        break;
+    }
+    return from_pmpi(rc);
+}
+
+/* ---- synchronisation ---------------------------------------------------------- */
+
+/* Local rendezvous; local index 0 runs fn between the two barriers. */
+static ep_status_t together(ep_win_ep_t *we, ep_status_t (*fn)(ep_win_t *w, int arg), int arg)
+{
+    ep_comm_t *c = we->w->comm;
+    ep_sync_barrier(c);
+    if (we->ep->lidx == 0)
+        atomic_store(&c->sync.status, fn(we->w, arg));
+    ep_sync_barrier(c);
+    ep_status_t rc = atomic_load(&c->sync.status);
+    ep_sync_barrier(c); /* status may be reused after this */
+    return rc;
+}
+
+/* Every operation of this process complete everywhere, then a barrier over
+ * the processes. */
+static ep_status_t fence_all(ep_win_t *w, int assert)
+{
+    MPI_Request r;
+    int rc = assert & MPI_MODE_NOPRECEDE ? MPI_SUCCESS : PMPI_Win_flush_all(w->pwin);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Win_sync(w->pwin);
+    if (rc == MPI_SUCCESS && w->comm->pcomm != MPI_COMM_NULL && (rc = PMPI_Ibarrier(w->pc, &r)) == MPI_SUCCESS)
+        rc = ep_net_wait_pmpi(&r, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Win_sync(w->pwin);
+    return from_pmpi(rc);
+}
+
+ep_status_t ep_win_fence(ep_win_ep_t *we, int assert)
+{
+    for (int t = 0; t < we->w->comm->size; t++)
+        if (we->state[t] || we->lock_all)
+            return EP_ERR_RMA_SYNC; /* inside a passive or PSCW epoch */
+    ep_status_t rc = together(we, fence_all, assert);
+    we->fence_open = !(assert & MPI_MODE_NOSUCCEED);
+    return rc;
+}
+
+ep_status_t ep_win_lock(ep_win_ep_t *we, int type, int target, int assert)
+{
+    if (we->state[target] || we->lock_all)
+        return EP_ERR_RMA_SYNC;
+    int excl = type == MPI_LOCK_EXCLUSIVE;
+    ep_status_t rc = assert & MPI_MODE_NOCHECK ? EP_OK : lock_take(we->w, target, excl);
+    if (!rc)
+        we->state[target] = assert & MPI_MODE_NOCHECK ? ST_NOCHECK : excl ? ST_EXCL : ST_SHARED;
+    return rc;
+}
+
+/* Completes this endpoint's operations to target (every target: -1). */
+static ep_status_t complete_to(ep_win_ep_t *we, int target)
+{
+    ep_win_t *w = we->w;
+    int rc = target < 0 ? PMPI_Win_flush_all(w->pwin) : PMPI_Win_flush(w->comm->ranks[target].proc, w->pwin);
+    atomic_thread_fence(memory_order_seq_cst);
+    return from_pmpi(rc);
+}
+
+ep_status_t ep_win_unlock(ep_win_ep_t *we, int target)
+{
+    unsigned char s = we->state[target];
+    if (!(s & (ST_SHARED | ST_EXCL | ST_NOCHECK)))
+        return EP_ERR_RMA_SYNC;
+    ep_status_t rc = complete_to(we, target);
+    if (!rc && !(s & ST_NOCHECK))
+        rc = lock_give(we->w, target, s & ST_EXCL);
+    we->state[target] = 0;
+    return rc;
+}
+
+ep_status_t ep_win_lock_all(ep_win_ep_t *we, int assert)
+{
+    int n = we->w->comm->size;
+    ep_status_t rc = EP_OK;
+    if (we->lock_all || we->fence_open)
+        return EP_ERR_RMA_SYNC;
+    for (int t = 0; t < n; t++)
+        if (we->state[t])
+            return EP_ERR_RMA_SYNC;
+    for (int t = 0; t < n && !rc && !(assert & MPI_MODE_NOCHECK); t++)
+        if ((rc = lock_take(we->w, t, 0)))
+            while (t-- > 0)
+                lock_give(we->w, t, 0);
+    if (!rc)
+        we->lock_all = assert & MPI_MODE_NOCHECK ? ST_NOCHECK : ST_SHARED;
+    return rc;
+}
+
+ep_status_t ep_win_unlock_all(ep_win_ep_t *we)
+{
+    if (!we->lock_all)
+        return EP_ERR_RMA_SYNC;
+    ep_status_t rc = complete_to(we, -1);
+    for (int t = 0; t < we->w->comm->size && we->lock_all == ST_SHARED; t++) {
+        ep_status_t r2 = lock_give(we->w, t, 0);
+        rc = rc ? rc : r2;
+    }
+    we->lock_all = 0;
+    return rc;
+}
+
+ep_status_t ep_win_flush(ep_win_ep_t *we, int target, int local)
+{
+    ep_win_t *w = we->w;
+    if (target >= 0 && !we->lock_all && !(we->state[target] & (ST_SHARED | ST_EXCL | ST_NOCHECK)))
+        return EP_ERR_RMA_SYNC;
+    if (!local)
+        return complete_to(we, target);
+    int proc = target >= 0 ? w->comm->ranks[target].proc : -1;
+    int rc = proc < 0 ? PMPI_Win_flush_local_all(w->pwin) : PMPI_Win_flush_local(proc, w->pwin);
+    return from_pmpi(rc);
+}
+
+ep_status_t ep_win_sync(ep_win_ep_t *we)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    return from_pmpi(PMPI_Win_sync(we->w->pwin));
+}
+
+/* ---- post / start / complete / wait ----------------------------------------- */
+
+static ep_status_t notice_send(ep_win_ep_t *we, int peer, int tag)
+{
+    ep_request_t r;
+    ep_request_init(&r, EP_REQ_SEND, we->ep);
+    r.buf = NULL;
+    r.count = 0;
+    r.type = MPI_BYTE;
+    r.peer = peer;
+    r.tag = tag;
+    r.mode = EP_SEND_STANDARD;
+    ep_status_t rc = ep_send_start(&r);
+    if (!rc)
+        ep_request_wait(&r);
+    return rc;
+}
+
+static ep_request_t *notice_recv(ep_win_ep_t *we, int peer, int tag)
+{
+    ep_request_t *r = ep_request_new(EP_REQ_RECV, we->ep, 0);
+    if (!r)
+        return NULL;
+    r->buf = NULL;
+    r->count = 0;
+    r->type = MPI_BYTE;
+    r->source_pat = peer;
+    r->tag_pat = tag;
+    if (ep_recv_start(r)) {
+        ep_request_destroy(r);
+        return NULL;
+    }
+    return r;
+}
+
+ep_status_t ep_win_post(ep_win_ep_t *we, const int *ranks, int n)
+{
+    if (we->post_reqs)
+        return EP_ERR_RMA_SYNC;
+    we->post_reqs = calloc((size_t)n + 1, sizeof *we->post_reqs);
+    if (!we->post_reqs)
+        return EP_ERR_NO_MEM;
+    we->npost = n;
+    /* The complete notices are awaited before the origins may send them. */
+    for (int i = 0; i < n; i++)
+        if (!(we->post_reqs[i] = notice_recv(we, ranks[i], TAG_COMPLETE)))
+            return EP_ERR_NO_MEM;
+    atomic_thread_fence(memory_order_seq_cst);
+    PMPI_Win_sync(we->w->pwin);
+    for (int i = 0; i < n; i++) {
+        ep_status_t rc = notice_send(we, ranks[i], TAG_POST);
+        if (rc)
+            return rc;
+    }
+    return EP_OK;
+}
+
+ep_status_t ep_win_start(ep_win_ep_t *we, const int *ranks, int n)
+{
+    if (we->start || we->fence_open)
+        return EP_ERR_RMA_SYNC;
+    if (!(we->start = malloc(sizeof *we->start * (size_t)(n + 1))))
+        return EP_ERR_NO_MEM;
+    memcpy(we->start, ranks, sizeof *ranks * (size_t)n);
+    we->nstart = n;
+    for (int i = 0; i < n; i++) {
+        ep_request_t *r = notice_recv(we, ranks[i], TAG_POST);
+        if (!r)
+            return EP_ERR_NO_MEM;
+        ep_request_wait(r);
+        ep_request_destroy(r);
+        we->state[ranks[i]] |= ST_STARTED;
+    }
+    atomic_thread_fence(memory_order_seq_cst);
+    return EP_OK;
+}
+
+ep_status_t ep_win_complete(ep_win_ep_t *we)
+{
+    if (!we->start)
+        return EP_ERR_RMA_SYNC;
+    ep_status_t rc = complete_to(we, -1);
+    for (int i = 0; i < we->nstart; i++) {
+        ep_status_t r2 = notice_send(we, we->start[i], TAG_COMPLETE);
+        rc = rc ? rc : r2;
+        we->state[we->start[i]] &= (unsigned char)~ST_STARTED;
+    }
+    free(we->start);
+    we->start = NULL;
+    we->nstart = 0;
+    return rc;
+}
+
+ep_status_t ep_win_wait(ep_win_ep_t *we, int block, int *done)
+{
+    if (!we->post_reqs)
+        return EP_ERR_RMA_SYNC;
+    *done = 1;
+    for (int i = 0; i < we->npost; i++) {
+        ep_request_t *r = we->post_reqs[i];
+        if (block)
+            ep_request_wait(r);
+        else if (!ep_request_poll(r)) {
+            ep_progress();
+            *done = ep_request_poll(r);
+        }
+        if (!*done)
+            return EP_OK;
+    }
+    for (int i = 0; i < we->npost; i++)
+        ep_request_destroy(we->post_reqs[i]);
+    free(we->post_reqs);
+    we->post_reqs = NULL;
+    we->npost = 0;
+    atomic_thread_fence(memory_order_seq_cst);
+    return from_pmpi(PMPI_Win_sync(we->w->pwin));
+}
+
+/* ---- dynamic windows ---------------------------------------------------------- */
+
+ep_status_t ep_win_attach(ep_win_ep_t *we, void *base, MPI_Aint size)
+{
+    return from_pmpi(PMPI_Win_attach(we->w->pwin, base, size));
+}
+
+ep_status_t ep_win_detach(ep_win_ep_t *we, const void *base)
+{
+    return from_pmpi(PMPI_Win_detach(we->w->pwin, base));
+}
+
+/* ---- free ----------------------------------------------------------------------- */
+
+static ep_status_t free_pmpi(ep_win_t *w, int unused)
+{
+    (void)unused;
+    ep_status_t rc = fence_all(w, 0);
+    int r1 = PMPI_Win_unlock_all(w->pwin), r2 = PMPI_Win_unlock_all(w->lwin);
+    int r3 = PMPI_Win_free(&w->pwin), r4 = PMPI_Win_free(&w->lwin);
+    return rc ? rc : from_pmpi(r1 ? r1 : r2 ? r2 : r3 ? r3 : r4);
+}
+
+int ep_win_busy(const ep_win_ep_t *we)
+{
+    if (we->lock_all || we->start || we->post_reqs)
+        return 1;
+    for (int t = 0; t < we->w->comm->size; t++)
+        if (we->state[t])
+            return 1;
+    return 0;
+}
+
+ep_status_t ep_win_free(ep_win_ep_t *we)
+{
+    ep_win_t *w = we->w;
+    ep_status_t rc = together(we, free_pmpi, 0);
+    ep_registry_remove((int)we->handle);
+    ep_endpoint_t *ep = we->ep;
+    free(we->owned);
+    free(we->state);
+    free(we);
+    if (atomic_fetch_sub(&w->refs, 1) == 1)
+        win_destroy(w);
+    ep_endpoint_free(ep);
+    return rc;
+}

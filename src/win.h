@@ -1,0 +1,140 @@
+/* One-sided communication (RMA) on endpoint communicators.
+ *
+ * A window is one ep_win_t per process (what its endpoints share) and one
+ * ep_win_ep_t per local rank (what a window handle owns: its rank, its
+ * error handler, name and epoch state).
+ *
+ * Underneath, each process holds two PMPI windows over the processes of a
+ * private duplicate of the communicator:
+ *
+ *   pwin  the data: dynamic, with every local rank's memory attached (so a
+ *         target is (process, absolute address)), or for
+ *         MPI_Win_allocate_shared one shared segment per process holding
+ *         its ranks' slices (a target is (process, offset));
+ *   lwin  one 64-bit lock word per rank, changed only by PMPI atomics.
+ *
+ * Both stay in a PMPI_Win_lock_all epoch for the window's whole life, so
+ * every endpoint-level synchronisation is built from PMPI flushes, PMPI
+ * atomics and epmpi's own messages, and no PMPI call waits for a peer
+ * without yielding:
+ *
+ *   fence      local rendezvous, PMPI flush, barrier over the processes;
+ *   lock       the target's lock word, taken and released with fetch-and-add
+ *              (so an exclusive lock also keeps out the target's own
+ *              process); unlock flushes first;
+ *   PSCW       zero-byte messages on the private communicator: post ->
+ *              start, complete -> wait.
+ *
+ * Put and Get to a rank whose memory this process can address (its own
+ * ranks; every rank of the node for shared windows) are done here with a
+ * typed copy; every other Put and Get, and every accumulate (including to
+ * local ranks, so that accumulates stay atomic with those of other
+ * processes), goes through pwin.
+ */
+#ifndef EP_WIN_H
+#define EP_WIN_H
+
+#include "comm.h"
+
+typedef enum { EP_WIN_CREATE, EP_WIN_ALLOCATE, EP_WIN_SHARED, EP_WIN_DYNAMIC } ep_win_flavor_t;
+
+/* Where rank r's window memory is, as every process knows it. */
+typedef struct ep_win_rank {
+    MPI_Aint tbase;   /* target displacement in pwin of the window's start */
+    MPI_Aint size;
+    int disp_unit;
+    int pad;
+} ep_win_rank_t;
+
+typedef struct ep_win {
+    ep_comm_t *comm;        /* the private duplicate (fence, PSCW messages) */
+    ep_win_flavor_t flavor;
+    MPI_Comm pc;            /* the processes' PMPI communicator (comm's, or MPI_COMM_SELF) */
+    MPI_Win pwin, lwin;
+    int64_t *lwords;        /* this process's lock words (lwin's memory) */
+    ep_win_rank_t *rank;    /* [size] */
+    char **direct;          /* [size] rank's window start, addressable here; NULL if not
+                               (dynamic windows: only non-NULL for local ranks, as a marker) */
+    void *segment;          /* shared windows: this process's segment */
+    _Atomic int refs;       /* local handles */
+} ep_win_t;
+
+typedef struct ep_win_ep {
+    ep_object_t obj;        /* registry header: EP_OBJ_WIN */
+    MPI_Win handle;
+    ep_win_t *w;
+    ep_endpoint_t *ep;      /* this rank's endpoint of w->comm */
+    int rank;
+    void *base;             /* as given or allocated (MPI_WIN_BASE) */
+    MPI_Aint size;          /* MPI_WIN_SIZE */
+    int disp_unit;          /* MPI_WIN_DISP_UNIT */
+    int flavor_attr, model_attr;
+    MPI_Errhandler errhandler;
+    char name[MPI_MAX_OBJECT_NAME];
+    void *owned;            /* memory epmpi allocated for this rank */
+    /* epochs */
+    int fence_open;         /* inside a fence epoch (after a fence without NOSUCCEED) */
+    int lock_all;           /* MPI_Win_lock_all: how every target is locked (state bits) */
+    unsigned char *state;   /* [size] per target: locked (how), in the start group (win.c) */
+    int *start, nstart;     /* access group of MPI_Win_start */
+    int npost;              /* exposure group of MPI_Win_post: its size, and */
+    struct ep_request **post_reqs; /* the "complete" notices awaited */
+} ep_win_ep_t;
+
+static inline ep_win_ep_t *ep_win_get(MPI_Win h) { return (ep_win_ep_t *)ep_registry_get((int)h, EP_OBJ_WIN); }
+
+/* Creation, collective over ep's communicator (an intracommunicator).
+ * base/size/disp_unit as MPI gives them (ALLOCATE and SHARED: base is
+ * ignored, the memory comes back in *baseptr); *out gets the handle. */
+ep_status_t ep_win_create(ep_endpoint_t *ep, ep_win_flavor_t flavor, void *base, MPI_Aint size, int disp_unit,
+                          void *baseptr, MPI_Win *out);
+/* Collective: waits for every rank, then frees.  Not while ep_win_busy:
+ * an epoch of we is still open. */
+int ep_win_busy(const ep_win_ep_t *we);
+ep_status_t ep_win_free(ep_win_ep_t *we);
+
+/* Operations.  kind: what the call does; result buffers as MPI's. */
+typedef enum { EP_RMA_PUT, EP_RMA_GET, EP_RMA_ACC, EP_RMA_GET_ACC, EP_RMA_CAS } ep_rma_kind_t;
+typedef struct ep_rma {
+    ep_rma_kind_t kind;
+    const void *obuf;
+    int ocount;
+    MPI_Datatype otype;
+    void *rbuf;             /* GET (the origin buffer), GET_ACC and CAS results */
+    int rcount;
+    MPI_Datatype rtype;
+    const void *cbuf;       /* CAS: the compare value */
+    int target;
+    MPI_Aint disp;
+    int tcount;
+    MPI_Datatype ttype;
+    MPI_Op op;
+} ep_rma_t;
+
+/* Issues op; with req non-NULL, the request-based form: *req completes
+ * when the operation has completed at the origin. */
+ep_status_t ep_win_rma(ep_win_ep_t *we, const ep_rma_t *op, MPI_Request *req);
+
+/* Synchronisation. */
+ep_status_t ep_win_fence(ep_win_ep_t *we, int assert);
+ep_status_t ep_win_lock(ep_win_ep_t *we, int type, int target, int assert);
+ep_status_t ep_win_unlock(ep_win_ep_t *we, int target);
+ep_status_t ep_win_lock_all(ep_win_ep_t *we, int assert);
+ep_status_t ep_win_unlock_all(ep_win_ep_t *we);
+/* target -1: every target; local: completion at the origin only. */
+ep_status_t ep_win_flush(ep_win_ep_t *we, int target, int local);
+ep_status_t ep_win_sync(ep_win_ep_t *we);
+ep_status_t ep_win_post(ep_win_ep_t *we, const int *ranks, int n);
+ep_status_t ep_win_start(ep_win_ep_t *we, const int *ranks, int n);
+ep_status_t ep_win_complete(ep_win_ep_t *we);
+/* block 0: MPI_Win_test (*done tells). */
+ep_status_t ep_win_wait(ep_win_ep_t *we, int block, int *done);
+
+/* Dynamic windows. */
+ep_status_t ep_win_attach(ep_win_ep_t *we, void *base, MPI_Aint size);
+ep_status_t ep_win_detach(ep_win_ep_t *we, const void *base);
+
+/* 1 when the calling endpoint may access target now (some epoch covers it). */
+int ep_win_in_epoch(const ep_win_ep_t *we, int target);
+
+#endif

@@ -361,6 +361,8 @@ ep_status_t ep_win_rma(ep_win_ep_t *we, const ep_rma_t *op, MPI_Request *req)
     ep_status_t st;
     int64_t n;
 
+    if (t == MPI_PROC_NULL) /* nothing to do, as in point-to-point */
+        return req ? done_request(we, req) : EP_OK;
     if (!ep_win_in_epoch(we, t))
         return EP_ERR_RMA_SYNC;
     if ((st = in_range(w, op)))

@@ -278,7 +278,8 @@ static ep_status_t lock_add(ep_win_t *w, int target, int64_t v, int64_t *old)
 {
     ep_rank_loc_t loc = w->comm->ranks[target];
     MPI_Request r;
-    int rc = PMPI_Rget_accumulate(&v, 1, MPI_INT64_T, old, 1, MPI_INT64_T, loc.proc, (MPI_Aint)loc.lidx * 8, 1,
+    /* lwin's displacement unit is one lock word */
+    int rc = PMPI_Rget_accumulate(&v, 1, MPI_INT64_T, old, 1, MPI_INT64_T, loc.proc, (MPI_Aint)loc.lidx, 1,
                                   MPI_INT64_T, MPI_SUM, w->lwin, &r);
     if (rc == MPI_SUCCESS)
         rc = ep_net_wait_pmpi(&r, MPI_STATUS_IGNORE);

@@ -6,8 +6,9 @@
  *           bandwidth it implies (size / latency).
  * rate      the first rank of a pair streams windows of MPI_Isend to the
  *           second, which has its MPI_Irecv posted before the window arrives
- *           and acknowledges each window with an empty message; reports the
- *           messages per second of all pairs together. */
+ *           (but for the first window of a timed run) and acknowledges each
+ *           window with an empty message; reports the messages per second of
+ *           all pairs together. */
 #include "bench.h"
 
 #include <stdio.h>

@@ -27,11 +27,12 @@ set -eu
 
 usage() {
     cat <<USAGE
-usage: run-bench.sh [--reps N] [--configs "1 2 3 4 5"] [--out DIR] [--no-plots] [--smoke]
+usage: run-bench.sh [--reps N] [--configs "1 2 3 4 5"] [--out DIR] [--no-plots] [--plots-only] [--smoke]
   --reps N      alternations of each pair of runs (default 7)
   --configs L   which configurations (1 2 3 4 5, or 5a 5b; default all)
   --out DIR     where latest.csv, table.md and the plots go (default bench/results)
   --no-plots    no PNG plots
+  --plots-only  measure nothing: draw the plots again from DIR/latest.csv
   --smoke       one tiny case (configuration 1, pingpong at 8 B, 10 iterations),
                 to check that the program and this driver work
 USAGE
@@ -46,6 +47,7 @@ MPIEXEC=${BENCH_MPIEXEC:-mpiexec}
 PROG_ARGS=${BENCH_PROG_ARGS:-}
 TIMEOUT=${BENCH_TIMEOUT:-300}
 PLOTS=1
+REPLOT=0
 SMOKE=0
 [ -n "$REPS" ] || REPS=7
 [ -n "$CONFIGS" ] || CONFIGS="1 2 3 4 5"
@@ -57,6 +59,7 @@ while [ $# -gt 0 ]; do
         --configs) CONFIGS=$2; shift 2 ;;
         --out) OUT=$2; shift 2 ;;
         --no-plots) PLOTS=0; shift ;;
+        --plots-only) REPLOT=1; shift ;;
         --smoke) SMOKE=1; shift ;;
         -h|--help) usage; exit 0 ;;
         *) echo "run-bench.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
@@ -77,7 +80,8 @@ unset LD_PRELOAD EPMPI_ENDPOINTS OMP_NUM_THREADS
 PRELOAD=$LIB
 if [ -n "${BENCH_SAN_PRELOAD:-}" ]; then
     PRELOAD=$BENCH_SAN_PRELOAD:$LIB # a sanitizer runtime must come first
-    export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1}
+    export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1}"
+    export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
 fi
 
 # id, epmpi shape, baseline shape, cases
@@ -144,6 +148,52 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$OUT"
 : > "$tmp/samples"
+
+# ---- plots, from the CSV ------------------------------------------------------------
+# series FILE CONFIG SIDE CASE METRIC: "size median" lines from the CSV.
+series() {
+    awk -F, -v c="$2" -v side="$3" -v cs="$4" -v m="$5" \
+        'NR > 1 && $1 == c && $4 == cs && $5 == m { print $6, (side == "baseline" ? $9 : $10) }' "$OUT/latest.csv" > "$tmp/$1"
+}
+# plot OUTPUT METRIC YLABEL TITLE KEY: the ping-pong series that were measured.
+plot() {
+    lines=""
+    add() { if [ -s "$tmp/$1" ]; then lines="$lines${lines:+, }'$tmp/$1' using 1:2 with linespoints $3 title '$2'"; fi; }
+    series mpich 1 baseline pingpong "$2"; add mpich "MPICH, 2 processes" "lw 2 pt 7"
+    series ep12 1 epmpi pingpong "$2"; add ep12 "epmpi, 1 process x 2 endpoints" "lw 2 pt 5"
+    series ep21 2 epmpi pingpong "$2"; add ep21 "epmpi, 2 processes x 1 endpoint" "lw 2 pt 9"
+    series pre 3 epmpi pingpong "$2"; add pre "epmpi preloaded, 2 processes (no world mode)" "lw 1 dt 3 pt 1"
+    if [ "$2" = bandwidth ]; then
+        series memcpy memcpy baseline memcpy bandwidth; add memcpy "memcpy, one thread (the limit inside a process)" "lw 1 dt 2 pt 0 lc rgb 'gray40'"
+    fi
+    [ -n "$lines" ] || return 0
+    gnuplot <<GNUPLOT
+set terminal pngcairo size 900,560 font ",10"
+set output '$OUT/$1'
+set title "$4 (medians of $REPS alternating runs)"
+set logscale xy
+set format y "%g"
+set xrange [6:24000000]
+set xtics ("8" 8, "64" 64, "512" 512, "4K" 4096, "32K" 32768, "256K" 262144, "2M" 2097152, "16M" 16777216)
+set xlabel "message size (bytes)"
+set ylabel "$3"
+set grid
+set key $5
+plot $lines
+GNUPLOT
+    echo "== wrote $OUT/$1"
+}
+draw_plots() {
+    plot latency.png latency "one-way latency (us), lower is better" "Ping-pong latency, epmpi vs MPICH" "top left"
+    plot bandwidth.png bandwidth "bandwidth (GB/s), higher is better" "Ping-pong bandwidth, epmpi vs MPICH" "bottom right"
+}
+if [ "$REPLOT" = 1 ]; then
+    [ -s "$OUT/latest.csv" ] || { echo "run-bench.sh: no $OUT/latest.csv to plot" >&2; exit 2; }
+    [ "$PLOTS" = 1 ] || exit 1
+    REPS=$(awk -F, 'NR > 1 && $14 + 0 > n { n = $14 + 0 } END { print n }' "$OUT/latest.csv")
+    draw_plots
+    exit 0
+fi
 
 # run CONFIG SIDE SHAPE CASE: one run, its results appended to the samples as
 # "config side case metric size value unit"; anything else stops the driver.
@@ -292,46 +342,10 @@ END {
     ' "$OUT/latest.csv"
     echo
     echo "Medians of $REPS alternating runs; $elapsed s in all; load average $uptime_before before, $uptime_after after; $(date -u '+%Y-%m-%d %H:%M UTC')."
-    [ -s "$tmp/header" ] && sed 's/^# /Program: /' "$tmp/header"
+    if [ -s "$tmp/header" ]; then sed 's/^# /Program: /' "$tmp/header"; fi
 } > "$OUT/table.md"
 echo
 cat "$OUT/table.md"
 echo
 echo "== wrote $OUT/latest.csv and $OUT/table.md"
-
-# ---- plots ----------------------------------------------------------------------
-[ "$PLOTS" = 1 ] || exit 0
-# series FILE CONFIG SIDE CASE METRIC: "size median" lines from the CSV.
-series() {
-    awk -F, -v c="$2" -v side="$3" -v cs="$4" -v m="$5" \
-        'NR > 1 && $1 == c && $4 == cs && $5 == m { print $6, (side == "baseline" ? $9 : $10) }' "$OUT/latest.csv" > "$tmp/$1"
-}
-# plot OUTPUT METRIC YLABEL TITLE KEY: the ping-pong series that were measured.
-plot() {
-    lines=""
-    add() { [ -s "$tmp/$1" ] && lines="$lines${lines:+, }'$tmp/$1' using 1:2 with linespoints $3 title '$2'"; }
-    series mpich 1 baseline pingpong "$2"; add mpich "MPICH, 2 processes" "lw 2 pt 7"
-    series ep12 1 epmpi pingpong "$2"; add ep12 "epmpi, 1 process x 2 endpoints" "lw 2 pt 5"
-    series ep21 2 epmpi pingpong "$2"; add ep21 "epmpi, 2 processes x 1 endpoint" "lw 2 pt 9"
-    series pre 3 epmpi pingpong "$2"; add pre "epmpi preloaded, 2 processes (no world mode)" "lw 1 dt 3 pt 1"
-    if [ "$2" = bandwidth ]; then
-        series memcpy memcpy baseline memcpy bandwidth; add memcpy "memcpy, one thread (the limit inside a process)" "lw 1 dt 2 pt 0 lc rgb 'gray40'"
-    fi
-    [ -n "$lines" ] || return 0
-    gnuplot <<GNUPLOT
-set terminal pngcairo size 900,560 font ",10"
-set output '$OUT/$1'
-set title "$4 (medians of $REPS alternating runs)"
-set logscale xy
-set xrange [6:24000000]
-set xtics ("8" 8, "64" 64, "512" 512, "4K" 4096, "32K" 32768, "256K" 262144, "2M" 2097152, "16M" 16777216)
-set xlabel "message size (bytes)"
-set ylabel "$3"
-set grid
-set key $5
-plot $lines
-GNUPLOT
-    echo "== wrote $OUT/$1"
-}
-plot latency.png latency "one-way latency (us), lower is better" "Ping-pong latency, epmpi vs MPICH" "top left"
-plot bandwidth.png bandwidth "bandwidth (GB/s), higher is better" "Ping-pong bandwidth, epmpi vs MPICH" "bottom right"
+[ "$PLOTS" = 0 ] || draw_plots

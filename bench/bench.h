@@ -1,0 +1,94 @@
+/* epmpi-bench: the parts the cases share.
+ *
+ * A measurement runs on "parties": MPI ranks, each driven by its own OpenMP
+ * thread.  How a thread gets a rank depends on the run:
+ *   --comm world  every thread uses MPI_COMM_WORLD.  Under epmpi in world
+ *                 mode each OpenMP thread is its own rank; without it the
+ *                 program must run one thread per process.
+ *   --comm dup    plain MPI_THREAD_MULTIPLE: thread t of every process uses
+ *                 its own duplicate t of MPI_COMM_WORLD, so the threads of a
+ *                 process are the same process rank on T communicators (the
+ *                 best a program can do without endpoints).
+ * The same binary is the baseline (plain MPICH) and the measured program
+ * (epmpi preloaded): it needs nothing from epmpi.
+ *
+ * Output (stdout, from party 0 only): lines starting with '#' are comments;
+ * every other line is one result, "case metric size value unit", which the
+ * driver (bench/run-bench.sh) parses. */
+#ifndef EPMPI_BENCH_H
+#define EPMPI_BENCH_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+#define BENCH_MAX_SIZES 64
+#define BENCH_MAX_BATCHES 101
+
+/* What the command line asked for; zero fields mean "the case's default". */
+struct bench_opts {
+    long sizes[BENCH_MAX_SIZES]; /* message sizes in bytes */
+    int nsizes;                  /* 0: each case's default sizes */
+    long iters;                  /* iterations per batch, 0: calibrate */
+    double seconds;              /* time budget per measurement, 0: default */
+    int batches;                 /* timed batches per measurement; the median is reported */
+    int window;                  /* rate: messages outstanding per window */
+    int dup;                     /* --comm dup */
+};
+
+/* The threads of one process that take part, and what they share.  In dup
+ * mode the threads agree through slot[] and OpenMP barriers, and thread 0
+ * speaks for the process on MPI_COMM_WORLD; in world mode every party calls
+ * MPI itself.  slot[t] is written by thread t only, read by thread 0 after a
+ * barrier; result is written by thread 0 only, read by all after a barrier. */
+struct team {
+    int dup;          /* dup mode (see above) */
+    int nthreads;     /* threads per process */
+    int nparties;     /* parties in the whole job */
+    double *slot;     /* one per thread */
+    double result;    /* thread 0's answer to all */
+};
+
+/* One participant: a rank of comm driven by the calling thread. */
+struct party {
+    struct team *team; /* shared with the other threads of the process */
+    MPI_Comm comm;     /* the communicator the cases measure on */
+    int rank;          /* in comm */
+    int size;          /* of comm */
+    int thread;        /* OpenMP thread number */
+    int id;            /* 0 to nparties - 1; party 0 reports */
+};
+
+/* Pairwise cases: the first half of comm's ranks talk to the second half. */
+static inline int party_peer(const struct party *p)
+{
+    return (p->rank + p->size / 2) % p->size;
+}
+
+/* party.c: synchronisation over every party of the job, and timing. */
+void party_barrier(const struct party *p);
+double party_max(const struct party *p, double x);
+void party_fail(const struct party *p, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+void party_report(const struct party *p, const char *name, const char *metric, long size, double value,
+                  const char *unit);
+void *party_alloc(const struct party *p, size_t bytes);
+
+/* Runs n iterations of a case and returns; the caller times it. */
+typedef void (*bench_fn)(const struct party *p, void *ctx, long n);
+
+/* Median over the batches of the seconds one iteration takes (each batch's
+ * time is the longest any party took, from a common barrier); the same on
+ * every party.  default_seconds is the case's budget for all the batches. */
+double bench_measure(const struct party *p, const struct bench_opts *o, double default_seconds, bench_fn fn,
+                     void *ctx);
+
+/* The sizes to measure: the command line's, or the case's defaults. */
+int bench_sizes(const struct bench_opts *o, const long *defaults, int ndefaults, const long **sizes);
+
+/* The cases (p2p.c, coll.c, main.c). */
+void case_pingpong(const struct party *p, const struct bench_opts *o);
+void case_rate(const struct party *p, const struct bench_opts *o);
+void case_coll(const struct party *p, const struct bench_opts *o);
+void case_create(const struct party *p, const struct bench_opts *o);
+void case_memcpy(const struct party *p, const struct bench_opts *o);
+
+#endif

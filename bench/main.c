@@ -1,0 +1,259 @@
+/* epmpi-bench: an MPI+OpenMP benchmark of point-to-point, collective and
+ * communicator-creation costs that runs the same way on plain MPICH and
+ * under epmpi.  bench/run-bench.sh runs it in pairs of configurations and
+ * compares them; see bench.h for how threads become ranks. */
+#define _GNU_SOURCE /* RTLD_DEFAULT */
+#include "bench.h"
+
+#include <config.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <getopt.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+    const char *name;
+    void (*run)(const struct party *p, const struct bench_opts *o);
+    int dup_ok; /* meaningful with --comm dup */
+} cases[] = {
+    {"pingpong", case_pingpong, 1}, {"rate", case_rate, 1},     {"coll", case_coll, 0},
+    {"create", case_create, 0},     {"memcpy", case_memcpy, 1},
+};
+#define NCASES (int)(sizeof cases / sizeof *cases)
+#define MAX_CASE_RUNS 16
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: epmpi-bench [--case LIST] [--sizes LIST] [--iters N] [--time MS] [--batches B]\n"
+            "                   [--window W] [--comm world|dup]\n"
+            "\n"
+            "Runs under mpiexec, as plain MPI or with epmpi preloaded (epmpiexec -t T).\n"
+            "  --case LIST     comma-separated, in order (default pingpong):\n"
+            "                  pingpong  latency and bandwidth between rank pairs, 8 B to 16 MiB\n"
+            "                  rate      messages per second, windows of non-blocking sends (8 B)\n"
+            "                  coll      Barrier, Bcast, Allreduce (8 B, 64 KiB, 8 MiB)\n"
+            "                  create    MPI_Comm_dup, MPI_Comm_split, MPI_Comm_create_endpoints\n"
+            "                            (MPI_Comm_dup where that is missing), each with MPI_Comm_free\n"
+            "                  memcpy    memcpy bandwidth of each thread, 8 B to 16 MiB\n"
+            "  --sizes LIST    message sizes in bytes, suffixes K and M allowed (8,64K,1M)\n"
+            "  --iters N       iterations per batch (default: calibrated to the time budget)\n"
+            "  --time MS       time budget per measurement (default 30 to 100 ms by case)\n"
+            "  --batches B     timed batches per measurement, median reported (default 5)\n"
+            "  --window W      rate: messages in flight per window (default 64)\n"
+            "  --comm world    every OpenMP thread uses MPI_COMM_WORLD (default): a rank\n"
+            "                  per thread under epmpi world mode, else run 1 thread per process\n"
+            "  --comm dup      plain MPI_THREAD_MULTIPLE: thread t of each process uses its\n"
+            "                  own MPI_Comm_dup t of MPI_COMM_WORLD (pingpong, rate, memcpy)\n"
+            "Threads: OMP_NUM_THREADS.  Output: '# comment' lines and result lines\n"
+            "\"case metric size value unit\", printed by rank 0.\n");
+}
+
+static void bad_usage(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "epmpi-bench: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, " (epmpi-bench --help lists the options)\n");
+    exit(2);
+}
+
+static long parse_long(const char *s, const char *what, long min, long max)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (*end == 'K' || *end == 'k')
+        v *= 1L << 10, end++;
+    else if (*end == 'M' || *end == 'm')
+        v *= 1L << 20, end++;
+    if (errno || end == s || *end || v < min || v > max) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "%s must be a number from %ld to %ld, not '%%s'", what, min, max);
+        bad_usage(msg, s);
+    }
+    return v;
+}
+
+/* Splits a comma-separated list in place; returns the number of items. */
+static int split_list(char *list, char **items, int max, const char *what)
+{
+    int n = 0;
+    for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (n == max)
+            bad_usage("too many items in %s", what);
+        items[n++] = tok;
+    }
+    if (n == 0)
+        bad_usage("%s is empty", what);
+    return n;
+}
+
+static int parse_args(int argc, char **argv, struct bench_opts *o, int *run)
+{
+    static const struct option longopts[] = {
+        {"case", required_argument, 0, 'c'},   {"sizes", required_argument, 0, 's'},
+        {"iters", required_argument, 0, 'i'},  {"time", required_argument, 0, 't'},
+        {"batches", required_argument, 0, 'b'}, {"window", required_argument, 0, 'w'},
+        {"comm", required_argument, 0, 'm'},   {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    char *items[BENCH_MAX_SIZES];
+    int nrun = 0, opt;
+    *o = (struct bench_opts){.batches = 5, .window = 64};
+    while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'c':
+            nrun = split_list(optarg, items, MAX_CASE_RUNS, "--case");
+            for (int i = 0; i < nrun; i++) {
+                run[i] = -1;
+                for (int c = 0; c < NCASES; c++)
+                    if (strcmp(items[i], cases[c].name) == 0)
+                        run[i] = c;
+                if (run[i] < 0)
+                    bad_usage("unknown case '%s'", items[i]);
+            }
+            break;
+        case 's':
+            o->nsizes = split_list(optarg, items, BENCH_MAX_SIZES, "--sizes");
+            for (int i = 0; i < o->nsizes; i++)
+                o->sizes[i] = parse_long(items[i], "a size", 0, 1L << 30);
+            break;
+        case 'i': o->iters = parse_long(optarg, "--iters", 1, 1L << 30); break;
+        case 't': o->seconds = (double)parse_long(optarg, "--time", 1, 3600000) / 1e3; break;
+        case 'b': o->batches = (int)parse_long(optarg, "--batches", 1, BENCH_MAX_BATCHES); break;
+        case 'w': o->window = (int)parse_long(optarg, "--window", 1, 1 << 16); break;
+        case 'm':
+            if (strcmp(optarg, "world") && strcmp(optarg, "dup"))
+                bad_usage("--comm is world or dup, not '%s'", optarg);
+            o->dup = strcmp(optarg, "dup") == 0;
+            break;
+        case 'h': usage(stdout); exit(0);
+        default: bad_usage("%s", "bad option");
+        }
+    }
+    if (optind < argc)
+        bad_usage("unexpected argument '%s'", argv[optind]);
+    if (nrun == 0)
+        run[nrun++] = 0; /* pingpong */
+    for (int i = 0; i < nrun; i++)
+        if (o->dup && !cases[run[i]].dup_ok)
+            bad_usage("case %s does not run with --comm dup", cases[run[i]].name);
+    return nrun;
+}
+
+/* ---- memcpy: the limit of a message copied once inside a process -------------- */
+
+struct copy {
+    char *src, *dst;
+    size_t bytes;
+};
+
+/* Through a volatile pointer, so that the compiler can neither drop nor
+ * shorten copies nobody reads. */
+static void *(*volatile copy_fn)(void *, const void *, size_t) = memcpy;
+
+static void memcpy_run(const struct party *p, void *ctx, long n)
+{
+    struct copy *c = ctx;
+    (void)p;
+    for (long i = 0; i < n; i++)
+        copy_fn(c->dst, c->src, c->bytes);
+}
+
+void case_memcpy(const struct party *p, const struct bench_opts *o)
+{
+    static const long defaults[] = {8, 64, 1L << 10, 16L << 10, 64L << 10, 256L << 10, 1L << 20, 4L << 20,
+                                    16L << 20};
+    const long *sizes;
+    int nsizes = bench_sizes(o, defaults, sizeof defaults / sizeof *defaults, &sizes);
+    long big = 0;
+    for (int s = 0; s < nsizes; s++)
+        big = sizes[s] > big ? sizes[s] : big;
+    struct copy c = {party_alloc(p, (size_t)big), party_alloc(p, (size_t)big), 0};
+    for (int s = 0; s < nsizes; s++) {
+        c.bytes = (size_t)sizes[s];
+        double per_copy = bench_measure(p, o, 0.03, memcpy_run, &c);
+        party_report(p, "memcpy", "bandwidth", sizes[s], (double)sizes[s] / per_copy / 1e9, "GB/s");
+    }
+    free(c.src);
+    free(c.dst);
+}
+
+/* ---- setup ------------------------------------------------------------------------ */
+
+static void header(const struct team *t, const struct bench_opts *o)
+{
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len;
+    MPI_Get_library_version(lib, &len);
+    lib[strcspn(lib, "\n")] = 0;
+    for (char *c = lib; *c; c++)
+        *c = *c == '\t' ? ' ' : *c; /* one line of words */
+    const char *ep = getenv("EPMPI_ENDPOINTS");
+    int epmpi = dlsym(RTLD_DEFAULT, "MPI_Comm_create_endpoints") != NULL;
+    printf("# epmpi-bench %s on %s\n", PACKAGE_VERSION, lib);
+    printf("# --comm %s, %d parties, threads per process: %d, %s%s%s\n", o->dup ? "dup" : "world", t->nparties,
+           t->nthreads, epmpi ? "epmpi preloaded" : "without epmpi", epmpi && ep ? ", EPMPI_ENDPOINTS=" : "",
+           epmpi && ep ? ep : "");
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    struct bench_opts o;
+    int run[MAX_CASE_RUNS], provided, world_rank, world_size;
+    int nrun = parse_args(argc, argv, &o, run);
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+    struct team team = {o.dup, omp_get_max_threads(), 0, NULL, 0};
+    team.slot = calloc((size_t)team.nthreads, sizeof *team.slot);
+    int *thread_rank = calloc((size_t)team.nthreads, sizeof *thread_rank);
+    MPI_Comm *dups = calloc((size_t)team.nthreads, sizeof *dups);
+    if (!team.slot || !thread_rank || !dups) {
+        fprintf(stderr, "epmpi-bench: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    if (o.dup) {
+        if (provided < MPI_THREAD_MULTIPLE) {
+            fprintf(stderr, "epmpi-bench: --comm dup needs MPI_THREAD_MULTIPLE\n");
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        for (int t = 0; t < team.nthreads; t++)
+            MPI_Comm_dup(MPI_COMM_WORLD, &dups[t]);
+    }
+    /* Under world mode, outside the parallel region the main thread is
+     * endpoint 0 of its process and world_size counts every endpoint. */
+    team.nparties = o.dup ? world_size * team.nthreads : world_size;
+    if (world_rank == 0)
+        header(&team, &o);
+#pragma omp parallel num_threads(team.nthreads)
+    {
+        struct party p = {&team, MPI_COMM_WORLD, 0, 0, omp_get_thread_num(), 0};
+        if (o.dup)
+            p.comm = dups[p.thread];
+        MPI_Comm_rank(p.comm, &p.rank);
+        MPI_Comm_size(p.comm, &p.size);
+        p.id = o.dup ? p.thread * p.size + p.rank : p.rank;
+        thread_rank[p.thread] = p.rank;
+#pragma omp barrier
+        /* Without endpoints, threads sharing MPI_COMM_WORLD share a rank. */
+        if (!o.dup && p.thread == 0)
+            for (int t = 1; t < team.nthreads; t++)
+                if (thread_rank[t] == p.rank)
+                    party_fail(&p, "threads 0 and %d are both rank %d of MPI_COMM_WORLD: run with "
+                               "OMP_NUM_THREADS=1, under epmpi in world mode, or with --comm dup", t, p.rank);
+        for (int i = 0; i < nrun; i++)
+            cases[run[i]].run(&p, &o);
+    }
+    for (int t = 0; o.dup && t < team.nthreads; t++)
+        MPI_Comm_free(&dups[t]);
+    free(dups);
+    free(thread_rank);
+    free(team.slot);
+    MPI_Finalize();
+    return 0;
+}

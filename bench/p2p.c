@@ -1,0 +1,178 @@
+/* epmpi-bench: point-to-point cases.  Ranks pair up across the halves of
+ * the communicator (party_peer); every pair runs at the same time.
+ *
+ * pingpong  one message there and back per iteration, MPI_Send / MPI_Recv;
+ *           reports the one-way latency (half a round trip) and the
+ *           bandwidth it implies (size / latency).
+ * rate      the first rank of a pair streams windows of MPI_Isend to the
+ *           second, which has its MPI_Irecv posted before the window arrives
+ *           (but for the first window of a timed run) and acknowledges each
+ *           window with an empty message; reports the messages per second of
+ *           all pairs together. */
+#include "bench.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define TAG_DATA 1
+#define TAG_ACK 2
+
+static const long pingpong_sizes[] = {
+    8L, 16L, 32L, 64L, 128L, 256L, 512L, 1L << 10, 2L << 10, 4L << 10, 8L << 10, 16L << 10,
+    32L << 10, 64L << 10, 128L << 10, 256L << 10, 512L << 10, 1L << 20, 2L << 20, 4L << 20, 8L << 20, 16L << 20,
+};
+static const long rate_sizes[] = {8};
+
+static long max_size(const long *sizes, int n)
+{
+    long m = 0;
+    for (int i = 0; i < n; i++)
+        m = sizes[i] > m ? sizes[i] : m;
+    return m;
+}
+
+static int first_half(const struct party *p)
+{
+    return p->rank < p->size / 2;
+}
+
+static void need_pairs(const struct party *p, const char *name)
+{
+    if (p->size < 2 || p->size % 2)
+        party_fail(p, "%s needs an even number of ranks, the communicator has %d", name, p->size);
+}
+
+/* ---- ping-pong ------------------------------------------------------------ */
+
+struct pingpong {
+    char *buf;
+    int bytes;
+};
+
+static void pingpong_run(const struct party *p, void *ctx, long n)
+{
+    struct pingpong *pp = ctx;
+    int peer = party_peer(p);
+    for (long i = 0; i < n; i++) {
+        if (first_half(p)) {
+            MPI_Send(pp->buf, pp->bytes, MPI_BYTE, peer, TAG_DATA, p->comm);
+            MPI_Recv(pp->buf, pp->bytes, MPI_BYTE, peer, TAG_DATA, p->comm, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(pp->buf, pp->bytes, MPI_BYTE, peer, TAG_DATA, p->comm, MPI_STATUS_IGNORE);
+            MPI_Send(pp->buf, pp->bytes, MPI_BYTE, peer, TAG_DATA, p->comm);
+        }
+    }
+}
+
+static char pattern(long i, int salt)
+{
+    return (char)(i * 7 + (i >> 10) + salt);
+}
+
+/* One round trip of known bytes, checked at both ends, before the timing:
+ * a benchmark of wrong data would be worthless. */
+static void pingpong_check(const struct party *p, struct pingpong *pp)
+{
+    int peer = party_peer(p), got;
+    MPI_Status st;
+    for (int leg = 0; leg < 2; leg++) {
+        int sending = first_half(p) == (leg == 0);
+        if (sending) {
+            for (long i = 0; i < pp->bytes; i++)
+                pp->buf[i] = pattern(i, leg);
+            MPI_Send(pp->buf, pp->bytes, MPI_BYTE, peer, TAG_DATA, p->comm);
+            continue;
+        }
+        for (long i = 0; i < pp->bytes; i++)
+            pp->buf[i] = 0;
+        MPI_Recv(pp->buf, pp->bytes, MPI_BYTE, peer, TAG_DATA, p->comm, &st);
+        MPI_Get_count(&st, MPI_BYTE, &got);
+        if (got != pp->bytes || st.MPI_SOURCE != peer)
+            party_fail(p, "ping-pong check: received %d bytes from rank %d, expected %d from rank %d", got,
+                       st.MPI_SOURCE, pp->bytes, peer);
+        for (long i = 0; i < pp->bytes; i++)
+            if (pp->buf[i] != pattern(i, leg))
+                party_fail(p, "ping-pong check: byte %ld of %d is wrong", i, pp->bytes);
+    }
+}
+
+void case_pingpong(const struct party *p, const struct bench_opts *o)
+{
+    const long *sizes;
+    int nsizes = bench_sizes(o, pingpong_sizes, sizeof pingpong_sizes / sizeof *pingpong_sizes, &sizes);
+    struct pingpong pp = {party_alloc(p, (size_t)max_size(sizes, nsizes)), 0};
+    need_pairs(p, "pingpong");
+    for (int s = 0; s < nsizes; s++) {
+        pp.bytes = (int)sizes[s];
+        pingpong_check(p, &pp);
+        double round_trip = bench_measure(p, o, 0.03, pingpong_run, &pp);
+        double one_way = round_trip / 2;
+        party_report(p, "pingpong", "latency", sizes[s], one_way * 1e6, "us");
+        party_report(p, "pingpong", "bandwidth", sizes[s], (double)sizes[s] / one_way / 1e9, "GB/s");
+    }
+    free(pp.buf);
+}
+
+/* ---- message rate ----------------------------------------------------------- */
+
+struct rate {
+    char *sbuf;        /* every send of a window reads it */
+    char *rbuf;        /* one slot of `bytes` per receive of a window */
+    MPI_Request *req;  /* one per message of a window */
+    int bytes;
+    int window;
+};
+
+/* MPI_STATUSES_IGNORE through a volatile, so that GCC does not take the
+ * constant for a zero-length array (-Wstringop-overflow). */
+static MPI_Status *volatile statuses_ignore = MPI_STATUSES_IGNORE;
+
+static void rate_post(const struct party *p, struct rate *r)
+{
+    for (int i = 0; i < r->window; i++)
+        MPI_Irecv(r->rbuf + (size_t)i * (size_t)r->bytes, r->bytes, MPI_BYTE, party_peer(p), TAG_DATA, p->comm,
+                  &r->req[i]);
+}
+
+/* n windows.  The receiver posts window k+1 before acknowledging window k,
+ * so that every message but those of a run's first window finds its receive
+ * waiting. */
+static void rate_run(const struct party *p, void *ctx, long n)
+{
+    struct rate *r = ctx;
+    int peer = party_peer(p);
+    if (!first_half(p))
+        rate_post(p, r);
+    for (long w = 0; w < n; w++) {
+        if (first_half(p)) {
+            for (int i = 0; i < r->window; i++)
+                MPI_Isend(r->sbuf, r->bytes, MPI_BYTE, peer, TAG_DATA, p->comm, &r->req[i]);
+            MPI_Waitall(r->window, r->req, statuses_ignore);
+            MPI_Recv(NULL, 0, MPI_BYTE, peer, TAG_ACK, p->comm, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Waitall(r->window, r->req, statuses_ignore);
+            if (w + 1 < n)
+                rate_post(p, r);
+            MPI_Send(NULL, 0, MPI_BYTE, peer, TAG_ACK, p->comm);
+        }
+    }
+}
+
+void case_rate(const struct party *p, const struct bench_opts *o)
+{
+    const long *sizes;
+    int nsizes = bench_sizes(o, rate_sizes, sizeof rate_sizes / sizeof *rate_sizes, &sizes);
+    long big = max_size(sizes, nsizes);
+    struct rate r = {party_alloc(p, (size_t)big), party_alloc(p, (size_t)big * (size_t)o->window),
+                     party_alloc(p, sizeof(MPI_Request) * (size_t)o->window), 0, o->window};
+    need_pairs(p, "rate");
+    for (int s = 0; s < nsizes; s++) {
+        r.bytes = (int)sizes[s];
+        double per_window = bench_measure(p, o, 0.1, rate_run, &r);
+        double msgs = (double)(p->team->nparties / 2) * r.window / per_window;
+        party_report(p, "rate", "msgrate", sizes[s], msgs / 1e6, "Mmsg/s");
+    }
+    free(r.sbuf);
+    free(r.rbuf);
+    free(r.req);
+}

@@ -41,3 +41,5 @@ MPI_TESTS += test/mpi/comm_loop
 test_mpi_comm_loop_CFLAGS = $(MPI_TEST_CFLAGS)
 MPI_TESTS += test/mpi/comm_construct
 test_mpi_comm_construct_CFLAGS = $(MPI_TEST_CFLAGS)
+MPI_TESTS += test/mpi/api_io
+test_mpi_api_io_CFLAGS = $(MPI_TEST_CFLAGS)

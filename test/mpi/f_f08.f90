@@ -13,12 +13,12 @@
 ! keyval with Fortran callbacks through MPI_Comm_dup and MPI_Comm_free, names,
 ! and errors with MPI_ERRORS_RETURN: MPI_Send to a bad rank (MPI_ERR_RANK, a
 ! message naming MPI_Send) and MPI_Isend of a non-contiguous section
-! (MPI_ERR_BUFFER: not taken on endpoints).
+! (MPI_ERR_BUFFER: not taken on endpoints); then with a Fortran error handler.
 module f08_checks
     use mpi_f08
     use omp_lib
     implicit none
-    integer :: ndeleted = 0
+    integer :: ndeleted = 0, nerrors = 0
 
 contains
 
@@ -229,12 +229,21 @@ contains
         call MPI_Comm_free_keyval(key)
     end subroutine attributes
 
+    subroutine count_error(comm, code)
+        type(MPI_Comm) :: comm
+        integer :: code
+        if (comm == MPI_COMM_NULL .or. code == MPI_SUCCESS) stop 4
+        !$omp atomic update
+        nerrors = nerrors + 1
+    end subroutine count_error
+
     subroutine errors(comm, n)
         type(MPI_Comm), intent(in) :: comm
         integer, intent(in) :: n
         type(MPI_Comm) :: dup
         type(MPI_Request) :: req
-        integer :: code, cls, length, v(10)
+        type(MPI_Errhandler) :: eh
+        integer :: code, cls, length, v(10), before, after
         character(len=MPI_MAX_ERROR_STRING) :: msg
         character(len=MPI_MAX_OBJECT_NAME) :: name
 
@@ -253,6 +262,16 @@ contains
         call MPI_Error_string(code, msg, length)
         call check(index(msg(1:length), 'MPI_Isend') > 0 .and. index(msg(1:length), 'non-contiguous') > 0, &
                    'MPI_Isend of a strided section: '//msg(1:length))
+        ! A Fortran error handler, called by epmpi on the endpoint.
+        call MPI_Comm_create_errhandler(count_error, eh)
+        call MPI_Comm_set_errhandler(dup, eh)
+        !$omp atomic read
+        before = nerrors
+        call MPI_Send(v, 1, MPI_INTEGER, -3, 0, dup, code)
+        !$omp atomic read
+        after = nerrors
+        call check(code /= MPI_SUCCESS .and. after >= before + 1, 'the Fortran error handler was not called')
+        call MPI_Errhandler_free(eh)
         call MPI_Comm_set_name(dup, 'fortran dup   ')
         call MPI_Comm_get_name(dup, name, length)
         call check(name == 'fortran dup' .and. length == 11, 'MPI_Comm_get_name: '//name)

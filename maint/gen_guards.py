@@ -1,17 +1,55 @@
 #!/usr/bin/env python3
-"""Generates pmpi/guards.gen.c: an entry point for every MPI function of the
-installed MPICH that takes a handle which can be an endpoint handle, and that
-epmpi does not implement by hand (maint/implemented.txt).
+"""Generates epmpi's entry points for the MPI functions of the installed
+MPICH that it does not write by hand, and a test that calls them.
 
-Each generated entry point passes classic handles straight to PMPI_ and
-answers an endpoint handle (or, in world mode, MPI_COMM_WORLD / MPI_COMM_SELF)
-with a clear "not supported on endpoint ..." error, so no endpoint handle ever
-reaches MPICH.
+  pmpi/guards.gen.c          an entry point for every MPI function that takes
+                             a handle which can be an endpoint handle and that
+                             epmpi does not implement by hand
+                             (maint/implemented.txt): classic handles pass
+                             straight to PMPI_; an endpoint handle (or, in
+                             world mode, MPI_COMM_WORLD / MPI_COMM_SELF) gets a
+                             clear "not supported on endpoint ..." error, so no
+                             endpoint handle ever reaches MPICH.
+  pmpi/fortran.gen.c         the mpi_f08 entry points epmpi needs: MPICH's
+                             mpi_f08 routines call PMPI_ directly, past epmpi,
+                             so epmpi exports the same symbols (see below).
+  test/mpi/api_guards.gen.c  calls every entry point of guards.gen.c with an
+                             endpoint handle in each handle argument it checks.
 
-Input: MPICH's mpi_proto.h and ROMIO's mpio.h (found through `mpicc -show`)
-and the symbols libmpich exports (`nm -D`).  Usage:
-    maint/gen_guards.py --mpicc mpicc --implemented maint/implemented.txt --out pmpi/guards.gen.c
-    maint/gen_guards.py ... --check      # exit 1 if the committed file is stale
+Input: MPICH's mpi_proto.h and ROMIO's mpio.h (found through `mpicc -show`),
+the symbols libmpich and libmpichfort export (`nm -D`), and the lists of
+entry points written by hand (maint/implemented.txt for C,
+maint/fortran_implemented.txt for Fortran).  Usage:
+    maint/gen_guards.py --mpicc mpicc [--srcdir DIR]      # write the files
+    maint/gen_guards.py ... --check       # exit 1 if a committed file is stale
+    maint/gen_guards.py ... --coverage .libs/libepmpi.so
+        # exit 1 unless that library exports an entry point for every
+        # handle-taking MPI function libmpich exports (the _c forms too) and
+        # for every mpi_f08 routine that needs one (make check runs this)
+
+mpi_f08 (gfortran's ABI for MPICH 4.0's bindings): every argument is passed
+by reference, handles as the address of their integer (type(MPI_Comm) holds
+one integer, MPI_VAL), statuses in C's layout, ierror optional (NULL when
+absent), CHARACTER lengths as hidden size_t arguments at the end; choice
+buffers (the f08ts routines) as gfortran's own array descriptor.  The
+routines without buffers (mpi_comm_rank_f08_, mpi_wait_f08_, ...) call
+PMPI_ directly, so epmpi replaces each one whose C function it has an entry
+point for:
+  convert  the C function is implemented by hand: the arguments are converted
+           (statuses, LOGICAL flags, 1-based indices, strings) and epmpi's own
+           C entry point runs, for classic handles too, as C programs do.
+  guard    the C function is a generated guard: an endpoint handle gets the
+           guard's error, anything else goes to MPICH's PMPI binding
+           (pmpir_*_f08_) untouched.
+The f08ts routines convert their buffers and call the C MPI_ functions, which
+epmpi intercepts; two kinds still need an entry point:
+  - non-blocking and persistent calls epmpi implements on endpoints: for a
+    non-contiguous array section MPICH makes a datatype, calls MPI_, and frees
+    the datatype with PMPI_Type_free, past epmpi's hold on the types of
+    operations in flight.  On endpoints epmpi converts the buffers itself and
+    refuses non-contiguous sections; classic calls go to MPICH's binding.
+  - the routines whose MPICH binding asks PMPI_ about the communicator first
+    (F08TS_ASK_PMPI).
 """
 import argparse
 import os
@@ -40,8 +78,24 @@ POINTER_INPUT_FUNCS = {
     "MPI_Request_free": "MPI_Request",
 }
 
+# mpi_f08 routines with buffers whose MPICH binding calls PMPI_ with the
+# communicator before calling MPI_ (PMPI_Comm_size for the Alltoallw type
+# arrays, PMPI_Dist_graph_neighbors_count for the neighbour ones).
+F08TS_ASK_PMPI = {"MPI_Alltoallw", "MPI_Ialltoallw", "MPI_Alltoallw_init", "MPI_Neighbor_alltoallw",
+                  "MPI_Ineighbor_alltoallw", "MPI_Neighbor_alltoallw_init"}
 
-def find_headers(mpicc):
+# The value a test passes for a handle argument it does not test.
+NULL_HANDLE = {
+    "MPI_Comm": "MPI_COMM_NULL", "MPI_Group": "MPI_GROUP_NULL", "MPI_Request": "MPI_REQUEST_NULL",
+    "MPI_Message": "MPI_MESSAGE_NULL", "MPI_Win": "MPI_WIN_NULL", "MPI_Datatype": "MPI_DATATYPE_NULL",
+    "MPI_Info": "MPI_INFO_NULL", "MPI_Op": "MPI_OP_NULL", "MPI_Errhandler": "MPI_ERRHANDLER_NULL",
+    "MPI_File": "MPI_FILE_NULL", "MPI_Session": "MPI_SESSION_NULL",
+}
+SCALARS = {"int", "MPI_Aint", "MPI_Count", "MPI_Offset", "MPI_Fint", "MPIX_Grequest_class"}
+
+
+def find_libs(mpicc):
+    """MPICH's headers (mpi_proto.h, mpio.h), libmpich.so and libmpichfort.so."""
     out = subprocess.run([mpicc, "-show"], capture_output=True, text=True, check=True).stdout.split()
     incs = [a[2:] for a in out if a.startswith("-I")] + ["/usr/include"]
     libs = [a[2:] for a in out if a.startswith("-L")] + ["/usr/lib/x86_64-linux-gnu", "/usr/lib"]
@@ -57,7 +111,10 @@ def find_headers(mpicc):
     for d in libs:
         p = os.path.join(d, "libmpich.so")
         if os.path.exists(p):
-            return headers, p
+            fort = os.path.join(d, "libmpichfort.so")
+            if not os.path.exists(fort):
+                sys.exit("gen_guards: %s not found (MPICH's Fortran bindings: apt-get install libmpich-dev)" % fort)
+            return headers, p, fort
     sys.exit("gen_guards: libmpich.so not found")
 
 
@@ -84,7 +141,7 @@ def split_params(s):
 
 
 def parse_param(p):
-    """Returns (type_without_name, name, is_pointer, is_array)."""
+    """Returns (type_without_name, name, is_pointer, is_array, base type, text)."""
     m = re.match(r"^(.*?)([A-Za-z_]\w*)\s*(\[\s*\w*\s*\])*$", p)
     if not m:
         sys.exit("gen_guards: cannot parse parameter: " + p)
@@ -107,21 +164,40 @@ def parse(proto_path):
 
 
 def guards_for(name, params):
-    """The checks a generated entry point makes, or None if it needs none."""
+    """The handle arguments a generated entry point checks, as (C type, name,
+    passed by pointer), or "array" (needs a hand-written entry point), or []
+    when it takes no handle that can be an endpoint handle."""
     checks = []
     for ctype, pname, is_ptr, is_arr, base, _ in params:
         if base not in BY_VALUE:
             continue
-        test, cls, what = BY_VALUE[base]
         if not is_ptr and not is_arr:
-            checks.append((test.format(pname), cls, what, pname))
+            checks.append((base, pname, False))
         elif is_arr:
             if "const" not in ctype and not name.startswith("MPI_Wait") and not name.startswith("MPI_Test"):
                 continue  # output array
             return "array"  # input arrays of handles need a hand-written entry point
         elif (base, pname) in POINTER_INPUTS or POINTER_INPUT_FUNCS.get(name) == base:
-            checks.append(("({0} && {1})".format(pname, test.format("*" + pname)), cls, what, "*" + pname))
+            checks.append((base, pname, True))
     return checks
+
+
+def check_test(check, fortran=False):
+    """The C test of one check; Fortran passes every argument by reference."""
+    base, pname, by_ptr = check
+    test = BY_VALUE[base][0]
+    if by_ptr and not fortran:
+        return "({0} && {1})".format(pname, test.format("*" + pname))
+    return test.format("*" + pname if by_ptr or fortran else pname)
+
+
+def check_error(name, check, fortran=False):
+    """The error an entry point returns for an endpoint handle in check."""
+    base, pname, by_ptr = check
+    _, cls, what = BY_VALUE[base]
+    if what == "communicators":  # raised on the communicator's own error handler
+        return 'ep_unsupported_comm("%s", %s)' % (name, "*" + pname if by_ptr or fortran else pname)
+    return 'ep_unsupported("%s", "%s", %s)' % (name, what, cls)
 
 
 def narrowed(params_c, params_int):
@@ -142,7 +218,83 @@ def narrowed(params_c, params_int):
     return counts
 
 
-def generate(funcs, implemented, exports):
+class Api:
+    """The installed MPICH's functions, and what epmpi does with each."""
+
+    def __init__(self, mpicc, implemented, fortran_implemented):
+        headers, lib, fortlib = find_libs(mpicc)
+        self.funcs = [f for h in headers for f in parse(h)]
+        self.by_name = dict(self.funcs)
+        self.by_lower = {n.lower(): n for n in self.by_name}
+        self.exports = exported(lib)
+        self.fort_exports = exported(fortlib)
+        self.implemented = implemented
+        self.fortran_implemented = fortran_implemented
+        self.guards = []  # (name, params, checks, narrowed counts or None)
+        for name, params in self.funcs:
+            if name in implemented or name not in self.exports:
+                continue
+            checks = guards_for(name, params)
+            if not checks:
+                continue
+            if checks == "array":
+                sys.exit("gen_guards: %s takes an array of handles: implement it by hand and list it in "
+                         "maint/implemented.txt" % name)
+            self.guards.append((name, params, checks, self.narrowing(name)))
+        self.guarded = {g[0] for g in self.guards}
+
+    def narrowing(self, name):
+        """The counts of a _c form that runs its implemented int form on endpoints."""
+        base = name[:-2] if name.endswith("_c") else None
+        if base in self.implemented and base in self.by_name:
+            return narrowed(self.by_name[name], self.by_name[base]) or None
+        return None
+
+    def handle_taking(self):
+        """The exported functions that take a handle which can be an endpoint handle."""
+        return sorted(n for n, p in self.funcs if n in self.exports and guards_for(n, p))
+
+    def f08_routines(self):
+        """(symbol, C name, ts, kind) of every mpi_f08 routine of libmpichfort
+        that epmpi replaces with a generated entry point (kinds: see the top)."""
+        out = []
+        for sym in sorted(self.fort_exports):
+            m = re.match(r"^(mpix?)_(\w+?)_f08(ts)?_(large_)?$", sym)
+            if not m:
+                continue
+            cname = self.by_lower.get("%s_%s%s" % (m.group(1), m.group(2), "_c" if m.group(4) else ""))
+            if sym in self.fortran_implemented:
+                continue
+            if not cname:
+                if "%s_%s" % (m.group(1), m.group(2)) in {n.lower() for n in self.implemented}:
+                    sys.exit("gen_guards: %s (MPICH's mpi_f08 binding of a function epmpi implements) has no "
+                             "prototype to generate from: write it by hand and list it in "
+                             "maint/fortran_implemented.txt" % sym)
+                continue
+            if cname not in self.implemented and cname not in self.guarded:
+                continue  # no epmpi entry point: PMPI_ is what MPI_ would do
+            ts = bool(m.group(3))
+            params = self.by_name[cname]
+            supported = cname in self.implemented or self.narrowing(cname)
+            asks = (cname[:-2] if cname.endswith("_c") else cname) in F08TS_ASK_PMPI
+            makes_request = any(p[4] == "MPI_Request" and p[2] and not p[3] for p in params)
+            if not ts:
+                kind = "convert" if supported else "guard"
+            elif supported and (asks or makes_request):
+                kind = "convert"
+            elif asks:
+                kind = "guard"
+            else:
+                continue
+            if pmpi_f08(sym) not in self.fort_exports:
+                sys.exit("gen_guards: libmpichfort exports %s but not %s" % (sym, pmpi_f08(sym)))
+            out.append((sym, cname, ts, kind))
+        return out
+
+
+# ---- pmpi/guards.gen.c ------------------------------------------------------
+
+def generate_guards(api):
     out = [
         "/* Generated by maint/gen_guards.py from MPICH's mpi_proto.h: do not edit.",
         " * Entry points for MPI functions that take a handle which can be an",
@@ -153,71 +305,269 @@ def generate(funcs, implemented, exports):
         '#include "entry.h"',
         "",
     ]
-    n = 0
-    by_name = dict(funcs)
-    for name, params in funcs:
-        if name in implemented or name not in exports:
-            continue
-        checks = guards_for(name, params)
-        if not checks:
-            continue
-        if checks == "array":
-            sys.exit("gen_guards: %s takes an array of handles: implement it by hand and list it in "
-                     "maint/implemented.txt" % name)
+    for name, params, checks, counts in api.guards:
         decl = ", ".join(p[5] for p in params)
         args = ", ".join(p[1] for p in params)
         out.append("EP_API int(%s)(%s)" % (name, decl))
         out.append("{")
-        # A large-count form of a call epmpi implements: on endpoints, the int
-        # form runs when the counts fit in an int.
-        base = name[:-2] if name.endswith("_c") else None
-        counts = narrowed(params, by_name[base]) if base in implemented and base in by_name else None
         if counts:
-            out.append("    if (!(%s))" % " || ".join(t for t, _, _, _ in checks))
+            # A large-count form of a call epmpi implements: on endpoints, the
+            # int form runs when the counts fit in an int.
+            out.append("    if (!(%s))" % " || ".join(check_test(c) for c in checks))
             out.append("        return P%s(%s);" % (name, args))
-            comm = next((pn for _, _, what, pn in checks if what == "communicators"), "MPI_COMM_NULL")
+            comm = next((c[1] for c in checks if c[0] == "MPI_Comm"), "MPI_COMM_NULL")
             for c in counts:
                 out.append("    if (%s > INT_MAX || %s < INT_MIN)" % (c, c))
                 out.append('        return ep_count_too_large("%s", %s, %s);' % (name, comm, c))
-            out.append("    return %s(%s);" % (base, ", ".join("(int)" + p[1] if p[1] in counts else p[1]
-                                                               for p in params)))
-            out.append("}")
-            out.append("")
-            n += 1
-            continue
-        for test, cls, what, pname in checks:
-            out.append("    if (%s)" % test)
-            if what == "communicators":
-                # Raised on the communicator's own error handler.
-                out.append('        return ep_unsupported_comm("%s", %s);' % (name, pname))
-            else:
-                out.append('        return ep_unsupported("%s", "%s", %s);' % (name, what, cls))
-        out.append("    return P%s(%s);" % (name, args))
+            out.append("    return %s(%s);" % (name[:-2], ", ".join("(int)" + p[1] if p[1] in counts else p[1]
+                                                                 for p in params)))
+        else:
+            for c in checks:
+                out.append("    if (%s)" % check_test(c))
+                out.append("        return %s;" % check_error(name, c))
+            out.append("    return P%s(%s);" % (name, args))
         out.append("}")
         out.append("")
-        n += 1
-    out.append("/* %d entry points. */" % n)
+    out.append("/* %d entry points. */" % len(api.guards))
     return "\n".join(out) + "\n"
+
+
+# ---- pmpi/fortran.gen.c -----------------------------------------------------
+
+def pmpi_f08(sym):
+    """MPICH's PMPI binding of an mpi_f08 routine: mpi_x_f08_ -> pmpir_x_f08_."""
+    return re.sub(r"^mpi(x?)_", r"pmpi\1r_", sym)
+
+
+def is_buffer(p):
+    return p[4] == "void" and p[2] and p[1].endswith("buf")
+
+
+def f_decl(p, ts):
+    """The C declaration of a C parameter as mpi_f08 passes it."""
+    ctype, name, is_ptr, is_arr, base, text = p
+    if ts and is_buffer(p):
+        return "const ep_gfc_array_t *" + name
+    if not is_ptr and not is_arr:
+        return "const %s *%s" % (ctype, name)
+    return text
+
+
+def f_signature(sym, params, ts):
+    decls = [f_decl(p, ts) for p in params] + ["MPI_Fint *ierror"]
+    decls += ["size_t %s_len" % p[1] for p in params if p[4] == "char"]
+    return "%s(%s)" % (sym, ", ".join(decls))
+
+
+def f_forward(sym, params):
+    args = [p[1] for p in params] + ["ierror"] + ["%s_len" % p[1] for p in params if p[4] == "char"]
+    return "%s(%s);" % (pmpi_f08(sym), ", ".join(args))
+
+
+def f_convert(cname, params, ts, comm):
+    """For the convert kind: local declarations, statements before the C
+    call, the steps that may fail before it (expressions giving an MPI error
+    code), its arguments, and statements after it.  comm: the communicator
+    whose handler gets buffer errors."""
+    decls, pre, steps, args, post = [], [], [], [], []
+    for p in params:
+        ctype, name, is_ptr, is_arr, base, _ = p
+        if ts and is_buffer(p):
+            decls.append("void *%s_c = NULL;" % name)
+            steps.append('ep_f08_buffer("%s", %s, %s, &%s_c)' % (cname, comm, name, name))
+            args.append(name + "_c")
+        elif base == "char":
+            if is_arr or ctype.count("*") != 1:
+                sys.exit("gen_guards: %s: string array %s: write its mpi_f08 entry point by hand and list it in "
+                         "maint/fortran_implemented.txt" % (cname, name))
+            if "const" in ctype:
+                decls.append("char *%s_c = ep_f_string_in(%s, %s_len);" % (name, name, name))
+                steps.append('%s_c ? MPI_SUCCESS : ep_f_no_memory("%s")' % (name, cname))
+                post.append("free(%s_c);" % name)
+            else:
+                decls.append("char %s_c[EP_F_STRING_MAX] = \"\";" % name)
+                post.append("if (rc == MPI_SUCCESS)")
+                post.append("    ep_f_string_out(%s, %s_len, %s_c);" % (name, name, name))
+            args.append(name + "_c")
+        elif not is_ptr and not is_arr:
+            args.append("*" + name)
+        elif base == "MPI_Status":
+            args.append("ep_f08_status%s(%s)" % ("es" if is_arr else "", name))
+        elif name == "flag":
+            args.append(name)
+            post.append("ep_f_logical(flag);")
+        elif name == "indx":
+            pre.append("*indx = MPI_UNDEFINED;")
+            args.append(name)
+            post.append("ep_f_indices(indx, 1);")
+        elif name == "array_of_indices":
+            pre.append("*outcount = MPI_UNDEFINED;")
+            args.append(name)
+            post.append("ep_f_indices(array_of_indices, *outcount);")
+        else:
+            args.append(name)
+    return decls, pre, steps, args, post
+
+
+def generate_fortran(api):
+    out = [
+        "/* Generated by maint/gen_guards.py from MPICH's mpi_proto.h and the",
+        " * symbols of libmpichfort: do not edit.  The mpi_f08 routines epmpi",
+        " * replaces, because MPICH's call PMPI_ past epmpi (see the generator):",
+        " * convert: the arguments are converted and epmpi's C entry point runs;",
+        " * guard: an endpoint handle gets the C guard's error, anything else goes",
+        " * to MPICH's PMPI binding (pmpir_*) untouched; f08ts: choice buffers",
+        " * arrive as gfortran array descriptors, converted on endpoints only. */",
+        '#include "fortran.h"',
+        "",
+        "#include <stdlib.h>",
+        "",
+    ]
+    routines = api.f08_routines()
+    for sym, cname, ts, kind in routines:
+        params = api.by_name[cname]
+        checks = guards_for(cname, params)
+        forwards = kind == "guard" or ts
+        if forwards:
+            out.append("extern void %s EP_F_WEAK;" % f_signature(pmpi_f08(sym), params, ts))
+        out.append("EP_API void %s" % f_signature(sym, params, ts))
+        out.append("{")
+        if kind == "guard":
+            for i, c in enumerate(checks):
+                out.append("    %sif (%s)" % ("else " if i else "", check_test(c, fortran=True)))
+                out.append("        ep_f_return(ierror, %s);" % check_error(cname, c, fortran=True))
+            out.append("    else")
+            out.append("        " + f_forward(sym, params))
+        else:
+            comm = next(("*" + c[1] for c in checks if c[0] == "MPI_Comm"), "MPI_COMM_NULL")
+            decls, pre, steps, args, post = f_convert(cname, params, ts, comm)
+            call = "%s(%s);" % (cname, ", ".join(args))
+            if forwards:
+                out.append("    if (!(%s)) {" % " || ".join(check_test(c, fortran=True) for c in checks))
+                out.append("        " + f_forward(sym, params))
+                out.append("        return;")
+                out.append("    }")
+            out += ["    " + d for d in decls]
+            out += ["    " + s for s in pre]
+            for i, step in enumerate(steps + [call.rstrip(";")]):
+                if i == 0:
+                    out.append("    int rc = %s;" % step)
+                else:
+                    out.append("    if (rc == MPI_SUCCESS)")
+                    out.append("        rc = %s;" % step)
+            out += ["    " + s for s in post]
+            out.append("    ep_f_return(ierror, rc);")
+        out.append("}")
+        out.append("")
+    out.append("/* %d entry points. */" % len(routines))
+    return "\n".join(out) + "\n"
+
+
+# ---- test/mpi/api_guards.gen.c ----------------------------------------------
+
+def test_arg(p, tested, counts):
+    """The value a test passes for parameter p; tested: the check whose
+    argument carries the endpoint handle."""
+    ctype, name, is_ptr, is_arr, base, _ = p
+    if tested and name == tested[1]:
+        return "&%s_v" % base[4:].lower() if tested[2] else base[4:].lower()
+    if counts and name == counts[0]:
+        return "(MPI_Count)INT_MAX + 1"
+    if is_ptr and base.endswith("_function"):
+        return "NULL"
+    if is_ptr or is_arr:
+        return "ept_scratch"  # zeroed: reads as handles that are not endpoint handles
+    if base in NULL_HANDLE:
+        return NULL_HANDLE[base]
+    if base in SCALARS:
+        return "0"
+    sys.exit("gen_guards: no test value for %s %s" % (ctype, name))
+
+
+def generate_test(api):
+    out = [
+        "/* Generated by maint/gen_guards.py: do not edit.  Calls every entry",
+        " * point of pmpi/guards.gen.c with an endpoint handle in each handle",
+        " * argument it checks (the others: null handles, zeroed memory, 0) and",
+        " * hands each return code to ept_guard_expect with the error class and a",
+        " * word the message must have: a large-count (_c) form that runs its int",
+        " * form on endpoints gets a count beyond INT_MAX instead. */",
+        '#include "api_guards.h"',
+        "",
+        "#include <limits.h>",
+        "",
+        "static char ept_scratch_mem[1 << 16] __attribute__((aligned(64)));",
+        "static void *const ept_scratch = ept_scratch_mem;",
+        "",
+        "int ept_call_guards(MPI_Comm comm, MPI_Group group, MPI_Request request, MPI_Message message, MPI_Win win)",
+        "{",
+        "    MPI_Comm comm_v = comm;",
+        "    MPI_Group group_v = group;",
+        "    MPI_Request request_v = request;",
+        "    MPI_Message message_v = message;",
+        "    MPI_Win win_v = win;",
+        "    int n = 0;",
+        "",
+    ]
+    for name, params, checks, counts in api.guards:
+        cases = [(checks[0], "MPI_ERR_COUNT", "does not fit")] if counts else \
+                [(c, BY_VALUE[c[0]][1], "not supported") for c in checks]
+        for tested, cls, word in cases:
+            args = ", ".join(test_arg(p, tested, counts) for p in params)
+            out.append("    ept_guard_expect(%s(%s), %s, \"%s\", \"%s\");" % (name, args, cls, name, word))
+            out.append("    n++;")
+    out += ["    (void)comm_v, (void)group_v, (void)request_v, (void)message_v, (void)win_v;",
+            "    return n;", "}"]
+    return "\n".join(out) + "\n"
+
+
+# ---- driver -------------------------------------------------------------------
+
+def read_list(path):
+    return {l.split("#")[0].strip() for l in open(path)} - {""}
+
+
+def coverage(api, lib):
+    """Checks that lib exports an entry point for every handle-taking MPI
+    function and every mpi_f08 routine that needs one."""
+    have = exported(lib)
+    handle = api.handle_taking()
+    f08 = [r[0] for r in api.f08_routines()] + sorted(api.fortran_implemented)
+    missing = [n for n in handle + f08 if n not in have]
+    if missing:
+        sys.exit("coverage: %s exports no entry point for: %s\n(after an MPICH upgrade: run `make guards`)"
+                 % (lib, " ".join(missing)))
+    print("coverage: %s has an entry point for each of the %d MPI functions of %s that take a handle "
+          "(%d of them large-count _c forms) and for %d mpi_f08 routines"
+          % (lib, len(handle), "libmpich", sum(n.endswith("_c") for n in handle), len(f08)))
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mpicc", default="mpicc")
-    ap.add_argument("--implemented", required=True)
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--srcdir", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--coverage", metavar="LIB")
     a = ap.parse_args()
-    headers, lib = find_headers(a.mpicc)
-    implemented = {l.split("#")[0].strip() for l in open(a.implemented)} - {""}
-    funcs = [f for h in headers for f in parse(h)]
-    text = generate(funcs, implemented, exported(lib))
-    if a.check:
-        old = open(a.out).read() if os.path.exists(a.out) else ""
-        if old != text:
-            sys.exit("gen_guards: %s is stale: run `make guards`" % a.out)
+    api = Api(a.mpicc, read_list(os.path.join(a.srcdir, "maint/implemented.txt")),
+              read_list(os.path.join(a.srcdir, "maint/fortran_implemented.txt")))
+    if a.coverage:
+        coverage(api, a.coverage)
         return
-    with open(a.out, "w") as f:
-        f.write(text)
+    outputs = {
+        "pmpi/guards.gen.c": generate_guards(api),
+        "pmpi/fortran.gen.c": generate_fortran(api),
+        "test/mpi/api_guards.gen.c": generate_test(api),
+    }
+    for rel, text in outputs.items():
+        path = os.path.join(a.srcdir, rel)
+        if a.check:
+            old = open(path).read() if os.path.exists(path) else ""
+            if old != text:
+                sys.exit("gen_guards: %s is stale: run `make guards`" % rel)
+        else:
+            with open(path, "w") as f:
+                f.write(text)
 
 
 if __name__ == "__main__":

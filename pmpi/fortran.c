@@ -1,0 +1,320 @@
+/* Fortran entry points written by hand (maint/fortran_implemented.txt) and
+ * the helpers of the generated mpi_f08 ones (fortran.gen.c).  Conventions:
+ * fortran.h.  F77 names are the ones gfortran makes (lower case, one
+ * trailing underscore), for mpif.h and `use mpi`; mpi_f08's are MPICH's
+ * (<name>_f08_). */
+#include "fortran.h"
+#include "attr.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- helpers of the generated entry points -------------------------------- */
+
+void ep_f_indices(int *indices, int n)
+{
+    if (n == MPI_UNDEFINED)
+        return;
+    for (int i = 0; i < n; i++)
+        if (indices[i] != MPI_UNDEFINED)
+            indices[i]++;
+}
+
+MPI_Status *ep_f08_status(MPI_Status *status)
+{
+    return (void *)status == (void *)MPI_F08_STATUS_IGNORE ? MPI_STATUS_IGNORE : status;
+}
+
+MPI_Status *ep_f08_statuses(MPI_Status *statuses)
+{
+    return (void *)statuses == (void *)MPI_F08_STATUSES_IGNORE ? MPI_STATUSES_IGNORE : statuses;
+}
+
+char *ep_f_string_in(const char *s, size_t len)
+{
+    while (len > 0 && s[len - 1] == ' ')
+        len--;
+    char *c = malloc(len + 1);
+    if (c) {
+        memcpy(c, s, len);
+        c[len] = '\0';
+    }
+    return c;
+}
+
+void ep_f_string_out(char *dst, size_t len, const char *src)
+{
+    size_t n = strlen(src);
+    if (n > len)
+        n = len;
+    memcpy(dst, src, n);
+    memset(dst + n, ' ', len - n);
+}
+
+int ep_f_no_memory(const char *call) { return ep_raise(NULL, call, MPI_ERR_NO_MEM, "out of memory"); }
+
+/* Whether the elements a descriptor describes are one block: each
+ * dimension's byte stride is the size of the dimensions before it.  An
+ * assumed-size last dimension (no upper bound) counts by its stride. */
+static int gfc_contiguous(const ep_gfc_array_t *a)
+{
+    ptrdiff_t block = (ptrdiff_t)a->dtype.elem_len;
+    for (int d = 0; d < a->dtype.rank; d++) {
+        ptrdiff_t extent = a->dim[d].ubound - a->dim[d].lbound + 1;
+        if (extent == 0)
+            return 1;
+        if (extent != 1 && a->dim[d].stride * a->span != block)
+            return 0;
+        block *= extent;
+    }
+    return 1;
+}
+
+int ep_f08_buffer(const char *call, MPI_Comm comm, const ep_gfc_array_t *buf, void **out)
+{
+    ep_endpoint_t *ep = NULL;
+    int rc;
+    if (buf->base_addr == (void *)&MPIR_F08_MPI_IN_PLACE) {
+        *out = MPI_IN_PLACE;
+        return MPI_SUCCESS;
+    }
+    if (buf->base_addr == (void *)&MPIR_F08_MPI_BOTTOM) {
+        *out = MPI_BOTTOM;
+        return MPI_SUCCESS;
+    }
+    if (gfc_contiguous(buf)) {
+        *out = buf->base_addr;
+        return MPI_SUCCESS;
+    }
+    if (ep_entry_comm_is_ep(comm) && (rc = ep_entry_endpoint(call, comm, &ep)))
+        return rc;
+    return ep_raise(ep, call, MPI_ERR_BUFFER,
+                    "the buffer is a non-contiguous array section of rank %d, which non-blocking calls on "
+                    "endpoints do not take from mpi_f08: pass a contiguous array (or describe the layout with "
+                    "a derived datatype)",
+                    (int)buf->dtype.rank);
+}
+
+/* ---- MPI_Comm_create_endpoints --------------------------------------------- */
+
+/* Fortran handles are C's: an array of them is an array of MPI_Comm. */
+EP_API void mpi_comm_create_endpoints_(const MPI_Comm *parent, const int *my_num_ep, const MPI_Info *info,
+                                       MPI_Comm *out_comm_hdls, MPI_Fint *ierror)
+{
+    ep_f_return(ierror, MPI_Comm_create_endpoints(*parent, *my_num_ep, *info, out_comm_hdls));
+}
+
+EP_API void mpix_comm_create_endpoints_(const MPI_Comm *parent, const int *my_num_ep, const MPI_Info *info,
+                                        MPI_Comm *out_comm_hdls, MPI_Fint *ierror)
+{
+    ep_f_return(ierror, MPIX_Comm_create_endpoints(*parent, *my_num_ep, *info, out_comm_hdls));
+}
+
+/* mpi_f08 passes the same arguments (ierror optional); its
+ * MPIX_Comm_create_endpoints is this one too (include/epmpi_f08.f90). */
+EP_API void mpi_comm_create_endpoints_f08_(const MPI_Comm *parent, const int *my_num_ep, const MPI_Info *info,
+                                           MPI_Comm *out_comm_hdls, MPI_Fint *ierror)
+    __attribute__((alias("mpi_comm_create_endpoints_")));
+
+/* ---- MPI_Init, MPI_Init_thread, MPI_Finalize (mpi_f08; the F77 ones call the
+ * C ones) ---------------------------------------------------------------------- */
+
+EP_API void mpi_init_f08_(MPI_Fint *ierror) { ep_f_return(ierror, MPI_Init(NULL, NULL)); }
+
+EP_API void mpi_finalize_f08_(MPI_Fint *ierror) { ep_f_return(ierror, MPI_Finalize()); }
+
+EP_API void mpi_init_thread_f08_(const int *required, int *provided, MPI_Fint *ierror)
+{
+    ep_f_return(ierror, MPI_Init_thread(NULL, NULL, *required, provided));
+}
+
+/* ---- attributes ---------------------------------------------------------------
+ * Fortran attribute values are integers (INTEGER(MPI_ADDRESS_KIND); INTEGER
+ * for the MPI-1 MPI_ATTR_GET / MPI_ATTR_PUT).  On an endpoint communicator
+ * epmpi keeps the integer as the C attribute's pointer value; the predefined
+ * attributes are C pointers to an int, read through, and have other keyvals
+ * in Fortran (MPICH's: the C keyval + 1).  MPICH's bindings do the
+ * same on classic communicators, with its own internal calls (past MPI_), so
+ * classic handles go to them. */
+
+extern void pmpi_comm_get_attr_(const MPI_Fint *, const MPI_Fint *, MPI_Aint *, MPI_Fint *, MPI_Fint *) EP_F_WEAK;
+extern void pmpi_comm_set_attr_(const MPI_Fint *, const MPI_Fint *, const MPI_Aint *, MPI_Fint *) EP_F_WEAK;
+extern void pmpi_attr_get_(const MPI_Fint *, const MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *) EP_F_WEAK;
+extern void pmpi_attr_put_(const MPI_Fint *, const MPI_Fint *, const MPI_Fint *, MPI_Fint *) EP_F_WEAK;
+extern void pmpir_comm_get_attr_f08_(const MPI_Fint *, const MPI_Fint *, MPI_Aint *, MPI_Fint *,
+                                     MPI_Fint *) EP_F_WEAK;
+extern void pmpir_comm_set_attr_f08_(const MPI_Fint *, const MPI_Fint *, const MPI_Aint *, MPI_Fint *) EP_F_WEAK;
+
+static int predefined_keyval(int keyval)
+{
+    return keyval == MPI_TAG_UB || keyval == MPI_HOST || keyval == MPI_IO || keyval == MPI_WTIME_IS_GLOBAL ||
+           keyval == MPI_UNIVERSE_SIZE || keyval == MPI_APPNUM || keyval == MPI_LASTUSEDCODE;
+}
+
+/* A Fortran keyval as C knows it. */
+static int c_keyval(int keyval) { return predefined_keyval(keyval - 1) ? keyval - 1 : keyval; }
+
+static int get_attr(MPI_Comm comm, int fkeyval, MPI_Aint *val, MPI_Fint *flag)
+{
+    void *p = NULL;
+    int keyval = c_keyval(fkeyval), found = 0, rc = MPI_Comm_get_attr(comm, keyval, &p, &found);
+    if (rc == MPI_SUCCESS) {
+        if (found)
+            *val = predefined_keyval(keyval) ? *(const int *)p : (MPI_Aint)p;
+        *flag = found ? EP_F_TRUE : EP_F_FALSE;
+    }
+    return rc;
+}
+
+EP_API void mpi_comm_get_attr_(const MPI_Fint *comm, const MPI_Fint *keyval, MPI_Aint *val, MPI_Fint *flag,
+                               MPI_Fint *ierror)
+{
+    if (ep_entry_comm_is_ep(*comm))
+        *ierror = get_attr(*comm, *keyval, val, flag);
+    else
+        pmpi_comm_get_attr_(comm, keyval, val, flag, ierror);
+}
+
+EP_API void mpi_comm_get_attr_f08_(const MPI_Fint *comm, const MPI_Fint *keyval, MPI_Aint *val, MPI_Fint *flag,
+                                   MPI_Fint *ierror)
+{
+    if (ep_entry_comm_is_ep(*comm))
+        ep_f_return(ierror, get_attr(*comm, *keyval, val, flag));
+    else
+        pmpir_comm_get_attr_f08_(comm, keyval, val, flag, ierror);
+}
+
+EP_API void mpi_attr_get_(const MPI_Fint *comm, const MPI_Fint *keyval, MPI_Fint *val, MPI_Fint *flag,
+                          MPI_Fint *ierror)
+{
+    MPI_Aint v = 0;
+    if (!ep_entry_comm_is_ep(*comm)) {
+        pmpi_attr_get_(comm, keyval, val, flag, ierror);
+        return;
+    }
+    *ierror = get_attr(*comm, *keyval, &v, flag);
+    if (*ierror == MPI_SUCCESS && *flag)
+        *val = (MPI_Fint)v;
+}
+
+EP_API void mpi_comm_set_attr_(const MPI_Fint *comm, const MPI_Fint *keyval, const MPI_Aint *val, MPI_Fint *ierror)
+{
+    if (ep_entry_comm_is_ep(*comm))
+        *ierror = MPI_Comm_set_attr(*comm, c_keyval(*keyval), (void *)*val);
+    else
+        pmpi_comm_set_attr_(comm, keyval, val, ierror);
+}
+
+EP_API void mpi_comm_set_attr_f08_(const MPI_Fint *comm, const MPI_Fint *keyval, const MPI_Aint *val,
+                                   MPI_Fint *ierror)
+{
+    if (ep_entry_comm_is_ep(*comm))
+        ep_f_return(ierror, MPI_Comm_set_attr(*comm, c_keyval(*keyval), (void *)*val));
+    else
+        pmpir_comm_set_attr_f08_(comm, keyval, val, ierror);
+}
+
+EP_API void mpi_attr_put_(const MPI_Fint *comm, const MPI_Fint *keyval, const MPI_Fint *val, MPI_Fint *ierror)
+{
+    if (ep_entry_comm_is_ep(*comm))
+        *ierror = MPI_Attr_put(*comm, c_keyval(*keyval), (void *)(MPI_Aint)*val);
+    else
+        pmpi_attr_put_(comm, keyval, val, ierror);
+}
+
+/* ---- keyvals -------------------------------------------------------------------
+ * epmpi calls the copy and delete callbacks of endpoint communicators itself,
+ * the C way.  A Fortran callback takes every argument by reference and
+ * attribute values as integers, so a keyval made from Fortran is recorded
+ * with these C proxies, which find the Fortran callbacks in their extra
+ * state.  (MPICH's own binding still records the callbacks for classic
+ * communicators.) */
+
+/* Fortran callbacks: (comm, keyval, extra_state, attribute_val_in,
+ * attribute_val_out, flag, ierror) and (comm, keyval, attribute_val,
+ * extra_state, ierror); integers of MPI_ADDRESS_KIND, or default INTEGERs for
+ * MPI-1's MPI_KEYVAL_CREATE. */
+typedef void ep_f_copy_fn(const MPI_Fint *, const MPI_Fint *, const void *, const void *, void *, MPI_Fint *,
+                          MPI_Fint *);
+typedef void ep_f_delete_fn(const MPI_Fint *, const MPI_Fint *, const void *, const void *, MPI_Fint *);
+
+typedef struct {
+    ep_f_copy_fn *copy;
+    ep_f_delete_fn *del;
+    MPI_Aint extra;  /* the extra_state given at creation */
+    int mpi1;        /* values and extra state are default INTEGERs */
+} f_keyval_t;
+
+static int f_copy_proxy(MPI_Comm comm, int keyval, void *extra, void *in, void *out, int *flag)
+{
+    const f_keyval_t *k = extra;
+    MPI_Fint c = (MPI_Fint)comm, kv = keyval, f = EP_F_FALSE, ierr = MPI_SUCCESS;
+    MPI_Aint a_extra = k->extra, a_in = (MPI_Aint)in, a_out = 0;
+    MPI_Fint i_extra = (MPI_Fint)k->extra, i_in = (MPI_Fint)a_in, i_out = 0;
+    if (k->mpi1) {
+        k->copy(&c, &kv, &i_extra, &i_in, &i_out, &f, &ierr);
+        a_out = i_out;
+    } else {
+        k->copy(&c, &kv, &a_extra, &a_in, &a_out, &f, &ierr);
+    }
+    *flag = f != EP_F_FALSE;
+    if (ierr == MPI_SUCCESS && *flag)
+        *(void **)out = (void *)a_out;
+    return ierr;
+}
+
+static int f_delete_proxy(MPI_Comm comm, int keyval, void *val, void *extra)
+{
+    const f_keyval_t *k = extra;
+    MPI_Fint c = (MPI_Fint)comm, kv = keyval, ierr = MPI_SUCCESS;
+    MPI_Aint a_val = (MPI_Aint)val, a_extra = k->extra;
+    MPI_Fint i_val = (MPI_Fint)a_val, i_extra = (MPI_Fint)k->extra;
+    if (k->mpi1)
+        k->del(&c, &kv, &i_val, &i_extra, &ierr);
+    else
+        k->del(&c, &kv, &a_val, &a_extra, &ierr);
+    return ierr;
+}
+
+/* After MPICH made the keyval (rc): records the proxies.  The record lives
+ * as long as the process: attributes may outlive their freed keyval. */
+static int f_keyval_record(const char *call, int rc, int keyval, ep_f_copy_fn *copy, ep_f_delete_fn *del,
+                           MPI_Aint extra, int mpi1)
+{
+    f_keyval_t *k;
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!(k = malloc(sizeof *k)))
+        return ep_f_no_memory(call);
+    *k = (f_keyval_t){copy, del, extra, mpi1};
+    ep_keyval_record(keyval, f_copy_proxy, f_delete_proxy, k);
+    return MPI_SUCCESS;
+}
+
+extern void pmpi_comm_create_keyval_(ep_f_copy_fn *, ep_f_delete_fn *, MPI_Fint *, const MPI_Aint *,
+                                     MPI_Fint *) EP_F_WEAK;
+extern void pmpi_keyval_create_(ep_f_copy_fn *, ep_f_delete_fn *, MPI_Fint *, const MPI_Fint *, MPI_Fint *) EP_F_WEAK;
+extern void pmpir_comm_create_keyval_f08_(ep_f_copy_fn *, ep_f_delete_fn *, MPI_Fint *, const MPI_Aint *,
+                                          MPI_Fint *) EP_F_WEAK;
+
+EP_API void mpi_comm_create_keyval_(ep_f_copy_fn *copy, ep_f_delete_fn *del, MPI_Fint *keyval,
+                                    const MPI_Aint *extra, MPI_Fint *ierror)
+{
+    pmpi_comm_create_keyval_(copy, del, keyval, extra, ierror);
+    *ierror = f_keyval_record("MPI_Comm_create_keyval", *ierror, *keyval, copy, del, *extra, 0);
+}
+
+EP_API void mpi_comm_create_keyval_f08_(ep_f_copy_fn *copy, ep_f_delete_fn *del, MPI_Fint *keyval,
+                                        const MPI_Aint *extra, MPI_Fint *ierror)
+{
+    MPI_Fint rc = MPI_SUCCESS;
+    pmpir_comm_create_keyval_f08_(copy, del, keyval, extra, &rc);
+    ep_f_return(ierror, f_keyval_record("MPI_Comm_create_keyval", rc, *keyval, copy, del, *extra, 0));
+}
+
+EP_API void mpi_keyval_create_(ep_f_copy_fn *copy, ep_f_delete_fn *del, MPI_Fint *keyval, const MPI_Fint *extra,
+                               MPI_Fint *ierror)
+{
+    pmpi_keyval_create_(copy, del, keyval, extra, ierror);
+    *ierror = f_keyval_record("MPI_Keyval_create", *ierror, *keyval, copy, del, *extra, 1);
+}

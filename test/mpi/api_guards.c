@@ -1,0 +1,97 @@
+/* Every generated entry point (pmpi/guards.gen.c) refuses endpoint handles
+ * cleanly, in world mode: each thread calls all of them (api_guards.gen.c)
+ * with an endpoint communicator, group, request, message and window in each
+ * handle argument they check, once with a duplicate of MPI_COMM_WORLD and
+ * once with MPI_COMM_WORLD itself, under MPI_ERRORS_RETURN.  Each call must
+ * return the error class of the handle's kind (MPI_ERR_COMM, MPI_ERR_GROUP,
+ * MPI_ERR_REQUEST, MPI_ERR_WIN; MPI_ERR_COUNT for a large-count _c form given
+ * a count beyond INT_MAX) with a message naming the function, and must have
+ * done nothing: afterwards the endpoint request is still pending and can be
+ * cancelled, the endpoint message can still be received, and the
+ * communicator still works.  Failures are collected and listed together. */
+#include "api_guards.h"
+
+#include <stdatomic.h>
+
+static _Atomic int failures;
+
+void ept_guard_expect(int rc, int cls, const char *call, const char *word)
+{
+    int c = MPI_SUCCESS, len = 0;
+    char msg[MPI_MAX_ERROR_STRING] = "";
+    if (rc != MPI_SUCCESS) {
+        MPI_Error_class(rc, &c);
+        MPI_Error_string(rc, msg, &len);
+    }
+    if (c != cls || !strstr(msg, call) || !strstr(msg, word)) {
+        fprintf(stderr, "FAIL (thread %d): %s returned error class %d, expected %d, with the message '%s' (it must "
+                        "name the call and say '%s')\n",
+                omp_get_thread_num(), call, c, cls, msg, word);
+        failures++;
+    }
+}
+
+/* epmpi's handles have kind 0 (bits 31-30) and a non-zero payload. */
+static int is_endpoint_handle(int h) { return ((unsigned)h >> 30) == 0 && ((unsigned)h & 0x03ffffffu) != 0; }
+
+static void body(void)
+{
+    MPI_Comm dup;
+    MPI_Group group;
+    MPI_Request request;
+    MPI_Message message;
+    MPI_Status st;
+    MPI_Win win;
+    int me, flag = 0, sent, got = -1, never = -1, n;
+
+    EPT_OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    EPT_OK(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN));
+    EPT_OK(MPI_Comm_rank(dup, &me));
+    EPT_OK(MPI_Comm_group(dup, &group));
+    EPT_OK(MPI_Win_create(NULL, 0, 1, MPI_INFO_NULL, dup, &win));
+    EPT_OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+    EPT_OK(MPI_Irecv(&never, 1, MPI_INT, me, 2, dup, &request));
+    sent = 1000 + me;
+    EPT_OK(MPI_Send(&sent, 1, MPI_INT, me, 1, dup));
+    while (!flag)
+        EPT_OK(MPI_Improbe(me, 1, dup, &flag, &message, MPI_STATUS_IGNORE));
+    EPT_CHECK(is_endpoint_handle((int)dup) && is_endpoint_handle((int)group) && is_endpoint_handle((int)request) &&
+                  is_endpoint_handle((int)message) && is_endpoint_handle((int)win),
+              "not all endpoint handles: comm 0x%x group 0x%x request 0x%x message 0x%x win 0x%x", (unsigned)dup,
+              (unsigned)group, (unsigned)request, (unsigned)message, (unsigned)win);
+
+    n = ept_call_guards(dup, group, request, message, win);
+    n += ept_call_guards(MPI_COMM_WORLD, group, request, message, win);
+    /* MPICH 4.0.2: 173 handle-taking functions epmpi does not implement. */
+    EPT_CHECK(n >= 2 * 150, "only %d calls", n);
+
+    /* Nothing happened to the handles. */
+    EPT_OK(MPI_Test(&request, &flag, &st));
+    EPT_CHECK(!flag, "the pending receive completed");
+    EPT_OK(MPI_Cancel(&request));
+    EPT_OK(MPI_Wait(&request, &st));
+    EPT_OK(MPI_Test_cancelled(&st, &flag));
+    EPT_CHECK(flag && never == -1, "the receive was not cancelled (flag %d, value %d)", flag, never);
+    EPT_OK(MPI_Mrecv(&got, 1, MPI_INT, &message, &st));
+    EPT_CHECK(got == sent && st.MPI_SOURCE == me, "matched message: %d from %d", got, st.MPI_SOURCE);
+    EPT_OK(MPI_Group_free(&group));
+    EPT_OK(MPI_Win_free(&win));
+    EPT_OK(MPI_Barrier(dup));
+    EPT_OK(MPI_Comm_free(&dup));
+    if (me == 0)
+        printf("%d calls of %d generated entry points per thread: clean errors\n", n, n / 2);
+}
+
+int main(int argc, char **argv)
+{
+    int provided, t = ept_require_world();
+    watchdog_arm(60);
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    /* Outside a parallel region: for all of this process's endpoints. */
+    EPT_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+#pragma omp parallel num_threads(t)
+    body();
+    EPT_CHECK(failures == 0, "%d calls did not fail as expected", (int)failures);
+    MPI_Finalize();
+    return 0;
+}

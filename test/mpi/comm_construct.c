@@ -25,8 +25,6 @@
  * parts named. */
 #include "eptest.h"
 
-static int classic; /* body runs on the classic MPI_COMM_WORLD */
-
 /* rc must be an error of class cls. */
 static void expect_class(int rc, int cls, int r, const char *what)
 {
@@ -177,7 +175,7 @@ static void create_group_cases(MPI_Comm comm, int r, int n)
     EPT_OK(MPI_Group_incl(cg, 1, &r, &self));
     EPT_OK(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
     expect_class(MPI_Comm_create_group(comm, self, -1, &nc), MPI_ERR_TAG, r, "MPI_Comm_create_group with tag -1");
-    if (!classic && n > 1) { /* erroneous in MPI; epmpi names it (MPICH's answer is its own) */
+    if (!ept_classic && n > 1) { /* erroneous in MPI; epmpi names it (MPICH's answer is its own) */
         MPI_Group other;
         int next = (r + 1) % n;
         EPT_OK(MPI_Group_incl(cg, 1, &next, &other));
@@ -232,7 +230,7 @@ static void check_hint(MPI_Comm d, const char *want, int r, const char *what)
     EPT_OK(MPI_Info_get_string(used, "epmpi_test", &len, buf, &flag));
     if (!want)
         EPT_CHECK(!flag, "%s: rank %d: hint epmpi_test is '%s', expected none", what, r, buf);
-    else if (flag || !classic) /* MPICH itself may keep only the hints it knows */
+    else if (flag || !ept_classic) /* MPICH itself may keep only the hints it knows */
         EPT_CHECK(flag && !strcmp(buf, want), "%s: rank %d: hint epmpi_test is %s'%s', expected '%s'", what, r,
                   flag ? "" : "absent ", flag ? buf : "", want);
     EPT_OK(MPI_Info_free(&used));
@@ -623,16 +621,5 @@ static void body(MPI_Comm comm, void *arg)
 
 int main(int argc, char **argv)
 {
-    int provided;
-    classic = ept_world_endpoints() == 0 && (argc < 2 || strspn(argv[1], "0,") == strlen(argv[1]));
-    if (!classic)
-        return ept_main(argc, argv, 60, body, NULL);
-    /* No endpoints: once per process on the classic MPI_COMM_WORLD. */
-    watchdog_arm(60);
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    EPT_CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
-    body(MPI_COMM_WORLD, NULL);
-    PHASE("MPI_Finalize");
-    MPI_Finalize();
-    return 0;
+    return ept_main_classic(argc, argv, 60, body, NULL);
 }

@@ -258,4 +258,27 @@ static inline int ept_main(int argc, char **argv, int secs, void (*body)(MPI_Com
     return 0;
 }
 
+/* Set by ept_main_classic before the body runs: 1 when it runs on the
+ * classic MPI_COMM_WORLD. */
+static int ept_classic;
+
+/* The main() of a test whose expectations MPICH checks too: as ept_main in
+ * world mode and explicit shapes; when every entry of argv[1] is 0 (or there
+ * is no argv[1]), body runs once per process on the classic MPI_COMM_WORLD,
+ * every call going straight to MPICH. */
+static inline int ept_main_classic(int argc, char **argv, int secs, void (*body)(MPI_Comm, void *), void *arg)
+{
+    ept_classic = ept_world_endpoints() == 0 && (argc < 2 || strspn(argv[1], "0,") == strlen(argv[1]));
+    if (!ept_classic)
+        return ept_main(argc, argv, secs, body, arg);
+    watchdog_arm(secs);
+    int provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    EPT_CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
+    body(MPI_COMM_WORLD, arg);
+    PHASE("MPI_Finalize");
+    MPI_Finalize();
+    return 0;
+}
+
 #endif

@@ -146,7 +146,7 @@ EP_API int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp
         return raise_win(we, call, MPI_ERR_RANK, "rank %d is not in the window (size %d)", rank, w->comm->size);
     *size = w->rank[rank].size;
     *disp_unit = w->rank[rank].disp_unit;
-    *(void **)baseptr = w->direct[rank];
+    *(void **)baseptr = ep_win_local_addr(w, w->comm->ranks[rank].proc, w->rank[rank].tbase);
     return MPI_SUCCESS;
 }
 

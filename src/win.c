@@ -63,7 +63,7 @@ static void win_destroy(ep_win_t *w)
         PMPI_Win_free(&w->lwin);
     }
     free(w->rank);
-    free(w->direct);
+    free(w->segbase);
     free(w);
 }
 
@@ -119,9 +119,9 @@ static ep_status_t setup(ep_coll_inst_t *in, ep_win_t *w)
     ep_win_rank_t *mine = calloc((size_t)nl, sizeof *mine);
     MPI_Aint *off = calloc((size_t)nl, sizeof *off);
     w->rank = calloc((size_t)c->size, sizeof *w->rank);
-    w->direct = calloc((size_t)c->size, sizeof *w->direct);
+    w->segbase = calloc((size_t)c->nprocs, sizeof *w->segbase);
     w->pc = c->pcomm != MPI_COMM_NULL ? c->pcomm : MPI_COMM_SELF;
-    ep_status_t rc = mine && off && w->rank && w->direct ? EP_OK : EP_ERR_NO_MEM;
+    ep_status_t rc = mine && off && w->rank && w->segbase ? EP_OK : EP_ERR_NO_MEM;
 
     for (int i = 0; i < nl && !rc; i++) {
         const win_arg_t *a = in->args[i]->extra;
@@ -130,6 +130,7 @@ static ep_status_t setup(ep_coll_inst_t *in, ep_win_t *w)
             mine[i] = (ep_win_rank_t){0, 0, 1, 0};
     }
     if (!rc && w->flavor == EP_WIN_SHARED) {
+        void *segment;
         /* One segment per process, its ranks' slices in local order, each
          * starting on a cache line. */
         MPI_Aint total = 0;
@@ -138,7 +139,7 @@ static ep_status_t setup(ep_coll_inst_t *in, ep_win_t *w)
             total += (mine[i].size + 63) & ~(MPI_Aint)63;
         }
         if (!(rc = one_node(w->pc)))
-            rc = from_pmpi(PMPI_Win_allocate_shared(total, 1, MPI_INFO_NULL, w->pc, &w->segment, &w->pwin));
+            rc = from_pmpi(PMPI_Win_allocate_shared(total, 1, MPI_INFO_NULL, w->pc, &segment, &w->pwin));
         for (int i = 0; i < nl && !rc; i++)
             mine[i].tbase = off[i];
     } else if (!rc) {
@@ -155,19 +156,11 @@ static ep_status_t setup(ep_coll_inst_t *in, ep_win_t *w)
         PMPI_Win_set_errhandler(w->lwin, MPI_ERRORS_RETURN);
         rc = exchange_ranks(w, mine);
     }
-    /* What this process addresses directly: its own ranks, and for shared
-     * windows every rank (all on this node). */
-    for (int r = 0; r < c->size && !rc; r++) {
-        ep_rank_loc_t loc = c->ranks[r];
-        if (w->flavor == EP_WIN_SHARED) {
-            MPI_Aint sz;
-            int du;
-            char *seg = NULL;
-            if (!(rc = from_pmpi(PMPI_Win_shared_query(w->pwin, loc.proc, &sz, &du, &seg))))
-                w->direct[r] = seg + w->rank[r].tbase;
-        } else if (loc.proc == c->myproc) {
-            w->direct[r] = (char *)w->rank[r].tbase;
-        }
+    /* Shared windows: every process's segment, to address it here. */
+    for (int p = 0; p < c->nprocs && !rc && w->flavor == EP_WIN_SHARED; p++) {
+        MPI_Aint sz;
+        int du;
+        rc = from_pmpi(PMPI_Win_shared_query(w->pwin, p, &sz, &du, &w->segbase[p]));
     }
     if (!rc && (PMPI_Win_lock_all(MPI_MODE_NOCHECK, w->pwin) || PMPI_Win_lock_all(MPI_MODE_NOCHECK, w->lwin)))
         rc = EP_ERR_INTERN;
@@ -204,7 +197,7 @@ static ep_status_t create_finish(ep_coll_inst_t *in, int lidx)
     we->w = w;
     we->ep = &w->comm->local[lidx];
     we->rank = we->ep->rank;
-    we->base = w->flavor == EP_WIN_SHARED ? w->direct[we->rank] : a->base;
+    we->base = w->flavor == EP_WIN_SHARED ? ep_win_local_addr(w, w->comm->myproc, w->rank[we->rank].tbase) : a->base;
     we->size = a->size;
     we->disp_unit = a->disp_unit;
     we->flavor_attr = w->flavor == EP_WIN_CREATE     ? MPI_WIN_FLAVOR_CREATE
@@ -319,14 +312,11 @@ int ep_win_in_epoch(const ep_win_ep_t *we, int target)
     return we->fence_open || we->lock_all || we->state[target];
 }
 
-/* Where target's displacement disp lies in this process, or NULL. */
-static char *direct_addr(const ep_win_t *w, int target, MPI_Aint disp)
+char *ep_win_local_addr(const ep_win_t *w, int proc, MPI_Aint pd)
 {
-    if (!w->direct[target] && !(w->flavor == EP_WIN_DYNAMIC && w->comm->ranks[target].proc == w->comm->myproc))
-        return NULL;
-    if (w->flavor == EP_WIN_DYNAMIC)
-        return (char *)disp;
-    return w->direct[target] + disp * w->rank[target].disp_unit;
+    if (w->flavor == EP_WIN_SHARED)
+        return w->segbase[proc] + pd;
+    return proc == w->comm->myproc ? (char *)pd : NULL;
 }
 
 /* A request that is complete already (operations done here). */
@@ -345,12 +335,15 @@ static ep_status_t done_request(ep_win_ep_t *we, MPI_Request *req)
 static ep_status_t in_range(const ep_win_t *w, const ep_rma_t *op)
 {
     const ep_win_rank_t *t = &w->rank[op->target];
-    MPI_Aint lb, ext, tlb, text;
+    MPI_Aint lb, ext, tlb = 0, text = ep_datatype_builtin_size(op->ttype);
     if (w->flavor == EP_WIN_DYNAMIC || op->tcount == 0)
         return EP_OK;
-    if (op->disp < 0 || PMPI_Type_get_extent(op->ttype, &lb, &ext) ||
-        PMPI_Type_get_true_extent(op->ttype, &tlb, &text))
+    if (op->disp < 0)
         return EP_ERR_RMA_RANGE;
+    if (text >= 0)
+        ext = text;
+    else if (PMPI_Type_get_extent(op->ttype, &lb, &ext) || PMPI_Type_get_true_extent(op->ttype, &tlb, &text))
+        return EP_ERR_TYPE;
     MPI_Aint first = op->disp * t->disp_unit + tlb, end = first + (MPI_Aint)(op->tcount - 1) * ext + text;
     return first >= 0 && end <= t->size ? EP_OK : EP_ERR_RMA_RANGE;
 }
@@ -368,7 +361,11 @@ ep_status_t ep_win_rma(ep_win_ep_t *we, const ep_rma_t *op, MPI_Request *req)
         return EP_ERR_RMA_SYNC;
     if ((st = in_range(w, op)))
         return st;
-    char *addr = op->kind == EP_RMA_PUT || op->kind == EP_RMA_GET ? direct_addr(w, t, op->disp) : NULL;
+    /* The target's displacement in pwin; where this process can address it
+     * too, Put and Get are copies. */
+    int proc = w->comm->ranks[t].proc;
+    MPI_Aint pd = w->rank[t].tbase + op->disp * w->rank[t].disp_unit;
+    char *addr = op->kind == EP_RMA_PUT || op->kind == EP_RMA_GET ? ep_win_local_addr(w, proc, pd) : NULL;
     if (addr) {
         if (op->kind == EP_RMA_PUT)
             st = ep_dt_copy(op->obuf, op->ocount, op->otype, addr, op->tcount, op->ttype, &n);
@@ -376,8 +373,6 @@ ep_status_t ep_win_rma(ep_win_ep_t *we, const ep_rma_t *op, MPI_Request *req)
             st = ep_dt_copy(addr, op->tcount, op->ttype, op->rbuf, op->ocount, op->otype, &n);
         return st ? st : req ? done_request(we, req) : EP_OK;
     }
-    int proc = w->comm->ranks[t].proc;
-    MPI_Aint pd = w->rank[t].tbase + op->disp * w->rank[t].disp_unit;
     switch (op->kind) {
     case EP_RMA_PUT:
         rc = req ? PMPI_Rput(op->obuf, op->ocount, op->otype, proc, pd, op->tcount, op->ttype, w->pwin, req)
@@ -487,12 +482,18 @@ ep_status_t ep_win_lock_all(ep_win_ep_t *we, int assert)
     for (int t = 0; t < n; t++)
         if (we->state[t])
             return EP_ERR_RMA_SYNC;
-    for (int t = 0; t < n && !rc && !(assert & MPI_MODE_NOCHECK); t++)
-        if ((rc = lock_take(we->w, t, 0)))
-            while (t-- > 0)
-                lock_give(we->w, t, 0);
-    if (!rc)
-        we->lock_all = assert & MPI_MODE_NOCHECK ? ST_NOCHECK : ST_SHARED;
+    if (assert & MPI_MODE_NOCHECK) {
+        we->lock_all = ST_NOCHECK;
+        return EP_OK;
+    }
+    int t = 0;
+    while (t < n && !(rc = lock_take(we->w, t, 0)))
+        t++;
+    if (rc) /* give back the locks taken */
+        while (t-- > 0)
+            lock_give(we->w, t, 0);
+    else
+        we->lock_all = ST_SHARED;
     return rc;
 }
 
@@ -562,26 +563,51 @@ static ep_request_t *notice_recv(ep_win_ep_t *we, int peer, int tag)
     return r;
 }
 
+/* Forgets the exposure epoch's awaited notices (cancelling those still
+ * pending after a failed post). */
+static void post_end(ep_win_ep_t *we)
+{
+    for (int i = 0; i < we->npost && we->post_reqs[i]; i++) {
+        if (ep_request_state(we->post_reqs[i]) != EP_RS_DONE)
+            ep_recv_cancel(we->post_reqs[i]);
+        ep_request_destroy(we->post_reqs[i]);
+    }
+    free(we->post_reqs);
+    we->post_reqs = NULL;
+    we->npost = 0;
+}
+
 ep_status_t ep_win_post(ep_win_ep_t *we, const int *ranks, int n)
 {
+    ep_status_t rc = EP_OK;
     if (we->post_reqs)
         return EP_ERR_RMA_SYNC;
-    we->post_reqs = calloc((size_t)n + 1, sizeof *we->post_reqs);
-    if (!we->post_reqs)
+    if (!(we->post_reqs = calloc((size_t)n + 1, sizeof *we->post_reqs)))
         return EP_ERR_NO_MEM;
     we->npost = n;
     /* The complete notices are awaited before the origins may send them. */
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n && !rc; i++)
         if (!(we->post_reqs[i] = notice_recv(we, ranks[i], TAG_COMPLETE)))
-            return EP_ERR_NO_MEM;
+            rc = EP_ERR_NO_MEM;
+    if (rc) {
+        post_end(we);
+        return rc;
+    }
     atomic_thread_fence(memory_order_seq_cst);
     PMPI_Win_sync(we->w->pwin);
-    for (int i = 0; i < n; i++) {
-        ep_status_t rc = notice_send(we, ranks[i], TAG_POST);
-        if (rc)
-            return rc;
-    }
-    return EP_OK;
+    for (int i = 0; i < n && !rc; i++)
+        rc = notice_send(we, ranks[i], TAG_POST);
+    return rc;
+}
+
+/* Ends the access epoch of MPI_Win_start. */
+static void end_start(ep_win_ep_t *we)
+{
+    for (int i = 0; i < we->nstart; i++)
+        we->state[we->start[i]] &= (unsigned char)~ST_STARTED;
+    free(we->start);
+    we->start = NULL;
+    we->nstart = 0;
 }
 
 ep_status_t ep_win_start(ep_win_ep_t *we, const int *ranks, int n)
@@ -592,13 +618,17 @@ ep_status_t ep_win_start(ep_win_ep_t *we, const int *ranks, int n)
         return EP_ERR_NO_MEM;
     memcpy(we->start, ranks, sizeof *ranks * (size_t)n);
     we->nstart = n;
+    for (int i = 0; i < n; i++)
+        we->state[ranks[i]] |= ST_STARTED;
+    /* Each target's post notice, before any access to it. */
     for (int i = 0; i < n; i++) {
         ep_request_t *r = notice_recv(we, ranks[i], TAG_POST);
-        if (!r)
+        if (!r) {
+            end_start(we);
             return EP_ERR_NO_MEM;
+        }
         ep_request_wait(r);
         ep_request_destroy(r);
-        we->state[ranks[i]] |= ST_STARTED;
     }
     atomic_thread_fence(memory_order_seq_cst);
     return EP_OK;
@@ -612,11 +642,8 @@ ep_status_t ep_win_complete(ep_win_ep_t *we)
     for (int i = 0; i < we->nstart; i++) {
         ep_status_t r2 = notice_send(we, we->start[i], TAG_COMPLETE);
         rc = rc ? rc : r2;
-        we->state[we->start[i]] &= (unsigned char)~ST_STARTED;
     }
-    free(we->start);
-    we->start = NULL;
-    we->nstart = 0;
+    end_start(we);
     return rc;
 }
 
@@ -636,11 +663,7 @@ ep_status_t ep_win_wait(ep_win_ep_t *we, int block, int *done)
         if (!*done)
             return EP_OK;
     }
-    for (int i = 0; i < we->npost; i++)
-        ep_request_destroy(we->post_reqs[i]);
-    free(we->post_reqs);
-    we->post_reqs = NULL;
-    we->npost = 0;
+    post_end(we);
     atomic_thread_fence(memory_order_seq_cst);
     return from_pmpi(PMPI_Win_sync(we->w->pwin));
 }

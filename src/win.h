@@ -53,9 +53,7 @@ typedef struct ep_win {
     MPI_Win pwin, lwin;
     int64_t *lwords;        /* this process's lock words (lwin's memory) */
     ep_win_rank_t *rank;    /* [size] */
-    char **direct;          /* [size] rank's window start, addressable here; NULL if not
-                               (dynamic windows: only non-NULL for local ranks, as a marker) */
-    void *segment;          /* shared windows: this process's segment */
+    char **segbase;         /* [nprocs] shared windows: each process's segment, here */
     _Atomic int refs;       /* local handles */
 } ep_win_t;
 
@@ -77,8 +75,8 @@ typedef struct ep_win_ep {
     int lock_all;           /* MPI_Win_lock_all: how every target is locked (state bits) */
     unsigned char *state;   /* [size] per target: locked (how), in the start group (win.c) */
     int *start, nstart;     /* access group of MPI_Win_start */
-    int npost;              /* exposure group of MPI_Win_post: its size, and */
-    struct ep_request **post_reqs; /* the "complete" notices awaited */
+    int npost;              /* MPI_Win_post: the exposure group's size, and */
+    struct ep_request **post_reqs; /* [npost] its members' "complete" notices, awaited */
 } ep_win_ep_t;
 
 static inline ep_win_ep_t *ep_win_get(MPI_Win h) { return (ep_win_ep_t *)ep_registry_get((int)h, EP_OBJ_WIN); }
@@ -133,6 +131,11 @@ ep_status_t ep_win_wait(ep_win_ep_t *we, int block, int *done);
 /* Dynamic windows. */
 ep_status_t ep_win_attach(ep_win_ep_t *we, void *base, MPI_Aint size);
 ep_status_t ep_win_detach(ep_win_ep_t *we, const void *base);
+
+/* Target displacement pd in process proc's part of pwin, as an address in
+ * this process (its own memory; every process's segment for shared
+ * windows), or NULL when this process cannot address it. */
+char *ep_win_local_addr(const ep_win_t *w, int proc, MPI_Aint pd);
 
 /* 1 when the calling endpoint may access target now (some epoch covers it). */
 int ep_win_in_epoch(const ep_win_ep_t *we, int target);

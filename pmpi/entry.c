@@ -19,11 +19,26 @@ static int invoke_classic(MPI_Comm c, int code)
     return ep_errhandler_invoke(eh, c, code);
 }
 
-static int raise_v(ep_endpoint_t *ep, MPI_Comm classic, const char *call, int cls, const char *fmt, va_list ap)
+/* The code of class cls with the message "<call>: <formatted text>". */
+static int code_v(const char *call, int cls, const char *fmt, va_list ap)
 {
     char msg[256];
     vsnprintf(msg, sizeof msg, fmt, ap);
-    int code = ep_error_code_make(cls, "%s: %s", call, msg);
+    return ep_error_code_make(cls, "%s: %s", call, msg);
+}
+
+int ep_raise_on(MPI_Errhandler eh, int handle, const char *call, int cls, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int code = code_v(call, cls, fmt, ap);
+    va_end(ap);
+    return ep_errhandler_invoke(eh, (MPI_Comm)handle, code);
+}
+
+static int raise_v(ep_endpoint_t *ep, MPI_Comm classic, const char *call, int cls, const char *fmt, va_list ap)
+{
+    int code = code_v(call, cls, fmt, ap);
     if (ep)
         return ep_errhandler_invoke(ep->errhandler, ep->user_handle, code);
     if (classic == MPI_COMM_NULL && ep_world_mode()) {

@@ -60,6 +60,10 @@ int ep_entry_endpoint(const char *call, MPI_Comm c, ep_endpoint_t **out);
  * the handler leaves (when it returns). */
 int ep_raise(ep_endpoint_t *ep, const char *call, int cls, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* Same, on handler eh of an object of epmpi's other than an endpoint
+ * (a window), which the handler is given as `handle`. */
+int ep_raise_on(MPI_Errhandler eh, int handle, const char *call, int cls, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 /* Same, on the handler of a classic communicator. */
 int ep_raise_classic(MPI_Comm classic, const char *call, int cls, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

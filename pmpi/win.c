@@ -8,37 +8,36 @@
 #include "group.h"
 #include "win.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int raise_win(ep_win_ep_t *we, const char *call, int cls, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int raise_win(ep_win_ep_t *we, const char *call, int cls, const char *fmt, ...)
-{
-    char msg[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    int code = ep_error_code_make(cls, "%s: %s", call, msg);
-    return ep_errhandler_invoke(we->errhandler, (MPI_Comm)we->handle, code);
-}
+/* Errors on a window go to its own handler. */
+#define raise_win(we, call, cls, ...) ep_raise_on((we)->errhandler, (int)(we)->handle, call, cls, __VA_ARGS__)
 
 static int raise_win_status(ep_win_ep_t *we, const char *call, ep_status_t st)
 {
     return st ? raise_win(we, call, ep_status_class(st), "%s", ep_status_text(st)) : MPI_SUCCESS;
 }
 
+/* The window behind an endpoint window handle; MPI_SUCCESS or the raised
+ * MPI_ERR_WIN (no window: the caller's MPI_COMM_WORLD handler). */
+static int win_lookup(const char *call, MPI_Win win, ep_win_ep_t **we)
+{
+    if ((*we = ep_win_get(win)))
+        return MPI_SUCCESS;
+    return ep_raise(NULL, call, MPI_ERR_WIN, "invalid window 0x%x (freed already?)", (unsigned)win);
+}
+
 /* Classic windows go to the PMPI_ expression `pass`; endpoint ones resolve
  * to we, or the entry point returns the raised error. */
 #define WIN_ENTRY(call, win, we, pass)                                                                    \
     do {                                                                                                  \
+        int rc_;                                                                                          \
         if (!ep_win_handle_is_ep(win))                                                                    \
             return (pass);                                                                                \
-        if (!((we) = ep_win_get(win)))                                                                    \
-            return ep_raise(NULL, call, MPI_ERR_WIN, "invalid window 0x%x (freed already?)", (unsigned)(win)); \
+        if ((rc_ = win_lookup(call, win, &(we))))                                                         \
+            return rc_;                                                                                   \
     } while (0)
 
 /* ---- creation and free ---------------------------------------------------------- */
@@ -259,9 +258,19 @@ static int check_side(ep_win_ep_t *we, const char *call, const char *side, int c
     return MPI_SUCCESS;
 }
 
-static int rma(const char *call, ep_win_ep_t *we, const ep_rma_t *op, MPI_Request *req)
+/* Every operation's entry on an endpoint window: request-based forms pass
+ * req, the others NULL. */
+static int rma(const char *call, MPI_Win win, ep_rma_t *op, MPI_Request *req, int request_based)
 {
-    int rc, n = we->w->comm->size;
+    ep_win_ep_t *we;
+    int rc;
+    if ((rc = win_lookup(call, win, &we)))
+        return rc;
+    int n = we->w->comm->size;
+    if (request_based && !req)
+        return raise_win(we, call, MPI_ERR_ARG, "request pointer is NULL");
+    if (op->kind == EP_RMA_GET_ACC && op->op == MPI_NO_OP && op->ocount == 0)
+        op->otype = op->rtype; /* no origin data: its type may be anything */
     if (op->target != MPI_PROC_NULL && (op->target < 0 || op->target >= n))
         return raise_win(we, call, MPI_ERR_RANK, "target rank %d is not in the window (size %d)", op->target, n);
     if ((rc = check_side(we, call, "origin", op->ocount, op->otype)) ||
@@ -277,91 +286,76 @@ static int rma(const char *call, ep_win_ep_t *we, const ep_rma_t *op, MPI_Reques
     return raise_win_status(we, call, ep_win_rma(we, op, req));
 }
 
-#define REQ_CHECK(call, we, request)                                                      \
-    do {                                                                                  \
-        if (!(request))                                                                   \
-            return raise_win(we, call, MPI_ERR_ARG, "request pointer is NULL");           \
-    } while (0)
-
 EP_API int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
                    MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
-    ep_win_ep_t *we;
-    WIN_ENTRY("MPI_Put", win, we,
-              PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                       target_datatype, win));
+    if (!ep_win_handle_is_ep(win))
+        return PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                        target_datatype, win);
     ep_rma_t op = {.kind = EP_RMA_PUT, .obuf = origin_addr, .ocount = origin_count, .otype = origin_datatype,
                    .target = target_rank, .disp = target_disp, .tcount = target_count, .ttype = target_datatype};
-    return rma("MPI_Put", we, &op, NULL);
+    return rma("MPI_Put", win, &op, NULL, 0);
 }
 
 EP_API int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
                     MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
                     MPI_Request *request)
 {
-    ep_win_ep_t *we;
-    WIN_ENTRY("MPI_Rput", win, we,
-              PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                        target_datatype, win, request));
-    REQ_CHECK("MPI_Rput", we, request);
+    if (!ep_win_handle_is_ep(win))
+        return PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                         target_datatype, win, request);
     ep_rma_t op = {.kind = EP_RMA_PUT, .obuf = origin_addr, .ocount = origin_count, .otype = origin_datatype,
                    .target = target_rank, .disp = target_disp, .tcount = target_count, .ttype = target_datatype};
-    return rma("MPI_Rput", we, &op, request);
+    return rma("MPI_Rput", win, &op, request, 1);
 }
 
 EP_API int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
                    MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
-    ep_win_ep_t *we;
-    WIN_ENTRY("MPI_Get", win, we,
-              PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                       target_datatype, win));
+    if (!ep_win_handle_is_ep(win))
+        return PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                        target_datatype, win);
     ep_rma_t op = {.kind = EP_RMA_GET, .rbuf = origin_addr, .ocount = origin_count, .otype = origin_datatype,
                    .target = target_rank, .disp = target_disp, .tcount = target_count, .ttype = target_datatype};
-    return rma("MPI_Get", we, &op, NULL);
+    return rma("MPI_Get", win, &op, NULL, 0);
 }
 
 EP_API int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
                     MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
                     MPI_Request *request)
 {
-    ep_win_ep_t *we;
-    WIN_ENTRY("MPI_Rget", win, we,
-              PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                        target_datatype, win, request));
-    REQ_CHECK("MPI_Rget", we, request);
+    if (!ep_win_handle_is_ep(win))
+        return PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                         target_datatype, win, request);
     ep_rma_t op = {.kind = EP_RMA_GET, .rbuf = origin_addr, .ocount = origin_count, .otype = origin_datatype,
                    .target = target_rank, .disp = target_disp, .tcount = target_count, .ttype = target_datatype};
-    return rma("MPI_Rget", we, &op, request);
+    return rma("MPI_Rget", win, &op, request, 1);
 }
 
 EP_API int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
                           MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
                           MPI_Win win)
 {
-    ep_win_ep_t *we;
-    WIN_ENTRY("MPI_Accumulate", win, we,
-              PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                              target_datatype, op, win));
+    if (!ep_win_handle_is_ep(win))
+        return PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                               target_datatype, op, win);
     ep_rma_t o = {.kind = EP_RMA_ACC, .obuf = origin_addr, .ocount = origin_count, .otype = origin_datatype,
                   .target = target_rank, .disp = target_disp, .tcount = target_count, .ttype = target_datatype,
                   .op = op};
-    return rma("MPI_Accumulate", we, &o, NULL);
+    return rma("MPI_Accumulate", win, &o, NULL, 0);
 }
 
 EP_API int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
                            MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
                            MPI_Win win, MPI_Request *request)
 {
-    ep_win_ep_t *we;
-    WIN_ENTRY("MPI_Raccumulate", win, we,
-              PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                               target_datatype, op, win, request));
-    REQ_CHECK("MPI_Raccumulate", we, request);
+    if (!ep_win_handle_is_ep(win))
+        return PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                                target_datatype, op, win, request);
     ep_rma_t o = {.kind = EP_RMA_ACC, .obuf = origin_addr, .ocount = origin_count, .otype = origin_datatype,
                   .target = target_rank, .disp = target_disp, .tcount = target_count, .ttype = target_datatype,
                   .op = op};
-    return rma("MPI_Raccumulate", we, &o, request);
+    return rma("MPI_Raccumulate", win, &o, request, 1);
 }
 
 EP_API int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
@@ -369,16 +363,14 @@ EP_API int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Dat
                               MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
                               MPI_Win win)
 {
-    ep_win_ep_t *we;
-    WIN_ENTRY("MPI_Get_accumulate", win, we,
-              PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
-                                  result_datatype, target_rank, target_disp, target_count, target_datatype, op, win));
+    if (!ep_win_handle_is_ep(win))
+        return PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                                   result_datatype, target_rank, target_disp, target_count, target_datatype, op,
+                                   win);
     ep_rma_t o = {.kind = EP_RMA_GET_ACC, .obuf = origin_addr, .ocount = origin_count, .otype = origin_datatype,
                   .rbuf = result_addr, .rcount = result_count, .rtype = result_datatype, .target = target_rank,
                   .disp = target_disp, .tcount = target_count, .ttype = target_datatype, .op = op};
-    if (op == MPI_NO_OP && o.ocount == 0) /* no origin data: its type may be anything */
-        o.otype = result_datatype;
-    return rma("MPI_Get_accumulate", we, &o, NULL);
+    return rma("MPI_Get_accumulate", win, &o, NULL, 0);
 }
 
 EP_API int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
@@ -386,43 +378,37 @@ EP_API int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Da
                                MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
                                MPI_Win win, MPI_Request *request)
 {
-    ep_win_ep_t *we;
-    WIN_ENTRY("MPI_Rget_accumulate", win, we,
-              PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
-                                   result_datatype, target_rank, target_disp, target_count, target_datatype, op, win,
-                                   request));
-    REQ_CHECK("MPI_Rget_accumulate", we, request);
+    if (!ep_win_handle_is_ep(win))
+        return PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                                    result_datatype, target_rank, target_disp, target_count, target_datatype, op,
+                                    win, request);
     ep_rma_t o = {.kind = EP_RMA_GET_ACC, .obuf = origin_addr, .ocount = origin_count, .otype = origin_datatype,
                   .rbuf = result_addr, .rcount = result_count, .rtype = result_datatype, .target = target_rank,
                   .disp = target_disp, .tcount = target_count, .ttype = target_datatype, .op = op};
-    if (op == MPI_NO_OP && o.ocount == 0)
-        o.otype = result_datatype;
-    return rma("MPI_Rget_accumulate", we, &o, request);
+    return rma("MPI_Rget_accumulate", win, &o, request, 1);
 }
 
 EP_API int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
                             MPI_Aint target_disp, MPI_Op op, MPI_Win win)
 {
-    ep_win_ep_t *we;
-    WIN_ENTRY("MPI_Fetch_and_op", win, we,
-              PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win));
+    if (!ep_win_handle_is_ep(win))
+        return PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
     ep_rma_t o = {.kind = EP_RMA_GET_ACC, .obuf = origin_addr, .ocount = 1, .otype = datatype,
                   .rbuf = result_addr, .rcount = 1, .rtype = datatype, .target = target_rank,
                   .disp = target_disp, .tcount = 1, .ttype = datatype, .op = op};
-    return rma("MPI_Fetch_and_op", we, &o, NULL);
+    return rma("MPI_Fetch_and_op", win, &o, NULL, 0);
 }
 
 EP_API int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
                                 MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)
 {
-    ep_win_ep_t *we;
-    WIN_ENTRY("MPI_Compare_and_swap", win, we,
-              PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp,
-                                    win));
+    if (!ep_win_handle_is_ep(win))
+        return PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp,
+                                     win);
     ep_rma_t o = {.kind = EP_RMA_CAS, .obuf = origin_addr, .cbuf = compare_addr, .ocount = 1, .otype = datatype,
                   .rbuf = result_addr, .rcount = 1, .rtype = datatype, .target = target_rank,
                   .disp = target_disp, .tcount = 1, .ttype = datatype};
-    return rma("MPI_Compare_and_swap", we, &o, NULL);
+    return rma("MPI_Compare_and_swap", win, &o, NULL, 0);
 }
 
 /* ---- synchronisation ----------------------------------------------------------------- */
@@ -484,11 +470,9 @@ EP_API int MPI_Win_unlock_all(MPI_Win win)
 /* all: every target (rank is ignored). */
 static int flush(const char *call, MPI_Win win, int rank, int all, int local)
 {
-    ep_win_ep_t *we = ep_win_get(win);
+    ep_win_ep_t *we;
     int rc;
-    if (!we)
-        return ep_raise(NULL, call, MPI_ERR_WIN, "invalid window 0x%x (freed already?)", (unsigned)win);
-    if (!all && (rc = check_target(we, call, rank)))
+    if ((rc = win_lookup(call, win, &we)) || (!all && (rc = check_target(we, call, rank))))
         return rc;
     return raise_win_status(we, call, ep_win_flush(we, all ? -1 : rank, local));
 }
@@ -558,11 +542,9 @@ static int group_ranks(ep_win_ep_t *we, const char *call, MPI_Group group, int *
 
 static int pscw_group(const char *call, MPI_Group group, MPI_Win win, int post)
 {
-    ep_win_ep_t *we = ep_win_get(win);
+    ep_win_ep_t *we;
     int *ranks = NULL, n = 0, rc;
-    if (!we)
-        return ep_raise(NULL, call, MPI_ERR_WIN, "invalid window 0x%x (freed already?)", (unsigned)win);
-    if ((rc = group_ranks(we, call, group, &ranks, &n)))
+    if ((rc = win_lookup(call, win, &we)) || (rc = group_ranks(we, call, group, &ranks, &n)))
         return rc;
     ep_status_t st = post ? ep_win_post(we, ranks, n) : ep_win_start(we, ranks, n);
     free(ranks);

@@ -12,9 +12,7 @@ ep_status_t ep_dt_check(MPI_Datatype t)
         return t == MPI_DATATYPE_NULL ? EP_ERR_TYPE : EP_OK;
     if (t == MPI_DATATYPE_NULL || ep_handle_is_ep((int)t))
         return EP_ERR_TYPE;
-    /* A handle of the datatype type with a valid kind; MPICH validates the rest. */
-    unsigned u = (unsigned)t;
-    if (((u & EP_HANDLE_TYPE_MASK) >> EP_HANDLE_TYPE_SHIFT) != EP_HTYPE_DATATYPE || (u >> 30) == 0)
+    if (!ep_handle_is_mpich((int)t, EP_HTYPE_DATATYPE))
         return EP_ERR_TYPE;
     int sz;
     if (PMPI_Type_size(t, &sz) != MPI_SUCCESS)

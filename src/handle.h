@@ -71,6 +71,13 @@ static inline int ep_message_handle_is_ep(MPI_Message m) { return ep_handle_is_e
 static inline int ep_group_handle_is_ep(MPI_Group g) { return ep_handle_is_ep((int)g); }
 static inline int ep_win_handle_is_ep(MPI_Win w) { return ep_handle_is_ep((int)w); }
 
+/* A handle MPICH may have handed out (kind 01, 10 or 11) of MPICH type
+ * htype; MPICH validates the rest. */
+static inline int ep_handle_is_mpich(int h, unsigned htype)
+{
+    return (ep_handle_bits(h) >> EP_HANDLE_KIND_SHIFT) != 0 && ep_handle_type(h) == htype;
+}
+
 /* MPICH's builtin objects (kind 01): the predefined datatypes and
  * operations, never freed. */
 static inline int ep_handle_is_builtin(int h) { return (ep_handle_bits(h) >> EP_HANDLE_KIND_SHIFT) == 1; }

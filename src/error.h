@@ -43,6 +43,7 @@
     X(ERR_ATTR_COPY, MPI_ERR_OTHER, "an attribute copy callback failed")      \
     X(ERR_WIN, MPI_ERR_WIN, "invalid window")                                 \
     X(ERR_RMA_SYNC, MPI_ERR_RMA_SYNC, "no access epoch covers this target (MPI_Win_fence, _lock, _lock_all or _start first), or a synchronisation call out of order") \
+    X(ERR_DISP, MPI_ERR_DISP, "the target displacement is negative")          \
     X(ERR_RMA_RANGE, MPI_ERR_RMA_RANGE, "the target data lies outside the target's window") \
     X(ERR_RMA_SHARED, MPI_ERR_RMA_SHARED, "the processes of the communicator are not on one node") \
     X(ERR_INTERN, MPI_ERR_INTERN, "internal error")                           \

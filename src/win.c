@@ -339,7 +339,7 @@ static ep_status_t in_range(const ep_win_t *w, const ep_rma_t *op)
     if (w->flavor == EP_WIN_DYNAMIC || op->tcount == 0)
         return EP_OK;
     if (op->disp < 0)
-        return EP_ERR_RMA_RANGE;
+        return EP_ERR_DISP;
     if (text >= 0)
         ext = text;
     else if (PMPI_Type_get_extent(op->ttype, &lb, &ext) || PMPI_Type_get_true_extent(op->ttype, &tlb, &text))

@@ -13,6 +13,10 @@
  *    Get_accumulate with MPI_NO_OP (read back), MPI_SUM (each rank fetches
  *    a distinct count) and MPI_REPLACE (the fetched values and the final one
  *    are the initial value and every rank's);
+ *  - synchronisation and argument errors: an operation outside any epoch,
+ *    unlock without lock, a second lock, attach to a created window, a
+ *    negative displacement, MPI_OP_NULL; on endpoints also a range past the
+ *    window, freeing a locked window and an invalid lock type;
  *  - 1 MiB puts and gets in MPI_Win_allocate memory (the get also under
  *    a shared lock);
  *  - errors go to the window's handler (MPI_ERRORS_RETURN on the window
@@ -522,12 +526,50 @@ static void part_errors(MPI_Comm comm)
     free(buf);
 }
 
+/* Synchronisation and argument errors, each on the caller's own rank.  On
+ * endpoints also what MPICH does not check or reports with another class
+ * (an invalid lock type is MPI_ERR_ARG there; it checks no range and lets
+ * a locked window be freed). */
+static void part_sync_errors(MPI_Comm comm)
+{
+    int me, x = 1, buf[4] = {0};
+    int endpoints = comm != MPI_COMM_WORLD || ept_world_endpoints() > 0;
+    MPI_Win win;
+    MPI_Errhandler eh;
+    EPT_OK(MPI_Comm_rank(comm, &me));
+    PHASE("rma_fence: synchronisation errors");
+    EPT_OK(MPI_Win_create(buf, sizeof buf, sizeof(int), MPI_INFO_NULL, comm, &win));
+    EPT_OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+    EPT_OK(MPI_Win_get_errhandler(win, &eh));
+    EPT_CHECK(eh == MPI_ERRORS_RETURN, "rank %d: MPI_Win_get_errhandler does not give the handler set", me);
+    expect_error(MPI_Put(&x, 1, MPI_INT, me, 0, 1, MPI_INT, win), MPI_ERR_RMA_SYNC, "MPI_Put", "Put outside an epoch");
+    expect_error(MPI_Win_unlock(me, win), MPI_ERR_RMA_SYNC, "MPI_Win_unlock", "unlock without a lock");
+    expect_error(MPI_Win_attach(win, buf, sizeof buf), MPI_ERR_RMA_FLAVOR, "MPI_Win_attach",
+                 "attach to a window of MPI_Win_create");
+    EPT_OK(MPI_Win_lock(MPI_LOCK_SHARED, me, 0, win));
+    expect_error(MPI_Win_lock(MPI_LOCK_SHARED, me, 0, win), MPI_ERR_RMA_SYNC, "MPI_Win_lock", "a second lock");
+    expect_error(MPI_Put(&x, 1, MPI_INT, me, -1, 1, MPI_INT, win), MPI_ERR_DISP, "MPI_Put", "displacement -1");
+    expect_error(MPI_Accumulate(&x, 1, MPI_INT, me, 0, 1, MPI_INT, MPI_OP_NULL, win), MPI_ERR_OP, "MPI_Accumulate",
+                 "Accumulate with MPI_OP_NULL");
+    if (endpoints) {
+        expect_error(MPI_Put(&x, 1, MPI_INT, me, 4, 1, MPI_INT, win), MPI_ERR_RMA_RANGE, "MPI_Put",
+                     "Put past the window");
+        expect_error(MPI_Win_free(&win), MPI_ERR_RMA_SYNC, "MPI_Win_free", "free while locked");
+    }
+    EPT_OK(MPI_Win_unlock(me, win));
+    if (endpoints)
+        expect_error(MPI_Win_lock(99, me, 0, win), MPI_ERR_LOCKTYPE, "MPI_Win_lock", "lock type 99");
+    EPT_OK(MPI_Win_free(&win));
+    EPT_CHECK(buf[0] == 0, "rank %d: an erroneous call moved data", me);
+}
+
 static void body(MPI_Comm comm, void *arg)
 {
     (void)arg;
     part_ring(comm);
     part_datatypes(comm);
     part_accumulate(comm);
+    part_sync_errors(comm);
     part_large(comm);
     part_errors(comm);
 }

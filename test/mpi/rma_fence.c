@@ -22,7 +22,8 @@
  *  - errors go to the window's handler (MPI_ERRORS_RETURN on the window
  *    only): MPI_ERR_RANK from MPI_Put, MPI_Get and MPI_Accumulate to ranks
  *    out of range, with messages naming the call; a handler made with
- *    MPI_Win_create_errhandler is called with the window; MPI_PROC_NULL is
+ *    MPI_Win_create_errhandler is called with the window, also by
+ *    MPI_Win_call_errhandler; MPI_PROC_NULL is
  *    a no-op.
  * Every value is checked against values computed here. */
 #include "rma_common.h"
@@ -520,6 +521,10 @@ static void part_errors(MPI_Comm comm)
     int rc_class = -1;
     MPI_Error_class(rc, &rc_class);
     EPT_CHECK(rc_class == MPI_ERR_RANK, "rank %d: Put to rank n returned class %d after the handler", me, rc_class);
+    EPT_OK(MPI_Win_call_errhandler(win, MPI_ERR_OTHER));
+    EPT_CHECK(handler_calls == 2 && handler_win == win && handler_class == MPI_ERR_OTHER,
+              "rank %d: MPI_Win_call_errhandler: the handler was called %d times in all (class %d)", me,
+              handler_calls, handler_class);
     EPT_OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
     EPT_CHECK(buf[0] == 0 && buf[1] == 0 && x[1] == -1, "rank %d: an error or MPI_PROC_NULL moved data", me);
     EPT_OK(MPI_Win_free(&win));

@@ -325,6 +325,8 @@ void ep_progress_detach(ep_request_t *r)
     pthread_mutex_unlock(&progress_lock);
 }
 
+int ep_progress_detached(void) { return atomic_load(&n_detached); }
+
 void ep_net_comm_ready(ep_comm_t *c)
 {
     pthread_mutex_lock(&progress_lock);

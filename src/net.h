@@ -79,6 +79,8 @@ void ep_progress_reclaim(void);
 /* Hands a request freed by the user while pending to the progress engine,
  * which destroys it once complete. */
 void ep_progress_detach(ep_request_t *r);
+/* Number of such requests not destroyed yet. */
+int ep_progress_detached(void);
 
 /* Registers c's context id and delivers headers that arrived before it. */
 void ep_net_comm_ready(ep_comm_t *c);

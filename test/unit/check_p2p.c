@@ -1,11 +1,13 @@
 /* The point-to-point engine inside one process, driven directly (no entry
  * points): a local communicator of a few endpoints, eager and rendezvous
- * messages, matching order, wildcards, probes, cancel, and truncation.
+ * messages, matching order, wildcards, probes, cancel, and truncation; and
+ * the matching queues under threads that each drive an endpoint.
  * MPICH runs as a singleton; Check runs the tests in this process
  * (CK_NOFORK), since MPI cannot be initialised again in a child. */
 #include "comm.h"
 #include "net.h"
 #include "p2p.h"
+#include "threads.h"
 #include "unit.h"
 
 #include <check.h>
@@ -154,6 +156,16 @@ START_TEST(proc_null)
 }
 END_TEST
 
+/* Every endpoint's thread sends to and receives from all the others at
+ * once: the queues and the in-process rendezvous under contention. */
+START_TEST(threads_exchange_in_process)
+{
+    ep_comm_t *tc = ep_unit_local_comm(EP_UNIT_NT);
+    ep_unit_run_threads(tc, ep_send_start, ep_unit_exchange);
+    ep_unit_comm_free(tc);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     int provided;
@@ -174,6 +186,11 @@ int main(int argc, char **argv)
     tcase_add_test(tc, truncation_reported);
     tcase_add_test(tc, proc_null);
     suite_add_tcase(s, tc);
+    TCase *tt = tcase_create("threads");
+    tcase_set_timeout(tt, 120);
+    tcase_add_test(tt, threads_exchange_in_process);
+    suite_add_tcase(s, tt);
+    ep_bsend_attach(1 << 20);
     int rc = ep_unit_run_nofork(s);
     for (int i = 0; i < 3; i++)
         ep_endpoint_free(&c->local[i]);

@@ -5,6 +5,8 @@
 
 #include <check.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 START_TEST(handles_look_like_endpoint_handles)
@@ -113,6 +115,81 @@ START_TEST(concurrent_add_remove)
 }
 END_TEST
 
+/* Writers mint and free handles while readers look up what the writers
+ * published: a lookup gives the object the handle was minted for or, once
+ * the handle is freed, nothing, even after its slot went to another object
+ * (the generation differs).  The free list is primed with PRIME slots, so
+ * a slot comes back only after PRIME other allocations: in the writers'
+ * WRITERS * WRITES allocations no slot goes through all 64 generations. */
+enum { WRITERS = 2, READERS = 2, WRITES = 20000, PRIME = 4096 };
+typedef struct {
+    ep_object_t obj;
+    int id;
+} tobj_t;
+static tobj_t tobjs[WRITERS][2];
+static _Atomic uint64_t published[WRITERS]; /* handle << 32 | object id */
+static _Atomic int writers_done;
+
+static void *writer(void *arg)
+{
+    int w = (int)(intptr_t)arg;
+    int prev = 0;
+    for (int i = 0; i < WRITES; i++) {
+        tobj_t *o = &tobjs[w][i % 2];
+        int h = ep_registry_add(EP_HTYPE_REQUEST, &o->obj);
+        if (!h || h == prev)
+            return (void *)"a handle was minted twice";
+        atomic_store(&published[w], (uint64_t)(unsigned)h << 32 | (unsigned)o->id);
+        if ((ep_object_t *)ep_registry_get(h, EP_OBJ_REQUEST) != &o->obj)
+            return (void *)"a live handle did not find its object";
+        ep_registry_remove(h);
+        if (ep_registry_get(h, EP_OBJ_REQUEST))
+            return (void *)"a freed handle still found an object";
+        prev = h;
+    }
+    atomic_fetch_add(&writers_done, 1);
+    return NULL;
+}
+
+static void *reader(void *arg)
+{
+    (void)arg;
+    while (atomic_load(&writers_done) < WRITERS)
+        for (int w = 0; w < WRITERS; w++) {
+            uint64_t p = atomic_load(&published[w]);
+            int h = (int)(p >> 32), id = (int)(p & 0xffffffffu);
+            ep_object_t *o = h ? ep_registry_get(h, EP_OBJ_REQUEST) : NULL;
+            if (o && ((tobj_t *)o)->id != id)
+                return (void *)"a stale handle found another object";
+        }
+    return NULL;
+}
+
+START_TEST(concurrent_lookup_sees_live_or_nothing)
+{
+    static ep_object_t prime[PRIME];
+    int hp[PRIME], live0 = ep_registry_live();
+    for (int i = 0; i < PRIME; i++) {
+        prime[i].kind = EP_OBJ_REQUEST;
+        hp[i] = ep_registry_add(EP_HTYPE_REQUEST, &prime[i]);
+    }
+    for (int i = 0; i < PRIME; i++)
+        ep_registry_remove(hp[i]);
+    for (int w = 0; w < WRITERS; w++)
+        for (int j = 0; j < 2; j++)
+            tobjs[w][j] = (tobj_t){{EP_OBJ_REQUEST}, w * 2 + j};
+    pthread_t t[WRITERS + READERS];
+    void *res;
+    for (int i = 0; i < WRITERS + READERS; i++)
+        pthread_create(&t[i], NULL, i < WRITERS ? writer : reader, (void *)(intptr_t)i);
+    for (int i = 0; i < WRITERS + READERS; i++) {
+        pthread_join(t[i], &res);
+        ck_assert_msg(res == NULL, "%s", (const char *)res);
+    }
+    ck_assert_int_eq(ep_registry_live(), live0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("registry");
@@ -124,6 +201,7 @@ int main(void)
     tcase_add_test(tc, freed_slot_is_not_reused_at_once);
     tcase_add_test(tc, many_handles_no_small_cap);
     tcase_add_test(tc, concurrent_add_remove);
+    tcase_add_test(tc, concurrent_lookup_sees_live_or_nothing);
     suite_add_tcase(s, tc);
     return ep_unit_run(s);
 }

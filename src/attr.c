@@ -10,8 +10,11 @@ typedef struct ep_keyval {
     void *extra;
 } ep_keyval_t;
 
-/* Keyvals are few and never forgotten (MPI lets attributes outlive
- * MPI_Comm_free_keyval): an append-only table under a mutex. */
+/* Keyvals are few and kept after MPI_Comm_free_keyval (MPI lets
+ * attributes outlive it): a table under a mutex, one entry per keyval
+ * number.  MPICH hands a freed number out again; the new keyval takes over
+ * its entry, so a program that makes and frees keyvals in a loop does not
+ * grow the table. */
 static ep_keyval_t *keyvals;
 static int n_keyvals, cap_keyvals;
 static pthread_mutex_t keyval_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -27,6 +30,12 @@ void ep_keyval_record(int keyval, MPI_Comm_copy_attr_function *copy, MPI_Comm_de
                       void *extra)
 {
     pthread_mutex_lock(&keyval_lock);
+    for (int i = 0; i < n_keyvals; i++)
+        if (keyvals[i].keyval == keyval) {
+            keyvals[i] = (ep_keyval_t){keyval, copy, del, extra};
+            pthread_mutex_unlock(&keyval_lock);
+            return;
+        }
     if (n_keyvals == cap_keyvals) {
         int cap = cap_keyvals ? 2 * cap_keyvals : 16;
         ep_keyval_t *k = realloc(keyvals, sizeof *k * (size_t)cap);
@@ -45,7 +54,7 @@ static int keyval_find(int keyval, ep_keyval_t *out)
 {
     int found = 0;
     pthread_mutex_lock(&keyval_lock);
-    for (int i = n_keyvals - 1; i >= 0 && !found; i--) /* newest first: MPICH may reuse a freed keyval */
+    for (int i = 0; i < n_keyvals && !found; i++)
         if (keyvals[i].keyval == keyval) {
             *out = keyvals[i];
             found = 1;

@@ -1,5 +1,6 @@
 /* MPI_Init / MPI_Init_thread / MPI_Finalize: bring the engine up and down. */
 #include "settings.h"
+#include "attr.h"
 #include "entry.h"
 #include "net.h"
 #include "p2p.h"
@@ -80,6 +81,8 @@ EP_API int MPI_Finalize(void)
         if (ep_world_mode())
             ep_world_finalize();
         ep_net_finalize();
+        ep_keyval_finalize();
+        ep_registry_finalize();
         engine_up = 0;
     }
     return PMPI_Finalize();

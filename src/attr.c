@@ -50,6 +50,15 @@ void ep_keyval_record(int keyval, MPI_Comm_copy_attr_function *copy, MPI_Comm_de
     pthread_mutex_unlock(&keyval_lock);
 }
 
+void ep_keyval_finalize(void)
+{
+    pthread_mutex_lock(&keyval_lock);
+    free(keyvals);
+    keyvals = NULL;
+    n_keyvals = cap_keyvals = 0;
+    pthread_mutex_unlock(&keyval_lock);
+}
+
 static int keyval_find(int keyval, ep_keyval_t *out)
 {
     int found = 0;

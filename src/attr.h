@@ -12,6 +12,8 @@
 
 void ep_keyval_record(int keyval, MPI_Comm_copy_attr_function *copy, MPI_Comm_delete_attr_function *del,
                       void *extra);
+/* MPI_Finalize: forgets every keyval. */
+void ep_keyval_finalize(void);
 /* 1 when keyval was made through MPI_Comm_create_keyval (or MPI_Keyval_create). */
 int ep_keyval_known(int keyval);
 

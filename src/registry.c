@@ -99,3 +99,17 @@ int ep_registry_live(void)
     pthread_mutex_unlock(&reg_lock);
     return n;
 }
+
+void ep_registry_finalize(void)
+{
+    pthread_mutex_lock(&reg_lock);
+    if (live == 0) {
+        for (unsigned i = 0; i < EP_REG_CHUNKS; i++) {
+            free(atomic_load_explicit(&chunks[i], memory_order_relaxed));
+            atomic_store_explicit(&chunks[i], NULL, memory_order_relaxed);
+        }
+        free_head = free_tail = 0;
+        next_unused = 1;
+    }
+    pthread_mutex_unlock(&reg_lock);
+}

@@ -36,4 +36,8 @@ void ep_registry_remove(int h);
 /* Number of live handles (for leak checks). */
 int ep_registry_live(void);
 
+/* MPI_Finalize: frees the table if no handle is live (handles the program
+ * never freed keep it, and their objects stay reachable). */
+void ep_registry_finalize(void);
+
 #endif

@@ -80,6 +80,7 @@ EP_API int MPI_Finalize(void)
         if (ep_world_mode())
             ep_world_finalize();
         ep_net_finalize();
+        ep_request_pools_free();
         engine_up = 0;
     }
     return PMPI_Finalize();

@@ -148,7 +148,7 @@ static ep_msg_t *materialize(const ep_msg_t *m)
     return q;
 }
 
-void ep_p2p_arrive(ep_endpoint_t *dst, const ep_msg_t *m)
+int ep_p2p_arrive(ep_endpoint_t *dst, const ep_msg_t *m)
 {
     pthread_mutex_lock(&dst->lock);
     ep_match_item_t *it = ep_mq_take_posted(&dst->posted, m->link.source, m->link.tag);
@@ -162,7 +162,7 @@ void ep_p2p_arrive(ep_endpoint_t *dst, const ep_msg_t *m)
             ep_errhandler_invoke(MPI_ERRORS_ARE_FATAL, dst->handle,
                                  ep_error_code_make(MPI_ERR_NO_MEM, "epmpi: out of memory queueing a message"));
         }
-        return;
+        return 0;
     }
     pthread_mutex_unlock(&dst->lock);
     ep_request_t *r = ep_container_of(it, ep_request_t, link);
@@ -170,6 +170,7 @@ void ep_p2p_arrive(ep_endpoint_t *dst, const ep_msg_t *m)
     size_t held = m->kind == EP_MSG_LOCAL_RNDV ? m->sreq->bsend_bytes : 0;
     match_complete(r, m);
     ep_bsend_release(held);
+    return 1;
 }
 
 /* ---- starting operations ---------------------------------------------- */

@@ -36,6 +36,7 @@ typedef enum { EP_SEND_STANDARD, EP_SEND_SYNC, EP_SEND_READY, EP_SEND_BUFFERED }
 typedef enum { EP_RS_INACTIVE, EP_RS_PENDING, EP_RS_NET, EP_RS_DONE } ep_req_state_t;
 
 #define EP_REQ_MAX_NET 2
+#define EP_REQ_WIRE_INLINE 128
 
 typedef struct ep_request {
     ep_object_t obj;             /* registry header: EP_OBJ_REQUEST */
@@ -68,6 +69,11 @@ typedef struct ep_request {
     ep_comm_t *coll_comm;           /* referenced while the request exists */
     struct ep_coll_inst *coll_inst; /* the running instance, NULL once done */
     ep_status_t coll_status;        /* its outcome, for the error message */
+    unsigned pool_slot;             /* in a thread's pool: its reserved registry slot */
+    /* Last, and not cleared by ep_request_init: room for the wire header
+     * and payload of a small message to another process (net.c), which
+     * saves an allocation per message. */
+    _Alignas(16) char wire_inline[EP_REQ_WIRE_INLINE];
 } ep_request_t;
 
 typedef enum { EP_MSG_EAGER, EP_MSG_LOCAL_RNDV, EP_MSG_NET_RNDV } ep_msg_kind_t;
@@ -93,6 +99,8 @@ void ep_request_init(ep_request_t *r, ep_req_kind_t kind, ep_endpoint_t *ep);
 ep_request_t *ep_request_new(ep_req_kind_t kind, ep_endpoint_t *ep, int with_handle);
 /* Releases the object (and its handle, if any). */
 void ep_request_destroy(ep_request_t *r);
+/* Frees the objects every thread keeps for reuse (MPI_Finalize). */
+void ep_request_pools_free(void);
 /* A request that outlives its call keeps its datatype alive. */
 void ep_request_hold_type(ep_request_t *r);
 static inline ep_request_t *ep_request_get(MPI_Request h)

@@ -52,7 +52,9 @@ typedef struct ep_rank_loc {
 } ep_rank_loc_t;
 
 typedef struct ep_endpoint {
-    ep_object_t obj;             /* registry header: EP_OBJ_ENDPOINT */
+    /* A cache line of its own: the threads of neighbouring endpoints in
+     * comm->local must not invalidate each other's queues. */
+    _Alignas(64) ep_object_t obj; /* registry header: EP_OBJ_ENDPOINT */
     MPI_Comm handle;             /* this endpoint's handle; MPI_COMM_NULL once freed */
     MPI_Comm user_handle;        /* the handle the application knows it by, passed to its
                                     callbacks: MPI_COMM_WORLD / MPI_COMM_SELF in world mode */

@@ -131,7 +131,7 @@ ep_request_t *ep_request_new(ep_req_kind_t kind, ep_endpoint_t *ep, int with_han
     unsigned slot = 0;
     if (r)
         slot = r->pool_slot;
-    else if (!(r = malloc(sizeof *r)))
+    else if (!(r = aligned_alloc(_Alignof(ep_request_t), sizeof *r)))
         return NULL;
     ep_request_init(r, kind, ep);
     if (with_handle && slot) {

@@ -90,5 +90,6 @@ void case_rate(const struct party *p, const struct bench_opts *o);
 void case_coll(const struct party *p, const struct bench_opts *o);
 void case_create(const struct party *p, const struct bench_opts *o);
 void case_memcpy(const struct party *p, const struct bench_opts *o);
+void case_handoff(const struct party *p, const struct bench_opts *o);
 
 #endif

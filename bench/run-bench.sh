@@ -17,7 +17,8 @@
 #       (MPI_THREAD_MULTIPLE, each thread on its own MPI_Comm_dup): rate
 #   5a  1 process x 2 endpoints vs 2 MPICH processes: coll
 #   5b  2 processes x 2 endpoints vs 4 MPICH processes: coll
-# and once per repetition the machine's memcpy bandwidth (one thread).
+# and once per repetition the machine's limits inside a process: memcpy
+# bandwidth (one thread) and the one-way handoff time between two threads.
 #
 # Environment (make bench sets them): BENCH_PROG (epmpi-bench), BENCH_LIB
 # (libepmpi.so), BENCH_MPIEXEC, BENCH_SAN_PRELOAD (a sanitizer runtime to
@@ -230,8 +231,8 @@ while [ "$rep" -le "$REPS" ]; do
     if [ "$memcpy_runs" = 1 ]; then
         step=$((step + 1))
         t0=$(now)
-        run memcpy baseline mpich:1 memcpy
-        printf '[%3d/%d] rep %d/%d  memcpy bandwidth, one thread  %ss\n' "$step" "$total" "$rep" "$REPS" "$(secs "$t0" "$(now)")"
+        run memcpy baseline mpich:1 memcpy,handoff
+        printf '[%3d/%d] rep %d/%d  memcpy bandwidth and thread handoff  %ss\n' "$step" "$total" "$rep" "$REPS" "$(secs "$t0" "$(now)")"
     fi
     # a here-document, not a pipe: run must be able to stop the driver
     while read -r id ep base cases; do
@@ -294,7 +295,7 @@ END {
         better = unit[k] == "us" ? "lower" : "higher"
         bm = median(vals[k, "baseline"]); blo = lo; bhi = hi; n = count
         if (f[1] == "memcpy") {
-            printf "memcpy,,%s,%s,%s,%d,%s,%s,%.6g,,,,,%d,%.6g,%.6g,,\n", csvq("memcpy: one thread"), f[2], f[3], f[4], unit[k], better, bm, n, blo, bhi
+            printf "memcpy,,%s,%s,%s,%d,%s,%s,%.6g,,,,,%d,%.6g,%.6g,,\n", csvq(f[2] == "handoff" ? "two threads, no MPI" : "memcpy: one thread"), f[2], f[3], f[4], unit[k], better, bm, n, blo, bhi
             continue
         }
         em = median(vals[k, "epmpi"]); elo = lo; ehi = hi
@@ -329,6 +330,7 @@ END {
         return 1
     }
     NR == 1 { next }
+    $1 == "memcpy" && $4 == "handoff" { ho = sprintf("%.3g us", $9); next }
     $1 == "memcpy" { if ($6 >= 1048576) mc = mc sprintf("%s%s %.3g GB/s", mc == "" ? "" : ", ", human($6), $9); next }
     shown($1, $5, $6, $12) {
         if (!hdr++) {
@@ -338,7 +340,10 @@ END {
         tg = $12 == "" ? "" : $12 " " ($13 == "yes" ? "met" : "MISSED")
         printf "| %-3s | %-18s | %-7s | %-6s | %-6s | %10.4g | %10.4g | %8.3f | %-15s |\n", $1, $4 " " $5, human($6), $7, $8, $9, $10, $11, tg
     }
-    END { if (mc != "") printf "\nmemcpy bandwidth, one thread (the limit for a message copied once inside a process): %s\n", mc }
+    END {
+        if (mc != "") printf "\nmemcpy bandwidth, one thread (the limit for a message copied once inside a process): %s\n", mc
+        if (ho != "") printf "\nThread handoff, one way (two threads passing a flag in one cache line, no MPI: the floor of any message between threads): %s\n", ho
+    }
     ' "$OUT/latest.csv"
     echo
     echo "Medians of $REPS alternating runs; $elapsed s in all; load average $uptime_before before, $uptime_after after; $(date -u '+%Y-%m-%d %H:%M UTC')."

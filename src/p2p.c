@@ -321,8 +321,11 @@ int ep_recv_cancel(ep_request_t *r)
 void ep_request_wait(ep_request_t *r)
 {
     ep_backoff_t b = EP_BACKOFF_INIT;
+    /* Checked again right after progress: it may just have completed r. */
     while (!ep_request_poll(r)) {
         ep_progress();
+        if (ep_request_poll(r))
+            break;
         ep_backoff(&b);
     }
 }

@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <time.h>
 
+#define EP_POLL_ROUNDS 16 /* re-check at once: a wait loop's own check and progress take time enough */
 #define EP_SPIN_ROUNDS 64
 
 static inline void cpu_relax(void)
@@ -17,6 +18,8 @@ static inline void cpu_relax(void)
 void ep_backoff(ep_backoff_t *b)
 {
     unsigned r = b->rounds++;
+    if (r < EP_POLL_ROUNDS)
+        return;
     if (ep_config.wait == EP_WAIT_SPIN || r < EP_SPIN_ROUNDS) {
         cpu_relax();
         return;

@@ -20,7 +20,7 @@
  * once every EP_REQ_POOL_KEEP requests of that thread, so a stale handle is
  * still recognised for that many generations of the slot.  Pools are linked
  * in a list so that MPI_Finalize (and thread exit) can empty them. */
-#define EP_REQ_POOL 64
+#define EP_REQ_POOL 256
 #define EP_REQ_POOL_KEEP 16
 
 typedef struct req_pool {

@@ -33,6 +33,10 @@ ep_object_t *ep_registry_get(int h, ep_obj_kind_t kind);
 /* Invalidates h (later lookups fail) and recycles its slot. */
 void ep_registry_remove(int h);
 
+/* Calls fn on every live object of kind `kind`, under the registry lock
+ * (fn must not add or remove handles).  For reports at MPI_Finalize. */
+void ep_registry_each(ep_obj_kind_t kind, void (*fn)(ep_object_t *obj, void *arg), void *arg);
+
 /* Number of live handles (for leak checks). */
 int ep_registry_live(void);
 

@@ -46,3 +46,6 @@ test_mpi_api_guards_SOURCES = test/mpi/api_guards.c test/mpi/api_guards.gen.c te
 test_mpi_api_guards_CFLAGS = $(MPI_TEST_CFLAGS)
 MPI_TESTS += test/mpi/api_io
 test_mpi_api_io_CFLAGS = $(MPI_TEST_CFLAGS)
+MPI_TESTS += test/mpi/diag_misuse
+test_mpi_diag_misuse_CFLAGS = $(MPI_TEST_CFLAGS)
+test_mpi_diag_misuse_LDADD = -lpthread

@@ -49,3 +49,5 @@ test_mpi_api_io_CFLAGS = $(MPI_TEST_CFLAGS)
 MPI_TESTS += test/mpi/diag_misuse
 test_mpi_diag_misuse_CFLAGS = $(MPI_TEST_CFLAGS)
 test_mpi_diag_misuse_LDADD = -lpthread
+MPI_TESTS += test/mpi/diag_stats
+test_mpi_diag_stats_CFLAGS = $(MPI_TEST_CFLAGS)

@@ -2,6 +2,7 @@
  * ones are tested with PMPI_Test (never a blocking PMPI wait, which would
  * stop this thread from driving the engine), endpoint ones by the engine.
  * Arrays holding only classic requests go straight to PMPI. */
+#include "diag.h"
 #include "entry.h"
 #include "net.h"
 #include "p2p.h"
@@ -135,7 +136,9 @@ EP_API int MPI_Wait(MPI_Request *request, MPI_Status *status)
         status_empty(status);
         return MPI_SUCCESS;
     }
+    ep_diag_enter(r->ep, "MPI_Wait");
     ep_request_wait(r);
+    ep_diag_leave(r->ep);
     code = ep_finish(r, request, status, "MPI_Wait", 0);
     return code;
 }

@@ -3,6 +3,7 @@
 #include "coll.h"
 
 #include "attr.h"
+#include "diag.h"
 #include "handle.h"
 #include "net.h"
 #include "wait.h"
@@ -230,6 +231,8 @@ static ep_status_t endpoints_init(ep_comm_t *c, MPI_Errhandler eh)
         pthread_mutex_init(&ep->lock, &ep_lock_attr);
         ep_mq_init(&ep->posted);
         ep_mq_init(&ep->unexpected);
+        if (ep_config.stats && !(ep->stats = ep_stats_for(c->gids[ep->rank])))
+            return EP_ERR_NO_MEM;
     }
     for (int i = 0; i < c->nlocal; i++) {
         c->local[i].handle = c->local[i].user_handle = (MPI_Comm)ep_registry_add(EP_HTYPE_COMM, &c->local[i].obj);

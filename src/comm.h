@@ -72,6 +72,10 @@ typedef struct ep_endpoint {
     char name[MPI_MAX_OBJECT_NAME];
     uint64_t coll_seq;           /* non-blocking collectives started (coll_drive.c) */
     uint64_t local_seq;          /* calls of the one-process path (coll_local.c) */
+    struct ep_stats *stats;      /* its identity's traffic counters (EPMPI_STATS), or NULL */
+    _Atomic uintptr_t busy;      /* EPMPI_DEBUG: the thread inside a blocking call on it, or 0 */
+    const char *_Atomic busy_call; /* and that call */
+    _Atomic int busy_warned;     /* two threads were seen inside at once (reported once) */
 } ep_endpoint_t;
 
 /* Rendezvous of the local endpoints for collective operations: a

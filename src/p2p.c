@@ -2,6 +2,7 @@
 
 #include "settings.h"
 #include "datatype.h"
+#include "diag.h"
 #include "handle.h"
 #include "net.h"
 #include "wait.h"
@@ -150,6 +151,9 @@ static ep_msg_t *materialize(const ep_msg_t *m)
 
 int ep_p2p_arrive(ep_endpoint_t *dst, const ep_msg_t *m)
 {
+    if (dst->stats)
+        ep_stats_msg(dst, 1, dst->comm->ranks[ep_peer_index(dst, m->link.source)].proc != dst->comm->myproc,
+                     m->bytes);
     pthread_mutex_lock(&dst->lock);
     ep_match_item_t *it = ep_mq_take_posted(&dst->posted, m->link.source, m->link.tag);
     if (!it) {
@@ -198,6 +202,7 @@ ep_status_t ep_send_start(ep_request_t *s)
     }
     atomic_store_explicit(&s->state, EP_RS_PENDING, memory_order_relaxed);
     ep_rank_loc_t loc = c->ranks[ep_peer_index(ep, s->peer)];
+    ep_stats_msg(ep, 0, loc.proc != c->myproc, s->lay.bytes);
     if (loc.proc == c->myproc) {
         ep_msg_t m = {.kind = EP_MSG_LOCAL_RNDV, .bytes = s->lay.bytes, .sreq = s};
         m.link.source = ep_local_rank(ep);

@@ -124,6 +124,18 @@ void ep_registry_remove(int h)
     pthread_mutex_unlock(&reg_lock);
 }
 
+void ep_registry_each(ep_obj_kind_t kind, void (*fn)(ep_object_t *obj, void *arg), void *arg)
+{
+    pthread_mutex_lock(&reg_lock);
+    for (unsigned idx = 1; idx < next_unused; idx++) {
+        ep_reg_slot_t *s = slot_of(idx);
+        ep_object_t *o = s ? atomic_load_explicit(&s->obj, memory_order_relaxed) : NULL;
+        if (o && o->kind == kind)
+            fn(o, arg);
+    }
+    pthread_mutex_unlock(&reg_lock);
+}
+
 /* Counted when asked rather than kept in a shared counter, which every
  * thread making requests would have to write. */
 int ep_registry_live(void)

@@ -44,6 +44,10 @@ unsigned ep_registry_retire(int h);
 int ep_registry_reissue(unsigned idx, unsigned htype, ep_object_t *obj);
 void ep_registry_release(unsigned idx);
 
+/* Calls fn on every live object of kind `kind`, under the registry lock
+ * (fn must not add or remove handles).  For reports at MPI_Finalize. */
+void ep_registry_each(ep_obj_kind_t kind, void (*fn)(ep_object_t *obj, void *arg), void *arg);
+
 /* Number of live handles (for leak checks). */
 int ep_registry_live(void);
 

@@ -108,6 +108,12 @@ EP_API void mpi_buffer_detach_f08_(void *buffer_addr, int *size, MPI_Fint *ierro
     ep_f_return(ierror, rc);
 }
 
+EP_API void mpi_buffer_detach_f08_large_(void *buffer_addr, MPI_Count *size, MPI_Fint *ierror)
+{
+    int rc = MPI_Buffer_detach_c(buffer_addr, size);
+    ep_f_return(ierror, rc);
+}
+
 EP_API void mpi_cancel_f08_(MPI_Request *request, MPI_Fint *ierror)
 {
     int rc = MPI_Cancel(request);
@@ -1919,4 +1925,4 @@ EP_API void mpix_comm_shrink_f08_(const MPI_Comm *comm, MPI_Comm *newcomm, MPI_F
         pmpixr_comm_shrink_f08_(comm, newcomm, ierror);
 }
 
-/* 204 entry points. */
+/* 205 entry points. */

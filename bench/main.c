@@ -19,8 +19,8 @@ static const struct {
     void (*run)(const struct party *p, const struct bench_opts *o);
     int dup_ok; /* meaningful with --comm dup */
 } cases[] = {
-    {"pingpong", case_pingpong, 1}, {"rate", case_rate, 1},     {"coll", case_coll, 0},
-    {"create", case_create, 0},     {"memcpy", case_memcpy, 1},
+    {"pingpong", case_pingpong, 1}, {"rate", case_rate, 1},     {"rma", case_rma, 0},
+    {"coll", case_coll, 0},         {"create", case_create, 0}, {"memcpy", case_memcpy, 1},
 };
 #define NCASES (int)(sizeof cases / sizeof *cases)
 #define MAX_CASE_RUNS 16
@@ -35,6 +35,9 @@ static void usage(FILE *f)
             "  --case LIST     comma-separated, in order (default pingpong):\n"
             "                  pingpong  latency and bandwidth between rank pairs, 8 B to 16 MiB\n"
             "                  rate      messages per second, windows of non-blocking sends (8 B)\n"
+            "                  rma       one-sided, to the pair partner's MPI_Win_allocate window,\n"
+            "                            8 B to 16 MiB: MPI_Put and MPI_Get each with MPI_Win_flush\n"
+            "                            (in one MPI_Win_lock_all epoch), MPI_Put with MPI_Win_fence\n"
             "                  coll      Barrier, Bcast, Allreduce (8 B, 64 KiB, 8 MiB)\n"
             "                  create    MPI_Comm_dup, MPI_Comm_split, MPI_Comm_create_endpoints\n"
             "                            (MPI_Comm_dup where that is missing), each with MPI_Comm_free\n"

@@ -75,6 +75,20 @@ void *party_alloc(const struct party *p, size_t bytes)
     return b;
 }
 
+void party_need_pairs(const struct party *p, const char *name)
+{
+    if (p->size < 2 || p->size % 2)
+        party_fail(p, "%s needs an even number of ranks, the communicator has %d", name, p->size);
+}
+
+long bench_max_size(const long *sizes, int n)
+{
+    long m = 0;
+    for (int i = 0; i < n; i++)
+        m = sizes[i] > m ? sizes[i] : m;
+    return m;
+}
+
 int bench_sizes(const struct bench_opts *o, const long *defaults, int ndefaults, const long **sizes)
 {
     *sizes = o->nsizes ? o->sizes : defaults;

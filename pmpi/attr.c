@@ -41,14 +41,17 @@ static int set_attr(attr_obj_t o, const char *call, int keyval, void *val, int p
     return MPI_SUCCESS;
 }
 
+static int check_outputs(attr_obj_t o, const char *call, const void *val, const int *flag)
+{
+    if (val && flag)
+        return MPI_SUCCESS;
+    return raise_obj(o, call, MPI_ERR_ARG, "%s pointer is NULL", val ? "flag" : "attribute_val");
+}
+
 static int get_attr(attr_obj_t o, const char *call, int keyval, void *val, int *flag)
 {
-    int rc;
-    if (!val || !flag)
-        return raise_obj(o, call, MPI_ERR_ARG, "%s pointer is NULL", val ? "flag" : "attribute_val");
-    if ((rc = check_keyval(o, call, keyval)))
-        return rc;
-    return ep_attr_get(o.h, keyval, (void **)val, flag);
+    int rc = check_keyval(o, call, keyval);
+    return rc ? rc : ep_attr_get(o.h, keyval, (void **)val, flag);
 }
 
 static int delete_attr(attr_obj_t o, const char *call, int keyval, int predefined)
@@ -78,8 +81,11 @@ EP_API int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int
 {
     static int tag_ub = EP_TAG_UB;
     ep_endpoint_t *ep;
+    int rc;
     EP_ENTRY("MPI_Comm_get_attr", comm, ep, PMPI_Comm_get_attr(comm, keyval, attribute_val, flag));
-    if (keyval == MPI_TAG_UB && attribute_val && flag) {
+    if ((rc = check_outputs(comm_obj(ep), "MPI_Comm_get_attr", attribute_val, flag)))
+        return rc;
+    if (keyval == MPI_TAG_UB) {
         *(int **)attribute_val = &tag_ub;
         *flag = 1;
         return MPI_SUCCESS;
@@ -193,10 +199,10 @@ EP_API int MPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *f
     int rc, predefined;
     if (!ep_win_handle_is_ep(win))
         return PMPI_Win_get_attr(win, keyval, attribute_val, flag);
-    if ((rc = ep_entry_win(call, win, &we)))
+    if ((rc = ep_entry_win(call, win, &we)) || (rc = check_outputs(win_obj(we), call, attribute_val, flag)))
         return rc;
     void *v = win_predefined(we, keyval, &predefined);
-    if (!predefined || !attribute_val || !flag)
+    if (!predefined)
         return get_attr(win_obj(we), call, keyval, attribute_val, flag);
     *(void **)attribute_val = v;
     *flag = 1;

@@ -10,7 +10,8 @@
  *    (MPI_WIN_NULL_DELETE_FN) just works;
  *  - one keyval on two windows keeps a value per window;
  *  - errors (MPI_ERRORS_RETURN on the window): setting or deleting a
- *    predefined attribute, a communicator keyval on a window, and a delete
+ *    predefined attribute, a communicator keyval on a window, a NULL flag
+ *    pointer, and a delete
  *    callback that fails (MPI_Win_delete_attr returns its error and the
  *    attribute stays);
  *  - the predefined attributes still read as before. */
@@ -132,6 +133,7 @@ static void part_errors(MPI_Comm comm)
     int flag;
     rma_expect_error(MPI_Win_get_attr(win, kc, &v, &flag), MPI_ERR_KEYVAL, "MPI_Win_get_attr",
                      "getting a communicator keyval from a window");
+    rma_expect_error(MPI_Win_get_attr(win, kw, &v, NULL), MPI_ERR_ARG, "MPI_Win_get_attr", "a NULL flag");
 
     /* A failing delete callback: the error comes back, the attribute stays. */
     EPT_OK(MPI_Win_set_attr(win, kw, &x));

@@ -21,8 +21,9 @@ static const struct {
     void (*run)(const struct party *p, const struct bench_opts *o);
     int dup_ok; /* meaningful with --comm dup */
 } cases[] = {
-    {"pingpong", case_pingpong, 1}, {"rate", case_rate, 1},     {"coll", case_coll, 0},
-    {"create", case_create, 0},     {"memcpy", case_memcpy, 1},   {"handoff", case_handoff, 1},
+    {"pingpong", case_pingpong, 1}, {"rate", case_rate, 1},     {"rma", case_rma, 0},
+    {"coll", case_coll, 0},         {"create", case_create, 0}, {"memcpy", case_memcpy, 1},
+    {"handoff", case_handoff, 1},
 };
 #define NCASES (int)(sizeof cases / sizeof *cases)
 #define MAX_CASE_RUNS 16
@@ -37,6 +38,9 @@ static void usage(FILE *f)
             "  --case LIST     comma-separated, in order (default pingpong):\n"
             "                  pingpong  latency and bandwidth between rank pairs, 8 B to 16 MiB\n"
             "                  rate      messages per second, windows of non-blocking sends (8 B)\n"
+            "                  rma       one-sided, to the pair partner's MPI_Win_allocate window,\n"
+            "                            8 B to 16 MiB: MPI_Put and MPI_Get each with MPI_Win_flush\n"
+            "                            (in one MPI_Win_lock_all epoch), MPI_Put with MPI_Win_fence\n"
             "                  coll      Barrier, Bcast, Allreduce (8 B, 64 KiB, 8 MiB)\n"
             "                  create    MPI_Comm_dup, MPI_Comm_split, MPI_Comm_create_endpoints\n"
             "                            (MPI_Comm_dup where that is missing), each with MPI_Comm_free\n"
@@ -227,12 +231,6 @@ static double handoff_once(long rounds)
     return (t1 - t0) / (double)rounds / 2;
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 void case_handoff(const struct party *p, const struct bench_opts *o)
 {
     enum { ROUNDS = 200000 };
@@ -244,8 +242,7 @@ void case_handoff(const struct party *p, const struct bench_opts *o)
     for (int b = 0; b < nb; b++)
         if ((t[b] = handoff_once(ROUNDS)) < 0)
             return;
-    qsort(t, (size_t)nb, sizeof *t, cmp_dbl);
-    party_report(p, "handoff", "latency", 8, (nb % 2 ? t[nb / 2] : (t[nb / 2 - 1] + t[nb / 2]) / 2) * 1e6, "us");
+    party_report(p, "handoff", "latency", 8, bench_median(t, nb) * 1e6, "us");
 }
 
 /* ---- setup ------------------------------------------------------------------------ */

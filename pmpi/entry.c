@@ -5,6 +5,7 @@
 #include "op.h"
 #include "thread.h"
 #include "threadcomm.h"
+#include "win.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -143,6 +144,13 @@ int ep_entry_endpoint(const char *call, MPI_Comm c, ep_endpoint_t **out)
         return ep_raise(NULL, call, MPI_ERR_COMM, "invalid communicator 0x%x (freed or never created)",
                         (unsigned)c);
     return MPI_SUCCESS;
+}
+
+int ep_entry_win(const char *call, MPI_Win win, ep_win_ep_t **out)
+{
+    if ((*out = ep_win_get(win)))
+        return MPI_SUCCESS;
+    return ep_raise(NULL, call, MPI_ERR_WIN, "invalid window 0x%x (freed already?)", (unsigned)win);
 }
 
 int ep_check_count(ep_endpoint_t *ep, const char *call, int count)

@@ -424,3 +424,18 @@ EP_API int MPI_Buffer_detach(void *buffer_addr, int *size)
     ep_bsend_detach();
     return PMPI_Buffer_detach(buffer_addr, size);
 }
+
+/* The large-count forms: one buffer, whichever form attached it. */
+EP_API int MPI_Buffer_attach_c(void *buffer, MPI_Count size)
+{
+    int rc = PMPI_Buffer_attach_c(buffer, size);
+    if (rc == MPI_SUCCESS)
+        ep_bsend_attach((size_t)size);
+    return rc;
+}
+
+EP_API int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
+{
+    ep_bsend_detach();
+    return PMPI_Buffer_detach_c(buffer_addr, size);
+}

@@ -104,7 +104,7 @@ static void comm_destroy(ep_comm_t *c)
     for (int i = 0; c->local && i < c->nlocal; i++) {
         ep_endpoint_t *ep = &c->local[i];
         ep_match_item_t *it;
-        ep_attr_discard(ep);
+        ep_attr_discard(ep_attr_of(ep));
         if (ep->info != MPI_INFO_NULL)
             PMPI_Info_free(&ep->info);
         while ((it = ep_mq_pop(&ep->unexpected)))

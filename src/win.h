@@ -34,6 +34,7 @@
 #ifndef EP_WIN_H
 #define EP_WIN_H
 
+#include "attr.h"
 #include "comm.h"
 
 typedef enum { EP_WIN_CREATE, EP_WIN_ALLOCATE, EP_WIN_SHARED, EP_WIN_DYNAMIC } ep_win_flavor_t;
@@ -80,6 +81,14 @@ typedef struct ep_win_ep {
 } ep_win_ep_t;
 
 static inline ep_win_ep_t *ep_win_get(MPI_Win h) { return (ep_win_ep_t *)ep_registry_get((int)h, EP_OBJ_WIN); }
+
+/* A window rank's attributes live on its endpoint of the private
+ * communicator, which nothing else gives attributes (and which discards
+ * them when the window goes); the callbacks get the window's handle. */
+static inline ep_attr_host_t ep_win_attrs(ep_win_ep_t *we)
+{
+    return (ep_attr_host_t){&we->ep->attrs, &we->ep->lock, (int)we->handle};
+}
 
 /* Creation, collective over ep's communicator (an intracommunicator).
  * base/size/disp_unit as MPI gives them (ALLOCATE and SHARED: base is

@@ -54,7 +54,8 @@ typedef struct ep_win {
     MPI_Win pwin, lwin;
     int64_t *lwords;        /* this process's lock words (lwin's memory) */
     ep_win_rank_t *rank;    /* [size] */
-    char **segbase;         /* [nprocs] shared windows: each process's segment, here */
+    char **segbase;         /* [nprocs] shared windows: each process's segment, here;
+                               allocated windows: this process's segment */
     _Atomic int refs;       /* local handles */
 } ep_win_t;
 
@@ -70,7 +71,6 @@ typedef struct ep_win_ep {
     int flavor_attr, model_attr;
     MPI_Errhandler errhandler;
     char name[MPI_MAX_OBJECT_NAME];
-    void *owned;            /* memory epmpi allocated for this rank */
     /* epochs */
     int fence_open;         /* inside a fence epoch (after a fence without NOSUCCEED) */
     int lock_all;           /* MPI_Win_lock_all: how every target is locked (state bits) */

@@ -158,6 +158,21 @@ static void requests(MPI_Comm comm, int rank, int size, int i, int *out, int *in
 
 static size_t measured[2];
 
+/* Each thread keeps some freed request objects for reuse, up to a few
+ * hundred, and how many it holds varies from round to round.  Having many
+ * alive at once, then freeing them, leaves every cache full: done by every
+ * thread just before each measurement, it takes the caches out of it. */
+static void fill_request_caches(MPI_Comm comm)
+{
+    enum { N = 1024 };
+    static _Thread_local MPI_Request rq[N];
+    int x;
+    for (int k = 0; k < N; k++)
+        EPT_OK(MPI_Recv_init(&x, 1, MPI_INT, 0, 0, comm, &rq[k]));
+    for (int k = 0; k < N; k++)
+        EPT_OK(MPI_Request_free(&rq[k]));
+}
+
 static void body(MPI_Comm comm, void *arg)
 {
     (void)arg;
@@ -174,6 +189,7 @@ static void body(MPI_Comm comm, void *arg)
             /* Every rank is done with round i; those of this process wait
              * here while one of them measures. */
             EPT_OK(MPI_Barrier(comm));
+            fill_request_caches(comm);
 #pragma omp barrier
 #pragma omp master
             measured[(i + 1) / WARM - 1] = heap_in_use();

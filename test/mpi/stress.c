@@ -1,0 +1,1454 @@
+/* Randomized stress: rounds of random point-to-point traffic and
+ * collectives among all ranks, on four communicators at once (the test
+ * communicator, a dup of it, a split of it into two halves and an
+ * intercommunicator between the halves), every byte, status field and the
+ * non-overtaking order checked exactly.
+ *
+ * Every rank computes the same plan for each round from (seed, round): who
+ * sends how many messages to whom on which communicator, with which tag,
+ * size (0 B to 4 MiB, mostly small) and send call, and for each receiver a
+ * wildcard mode (specific, MPI_ANY_SOURCE, MPI_ANY_TAG or both).  The
+ * receives of one receiver on one communicator in one round then fall into
+ * classes of identical (source, tag) patterns; distinct classes never match
+ * the same message, so every posted receive is matched whatever the arrival
+ * order.  A class is "early" (its receives are Irecvs posted first thing in
+ * the round, so blocking Send, Ssend and Rsend may go to it) or "late"
+ * (received after the sends with Recv, Probe+Recv, Iprobe+Recv,
+ * Mprobe+Mrecv, Improbe+Imrecv or Irecv; only non-blocking and buffered
+ * sends go to it).  Requests complete through Wait, Test, Waitany, Testany,
+ * Waitsome, Testsome, Waitall and Testall on random subsets; receives with a
+ * tag nobody sends are cancelled (MPI_Test_cancelled must say so), and
+ * early receives are cancelled at random right after posting (either the
+ * cancel wins and the receive is posted again, or the message it got is
+ * checked).  Collectives (blocking and not) run among the point-to-point
+ * traffic with checked results.
+ *
+ * Checking: the payload of every message is a function of its identity
+ * (round, communicator, sender, receiver, per-pair sequence number; the
+ * first 24 bytes spell it out for diagnostics).  At the end of a round each
+ * receiver replays its receives in posting order: each must have received
+ * the earliest message of its source, not yet taken, that its (source, tag)
+ * pattern matches (MPI's non-overtaking rule), with that message's tag, size
+ * and bytes, and nothing past its end written.  At the end of the run the
+ * counts of messages sent and received per pair and communicator are
+ * compared.
+ *
+ * Options (also as environment variables): --seed N (EPMPI_STRESS_SEED;
+ * default: drawn from the clock and printed), --seconds S
+ * (EPMPI_STRESS_SECONDS, default 3), --rounds R (EPMPI_STRESS_ROUNDS, a
+ * maximum), EPMPI_STRESS_CORRUPT=byte|order (a deliberate fault at rank 0's
+ * sends, to see the checker fail).  Shapes: world mode, explicit endpoints
+ * (argv[1]), or, when every entry of argv[1] is 0, plain MPICH on the classic
+ * MPI_COMM_WORLD, which checks the checker. */
+#include "eptest.h"
+
+#include <sched.h>
+#include <stdarg.h>
+#include <time.h>
+
+enum { K_BASE, K_DUP, K_SPLIT, K_INTER, NKIND };
+static const char *kind_name[NKIND] = {"base", "dup", "split", "intercomm"};
+
+enum { S_ISEND, S_ISSEND, S_IBSEND, S_IRSEND, S_SEND, S_SSEND, S_BSEND, S_RSEND, NSMODE };
+static const char *smode_name[NSMODE] = {"Isend", "Issend", "Ibsend", "Irsend", "Send", "Ssend", "Bsend", "Rsend"};
+
+#define MAX_MSG ((size_t)4 << 20)
+#define SBUDGET ((size_t)12 << 20) /* bytes a rank sends per round at most */
+#define RBUDGET ((size_t)24 << 20) /* receive buffers of a rank per round at most (see plan_round) */
+#define BSEND_MAX 4096            /* largest buffered send */
+#define BSEND_PER_ROUND 4         /* buffered sends per rank and round at most */
+#define HDR_MAGIC 0x53545253u
+#define GUARD 8 /* bytes after every receive buffer that must stay untouched */
+#define GUARD_BYTE 0xa5
+#define MAX_COLL 4
+#define TAG_INTER 4242
+
+/* ---- settings of the run (the same in every process) ----------------------- */
+
+static unsigned long long opt_seed;
+static int opt_seed_set;
+static double opt_seconds = 3;
+static long opt_rounds = -1;
+static int opt_corrupt; /* 0, 1 byte, 2 order */
+static int opt_verbose;
+static _Atomic long cur_round;
+
+/* ---- deterministic randomness ------------------------------------------- */
+
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+static uint64_t hk(uint64_t a, uint64_t b) { return mix64(a ^ mix64(b + 0x632be59bd9b4e019ULL)); }
+
+typedef struct {
+    uint64_t s;
+} rng_t;
+static uint64_t rnext(rng_t *r) { return mix64(r->s += 0x9e3779b97f4a7c15ULL); }
+static int rbelow(rng_t *r, int n) { return n > 0 ? (int)(rnext(r) % (uint64_t)n) : 0; }
+
+/* ---- the layout of the communicators (the same on every rank) ----------- */
+
+typedef struct {
+    int n, me, tag_ub, have_inter;
+    int *color, *c2rank; /* [n]: half and rank in it of every base rank */
+    int *mem[2], nmem[2]; /* base ranks of each half by split rank */
+    MPI_Comm comm[NKIND];
+} layout_t;
+
+static int kind_rank(const layout_t *L, int kind, int b) { return kind <= K_DUP ? b : L->c2rank[b]; }
+static int kind_size(const layout_t *L, int kind, int remote)
+{
+    if (kind <= K_DUP)
+        return L->n;
+    int c = L->color[L->me];
+    return L->nmem[kind == K_INTER && remote ? 1 - c : c];
+}
+/* Base rank of the rank r of communicator kind, as this rank sees it
+ * (the remote group for the intercommunicator). */
+static int kind_base(const layout_t *L, int kind, int r)
+{
+    if (kind <= K_DUP)
+        return r;
+    int c = L->color[L->me];
+    return L->mem[kind == K_INTER ? 1 - c : c][r];
+}
+static int partners(const layout_t *L, int kind, int s, int d)
+{
+    if (kind <= K_DUP)
+        return 1;
+    if (kind == K_SPLIT)
+        return L->color[s] == L->color[d];
+    return L->have_inter && L->color[s] != L->color[d];
+}
+
+/* ---- the plan of a round ------------------------------------------------ */
+
+typedef struct {
+    int s, d, kind, tag, seq, smode, early;
+    int psrc, ptag; /* the receive pattern at d */
+    size_t size;
+} msg_t;
+
+enum { C_BARRIER, C_BCAST, C_ALLREDUCE, C_ALLTOALLV, C_IBARRIER, C_IBCAST, C_IALLREDUCE, NCOLL };
+static const char *coll_name[NCOLL] = {"Barrier", "Bcast", "Allreduce", "Alltoallv", "Ibarrier", "Ibcast", "Iallreduce"};
+
+/* What a run did, for EPMPI_STRESS_VERBOSE=1: calls by kind. */
+enum { ST_SEND = 0, ST_LATE = ST_SEND + NSMODE, ST_EARLY = ST_LATE + 6, ST_CANCEL_WON, ST_CANCEL_LOST, ST_NEVER,
+       ST_CALL, ST_COLL = ST_CALL + 8, ST_WILD = ST_COLL + NCOLL, NSTAT = ST_WILD + 4 };
+static const char *late_name[6] = {"Recv", "Probe+Recv", "Iprobe+Recv", "Mprobe+Mrecv", "Improbe+Imrecv", "late Irecv"};
+static const char *call_name[8] = {"Wait", "Waitany", "Waitsome", "Waitall", "Test", "Testany", "Testsome", "Testall"};
+static const char *wild_name[4] = {"specific", "ANY_SOURCE", "ANY_TAG", "ANY_SOURCE+ANY_TAG"};
+
+typedef struct {
+    int op, kind, root, group, count, at;
+    uint64_t key;
+} coll_t;
+
+typedef struct {
+    long round;
+    uint64_t key;
+    int active[NKIND], ready, redup, procnull;
+    int *wild; /* [NKIND * n]: wildcard mode of each receiver: bit 0 any source, bit 1 any tag */
+    msg_t *msg;
+    int nmsg, *first; /* sender s's messages, in the order it issues them: first[s] .. first[s+1]-1 */
+    coll_t coll[MAX_COLL];
+    int ncoll;
+} plan_t;
+
+static size_t draw_size(rng_t *g)
+{
+    int r = rbelow(g, 1000);
+    if (r < 300)
+        return (size_t)rbelow(g, 17);
+    if (r < 600)
+        return 17 + (size_t)rbelow(g, 240);
+    if (r < 800)
+        return 257 + (size_t)rbelow(g, 3840);
+    if (r < 920)
+        return 4097 + (size_t)rbelow(g, 61440); /* across the eager limit */
+    if (r < 985)
+        return 65537 + (size_t)rbelow(g, 458752);
+    if (r < 997)
+        return 524289 + (size_t)rbelow(g, (int)(MAX_MSG - 524289));
+    return MAX_MSG;
+}
+
+static int draw_tag(rng_t *g, int tag_ub)
+{
+    int r = rbelow(g, 10);
+    if (r < 6)
+        return rbelow(g, 4); /* few tags: many messages share one, so order matters */
+    if (r < 9)
+        return rbelow(g, 1000);
+    return rbelow(g, tag_ub); /* tag_ub itself is never sent: the cancelled receives use it */
+}
+
+/* Whether the receive class (pattern at receiver d) is posted early. */
+static int class_early(const plan_t *P, int d, int kind, int psrc, int ptag)
+{
+    return hk(hk(hk(hk(P->key, (uint64_t)d), (uint64_t)kind), (uint64_t)(psrc + 8)), (uint64_t)(ptag + 8)) % 5 < 3;
+}
+
+static int draw_smode(rng_t *g, const plan_t *P, const msg_t *m, int *nbsend)
+{
+    for (;;) {
+        int s = rbelow(g, NSMODE);
+        if ((s == S_IBSEND || s == S_BSEND) && (m->size > BSEND_MAX || *nbsend >= BSEND_PER_ROUND))
+            continue;
+        if ((s == S_IRSEND || s == S_RSEND) && !(P->ready && m->early))
+            continue;
+        if ((s == S_SEND || s == S_SSEND) && !m->early)
+            continue; /* a blocking send waits for a receive only early classes promise */
+        *nbsend += s == S_IBSEND || s == S_BSEND;
+        return s;
+    }
+}
+
+static void plan_colls(plan_t *P, const layout_t *L, rng_t *g)
+{
+    P->ncoll = rbelow(g, MAX_COLL + 1);
+    for (int i = 0; i < P->ncoll; i++) {
+        coll_t *c = &P->coll[i];
+        do {
+            c->op = rbelow(g, NCOLL);
+            c->kind = rbelow(g, NKIND);
+        } while ((c->kind == K_INTER && (!L->have_inter || c->op == C_ALLTOALLV || c->op >= C_IBARRIER)));
+        c->group = rbelow(g, 2);
+        c->root = rbelow(g, L->nmem[c->group] > 0 ? L->nmem[c->group] : 1);
+        if (c->kind <= K_DUP)
+            c->root = rbelow(g, L->n); /* on split, root is a rank of each half */
+        c->count = rbelow(g, 10) ? rbelow(g, 4097) : rbelow(g, 262145);
+        c->at = rbelow(g, 101);
+        c->key = hk(P->key, 1000 + (uint64_t)i);
+    }
+    /* Non-blocking collectives start in plan order on every rank. */
+    for (int i = 0, last = 0; i < P->ncoll; i++)
+        if (P->coll[i].op >= C_IBARRIER) {
+            if (P->coll[i].at < last)
+                P->coll[i].at = last;
+            last = P->coll[i].at;
+        }
+}
+
+static void plan_round(plan_t *P, const layout_t *L, long round)
+{
+    int n = L->n;
+    rng_t g = {hk(opt_seed, (uint64_t)round)};
+    P->round = round;
+    P->key = rnext(&g);
+    for (int k = 0; k < NKIND; k++)
+        P->active[k] = (k != K_INTER || L->have_inter) && rbelow(&g, 4) != 0;
+    P->ready = rbelow(&g, 4) == 0;
+    P->redup = rbelow(&g, 8) == 0;
+    P->procnull = rbelow(&g, 10) == 0;
+    for (int i = 0; i < NKIND * n; i++)
+        P->wild[i] = rbelow(&g, 4);
+    /* A receiver's buffers: with wildcards any receive of a (receiver,
+     * communicator) may get its largest message, so count * largest. */
+    size_t *rmem = calloc((size_t)n, sizeof *rmem), *rmax = calloc((size_t)(NKIND * n), sizeof *rmax);
+    int *seq = calloc((size_t)(NKIND * n), sizeof *seq), *rcnt = calloc((size_t)(NKIND * n), sizeof *rcnt);
+    EPT_CHECK(rmem && rmax && seq && rcnt, "out of memory");
+    P->nmsg = 0;
+    for (int s = 0; s < n; s++) {
+        P->first[s] = P->nmsg;
+        size_t sbudget = 0;
+        int nbsend = 0;
+        for (int k = 0; k < NKIND; k++)
+            for (int d = 0; d < n; d++) {
+                if (!P->active[k] || !partners(L, k, s, d) || rbelow(&g, 10) < 4)
+                    continue;
+                for (int j = 1 + rbelow(&g, 4); j > 0; j--) {
+                    int tag = draw_tag(&g, L->tag_ub), dk = k * n + d;
+                    size_t size = draw_size(&g), big = size > rmax[dk] ? size : rmax[dk];
+                    if (sbudget + size > SBUDGET || rmem[d] + (size_t)(rcnt[dk] + 1) * big - (size_t)rcnt[dk] * rmax[dk] > RBUDGET) {
+                        size = (size_t)rbelow(&g, 64);
+                        big = size > rmax[dk] ? size : rmax[dk];
+                        if (rmem[d] + big > RBUDGET)
+                            continue;
+                    }
+                    rmem[d] += (size_t)(rcnt[dk] + 1) * big - (size_t)rcnt[dk] * rmax[dk];
+                    rcnt[dk]++;
+                    rmax[dk] = big;
+                    sbudget += size;
+                    msg_t *m = &P->msg[P->nmsg++];
+                    *m = (msg_t){.s = s, .d = d, .kind = k, .tag = tag, .size = size};
+                }
+            }
+        /* The order s issues them in, then sequence numbers in that order. */
+        msg_t *mine = P->msg + P->first[s];
+        int cnt = P->nmsg - P->first[s];
+        for (int i = cnt - 1; i > 0; i--) {
+            int j = rbelow(&g, i + 1);
+            msg_t t = mine[i];
+            mine[i] = mine[j];
+            mine[j] = t;
+        }
+        for (int i = 0; i < cnt; i++) {
+            msg_t *m = &mine[i];
+            int mode = P->wild[m->kind * n + m->d];
+            m->seq = seq[m->kind * n + m->d]++;
+            m->psrc = mode & 1 ? MPI_ANY_SOURCE : kind_rank(L, m->kind, s);
+            m->ptag = mode & 2 ? MPI_ANY_TAG : m->tag;
+            m->early = class_early(P, m->d, m->kind, m->psrc, m->ptag);
+            m->smode = draw_smode(&g, P, m, &nbsend);
+        }
+        memset(seq, 0, sizeof *seq * (size_t)(NKIND * n));
+    }
+    P->first[n] = P->nmsg;
+    plan_colls(P, L, &g);
+    free(rmem);
+    free(rmax);
+    free(rcnt);
+    free(seq);
+}
+
+/* ---- payloads ------------------------------------------------------------ */
+
+/* The first bytes of a payload: its key first, so that even a 1-byte
+ * message depends on its identity, then the identity spelled out. */
+typedef struct {
+    uint32_t key, magic, round;
+    uint16_t kind, src, dst, pad;
+    uint32_t seq;
+} hdr_t;
+
+static hdr_t msg_hdr(const plan_t *P, const msg_t *m, uint64_t key)
+{
+    return (hdr_t){(uint32_t)key, HDR_MAGIC, (uint32_t)P->round, (uint16_t)m->kind, (uint16_t)m->s, (uint16_t)m->d,
+                   0, (uint32_t)m->seq};
+}
+
+static uint64_t msg_key(const plan_t *P, const msg_t *m)
+{
+    return hk(hk(hk(P->key, (uint64_t)m->kind << 48 | (uint64_t)m->s << 24 | (uint64_t)m->d), (uint64_t)m->seq), 7);
+}
+
+/* Byte i of a payload with key, as 8-byte words. */
+static void gen(unsigned char *buf, size_t n, uint64_t key, size_t from)
+{
+    for (size_t i = 0; i < n; i += 8) {
+        uint64_t w = mix64(key + (from + i) / 8);
+        memcpy(buf + i, &w, n - i < 8 ? n - i : 8);
+    }
+}
+
+static void msg_fill(unsigned char *buf, const plan_t *P, const msg_t *m)
+{
+    hdr_t h = msg_hdr(P, m, msg_key(P, m));
+    gen(buf, m->size, msg_key(P, m), 0);
+    memcpy(buf, &h, m->size < sizeof h ? m->size : sizeof h);
+}
+
+/* Offset of the first byte of buf that is not the payload of m, or m->size. */
+static size_t msg_first_bad(const unsigned char *buf, const plan_t *P, const msg_t *m)
+{
+    unsigned char want[4096];
+    for (size_t off = 0; off < m->size; off += sizeof want) {
+        size_t len = m->size - off < sizeof want ? m->size - off : sizeof want;
+        gen(want, len, msg_key(P, m), off);
+        if (off == 0) {
+            hdr_t h = msg_hdr(P, m, msg_key(P, m));
+            memcpy(want, &h, len < sizeof h ? len : sizeof h);
+        }
+        if (memcmp(want, buf + off, len) != 0)
+            for (size_t i = 0; i < len; i++)
+                if (want[i] != buf[off + i])
+                    return off + i;
+    }
+    return m->size;
+}
+
+/* ---- a rank's round ---------------------------------------------------------- */
+
+enum { R_SEND, R_RECV, R_NEVER, R_COLL };
+
+typedef struct {
+    MPI_Request req;
+    int what, idx, cancelled;
+} pending_t;
+
+typedef struct {
+    int kind, psrc, ptag, done, cancelled;
+    long post; /* place in this rank's posting order */
+    unsigned char *buf;
+    size_t cap;
+    MPI_Status st;
+    const char *how;
+} rrec_t;
+
+typedef struct {
+    layout_t *L;
+    plan_t *P;
+    rng_t g; /* this rank's own choices */
+    pending_t *pend;
+    int npend, cappend;
+    rrec_t *rr;
+    int nrr, caprr;
+    long post;
+    unsigned char **sbuf; /* one per message this rank sends */
+    unsigned char *cbuf[MAX_COLL], *cout[MAX_COLL];
+    int *cnt, *displ; /* alltoallv scratch */
+    long long *sent, *recvd; /* [NKIND * n] by base rank */
+    long long msgs, bytes;
+    long mismatches;
+    int corrupted;
+    long long stat[NSTAT];
+} rank_t;
+
+static void mismatch(rank_t *R, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void mismatch(rank_t *R, const char *fmt, ...)
+{
+    if (R->mismatches++ < 10) {
+        char line[512];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(line, sizeof line, fmt, ap);
+        va_end(ap);
+        fprintf(stderr, "MISMATCH seed=%llu round %ld rank %d: %s\n", opt_seed, R->P->round, R->L->me, line);
+        fflush(stderr);
+    }
+}
+
+static void add_pending(rank_t *R, MPI_Request req, int what, int idx)
+{
+    if (R->npend == R->cappend) {
+        R->cappend = R->cappend ? 2 * R->cappend : 64;
+        R->pend = realloc(R->pend, sizeof *R->pend * (size_t)R->cappend);
+        EPT_CHECK(R->pend, "out of memory");
+    }
+    R->pend[R->npend++] = (pending_t){req, what, idx, 0};
+}
+
+static int new_rrec(rank_t *R, int kind, int psrc, int ptag, size_t cap, const char *how)
+{
+    if (R->nrr == R->caprr) {
+        R->caprr = R->caprr ? 2 * R->caprr : 64;
+        R->rr = realloc(R->rr, sizeof *R->rr * (size_t)R->caprr);
+        EPT_CHECK(R->rr, "out of memory");
+    }
+    rrec_t *r = &R->rr[R->nrr];
+    *r = (rrec_t){.kind = kind, .psrc = psrc, .ptag = ptag, .post = R->post++, .cap = cap, .how = how};
+    r->buf = malloc(cap + GUARD);
+    EPT_CHECK(r->buf, "out of memory (%zu bytes)", cap + GUARD);
+    memset(r->buf, GUARD_BYTE, cap + GUARD);
+    return R->nrr++;
+}
+
+static void recv_done(rank_t *R, int i, const MPI_Status *st)
+{
+    rrec_t *r = &R->rr[i];
+    int flag = -1;
+    r->st = *st;
+    r->done = 1;
+    EPT_OK(MPI_Test_cancelled(st, &flag));
+    if (flag)
+        mismatch(R, "%s on %s: receive reported cancelled although nobody cancelled it", r->how, kind_name[r->kind]);
+}
+
+/* A receive class: the messages to this rank that share a pattern. */
+typedef struct {
+    int kind, psrc, ptag, early, count;
+    size_t cap;
+} class_t;
+
+static int find_classes(rank_t *R, class_t *cl)
+{
+    const plan_t *P = R->P;
+    int ncl = 0;
+    for (int i = 0; i < P->nmsg; i++) {
+        const msg_t *m = &P->msg[i];
+        if (m->d != R->L->me)
+            continue;
+        int c = 0;
+        while (c < ncl && !(cl[c].kind == m->kind && cl[c].psrc == m->psrc && cl[c].ptag == m->ptag))
+            c++;
+        if (c == ncl)
+            cl[ncl++] = (class_t){m->kind, m->psrc, m->ptag, m->early, 0, 0};
+        cl[c].count++;
+        R->stat[ST_WILD + (m->psrc == MPI_ANY_SOURCE) + 2 * (m->ptag == MPI_ANY_TAG)]++;
+        if (m->size > cl[c].cap)
+            cl[c].cap = m->size;
+    }
+    return ncl;
+}
+
+/* Early receives: Irecvs for every message of the early classes, in random
+ * order; a few are cancelled at once (posted again if the cancel won). */
+static void post_early(rank_t *R, class_t *cl, int ncl)
+{
+    MPI_Comm *C = R->L->comm;
+    int total = 0;
+    for (int c = 0; c < ncl; c++)
+        total += cl[c].early ? cl[c].count : 0;
+    int *left = malloc(sizeof *left * (size_t)(ncl + 1));
+    EPT_CHECK(left, "out of memory");
+    for (int c = 0; c < ncl; c++)
+        left[c] = cl[c].early ? cl[c].count : 0;
+    while (total > 0) {
+        int pick = rbelow(&R->g, total), c = 0;
+        while (pick >= left[c])
+            pick -= left[c++];
+        left[c]--;
+        total--;
+        for (;;) {
+            int i = new_rrec(R, cl[c].kind, cl[c].psrc, cl[c].ptag, cl[c].cap, "early Irecv");
+            MPI_Request q;
+            EPT_OK(MPI_Irecv(R->rr[i].buf, (int)cl[c].cap, MPI_BYTE, cl[c].psrc, cl[c].ptag, C[cl[c].kind], &q));
+            R->stat[ST_EARLY]++;
+            if (rbelow(&R->g, 8) != 0) {
+                add_pending(R, q, R_RECV, i);
+                break;
+            }
+            MPI_Status st;
+            int flag = -1;
+            EPT_OK(MPI_Cancel(&q));
+            EPT_OK(MPI_Wait(&q, &st));
+            EPT_OK(MPI_Test_cancelled(&st, &flag));
+            R->stat[flag ? ST_CANCEL_WON : ST_CANCEL_LOST]++;
+            if (!flag) {
+                R->rr[i].how = "early Irecv whose cancel lost";
+                recv_done(R, i, &st);
+                break;
+            }
+            R->rr[i].cancelled = 1; /* never matched: post it again */
+        }
+    }
+    free(left);
+}
+
+/* A receive that nobody sends to: to be cancelled during completion. */
+static void post_never(rank_t *R)
+{
+    int k = rbelow(&R->g, NKIND);
+    if (!R->P->active[k] || R->L->comm[k] == MPI_COMM_NULL)
+        return;
+    int src = rbelow(&R->g, 2) ? MPI_ANY_SOURCE : rbelow(&R->g, kind_size(R->L, k, 1));
+    int i = new_rrec(R, k, src, R->L->tag_ub, 16, "receive to cancel");
+    MPI_Request q;
+    EPT_OK(MPI_Irecv(R->rr[i].buf, 16, MPI_BYTE, src, R->L->tag_ub, R->L->comm[k], &q));
+    add_pending(R, q, R_NEVER, i);
+}
+
+/* ---- collectives ------------------------------------------------------------ */
+
+static long long reduce_val(uint64_t key, int b, int i) { return (long long)(hk(key, (uint64_t)b << 32 | (uint64_t)i) & 0xffffff); }
+
+/* Members (base ranks) whose inputs reach this rank: its communicator, or
+ * the remote group of the intercommunicator. */
+static int coll_inputs(const layout_t *L, int kind, int *who)
+{
+    int m = kind_size(L, kind, 1);
+    for (int r = 0; r < m; r++)
+        who[r] = kind_base(L, kind, r);
+    return m;
+}
+
+static int coll_root_arg(const layout_t *L, const coll_t *c)
+{
+    if (c->kind != K_INTER)
+        return c->kind == K_SPLIT ? c->root % L->nmem[L->color[L->me]] : c->root;
+    if (L->color[L->me] != c->group)
+        return c->root;
+    return L->c2rank[L->me] == c->root ? MPI_ROOT : MPI_PROC_NULL;
+}
+
+/* Starts (nb) or runs collective i; returns 1 if a request was added. */
+static void coll_start(rank_t *R, int i)
+{
+    const layout_t *L = R->L;
+    const coll_t *c = &R->P->coll[i];
+    MPI_Comm comm = L->comm[c->kind];
+    int n = kind_size(L, c->kind, 0), me = kind_rank(L, c->kind, L->me), root = coll_root_arg(L, c);
+    size_t bytes = c->op == C_BCAST || c->op == C_IBCAST ? (size_t)c->count : (size_t)c->count * sizeof(long long);
+    if (c->op == C_ALLTOALLV)
+        bytes = (size_t)n * 600;
+    R->cbuf[i] = malloc(bytes + GUARD);
+    R->cout[i] = malloc(bytes + GUARD);
+    EPT_CHECK(R->cbuf[i] && R->cout[i], "out of memory");
+    memset(R->cout[i], GUARD_BYTE, bytes + GUARD);
+    long long *in = (long long *)R->cbuf[i], *out = (long long *)R->cout[i];
+    MPI_Request q = MPI_REQUEST_NULL;
+    int nb = c->op >= C_IBARRIER;
+    switch (c->op) {
+    case C_BARRIER:
+        EPT_OK(MPI_Barrier(comm));
+        break;
+    case C_IBARRIER:
+        EPT_OK(MPI_Ibarrier(comm, &q));
+        break;
+    case C_BCAST:
+    case C_IBCAST: {
+        int is_root = c->kind == K_INTER ? root == MPI_ROOT : me == root;
+        if (is_root)
+            gen(R->cout[i], bytes, c->key, 0);
+        if (c->op == C_BCAST)
+            EPT_OK(MPI_Bcast(R->cout[i], c->count, MPI_BYTE, root, comm));
+        else
+            EPT_OK(MPI_Ibcast(R->cout[i], c->count, MPI_BYTE, root, comm, &q));
+        break;
+    }
+    case C_ALLREDUCE:
+    case C_IALLREDUCE:
+        for (int j = 0; j < c->count; j++)
+            in[j] = reduce_val(c->key, L->me, j);
+        if (c->op == C_ALLREDUCE)
+            EPT_OK(MPI_Allreduce(in, out, c->count, MPI_LONG_LONG, MPI_SUM, comm));
+        else
+            EPT_OK(MPI_Iallreduce(in, out, c->count, MPI_LONG_LONG, MPI_SUM, comm, &q));
+        break;
+    case C_ALLTOALLV: {
+        /* Block to rank j: hk(key, from, to) % 513 bytes at j * 600 + gap. */
+        int *sc = R->cnt, *sd = R->displ, *rc = R->cnt + n, *rd = R->displ + n;
+        for (int j = 0; j < n; j++) {
+            int tb = kind_base(L, c->kind, j);
+            sc[j] = (int)(hk(c->key, (uint64_t)L->me << 32 | (uint64_t)tb) % 513);
+            sd[j] = j * 600 + (int)(hk(c->key, (uint64_t)j) % 80);
+            gen(R->cbuf[i] + sd[j], (size_t)sc[j], hk(c->key, (uint64_t)L->me << 32 | (uint64_t)tb), 0);
+            rc[j] = (int)(hk(c->key, (uint64_t)tb << 32 | (uint64_t)L->me) % 513);
+            rd[j] = j * 600 + (int)(hk(c->key, (uint64_t)j + 77) % 80);
+        }
+        EPT_OK(MPI_Alltoallv(R->cbuf[i], sc, sd, MPI_BYTE, R->cout[i], rc, rd, MPI_BYTE, comm));
+        break;
+    }
+    }
+    if (nb)
+        add_pending(R, q, R_COLL, i);
+    R->stat[ST_COLL + c->op]++;
+}
+
+static void coll_check(rank_t *R, int i)
+{
+    const layout_t *L = R->L;
+    const coll_t *c = &R->P->coll[i];
+    int n = kind_size(L, c->kind, 0);
+    size_t bytes = 0;
+    switch (c->op) {
+    case C_BCAST:
+    case C_IBCAST: {
+        bytes = (size_t)c->count;
+        if (c->kind == K_INTER && coll_root_arg(L, c) == MPI_PROC_NULL)
+            break; /* the root's own group receives nothing */
+        unsigned char *want = malloc(bytes + 1);
+        EPT_CHECK(want, "out of memory");
+        gen(want, bytes, c->key, 0);
+        if (memcmp(want, R->cout[i], bytes) != 0)
+            mismatch(R, "%s of %zu bytes on %s: wrong data", coll_name[c->op], bytes, kind_name[c->kind]);
+        free(want);
+        break;
+    }
+    case C_ALLREDUCE:
+    case C_IALLREDUCE: {
+        int *who = malloc(sizeof *who * (size_t)L->n);
+        EPT_CHECK(who, "out of memory");
+        int m = coll_inputs(L, c->kind, who);
+        bytes = (size_t)c->count * sizeof(long long);
+        const long long *out = (const long long *)R->cout[i];
+        for (int j = 0; j < c->count; j++) {
+            long long want = 0;
+            for (int r = 0; r < m; r++)
+                want += reduce_val(c->key, who[r], j);
+            if (out[j] != want) {
+                mismatch(R, "%s of %d on %s: element %d is %lld, expected %lld", coll_name[c->op], c->count,
+                         kind_name[c->kind], j, out[j], want);
+                break;
+            }
+        }
+        free(who);
+        break;
+    }
+    case C_ALLTOALLV: {
+        bytes = (size_t)n * 600;
+        unsigned char want[600];
+        for (int j = 0; j < n; j++) {
+            int tb = kind_base(L, c->kind, j), len = R->cnt[n + j], at = R->displ[n + j];
+            gen(want, (size_t)len, hk(c->key, (uint64_t)tb << 32 | (uint64_t)L->me), 0);
+            if (memcmp(want, R->cout[i] + at, (size_t)len) != 0)
+                mismatch(R, "Alltoallv on %s: wrong block from rank %d", kind_name[c->kind], j);
+            for (int b = j * 600; b < (j + 1) * 600; b++)
+                if ((b < at || b >= at + len) && R->cout[i][b] != GUARD_BYTE) {
+                    mismatch(R, "Alltoallv on %s: byte %d outside the blocks was written", kind_name[c->kind], b);
+                    break;
+                }
+        }
+        break;
+    }
+    }
+    for (size_t b = bytes; b < bytes + GUARD; b++)
+        if (R->cout[i][b] != GUARD_BYTE) {
+            mismatch(R, "%s on %s: byte %zu past the result was written", coll_name[c->op], kind_name[c->kind], b);
+            break;
+        }
+    free(R->cbuf[i]);
+    free(R->cout[i]);
+    R->cbuf[i] = R->cout[i] = NULL;
+}
+
+/* ---- sends -------------------------------------------------------------------- */
+
+static void send_one(rank_t *R, int j)
+{
+    const plan_t *P = R->P;
+    const msg_t *m = &P->msg[j];
+    unsigned char *b = R->sbuf[j - P->first[R->L->me]] = malloc(m->size ? m->size : 1);
+    EPT_CHECK(b, "out of memory");
+    msg_fill(b, P, m);
+    if (opt_corrupt == 1 && R->L->me == 0 && !R->corrupted && m->size > 0) {
+        b[m->size / 2] ^= 0x10; /* deliberate fault: one wrong byte */
+        R->corrupted = 1;
+    }
+    MPI_Comm comm = R->L->comm[m->kind];
+    int dest = kind_rank(R->L, m->kind, m->d), cnt = (int)m->size;
+    MPI_Request q = MPI_REQUEST_NULL;
+    switch (m->smode) {
+    case S_ISEND: EPT_OK(MPI_Isend(b, cnt, MPI_BYTE, dest, m->tag, comm, &q)); break;
+    case S_ISSEND: EPT_OK(MPI_Issend(b, cnt, MPI_BYTE, dest, m->tag, comm, &q)); break;
+    case S_IBSEND: EPT_OK(MPI_Ibsend(b, cnt, MPI_BYTE, dest, m->tag, comm, &q)); break;
+    case S_IRSEND: EPT_OK(MPI_Irsend(b, cnt, MPI_BYTE, dest, m->tag, comm, &q)); break;
+    case S_SEND: EPT_OK(MPI_Send(b, cnt, MPI_BYTE, dest, m->tag, comm)); break;
+    case S_SSEND: EPT_OK(MPI_Ssend(b, cnt, MPI_BYTE, dest, m->tag, comm)); break;
+    case S_BSEND: EPT_OK(MPI_Bsend(b, cnt, MPI_BYTE, dest, m->tag, comm)); break;
+    case S_RSEND: EPT_OK(MPI_Rsend(b, cnt, MPI_BYTE, dest, m->tag, comm)); break;
+    }
+    if (q != MPI_REQUEST_NULL)
+        add_pending(R, q, R_SEND, j);
+    R->stat[ST_SEND + m->smode]++;
+    R->sent[m->kind * R->L->n + m->d]++;
+    R->msgs++;
+    R->bytes += (long long)m->size;
+}
+
+/* This rank's sends in plan order, non-blocking collectives started at
+ * their places among them.  EPMPI_STRESS_CORRUPT=order swaps two messages
+ * of rank 0 to one destination with one tag. */
+static void send_all(rank_t *R)
+{
+    const plan_t *P = R->P;
+    int me = R->L->me, lo = P->first[me], cnt = P->first[me + 1] - lo, nc = 0;
+    int *order = malloc(sizeof *order * (size_t)(cnt + 1));
+    EPT_CHECK(order, "out of memory");
+    for (int i = 0; i < cnt; i++)
+        order[i] = lo + i;
+    if (opt_corrupt == 2 && me == 0 && !R->corrupted)
+        for (int a = 0; a < cnt && !R->corrupted; a++)
+            for (int b = a + 1; b < cnt; b++) {
+                const msg_t *x = &P->msg[lo + a], *y = &P->msg[lo + b];
+                if (x->d == y->d && x->kind == y->kind && x->tag == y->tag && x->size >= 4 && y->size >= 4 &&
+                    x->smode < S_SEND && y->smode < S_SEND) {
+                    order[a] = lo + b;
+                    order[b] = lo + a;
+                    R->corrupted = 1;
+                    break;
+                }
+            }
+    for (int i = 0; i <= cnt; i++) {
+        for (; nc < P->ncoll; nc++) {
+            const coll_t *c = &P->coll[nc];
+            if (c->op < C_IBARRIER)
+                continue;
+            if (c->at * cnt > i * 100 && i < cnt)
+                break;
+            coll_start(R, nc);
+        }
+        if (i < cnt)
+            send_one(R, order[i]);
+    }
+    free(order);
+}
+
+/* ---- late receives ------------------------------------------------------------ */
+
+static void check_probe(rank_t *R, const MPI_Status *ps, const MPI_Status *rs, const char *how)
+{
+    int a = -1, b = -2;
+    MPI_Get_count(ps, MPI_BYTE, &a);
+    MPI_Get_count(rs, MPI_BYTE, &b);
+    if (ps->MPI_SOURCE != rs->MPI_SOURCE || ps->MPI_TAG != rs->MPI_TAG || a != b)
+        mismatch(R, "%s: probe saw (source %d, tag %d, %d bytes), the receive got (source %d, tag %d, %d bytes)",
+                 how, ps->MPI_SOURCE, ps->MPI_TAG, a, rs->MPI_SOURCE, rs->MPI_TAG, b);
+}
+
+static void late_one(rank_t *R, const class_t *cl)
+{
+    MPI_Comm comm = R->L->comm[cl->kind];
+    MPI_Status ps, st;
+    MPI_Request q;
+    MPI_Message msg;
+    int flag = 0, i, cnt = -1;
+    const char *const *how = late_name;
+    int method = rbelow(&R->g, 6);
+    R->stat[ST_LATE + method]++;
+    switch (method) {
+    case 0:
+        i = new_rrec(R, cl->kind, cl->psrc, cl->ptag, cl->cap, how[method]);
+        EPT_OK(MPI_Recv(R->rr[i].buf, (int)cl->cap, MPI_BYTE, cl->psrc, cl->ptag, comm, &st));
+        recv_done(R, i, &st);
+        break;
+    case 1:
+    case 2:
+        if (method == 1)
+            EPT_OK(MPI_Probe(cl->psrc, cl->ptag, comm, &ps));
+        else
+            for (;; sched_yield()) {
+                EPT_OK(MPI_Iprobe(cl->psrc, cl->ptag, comm, &flag, &ps));
+                if (flag)
+                    break;
+            }
+        MPI_Get_count(&ps, MPI_BYTE, &cnt);
+        EPT_CHECK(cnt >= 0 && (size_t)cnt <= cl->cap, "%s: probed count %d, at most %zu expected", how[method], cnt,
+                  cl->cap);
+        /* The receive names the probed source and tag: its own pattern. */
+        i = new_rrec(R, cl->kind, ps.MPI_SOURCE, ps.MPI_TAG, (size_t)cnt, how[method]);
+        EPT_OK(MPI_Recv(R->rr[i].buf, cnt, MPI_BYTE, ps.MPI_SOURCE, ps.MPI_TAG, comm, &st));
+        check_probe(R, &ps, &st, how[method]);
+        recv_done(R, i, &st);
+        break;
+    case 3:
+    case 4:
+        i = new_rrec(R, cl->kind, cl->psrc, cl->ptag, cl->cap, how[method]);
+        if (method == 3)
+            EPT_OK(MPI_Mprobe(cl->psrc, cl->ptag, comm, &msg, &ps));
+        else
+            for (;; sched_yield()) {
+                EPT_OK(MPI_Improbe(cl->psrc, cl->ptag, comm, &flag, &msg, &ps));
+                if (flag)
+                    break;
+            }
+        MPI_Get_count(&ps, MPI_BYTE, &cnt);
+        EPT_CHECK(cnt >= 0 && (size_t)cnt <= cl->cap, "%s: probed count %d, at most %zu expected", how[method], cnt,
+                  cl->cap);
+        if (method == 3) {
+            EPT_OK(MPI_Mrecv(R->rr[i].buf, cnt, MPI_BYTE, &msg, &st));
+            check_probe(R, &ps, &st, how[method]);
+            recv_done(R, i, &st);
+        } else {
+            EPT_OK(MPI_Imrecv(R->rr[i].buf, cnt, MPI_BYTE, &msg, &q));
+            add_pending(R, q, R_RECV, i);
+        }
+        break;
+    default:
+        i = new_rrec(R, cl->kind, cl->psrc, cl->ptag, cl->cap, how[method]);
+        EPT_OK(MPI_Irecv(R->rr[i].buf, (int)cl->cap, MPI_BYTE, cl->psrc, cl->ptag, comm, &q));
+        add_pending(R, q, R_RECV, i);
+        break;
+    }
+}
+
+static void recv_late(rank_t *R, class_t *cl, int ncl)
+{
+    int total = 0;
+    for (int c = 0; c < ncl; c++)
+        total += cl[c].early ? 0 : cl[c].count;
+    while (total > 0) {
+        int pick = rbelow(&R->g, total), c = 0;
+        for (;; c++)
+            if (!cl[c].early) {
+                if (pick < cl[c].count)
+                    break;
+                pick -= cl[c].count;
+            }
+        cl[c].count--;
+        total--;
+        late_one(R, &cl[c]);
+    }
+    if (R->P->procnull) {
+        MPI_Status st;
+        int cnt = -1;
+        EPT_OK(MPI_Recv(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 5, R->L->comm[K_BASE], &st));
+        MPI_Get_count(&st, MPI_BYTE, &cnt);
+        if (st.MPI_SOURCE != MPI_PROC_NULL || st.MPI_TAG != MPI_ANY_TAG || cnt != 0)
+            mismatch(R, "Recv from MPI_PROC_NULL: status source %d, tag %d, count %d", st.MPI_SOURCE, st.MPI_TAG, cnt);
+    }
+}
+
+/* ---- completion ----------------------------------------------------------------- */
+
+static void completed(rank_t *R, int p, const MPI_Status *st)
+{
+    pending_t *e = &R->pend[p];
+    int flag = -1;
+    switch (e->what) {
+    case R_RECV:
+        recv_done(R, e->idx, st);
+        break;
+    case R_NEVER:
+        EPT_OK(MPI_Test_cancelled(st, &flag));
+        if (!flag)
+            mismatch(R, "a cancelled receive (tag %d, nobody sends it) was not reported cancelled", R->L->tag_ub);
+        R->rr[e->idx].cancelled = 1;
+        R->stat[ST_NEVER]++;
+        break;
+    case R_COLL:
+        coll_check(R, e->idx);
+        break;
+    }
+    R->pend[p] = R->pend[--R->npend];
+}
+
+/* Completes every pending request with a random mix of the completion
+ * calls on random subsets; cancels the never-matched receives on the way. */
+static void complete_all(rank_t *R)
+{
+    MPI_Request *rq = malloc(sizeof *rq * (size_t)(R->npend + 1));
+    MPI_Status *st = malloc(sizeof *st * (size_t)(R->npend + 1));
+    int *map = malloc(sizeof *map * (size_t)(R->npend + 1)), *idx = malloc(sizeof *idx * (size_t)(R->npend + 1));
+    EPT_CHECK(rq && st && map && idx, "out of memory");
+    while (R->npend > 0) {
+        for (int p = 0; p < R->npend; p++)
+            if (R->pend[p].what == R_NEVER && !R->pend[p].cancelled && rbelow(&R->g, 3) == 0) {
+                EPT_OK(MPI_Cancel(&R->pend[p].req));
+                R->pend[p].cancelled = 1;
+            }
+        /* A random subset, as an array with some MPI_REQUEST_NULL entries. */
+        int m = 0, want = 1 + rbelow(&R->g, R->npend);
+        for (int p = 0; p < R->npend && m < want; p++)
+            if (rbelow(&R->g, R->npend) < want) {
+                if (rbelow(&R->g, 8) == 0) {
+                    map[m] = -1;
+                    rq[m++] = MPI_REQUEST_NULL;
+                }
+                map[m] = p;
+                rq[m++] = R->pend[p].req;
+            }
+        int real = 0;
+        for (int k = 0; k < m; k++)
+            real += map[k] >= 0;
+        if (!real) {
+            map[0] = 0;
+            rq[0] = R->pend[0].req;
+            m = 1;
+        }
+        /* Until an uncancelled never-receive is cancelled, waiting for it
+         * would hang: only test it. */
+        int waitable = 1;
+        for (int k = 0; k < m; k++)
+            if (map[k] >= 0 && R->pend[map[k]].what == R_NEVER && !R->pend[map[k]].cancelled)
+                waitable = 0;
+        int call = rbelow(&R->g, 8), flag = 0, out = 0;
+        if (!waitable && call < 4)
+            call += 4;
+        for (int k = 0; k < m; k++)
+            st[k].MPI_ERROR = MPI_SUCCESS;
+        switch (call) {
+        case 0: /* Wait */
+            EPT_OK(MPI_Wait(&rq[0], &st[0]));
+            idx[out++] = 0;
+            break;
+        case 1: { /* Waitany */
+            int k;
+            EPT_OK(MPI_Waitany(m, rq, &k, &st[0]));
+            EPT_CHECK(k != MPI_UNDEFINED && map[k] >= 0, "Waitany returned index %d", k);
+            st[k] = st[0];
+            idx[out++] = k;
+            break;
+        }
+        case 2: /* Waitsome */
+            EPT_OK(MPI_Waitsome(m, rq, &out, idx, st));
+            EPT_CHECK(out >= 1 && out <= m, "Waitsome: outcount %d of %d", out, m);
+            for (int k = out - 1; k >= 0; k--)
+                st[idx[k]] = st[k];
+            break;
+        case 3: /* Waitall */
+            EPT_OK(MPI_Waitall(m, rq, st));
+            for (int k = 0; k < m; k++)
+                idx[out++] = k;
+            break;
+        case 4: /* Test */
+            EPT_OK(MPI_Test(&rq[0], &flag, &st[0]));
+            if (flag)
+                idx[out++] = 0;
+            break;
+        case 5: { /* Testany */
+            int k;
+            EPT_OK(MPI_Testany(m, rq, &k, &flag, &st[0]));
+            if (flag && k != MPI_UNDEFINED) {
+                st[k] = st[0];
+                idx[out++] = k;
+            }
+            break;
+        }
+        case 6: /* Testsome */
+            EPT_OK(MPI_Testsome(m, rq, &out, idx, st));
+            EPT_CHECK(out != MPI_UNDEFINED && out >= 0 && out <= m, "Testsome: outcount %d of %d", out, m);
+            for (int k = out - 1; k >= 0; k--)
+                st[idx[k]] = st[k];
+            break;
+        default: /* Testall */
+            EPT_OK(MPI_Testall(m, rq, &flag, st));
+            if (flag)
+                for (int k = 0; k < m; k++)
+                    idx[out++] = k;
+            break;
+        }
+        if (!out) {
+            sched_yield();
+            continue;
+        }
+        R->stat[ST_CALL + call]++;
+        /* Remove completed entries from the highest pending index down,
+         * since completed() moves the last entry into the freed slot. */
+        int nd = 0;
+        for (int k = 0; k < out; k++)
+            if (map[idx[k]] >= 0) {
+                EPT_CHECK(rq[idx[k]] == MPI_REQUEST_NULL, "a completed request handle was not set to MPI_REQUEST_NULL");
+                idx[nd++] = idx[k];
+            }
+        for (int a = 0; a < nd; a++)
+            for (int b = a + 1; b < nd; b++)
+                if (map[idx[b]] > map[idx[a]]) {
+                    int t = idx[a];
+                    idx[a] = idx[b];
+                    idx[b] = t;
+                }
+        for (int k = 0; k < nd; k++)
+            completed(R, map[idx[k]], &st[idx[k]]);
+    }
+    free(rq);
+    free(st);
+    free(map);
+    free(idx);
+}
+
+/* ---- the replay check ------------------------------------------------------------ */
+
+static int by_post(const void *a, const void *b)
+{
+    const rrec_t *x = *(rrec_t *const *)a, *y = *(rrec_t *const *)b;
+    return (x->post > y->post) - (x->post < y->post);
+}
+
+/* Explains which message arrived instead, from its header. */
+static void explain(char *out, size_t len, const unsigned char *buf, size_t n)
+{
+    hdr_t h;
+    if (n < sizeof h) {
+        snprintf(out, len, "(too short for a header)");
+        return;
+    }
+    memcpy(&h, buf, sizeof h);
+    if (h.magic != HDR_MAGIC)
+        snprintf(out, len, "(no message header)");
+    else
+        snprintf(out, len, "(its header: round %u, %s, sender %u, receiver %u, sequence %u)", h.round,
+                 h.kind < NKIND ? kind_name[h.kind] : "?", h.src, h.dst, h.seq);
+}
+
+static void replay(rank_t *R)
+{
+    const layout_t *L = R->L;
+    const plan_t *P = R->P;
+    char *taken = calloc((size_t)P->nmsg + 1, 1);
+    rrec_t **order = malloc(sizeof *order * (size_t)(R->nrr + 1));
+    EPT_CHECK(taken && order, "out of memory");
+    int m = 0;
+    for (int i = 0; i < R->nrr; i++)
+        if (!R->rr[i].cancelled) {
+            if (!R->rr[i].done)
+                mismatch(R, "%s on %s never completed", R->rr[i].how, kind_name[R->rr[i].kind]);
+            else
+                order[m++] = &R->rr[i];
+        }
+    qsort(order, (size_t)m, sizeof *order, by_post);
+    for (int i = 0; i < m; i++) {
+        rrec_t *r = order[i];
+        int src = r->st.MPI_SOURCE, tag = r->st.MPI_TAG, cnt = -1, el = -1;
+        MPI_Get_count(&r->st, MPI_BYTE, &cnt);
+        MPI_Get_elements(&r->st, MPI_BYTE, &el);
+        const char *on = kind_name[r->kind];
+        if (src < 0 || src >= kind_size(L, r->kind, 1) || (r->psrc != MPI_ANY_SOURCE && src != r->psrc) ||
+            (r->ptag != MPI_ANY_TAG && tag != r->ptag) || cnt != el || cnt < 0 || (size_t)cnt > r->cap) {
+            mismatch(R, "%s on %s (source %d, tag %d): status source %d, tag %d, count %d, elements %d", r->how, on,
+                     r->psrc, r->ptag, src, tag, cnt, el);
+            continue;
+        }
+        /* The earliest message from src not taken yet that the pattern matches. */
+        int sb = kind_base(L, r->kind, src), j;
+        const msg_t *want = NULL;
+        for (j = P->first[sb]; j < P->first[sb + 1]; j++) {
+            const msg_t *x = &P->msg[j];
+            if (x->d == L->me && x->kind == r->kind && !taken[j] && (r->ptag == MPI_ANY_TAG || x->tag == r->ptag) &&
+                (!want || x->seq < want->seq))
+                want = x;
+        }
+        if (!want) {
+            mismatch(R, "%s on %s: a message from %d (tag %d, %d bytes) that was never sent, or twice", r->how, on,
+                     src, tag, cnt);
+            continue;
+        }
+        taken[want - P->msg] = 1;
+        char why[160];
+        if (want->tag != tag || want->size != (size_t)cnt) {
+            explain(why, sizeof why, r->buf, (size_t)cnt);
+            mismatch(R,
+                     "%s on %s (source %d, tag %d): got tag %d, %d bytes from %d; the next message from it in order "
+                     "has sequence %d, tag %d, %zu bytes: overtaken %s",
+                     r->how, on, r->psrc, r->ptag, tag, cnt, src, want->seq, want->tag, want->size, why);
+            continue;
+        }
+        size_t bad = msg_first_bad(r->buf, P, want);
+        if (bad < want->size) {
+            explain(why, sizeof why, r->buf, want->size);
+            mismatch(R, "%s on %s: message %d from %d (tag %d, %zu bytes, %s): byte %zu is 0x%02x, wrong %s", r->how,
+                     on, want->seq, src, tag, want->size, smode_name[want->smode], bad, r->buf[bad], why);
+            continue;
+        }
+        for (size_t b = want->size; b < r->cap + GUARD; b++)
+            if (r->buf[b] != GUARD_BYTE) {
+                mismatch(R, "%s on %s: message %d from %d of %zu bytes: byte %zu past its end was written", r->how,
+                         on, want->seq, src, want->size, b);
+                break;
+            }
+        R->recvd[r->kind * L->n + sb]++;
+    }
+    for (int j = 0; j < P->nmsg; j++)
+        if (P->msg[j].d == L->me && !taken[j])
+            mismatch(R, "message %d from %d on %s (tag %d, %zu bytes) was never received", P->msg[j].seq, P->msg[j].s,
+                     kind_name[P->msg[j].kind], P->msg[j].tag, P->msg[j].size);
+    free(taken);
+    free(order);
+}
+
+/* ---- setup ------------------------------------------------------------------------- */
+
+static void make_layout(layout_t *L, MPI_Comm base)
+{
+    int n, me, flag = 0, *ub = NULL;
+    EPT_OK(MPI_Comm_rank(base, &me));
+    EPT_OK(MPI_Comm_size(base, &n));
+    EPT_OK(MPI_Comm_get_attr(base, MPI_TAG_UB, &ub, &flag));
+    EPT_CHECK(flag && *ub >= 32767, "MPI_TAG_UB");
+    L->n = n;
+    L->me = me;
+    L->tag_ub = *ub;
+    L->have_inter = n >= 2;
+    L->color = malloc(sizeof(int) * (size_t)n);
+    L->c2rank = malloc(sizeof(int) * (size_t)n);
+    L->mem[0] = malloc(sizeof(int) * (size_t)n);
+    L->mem[1] = malloc(sizeof(int) * (size_t)n);
+    int *key = malloc(sizeof(int) * (size_t)n), *perm = malloc(sizeof(int) * (size_t)n);
+    EPT_CHECK(L->color && L->c2rank && L->mem[0] && L->mem[1] && key && perm, "out of memory");
+    /* Halves from a seeded permutation, random split keys (ties: base rank). */
+    rng_t g = {hk(opt_seed, 0xc0ffee)};
+    for (int i = 0; i < n; i++)
+        perm[i] = i;
+    for (int i = n - 1; i > 0; i--) {
+        int j = rbelow(&g, i + 1), t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    for (int i = 0; i < n; i++) {
+        L->color[perm[i]] = n >= 2 && i < n / 2 ? 0 : 1;
+        key[i] = rbelow(&g, 3);
+    }
+    L->nmem[0] = L->nmem[1] = 0;
+    for (int c = 0; c < 2; c++)
+        for (int k = 0; k < 3; k++)
+            for (int b = 0; b < n; b++)
+                if (L->color[b] == c && key[b] == k) {
+                    L->c2rank[b] = L->nmem[c];
+                    L->mem[c][L->nmem[c]++] = b;
+                }
+    L->comm[K_BASE] = base;
+    EPT_OK(MPI_Comm_dup(base, &L->comm[K_DUP]));
+    EPT_OK(MPI_Comm_split(base, L->color[me], key[me], &L->comm[K_SPLIT]));
+    int r = -1, s = -1;
+    EPT_OK(MPI_Comm_rank(L->comm[K_SPLIT], &r));
+    EPT_OK(MPI_Comm_size(L->comm[K_SPLIT], &s));
+    EPT_CHECK(r == L->c2rank[me] && s == L->nmem[L->color[me]], "split: rank %d of %d, expected %d of %d", r, s,
+              L->c2rank[me], L->nmem[L->color[me]]);
+    L->comm[K_INTER] = MPI_COMM_NULL;
+    if (L->have_inter) {
+        EPT_OK(MPI_Intercomm_create(L->comm[K_SPLIT], 0, base, L->mem[1 - L->color[me]][0], TAG_INTER,
+                                    &L->comm[K_INTER]));
+        EPT_OK(MPI_Comm_remote_size(L->comm[K_INTER], &s));
+        EPT_CHECK(s == L->nmem[1 - L->color[me]], "intercomm: remote size %d", s);
+    }
+    free(key);
+    free(perm);
+}
+
+static void free_layout(layout_t *L)
+{
+    for (int k = K_DUP; k < NKIND; k++)
+        if (L->comm[k] != MPI_COMM_NULL)
+            EPT_OK(MPI_Comm_free(&L->comm[k]));
+    free(L->color);
+    free(L->c2rank);
+    free(L->mem[0]);
+    free(L->mem[1]);
+}
+
+/* Watchdog: names the seed, the round and the phase of a hang. */
+static void stress_watchdog(int sig)
+{
+    (void)sig;
+    char b[160];
+    int n = snprintf(b, sizeof b, "FAIL: watchdog: a round took too long; replay: EPMPI_STRESS_SEED=%llu, round %ld; phase: ",
+                     opt_seed, atomic_load(&cur_round));
+    const char *p = atomic_load(&phase);
+    if (write(2, b, (size_t)n) < 0 || write(2, p, strlen(p)) < 0 || write(2, "\n", 1) < 0)
+        _exit(3);
+    _exit(3);
+}
+
+static void print_stats(const long long *st)
+{
+    printf("sends:");
+    for (int i = 0; i < NSMODE; i++)
+        printf(" %s %lld", smode_name[i], st[ST_SEND + i]);
+    printf("\nreceives: early Irecv %lld (cancelled at once: %lld won, %lld lost), never matched and cancelled %lld;",
+           st[ST_EARLY], st[ST_CANCEL_WON], st[ST_CANCEL_LOST], st[ST_NEVER]);
+    for (int i = 0; i < 6; i++)
+        printf(" %s %lld", late_name[i], st[ST_LATE + i]);
+    printf("\nmessages by receive pattern:");
+    for (int i = 0; i < 4; i++)
+        printf(" %s %lld", wild_name[i], st[ST_WILD + i]);
+    printf("\ncompletion calls that completed something:");
+    for (int i = 0; i < 8; i++)
+        printf(" %s %lld", call_name[i], st[ST_CALL + i]);
+    printf("\ncollectives:");
+    for (int i = 0; i < NCOLL; i++)
+        printf(" %s %lld", coll_name[i], st[ST_COLL + i]);
+    printf("\n");
+    fflush(stdout);
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- one round ---------------------------------------------------------------------- */
+
+static void round_run(rank_t *R)
+{
+    layout_t *L = R->L;
+    plan_t *P = R->P;
+    int me = L->me;
+    if (P->redup) {
+        PHASE("re-creating the dup");
+        EPT_OK(MPI_Comm_free(&L->comm[K_DUP]));
+        EPT_OK(MPI_Comm_dup(L->comm[K_BASE], &L->comm[K_DUP]));
+    }
+    R->g.s = hk(hk(opt_seed, (uint64_t)P->round), 0x5eed0000ULL + (uint64_t)me);
+    R->npend = R->nrr = 0;
+    R->post = 0;
+    int mine = P->first[me + 1] - P->first[me];
+    R->sbuf = calloc((size_t)mine + 1, sizeof *R->sbuf);
+    class_t *cl = malloc(sizeof *cl * (size_t)(P->nmsg + 1));
+    EPT_CHECK(R->sbuf && cl, "out of memory");
+    int ncl = find_classes(R, cl);
+
+    PHASE("posting early receives");
+    post_early(R, cl, ncl);
+    for (int i = rbelow(&R->g, 3); i > 0; i--)
+        post_never(R);
+    if (P->ready) {
+        PHASE("barrier before ready sends");
+        EPT_OK(MPI_Barrier(L->comm[K_BASE]));
+    }
+    PHASE("sending");
+    send_all(R);
+    PHASE("blocking collectives");
+    for (int i = 0; i < P->ncoll; i++)
+        if (P->coll[i].op < C_IBARRIER) {
+            coll_start(R, i);
+            coll_check(R, i);
+        }
+    PHASE("late receives");
+    recv_late(R, cl, ncl);
+    PHASE("completing requests");
+    complete_all(R);
+    PHASE("checking");
+    replay(R);
+    for (int i = 0; i < R->nrr; i++)
+        free(R->rr[i].buf);
+    for (int i = 0; i < mine; i++)
+        free(R->sbuf[i]);
+    free(R->sbuf);
+    free(cl);
+}
+
+/* The sends counted by every sender against the receives counted here. */
+static void final_counts(rank_t *R)
+{
+    int n = R->L->n;
+    long long *out = malloc(sizeof *out * (size_t)(NKIND * n)), *in = malloc(sizeof *in * (size_t)(NKIND * n));
+    EPT_CHECK(out && in, "out of memory");
+    for (int d = 0; d < n; d++)
+        for (int k = 0; k < NKIND; k++)
+            out[d * NKIND + k] = R->sent[k * n + d];
+    EPT_OK(MPI_Alltoall(out, NKIND, MPI_LONG_LONG, in, NKIND, MPI_LONG_LONG, R->L->comm[K_BASE]));
+    for (int s = 0; s < n; s++)
+        for (int k = 0; k < NKIND; k++)
+            if (in[s * NKIND + k] != R->recvd[k * n + s])
+                mismatch(R, "on %s, rank %d sent %lld messages here, %lld were received", kind_name[k], s,
+                         in[s * NKIND + k], R->recvd[k * n + s]);
+    free(out);
+    free(in);
+}
+
+static void stress(MPI_Comm base, void *arg)
+{
+    (void)arg;
+    layout_t L;
+    plan_t P;
+    rank_t R = {.L = &L, .P = &P};
+    int nlocal = omp_get_num_threads();
+    void *bbuf = NULL;
+    if (omp_get_thread_num() == 0) {
+        int bsize = nlocal * 4 * BSEND_PER_ROUND * (BSEND_MAX + MPI_BSEND_OVERHEAD);
+        bbuf = malloc((size_t)bsize);
+        EPT_CHECK(bbuf, "out of memory");
+        EPT_OK(MPI_Buffer_attach(bbuf, bsize));
+        signal(SIGALRM, stress_watchdog);
+    }
+#pragma omp barrier
+    PHASE("setup");
+    int me;
+    EPT_OK(MPI_Comm_rank(base, &me));
+    unsigned long long seed = opt_seed;
+    if (!opt_seed_set)
+        seed = (unsigned long long)time(NULL) * 1000003ULL ^ (unsigned long long)getpid();
+    EPT_OK(MPI_Bcast(&seed, 1, MPI_UNSIGNED_LONG_LONG, 0, base));
+    if (omp_get_thread_num() == 0)
+        opt_seed = seed;
+#pragma omp barrier
+    make_layout(&L, base);
+    int n = L.n;
+    if (me == 0) {
+        printf("seed=%llu\n", opt_seed);
+        printf("stress: %d ranks, %s, %.0f s%s\n", n,
+               ept_classic ? "classic MPICH" : ept_world_endpoints() ? "world mode" : "explicit endpoints", opt_seconds,
+               opt_corrupt ? ", with a deliberate fault" : "");
+        fflush(stdout);
+    }
+    P.wild = malloc(sizeof(int) * (size_t)(NKIND * n));
+    P.msg = malloc(sizeof(msg_t) * (size_t)(NKIND * n * n * 4 + 1));
+    P.first = malloc(sizeof(int) * (size_t)(n + 1));
+    R.sent = calloc((size_t)(NKIND * n), sizeof(long long));
+    R.recvd = calloc((size_t)(NKIND * n), sizeof(long long));
+    R.cnt = malloc(sizeof(int) * 2 * (size_t)n);
+    R.displ = malloc(sizeof(int) * 2 * (size_t)n);
+    EPT_CHECK(P.wild && P.msg && P.first && R.sent && R.recvd && R.cnt && R.displ, "out of memory");
+
+    double t0 = now();
+    long round = 0;
+    for (int stop = 0; !stop; round++) {
+        if (omp_get_thread_num() == 0) {
+            atomic_store(&cur_round, round);
+            alarm(120);
+        }
+        plan_round(&P, &L, round);
+        round_run(&R);
+        /* Strays: nothing may be left over once everyone is done. */
+        PHASE("end of round");
+        EPT_OK(MPI_Barrier(L.comm[K_BASE]));
+        for (int k = 0; k < NKIND; k++) {
+            int flag = 0;
+            MPI_Status st;
+            if (L.comm[k] != MPI_COMM_NULL)
+                EPT_OK(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, L.comm[k], &flag, &st));
+            if (flag)
+                mismatch(&R, "a message from %d (tag %d) on %s is left over after the round", st.MPI_SOURCE,
+                         st.MPI_TAG, kind_name[k]);
+        }
+        long long v[2] = {R.mismatches, 0}, all[2];
+        if (me == 0)
+            v[1] = now() - t0 >= opt_seconds || (opt_rounds >= 0 && round + 1 >= opt_rounds);
+        EPT_OK(MPI_Allreduce(v, all, 2, MPI_LONG_LONG, MPI_MAX, L.comm[K_BASE]));
+        if (all[0] > 0) {
+            if (me == 0) {
+                printf("FAIL: mismatches in round %ld; replay: EPMPI_STRESS_SEED=%llu EPMPI_STRESS_ROUNDS=%ld\n", round,
+                       opt_seed, round + 1);
+                fflush(stdout);
+                MPI_Abort(L.comm[K_BASE], 2);
+            }
+            MPI_Barrier(L.comm[K_BASE]); /* until the abort */
+        }
+        stop = (int)all[1];
+    }
+    PHASE("final counts");
+    final_counts(&R);
+    double secs = now() - t0;
+    long long tot[3] = {R.msgs, R.bytes, R.mismatches}, sum[3];
+    EPT_OK(MPI_Allreduce(tot, sum, 3, MPI_LONG_LONG, MPI_SUM, L.comm[K_BASE]));
+    if (me == 0) {
+        double min = secs / 60;
+        printf("stress: seed=%llu rounds=%ld messages=%lld bytes=%lld seconds=%.1f msgs/min=%.0f bytes/min=%.0f "
+               "mismatches=%lld\n",
+               opt_seed, round, sum[0], sum[1], secs, sum[0] / min, sum[1] / min, sum[2]);
+        fflush(stdout);
+    }
+    EPT_CHECK(sum[2] == 0, "%lld mismatches in the final counts", sum[2]);
+    EPT_CHECK(!opt_corrupt || me != 0 || R.corrupted, "EPMPI_STRESS_CORRUPT: rank 0 sent no message to spoil");
+    long long st[NSTAT];
+    EPT_OK(MPI_Reduce(R.stat, st, NSTAT, MPI_LONG_LONG, MPI_SUM, 0, L.comm[K_BASE]));
+    if (me == 0 && opt_verbose)
+        print_stats(st);
+    free_layout(&L);
+    free(P.wild);
+    free(P.msg);
+    free(P.first);
+    free(R.sent);
+    free(R.recvd);
+    free(R.cnt);
+    free(R.displ);
+    free(R.pend);
+    free(R.rr);
+    PHASE("detaching the buffer");
+#pragma omp barrier
+    if (omp_get_thread_num() == 0) {
+        int size;
+        void *p;
+        EPT_OK(MPI_Buffer_detach(&p, &size));
+        free(bbuf);
+    }
+#pragma omp barrier
+}
+
+/* Options: removes --seed/--seconds/--rounds from argv (argv[1] stays the
+ * shape list of explicit shapes). */
+static void options(int *argc, char **argv)
+{
+    const char *e;
+    if ((e = getenv("EPMPI_STRESS_SEED")) && *e)
+        opt_seed = strtoull(e, NULL, 10), opt_seed_set = 1;
+    if ((e = getenv("EPMPI_STRESS_SECONDS")) && *e)
+        opt_seconds = atof(e);
+    if ((e = getenv("EPMPI_STRESS_ROUNDS")) && *e)
+        opt_rounds = atol(e);
+    if ((e = getenv("EPMPI_STRESS_VERBOSE")) && *e)
+        opt_verbose = atoi(e);
+    if ((e = getenv("EPMPI_STRESS_CORRUPT")) && *e) {
+        opt_corrupt = !strcmp(e, "byte") ? 1 : !strcmp(e, "order") ? 2 : -1;
+        if (opt_corrupt < 0) {
+            fprintf(stderr, "stress: EPMPI_STRESS_CORRUPT must be byte or order, not '%s'\n", e);
+            exit(2);
+        }
+    }
+    int out = 1;
+    for (int i = 1; i < *argc; i++) {
+        if (i + 1 < *argc && !strcmp(argv[i], "--seed"))
+            opt_seed = strtoull(argv[++i], NULL, 10), opt_seed_set = 1;
+        else if (i + 1 < *argc && !strcmp(argv[i], "--seconds"))
+            opt_seconds = atof(argv[++i]);
+        else if (i + 1 < *argc && !strcmp(argv[i], "--rounds"))
+            opt_rounds = atol(argv[++i]);
+        else
+            argv[out++] = argv[i];
+    }
+    *argc = out;
+    argv[out] = NULL;
+}
+
+int main(int argc, char **argv)
+{
+    options(&argc, argv);
+    return ept_main_classic(argc, argv, (int)opt_seconds + 600, stress, NULL);
+}

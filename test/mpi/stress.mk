@@ -1,0 +1,4 @@
+# Randomized stress (shapes in test/mpi/stress.list); `make soak` runs it
+# for longer (test/soak.sh).
+MPI_TESTS += test/mpi/stress
+test_mpi_stress_CFLAGS = $(MPI_TEST_CFLAGS)

@@ -1,7 +1,8 @@
 #!/bin/sh
 # make soak: the stress program (test/mpi/stress) in a rotation of shapes for
 # EPMPI_SOAK_MINUTES minutes in all (default 30), EPMPI_SOAK_RUN_SECONDS per
-# run (default 60), each run with a fresh seed.  Prints every run's seed,
+# run (default 60), each run with a fresh seed; runs alternate
+# EPMPI_EAGER_LIMIT (default, 1024, 262144) and EPMPI_WAIT (yield, sleep).  Prints every run's seed,
 # messages and bytes per minute and mismatches, then the totals; stops at the
 # first failure with the command that replays it.
 # Environment: EPMPI_SOAK_SHAPES (shapes to rotate through, see
@@ -28,7 +29,13 @@ while :; do
         [ "$left" -ge 5 ] || break 2
         t=$per
         [ "$t" -le "$left" ] || t=$left
-        EPMPI_TEST_SHAPES=$shape EPMPI_STRESS_SECONDS=$t EPMPI_TEST_TIMEOUT=$((t + 300)) \
+        set -- 16384 1024 262144
+        shift $((runs % 3))
+        eager=$1
+        wait=yield
+        [ $((runs / 3 % 2)) -eq 0 ] || wait=sleep
+        settings="EPMPI_EAGER_LIMIT=$eager EPMPI_WAIT=$wait"
+        env $settings EPMPI_TEST_SHAPES=$shape EPMPI_STRESS_SECONDS=$t EPMPI_TEST_TIMEOUT=$((t + 300)) \
             "$RUN_MPI" "$STRESS" >"$log" 2>&1
         rc=$?
         runs=$((runs + 1))
@@ -36,14 +43,14 @@ while :; do
         line=$(grep '^stress: seed=' "$log")
         if [ $rc -ne 0 ] || [ -z "$line" ]; then
             tail -40 "$log"
-            echo "soak: FAILED in run $runs, shape $shape, seed ${seed:-unknown}"
-            echo "soak: replay: EPMPI_STRESS_SEED=${seed:-?} EPMPI_STRESS_SECONDS=$t EPMPI_TEST_SHAPES=$shape $RUN_MPI $STRESS"
+            echo "soak: FAILED in run $runs, shape $shape, seed ${seed:-unknown}, $settings"
+            echo "soak: replay: $settings EPMPI_STRESS_SEED=${seed:-?} EPMPI_STRESS_SECONDS=$t EPMPI_TEST_SHAPES=$shape $RUN_MPI $STRESS"
             exit 1
         fi
-        echo "$line" | awk -v r=$runs -v s="$shape" '{
+        echo "$line" | awk -v r=$runs -v s="$shape" -v e="$settings" '{
             for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-            printf "soak: run %d, shape %s, %s, %s s: %.0f messages/min, %.1f MB/min, mismatches %s\n",
-                r, s, $2, v["seconds"], v["msgs/min"], v["bytes/min"] / 1e6, v["mismatches"] }'
+            printf "soak: run %d, shape %s, %s, %s, %s s: %.0f messages/min, %.1f MB/min, mismatches %s\n",
+                r, s, e, $2, v["seconds"], v["msgs/min"], v["bytes/min"] / 1e6, v["mismatches"] }'
         set -- $(echo "$line" | awk '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
             print v["messages"], v["bytes"], v["seconds"] }')
         msgs=$((msgs + $1))

@@ -161,7 +161,10 @@ typedef struct {
 
 static size_t draw_size(rng_t *g)
 {
+    static const size_t edge[] = {1, 8, 4095, 4096, 16383, 16384, 16385, 65535, 65536, 65537};
     int r = rbelow(g, 1000);
+    if (r < 30) /* around powers of two and the default eager limit */
+        return edge[rbelow(g, (int)(sizeof edge / sizeof edge[0]))];
     if (r < 300)
         return (size_t)rbelow(g, 17);
     if (r < 600)

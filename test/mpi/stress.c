@@ -409,8 +409,11 @@ static void complete_all(rank_t *R)
 {
     MPI_Request *rq = malloc(sizeof *rq * (size_t)(R->npend + 1));
     MPI_Status *st = malloc(sizeof *st * (size_t)(R->npend + 1));
+    /* map: array slot -> pending entry (-1 for MPI_REQUEST_NULL); idx: the
+     * completed slots; at: where each one's status is in st. */
     int *map = malloc(sizeof *map * (size_t)(R->npend + 1)), *idx = malloc(sizeof *idx * (size_t)(R->npend + 1));
-    EPT_CHECK(rq && st && map && idx, "out of memory");
+    int *at = malloc(sizeof *at * (size_t)(R->npend + 1));
+    EPT_CHECK(rq && st && map && idx && at, "out of memory");
     while (R->npend > 0) {
         for (int p = 0; p < R->npend; p++)
             if (R->pend[p].what == R_NEVER && !R->pend[p].cancelled && rbelow(&R->g, 3) == 0) {
@@ -455,16 +458,13 @@ static void complete_all(rank_t *R)
         case 1: { /* Waitany */
             int k;
             EPT_OK(MPI_Waitany(m, rq, &k, &st[0]));
-            EPT_CHECK(k != MPI_UNDEFINED && map[k] >= 0, "Waitany returned index %d", k);
-            st[k] = st[0];
+            EPT_CHECK(k >= 0 && k < m && map[k] >= 0, "Waitany returned index %d", k);
             idx[out++] = k;
             break;
         }
         case 2: /* Waitsome */
             EPT_OK(MPI_Waitsome(m, rq, &out, idx, st));
             EPT_CHECK(out >= 1 && out <= m, "Waitsome: outcount %d of %d", out, m);
-            for (int k = out - 1; k >= 0; k--)
-                st[idx[k]] = st[k];
             break;
         case 3: /* Waitall */
             EPT_OK(MPI_Waitall(m, rq, st));
@@ -480,7 +480,7 @@ static void complete_all(rank_t *R)
             int k;
             EPT_OK(MPI_Testany(m, rq, &k, &flag, &st[0]));
             if (flag && k != MPI_UNDEFINED) {
-                st[k] = st[0];
+                EPT_CHECK(k >= 0 && k < m && map[k] >= 0, "Testany returned index %d", k);
                 idx[out++] = k;
             }
             break;
@@ -488,8 +488,6 @@ static void complete_all(rank_t *R)
         case 6: /* Testsome */
             EPT_OK(MPI_Testsome(m, rq, &out, idx, st));
             EPT_CHECK(out != MPI_UNDEFINED && out >= 0 && out <= m, "Testsome: outcount %d of %d", out, m);
-            for (int k = out - 1; k >= 0; k--)
-                st[idx[k]] = st[k];
             break;
         default: /* Testall */
             EPT_OK(MPI_Testall(m, rq, &flag, st));
@@ -506,21 +504,28 @@ static void complete_all(rank_t *R)
         /* Remove completed entries from the highest pending index down,
          * since completed() moves the last entry into the freed slot. */
         int nd = 0;
-        for (int k = 0; k < out; k++)
+        for (int k = 0; k < out; k++) {
+            EPT_CHECK(idx[k] >= 0 && idx[k] < m, "%s: index %d of %d", call_name[call], idx[k], m);
             if (map[idx[k]] >= 0) {
-                EPT_CHECK(rq[idx[k]] == MPI_REQUEST_NULL, "a completed request handle was not set to MPI_REQUEST_NULL");
+                EPT_CHECK(rq[idx[k]] == MPI_REQUEST_NULL, "%s: a completed request was not set to MPI_REQUEST_NULL",
+                          call_name[call]);
+                at[nd] = call == 2 || call == 6 ? k : call == 3 || call == 7 ? idx[k] : 0;
                 idx[nd++] = idx[k];
             }
+        }
         for (int a = 0; a < nd; a++)
             for (int b = a + 1; b < nd; b++)
                 if (map[idx[b]] > map[idx[a]]) {
-                    int t = idx[a];
-                    idx[a] = idx[b];
-                    idx[b] = t;
+                    int t = idx[a], u = at[a];
+                    idx[a] = idx[b], at[a] = at[b];
+                    idx[b] = t, at[b] = u;
                 }
-        for (int k = 0; k < nd; k++)
-            completed(R, map[idx[k]], &st[idx[k]]);
+        for (int k = 0; k < nd; k++) {
+            EPT_CHECK(k == 0 || map[idx[k]] != map[idx[k - 1]], "%s: one request completed twice", call_name[call]);
+            completed(R, map[idx[k]], &st[at[k]]);
+        }
     }
+    free(at);
     free(rq);
     free(st);
     free(map);
@@ -560,12 +565,17 @@ static void replay(rank_t *R)
     EPT_CHECK(taken && order, "out of memory");
     int m = 0;
     for (int i = 0; i < R->nrr; i++)
-        if (!R->rr[i].cancelled) {
-            if (!R->rr[i].done)
-                mismatch(R, "%s on %s never completed", R->rr[i].how, kind_name[R->rr[i].kind]);
-            else
-                order[m++] = &R->rr[i];
-        }
+        if (R->rr[i].cancelled) { /* a cancelled receive writes nothing */
+            for (size_t b = 0; b < R->rr[i].cap + GUARD; b++)
+                if (R->rr[i].buf[b] != GUARD_BYTE) {
+                    mismatch(R, "cancelled %s on %s: byte %zu of its buffer was written", R->rr[i].how,
+                             kind_name[R->rr[i].kind], b);
+                    break;
+                }
+        } else if (!R->rr[i].done)
+            mismatch(R, "%s on %s never completed", R->rr[i].how, kind_name[R->rr[i].kind]);
+        else
+            order[m++] = &R->rr[i];
     qsort(order, (size_t)m, sizeof *order, by_post);
     for (int i = 0; i < m; i++) {
         rrec_t *r = order[i];

@@ -64,6 +64,12 @@ static inline int party_peer(const struct party *p)
     return (p->rank + p->size / 2) % p->size;
 }
 
+/* Byte i of a test pattern: checked data before timing. */
+static inline char bench_pattern(long i, int salt)
+{
+    return (char)(i * 7 + (i >> 10) + salt);
+}
+
 /* party.c: synchronisation over every party of the job, and timing. */
 void party_barrier(const struct party *p);
 double party_max(const struct party *p, double x);
@@ -71,6 +77,8 @@ void party_fail(const struct party *p, const char *fmt, ...) __attribute__((form
 void party_report(const struct party *p, const char *name, const char *metric, long size, double value,
                   const char *unit);
 void *party_alloc(const struct party *p, size_t bytes);
+/* Pairwise cases stop unless comm has an even number of ranks. */
+void party_need_pairs(const struct party *p, const char *name);
 
 /* Runs n iterations of a case and returns; the caller times it. */
 typedef void (*bench_fn)(const struct party *p, void *ctx, long n);
@@ -78,17 +86,22 @@ typedef void (*bench_fn)(const struct party *p, void *ctx, long n);
 /* Median over the batches of the seconds one iteration takes (each batch's
  * time is the longest any party took, from a common barrier); the same on
  * every party.  default_seconds is the case's budget for all the batches. */
+/* The median of v[0..n-1] (sorts v). */
+double bench_median(double *v, int n);
 double bench_measure(const struct party *p, const struct bench_opts *o, double default_seconds, bench_fn fn,
                      void *ctx);
 
 /* The sizes to measure: the command line's, or the case's defaults. */
 int bench_sizes(const struct bench_opts *o, const long *defaults, int ndefaults, const long **sizes);
+long bench_max_size(const long *sizes, int n);
 
-/* The cases (p2p.c, coll.c, main.c). */
+/* The cases (p2p.c, rma.c, coll.c, main.c). */
 void case_pingpong(const struct party *p, const struct bench_opts *o);
 void case_rate(const struct party *p, const struct bench_opts *o);
+void case_rma(const struct party *p, const struct bench_opts *o);
 void case_coll(const struct party *p, const struct bench_opts *o);
 void case_create(const struct party *p, const struct bench_opts *o);
 void case_memcpy(const struct party *p, const struct bench_opts *o);
+void case_handoff(const struct party *p, const struct bench_opts *o);
 
 #endif

@@ -10,6 +10,8 @@
 #include <errno.h>
 #include <getopt.h>
 #include <omp.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +21,9 @@ static const struct {
     void (*run)(const struct party *p, const struct bench_opts *o);
     int dup_ok; /* meaningful with --comm dup */
 } cases[] = {
-    {"pingpong", case_pingpong, 1}, {"rate", case_rate, 1},     {"coll", case_coll, 0},
-    {"create", case_create, 0},     {"memcpy", case_memcpy, 1},
+    {"pingpong", case_pingpong, 1}, {"rate", case_rate, 1},     {"rma", case_rma, 0},
+    {"coll", case_coll, 0},         {"create", case_create, 0}, {"memcpy", case_memcpy, 1},
+    {"handoff", case_handoff, 1},
 };
 #define NCASES (int)(sizeof cases / sizeof *cases)
 #define MAX_CASE_RUNS 16
@@ -35,10 +38,16 @@ static void usage(FILE *f)
             "  --case LIST     comma-separated, in order (default pingpong):\n"
             "                  pingpong  latency and bandwidth between rank pairs, 8 B to 16 MiB\n"
             "                  rate      messages per second, windows of non-blocking sends (8 B)\n"
+            "                  rma       one-sided, to the pair partner's MPI_Win_allocate window,\n"
+            "                            8 B to 16 MiB: MPI_Put and MPI_Get each with MPI_Win_flush\n"
+            "                            (in one MPI_Win_lock_all epoch), MPI_Put with MPI_Win_fence\n"
             "                  coll      Barrier, Bcast, Allreduce (8 B, 64 KiB, 8 MiB)\n"
             "                  create    MPI_Comm_dup, MPI_Comm_split, MPI_Comm_create_endpoints\n"
             "                            (MPI_Comm_dup where that is missing), each with MPI_Comm_free\n"
             "                  memcpy    memcpy bandwidth of each thread, 8 B to 16 MiB\n"
+            "                  handoff   one-way time for two threads of one process to pass a\n"
+            "                            flag back and forth (no MPI): the floor of any message\n"
+            "                            between threads, printed by the first process only\n"
             "  --sizes LIST    message sizes in bytes, suffixes K and M allowed (8,64K,1M)\n"
             "  --iters N       iterations per batch (default: calibrated to the time budget)\n"
             "  --time MS       time budget per measurement (default 30 to 100 ms by case)\n"
@@ -180,6 +189,60 @@ void case_memcpy(const struct party *p, const struct bench_opts *o)
     }
     free(c.src);
     free(c.dst);
+}
+
+/* ---- handoff: the limit of any message between two threads of a process ---------- */
+
+/* Two threads pass a counter back and forth through two flags, each in a
+ * cache line of its own: every step moves one line from one core to the
+ * other, the least any message between threads costs.  The helper thread is
+ * a plain pthread of the first process, outside MPI. */
+struct handoff {
+    _Alignas(64) _Atomic long ping;
+    _Alignas(64) _Atomic long pong;
+    long rounds;
+};
+
+static void *handoff_peer(void *arg)
+{
+    struct handoff *h = arg;
+    for (long i = 1; i <= h->rounds; i++) {
+        while (atomic_load_explicit(&h->ping, memory_order_acquire) != i)
+            ;
+        atomic_store_explicit(&h->pong, i, memory_order_release);
+    }
+    return NULL;
+}
+
+static double handoff_once(long rounds)
+{
+    struct handoff h = {.rounds = rounds};
+    pthread_t t;
+    if (pthread_create(&t, NULL, handoff_peer, &h))
+        return -1;
+    double t0 = MPI_Wtime();
+    for (long i = 1; i <= rounds; i++) {
+        atomic_store_explicit(&h.ping, i, memory_order_release);
+        while (atomic_load_explicit(&h.pong, memory_order_acquire) != i)
+            ;
+    }
+    double t1 = MPI_Wtime();
+    pthread_join(t, NULL);
+    return (t1 - t0) / (double)rounds / 2;
+}
+
+void case_handoff(const struct party *p, const struct bench_opts *o)
+{
+    enum { ROUNDS = 200000 };
+    double t[BENCH_MAX_BATCHES];
+    int nb = o->batches;
+    if (p->id != 0)
+        return;
+    handoff_once(ROUNDS / 10); /* warm-up */
+    for (int b = 0; b < nb; b++)
+        if ((t[b] = handoff_once(ROUNDS)) < 0)
+            return;
+    party_report(p, "handoff", "latency", 8, bench_median(t, nb) * 1e6, "us");
 }
 
 /* ---- setup ------------------------------------------------------------------------ */

@@ -23,23 +23,9 @@ static const long pingpong_sizes[] = {
 };
 static const long rate_sizes[] = {8};
 
-static long max_size(const long *sizes, int n)
-{
-    long m = 0;
-    for (int i = 0; i < n; i++)
-        m = sizes[i] > m ? sizes[i] : m;
-    return m;
-}
-
 static int first_half(const struct party *p)
 {
     return p->rank < p->size / 2;
-}
-
-static void need_pairs(const struct party *p, const char *name)
-{
-    if (p->size < 2 || p->size % 2)
-        party_fail(p, "%s needs an even number of ranks, the communicator has %d", name, p->size);
 }
 
 /* ---- ping-pong ------------------------------------------------------------ */
@@ -64,11 +50,6 @@ static void pingpong_run(const struct party *p, void *ctx, long n)
     }
 }
 
-static char pattern(long i, int salt)
-{
-    return (char)(i * 7 + (i >> 10) + salt);
-}
-
 /* One round trip of known bytes, checked at both ends, before the timing:
  * a benchmark of wrong data would be worthless. */
 static void pingpong_check(const struct party *p, struct pingpong *pp)
@@ -79,7 +60,7 @@ static void pingpong_check(const struct party *p, struct pingpong *pp)
         int sending = first_half(p) == (leg == 0);
         if (sending) {
             for (long i = 0; i < pp->bytes; i++)
-                pp->buf[i] = pattern(i, leg);
+                pp->buf[i] = bench_pattern(i, leg);
             MPI_Send(pp->buf, pp->bytes, MPI_BYTE, peer, TAG_DATA, p->comm);
             continue;
         }
@@ -91,7 +72,7 @@ static void pingpong_check(const struct party *p, struct pingpong *pp)
             party_fail(p, "ping-pong check: received %d bytes from rank %d, expected %d from rank %d", got,
                        st.MPI_SOURCE, pp->bytes, peer);
         for (long i = 0; i < pp->bytes; i++)
-            if (pp->buf[i] != pattern(i, leg))
+            if (pp->buf[i] != bench_pattern(i, leg))
                 party_fail(p, "ping-pong check: byte %ld of %d is wrong", i, pp->bytes);
     }
 }
@@ -100,8 +81,8 @@ void case_pingpong(const struct party *p, const struct bench_opts *o)
 {
     const long *sizes;
     int nsizes = bench_sizes(o, pingpong_sizes, sizeof pingpong_sizes / sizeof *pingpong_sizes, &sizes);
-    struct pingpong pp = {party_alloc(p, (size_t)max_size(sizes, nsizes)), 0};
-    need_pairs(p, "pingpong");
+    struct pingpong pp = {party_alloc(p, (size_t)bench_max_size(sizes, nsizes)), 0};
+    party_need_pairs(p, "pingpong");
     for (int s = 0; s < nsizes; s++) {
         pp.bytes = (int)sizes[s];
         pingpong_check(p, &pp);
@@ -162,10 +143,10 @@ void case_rate(const struct party *p, const struct bench_opts *o)
 {
     const long *sizes;
     int nsizes = bench_sizes(o, rate_sizes, sizeof rate_sizes / sizeof *rate_sizes, &sizes);
-    long big = max_size(sizes, nsizes);
+    long big = bench_max_size(sizes, nsizes);
     struct rate r = {party_alloc(p, (size_t)big), party_alloc(p, (size_t)big * (size_t)o->window),
                      party_alloc(p, sizeof(MPI_Request) * (size_t)o->window), 0, o->window};
-    need_pairs(p, "rate");
+    party_need_pairs(p, "rate");
     for (int s = 0; s < nsizes; s++) {
         r.bytes = (int)sizes[s];
         double per_window = bench_measure(p, o, 0.1, rate_run, &r);

@@ -75,6 +75,20 @@ void *party_alloc(const struct party *p, size_t bytes)
     return b;
 }
 
+void party_need_pairs(const struct party *p, const char *name)
+{
+    if (p->size < 2 || p->size % 2)
+        party_fail(p, "%s needs an even number of ranks, the communicator has %d", name, p->size);
+}
+
+long bench_max_size(const long *sizes, int n)
+{
+    long m = 0;
+    for (int i = 0; i < n; i++)
+        m = sizes[i] > m ? sizes[i] : m;
+    return m;
+}
+
 int bench_sizes(const struct bench_opts *o, const long *defaults, int ndefaults, const long **sizes)
 {
     *sizes = o->nsizes ? o->sizes : defaults;
@@ -94,6 +108,12 @@ static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+double bench_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 double bench_measure(const struct party *p, const struct bench_opts *o, double default_seconds, bench_fn fn,
@@ -120,6 +140,5 @@ double bench_measure(const struct party *p, const struct bench_opts *o, double d
     }
     for (int k = 0; k < batches; k++)
         per_iter[k] = timed(p, fn, ctx, n) / (double)n;
-    qsort(per_iter, (size_t)batches, sizeof *per_iter, cmp_double);
-    return batches % 2 ? per_iter[batches / 2] : (per_iter[batches / 2 - 1] + per_iter[batches / 2]) / 2;
+    return bench_median(per_iter, batches);
 }

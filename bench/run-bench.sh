@@ -8,16 +8,17 @@
 #
 # Configurations (epmpi against baseline):
 #   1   1 process x 2 endpoints (world mode)  vs  2 MPICH processes
-#       pingpong, rate, create
+#       pingpong, rate, rma, create
 #   2   2 processes x 1 endpoint (world mode) vs  2 MPICH processes
-#       pingpong, rate
+#       pingpong, rate, rma
 #   3   2 processes, epmpi preloaded, no world mode vs 2 MPICH processes
 #       pingpong, rate
 #   4   2 processes x 2 endpoints vs 2 MPICH processes x 2 threads
 #       (MPI_THREAD_MULTIPLE, each thread on its own MPI_Comm_dup): rate
 #   5a  1 process x 2 endpoints vs 2 MPICH processes: coll
 #   5b  2 processes x 2 endpoints vs 4 MPICH processes: coll
-# and once per repetition the machine's memcpy bandwidth (one thread).
+# and once per repetition the machine's limits inside a process: memcpy
+# bandwidth (one thread) and the one-way handoff time between two threads.
 #
 # Environment (make bench sets them): BENCH_PROG (epmpi-bench), BENCH_LIB
 # (libepmpi.so), BENCH_MPIEXEC, BENCH_SAN_PRELOAD (a sanitizer runtime to
@@ -33,8 +34,8 @@ usage: run-bench.sh [--reps N] [--configs "1 2 3 4 5"] [--out DIR] [--no-plots] 
   --out DIR     where latest.csv, table.md and the plots go (default bench/results)
   --no-plots    no PNG plots
   --plots-only  measure nothing: draw the plots again from DIR/latest.csv
-  --smoke       one tiny case (configuration 1, pingpong at 8 B, 10 iterations),
-                to check that the program and this driver work
+  --smoke       tiny cases (configuration 1, pingpong and rma at 8 B, 10
+                iterations), to check that the program and this driver work
 USAGE
 }
 
@@ -85,13 +86,13 @@ if [ -n "${BENCH_SAN_PRELOAD:-}" ]; then
 fi
 
 # id, epmpi shape, baseline shape, cases
-CONFIG_TABLE='1 world:1:2 mpich:2 pingpong,rate,create
-2 world:2:1 mpich:2 pingpong,rate
+CONFIG_TABLE='1 world:1:2 mpich:2 pingpong,rate,rma,create
+2 world:2:1 mpich:2 pingpong,rate,rma
 3 preload:2 mpich:2 pingpong,rate
 4 world:2:2 mt:2:2 rate
 5a world:1:2 mpich:2 coll
 5b world:2:2 mpich:4 coll'
-[ "$SMOKE" = 1 ] && CONFIG_TABLE='1 world:1:2 mpich:2 pingpong'
+[ "$SMOKE" = 1 ] && CONFIG_TABLE='1 world:1:2 mpich:2 pingpong,rma'
 
 describe() {
     case $1 in
@@ -155,10 +156,30 @@ series() {
     awk -F, -v c="$2" -v side="$3" -v cs="$4" -v m="$5" \
         'NR > 1 && $1 == c && $4 == cs && $5 == m { print $6, (side == "baseline" ? $9 : $10) }' "$OUT/latest.csv" > "$tmp/$1"
 }
+# draw OUTPUT TITLE XLABEL YLABEL KEY: a log-log plot of $lines.
+draw() {
+    [ -n "$lines" ] || return 0
+    gnuplot <<GNUPLOT
+set terminal pngcairo size 900,560 font ",10"
+set output '$OUT/$1'
+set title "$2 (medians of $REPS alternating runs)"
+set logscale xy
+set format y "%g"
+set xrange [6:24000000]
+set xtics ("8" 8, "64" 64, "512" 512, "4K" 4096, "32K" 32768, "256K" 262144, "2M" 2097152, "16M" 16777216)
+set xlabel "$3"
+set ylabel "$4"
+set grid
+set key $5
+plot $lines
+GNUPLOT
+    echo "== wrote $OUT/$1"
+}
+# add FILE TITLE STYLE: one more line for gnuplot, if FILE has points.
+add() { if [ -s "$tmp/$1" ]; then lines="$lines${lines:+, }'$tmp/$1' using 1:2 with linespoints $3 title '$2'"; fi; }
 # plot OUTPUT METRIC YLABEL TITLE KEY: the ping-pong series that were measured.
 plot() {
     lines=""
-    add() { if [ -s "$tmp/$1" ]; then lines="$lines${lines:+, }'$tmp/$1' using 1:2 with linespoints $3 title '$2'"; fi; }
     series mpich 1 baseline pingpong "$2"; add mpich "MPICH, 2 processes" "lw 2 pt 7"
     series ep12 1 epmpi pingpong "$2"; add ep12 "epmpi, 1 process x 2 endpoints" "lw 2 pt 5"
     series ep21 2 epmpi pingpong "$2"; add ep21 "epmpi, 2 processes x 1 endpoint" "lw 2 pt 9"
@@ -166,26 +187,24 @@ plot() {
     if [ "$2" = bandwidth ]; then
         series memcpy memcpy baseline memcpy bandwidth; add memcpy "memcpy, one thread (the limit inside a process)" "lw 1 dt 2 pt 0 lc rgb 'gray40'"
     fi
-    [ -n "$lines" ] || return 0
-    gnuplot <<GNUPLOT
-set terminal pngcairo size 900,560 font ",10"
-set output '$OUT/$1'
-set title "$4 (medians of $REPS alternating runs)"
-set logscale xy
-set format y "%g"
-set xrange [6:24000000]
-set xtics ("8" 8, "64" 64, "512" 512, "4K" 4096, "32K" 32768, "256K" 262144, "2M" 2097152, "16M" 16777216)
-set xlabel "message size (bytes)"
-set ylabel "$3"
-set grid
-set key $5
-plot $lines
-GNUPLOT
-    echo "== wrote $OUT/$1"
+    draw "$1" "$4" "message size (bytes)" "$3" "$5"
+}
+# plot_rma: Put and Get bandwidth (configurations 1 and 2; the baseline of 1).
+plot_rma() {
+    lines=""
+    for op in put get; do
+        dash=$([ $op = put ] && echo "" || echo " dt 2")
+        series "m$op" 1 baseline "rma_$op" bandwidth; add "m$op" "MPICH, 2 processes: $op" "lw 2 pt 7$dash"
+        series "e12$op" 1 epmpi "rma_$op" bandwidth; add "e12$op" "epmpi, 1 process x 2 endpoints: $op" "lw 2 pt 5$dash"
+        series "e21$op" 2 epmpi "rma_$op" bandwidth; add "e21$op" "epmpi, 2 processes x 1 endpoint: $op" "lw 2 pt 9$dash"
+    done
+    draw rma.png "One-sided Put and Get, each with a flush: bandwidth, epmpi vs MPICH" "size (bytes)" \
+        "bandwidth (GB/s), higher is better" "bottom right"
 }
 draw_plots() {
     plot latency.png latency "one-way latency (us), lower is better" "Ping-pong latency, epmpi vs MPICH" "top left"
     plot bandwidth.png bandwidth "bandwidth (GB/s), higher is better" "Ping-pong bandwidth, epmpi vs MPICH" "bottom right"
+    plot_rma
 }
 if [ "$REPLOT" = 1 ]; then
     [ -s "$OUT/latest.csv" ] || { echo "run-bench.sh: no $OUT/latest.csv to plot" >&2; exit 2; }
@@ -230,8 +249,8 @@ while [ "$rep" -le "$REPS" ]; do
     if [ "$memcpy_runs" = 1 ]; then
         step=$((step + 1))
         t0=$(now)
-        run memcpy baseline mpich:1 memcpy
-        printf '[%3d/%d] rep %d/%d  memcpy bandwidth, one thread  %ss\n' "$step" "$total" "$rep" "$REPS" "$(secs "$t0" "$(now)")"
+        run memcpy baseline mpich:1 memcpy,handoff
+        printf '[%3d/%d] rep %d/%d  memcpy bandwidth and thread handoff  %ss\n' "$step" "$total" "$rep" "$REPS" "$(secs "$t0" "$(now)")"
     fi
     # a here-document, not a pipe: run must be able to stop the driver
     while read -r id ep base cases; do
@@ -268,6 +287,7 @@ function median(list,    v, n, i, j, x) {
     return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
 }
 function target(c, cs, m, s) {
+    if (cs ~ /^rma_/) return "" # issue 5 asks for the ratios only
     if (c == "1" && m == "latency" && s == 8) return "<= 0.5"
     if (c == "1" && m == "bandwidth" && s >= 1048576) return ">= 3"
     if (c == "1" && cs == "rate" && s == 8) return ">= 3"
@@ -294,7 +314,7 @@ END {
         better = unit[k] == "us" ? "lower" : "higher"
         bm = median(vals[k, "baseline"]); blo = lo; bhi = hi; n = count
         if (f[1] == "memcpy") {
-            printf "memcpy,,%s,%s,%s,%d,%s,%s,%.6g,,,,,%d,%.6g,%.6g,,\n", csvq("memcpy: one thread"), f[2], f[3], f[4], unit[k], better, bm, n, blo, bhi
+            printf "memcpy,,%s,%s,%s,%d,%s,%s,%.6g,,,,,%d,%.6g,%.6g,,\n", csvq(f[2] == "handoff" ? "two threads, no MPI" : "memcpy: one thread"), f[2], f[3], f[4], unit[k], better, bm, n, blo, bhi
             continue
         }
         em = median(vals[k, "epmpi"]); elo = lo; ehi = hi
@@ -322,15 +342,17 @@ END {
         if (s >= 1024 && s % 1024 == 0) return s / 1024 " KiB"
         return s " B"
     }
-    function shown(c, m, s, t) {
+    function shown(c, cs, m, s, t) {
         if (t != "") return 1
+        if (cs ~ /^rma_/) return m == "latency" ? s == 8 : cs != "rma_fence" && s == 1048576
         if (m == "latency") return s == 8 || s == 1024
         if (m == "bandwidth") return s == 65536 || s == 1048576 || s == 4194304 || s == 16777216
         return 1
     }
     NR == 1 { next }
+    $1 == "memcpy" && $4 == "handoff" { ho = sprintf("%.3g us", $9); next }
     $1 == "memcpy" { if ($6 >= 1048576) mc = mc sprintf("%s%s %.3g GB/s", mc == "" ? "" : ", ", human($6), $9); next }
-    shown($1, $5, $6, $12) {
+    shown($1, $4, $5, $6, $12) {
         if (!hdr++) {
             printf "| %-3s | %-18s | %-7s | %-6s | %-6s | %10s | %10s | %8s | %-15s |\n", "cfg", "measure", "size", "unit", "better", "baseline", "epmpi", "epmpi/bl", "target"
             printf "|-----|--------------------|---------|--------|--------|-----------:|-----------:|---------:|-----------------|\n"
@@ -338,7 +360,10 @@ END {
         tg = $12 == "" ? "" : $12 " " ($13 == "yes" ? "met" : "MISSED")
         printf "| %-3s | %-18s | %-7s | %-6s | %-6s | %10.4g | %10.4g | %8.3f | %-15s |\n", $1, $4 " " $5, human($6), $7, $8, $9, $10, $11, tg
     }
-    END { if (mc != "") printf "\nmemcpy bandwidth, one thread (the limit for a message copied once inside a process): %s\n", mc }
+    END {
+        if (mc != "") printf "\nmemcpy bandwidth, one thread (the limit for a message copied once inside a process): %s\n", mc
+        if (ho != "") printf "\nThread handoff, one way (two threads passing a flag in one cache line, no MPI: the floor of any message between threads): %s\n", ho
+    }
     ' "$OUT/latest.csv"
     echo
     echo "Medians of $REPS alternating runs; $elapsed s in all; load average $uptime_before before, $uptime_after after; $(date -u '+%Y-%m-%d %H:%M UTC')."

@@ -159,7 +159,7 @@ EP_API int MPI_Comm_free(MPI_Comm *comm)
         return ep_raise(ep, "MPI_Comm_free", MPI_ERR_COMM, "MPI_COMM_WORLD and MPI_COMM_SELF cannot be freed");
     if (ep_threadcomm_get(*comm))
         return ep_raise(ep, "MPI_Comm_free", MPI_ERR_COMM, "a thread communicator is freed with MPIX_Threadcomm_free");
-    int rc = ep_attr_delete_all(ep);
+    int rc = ep_attr_delete_all(ep_attr_of(ep));
     if (rc != MPI_SUCCESS)
         return ep_raise(ep, "MPI_Comm_free", MPI_ERR_OTHER, "an attribute delete callback failed with error %d", rc);
     ep_endpoint_free(ep);
@@ -299,121 +299,6 @@ EP_API int MPI_Comm_create_endpoints(MPI_Comm parent_comm, int my_num_ep, MPI_In
 EP_API int MPIX_Comm_create_endpoints(MPI_Comm parent_comm, int my_num_ep, MPI_Info info, MPI_Comm out_comm_hdls[])
 {
     return create_endpoints("MPIX_Comm_create_endpoints", parent_comm, my_num_ep, info, out_comm_hdls);
-}
-
-/* ---- attributes ----------------------------------------------------------- */
-
-EP_API int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
-{
-    static int tag_ub = EP_TAG_UB;
-    ep_endpoint_t *ep;
-    EP_ENTRY("MPI_Comm_get_attr", comm, ep, PMPI_Comm_get_attr(comm, keyval, attribute_val, flag));
-    if (keyval == MPI_TAG_UB) {
-        *(int **)attribute_val = &tag_ub;
-        *flag = 1;
-        return MPI_SUCCESS;
-    }
-    if (keyval == MPI_HOST || keyval == MPI_IO || keyval == MPI_WTIME_IS_GLOBAL || keyval == MPI_UNIVERSE_SIZE ||
-        keyval == MPI_APPNUM || keyval == MPI_LASTUSEDCODE)
-        /* Properties of the job, the same for every rank: MPICH's values. */
-        return PMPI_Comm_get_attr(MPI_COMM_WORLD, keyval, attribute_val, flag);
-    if (!ep_keyval_known(keyval))
-        return ep_raise(ep, "MPI_Comm_get_attr", MPI_ERR_KEYVAL, "invalid keyval %d", keyval);
-    return ep_attr_get(ep, keyval, (void **)attribute_val, flag);
-}
-
-static int is_predefined_keyval(int keyval)
-{
-    return keyval == MPI_TAG_UB || keyval == MPI_HOST || keyval == MPI_IO || keyval == MPI_WTIME_IS_GLOBAL ||
-           keyval == MPI_UNIVERSE_SIZE || keyval == MPI_APPNUM || keyval == MPI_LASTUSEDCODE;
-}
-
-EP_API int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
-                                  MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
-                                  void *extra_state)
-{
-    int rc = PMPI_Comm_create_keyval(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state);
-    if (rc == MPI_SUCCESS)
-        ep_keyval_record(*comm_keyval, comm_copy_attr_fn, comm_delete_attr_fn, extra_state);
-    return rc;
-}
-
-/* The MPI-1 names: the same callbacks with other parameter types. */
-EP_API int MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval,
-                             void *extra_state)
-{
-    int rc = PMPI_Keyval_create(copy_fn, delete_fn, keyval, extra_state);
-    if (rc == MPI_SUCCESS)
-        ep_keyval_record(*keyval, (MPI_Comm_copy_attr_function *)copy_fn,
-                         (MPI_Comm_delete_attr_function *)delete_fn, extra_state);
-    return rc;
-}
-
-static int set_attr(const char *call, MPI_Comm comm, int keyval, void *val)
-{
-    ep_endpoint_t *ep;
-    int rc = ep_entry_endpoint(call, comm, &ep);
-    if (rc)
-        return rc;
-    if (is_predefined_keyval(keyval))
-        return ep_raise(ep, call, MPI_ERR_KEYVAL, "keyval %d is predefined and cannot be set", keyval);
-    if (!ep_keyval_known(keyval))
-        return ep_raise(ep, call, MPI_ERR_KEYVAL, "invalid keyval %d", keyval);
-    if ((rc = ep_attr_set(ep, keyval, val)) != MPI_SUCCESS)
-        return ep_raise(ep, call, MPI_ERR_OTHER, "the delete callback of the old value failed with error %d", rc);
-    return MPI_SUCCESS;
-}
-
-static int delete_attr(const char *call, MPI_Comm comm, int keyval)
-{
-    ep_endpoint_t *ep;
-    int rc = ep_entry_endpoint(call, comm, &ep);
-    if (rc)
-        return rc;
-    if (!ep_keyval_known(keyval))
-        return ep_raise(ep, call, MPI_ERR_KEYVAL, "invalid keyval %d", keyval);
-    rc = ep_attr_delete(ep, keyval);
-    if (rc == MPI_ERR_KEYVAL)
-        return MPI_SUCCESS; /* nothing was set: nothing to delete */
-    if (rc != MPI_SUCCESS)
-        return ep_raise(ep, call, MPI_ERR_OTHER, "the delete callback failed with error %d", rc);
-    return MPI_SUCCESS;
-}
-
-EP_API int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val)
-{
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Comm_set_attr(comm, comm_keyval, attribute_val);
-    return set_attr("MPI_Comm_set_attr", comm, comm_keyval, attribute_val);
-}
-
-EP_API int MPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
-{
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Attr_put(comm, keyval, attribute_val);
-    return set_attr("MPI_Attr_put", comm, keyval, attribute_val);
-}
-
-EP_API int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval)
-{
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Comm_delete_attr(comm, comm_keyval);
-    return delete_attr("MPI_Comm_delete_attr", comm, comm_keyval);
-}
-
-EP_API int MPI_Attr_delete(MPI_Comm comm, int keyval)
-{
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Attr_delete(comm, keyval);
-    return delete_attr("MPI_Attr_delete", comm, keyval);
-}
-
-/* The MPI-1 name of MPI_Comm_get_attr. */
-EP_API int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
-{
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Attr_get(comm, keyval, attribute_val, flag);
-    return MPI_Comm_get_attr(comm, keyval, attribute_val, flag);
 }
 
 /* ---- names ---------------------------------------------------------------- */

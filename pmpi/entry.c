@@ -1,9 +1,11 @@
 #include "entry.h"
 
 #include "datatype.h"
+#include "diag.h"
 #include "op.h"
 #include "thread.h"
 #include "threadcomm.h"
+#include "win.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -136,10 +138,19 @@ int ep_entry_endpoint(const char *call, MPI_Comm c, ep_endpoint_t **out)
         }
     }
     *out = ep;
+    if (ep && ep->stats)
+        ep_stats_cur = ep->stats;
     if (!ep)
         return ep_raise(NULL, call, MPI_ERR_COMM, "invalid communicator 0x%x (freed or never created)",
                         (unsigned)c);
     return MPI_SUCCESS;
+}
+
+int ep_entry_win(const char *call, MPI_Win win, ep_win_ep_t **out)
+{
+    if ((*out = ep_win_get(win)))
+        return MPI_SUCCESS;
+    return ep_raise(NULL, call, MPI_ERR_WIN, "invalid window 0x%x (freed already?)", (unsigned)win);
 }
 
 int ep_check_count(ep_endpoint_t *ep, const char *call, int count)
@@ -276,8 +287,11 @@ MPI_Request ep_blocking_slot;
 int ep_coll_go(ep_endpoint_t *ep, const char *call, ep_coll_args_t *a, MPI_Request *req)
 {
     ep_status_t st;
-    if (req == EP_BLOCKING)
+    if (req == EP_BLOCKING) {
+        ep_diag_enter(ep, call);
         st = ep_coll_run(ep, a);
+        ep_diag_leave(ep);
+    }
     else if (!req)
         return ep_raise(ep, call, MPI_ERR_REQUEST, "the request argument is NULL");
     else {

@@ -37,6 +37,11 @@ static inline int ep_entry_comm_is_ep(MPI_Comm c)
  * without a world endpoint). */
 int ep_entry_endpoint(const char *call, MPI_Comm c, ep_endpoint_t **out);
 
+/* The same for an endpoint window handle (MPI_ERR_WIN, raised on the
+ * caller's MPI_COMM_WORLD: a dead window has no handler). */
+struct ep_win_ep;
+int ep_entry_win(const char *call, MPI_Win win, struct ep_win_ep **out);
+
 /* In an entry point: classic communicators go straight to the PMPI_
  * expression `pass`; endpoint ones resolve to ep, or the entry point
  * returns the raised error. */

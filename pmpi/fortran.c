@@ -130,12 +130,13 @@ EP_API void mpi_init_thread_f08_(const int *required, int *provided, MPI_Fint *i
 
 /* ---- attributes ---------------------------------------------------------------
  * Fortran attribute values are integers (INTEGER(MPI_ADDRESS_KIND); INTEGER
- * for the MPI-1 MPI_ATTR_GET / MPI_ATTR_PUT).  On an endpoint communicator
- * epmpi keeps the integer as the C attribute's pointer value; the predefined
- * attributes are C pointers to an int, read through, and have other keyvals
- * in Fortran (MPICH's: the C keyval + 1).  MPICH's bindings do the
- * same on classic communicators, with its own internal calls (past MPI_), so
- * classic handles go to them. */
+ * for the MPI-1 MPI_ATTR_GET / MPI_ATTR_PUT).  On an endpoint communicator or
+ * window epmpi keeps the integer as the C attribute's pointer value; the
+ * predefined attributes are C pointers to their value, read through (but
+ * MPI_WIN_BASE is the address itself), and have other keyvals in Fortran
+ * (MPICH's: the C keyval + 1).  MPICH's bindings do the same on classic
+ * handles, with its own internal calls (past MPI_), so classic handles go to
+ * them. */
 
 extern void pmpi_comm_get_attr_(const MPI_Fint *, const MPI_Fint *, MPI_Aint *, MPI_Fint *, MPI_Fint *) EP_F_WEAK;
 extern void pmpi_comm_set_attr_(const MPI_Fint *, const MPI_Fint *, const MPI_Aint *, MPI_Fint *) EP_F_WEAK;
@@ -144,23 +145,42 @@ extern void pmpi_attr_put_(const MPI_Fint *, const MPI_Fint *, const MPI_Fint *,
 extern void pmpir_comm_get_attr_f08_(const MPI_Fint *, const MPI_Fint *, MPI_Aint *, MPI_Fint *,
                                      MPI_Fint *) EP_F_WEAK;
 extern void pmpir_comm_set_attr_f08_(const MPI_Fint *, const MPI_Fint *, const MPI_Aint *, MPI_Fint *) EP_F_WEAK;
+extern void pmpi_win_get_attr_(const MPI_Fint *, const MPI_Fint *, MPI_Aint *, MPI_Fint *, MPI_Fint *) EP_F_WEAK;
+extern void pmpi_win_set_attr_(const MPI_Fint *, const MPI_Fint *, const MPI_Aint *, MPI_Fint *) EP_F_WEAK;
+extern void pmpir_win_get_attr_f08_(const MPI_Fint *, const MPI_Fint *, MPI_Aint *, MPI_Fint *, MPI_Fint *) EP_F_WEAK;
+extern void pmpir_win_set_attr_f08_(const MPI_Fint *, const MPI_Fint *, const MPI_Aint *, MPI_Fint *) EP_F_WEAK;
 
 static int predefined_keyval(int keyval)
 {
     return keyval == MPI_TAG_UB || keyval == MPI_HOST || keyval == MPI_IO || keyval == MPI_WTIME_IS_GLOBAL ||
-           keyval == MPI_UNIVERSE_SIZE || keyval == MPI_APPNUM || keyval == MPI_LASTUSEDCODE;
+           keyval == MPI_UNIVERSE_SIZE || keyval == MPI_APPNUM || keyval == MPI_LASTUSEDCODE ||
+           keyval == MPI_WIN_BASE || keyval == MPI_WIN_SIZE || keyval == MPI_WIN_DISP_UNIT ||
+           keyval == MPI_WIN_CREATE_FLAVOR || keyval == MPI_WIN_MODEL;
 }
 
 /* A Fortran keyval as C knows it. */
 static int c_keyval(int keyval) { return predefined_keyval(keyval - 1) ? keyval - 1 : keyval; }
 
-static int get_attr(MPI_Comm comm, int fkeyval, MPI_Aint *val, MPI_Fint *flag)
+/* The Fortran integer of C attribute value p of keyval. */
+static MPI_Aint f_value(int keyval, const void *p)
+{
+    if (keyval == MPI_WIN_SIZE)
+        return *(const MPI_Aint *)p;
+    if (keyval == MPI_WIN_BASE || !predefined_keyval(keyval))
+        return (MPI_Aint)p;
+    return *(const int *)p;
+}
+
+/* MPI_Comm_get_attr or MPI_Win_get_attr (the same type: handles are ints). */
+typedef int c_get_attr_fn(MPI_Comm, int, void *, int *);
+
+static int get_attr(c_get_attr_fn *get, MPI_Fint handle, int fkeyval, MPI_Aint *val, MPI_Fint *flag)
 {
     void *p = NULL;
-    int keyval = c_keyval(fkeyval), found = 0, rc = MPI_Comm_get_attr(comm, keyval, &p, &found);
+    int keyval = c_keyval(fkeyval), found = 0, rc = get(handle, keyval, &p, &found);
     if (rc == MPI_SUCCESS) {
         if (found)
-            *val = predefined_keyval(keyval) ? *(const int *)p : (MPI_Aint)p;
+            *val = f_value(keyval, p);
         *flag = found ? EP_F_TRUE : EP_F_FALSE;
     }
     return rc;
@@ -170,7 +190,7 @@ EP_API void mpi_comm_get_attr_(const MPI_Fint *comm, const MPI_Fint *keyval, MPI
                                MPI_Fint *ierror)
 {
     if (ep_entry_comm_is_ep(*comm))
-        *ierror = get_attr(*comm, *keyval, val, flag);
+        *ierror = get_attr(MPI_Comm_get_attr, *comm, *keyval, val, flag);
     else
         pmpi_comm_get_attr_(comm, keyval, val, flag, ierror);
 }
@@ -179,7 +199,7 @@ EP_API void mpi_comm_get_attr_f08_(const MPI_Fint *comm, const MPI_Fint *keyval,
                                    MPI_Fint *ierror)
 {
     if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, get_attr(*comm, *keyval, val, flag));
+        ep_f_return(ierror, get_attr(MPI_Comm_get_attr, *comm, *keyval, val, flag));
     else
         pmpir_comm_get_attr_f08_(comm, keyval, val, flag, ierror);
 }
@@ -192,7 +212,7 @@ EP_API void mpi_attr_get_(const MPI_Fint *comm, const MPI_Fint *keyval, MPI_Fint
         pmpi_attr_get_(comm, keyval, val, flag, ierror);
         return;
     }
-    *ierror = get_attr(*comm, *keyval, &v, flag);
+    *ierror = get_attr(MPI_Comm_get_attr, *comm, *keyval, &v, flag);
     if (*ierror == MPI_SUCCESS && *flag)
         *val = (MPI_Fint)v;
 }
@@ -222,8 +242,44 @@ EP_API void mpi_attr_put_(const MPI_Fint *comm, const MPI_Fint *keyval, const MP
         pmpi_attr_put_(comm, keyval, val, ierror);
 }
 
+EP_API void mpi_win_get_attr_(const MPI_Fint *win, const MPI_Fint *keyval, MPI_Aint *val, MPI_Fint *flag,
+                              MPI_Fint *ierror)
+{
+    if (ep_win_handle_is_ep(*win))
+        *ierror = get_attr(MPI_Win_get_attr, *win, *keyval, val, flag);
+    else
+        pmpi_win_get_attr_(win, keyval, val, flag, ierror);
+}
+
+EP_API void mpi_win_get_attr_f08_(const MPI_Fint *win, const MPI_Fint *keyval, MPI_Aint *val, MPI_Fint *flag,
+                                  MPI_Fint *ierror)
+{
+    if (ep_win_handle_is_ep(*win))
+        ep_f_return(ierror, get_attr(MPI_Win_get_attr, *win, *keyval, val, flag));
+    else
+        pmpir_win_get_attr_f08_(win, keyval, val, flag, ierror);
+}
+
+EP_API void mpi_win_set_attr_(const MPI_Fint *win, const MPI_Fint *keyval, const MPI_Aint *val, MPI_Fint *ierror)
+{
+    if (ep_win_handle_is_ep(*win))
+        *ierror = MPI_Win_set_attr(*win, c_keyval(*keyval), (void *)*val);
+    else
+        pmpi_win_set_attr_(win, keyval, val, ierror);
+}
+
+EP_API void mpi_win_set_attr_f08_(const MPI_Fint *win, const MPI_Fint *keyval, const MPI_Aint *val,
+                                  MPI_Fint *ierror)
+{
+    if (ep_win_handle_is_ep(*win))
+        ep_f_return(ierror, MPI_Win_set_attr(*win, c_keyval(*keyval), (void *)*val));
+    else
+        pmpir_win_set_attr_f08_(win, keyval, val, ierror);
+}
+
 /* ---- keyvals -------------------------------------------------------------------
- * epmpi calls the copy and delete callbacks of endpoint communicators itself,
+ * epmpi calls the copy and delete callbacks of endpoint communicators and
+ * windows itself,
  * the C way.  A Fortran callback takes every argument by reference and
  * attribute values as integers, so a keyval made from Fortran is recorded
  * with these C proxies, which find the Fortran callbacks in their extra
@@ -278,8 +334,8 @@ static int f_delete_proxy(MPI_Comm comm, int keyval, void *val, void *extra)
 
 /* After MPICH made the keyval (rc): records the proxies.  The record lives
  * as long as the process: attributes may outlive their freed keyval. */
-static int f_keyval_record(const char *call, int rc, int keyval, ep_f_copy_fn *copy, ep_f_delete_fn *del,
-                           MPI_Aint extra, int mpi1)
+static int f_keyval_record(const char *call, int rc, int keyval, ep_keyval_kind_t kind, ep_f_copy_fn *copy,
+                           ep_f_delete_fn *del, MPI_Aint extra, int mpi1)
 {
     f_keyval_t *k;
     if (rc != MPI_SUCCESS)
@@ -287,7 +343,7 @@ static int f_keyval_record(const char *call, int rc, int keyval, ep_f_copy_fn *c
     if (!(k = malloc(sizeof *k)))
         return ep_f_no_memory(call);
     *k = (f_keyval_t){copy, del, extra, mpi1};
-    ep_keyval_record(keyval, f_copy_proxy, f_delete_proxy, k);
+    ep_keyval_record(keyval, kind, kind == EP_KEYVAL_COMM ? f_copy_proxy : NULL, f_delete_proxy, k);
     return MPI_SUCCESS;
 }
 
@@ -301,7 +357,7 @@ EP_API void mpi_comm_create_keyval_(ep_f_copy_fn *copy, ep_f_delete_fn *del, MPI
                                     const MPI_Aint *extra, MPI_Fint *ierror)
 {
     pmpi_comm_create_keyval_(copy, del, keyval, extra, ierror);
-    *ierror = f_keyval_record("MPI_Comm_create_keyval", *ierror, *keyval, copy, del, *extra, 0);
+    *ierror = f_keyval_record("MPI_Comm_create_keyval", *ierror, *keyval, EP_KEYVAL_COMM, copy, del, *extra, 0);
 }
 
 EP_API void mpi_comm_create_keyval_f08_(ep_f_copy_fn *copy, ep_f_delete_fn *del, MPI_Fint *keyval,
@@ -309,12 +365,32 @@ EP_API void mpi_comm_create_keyval_f08_(ep_f_copy_fn *copy, ep_f_delete_fn *del,
 {
     MPI_Fint rc = MPI_SUCCESS;
     pmpir_comm_create_keyval_f08_(copy, del, keyval, extra, &rc);
-    ep_f_return(ierror, f_keyval_record("MPI_Comm_create_keyval", rc, *keyval, copy, del, *extra, 0));
+    ep_f_return(ierror, f_keyval_record("MPI_Comm_create_keyval", rc, *keyval, EP_KEYVAL_COMM, copy, del, *extra, 0));
 }
 
 EP_API void mpi_keyval_create_(ep_f_copy_fn *copy, ep_f_delete_fn *del, MPI_Fint *keyval, const MPI_Fint *extra,
                                MPI_Fint *ierror)
 {
     pmpi_keyval_create_(copy, del, keyval, extra, ierror);
-    *ierror = f_keyval_record("MPI_Keyval_create", *ierror, *keyval, copy, del, *extra, 1);
+    *ierror = f_keyval_record("MPI_Keyval_create", *ierror, *keyval, EP_KEYVAL_COMM, copy, del, *extra, 1);
+}
+
+extern void pmpi_win_create_keyval_(ep_f_copy_fn *, ep_f_delete_fn *, MPI_Fint *, const MPI_Aint *,
+                                    MPI_Fint *) EP_F_WEAK;
+extern void pmpir_win_create_keyval_f08_(ep_f_copy_fn *, ep_f_delete_fn *, MPI_Fint *, const MPI_Aint *,
+                                         MPI_Fint *) EP_F_WEAK;
+
+EP_API void mpi_win_create_keyval_(ep_f_copy_fn *copy, ep_f_delete_fn *del, MPI_Fint *keyval, const MPI_Aint *extra,
+                                   MPI_Fint *ierror)
+{
+    pmpi_win_create_keyval_(copy, del, keyval, extra, ierror);
+    *ierror = f_keyval_record("MPI_Win_create_keyval", *ierror, *keyval, EP_KEYVAL_WIN, copy, del, *extra, 0);
+}
+
+EP_API void mpi_win_create_keyval_f08_(ep_f_copy_fn *copy, ep_f_delete_fn *del, MPI_Fint *keyval,
+                                       const MPI_Aint *extra, MPI_Fint *ierror)
+{
+    MPI_Fint rc = MPI_SUCCESS;
+    pmpir_win_create_keyval_f08_(copy, del, keyval, extra, &rc);
+    ep_f_return(ierror, f_keyval_record("MPI_Win_create_keyval", rc, *keyval, EP_KEYVAL_WIN, copy, del, *extra, 0));
 }

@@ -108,6 +108,12 @@ EP_API void mpi_buffer_detach_f08_(void *buffer_addr, int *size, MPI_Fint *ierro
     ep_f_return(ierror, rc);
 }
 
+EP_API void mpi_buffer_detach_f08_large_(void *buffer_addr, MPI_Count *size, MPI_Fint *ierror)
+{
+    int rc = MPI_Buffer_detach_c(buffer_addr, size);
+    ep_f_return(ierror, rc);
+}
+
 EP_API void mpi_cancel_f08_(MPI_Request *request, MPI_Fint *ierror)
 {
     int rc = MPI_Cancel(request);
@@ -1713,13 +1719,10 @@ EP_API void mpi_win_create_errhandler_f08_(MPI_Win_errhandler_function *win_errh
     ep_f_return(ierror, rc);
 }
 
-extern void pmpir_win_delete_attr_f08_(const MPI_Win *win, const int *win_keyval, MPI_Fint *ierror) EP_F_WEAK;
 EP_API void mpi_win_delete_attr_f08_(const MPI_Win *win, const int *win_keyval, MPI_Fint *ierror)
 {
-    if (ep_win_handle_is_ep(*win))
-        ep_f_return(ierror, ep_unsupported("MPI_Win_delete_attr", "windows", MPI_ERR_WIN));
-    else
-        pmpir_win_delete_attr_f08_(win, win_keyval, ierror);
+    int rc = MPI_Win_delete_attr(*win, *win_keyval);
+    ep_f_return(ierror, rc);
 }
 
 EP_API void mpi_win_fence_f08_(const int *assert, const MPI_Win *win, MPI_Fint *ierror)
@@ -1755,13 +1758,6 @@ EP_API void mpi_win_flush_local_f08_(const int *rank, const MPI_Win *win, MPI_Fi
 EP_API void mpi_win_free_f08_(MPI_Win *win, MPI_Fint *ierror)
 {
     int rc = MPI_Win_free(win);
-    ep_f_return(ierror, rc);
-}
-
-EP_API void mpi_win_get_attr_f08_(const MPI_Win *win, const int *win_keyval, void *attribute_val, int *flag, MPI_Fint *ierror)
-{
-    int rc = MPI_Win_get_attr(*win, *win_keyval, attribute_val, flag);
-    ep_f_logical(flag);
     ep_f_return(ierror, rc);
 }
 
@@ -1808,15 +1804,6 @@ EP_API void mpi_win_post_f08_(const MPI_Group *group, const int *assert, const M
 {
     int rc = MPI_Win_post(*group, *assert, *win);
     ep_f_return(ierror, rc);
-}
-
-extern void pmpir_win_set_attr_f08_(const MPI_Win *win, const int *win_keyval, void *attribute_val, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_win_set_attr_f08_(const MPI_Win *win, const int *win_keyval, void *attribute_val, MPI_Fint *ierror)
-{
-    if (ep_win_handle_is_ep(*win))
-        ep_f_return(ierror, ep_unsupported("MPI_Win_set_attr", "windows", MPI_ERR_WIN));
-    else
-        pmpir_win_set_attr_f08_(win, win_keyval, attribute_val, ierror);
 }
 
 EP_API void mpi_win_set_errhandler_f08_(const MPI_Win *win, const MPI_Errhandler *errhandler, MPI_Fint *ierror)
@@ -1938,4 +1925,4 @@ EP_API void mpix_comm_shrink_f08_(const MPI_Comm *comm, MPI_Comm *newcomm, MPI_F
         pmpixr_comm_shrink_f08_(comm, newcomm, ierror);
 }
 
-/* 206 entry points. */
+/* 205 entry points. */

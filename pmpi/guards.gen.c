@@ -6,20 +6,6 @@
  * the counts fit in an int. */
 #include "entry.h"
 
-EP_API int(MPI_Win_delete_attr)(MPI_Win win, int win_keyval)
-{
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Win_delete_attr", "windows", MPI_ERR_WIN);
-    return PMPI_Win_delete_attr(win, win_keyval);
-}
-
-EP_API int(MPI_Win_set_attr)(MPI_Win win, int win_keyval, void *attribute_val)
-{
-    if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Win_set_attr", "windows", MPI_ERR_WIN);
-    return PMPI_Win_set_attr(win, win_keyval, attribute_val);
-}
-
 EP_API int(MPI_Allgather_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
@@ -1344,4 +1330,4 @@ EP_API int(MPI_File_open)(MPI_Comm comm, const char *filename, int amode, MPI_In
     return PMPI_File_open(comm, filename, amode, info, fh);
 }
 
-/* 172 entry points. */
+/* 170 entry points. */

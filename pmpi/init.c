@@ -1,5 +1,6 @@
 /* MPI_Init / MPI_Init_thread / MPI_Finalize: bring the engine up and down. */
 #include "settings.h"
+#include "diag.h"
 #include "entry.h"
 #include "net.h"
 #include "p2p.h"
@@ -36,6 +37,8 @@ static int init_common(const char *call, int *argc, char ***argv, int *provided)
         fatal_setup(call, "the MPI library does not provide MPI_THREAD_MULTIPLE, which epmpi needs");
     if (ep_net_init())
         fatal_setup(call, "could not set up the transport communicators");
+    if (ep_diag_init(err, sizeof err))
+        fatal_setup(call, err);
     engine_up = 1;
     if (ep_config.endpoints > 0) {
         ep_status_t st = ep_world_init(ep_config.endpoints);
@@ -55,9 +58,13 @@ static int init_common(const char *call, int *argc, char ***argv, int *provided)
                 lib[i] = '\0';
                 break;
             }
-        fprintf(stderr, "epmpi %s: process %d of %d: world mode %s, %d endpoints, wait %s, eager limit %zu; %s\n",
+        fprintf(stderr,
+                "epmpi %s: process %d of %d: world mode %s, %d endpoints, wait %s, eager limit %zu, "
+                "collectives %s, debug %s, stats %s; %s\n",
                 EPMPI_VERSION, wr, ws, ep_world_mode() ? "on" : "off", ep_config.endpoints,
-                ep_config_wait_name(ep_config.wait), ep_config.eager_limit, lib);
+                ep_config_wait_name(ep_config.wait), ep_config.eager_limit,
+                ep_config.coll_gathered ? "gathered" : "auto", ep_config.debug ? "on" : "off",
+                ep_config.stats ? "on" : "off", lib);
     }
     if (provided)
         *provided = MPI_THREAD_MULTIPLE;
@@ -77,9 +84,11 @@ EP_API int MPI_Finalize(void)
     if (engine_up) {
         /* Everyone has stopped communicating once all processes are here. */
         PMPI_Barrier(MPI_COMM_WORLD);
+        ep_diag_finalize();
         if (ep_world_mode())
             ep_world_finalize();
         ep_net_finalize();
+        ep_request_pools_free();
         engine_up = 0;
     }
     return PMPI_Finalize();

@@ -2,6 +2,7 @@
  * lives on the caller's stack; non-blocking and persistent ones get a
  * request handle from the registry. */
 #include "datatype.h"
+#include "diag.h"
 #include "entry.h"
 #include "p2p.h"
 #include "wait.h"
@@ -64,7 +65,9 @@ static int send_blocking(const char *call, const void *buf, int count, MPI_Datat
         free(r.tmp);
         return start_failed(ep, call, st, count);
     }
+    ep_diag_enter(ep, call);
     ep_request_wait(&r);
+    ep_diag_leave(ep);
     return ep_request_error(&r, call);
 }
 
@@ -143,7 +146,9 @@ EP_API int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int
     ep_status_t st = ep_recv_start(&r);
     if (st)
         return ep_raise_status(ep, call, st, NULL);
+    ep_diag_enter(ep, call);
     ep_request_wait(&r);
+    ep_diag_leave(ep);
     status_out(status, &r);
     return ep_request_error(&r, call);
 }
@@ -213,10 +218,12 @@ static int sendrecv_run(const char *call, ep_endpoint_t *ep, const void *sbuf, i
         return ep_raise_status(ep, call, st, NULL);
     }
     ep_backoff_t b = EP_BACKOFF_INIT;
+    ep_diag_enter(ep, call);
     while (!(ep_request_poll(&s) & ep_request_poll(&r))) {
         ep_progress();
         ep_backoff(&b);
     }
+    ep_diag_leave(ep);
     status_out(status, &r);
     int rc = ep_request_error(&s, call);
     return rc ? rc : ep_request_error(&r, call);
@@ -293,12 +300,11 @@ EP_API int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
         (rc = ep_check_recv_tag(ep, call, tag)))
         return rc;
     ep_backoff_t b = EP_BACKOFF_INIT;
-    for (;;) {
-        ep_iprobe(ep, source, tag, &flag, status);
-        if (flag)
-            return MPI_SUCCESS;
+    ep_diag_enter(ep, call);
+    while (ep_iprobe(ep, source, tag, &flag, status), !flag)
         ep_backoff(&b);
-    }
+    ep_diag_leave(ep);
+    return MPI_SUCCESS;
 }
 
 static int improbe_common(const char *call, int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
@@ -313,14 +319,15 @@ static int improbe_common(const char *call, int source, int tag, MPI_Comm comm, 
     if (!message)
         return ep_raise(ep, call, MPI_ERR_ARG, "message pointer is NULL");
     ep_backoff_t b = EP_BACKOFF_INIT;
-    for (;;) {
-        ep_status_t st = ep_improbe(ep, source, tag, &f, &m, status);
-        if (st)
-            return ep_raise_status(ep, call, st, NULL);
-        if (f || !blocking)
-            break;
+    ep_status_t st;
+    if (blocking)
+        ep_diag_enter(ep, call);
+    while (!(st = ep_improbe(ep, source, tag, &f, &m, status)) && !f && blocking)
         ep_backoff(&b);
-    }
+    if (blocking)
+        ep_diag_leave(ep);
+    if (st)
+        return ep_raise_status(ep, call, st, NULL);
     if (flag)
         *flag = f;
     if (f)
@@ -416,4 +423,19 @@ EP_API int MPI_Buffer_detach(void *buffer_addr, int *size)
 {
     ep_bsend_detach();
     return PMPI_Buffer_detach(buffer_addr, size);
+}
+
+/* The large-count forms: one buffer, whichever form attached it. */
+EP_API int MPI_Buffer_attach_c(void *buffer, MPI_Count size)
+{
+    int rc = PMPI_Buffer_attach_c(buffer, size);
+    if (rc == MPI_SUCCESS)
+        ep_bsend_attach((size_t)size);
+    return rc;
+}
+
+EP_API int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
+{
+    ep_bsend_detach();
+    return PMPI_Buffer_detach_c(buffer_addr, size);
 }

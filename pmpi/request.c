@@ -2,6 +2,7 @@
  * ones are tested with PMPI_Test (never a blocking PMPI wait, which would
  * stop this thread from driving the engine), endpoint ones by the engine.
  * Arrays holding only classic requests go straight to PMPI. */
+#include "diag.h"
 #include "entry.h"
 #include "net.h"
 #include "p2p.h"
@@ -135,7 +136,9 @@ EP_API int MPI_Wait(MPI_Request *request, MPI_Status *status)
         status_empty(status);
         return MPI_SUCCESS;
     }
+    ep_diag_enter(r->ep, "MPI_Wait");
     ep_request_wait(r);
+    ep_diag_leave(r->ep);
     code = ep_finish(r, request, status, "MPI_Wait", 0);
     return code;
 }
@@ -155,38 +158,30 @@ EP_API int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status ar
     static const char call[] = "MPI_Waitall";
     if (count <= 0 || !array_of_requests || !any_ep(count, array_of_requests))
         return PMPI_Waitall(count, array_of_requests, array_of_statuses);
-    char *done = calloc((size_t)count, 1);
-    int left = count, err = 0;
+    int err = 0;
     ep_endpoint_t *err_ep = NULL;
-    if (!done)
-        return ep_raise(NULL, call, MPI_ERR_NO_MEM, "no memory for %d requests", count);
-    ep_backoff_t b = EP_BACKOFF_INIT;
-    while (left) {
-        for (int i = 0; i < count; i++) {
-            if (done[i])
-                continue;
-            int code;
-            ep_request_t *r = ep_request_get(array_of_requests[i]);
-            ep_endpoint_t *rep = r ? r->ep : NULL;
-            MPI_Status *st = status_at(array_of_statuses, i);
-            if (try_complete(call, &array_of_requests[i], st, 1, &code)) {
-                done[i] = 1;
-                left--;
-                if (st != MPI_STATUS_IGNORE)
-                    st->MPI_ERROR = code;
-                if (code) {
-                    err = 1;
-                    if (!err_ep)
-                        err_ep = rep;
-                }
-            }
-        }
-        if (left) {
+    /* In order: MPI does not say in which order requests complete, and
+     * progress does not depend on which one is being polled (ep_progress and
+     * any PMPI test move everything), so polling only the first unfinished
+     * request keeps the waiting thread off the lines the others write. */
+    for (int i = 0; i < count; i++) {
+        ep_backoff_t b = EP_BACKOFF_INIT;
+        MPI_Status *st = status_at(array_of_statuses, i);
+        ep_request_t *r = ep_request_get(array_of_requests[i]);
+        ep_endpoint_t *rep = r ? r->ep : NULL;
+        int code;
+        while (!try_complete(call, &array_of_requests[i], st, 1, &code)) {
             ep_progress();
             ep_backoff(&b);
         }
+        if (st != MPI_STATUS_IGNORE)
+            st->MPI_ERROR = code;
+        if (code) {
+            err = 1;
+            if (!err_ep)
+                err_ep = rep;
+        }
     }
-    free(done);
     if (err)
         return ep_raise(err_ep, call, MPI_ERR_IN_STATUS, "one or more requests failed; see the statuses");
     return MPI_SUCCESS;

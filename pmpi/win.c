@@ -20,15 +20,6 @@ static int raise_win_status(ep_win_ep_t *we, const char *call, ep_status_t st)
     return st ? raise_win(we, call, ep_status_class(st), "%s", ep_status_text(st)) : MPI_SUCCESS;
 }
 
-/* The window behind an endpoint window handle; MPI_SUCCESS or the raised
- * MPI_ERR_WIN (no window: the caller's MPI_COMM_WORLD handler). */
-static int win_lookup(const char *call, MPI_Win win, ep_win_ep_t **we)
-{
-    if ((*we = ep_win_get(win)))
-        return MPI_SUCCESS;
-    return ep_raise(NULL, call, MPI_ERR_WIN, "invalid window 0x%x (freed already?)", (unsigned)win);
-}
-
 /* Classic windows go to the PMPI_ expression `pass`; endpoint ones resolve
  * to we, or the entry point returns the raised error. */
 #define WIN_ENTRY(call, win, we, pass)                                                                    \
@@ -36,7 +27,7 @@ static int win_lookup(const char *call, MPI_Win win, ep_win_ep_t **we)
         int rc_;                                                                                          \
         if (!ep_win_handle_is_ep(win))                                                                    \
             return (pass);                                                                                \
-        if ((rc_ = win_lookup(call, win, &(we))))                                                         \
+        if ((rc_ = ep_entry_win(call, win, &(we))))                                                         \
             return rc_;                                                                                   \
     } while (0)
 
@@ -101,6 +92,9 @@ EP_API int MPI_Win_free(MPI_Win *win)
     if (ep_win_busy(we))
         return raise_win(we, call, MPI_ERR_RMA_SYNC,
                          "an access or exposure epoch is still open (unlock, complete or wait first)");
+    int rc = ep_attr_delete_all(ep_win_attrs(we));
+    if (rc != MPI_SUCCESS)
+        return raise_win(we, call, MPI_ERR_OTHER, "an attribute delete callback failed with error %d", rc);
     ep_status_t st = ep_win_free(we);
     *win = MPI_WIN_NULL;
     return st ? ep_raise_status(NULL, call, st, NULL) : MPI_SUCCESS;
@@ -155,28 +149,6 @@ EP_API int MPI_Win_get_group(MPI_Win win, MPI_Group *group)
     ep_win_ep_t *we;
     WIN_ENTRY(call, win, we, PMPI_Win_get_group(win, group));
     return MPI_Comm_group(we->ep->handle, group);
-}
-
-EP_API int MPI_Win_get_attr(MPI_Win win, int keyval, void *value, int *flag)
-{
-    static const char call[] = "MPI_Win_get_attr";
-    ep_win_ep_t *we;
-    WIN_ENTRY(call, win, we, PMPI_Win_get_attr(win, keyval, value, flag));
-    void *v;
-    switch (keyval) {
-    case MPI_WIN_BASE: v = we->base; break;
-    case MPI_WIN_SIZE: v = &we->size; break;
-    case MPI_WIN_DISP_UNIT: v = &we->disp_unit; break;
-    case MPI_WIN_CREATE_FLAVOR: v = &we->flavor_attr; break;
-    case MPI_WIN_MODEL: v = &we->model_attr; break;
-    default:
-        return raise_win(we, call, MPI_ERR_KEYVAL,
-                         "keyval %d: only the predefined window attributes are supported on endpoint windows",
-                         keyval);
-    }
-    *(void **)value = v;
-    *flag = 1;
-    return MPI_SUCCESS;
 }
 
 EP_API int MPI_Win_set_name(MPI_Win win, const char *name)
@@ -264,7 +236,7 @@ static int rma(const char *call, MPI_Win win, ep_rma_t *op, MPI_Request *req, in
 {
     ep_win_ep_t *we;
     int rc;
-    if ((rc = win_lookup(call, win, &we)))
+    if ((rc = ep_entry_win(call, win, &we)))
         return rc;
     int n = we->w->comm->size;
     if (request_based && !req)
@@ -472,7 +444,7 @@ static int flush(const char *call, MPI_Win win, int rank, int all, int local)
 {
     ep_win_ep_t *we;
     int rc;
-    if ((rc = win_lookup(call, win, &we)) || (!all && (rc = check_target(we, call, rank))))
+    if ((rc = ep_entry_win(call, win, &we)) || (!all && (rc = check_target(we, call, rank))))
         return rc;
     return raise_win_status(we, call, ep_win_flush(we, all ? -1 : rank, local));
 }
@@ -544,7 +516,7 @@ static int pscw_group(const char *call, MPI_Group group, MPI_Win win, int post)
 {
     ep_win_ep_t *we;
     int *ranks = NULL, n = 0, rc;
-    if ((rc = win_lookup(call, win, &we)) || (rc = group_ranks(we, call, group, &ranks, &n)))
+    if ((rc = ep_entry_win(call, win, &we)) || (rc = group_ranks(we, call, group, &ranks, &n)))
         return rc;
     ep_status_t st = post ? ep_win_post(we, ranks, n) : ep_win_start(we, ranks, n);
     free(ranks);

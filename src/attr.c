@@ -5,6 +5,7 @@
 
 typedef struct ep_keyval {
     int keyval;
+    ep_keyval_kind_t kind;
     MPI_Comm_copy_attr_function *copy;
     MPI_Comm_delete_attr_function *del;
     void *extra;
@@ -23,8 +24,8 @@ typedef struct ep_attr {
     void *val;
 } ep_attr_t;
 
-void ep_keyval_record(int keyval, MPI_Comm_copy_attr_function *copy, MPI_Comm_delete_attr_function *del,
-                      void *extra)
+void ep_keyval_record(int keyval, ep_keyval_kind_t kind, MPI_Comm_copy_attr_function *copy,
+                      MPI_Comm_delete_attr_function *del, void *extra)
 {
     pthread_mutex_lock(&keyval_lock);
     if (n_keyvals == cap_keyvals) {
@@ -37,7 +38,7 @@ void ep_keyval_record(int keyval, MPI_Comm_copy_attr_function *copy, MPI_Comm_de
         keyvals = k;
         cap_keyvals = cap;
     }
-    keyvals[n_keyvals++] = (ep_keyval_t){keyval, copy, del, extra};
+    keyvals[n_keyvals++] = (ep_keyval_t){keyval, kind, copy, del, extra};
     pthread_mutex_unlock(&keyval_lock);
 }
 
@@ -54,68 +55,67 @@ static int keyval_find(int keyval, ep_keyval_t *out)
     return found;
 }
 
-int ep_keyval_known(int keyval)
+int ep_keyval_known(int keyval, ep_keyval_kind_t kind)
 {
     ep_keyval_t k;
-    return keyval_find(keyval, &k);
+    return keyval_find(keyval, &k) && k.kind == kind;
 }
 
-/* The list lives on the endpoint; its owner's lock guards it. */
-static ep_attr_t **attrs_of(ep_endpoint_t *ep) { return (ep_attr_t **)&ep->attrs; }
+static ep_attr_t **attrs_of(ep_attr_host_t h) { return (ep_attr_t **)h.list; }
 
-static int call_delete(ep_endpoint_t *ep, int keyval, void *val)
+static int call_delete(ep_attr_host_t h, int keyval, void *val)
 {
     ep_keyval_t k;
     if (!keyval_find(keyval, &k) || !k.del)
         return MPI_SUCCESS;
-    return k.del(ep->user_handle, keyval, val, k.extra);
+    return k.del((MPI_Comm)h.handle, keyval, val, k.extra);
 }
 
-int ep_attr_get(ep_endpoint_t *ep, int keyval, void **val, int *flag)
+int ep_attr_get(ep_attr_host_t h, int keyval, void **val, int *flag)
 {
     *flag = 0;
-    pthread_mutex_lock(&ep->lock);
-    for (ep_attr_t *a = *attrs_of(ep); a; a = a->next)
+    pthread_mutex_lock(h.lock);
+    for (ep_attr_t *a = *attrs_of(h); a; a = a->next)
         if (a->keyval == keyval) {
             *val = a->val;
             *flag = 1;
             break;
         }
-    pthread_mutex_unlock(&ep->lock);
+    pthread_mutex_unlock(h.lock);
     return MPI_SUCCESS;
 }
 
-int ep_attr_delete(ep_endpoint_t *ep, int keyval)
+int ep_attr_delete(ep_attr_host_t h, int keyval)
 {
     void *val;
     int flag, rc;
-    ep_attr_get(ep, keyval, &val, &flag);
+    ep_attr_get(h, keyval, &val, &flag);
     if (!flag)
         return MPI_ERR_KEYVAL;
     /* The callback runs unlocked: it may call MPI on this endpoint. */
-    if ((rc = call_delete(ep, keyval, val)) != MPI_SUCCESS)
+    if ((rc = call_delete(h, keyval, val)) != MPI_SUCCESS)
         return rc;
-    pthread_mutex_lock(&ep->lock);
-    for (ep_attr_t **pp = attrs_of(ep); *pp; pp = &(*pp)->next)
+    pthread_mutex_lock(h.lock);
+    for (ep_attr_t **pp = attrs_of(h); *pp; pp = &(*pp)->next)
         if ((*pp)->keyval == keyval) {
             ep_attr_t *a = *pp;
             *pp = a->next;
             free(a);
             break;
         }
-    pthread_mutex_unlock(&ep->lock);
+    pthread_mutex_unlock(h.lock);
     return MPI_SUCCESS;
 }
 
-int ep_attr_set(ep_endpoint_t *ep, int keyval, void *val)
+int ep_attr_set(ep_attr_host_t h, int keyval, void *val)
 {
     void *old;
     int flag, rc;
-    ep_attr_get(ep, keyval, &old, &flag);
-    if (flag && (rc = call_delete(ep, keyval, old)) != MPI_SUCCESS)
+    ep_attr_get(h, keyval, &old, &flag);
+    if (flag && (rc = call_delete(h, keyval, old)) != MPI_SUCCESS)
         return rc;
-    pthread_mutex_lock(&ep->lock);
-    ep_attr_t **pp = attrs_of(ep);
+    pthread_mutex_lock(h.lock);
+    ep_attr_t **pp = attrs_of(h);
     while (*pp && (*pp)->keyval != keyval)
         pp = &(*pp)->next;
     if (*pp) {
@@ -126,22 +126,22 @@ int ep_attr_set(ep_endpoint_t *ep, int keyval, void *val)
         (*pp)->val = val;
     }
     rc = *pp ? MPI_SUCCESS : MPI_ERR_NO_MEM;
-    pthread_mutex_unlock(&ep->lock);
+    pthread_mutex_unlock(h.lock);
     return rc;
 }
 
-int ep_attr_copy(ep_endpoint_t *ep, ep_endpoint_t *dup)
+int ep_attr_copy(ep_attr_host_t h, ep_attr_host_t dup)
 {
     /* Snapshot the list, then run the callbacks unlocked. */
     int n = 0, rc = MPI_SUCCESS;
-    pthread_mutex_lock(&ep->lock);
-    for (ep_attr_t *a = *attrs_of(ep); a; a = a->next)
+    pthread_mutex_lock(h.lock);
+    for (ep_attr_t *a = *attrs_of(h); a; a = a->next)
         n++;
     ep_attr_t *snap = malloc(sizeof *snap * (size_t)(n ? n : 1));
     int i = 0;
-    for (ep_attr_t *a = *attrs_of(ep); snap && a; a = a->next)
+    for (ep_attr_t *a = *attrs_of(h); snap && a; a = a->next)
         snap[i++] = *a;
-    pthread_mutex_unlock(&ep->lock);
+    pthread_mutex_unlock(h.lock);
     if (!snap)
         return MPI_ERR_NO_MEM;
     for (i = 0; i < n && rc == MPI_SUCCESS; i++) {
@@ -150,7 +150,7 @@ int ep_attr_copy(ep_endpoint_t *ep, ep_endpoint_t *dup)
         int flag = 0;
         if (!keyval_find(snap[i].keyval, &k) || !k.copy)
             continue; /* MPI_COMM_NULL_COPY_FN: not copied */
-        rc = k.copy(ep->user_handle, snap[i].keyval, k.extra, snap[i].val, &nv, &flag);
+        rc = k.copy((MPI_Comm)h.handle, snap[i].keyval, k.extra, snap[i].val, &nv, &flag);
         if (rc == MPI_SUCCESS && flag)
             rc = ep_attr_set(dup, snap[i].keyval, nv);
     }
@@ -158,29 +158,29 @@ int ep_attr_copy(ep_endpoint_t *ep, ep_endpoint_t *dup)
     return rc;
 }
 
-int ep_attr_delete_all(ep_endpoint_t *ep)
+int ep_attr_delete_all(ep_attr_host_t h)
 {
     for (;;) {
         /* The most recently set attribute is at the end of the list. */
         int keyval = 0, found = 0, rc;
-        pthread_mutex_lock(&ep->lock);
-        for (ep_attr_t *a = *attrs_of(ep); a; a = a->next) {
+        pthread_mutex_lock(h.lock);
+        for (ep_attr_t *a = *attrs_of(h); a; a = a->next) {
             keyval = a->keyval;
             found = 1;
         }
-        pthread_mutex_unlock(&ep->lock);
+        pthread_mutex_unlock(h.lock);
         if (!found)
             return MPI_SUCCESS;
-        if ((rc = ep_attr_delete(ep, keyval)) != MPI_SUCCESS)
+        if ((rc = ep_attr_delete(h, keyval)) != MPI_SUCCESS)
             return rc;
     }
 }
 
-void ep_attr_discard(ep_endpoint_t *ep)
+void ep_attr_discard(ep_attr_host_t h)
 {
-    for (ep_attr_t *a = *attrs_of(ep), *next; a; a = next) {
+    for (ep_attr_t *a = *attrs_of(h), *next; a; a = next) {
         next = a->next;
         free(a);
     }
-    ep->attrs = NULL;
+    *h.list = NULL;
 }

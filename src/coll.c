@@ -15,10 +15,22 @@ void ep_coll_args_init(ep_coll_args_t *a, const ep_coll_kind_t *k, const ep_endp
     a->kind = k;
     a->me = ep->rank;
     a->root = -1;
+    a->agree = -1;
     a->op = MPI_OP_NULL;
     a->info = MPI_INFO_NULL;
     a->roff = ep->comm->group_off[ep_remote_side(ep)];
     a->rsize = ep_remote_size(ep);
+}
+
+ep_status_t ep_coll_agree(const ep_comm_t *c, const ep_coll_args_t *a, const ep_coll_args_t *b)
+{
+    if (c->inter) /* the two groups pass different roots and amounts */
+        return EP_OK;
+    if (a->kind != b->kind || a->local != b->local)
+        return EP_ERR_CALL_MISMATCH;
+    if (a->root != b->root)
+        return EP_ERR_ROOT_MISMATCH;
+    return a->agree == b->agree ? EP_OK : EP_ERR_COUNT_MISMATCH;
 }
 
 void ep_coll_set_root(ep_coll_args_t *a, const ep_endpoint_t *ep, int root)
@@ -104,10 +116,13 @@ void ep_coll_bcast(ep_coll_args_t *a, ep_endpoint_t *ep, void *buf, int count, M
         ep_coll_xchg_bcast(a, ep, buf, count, type, root);
         return;
     }
+    ep_dt_layout_t lay;
     ep_coll_args_init(a, &bcast_kind, ep);
     ep_coll_recv_side(a, buf, count, type);
     ep_coll_set_root(a, ep, root);
     a->local = EP_LOCAL_BCAST;
+    if (!ep_dt_layout(type, count, &lay))
+        a->agree = lay.bytes;
 }
 
 /* ---- reductions ----------------------------------------------------------
@@ -173,6 +188,11 @@ ep_status_t ep_coll_fold_share(ep_comm_t *c, int me, void *out, int aliased)
     MPI_Aint size = ep_coll_extent(a->stype);
     ep_status_t rc = EP_OK;
 
+    /* Every endpoint reads every input: all must have one size, which
+     * each checks alike (the same verdict everywhere, so none folds). */
+    for (int j = 1; j < n; j++)
+        if ((rc = ep_coll_agree(c, atomic_load(&c->sync.ptr[0]), atomic_load(&c->sync.ptr[j]))))
+            return rc;
     ep_coll_chunk(me, n, a->scount, &lo, &hi);
     if (hi <= lo)
         return EP_OK;
@@ -340,6 +360,7 @@ static void reduction_args(ep_coll_args_t *a, ep_endpoint_t *ep, const ep_coll_k
     a->sext = ep_coll_extent(type);
     ep_coll_recv_side(a, rbuf, count, type);
     a->op = op;
+    a->agree = count;
 }
 
 void ep_coll_reduce(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count,

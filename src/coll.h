@@ -88,6 +88,8 @@ struct ep_coll_args {
     int scan;      /* scans: 1 inclusive, 2 exclusive */
     MPI_Info info; /* constructions: hints for the new communicator */
     ep_coll_local_t local; /* the one-process path this call may take, if any */
+    int64_t agree; /* what every rank passes alike, checked between the local ranks: the
+                      bytes of Bcast, the element count of reductions; -1: nothing */
     void *tmp;     /* scratch of this rank's finish */
     void *extra;   /* a kind's own arguments (window creation) */
 };
@@ -151,6 +153,10 @@ int ep_coll_share_size(const ep_coll_args_t *a, int nlocal, int64_t *bytes);
 ep_status_t ep_coll_fold_share(ep_comm_t *c, int me, void *out, int aliased);
 void *ep_coll_typed_alloc(int64_t count, MPI_Datatype t, void **block);
 MPI_Aint ep_coll_extent(MPI_Datatype t);
+/* Misuse caught where the local ranks of a call meet: EP_OK when a and b
+ * (two ranks of one call on intracommunicator c) agree on the collective,
+ * its root and its agree value, else the status naming what differs. */
+ep_status_t ep_coll_agree(const ep_comm_t *c, const ep_coll_args_t *a, const ep_coll_args_t *b);
 /* Empty arguments of kind k for ep (no root). */
 void ep_coll_args_init(ep_coll_args_t *a, const ep_coll_kind_t *k, const ep_endpoint_t *ep);
 /* The send side / receive side of a's call: buffer, count, type. */

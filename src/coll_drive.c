@@ -35,7 +35,9 @@ static int inst_step(ep_coll_inst_t *in)
             ep_net_wait_pmpi(&in->preq, MPI_STATUS_IGNORE);
         }
     }
-    if (in->status && k->fail)
+    /* fail undoes what start did on every rank's arguments, which belong
+     * to other calls when the ranks are in different ones. */
+    if (in->status && k->fail && in->status != EP_ERR_CALL_MISMATCH)
         k->fail(in);
     return 1;
 }
@@ -87,11 +89,14 @@ ep_status_t ep_coll_run(ep_endpoint_t *ep, ep_coll_args_t *a)
         ep_sync_barrier(c);
     }
     if (ep->lidx == 0) {
-        for (int i = 0; i < c->nlocal; i++)
+        rc = shared ? (ep_status_t)atomic_load(&c->sync.shared_status) : EP_OK;
+        for (int i = 0; i < c->nlocal; i++) {
             c->sync.args[i] = atomic_load(&c->sync.ptr[i]);
+            if (!rc)
+                rc = ep_coll_agree(c, c->sync.args[0], c->sync.args[i]);
+        }
         inst_init(&mine, c, c->sync.args);
         mine.res = mine.scratch[0] = shared; /* freed with the instance */
-        rc = shared ? (ep_status_t)atomic_load(&c->sync.shared_status) : EP_OK;
         atomic_store(&c->sync.status, rc ? rc : lead(&mine));
         atomic_store(&c->sync.result, &mine);
     }
@@ -235,7 +240,10 @@ ep_status_t ep_coll_start(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_request
     r->coll_inst = in;
     if (++in->arrived == c->nlocal) {
         inst_unlink(c, in);
-        in->status = copy->kind->start(in);
+        for (int i = 1; i < c->nlocal && !in->status; i++)
+            in->status = ep_coll_agree(c, in->args[0], in->args[i]);
+        if (!in->status)
+            in->status = in->args[0]->kind->start(in);
         if (in->status && in->preq != MPI_REQUEST_NULL)
             ep_net_wait_pmpi(&in->preq, MPI_STATUS_IGNORE);
         if (in->preq == MPI_REQUEST_NULL && inst_step(in))

@@ -37,7 +37,7 @@
 
 typedef struct record {
     _Atomic uint64_t seq;
-    uint64_t pad;
+    uint64_t sig; /* the call's root, path and size (call_sig), for the readers to check */
     unsigned char data[EP_LOCAL_BYTES];
 } __attribute__((aligned(64))) record_t;
 
@@ -111,6 +111,23 @@ static void wait_record_free(const ep_comm_t *c, int me, uint64_t n)
             wait_entered(c, me, j, n - EP_LOCAL_DEPTH + 1);
 }
 
+/* What every rank of a call passes alike, in the record that readers
+ * check against their own: root, path, size (at most EP_LOCAL_BYTES). */
+static uint64_t call_sig(const ep_coll_args_t *a)
+{
+    return (uint64_t)(uint32_t)a->root << 32 | (uint64_t)a->local << 24 | (uint64_t)(a->agree & 0xffffff);
+}
+
+static ep_status_t sig_check(uint64_t mine, uint64_t theirs)
+{
+    uint64_t d = mine ^ theirs;
+    if (d & 0xff000000u)
+        return EP_ERR_CALL_MISMATCH;
+    if (d >> 32)
+        return EP_ERR_ROOT_MISMATCH;
+    return d ? EP_ERR_COUNT_MISMATCH : EP_OK;
+}
+
 /* One pass through the records (the header comment). */
 static ep_status_t one_pass(ep_endpoint_t *ep, const ep_coll_args_t *a, const ep_dt_layout_t *lay, int64_t bytes)
 {
@@ -125,6 +142,7 @@ static ep_status_t one_pass(ep_endpoint_t *ep, const ep_coll_args_t *a, const ep
         rc = ep_dt_pack(a->rbuf, a->rcount, a->rtype, lay, mine->data);
     else if (a->local == EP_LOCAL_REDUCE)
         memcpy(mine->data, ep_coll_input(a), (size_t)bytes);
+    mine->sig = call_sig(a);
     atomic_store_explicit(&mine->seq, call, memory_order_release);
 
     if (a->local == EP_LOCAL_BARRIER) {
@@ -133,15 +151,19 @@ static ep_status_t one_pass(ep_endpoint_t *ep, const ep_coll_args_t *a, const ep
     } else if (a->local == EP_LOCAL_BCAST && !a->at_root) {
         int root = c->ranks[a->root].lidx;
         wait_entered(c, me, root, call);
-        rc = ep_dt_unpack(record(c, root, call)->data, lay->bytes, a->rbuf, a->rcount, a->rtype, lay);
+        if (!(rc = sig_check(mine->sig, record(c, root, call)->sig)))
+            rc = ep_dt_unpack(record(c, root, call)->data, lay->bytes, a->rbuf, a->rcount, a->rtype, lay);
     } else if (a->local == EP_LOCAL_REDUCE && (a->all || a->at_root)) {
         /* Local indices follow ranks when all ranks are local. */
         const void *xs[EP_LOCAL_MAX];
         for (int j = 0; j < n; j++) {
             wait_entered(c, me, j, call);
             xs[j] = record(c, j, call)->data;
+            if (!rc)
+                rc = sig_check(mine->sig, record(c, j, call)->sig);
         }
-        rc = ep_coll_fold(a->rbuf, xs, n, a->scount, a->stype, a->op);
+        if (!rc)
+            rc = ep_coll_fold(a->rbuf, xs, n, a->scount, a->stype, a->op);
     }
     return rc;
 }

@@ -3,6 +3,7 @@
 #include "coll.h"
 
 #include "attr.h"
+#include "diag.h"
 #include "handle.h"
 #include "net.h"
 #include "wait.h"
@@ -14,6 +15,14 @@
 
 /* Chained hash table, guarded by net.c's progress lock (see comm.h). */
 #define EP_CTX_BUCKETS 1024
+
+static pthread_mutexattr_t ep_lock_attr;
+static pthread_once_t ep_lock_attr_once = PTHREAD_ONCE_INIT;
+static void ep_lock_attr_make(void)
+{
+    pthread_mutexattr_init(&ep_lock_attr);
+    pthread_mutexattr_settype(&ep_lock_attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+}
 static ep_comm_t *ctx_table[EP_CTX_BUCKETS];
 static _Atomic uint32_t ctx_serial = 1;
 
@@ -95,7 +104,7 @@ static void comm_destroy(ep_comm_t *c)
     for (int i = 0; c->local && i < c->nlocal; i++) {
         ep_endpoint_t *ep = &c->local[i];
         ep_match_item_t *it;
-        ep_attr_discard(ep);
+        ep_attr_discard(ep_attr_of(ep));
         if (ep->info != MPI_INFO_NULL)
             PMPI_Info_free(&ep->info);
         while ((it = ep_mq_pop(&ep->unexpected)))
@@ -196,7 +205,10 @@ out:
 
 static ep_status_t endpoints_init(ep_comm_t *c, MPI_Errhandler eh)
 {
-    c->local = calloc((size_t)c->nlocal, sizeof *c->local);
+    pthread_once(&ep_lock_attr_once, ep_lock_attr_make);
+    c->local = aligned_alloc(_Alignof(ep_endpoint_t), (size_t)c->nlocal * sizeof *c->local);
+    if (c->local)
+        memset(c->local, 0, (size_t)c->nlocal * sizeof *c->local);
     c->sync.ptr = calloc((size_t)c->nlocal, sizeof(void *));
     c->sync.val = calloc((size_t)c->nlocal, sizeof(int64_t));
     c->sync.args = calloc((size_t)c->nlocal, sizeof *c->sync.args);
@@ -213,9 +225,14 @@ static ep_status_t endpoints_init(ep_comm_t *c, MPI_Errhandler eh)
         ep->side = c->inter && ep->rank >= c->group_off[1];
         ep->errhandler = eh;
         ep->info = MPI_INFO_NULL;
-        pthread_mutex_init(&ep->lock, NULL);
+        /* Adaptive: the lock is held for a queue operation only, so a thread
+         * that finds it taken spins briefly instead of sleeping in the kernel
+         * (and the holder then need not wake it with a system call). */
+        pthread_mutex_init(&ep->lock, &ep_lock_attr);
         ep_mq_init(&ep->posted);
         ep_mq_init(&ep->unexpected);
+        if (ep_config.stats && !(ep->stats = ep_stats_for(c->gids[ep->rank])))
+            return EP_ERR_NO_MEM;
     }
     for (int i = 0; i < c->nlocal; i++) {
         c->local[i].handle = c->local[i].user_handle = (MPI_Comm)ep_registry_add(EP_HTYPE_COMM, &c->local[i].obj);

@@ -52,7 +52,9 @@ typedef struct ep_rank_loc {
 } ep_rank_loc_t;
 
 typedef struct ep_endpoint {
-    ep_object_t obj;             /* registry header: EP_OBJ_ENDPOINT */
+    /* A cache line of its own: the threads of neighbouring endpoints in
+     * comm->local must not invalidate each other's queues. */
+    _Alignas(64) ep_object_t obj; /* registry header: EP_OBJ_ENDPOINT */
     MPI_Comm handle;             /* this endpoint's handle; MPI_COMM_NULL once freed */
     MPI_Comm user_handle;        /* the handle the application knows it by, passed to its
                                     callbacks: MPI_COMM_WORLD / MPI_COMM_SELF in world mode */
@@ -70,6 +72,10 @@ typedef struct ep_endpoint {
     char name[MPI_MAX_OBJECT_NAME];
     uint64_t coll_seq;           /* non-blocking collectives started (coll_drive.c) */
     uint64_t local_seq;          /* calls of the one-process path (coll_local.c) */
+    struct ep_stats *stats;      /* its identity's traffic counters (EPMPI_STATS), or NULL */
+    _Atomic uintptr_t busy;      /* EPMPI_DEBUG: the thread inside a blocking call on it, or 0 */
+    const char *_Atomic busy_call; /* and that call */
+    _Atomic int busy_warned;     /* two threads were seen inside at once (reported once) */
 } ep_endpoint_t;
 
 /* Rendezvous of the local endpoints for collective operations: a

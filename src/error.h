@@ -46,6 +46,9 @@
     X(ERR_DISP, MPI_ERR_DISP, "the target displacement is negative")          \
     X(ERR_RMA_RANGE, MPI_ERR_RMA_RANGE, "the target data lies outside the target's window") \
     X(ERR_RMA_SHARED, MPI_ERR_RMA_SHARED, "the processes of the communicator are not on one node") \
+    X(ERR_ROOT_MISMATCH, MPI_ERR_ROOT, "the ranks of this process passed different roots to one collective call") \
+    X(ERR_COUNT_MISMATCH, MPI_ERR_COUNT, "the ranks of this process passed different amounts of data to one collective call (counts or datatype sizes)") \
+    X(ERR_CALL_MISMATCH, MPI_ERR_OTHER, "the ranks of this process are in different collective calls on this communicator") \
     X(ERR_INTERN, MPI_ERR_INTERN, "internal error")                           \
     X(ERR_OTHER, MPI_ERR_OTHER, "error")
 

@@ -38,6 +38,7 @@ static int world_rank, world_size;
 static int node_id; /* smallest world rank on this process's node */
 static ep_ring_slot_t ring[EP_RING];
 static int ring_head;
+static int ring_unposted; /* slots before ring_head whose receive is not yet re-posted */
 static _Atomic int ring_active;
 static size_t ring_bufsize;
 static ep_early_t *early_head, **early_tailp = &early_head;
@@ -70,6 +71,14 @@ ep_status_t ep_net_init(void)
 static void post_slot(ep_ring_slot_t *s)
 {
     PMPI_Irecv(s->buf, (int)ring_bufsize, MPI_BYTE, MPI_ANY_SOURCE, EP_HDR_TAG, tcomm, &s->req);
+}
+
+/* Re-posts the slots emptied by earlier polls, oldest first, so MPICH
+ * keeps matching headers in ring order.  Called with progress_lock held. */
+static void repost_ring(void)
+{
+    for (; ring_unposted; ring_unposted--)
+        post_slot(&ring[(ring_head - ring_unposted + EP_RING) % EP_RING]);
 }
 
 void ep_net_activate(void)
@@ -119,6 +128,9 @@ void ep_net_finalize(void)
         ep_backoff(&b);
     }
     if (atomic_load(&ring_active)) {
+        pthread_mutex_lock(&progress_lock);
+        repost_ring();
+        pthread_mutex_unlock(&progress_lock);
         for (int i = 0; i < EP_RING; i++) {
             PMPI_Cancel(&ring[i].req);
             PMPI_Wait(&ring[i].req, MPI_STATUS_IGNORE);
@@ -145,7 +157,9 @@ ep_status_t ep_net_send(ep_request_t *s, int dst_world, uint64_t ctx, int src, i
 {
     int eager = s->mode != EP_SEND_SYNC && (size_t)lay->bytes <= ep_config.eager_limit;
     size_t hbytes = sizeof(ep_wire_hdr_t) + (eager ? (size_t)lay->bytes : 0);
-    ep_wire_hdr_t *h = malloc(hbytes);
+    /* A buffered send hands its header to another request (below). */
+    int inl = eager && s->mode != EP_SEND_BUFFERED && hbytes <= sizeof s->wire_inline;
+    ep_wire_hdr_t *h = inl ? (ep_wire_hdr_t *)(void *)s->wire_inline : malloc(hbytes);
     int rc = MPI_SUCCESS;
 
     if (!h)
@@ -158,7 +172,7 @@ ep_status_t ep_net_send(ep_request_t *s, int dst_world, uint64_t ctx, int src, i
     h->bytes = lay->bytes;
     h->dtag = 0;
     h->pad = 0;
-    s->tmp = h;
+    s->tmp = inl ? NULL : h;
     s->nnet = 0;
     ep_net_activate();
     if (eager) {
@@ -235,21 +249,22 @@ void ep_net_recv_rndv(ep_request_t *r, const ep_msg_t *m)
 
 /* ---- receiving headers -------------------------------------------------- */
 
-static void deliver(int src_world, const ep_wire_hdr_t *h, const void *payload)
+/* Returns 1 when the header completed a posted receive. */
+static int deliver(int src_world, const ep_wire_hdr_t *h, const void *payload)
 {
     ep_comm_t *c = ep_ctx_lookup(h->ctx);
     if (!c) {
         size_t pl = (h->flags & EP_WIRE_RNDV) ? 0 : (size_t)h->bytes;
         ep_early_t *e = malloc(sizeof *e + pl);
         if (!e)
-            return;
+            return 0;
         e->next = NULL;
         e->src_world = src_world;
         e->hdr = *h;
         memcpy(e->payload, payload, pl);
         *early_tailp = e;
         early_tailp = &e->next;
-        return;
+        return 0;
     }
     ep_msg_t m = {.bytes = h->bytes};
     m.link.source = h->src;
@@ -262,11 +277,17 @@ static void deliver(int src_world, const ep_wire_hdr_t *h, const void *payload)
         m.kind = EP_MSG_EAGER;
         m.data = (void *)payload;
     }
-    ep_p2p_arrive(&c->local[h->dst], &m);
+    return ep_p2p_arrive(&c->local[h->dst], &m);
 }
 
+/* Delivers the headers that have arrived, up to the first that completes a
+ * posted receive: a thread may be waiting for that one, and returns sooner
+ * (the rest wait for the next poll).  For the same reason a slot is
+ * re-posted by the next poll, not at once; that poll usually runs while
+ * its thread waits anyway. */
 static void poll_ring(void)
 {
+    repost_ring();
     for (int n = 0; n < EP_RING; n++) {
         ep_ring_slot_t *s = &ring[ring_head];
         int flag = 0;
@@ -275,9 +296,11 @@ static void poll_ring(void)
         if (!flag)
             return;
         const ep_wire_hdr_t *h = (const ep_wire_hdr_t *)s->buf;
-        deliver(st.MPI_SOURCE, h, h + 1);
-        post_slot(s);
+        int completed = deliver(st.MPI_SOURCE, h, h + 1);
         ring_head = (ring_head + 1) % EP_RING;
+        ring_unposted++;
+        if (completed)
+            return;
     }
 }
 

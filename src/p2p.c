@@ -2,6 +2,7 @@
 
 #include "settings.h"
 #include "datatype.h"
+#include "diag.h"
 #include "handle.h"
 #include "net.h"
 #include "wait.h"
@@ -148,8 +149,11 @@ static ep_msg_t *materialize(const ep_msg_t *m)
     return q;
 }
 
-void ep_p2p_arrive(ep_endpoint_t *dst, const ep_msg_t *m)
+int ep_p2p_arrive(ep_endpoint_t *dst, const ep_msg_t *m)
 {
+    if (dst->stats)
+        ep_stats_msg(dst, 1, dst->comm->ranks[ep_peer_index(dst, m->link.source)].proc != dst->comm->myproc,
+                     m->bytes);
     pthread_mutex_lock(&dst->lock);
     ep_match_item_t *it = ep_mq_take_posted(&dst->posted, m->link.source, m->link.tag);
     if (!it) {
@@ -162,7 +166,7 @@ void ep_p2p_arrive(ep_endpoint_t *dst, const ep_msg_t *m)
             ep_errhandler_invoke(MPI_ERRORS_ARE_FATAL, dst->handle,
                                  ep_error_code_make(MPI_ERR_NO_MEM, "epmpi: out of memory queueing a message"));
         }
-        return;
+        return 0;
     }
     pthread_mutex_unlock(&dst->lock);
     ep_request_t *r = ep_container_of(it, ep_request_t, link);
@@ -170,6 +174,7 @@ void ep_p2p_arrive(ep_endpoint_t *dst, const ep_msg_t *m)
     size_t held = m->kind == EP_MSG_LOCAL_RNDV ? m->sreq->bsend_bytes : 0;
     match_complete(r, m);
     ep_bsend_release(held);
+    return 1;
 }
 
 /* ---- starting operations ---------------------------------------------- */
@@ -197,6 +202,7 @@ ep_status_t ep_send_start(ep_request_t *s)
     }
     atomic_store_explicit(&s->state, EP_RS_PENDING, memory_order_relaxed);
     ep_rank_loc_t loc = c->ranks[ep_peer_index(ep, s->peer)];
+    ep_stats_msg(ep, 0, loc.proc != c->myproc, s->lay.bytes);
     if (loc.proc == c->myproc) {
         ep_msg_t m = {.kind = EP_MSG_LOCAL_RNDV, .bytes = s->lay.bytes, .sreq = s};
         m.link.source = ep_local_rank(ep);
@@ -320,8 +326,11 @@ int ep_recv_cancel(ep_request_t *r)
 void ep_request_wait(ep_request_t *r)
 {
     ep_backoff_t b = EP_BACKOFF_INIT;
+    /* Checked again right after progress: it may just have completed r. */
     while (!ep_request_poll(r)) {
         ep_progress();
+        if (ep_request_poll(r))
+            break;
         ep_backoff(&b);
     }
 }

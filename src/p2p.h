@@ -33,7 +33,8 @@ int ep_recv_cancel(ep_request_t *r);
 
 /* A message for dst: completes the oldest matching posted receive or queues
  * it.  m may live on the caller's stack; it is copied when queued. */
-void ep_p2p_arrive(ep_endpoint_t *dst, const ep_msg_t *m);
+/* Returns 1 when m completed a posted receive, 0 when it was queued. */
+int ep_p2p_arrive(ep_endpoint_t *dst, const ep_msg_t *m);
 
 /* Blocks until r completes, driving progress. */
 void ep_request_wait(ep_request_t *r);

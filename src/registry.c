@@ -3,15 +3,19 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define EP_REG_CHUNK_BITS 12
 #define EP_REG_CHUNK (1u << EP_REG_CHUNK_BITS)
 #define EP_REG_CHUNKS ((EP_HANDLE_INDEX_MAX + 1) >> EP_REG_CHUNK_BITS)
 
+/* One slot per cache line: neighbouring slots belong to requests of
+ * different threads, which would otherwise invalidate each other's lines. */
 typedef struct ep_reg_slot {
-    _Atomic int handle;       /* handle minted for obj, 0 while free */
+    _Alignas(64) _Atomic int handle;       /* handle minted for obj, 0 while free */
     ep_object_t *_Atomic obj; /* the object, NULL while free */
-    unsigned gen;             /* generation of the next handle (under lock) */
+    unsigned gen;             /* generation of the next handle (under lock, or
+                                 by the owner of a reserved slot) */
     unsigned next_free;       /* free-list link (under lock) */
 } ep_reg_slot_t;
 
@@ -19,7 +23,6 @@ static ep_reg_slot_t *_Atomic chunks[EP_REG_CHUNKS];
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER; /* guards free list, chunk creation */
 static unsigned free_head, free_tail;                        /* FIFO of free slots, 0 = empty */
 static unsigned next_unused = 1;                              /* first never-used index */
-static int live;
 
 static ep_reg_slot_t *slot_of(unsigned idx)
 {
@@ -45,9 +48,10 @@ int ep_registry_add(unsigned htype, ep_object_t *obj)
             goto out;
         idx = next_unused;
         if (!chunks[idx >> EP_REG_CHUNK_BITS]) {
-            ep_reg_slot_t *c = calloc(EP_REG_CHUNK, sizeof *c);
+            ep_reg_slot_t *c = aligned_alloc(_Alignof(ep_reg_slot_t), EP_REG_CHUNK * sizeof *c);
             if (!c)
                 goto out;
+            memset(c, 0, EP_REG_CHUNK * sizeof *c);
             atomic_store_explicit(&chunks[idx >> EP_REG_CHUNK_BITS], c, memory_order_release);
         }
         next_unused++;
@@ -56,7 +60,6 @@ int ep_registry_add(unsigned htype, ep_object_t *obj)
     h = ep_handle_make(htype, s->gen, idx);
     atomic_store_explicit(&s->obj, obj, memory_order_relaxed);
     atomic_store_explicit(&s->handle, h, memory_order_release);
-    live++;
 out:
     pthread_mutex_unlock(&reg_lock);
     return h;
@@ -73,29 +76,74 @@ ep_object_t *ep_registry_get(int h, ep_obj_kind_t kind)
     return (o && o->kind == kind) ? o : NULL;
 }
 
+/* Appends reserved slot idx to the free FIFO.  Called with reg_lock held. */
+static void free_append(unsigned idx)
+{
+    slot_of(idx)->next_free = 0;
+    if (free_tail)
+        slot_of(free_tail)->next_free = idx;
+    else
+        free_head = idx;
+    free_tail = idx;
+}
+
+unsigned ep_registry_retire(int h)
+{
+    ep_reg_slot_t *s = ep_handle_is_ep(h) ? slot_of(ep_handle_index(h)) : NULL;
+    if (!s || atomic_load_explicit(&s->handle, memory_order_relaxed) != h)
+        return 0;
+    atomic_store_explicit(&s->handle, 0, memory_order_release);
+    atomic_store_explicit(&s->obj, NULL, memory_order_relaxed);
+    s->gen = (s->gen + 1) & EP_HANDLE_GEN_MASK;
+    return ep_handle_index(h);
+}
+
+int ep_registry_reissue(unsigned idx, unsigned htype, ep_object_t *obj)
+{
+    ep_reg_slot_t *s = slot_of(idx);
+    int h = ep_handle_make(htype, s->gen, idx);
+    atomic_store_explicit(&s->obj, obj, memory_order_relaxed);
+    atomic_store_explicit(&s->handle, h, memory_order_release);
+    return h;
+}
+
+void ep_registry_release(unsigned idx)
+{
+    pthread_mutex_lock(&reg_lock);
+    free_append(idx);
+    pthread_mutex_unlock(&reg_lock);
+}
+
 void ep_registry_remove(int h)
 {
-    ep_reg_slot_t *s = slot_of(ep_handle_index(h));
+    /* The lock also orders two threads freeing one handle: one wins. */
     pthread_mutex_lock(&reg_lock);
-    if (s && atomic_load_explicit(&s->handle, memory_order_relaxed) == h) {
-        atomic_store_explicit(&s->handle, 0, memory_order_release);
-        atomic_store_explicit(&s->obj, NULL, memory_order_relaxed);
-        s->gen = (s->gen + 1) & EP_HANDLE_GEN_MASK;
-        s->next_free = 0;
-        if (free_tail)
-            slot_of(free_tail)->next_free = ep_handle_index(h);
-        else
-            free_head = ep_handle_index(h);
-        free_tail = ep_handle_index(h);
-        live--;
+    unsigned idx = ep_registry_retire(h);
+    if (idx)
+        free_append(idx);
+    pthread_mutex_unlock(&reg_lock);
+}
+
+void ep_registry_each(ep_obj_kind_t kind, void (*fn)(ep_object_t *obj, void *arg), void *arg)
+{
+    pthread_mutex_lock(&reg_lock);
+    for (unsigned idx = 1; idx < next_unused; idx++) {
+        ep_reg_slot_t *s = slot_of(idx);
+        ep_object_t *o = s ? atomic_load_explicit(&s->obj, memory_order_relaxed) : NULL;
+        if (o && o->kind == kind)
+            fn(o, arg);
     }
     pthread_mutex_unlock(&reg_lock);
 }
 
+/* Counted when asked rather than kept in a shared counter, which every
+ * thread making requests would have to write. */
 int ep_registry_live(void)
 {
+    int n = 0;
     pthread_mutex_lock(&reg_lock);
-    int n = live;
+    for (unsigned i = 1; i < next_unused; i++)
+        n += atomic_load_explicit(&slot_of(i)->handle, memory_order_relaxed) != 0;
     pthread_mutex_unlock(&reg_lock);
     return n;
 }

@@ -8,7 +8,8 @@
  * and fails validation.  Free slots form a FIFO list threaded through
  * next_free, so a slot is reused only after every other free slot: a stale
  * handle could alias a live one only after 64 generations of that slot.
- * Allocation and freeing take the registry mutex.  Index 0 is
+ * Allocation and freeing take the registry mutex; recycling a reserved
+ * slot (below) does not.  Index 0 is
  * never used, so no minted handle equals an MPI_*_NULL constant.
  */
 #ifndef EP_REGISTRY_H
@@ -32,6 +33,20 @@ ep_object_t *ep_registry_get(int h, ep_obj_kind_t kind);
 
 /* Invalidates h (later lookups fail) and recycles its slot. */
 void ep_registry_remove(int h);
+
+/* Recycling without the registry lock, for objects made and freed at a high
+ * rate (requests): ep_registry_retire invalidates h like ep_registry_remove
+ * but keeps its slot reserved for the caller and returns the slot's index;
+ * ep_registry_reissue mints a fresh handle (next generation) on a reserved
+ * slot; ep_registry_release gives a reserved slot back to the free list.
+ * A reserved slot belongs to one thread, so none of these need the lock. */
+unsigned ep_registry_retire(int h);
+int ep_registry_reissue(unsigned idx, unsigned htype, ep_object_t *obj);
+void ep_registry_release(unsigned idx);
+
+/* Calls fn on every live object of kind `kind`, under the registry lock
+ * (fn must not add or remove handles).  For reports at MPI_Finalize. */
+void ep_registry_each(ep_obj_kind_t kind, void (*fn)(ep_object_t *obj, void *arg), void *arg);
 
 /* Number of live handles (for leak checks). */
 int ep_registry_live(void);

@@ -5,12 +5,119 @@
 #include "handle.h"
 #include "p2p.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* ---- per-thread pool of request objects --------------------------------
+ *
+ * Message-rate loops make and free a request per message.  Going through
+ * malloc and the registry mutex each time costs more than the message
+ * itself when two threads do it at once, so each thread keeps the requests
+ * it frees, with their registry slots reserved (registry.h), and reuses
+ * them without any lock.  The pool is a FIFO that hands out an object only
+ * while it holds more than EP_REQ_POOL_KEEP: a slot then comes back at most
+ * once every EP_REQ_POOL_KEEP requests of that thread, so a stale handle is
+ * still recognised for that many generations of the slot.  Pools are linked
+ * in a list so that MPI_Finalize (and thread exit) can empty them. */
+#define EP_REQ_POOL 256
+#define EP_REQ_POOL_KEEP 16
+
+typedef struct req_pool {
+    ep_request_t *item[EP_REQ_POOL]; /* ring; each holds its slot in pool_slot */
+    unsigned head, n;
+    int linked;
+    struct req_pool *prev, *next;
+} req_pool_t;
+
+static __thread req_pool_t pool;
+static pthread_mutex_t pools_lock = PTHREAD_MUTEX_INITIALIZER;
+static req_pool_t *pools;
+static pthread_key_t pool_key;
+static pthread_once_t pool_key_once = PTHREAD_ONCE_INIT;
+
+static void request_free_mem(ep_request_t *r)
+{
+    if (r->pool_slot)
+        ep_registry_release(r->pool_slot);
+    free(r);
+}
+
+static void pool_drain(req_pool_t *p)
+{
+    for (; p->n; p->n--, p->head = (p->head + 1) % EP_REQ_POOL)
+        request_free_mem(p->item[p->head]);
+}
+
+static void pool_unlink(req_pool_t *p)
+{
+    if (p->prev)
+        p->prev->next = p->next;
+    else
+        pools = p->next;
+    if (p->next)
+        p->next->prev = p->prev;
+    p->linked = 0;
+}
+
+static void pool_thread_exit(void *arg)
+{
+    req_pool_t *p = arg;
+    pthread_mutex_lock(&pools_lock);
+    pool_drain(p);
+    if (p->linked)
+        pool_unlink(p);
+    pthread_mutex_unlock(&pools_lock);
+}
+
+static void pool_key_make(void) { pthread_key_create(&pool_key, pool_thread_exit); }
+
+/* Keeps r (its handle already retired) in the calling thread's pool; 0 when full. */
+static int pool_put(ep_request_t *r)
+{
+    req_pool_t *p = &pool;
+    if (!p->linked) {
+        pthread_once(&pool_key_once, pool_key_make);
+        pthread_mutex_lock(&pools_lock);
+        p->next = pools;
+        p->prev = NULL;
+        if (pools)
+            pools->prev = p;
+        pools = p;
+        p->linked = 1;
+        pthread_mutex_unlock(&pools_lock);
+        pthread_setspecific(pool_key, p);
+    }
+    if (p->n == EP_REQ_POOL)
+        return 0;
+    p->item[(p->head + p->n++) % EP_REQ_POOL] = r;
+    return 1;
+}
+
+static ep_request_t *pool_get(void)
+{
+    req_pool_t *p = &pool;
+    if (p->n <= EP_REQ_POOL_KEEP)
+        return NULL;
+    ep_request_t *r = p->item[p->head];
+    p->head = (p->head + 1) % EP_REQ_POOL;
+    p->n--;
+    return r;
+}
+
+void ep_request_pools_free(void)
+{
+    pthread_mutex_lock(&pools_lock);
+    for (req_pool_t *p = pools; p; p = p->next)
+        pool_drain(p);
+    pthread_mutex_unlock(&pools_lock);
+}
+
+/* ---- requests ---------------------------------------------------------- */
+
 void ep_request_init(ep_request_t *r, ep_req_kind_t kind, ep_endpoint_t *ep)
 {
-    memset(r, 0, sizeof *r);
+    memset(r, 0, offsetof(ep_request_t, wire_inline));
     r->obj.kind = EP_OBJ_REQUEST;
     r->kind = kind;
     r->ep = ep;
@@ -20,13 +127,19 @@ void ep_request_init(ep_request_t *r, ep_req_kind_t kind, ep_endpoint_t *ep)
 
 ep_request_t *ep_request_new(ep_req_kind_t kind, ep_endpoint_t *ep, int with_handle)
 {
-    ep_request_t *r = malloc(sizeof *r);
-    if (!r)
+    ep_request_t *r = pool_get();
+    unsigned slot = 0;
+    if (r)
+        slot = r->pool_slot;
+    else if (!(r = aligned_alloc(_Alignof(ep_request_t), sizeof *r)))
         return NULL;
     ep_request_init(r, kind, ep);
-    if (with_handle) {
-        r->handle = (MPI_Request)ep_registry_add(EP_HTYPE_REQUEST, &r->obj);
-        if (r->handle == 0) {
+    if (with_handle && slot) {
+        r->handle = (MPI_Request)ep_registry_reissue(slot, EP_HTYPE_REQUEST, &r->obj);
+    } else {
+        if (slot)
+            ep_registry_release(slot);
+        if (with_handle && !(r->handle = (MPI_Request)ep_registry_add(EP_HTYPE_REQUEST, &r->obj))) {
             free(r);
             return NULL;
         }
@@ -36,14 +149,14 @@ ep_request_t *ep_request_new(ep_req_kind_t kind, ep_endpoint_t *ep, int with_han
 
 void ep_request_destroy(ep_request_t *r)
 {
-    if (r->handle != MPI_REQUEST_NULL)
-        ep_registry_remove((int)r->handle);
     free(r->tmp);
     if (r->coll_comm)
         ep_comm_unref(r->coll_comm);
     if (r->holds_type)
         ep_type_release(r->type);
-    free(r);
+    r->pool_slot = r->handle != MPI_REQUEST_NULL ? ep_registry_retire((int)r->handle) : 0;
+    if (!pool_put(r))
+        request_free_mem(r);
 }
 
 void ep_request_hold_type(ep_request_t *r)

@@ -36,38 +36,46 @@ typedef enum { EP_SEND_STANDARD, EP_SEND_SYNC, EP_SEND_READY, EP_SEND_BUFFERED }
 typedef enum { EP_RS_INACTIVE, EP_RS_PENDING, EP_RS_NET, EP_RS_DONE } ep_req_state_t;
 
 #define EP_REQ_MAX_NET 2
+#define EP_REQ_WIRE_INLINE 128
 
 typedef struct ep_request {
-    ep_object_t obj;             /* registry header: EP_OBJ_REQUEST */
+    /* The fields a sender of another thread reads and writes when it
+     * completes a posted receive come first, in two cache lines. */
+    _Alignas(64) ep_object_t obj; /* registry header: EP_OBJ_REQUEST */
+    _Atomic int state;           /* ep_req_state_t */
     ep_match_item_t link;        /* posted-queue entry; source/tag pattern of a receive */
+    void *buf;                   /* user buffer (const for sends) */
+    int count;
+    MPI_Datatype type;
+    MPI_Status status;           /* valid in DONE */
+    ep_dt_layout_t lay;          /* of buf/count/type, computed once when started
+                                    (lay.bytes: the receive capacity) */
+    int64_t sent_bytes;          /* what the sender offered, for truncation messages */
+    size_t bsend_bytes;          /* attached-buffer space to give back */
     MPI_Request handle;          /* MPI_REQUEST_NULL for internal requests */
     ep_req_kind_t kind;
     ep_send_mode_t mode;         /* sends only */
     int persistent;              /* made by *_init: survives completion */
-    _Atomic int state;           /* ep_req_state_t */
     ep_endpoint_t *ep;           /* the endpoint it runs on */
-    void *buf;                   /* user buffer (const for sends) */
-    int count;
-    MPI_Datatype type;
     int holds_type;              /* type is held until the request goes (datatype.h) */
     int peer;                    /* destination rank (sends) */
     int tag;                     /* tag (sends) */
     int source_pat;              /* source pattern (receives; also in link) */
     int tag_pat;                 /* tag pattern (receives; also in link) */
-    MPI_Status status;           /* valid in DONE */
-    int64_t sent_bytes;          /* what the sender offered, for truncation messages */
-    ep_dt_layout_t lay;          /* of buf/count/type, computed once when started
-                                    (lay.bytes: the receive capacity) */
     int nnet;                    /* PMPI requests in net[] */
     MPI_Request net[EP_REQ_MAX_NET];
     void *tmp;                   /* owned buffer freed on completion */
     int64_t tmp_bytes;           /* size of tmp for truncated receives */
-    size_t bsend_bytes;          /* attached-buffer space to give back */
     struct ep_request *next_detached; /* in the progress engine's detached list */
     /* non-blocking collectives (coll_drive.c) */
     ep_comm_t *coll_comm;           /* referenced while the request exists */
     struct ep_coll_inst *coll_inst; /* the running instance, NULL once done */
     ep_status_t coll_status;        /* its outcome, for the error message */
+    unsigned pool_slot;             /* in a thread's pool: its reserved registry slot */
+    /* Last, and not cleared by ep_request_init: room for the wire header
+     * and payload of a small message to another process (net.c), which
+     * saves an allocation per message. */
+    _Alignas(16) char wire_inline[EP_REQ_WIRE_INLINE];
 } ep_request_t;
 
 typedef enum { EP_MSG_EAGER, EP_MSG_LOCAL_RNDV, EP_MSG_NET_RNDV } ep_msg_kind_t;
@@ -93,6 +101,8 @@ void ep_request_init(ep_request_t *r, ep_req_kind_t kind, ep_endpoint_t *ep);
 ep_request_t *ep_request_new(ep_req_kind_t kind, ep_endpoint_t *ep, int with_handle);
 /* Releases the object (and its handle, if any). */
 void ep_request_destroy(ep_request_t *r);
+/* Frees the objects every thread keeps for reuse (MPI_Finalize). */
+void ep_request_pools_free(void);
 /* A request that outlives its call keeps its datatype alive. */
 void ep_request_hold_type(ep_request_t *r);
 static inline ep_request_t *ep_request_get(MPI_Request h)

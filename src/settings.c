@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-ep_config_t ep_config = {0, EP_WAIT_YIELD, EP_EAGER_LIMIT_DEFAULT, 0, 0};
+#define EP_CONFIG_DEFAULTS {.wait = EP_WAIT_YIELD, .eager_limit = EP_EAGER_LIMIT_DEFAULT}
+
+ep_config_t ep_config = EP_CONFIG_DEFAULTS;
 
 static int parse_long(const char *s, long lo, long hi, long *out)
 {
@@ -22,9 +24,24 @@ static const char *wait_names[] = {"spin", "yield", "sleep"};
 
 const char *ep_config_wait_name(ep_wait_policy_t w) { return wait_names[w]; }
 
+/* An on/off variable: unset, empty, 0 or 1. */
+static int parse_switch(const char *name, int *out, char *err, size_t errlen)
+{
+    const char *s = getenv(name);
+    long v;
+    if (!s || !*s)
+        return 0;
+    if (parse_long(s, 0, 1, &v)) {
+        snprintf(err, errlen, "%s='%s' is not valid: use 0 or 1", name, s);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
 int ep_config_load(char *err, size_t errlen)
 {
-    ep_config_t c = {0, EP_WAIT_YIELD, EP_EAGER_LIMIT_DEFAULT, 0, 0};
+    ep_config_t c = EP_CONFIG_DEFAULTS;
     const char *s;
     long v;
 
@@ -57,12 +74,14 @@ int ep_config_load(char *err, size_t errlen)
         }
         c.eager_limit = (size_t)v;
     }
-    if ((s = getenv("EPMPI_VERBOSE")) && *s) {
-        if (parse_long(s, 0, 1, &v)) {
-            snprintf(err, errlen, "EPMPI_VERBOSE='%s' is not valid: use 0 or 1", s);
-            return -1;
-        }
-        c.verbose = (int)v;
+    if (parse_switch("EPMPI_VERBOSE", &c.verbose, err, errlen) || parse_switch("EPMPI_DEBUG", &c.debug, err, errlen) ||
+        parse_switch("EPMPI_STATS", &c.stats, err, errlen))
+        return -1;
+    /* Whether the file can be written is checked at MPI_Init, where it is
+     * created (diag.c). */
+    if ((s = getenv("EPMPI_STATS_FILE")) && *s) {
+        c.stats_file = s;
+        c.stats |= EP_STATS_CSV;
     }
     if ((s = getenv("EPMPI_COLL_ALGORITHM")) && *s) {
         if (!strcmp(s, "gathered"))

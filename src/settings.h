@@ -14,7 +14,14 @@ typedef struct ep_config {
     int coll_gathered;        /* EPMPI_COLL_ALGORITHM=gathered: reductions and scans gather
                                  every input and fold in rank order (the path used when ranks
                                  are not grouped by process), for testing and debugging */
+    int debug;                /* EPMPI_DEBUG: report two threads inside one endpoint's
+                                 blocking calls at the same time (diag.h) */
+    int stats;                /* EP_STATS_* bits: count traffic per endpoint when non-zero */
+    const char *stats_file;   /* EPMPI_STATS_FILE: where the CSV goes, or NULL */
 } ep_config_t;
+
+#define EP_STATS_TABLE 1 /* EPMPI_STATS=1: a table on stderr at MPI_Finalize */
+#define EP_STATS_CSV 2   /* EPMPI_STATS_FILE: a CSV file */
 
 #define EP_MAX_ENDPOINTS_PER_PROCESS 65536
 #define EP_EAGER_LIMIT_DEFAULT 16384

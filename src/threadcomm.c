@@ -43,7 +43,7 @@ void ep_threadcomm_free(ep_threadcomm_t *tc)
     for (int t = 0; t < tc->nthreads; t++) {
         ep_endpoint_t *ep = ep_endpoint_get(tc->eps[t]);
         if (ep) {
-            ep_attr_delete_all(ep);
+            ep_attr_delete_all(ep_attr_of(ep));
             ep_endpoint_free(ep);
         }
     }

@@ -1,10 +1,12 @@
 #include "wait.h"
 
+#include "diag.h"
 #include "settings.h"
 
 #include <sched.h>
 #include <time.h>
 
+#define EP_POLL_ROUNDS 16 /* re-check at once: a wait loop's own check and progress take time enough */
 #define EP_SPIN_ROUNDS 64
 
 static inline void cpu_relax(void)
@@ -14,9 +16,25 @@ static inline void cpu_relax(void)
 #endif
 }
 
+/* EPMPI_STATS: the time between two rounds of one wait loop is waiting,
+ * charged to the endpoint the thread last entered a call on. */
+static void count_wait(ep_backoff_t *b)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    if (b->last && ep_stats_cur)
+        atomic_fetch_add_explicit(&ep_stats_cur->n[EP_STAT_WAIT_NS], now - b->last, memory_order_relaxed);
+    b->last = now;
+}
+
 void ep_backoff(ep_backoff_t *b)
 {
+    if (__builtin_expect(ep_config.stats, 0))
+        count_wait(b);
     unsigned r = b->rounds++;
+    if (r < EP_POLL_ROUNDS)
+        return;
     if (ep_config.wait == EP_WAIT_SPIN || r < EP_SPIN_ROUNDS) {
         cpu_relax();
         return;

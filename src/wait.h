@@ -7,8 +7,11 @@
 #ifndef EP_WAIT_H
 #define EP_WAIT_H
 
+#include <stdint.h>
+
 typedef struct ep_backoff {
     unsigned rounds;
+    uint64_t last; /* EPMPI_STATS: when the previous round ended (ns), 0 before the first */
 } ep_backoff_t;
 
 #define EP_BACKOFF_INIT {0}

@@ -129,17 +129,23 @@ static ep_status_t setup(ep_coll_inst_t *in, ep_win_t *w)
         if (w->flavor == EP_WIN_DYNAMIC)
             mine[i] = (ep_win_rank_t){0, 0, 1, 0};
     }
-    if (!rc && w->flavor == EP_WIN_SHARED) {
+    if (!rc && (w->flavor == EP_WIN_SHARED || w->flavor == EP_WIN_ALLOCATE)) {
         void *segment;
         /* One segment per process, its ranks' slices in local order, each
-         * starting on a cache line. */
+         * starting on a cache line.  Allocated by MPICH, which can then
+         * serve other processes through shared memory (it cannot for the
+         * attached memory of a dynamic window). */
         MPI_Aint total = 0;
         for (int i = 0; i < nl; i++) {
             off[i] = total;
             total += (mine[i].size + 63) & ~(MPI_Aint)63;
         }
-        if (!(rc = one_node(w->pc)))
+        if (w->flavor == EP_WIN_ALLOCATE)
+            rc = from_pmpi(PMPI_Win_allocate(total, 1, MPI_INFO_NULL, w->pc, &segment, &w->pwin));
+        else if (!(rc = one_node(w->pc)))
             rc = from_pmpi(PMPI_Win_allocate_shared(total, 1, MPI_INFO_NULL, w->pc, &segment, &w->pwin));
+        if (!rc)
+            w->segbase[c->myproc] = segment;
         for (int i = 0; i < nl && !rc; i++)
             mine[i].tbase = off[i];
     } else if (!rc) {
@@ -197,7 +203,9 @@ static ep_status_t create_finish(ep_coll_inst_t *in, int lidx)
     we->w = w;
     we->ep = &w->comm->local[lidx];
     we->rank = we->ep->rank;
-    we->base = w->flavor == EP_WIN_SHARED ? ep_win_local_addr(w, w->comm->myproc, w->rank[we->rank].tbase) : a->base;
+    we->base = w->flavor == EP_WIN_SHARED || w->flavor == EP_WIN_ALLOCATE
+                   ? ep_win_local_addr(w, w->comm->myproc, w->rank[we->rank].tbase)
+                   : a->base;
     we->size = a->size;
     we->disp_unit = a->disp_unit;
     we->flavor_attr = w->flavor == EP_WIN_CREATE     ? MPI_WIN_FLAVOR_CREATE
@@ -246,22 +254,10 @@ ep_status_t ep_win_create(ep_endpoint_t *ep, ep_win_flavor_t flavor, void *base,
 {
     win_arg_t wa = {flavor, base, size, disp_unit, baseptr, out};
     ep_coll_args_t a;
-    void *owned = NULL;
-    if (flavor == EP_WIN_ALLOCATE) {
-        if (posix_memalign(&owned, 64, size > 0 ? (size_t)size : 1))
-            return EP_ERR_NO_MEM;
-        wa.base = owned;
-    }
     ep_coll_args_init(&a, &create_kind, ep);
     a.extra = &wa;
     *out = MPI_WIN_NULL;
-    ep_status_t rc = ep_coll_run(ep, &a);
-    ep_win_ep_t *we = rc ? NULL : ep_win_get(*out);
-    if (we)
-        we->owned = owned;
-    else
-        free(owned);
-    return rc;
+    return ep_coll_run(ep, &a);
 }
 
 /* ---- the ranks' lock words -------------------------------------------------- */
@@ -316,7 +312,9 @@ char *ep_win_local_addr(const ep_win_t *w, int proc, MPI_Aint pd)
 {
     if (w->flavor == EP_WIN_SHARED)
         return w->segbase[proc] + pd;
-    return proc == w->comm->myproc ? (char *)pd : NULL;
+    if (proc != w->comm->myproc)
+        return NULL;
+    return w->flavor == EP_WIN_ALLOCATE ? w->segbase[proc] + pd : (char *)pd;
 }
 
 /* A request that is complete already (operations done here). */
@@ -707,7 +705,6 @@ ep_status_t ep_win_free(ep_win_ep_t *we)
     ep_status_t rc = together(we, free_pmpi, 0);
     ep_registry_remove((int)we->handle);
     ep_endpoint_t *ep = we->ep;
-    free(we->owned);
     free(we->state);
     free(we);
     if (atomic_fetch_sub(&w->refs, 1) == 1)

@@ -34,6 +34,7 @@
 #ifndef EP_WIN_H
 #define EP_WIN_H
 
+#include "attr.h"
 #include "comm.h"
 
 typedef enum { EP_WIN_CREATE, EP_WIN_ALLOCATE, EP_WIN_SHARED, EP_WIN_DYNAMIC } ep_win_flavor_t;
@@ -53,7 +54,8 @@ typedef struct ep_win {
     MPI_Win pwin, lwin;
     int64_t *lwords;        /* this process's lock words (lwin's memory) */
     ep_win_rank_t *rank;    /* [size] */
-    char **segbase;         /* [nprocs] shared windows: each process's segment, here */
+    char **segbase;         /* [nprocs] shared windows: each process's segment, here;
+                               allocated windows: this process's segment */
     _Atomic int refs;       /* local handles */
 } ep_win_t;
 
@@ -69,7 +71,6 @@ typedef struct ep_win_ep {
     int flavor_attr, model_attr;
     MPI_Errhandler errhandler;
     char name[MPI_MAX_OBJECT_NAME];
-    void *owned;            /* memory epmpi allocated for this rank */
     /* epochs */
     int fence_open;         /* inside a fence epoch (after a fence without NOSUCCEED) */
     int lock_all;           /* MPI_Win_lock_all: how every target is locked (state bits) */
@@ -80,6 +81,14 @@ typedef struct ep_win_ep {
 } ep_win_ep_t;
 
 static inline ep_win_ep_t *ep_win_get(MPI_Win h) { return (ep_win_ep_t *)ep_registry_get((int)h, EP_OBJ_WIN); }
+
+/* A window rank's attributes live on its endpoint of the private
+ * communicator, which nothing else gives attributes (and which discards
+ * them when the window goes); the callbacks get the window's handle. */
+static inline ep_attr_host_t ep_win_attrs(ep_win_ep_t *we)
+{
+    return (ep_attr_host_t){&we->ep->attrs, &we->ep->lock, (int)we->handle};
+}
 
 /* Creation, collective over ep's communicator (an intracommunicator).
  * base/size/disp_unit as MPI gives them (ALLOCATE and SHARED: base is

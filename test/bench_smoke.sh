@@ -1,8 +1,8 @@
 #!/bin/sh
 # make check's smoke test of the benchmark: bench/run-bench.sh --smoke runs
 # epmpi-bench once in 1 process x 2 endpoints and once as 2 MPICH processes
-# (ping-pong, 8 B, 10 iterations) and must produce a CSV row for it; the
-# driver itself rejects any output line not in epmpi-bench's format.
+# (ping-pong and rma, 8 B, 10 iterations) and must produce CSV rows for them;
+# the driver itself rejects any output line not in epmpi-bench's format.
 # The environment comes from Makefile.am (AM_TESTS_ENVIRONMENT).
 set -eu
 out=$(mktemp -d)
@@ -15,4 +15,6 @@ row=$(grep '^1,.*,pingpong,latency,8,us,lower,' "$out/latest.csv") || {
 }
 # baseline median, epmpi median and ratio are positive numbers
 echo "$row" | awk -F, '{ for (i = 9; i <= 11; i++) if (!($i + 0 > 0)) { print "bench_smoke: field " i " is not a positive number: " $0; exit 1 } }'
-grep -Eq '^\| 1 +\| pingpong latency +\| 8 B ' "$out/table.md" || { echo "bench_smoke: no table row" >&2; cat "$out/table.md" >&2; exit 1; }
+for m in 'pingpong latency' 'rma_put latency' 'rma_get latency'; do
+    grep -Eq "^\\| 1 +\\| $m +\\| 8 B " "$out/table.md" || { echo "bench_smoke: no table row $m" >&2; cat "$out/table.md" >&2; exit 1; }
+done

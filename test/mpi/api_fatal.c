@@ -154,28 +154,12 @@ static const ept_child_case cases[] = {
     {"abort_ep", NULL, 2, 2, 43, {NULL}, {"EPT_CHILD_SURVIVED", "not supported"}},
 };
 
-/* Every case ends in an abort: an erroneous call's (any exit code) or
- * MPI_Abort's (its own code). */
-static const char *judge(const ept_child_case *c, int exited, int code, const char *out, char *buf, size_t size)
-{
-    if (ept_child_timed_out(exited, code))
-        return "the child job timed out instead of aborting";
-    if (c->want_exit == EPT_CHILD_ANY_FAILURE && exited && code == 0)
-        return "the child job succeeded: the erroneous call did not abort it";
-    if (c->want_exit != EPT_CHILD_ANY_FAILURE && (!exited || code != c->want_exit)) {
-        snprintf(buf, size, "the child job ended with exit code %d, expected %d", code, c->want_exit);
-        return buf;
-    }
-    return ept_child_check_output(c, out, buf, size);
-}
-
 int main(int argc, char **argv)
 {
     static const ept_child_driver driver = {
         .case_var = "EPT_FATAL_CHILD",
         .child = child,
         EPT_CHILD_CASES(cases),
-        .judge = judge,
     };
     return ept_child_main(&driver, argc, argv);
 }

@@ -20,10 +20,6 @@ int ept_call_guards(MPI_Comm comm, MPI_Group group, MPI_Request request, MPI_Mes
     MPI_Win win_v = win;
     int n = 0;
 
-    ept_guard_expect(MPI_Win_delete_attr(win, 0), MPI_ERR_WIN, "MPI_Win_delete_attr", "not supported");
-    n++;
-    ept_guard_expect(MPI_Win_set_attr(win, 0, ept_scratch), MPI_ERR_WIN, "MPI_Win_set_attr", "not supported");
-    n++;
     ept_guard_expect(MPI_Allgather_init(ept_scratch, 0, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COMM, "MPI_Allgather_init", "not supported");
     n++;
     ept_guard_expect(MPI_Allgatherv_init(ept_scratch, 0, MPI_DATATYPE_NULL, ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COMM, "MPI_Allgatherv_init", "not supported");

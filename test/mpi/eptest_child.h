@@ -46,10 +46,14 @@ typedef struct {
     int (*child)(const char *which, int argc, char **argv);
     const ept_child_case *cases;
     size_t ncases;
+    /* The verdict; NULL: ept_child_check_exit, then ept_child_check_output. */
     ept_child_judge *judge;
     /* Several cases share a name and differ only in EPMPI_ENDPOINTS: name
      * it too in each case's lines of the log. */
     int label_endpoints;
+    /* Seconds a child job may take (0: 60) before `timeout` ends it: a
+     * test that a job ends promptly says how promptly. */
+    int limit;
 } ept_child_driver;
 
 /* Fills in the cases of a driver from a table, counted where it stands. */
@@ -60,6 +64,23 @@ typedef struct {
 static inline int ept_child_timed_out(int exited, int code)
 {
     return exited && (code == 124 || code == 137);
+}
+
+/* The exit-code part of a verdict: a hang is never right, a case that
+ * wants a failure must not succeed, one that wants a code must end with
+ * it.  NULL when the ending is right. */
+static inline const char *ept_child_check_exit(const ept_child_case *c, int exited, int code, char *buf,
+                                               size_t size)
+{
+    if (ept_child_timed_out(exited, code))
+        return "the child job timed out (its time limit is in the command above)";
+    if (c->want_exit == EPT_CHILD_ANY_FAILURE && exited && code == 0)
+        return "the child job succeeded: what should have stopped it did not";
+    if (c->want_exit != EPT_CHILD_ANY_FAILURE && (!exited || code != c->want_exit)) {
+        snprintf(buf, size, "the child job ended with exit code %d, expected %d", code, c->want_exit);
+        return buf;
+    }
+    return NULL;
 }
 
 /* The part of a verdict every test shares: the case's must and must_not
@@ -91,8 +112,8 @@ static inline char *ept_child_run(const ept_child_driver *d, const ept_child_cas
     /* The job's own limit is well inside the one run-mpi puts on the whole
      * driver, so a hung case is reported as that case. */
     snprintf(cmd, sizeof cmd,
-             "timeout -k 5 60 %s -n %d %s-genv OMP_NUM_THREADS %d -genv %s %s -genv LD_PRELOAD '%s' '%s' 2>&1",
-             mpiexec, c->np, ep, c->threads, d->case_var, c->name, lib, self);
+             "timeout -k 5 %d %s -n %d %s-genv OMP_NUM_THREADS %d -genv %s %s -genv LD_PRELOAD '%s' '%s' 2>&1",
+             d->limit > 0 ? d->limit : 60, mpiexec, c->np, ep, c->threads, d->case_var, c->name, lib, self);
     printf("--- %s: %s\n", label, cmd);
     fflush(stdout);
     FILE *f = popen(cmd, "r");
@@ -165,7 +186,10 @@ static inline int ept_child_run_all(const ept_child_driver *d)
             free(out);
             out = ept_child_run(d, c, label, self, lib, &st);
             exited = WIFEXITED(st), code = exited ? WEXITSTATUS(st) : -1;
-            why = d->judge(c, exited, code, out, buf, sizeof buf);
+            if (d->judge)
+                why = d->judge(c, exited, code, out, buf, sizeof buf);
+            else if (!(why = ept_child_check_exit(c, exited, code, buf, sizeof buf)))
+                why = ept_child_check_output(c, out, buf, sizeof buf);
             /* mpiexec sometimes drops a job's output when the job aborts (plain
              * MPICH too: a message printed just before MPI_Abort can be lost).
              * A failure whose output holds nothing from epmpi or the child

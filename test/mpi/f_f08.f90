@@ -10,7 +10,9 @@
 ! MPI_Get_count), MPI_Allreduce (MPI_SUM, and MPI_MAX with MPI_IN_PLACE),
 ! MPI_Alltoallw, MPI_Comm_split (colour rank mod 2, key -rank) and an
 ! MPI_Allreduce on the half, MPI_Comm_get_attr(MPI_TAG_UB) (the value), a
-! keyval with Fortran callbacks through MPI_Comm_dup and MPI_Comm_free, names,
+! keyval with Fortran callbacks through MPI_Comm_dup and MPI_Comm_free, a
+! window (MPI_Win_create) with its predefined attributes and a keyval whose
+! Fortran delete callback MPI_Win_free calls, names,
 ! and errors with MPI_ERRORS_RETURN: MPI_Send to a bad rank (MPI_ERR_RANK, a
 ! message naming MPI_Send) and MPI_Isend of a non-contiguous section
 ! (MPI_ERR_BUFFER: not taken on endpoints); then with a Fortran error handler.
@@ -54,6 +56,7 @@ contains
         call reductions(comm, r, n)
         call split(comm, r, n)
         call attributes(comm, r)
+        call window(comm, r)
         call errors(comm, n)
     end subroutine ranks
 
@@ -228,6 +231,55 @@ contains
         call check(after >= before + 2, 'keyval: the Fortran delete callback')
         call MPI_Comm_free_keyval(key)
     end subroutine attributes
+
+    subroutine win_delete_cb(win, keyval, val, extra, ierror)
+        type(MPI_Win) :: win
+        integer :: keyval, ierror
+        integer(kind=MPI_ADDRESS_KIND) :: val, extra
+        if (win == MPI_WIN_NULL .or. keyval == MPI_KEYVAL_INVALID .or. val < 2000 .or. extra /= 5) stop 4
+        !$omp atomic update
+        ndeleted = ndeleted + 1
+        ierror = MPI_SUCCESS
+    end subroutine win_delete_cb
+
+    subroutine window(comm, r)
+        type(MPI_Comm), intent(in) :: comm
+        integer, intent(in) :: r
+        type(MPI_Win) :: win
+        integer :: key, before, after, ierr
+        integer, target :: buf(10)
+        integer(kind=MPI_ADDRESS_KIND) :: val, extra, addr
+        logical :: flag
+
+        val = 40
+        call MPI_Win_create(buf, val, 4, MPI_INFO_NULL, comm, win)
+        call MPI_Win_get_attr(win, MPI_WIN_SIZE, val, flag, ierr)
+        call check(ierr == MPI_SUCCESS .and. flag .and. val == 40, 'MPI_WIN_SIZE')
+        call MPI_Win_get_attr(win, MPI_WIN_DISP_UNIT, val, flag)
+        call check(flag .and. val == 4, 'MPI_WIN_DISP_UNIT')
+        call MPI_Win_get_attr(win, MPI_WIN_CREATE_FLAVOR, val, flag)
+        call check(flag .and. val == MPI_WIN_FLAVOR_CREATE, 'MPI_WIN_CREATE_FLAVOR')
+        call MPI_Win_get_attr(win, MPI_WIN_MODEL, val, flag)
+        call check(flag .and. (val == MPI_WIN_UNIFIED .or. val == MPI_WIN_SEPARATE), 'MPI_WIN_MODEL')
+        call MPI_Get_address(buf, addr)
+        call MPI_Win_get_attr(win, MPI_WIN_BASE, val, flag)
+        call check(flag .and. val == addr, 'MPI_WIN_BASE')
+        extra = 5
+        call MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, win_delete_cb, key, extra)
+        val = 2000 + r
+        call MPI_Win_set_attr(win, key, val)
+        val = 0
+        call MPI_Win_get_attr(win, key, val, flag, ierr)
+        call check(ierr == MPI_SUCCESS .and. flag .and. val == 2000 + r, 'MPI_Win_get_attr of a user keyval')
+        !$omp atomic read
+        before = ndeleted
+        call MPI_Win_free(win, ierr)
+        call check(ierr == MPI_SUCCESS .and. win == MPI_WIN_NULL, 'MPI_Win_free')
+        !$omp atomic read
+        after = ndeleted
+        call check(after >= before + 1, 'window keyval: the Fortran delete callback')
+        call MPI_Win_free_keyval(key)
+    end subroutine window
 
     subroutine count_error(comm, code)
         type(MPI_Comm) :: comm

@@ -1,7 +1,9 @@
 /* The MPI-4 large-count forms on endpoint communicators: MPI_Send_c,
  * MPI_Recv_c, MPI_Isend_c / MPI_Irecv_c, MPI_Sendrecv_c, MPI_Mrecv_c,
- * MPI_Bcast_c and MPI_Allreduce_c run like their int forms; a count beyond
- * INT_MAX is MPI_ERR_COUNT naming the call. */
+ * MPI_Bcast_c and MPI_Allreduce_c run like their int forms; MPI_Bsend_c
+ * takes its space from a buffer attached with MPI_Buffer_attach_c (and
+ * MPI_Buffer_detach_c gives it back); a count beyond INT_MAX is
+ * MPI_ERR_COUNT naming the call. */
 #include "eptest.h"
 
 #include <limits.h>
@@ -39,6 +41,10 @@ static void body(MPI_Comm comm, void *arg)
     MPI_Get_count_c(&st, MPI_INT, &cnt);
     EPT_CHECK(in[0] == left && cnt == 1, "MPI_Recv_c got %d, count %lld", in[0], (long long)cnt);
 
+    EPT_OK(MPI_Bsend_c(out, 4, MPI_INT, right, 5, comm));
+    EPT_OK(MPI_Recv_c(in, 4, MPI_INT, left, 5, comm, &st));
+    EPT_CHECK(in[3] == left + 3, "MPI_Bsend_c: got %d", in[3]);
+
     int b[2] = {r == 0 ? 42 : 0, r == 0 ? 43 : 0}, sum = 0;
     EPT_OK(MPI_Bcast_c(b, 2, MPI_INT, 0, comm));
     EPT_CHECK(b[0] == 42 && b[1] == 43, "MPI_Bcast_c gave %d %d", b[0], b[1]);
@@ -53,4 +59,22 @@ static void body(MPI_Comm comm, void *arg)
     EPT_CHECK(cls == MPI_ERR_COUNT && strstr(msg, "MPI_Send_c"), "a count beyond INT_MAX: class %d, '%s'", cls, msg);
 }
 
-int main(int argc, char **argv) { return ept_main(argc, argv, 30, body, NULL); }
+int main(int argc, char **argv)
+{
+    int nlocal = ept_init(&argc, &argv, 30);
+    /* Room for two buffered messages per local rank. */
+    MPI_Count bsize = (MPI_Count)(4 * sizeof(int) + MPI_BSEND_OVERHEAD) * 2 * (nlocal > 0 ? nlocal : 1);
+    char *bbuf = malloc((size_t)bsize);
+    EPT_CHECK(bbuf, "out of memory");
+    EPT_OK(MPI_Buffer_attach_c(bbuf, bsize));
+    run_ranks(nlocal, body, NULL);
+    PHASE("MPI_Buffer_detach_c");
+    void *addr = NULL;
+    MPI_Count dsize = 0;
+    EPT_OK(MPI_Buffer_detach_c(&addr, &dsize));
+    EPT_CHECK(addr == bbuf && dsize == bsize, "MPI_Buffer_detach_c gave %p, %lld bytes", addr, (long long)dsize);
+    free(bbuf);
+    PHASE("MPI_Finalize");
+    MPI_Finalize();
+    return 0;
+}

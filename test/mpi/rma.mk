@@ -7,3 +7,5 @@ MPI_TESTS += test/mpi/rma_pscw
 test_mpi_rma_pscw_CFLAGS = $(MPI_TEST_CFLAGS)
 MPI_TESTS += test/mpi/rma_dynamic
 test_mpi_rma_dynamic_CFLAGS = $(MPI_TEST_CFLAGS)
+MPI_TESTS += test/mpi/rma_attr
+test_mpi_rma_attr_CFLAGS = $(MPI_TEST_CFLAGS)

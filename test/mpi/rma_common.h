@@ -35,6 +35,18 @@ static inline void rma_check_attrs(MPI_Win win, void *base, MPI_Aint size, int d
               flag ? *model : -1, flag);
 }
 
+/* rc must be an error of class cls whose message names call. */
+static inline void rma_expect_error(int rc, int cls, const char *call, const char *what)
+{
+    int c = -1, len = 0;
+    char msg[MPI_MAX_ERROR_STRING] = "";
+    EPT_CHECK(rc != MPI_SUCCESS, "%s: %s succeeded, expected error class %d", what, call, cls);
+    MPI_Error_class(rc, &c);
+    MPI_Error_string(rc, msg, &len);
+    EPT_CHECK(c == cls, "%s: error class %d, expected %d ('%s')", what, c, cls, msg);
+    EPT_CHECK(strstr(msg, call) != NULL, "%s: the message '%s' does not name %s", what, msg, call);
+}
+
 static inline int rma_cmp_long(const void *a, const void *b)
 {
     long x = *(const long *)a, y = *(const long *)b;

@@ -463,18 +463,6 @@ static void part_large(MPI_Comm comm)
 
 /* ---- errors on a window ---------------------------------------------------- */
 
-/* rc must be an error of class cls whose message names call. */
-static void expect_error(int rc, int cls, const char *call, const char *what)
-{
-    int c = -1, len = 0;
-    char msg[MPI_MAX_ERROR_STRING] = "";
-    EPT_CHECK(rc != MPI_SUCCESS, "%s: %s succeeded, expected error class %d", what, call, cls);
-    MPI_Error_class(rc, &c);
-    MPI_Error_string(rc, msg, &len);
-    EPT_CHECK(c == cls, "%s: error class %d, expected %d ('%s')", what, c, cls, msg);
-    EPT_CHECK(strstr(msg, call) != NULL, "%s: the message '%s' does not name %s", what, msg, call);
-}
-
 /* A window error handler: the last window and error class, per thread (one
  * rank per thread). */
 static _Thread_local MPI_Win handler_win = MPI_WIN_NULL;
@@ -501,9 +489,9 @@ static void part_errors(MPI_Comm comm)
      * handler, so an error reported there would end the test. */
     EPT_OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
     EPT_OK(MPI_Win_fence(MPI_MODE_NOPRECEDE, win));
-    expect_error(MPI_Put(x, 1, MPI_INT, n, 0, 1, MPI_INT, win), MPI_ERR_RANK, "MPI_Put", "Put to rank n");
-    expect_error(MPI_Get(x, 1, MPI_INT, -3, 0, 1, MPI_INT, win), MPI_ERR_RANK, "MPI_Get", "Get from rank -3");
-    expect_error(MPI_Accumulate(x, 1, MPI_INT, n + 5, 0, 1, MPI_INT, MPI_SUM, win), MPI_ERR_RANK,
+    rma_expect_error(MPI_Put(x, 1, MPI_INT, n, 0, 1, MPI_INT, win), MPI_ERR_RANK, "MPI_Put", "Put to rank n");
+    rma_expect_error(MPI_Get(x, 1, MPI_INT, -3, 0, 1, MPI_INT, win), MPI_ERR_RANK, "MPI_Get", "Get from rank -3");
+    rma_expect_error(MPI_Accumulate(x, 1, MPI_INT, n + 5, 0, 1, MPI_INT, MPI_SUM, win), MPI_ERR_RANK,
                      "MPI_Accumulate", "Accumulate to rank n + 5");
     x[0] = 77;
     EPT_OK(MPI_Put(x, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, win));
@@ -547,23 +535,23 @@ static void part_sync_errors(MPI_Comm comm)
     EPT_OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
     EPT_OK(MPI_Win_get_errhandler(win, &eh));
     EPT_CHECK(eh == MPI_ERRORS_RETURN, "rank %d: MPI_Win_get_errhandler does not give the handler set", me);
-    expect_error(MPI_Put(&x, 1, MPI_INT, me, 0, 1, MPI_INT, win), MPI_ERR_RMA_SYNC, "MPI_Put", "Put outside an epoch");
-    expect_error(MPI_Win_unlock(me, win), MPI_ERR_RMA_SYNC, "MPI_Win_unlock", "unlock without a lock");
-    expect_error(MPI_Win_attach(win, buf, sizeof buf), MPI_ERR_RMA_FLAVOR, "MPI_Win_attach",
+    rma_expect_error(MPI_Put(&x, 1, MPI_INT, me, 0, 1, MPI_INT, win), MPI_ERR_RMA_SYNC, "MPI_Put", "Put outside an epoch");
+    rma_expect_error(MPI_Win_unlock(me, win), MPI_ERR_RMA_SYNC, "MPI_Win_unlock", "unlock without a lock");
+    rma_expect_error(MPI_Win_attach(win, buf, sizeof buf), MPI_ERR_RMA_FLAVOR, "MPI_Win_attach",
                  "attach to a window of MPI_Win_create");
     EPT_OK(MPI_Win_lock(MPI_LOCK_SHARED, me, 0, win));
-    expect_error(MPI_Win_lock(MPI_LOCK_SHARED, me, 0, win), MPI_ERR_RMA_SYNC, "MPI_Win_lock", "a second lock");
-    expect_error(MPI_Put(&x, 1, MPI_INT, me, -1, 1, MPI_INT, win), MPI_ERR_DISP, "MPI_Put", "displacement -1");
-    expect_error(MPI_Accumulate(&x, 1, MPI_INT, me, 0, 1, MPI_INT, MPI_OP_NULL, win), MPI_ERR_OP, "MPI_Accumulate",
+    rma_expect_error(MPI_Win_lock(MPI_LOCK_SHARED, me, 0, win), MPI_ERR_RMA_SYNC, "MPI_Win_lock", "a second lock");
+    rma_expect_error(MPI_Put(&x, 1, MPI_INT, me, -1, 1, MPI_INT, win), MPI_ERR_DISP, "MPI_Put", "displacement -1");
+    rma_expect_error(MPI_Accumulate(&x, 1, MPI_INT, me, 0, 1, MPI_INT, MPI_OP_NULL, win), MPI_ERR_OP, "MPI_Accumulate",
                  "Accumulate with MPI_OP_NULL");
     if (endpoints) {
-        expect_error(MPI_Put(&x, 1, MPI_INT, me, 4, 1, MPI_INT, win), MPI_ERR_RMA_RANGE, "MPI_Put",
+        rma_expect_error(MPI_Put(&x, 1, MPI_INT, me, 4, 1, MPI_INT, win), MPI_ERR_RMA_RANGE, "MPI_Put",
                      "Put past the window");
-        expect_error(MPI_Win_free(&win), MPI_ERR_RMA_SYNC, "MPI_Win_free", "free while locked");
+        rma_expect_error(MPI_Win_free(&win), MPI_ERR_RMA_SYNC, "MPI_Win_free", "free while locked");
     }
     EPT_OK(MPI_Win_unlock(me, win));
     if (endpoints)
-        expect_error(MPI_Win_lock(99, me, 0, win), MPI_ERR_LOCKTYPE, "MPI_Win_lock", "lock type 99");
+        rma_expect_error(MPI_Win_lock(99, me, 0, win), MPI_ERR_LOCKTYPE, "MPI_Win_lock", "lock type 99");
     EPT_OK(MPI_Win_free(&win));
     EPT_CHECK(buf[0] == 0, "rank %d: an erroneous call moved data", me);
 }

@@ -1,5 +1,6 @@
 /* The handle registry: minting, lookup, stale handles, concurrency. */
 #include "registry.h"
+#include "request.h"
 
 #include "unit.h"
 
@@ -87,6 +88,54 @@ START_TEST(many_handles_no_small_cap)
 }
 END_TEST
 
+START_TEST(retired_slot_stays_reserved_until_released)
+{
+    ep_object_t a = {EP_OBJ_REQUEST}, b = {EP_OBJ_REQUEST};
+    int live0 = ep_registry_live();
+    int h = ep_registry_add(EP_HTYPE_REQUEST, &a);
+    unsigned idx = ep_registry_retire(h);
+    ck_assert_uint_eq(idx, ep_handle_index(h));
+    ck_assert_ptr_null(ep_registry_get(h, EP_OBJ_REQUEST));
+    ck_assert_uint_eq(ep_registry_retire(h), 0); /* a stale handle retires nothing */
+    ck_assert_int_eq(ep_registry_live(), live0);
+    /* Reserved: new handles go elsewhere. */
+    int other = ep_registry_add(EP_HTYPE_REQUEST, &b);
+    ck_assert_uint_ne(ep_handle_index(other), idx);
+    ep_registry_remove(other);
+    int h2 = ep_registry_reissue(idx, EP_HTYPE_REQUEST, &b);
+    ck_assert_int_ne(h2, h);
+    ck_assert_uint_eq(ep_handle_index(h2), idx);
+    ck_assert_ptr_eq(ep_registry_get(h2, EP_OBJ_REQUEST), &b);
+    ck_assert_ptr_null(ep_registry_get(h, EP_OBJ_REQUEST));
+    ck_assert_int_eq(ep_registry_live(), live0 + 1);
+    ep_registry_release(ep_registry_retire(h2));
+    ck_assert_int_eq(ep_registry_live(), live0);
+}
+END_TEST
+
+/* Requests are recycled through a per-thread pool without the registry
+ * lock; a freed request's handle must still be recognised as stale for a
+ * while (request.c: EP_REQ_POOL_KEEP). */
+START_TEST(recycled_requests_leave_stale_handles)
+{
+    enum { N = 300 }; /* handles repeat after 64 generations of one slot */
+    static int hs[N];
+    int live0 = ep_registry_live();
+    for (int i = 0; i < N; i++) {
+        ep_request_t *r = ep_request_new(EP_REQ_SEND, NULL, 1);
+        ck_assert_ptr_nonnull(r);
+        hs[i] = (int)r->handle;
+        ck_assert_ptr_eq(ep_request_get(r->handle), r);
+        for (int j = 0; j < i; j++)
+            ck_assert_int_ne(hs[j], hs[i]);
+        ep_request_destroy(r);
+        ck_assert_ptr_null(ep_request_get(hs[i]));
+    }
+    ck_assert_int_eq(ep_registry_live(), live0);
+    ep_request_pools_free();
+}
+END_TEST
+
 static void *churn(void *arg)
 {
     ep_object_t o = {EP_OBJ_REQUEST};
@@ -124,6 +173,8 @@ int main(void)
     tcase_add_test(tc, freed_slot_is_not_reused_at_once);
     tcase_add_test(tc, many_handles_no_small_cap);
     tcase_add_test(tc, concurrent_add_remove);
+    tcase_add_test(tc, retired_slot_stays_reserved_until_released);
+    tcase_add_test(tc, recycled_requests_leave_stale_handles);
     suite_add_tcase(s, tc);
     return ep_unit_run(s);
 }

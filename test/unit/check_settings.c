@@ -14,6 +14,9 @@ static void clear(void)
     unsetenv("EPMPI_EAGER_LIMIT");
     unsetenv("EPMPI_VERBOSE");
     unsetenv("EPMPI_COLL_ALGORITHM");
+    unsetenv("EPMPI_DEBUG");
+    unsetenv("EPMPI_STATS");
+    unsetenv("EPMPI_STATS_FILE");
 }
 
 START_TEST(defaults)
@@ -77,6 +80,31 @@ START_TEST(bad_wait_policy_lists_choices)
 }
 END_TEST
 
+START_TEST(diagnostics)
+{
+    char err[256];
+    clear();
+    ck_assert_int_eq(ep_config_load(err, sizeof err), 0);
+    ck_assert_int_eq(ep_config.debug, 0);
+    ck_assert_int_eq(ep_config.stats, 0);
+    setenv("EPMPI_DEBUG", "1", 1);
+    setenv("EPMPI_STATS", "1", 1);
+    ck_assert_int_eq(ep_config_load(err, sizeof err), 0);
+    ck_assert_int_eq(ep_config.debug, 1);
+    ck_assert_int_eq(ep_config.stats, EP_STATS_TABLE);
+    /* A CSV file alone turns counting on, without the table. */
+    unsetenv("EPMPI_STATS");
+    setenv("EPMPI_STATS_FILE", "/tmp/x.csv", 1);
+    ck_assert_int_eq(ep_config_load(err, sizeof err), 0);
+    ck_assert_int_eq(ep_config.stats, EP_STATS_CSV);
+    ck_assert_str_eq(ep_config.stats_file, "/tmp/x.csv");
+    setenv("EPMPI_STATS", "2", 1);
+    ck_assert_int_eq(ep_config_load(err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "EPMPI_STATS='2'"));
+    ck_assert_ptr_nonnull(strstr(err, "use 0 or 1"));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("settings");
@@ -86,6 +114,7 @@ int main(void)
     tcase_add_loop_test(tc, bad_endpoints_named, 0, (int)(sizeof bad_endpoints / sizeof *bad_endpoints));
     tcase_add_test(tc, bad_wait_policy_lists_choices);
     tcase_add_test(tc, coll_algorithm);
+    tcase_add_test(tc, diagnostics);
     suite_add_tcase(s, tc);
     return ep_unit_run(s);
 }

@@ -1,0 +1,24 @@
+#!/bin/sh
+# The manual pages render without warnings, and say what they must
+# (make check; skipped without groff).
+src=${EP_SRCDIR:-.}
+command -v groff >/dev/null 2>&1 || { echo "skip: no groff"; exit 77; }
+status=0
+check() { # page, then strings its rendered text must contain
+    page=$src/man/$1; shift
+    # -P-cbou: plain text, without overstriking or escape sequences
+    out=$(groff -man -Tutf8 -ww -P-cbou "$page" 2>man-warn.tmp)
+    if [ -s man-warn.tmp ]; then echo "FAIL $page: groff warns:"; cat man-warn.tmp; status=1; fi
+    for s in "$@"; do
+        case $out in
+            *"$s"*) ;;
+            *) echo "FAIL $page: the rendered page lacks '$s'"; status=1 ;;
+        esac
+    done
+    echo "rendered $page ($(printf '%s\n' "$out" | wc -l) lines)"
+}
+check epmpiexec.1 "epmpiexec - run an MPI program" "--endpoints" "EPMPI_STATS_FILE" "EPMPI_DEBUG" "--version"
+check MPI_Comm_create_endpoints.3 "MPIX_Comm_create_endpoints - give a process" "my_num_ep" \
+    "MPI_ERR_ENDPOINTS" "SEE ALSO"
+rm -f man-warn.tmp
+exit $status

@@ -1,0 +1,244 @@
+/* Bad environment and misuse, seen from outside the job.  Run as shape
+ * 1:0, the program is a driver (eptest_child.h) that starts itself again
+ * under mpiexec for each case and judges how the child job ends:
+ *   set:VAR=VALUE  a bad value of an EPMPI_* variable (set by the child
+ *             before MPI_Init) stops the job at MPI_Init with a message
+ *             naming the variable, the value and the accepted values
+ *             (EPMPI_ENDPOINTS has its own cases in api_threadcap);
+ *   debug, debug_off  world 1x2: a plain pthread and OpenMP thread 0 block
+ *             in MPI_Recv on endpoint 0 at the same time; with EPMPI_DEBUG=1
+ *             a warning names MPI_Recv and EPMPI_DEBUG, without it nothing
+ *             is said; both receive their messages and the job succeeds;
+ *   pending   world 1x2: MPI_Finalize with an unmatched MPI_Irecv, an
+ *             incomplete MPI_Issend and its unreceived message: the job
+ *             succeeds with a warning listing each (rank, tag, communicator);
+ *   coll_agree  world 1x2, MPI_ERRORS_RETURN: the two endpoints pass
+ *             different roots to MPI_Bcast (generic path), counts to
+ *             MPI_Allreduce (one-pass path, large shared fold and
+ *             MPI_Iallreduce): each call returns MPI_ERR_ROOT or
+ *             MPI_ERR_COUNT on both, and a correct call works afterwards;
+ *   coll_fatal  world 2x2: a root mismatch inside process 0 aborts the job
+ *             with a message naming MPI_Bcast instead of hanging;
+ *   die_exit, die_abort  a process dies (_exit, abort()) while the others
+ *             wait in MPI_Recv for it: the job ends with an error within
+ *             its 30 s limit, not a hang. */
+#include "eptest.h"
+#include "eptest_child.h"
+
+#include <pthread.h>
+#include <unistd.h>
+
+/* ---- children ------------------------------------------------------------ */
+
+static void *pthread_recv(void *arg)
+{
+    int *x = arg;
+    MPI_Recv(x, 1, MPI_INT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    return NULL;
+}
+
+/* OpenMP thread 0 and a pthread (endpoint 0 as well) both wait for rank 1,
+ * which sends late. */
+static void two_threads_one_endpoint(void)
+{
+#pragma omp parallel num_threads(2)
+    {
+        int r, a = 0, b = 0;
+        MPI_Comm_rank(MPI_COMM_WORLD, &r);
+        if (r == 0) {
+            pthread_t th;
+            EPT_CHECK(pthread_create(&th, NULL, pthread_recv, &a) == 0, "pthread_create");
+            EPT_OK(MPI_Recv(&b, 1, MPI_INT, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            pthread_join(th, NULL);
+            EPT_CHECK(a == 11 && b == 22, "received %d and %d", a, b);
+        } else {
+            int v1 = 11, v2 = 22;
+            usleep(500000);
+            EPT_OK(MPI_Send(&v1, 1, MPI_INT, 0, 1, MPI_COMM_WORLD));
+            EPT_OK(MPI_Send(&v2, 1, MPI_INT, 0, 2, MPI_COMM_WORLD));
+        }
+    }
+}
+
+static void pending_at_finalize(void)
+{
+    static int in, out = 5;
+    MPI_Request rq;
+#pragma omp parallel num_threads(2)
+    {
+        int r;
+        MPI_Comm_rank(MPI_COMM_WORLD, &r);
+        if (r == 0)
+            EPT_OK(MPI_Irecv(&in, 1, MPI_INT, 1, 77, MPI_COMM_WORLD, &rq));
+        else
+            EPT_OK(MPI_Issend(&out, 1, MPI_INT, 0, 66, MPI_COMM_WORLD, &rq));
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+}
+
+/* Returns the error class of rc, as a name for the log. */
+static const char *class_name(int rc)
+{
+    int cls = MPI_SUCCESS;
+    if (rc != MPI_SUCCESS)
+        MPI_Error_class(rc, &cls);
+    return cls == MPI_SUCCESS ? "MPI_SUCCESS" : cls == MPI_ERR_ROOT ? "MPI_ERR_ROOT" : cls == MPI_ERR_COUNT ? "MPI_ERR_COUNT" : "other";
+}
+
+#define EXPECT(call, want)                                                                                   \
+    do {                                                                                                     \
+        int rc_ = (call);                                                                                    \
+        char msg_[MPI_MAX_ERROR_STRING] = "";                                                                \
+        int len_ = 0;                                                                                        \
+        if (rc_ != MPI_SUCCESS)                                                                              \
+            MPI_Error_string(rc_, msg_, &len_);                                                              \
+        printf("rank %d: %s -> %s: %s\n", r, #call, class_name(rc_), msg_);                                   \
+        if (strcmp(class_name(rc_), want))                                                                   \
+            ok = 0;                                                                                          \
+    } while (0)
+
+static void coll_agree(void)
+{
+    static double big[2][1 << 17]; /* 1 MiB each: the shared fold */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+#pragma omp parallel num_threads(2)
+    {
+        int r, ok = 1, x[1000] = {0}, y[2] = {1, 1}, z[2];
+        MPI_Request rq;
+        MPI_Comm_rank(MPI_COMM_WORLD, &r);
+        EXPECT(MPI_Bcast(x, 1000, MPI_INT, r, MPI_COMM_WORLD), "MPI_ERR_ROOT");
+        EXPECT(MPI_Allreduce(y, z, 1 + r, MPI_INT, MPI_SUM, MPI_COMM_WORLD), "MPI_ERR_COUNT");
+        EXPECT(MPI_Allreduce(MPI_IN_PLACE, big[r], (1 << 17) - r, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD),
+               "MPI_ERR_COUNT");
+        EXPECT(MPI_Iallreduce(y, z, 1 + r, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &rq), "MPI_SUCCESS");
+        EXPECT(MPI_Wait(&rq, MPI_STATUS_IGNORE), "MPI_ERR_COUNT");
+        EXPECT(MPI_Allreduce(y, z, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD), "MPI_SUCCESS");
+        if (z[0] != 2 || z[1] != 2)
+            ok = 0;
+        if (ok)
+            printf("EPT_AGREE_OK rank %d\n", r);
+        fflush(stdout);
+    }
+}
+
+static void coll_fatal(void)
+{
+#pragma omp parallel num_threads(2)
+    {
+        int r, x[4] = {0};
+        MPI_Comm_rank(MPI_COMM_WORLD, &r);
+        MPI_Bcast(x, 4, MPI_INT, r == 1 ? 1 : 0, MPI_COMM_WORLD);
+        printf("EPT_CHILD_SURVIVED: MPI_Bcast with mismatched roots returned on rank %d\n", r);
+        fflush(stdout);
+    }
+}
+
+/* Rank `dying` (thread 0 of the last process) dies once everyone is in
+ * MPI_Recv waiting for it. */
+static void die(int use_abort)
+{
+#pragma omp parallel
+    {
+        int r, n, x;
+        MPI_Comm_rank(MPI_COMM_WORLD, &r);
+        MPI_Comm_size(MPI_COMM_WORLD, &n);
+        int dying = n - omp_get_num_threads();
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (r == dying) {
+            usleep(300000);
+            if (use_abort)
+                abort();
+            _exit(3);
+        }
+        MPI_Recv(&x, 1, MPI_INT, dying, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        printf("EPT_CHILD_SURVIVED: rank %d received from the dead rank\n", r);
+        fflush(stdout);
+    }
+}
+
+static int child(const char *which, int argc, char **argv)
+{
+    int provided;
+    if (!strncmp(which, "set:", 4)) {
+        char var[64];
+        const char *eq = strchr(which, '=');
+        snprintf(var, sizeof var, "%.*s", (int)(eq - which - 4), which + 4);
+        setenv(var, eq + 1, 1);
+    }
+    if (!strcmp(which, "debug"))
+        setenv("EPMPI_DEBUG", "1", 1);
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    if (!strncmp(which, "set:", 4)) {
+        printf("EPT_CHILD_SURVIVED: MPI_Init returned with %s\n", which + 4);
+        fflush(stdout);
+    } else if (!strcmp(which, "debug") || !strcmp(which, "debug_off")) {
+        two_threads_one_endpoint();
+        printf("EPT_CHILD_OK\n");
+    } else if (!strcmp(which, "pending")) {
+        pending_at_finalize();
+    } else if (!strcmp(which, "coll_agree")) {
+        coll_agree();
+    } else if (!strcmp(which, "coll_fatal")) {
+        coll_fatal();
+    } else if (!strcmp(which, "die_exit") || !strcmp(which, "die_abort")) {
+        die(!strcmp(which, "die_abort"));
+    } else {
+        fprintf(stderr, "unknown case %s\n", which);
+        return 2;
+    }
+    fflush(stdout);
+    MPI_Finalize();
+    return 0;
+}
+
+/* ---- driver ---------------------------------------------------------------- */
+
+#define BAD(var, value, accepted)                                                                       \
+    {"set:" var "=" value, NULL, 2, 1, EPT_CHILD_ANY_FAILURE, {"MPI_Init", var "='" value "'", accepted, NULL}, \
+     {"EPT_CHILD_SURVIVED", NULL}}
+
+/* Every case ends well within this (seconds); a dead process must not
+ * leave the job hanging longer. */
+#define EPT_DIAG_LIMIT 30
+
+#define RECV_BLOCKS "two threads block on one endpoint"
+
+static const ept_child_case cases[] = {
+    BAD("EPMPI_WAIT", "busy", "use spin, yield or sleep"),
+    BAD("EPMPI_EAGER_LIMIT", "-1", "a byte count from 0 to 1048576"),
+    BAD("EPMPI_EAGER_LIMIT", "4k", "a byte count from 0 to 1048576"),
+    BAD("EPMPI_VERBOSE", "yes", "use 0 or 1"),
+    BAD("EPMPI_DEBUG", "2", "use 0 or 1"),
+    BAD("EPMPI_STATS", "on", "use 0 or 1"),
+    BAD("EPMPI_COLL_ALGORITHM", "fast", "use auto or gathered"),
+    BAD("EPMPI_STATS_FILE", "/nonexistent/dir/stats.csv", "cannot be written"),
+    {"debug", "2", 1, 2, 0, {"EPT_CHILD_OK", "MPI_Recv", RECV_BLOCKS, "EPMPI_DEBUG"}, {NULL}},
+    {"debug_off", "2", 1, 2, 0, {"EPT_CHILD_OK", NULL}, {RECV_BLOCKS, NULL}},
+    {"pending",
+     "2",
+     1,
+     2,
+     0,
+     {"MPI_Finalize: process 0 still has 3 pending operations",
+      "rank 0 of MPI_COMM_WORLD: receive (request not completed) from rank 1, tag 77",
+      "rank 1 of MPI_COMM_WORLD: send (request not completed) to rank 0, tag 66, 4 bytes",
+      "rank 0 of MPI_COMM_WORLD: message arrived but never received, from rank 1, tag 66, 4 bytes"},
+     {NULL}},
+    {"coll_agree", "2", 1, 2, 0, {"EPT_AGREE_OK rank 0", "EPT_AGREE_OK rank 1", "different roots", "different amounts"},
+     {NULL}},
+    {"coll_fatal", "2", 2, 2, EPT_CHILD_ANY_FAILURE, {"MPI_Bcast", "different roots", NULL},
+     {"EPT_CHILD_SURVIVED", NULL}},
+    {"die_exit", "2", 2, 2, EPT_CHILD_ANY_FAILURE, {NULL}, {"EPT_CHILD_SURVIVED", NULL}},
+    {"die_abort", "1", 2, 1, EPT_CHILD_ANY_FAILURE, {NULL}, {"EPT_CHILD_SURVIVED", NULL}},
+};
+
+int main(int argc, char **argv)
+{
+    static const ept_child_driver driver = {
+        .case_var = "EPT_DIAG_CHILD",
+        .child = child,
+        EPT_CHILD_CASES(cases),
+        .limit = EPT_DIAG_LIMIT,
+    };
+    return ept_child_main(&driver, argc, argv);
+}

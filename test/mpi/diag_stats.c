@@ -1,0 +1,132 @@
+/* EPMPI_STATS, EPMPI_STATS_FILE and EPMPI_VERBOSE seen from outside the
+ * job.  Run as shape 1:0, the program is a driver (eptest_child.h) that
+ * starts itself again under mpiexec for each case:
+ *   stats    world 2x2 with EPMPI_STATS=1 and EPMPI_STATS_FILE: every rank
+ *            sends one message of (rank+1)*100 bytes to every other rank,
+ *            on MPI_COMM_WORLD and again on a duplicate (the same
+ *            endpoints: their counts add up), plus collectives, which are
+ *            not counted.  Process 0 prints the CSV after MPI_Finalize; the
+ *            driver checks every rank's row exactly (2 messages within the
+ *            process and 4 to and from the other one), and the table on
+ *            stderr;
+ *   verbose  world 2x2 with EPMPI_VERBOSE=1 EPMPI_DEBUG=1: one settings line
+ *            per process naming the version, world mode, endpoints, wait
+ *            policy, eager limit, debug and stats, and MPICH. */
+#include "eptest.h"
+#include "eptest_child.h"
+
+#include <unistd.h>
+
+/* ---- children ------------------------------------------------------------ */
+
+static void traffic(MPI_Comm comm)
+{
+    int r, n;
+    MPI_Comm_rank(comm, &r);
+    MPI_Comm_size(comm, &n);
+    char *out = calloc((size_t)(r + 1) * 100, 1), *in = calloc((size_t)n * 100, 1);
+    MPI_Request *rq = calloc((size_t)n, sizeof *rq);
+    EPT_CHECK(out && in && rq, "out of memory");
+    int k = 0;
+    for (int s = 0; s < n; s++)
+        if (s != r)
+            EPT_OK(MPI_Isend(out, (r + 1) * 100, MPI_BYTE, s, 5, comm, &rq[k++]));
+    for (int s = 0; s < n; s++)
+        if (s != r)
+            EPT_OK(MPI_Recv(in, n * 100, MPI_BYTE, s, 5, comm, MPI_STATUS_IGNORE));
+    EPT_OK(MPI_Waitall(k, rq, statuses_ignore()));
+    free(out);
+    free(in);
+    free(rq);
+}
+
+static int child(const char *which, int argc, char **argv)
+{
+    int provided, me;
+    char path[64];
+    /* The processes of one node share their parent, hydra's proxy. */
+    snprintf(path, sizeof path, "/tmp/epmpi-diag-stats-%d.csv", (int)getppid());
+    if (!strcmp(which, "stats")) {
+        setenv("EPMPI_STATS", "1", 1);
+        setenv("EPMPI_STATS_FILE", path, 1);
+    } else if (!strcmp(which, "verbose")) {
+        setenv("EPMPI_VERBOSE", "1", 1);
+        setenv("EPMPI_DEBUG", "1", 1);
+    } else {
+        fprintf(stderr, "unknown case %s\n", which);
+        return 2;
+    }
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me); /* endpoint 0: 0 in process 0 only */
+    if (!strcmp(which, "stats")) {
+#pragma omp parallel
+        {
+            MPI_Comm dup;
+            int x = 1, y;
+            traffic(MPI_COMM_WORLD);
+            EPT_OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+            traffic(dup);
+            EPT_OK(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, dup));
+            EPT_OK(MPI_Bcast(&x, 1, MPI_INT, 0, MPI_COMM_WORLD));
+            EPT_OK(MPI_Barrier(dup));
+            EPT_OK(MPI_Comm_free(&dup));
+        }
+    }
+    MPI_Finalize();
+    if (me == 0 && !strcmp(which, "stats")) {
+        char line[512];
+        FILE *f = fopen(path, "r");
+        if (!f) {
+            printf("EPT_CHILD_BAD: no %s\n", path);
+            return 1;
+        }
+        while (fgets(line, sizeof line, f))
+            printf("EPT_CSV %s", line);
+        fclose(f);
+        unlink(path);
+    }
+    return 0;
+}
+
+/* ---- driver ---------------------------------------------------------------- */
+
+/* Rank r of 2 x 2 sends (r+1)*100 bytes to each of the three others, twice:
+ * to its process's other rank (2 messages) and to the other process's two
+ * (4), and receives the same way. */
+static const ept_child_case cases[] = {
+    {"stats",
+     "2",
+     2,
+     2,
+     0,
+     {"EPT_CSV 0,world rank 0,2,200,4,400,2,400,4,1400,", "EPT_CSV 0,world rank 1,2,400,4,800,2,200,4,1400,",
+      "EPT_CSV 1,world rank 2,2,600,4,1200,2,800,4,600,", "EPT_CSV 1,world rank 3,2,800,4,1600,2,600,4,600,"},
+     {"EPT_CHILD_BAD", "world rank 4"}},
+    {"stats",
+     "2",
+     2,
+     2,
+     0,
+     {"EPT_CSV process,endpoint,sent_intra_msgs,sent_intra_bytes,sent_inter_msgs,sent_inter_bytes,recv_intra_msgs",
+      "epmpi statistics (EPMPI_STATS)", "      0  world rank 0", "      1  world rank 3"},
+     {"EPT_CHILD_BAD", NULL}},
+    {"verbose",
+     "2",
+     2,
+     2,
+     0,
+     {"epmpi " EPMPI_VERSION ": process 0 of 2: world mode on, 2 endpoints, wait yield, eager limit 16384",
+      "epmpi " EPMPI_VERSION ": process 1 of 2: world mode on, 2 endpoints",
+      "collectives auto, debug on, stats off; MPICH Version:", NULL},
+     {NULL}},
+};
+
+int main(int argc, char **argv)
+{
+    static const ept_child_driver driver = {
+        .case_var = "EPT_STATS_CHILD",
+        .child = child,
+        EPT_CHILD_CASES(cases),
+    };
+    return ept_child_main(&driver, argc, argv);
+}

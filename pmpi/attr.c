@@ -110,7 +110,7 @@ EP_API int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn
 {
     int rc = PMPI_Comm_create_keyval(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state);
     if (rc == MPI_SUCCESS)
-        ep_keyval_record(*comm_keyval, EP_KEYVAL_COMM, comm_copy_attr_fn, comm_delete_attr_fn, extra_state);
+        ep_keyval_record(*comm_keyval, EP_KEYVAL_COMM, comm_copy_attr_fn, comm_delete_attr_fn, extra_state, 0);
     return rc;
 }
 
@@ -121,7 +121,7 @@ EP_API int MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *de
     int rc = PMPI_Keyval_create(copy_fn, delete_fn, keyval, extra_state);
     if (rc == MPI_SUCCESS)
         ep_keyval_record(*keyval, EP_KEYVAL_COMM, (MPI_Comm_copy_attr_function *)copy_fn,
-                         (MPI_Comm_delete_attr_function *)delete_fn, extra_state);
+                         (MPI_Comm_delete_attr_function *)delete_fn, extra_state, 0);
     return rc;
 }
 
@@ -240,6 +240,6 @@ EP_API int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
 {
     int rc = PMPI_Win_create_keyval(win_copy_attr_fn, win_delete_attr_fn, win_keyval, extra_state);
     if (rc == MPI_SUCCESS)
-        ep_keyval_record(*win_keyval, EP_KEYVAL_WIN, NULL, win_delete_attr_fn, extra_state);
+        ep_keyval_record(*win_keyval, EP_KEYVAL_WIN, NULL, win_delete_attr_fn, extra_state, 0);
     return rc;
 }

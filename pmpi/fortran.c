@@ -332,8 +332,8 @@ static int f_delete_proxy(MPI_Comm comm, int keyval, void *val, void *extra)
     return ierr;
 }
 
-/* After MPICH made the keyval (rc): records the proxies.  The record lives
- * as long as the process: attributes may outlive their freed keyval. */
+/* After MPICH made the keyval (rc): records the proxies.  The keyval table
+ * owns the record: attributes may outlive their freed keyval. */
 static int f_keyval_record(const char *call, int rc, int keyval, ep_keyval_kind_t kind, ep_f_copy_fn *copy,
                            ep_f_delete_fn *del, MPI_Aint extra, int mpi1)
 {
@@ -343,7 +343,7 @@ static int f_keyval_record(const char *call, int rc, int keyval, ep_keyval_kind_
     if (!(k = malloc(sizeof *k)))
         return ep_f_no_memory(call);
     *k = (f_keyval_t){copy, del, extra, mpi1};
-    ep_keyval_record(keyval, kind, kind == EP_KEYVAL_COMM ? f_copy_proxy : NULL, f_delete_proxy, k);
+    ep_keyval_record(keyval, kind, kind == EP_KEYVAL_COMM ? f_copy_proxy : NULL, f_delete_proxy, k, 1);
     return MPI_SUCCESS;
 }
 

@@ -9,6 +9,7 @@ typedef struct ep_keyval {
     MPI_Comm_copy_attr_function *copy;
     MPI_Comm_delete_attr_function *del;
     void *extra;
+    int owns_extra; /* extra is epmpi's (a Fortran proxy record): freed with the entry */
 } ep_keyval_t;
 
 /* Keyvals are few and kept after MPI_Comm_free_keyval (MPI lets
@@ -28,32 +29,41 @@ typedef struct ep_attr {
 } ep_attr_t;
 
 void ep_keyval_record(int keyval, ep_keyval_kind_t kind, MPI_Comm_copy_attr_function *copy,
-                      MPI_Comm_delete_attr_function *del, void *extra)
+                      MPI_Comm_delete_attr_function *del, void *extra, int owns_extra)
 {
+    ep_keyval_t k = {keyval, kind, copy, del, extra, owns_extra};
     pthread_mutex_lock(&keyval_lock);
     for (int i = 0; i < n_keyvals; i++)
         if (keyvals[i].keyval == keyval) {
-            keyvals[i] = (ep_keyval_t){keyval, kind, copy, del, extra};
+            /* MPICH reuses a number only once no attribute holds the old keyval. */
+            if (keyvals[i].owns_extra)
+                free(keyvals[i].extra);
+            keyvals[i] = k;
             pthread_mutex_unlock(&keyval_lock);
             return;
         }
     if (n_keyvals == cap_keyvals) {
         int cap = cap_keyvals ? 2 * cap_keyvals : 16;
-        ep_keyval_t *k = realloc(keyvals, sizeof *k * (size_t)cap);
-        if (!k) {
+        ep_keyval_t *nk = realloc(keyvals, sizeof *nk * (size_t)cap);
+        if (!nk) {
             pthread_mutex_unlock(&keyval_lock);
+            if (owns_extra)
+                free(extra);
             return;
         }
-        keyvals = k;
+        keyvals = nk;
         cap_keyvals = cap;
     }
-    keyvals[n_keyvals++] = (ep_keyval_t){keyval, kind, copy, del, extra};
+    keyvals[n_keyvals++] = k;
     pthread_mutex_unlock(&keyval_lock);
 }
 
 void ep_keyval_finalize(void)
 {
     pthread_mutex_lock(&keyval_lock);
+    for (int i = 0; i < n_keyvals; i++)
+        if (keyvals[i].owns_extra)
+            free(keyvals[i].extra);
     free(keyvals);
     keyvals = NULL;
     n_keyvals = cap_keyvals = 0;

@@ -27,9 +27,11 @@ static inline ep_attr_host_t ep_attr_of(ep_endpoint_t *ep)
     return (ep_attr_host_t){&ep->attrs, &ep->lock, (int)ep->user_handle};
 }
 
-/* copy is NULL for windows (never duplicated) and for MPI_COMM_NULL_COPY_FN. */
+/* copy is NULL for windows (never duplicated) and for MPI_COMM_NULL_COPY_FN.
+ * With owns_extra, the table frees extra when the entry goes (MPI_Finalize,
+ * or MPICH handing the keyval number out again). */
 void ep_keyval_record(int keyval, ep_keyval_kind_t kind, MPI_Comm_copy_attr_function *copy,
-                      MPI_Comm_delete_attr_function *del, void *extra);
+                      MPI_Comm_delete_attr_function *del, void *extra, int owns_extra);
 /* 1 when keyval was made through the create call of its kind
  * (MPI_Comm_create_keyval or MPI_Keyval_create; MPI_Win_create_keyval). */
 int ep_keyval_known(int keyval, ep_keyval_kind_t kind);

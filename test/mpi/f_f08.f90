@@ -376,6 +376,7 @@ program f_f08
             call MPI_Comm_free(handles(omp_get_thread_num() + 1))
             !$omp end parallel
         end if
+        deallocate (counts, handles) ! main-program arrays stay allocated at exit otherwise
     end if
     call MPI_Finalize()
 end program f_f08

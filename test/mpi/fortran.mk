@@ -21,9 +21,9 @@ test_mpi_f_f08_FCFLAGS = $(F_TEST_FCFLAGS)
 test_mpi_f_f08_LDADD = $(F_TEST_LIBS)
 test_mpi_f_f08_LDFLAGS = $(F_TEST_LINKFLAGS)
 # The includes, and the module epmpi_f08 of the library's build.
-test/mpi/test_mpi_f_mpif-f_mpif.$(OBJEXT): $(srcdir)/test/mpi/f_body.inc $(srcdir)/test/mpi/f_callbacks.inc
-test/mpi/test_mpi_f_usempi-f_usempi.$(OBJEXT): $(srcdir)/test/mpi/f_body.inc $(srcdir)/test/mpi/f_callbacks.inc
-test/mpi/test_mpi_f_f08-f_f08.$(OBJEXT): epmpi_f08.mod
+test/mpi/f_mpif-f_mpif.$(OBJEXT): $(srcdir)/test/mpi/f_body.inc $(srcdir)/test/mpi/f_callbacks.inc
+test/mpi/f_usempi-f_usempi.$(OBJEXT): $(srcdir)/test/mpi/f_body.inc $(srcdir)/test/mpi/f_callbacks.inc
+test/mpi/f_f08-f_f08.$(OBJEXT): epmpi_f08.mod
 # f_f08.f90's own module, written where mpifort runs.
 CLEANFILES += f08_checks.mod
 else

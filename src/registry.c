@@ -58,7 +58,7 @@ int ep_registry_add(unsigned htype, ep_object_t *obj)
         s = slot_of(idx);
     }
     h = ep_handle_make(htype, s->gen, idx);
-    atomic_store_explicit(&s->obj, obj, memory_order_relaxed);
+    atomic_store_explicit(&s->obj, obj, memory_order_release);
     atomic_store_explicit(&s->handle, h, memory_order_release);
 out:
     pthread_mutex_unlock(&reg_lock);
@@ -72,7 +72,13 @@ ep_object_t *ep_registry_get(int h, ep_obj_kind_t kind)
     ep_reg_slot_t *s = slot_of(ep_handle_index(h));
     if (!s || atomic_load_explicit(&s->handle, memory_order_acquire) != h)
         return NULL;
-    ep_object_t *o = atomic_load_explicit(&s->obj, memory_order_relaxed);
+    ep_object_t *o = atomic_load_explicit(&s->obj, memory_order_acquire);
+    /* Still h: the slot was not freed and minted again in between (the
+     * generation in the handle tells the new occupant from the old; an
+     * object is published with release order after its slot's handle was
+     * cleared, so seeing the new object means seeing the handle change). */
+    if (atomic_load_explicit(&s->handle, memory_order_relaxed) != h)
+        return NULL;
     return (o && o->kind == kind) ? o : NULL;
 }
 
@@ -102,7 +108,7 @@ int ep_registry_reissue(unsigned idx, unsigned htype, ep_object_t *obj)
 {
     ep_reg_slot_t *s = slot_of(idx);
     int h = ep_handle_make(htype, s->gen, idx);
-    atomic_store_explicit(&s->obj, obj, memory_order_relaxed);
+    atomic_store_explicit(&s->obj, obj, memory_order_release);
     atomic_store_explicit(&s->handle, h, memory_order_release);
     return h;
 }

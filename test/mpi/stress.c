@@ -822,6 +822,10 @@ static void stress(MPI_Comm base, void *arg)
                 printf("FAIL: mismatches in round %ld; replay: EPMPI_STRESS_SEED=%llu EPMPI_STRESS_ROUNDS=%ld\n", round,
                        opt_seed, round + 1);
                 fflush(stdout);
+                /* mpiexec forwards output asynchronously, and an abort can
+                 * end the job before it has passed on the mismatch reports
+                 * of all ranks and this line: give it a moment. */
+                sleep(1);
                 MPI_Abort(L.comm[K_BASE], 2);
             }
             MPI_Barrier(L.comm[K_BASE]); /* until the abort */

@@ -344,8 +344,7 @@ EP_API int MPI_Request_free(MPI_Request *request)
     if (r->kind == EP_REQ_COLL)
         return ep_raise(r->ep, "MPI_Request_free", MPI_ERR_REQUEST,
                         "a non-blocking collective request cannot be freed; complete it with a wait or test call");
-    ep_registry_remove((int)r->handle);
-    r->handle = MPI_REQUEST_NULL;
+    ep_request_drop_handle(r);
     *request = MPI_REQUEST_NULL;
     if (ep_request_poll(r))
         ep_request_destroy(r);

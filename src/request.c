@@ -128,23 +128,27 @@ void ep_request_init(ep_request_t *r, ep_req_kind_t kind, ep_endpoint_t *ep)
 ep_request_t *ep_request_new(ep_req_kind_t kind, ep_endpoint_t *ep, int with_handle)
 {
     ep_request_t *r = pool_get();
-    unsigned slot = 0;
-    if (r)
-        slot = r->pool_slot;
-    else if (!(r = aligned_alloc(_Alignof(ep_request_t), sizeof *r)))
+    unsigned slot = r ? r->pool_slot : 0;
+    if (!r && !(r = aligned_alloc(_Alignof(ep_request_t), sizeof *r)))
         return NULL;
     ep_request_init(r, kind, ep);
-    if (with_handle && slot) {
-        r->handle = (MPI_Request)ep_registry_reissue(slot, EP_HTYPE_REQUEST, &r->obj);
-    } else {
-        if (slot)
-            ep_registry_release(slot);
-        if (with_handle && !(r->handle = (MPI_Request)ep_registry_add(EP_HTYPE_REQUEST, &r->obj))) {
+    r->pool_slot = slot; /* a recycled object keeps its slot, handle or not */
+    if (with_handle) {
+        r->handle = (MPI_Request)(slot ? ep_registry_reissue(slot, EP_HTYPE_REQUEST, &r->obj)
+                                       : ep_registry_add(EP_HTYPE_REQUEST, &r->obj));
+        if (!r->handle) {
             free(r);
             return NULL;
         }
     }
     return r;
+}
+
+void ep_request_drop_handle(ep_request_t *r)
+{
+    if (r->handle != MPI_REQUEST_NULL)
+        r->pool_slot = ep_registry_retire((int)r->handle);
+    r->handle = MPI_REQUEST_NULL;
 }
 
 void ep_request_destroy(ep_request_t *r)
@@ -154,7 +158,7 @@ void ep_request_destroy(ep_request_t *r)
         ep_comm_unref(r->coll_comm);
     if (r->holds_type)
         ep_type_release(r->type);
-    r->pool_slot = r->handle != MPI_REQUEST_NULL ? ep_registry_retire((int)r->handle) : 0;
+    ep_request_drop_handle(r);
     if (!pool_put(r))
         request_free_mem(r);
 }

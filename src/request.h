@@ -71,7 +71,7 @@ typedef struct ep_request {
     ep_comm_t *coll_comm;           /* referenced while the request exists */
     struct ep_coll_inst *coll_inst; /* the running instance, NULL once done */
     ep_status_t coll_status;        /* its outcome, for the error message */
-    unsigned pool_slot;             /* in a thread's pool: its reserved registry slot */
+    unsigned pool_slot;             /* its reserved registry slot (0: none), kept while recycled */
     /* Last, and not cleared by ep_request_init: room for the wire header
      * and payload of a small message to another process (net.c), which
      * saves an allocation per message. */
@@ -101,6 +101,8 @@ void ep_request_init(ep_request_t *r, ep_req_kind_t kind, ep_endpoint_t *ep);
 ep_request_t *ep_request_new(ep_req_kind_t kind, ep_endpoint_t *ep, int with_handle);
 /* Releases the object (and its handle, if any). */
 void ep_request_destroy(ep_request_t *r);
+/* Invalidates r's handle now (MPI_Request_free while the operation goes on). */
+void ep_request_drop_handle(ep_request_t *r);
 /* Frees the objects every thread keeps for reuse (MPI_Finalize). */
 void ep_request_pools_free(void);
 /* A request that outlives its call keeps its datatype alive. */

@@ -138,6 +138,47 @@ START_TEST(recycled_requests_leave_stale_handles)
 }
 END_TEST
 
+/* A recycled object keeps its reserved slot when it serves without a
+ * handle (internal requests) and when its handle goes early
+ * (MPI_Request_free): the slot is never both reserved and free, so a
+ * handle minted elsewhere never lands on it. */
+START_TEST(recycled_slots_are_never_shared)
+{
+    enum { N = 400, OTHERS = 64 };
+    static int others[OTHERS];
+    ep_object_t o[OTHERS];
+    int live0 = ep_registry_live();
+    for (int i = 0; i < N; i++) {
+        ep_request_t *r = ep_request_new(EP_REQ_SEND, NULL, i % 3 != 2);
+        ck_assert_ptr_nonnull(r);
+        int h = (int)r->handle;
+        if (i % 3 == 1) {
+            ep_request_drop_handle(r);
+            ck_assert_ptr_null(ep_request_get(h));
+        }
+        ep_request_destroy(r);
+    }
+    ck_assert_int_eq(ep_registry_live(), live0);
+    /* Handles made now, while the pool holds reserved slots, must all
+     * survive the pool handing its objects out again. */
+    for (int k = 0; k < OTHERS; k++) {
+        o[k].kind = EP_OBJ_REQUEST;
+        others[k] = ep_registry_add(EP_HTYPE_REQUEST, &o[k]);
+    }
+    ep_request_t *again[OTHERS];
+    for (int k = 0; k < OTHERS; k++)
+        ck_assert_ptr_nonnull(again[k] = ep_request_new(EP_REQ_SEND, NULL, 1));
+    for (int k = 0; k < OTHERS; k++)
+        ck_assert_ptr_eq(ep_registry_get(others[k], EP_OBJ_REQUEST), &o[k]);
+    for (int k = 0; k < OTHERS; k++) {
+        ep_request_destroy(again[k]);
+        ep_registry_remove(others[k]);
+    }
+    ck_assert_int_eq(ep_registry_live(), live0);
+    ep_request_pools_free();
+}
+END_TEST
+
 static void *churn(void *arg)
 {
     ep_object_t o = {EP_OBJ_REQUEST};
@@ -253,6 +294,7 @@ int main(void)
     tcase_add_test(tc, concurrent_lookup_sees_live_or_nothing);
     tcase_add_test(tc, retired_slot_stays_reserved_until_released);
     tcase_add_test(tc, recycled_requests_leave_stale_handles);
+    tcase_add_test(tc, recycled_slots_are_never_shared);
     suite_add_tcase(s, tc);
     return ep_unit_run(s);
 }

@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <omp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,28 +204,37 @@ struct handoff {
     long rounds;
 };
 
+/* Spins until *flag is v.  On a quiet machine the other thread answers
+ * within a few hundred spins; when it is not running (more threads than
+ * cores), yielding lets it run instead of spinning out a time slice. */
+static void await_value(_Atomic long *flag, long v)
+{
+    for (unsigned spins = 0; atomic_load_explicit(flag, memory_order_acquire) != v;)
+        if (++spins > 4096)
+            sched_yield();
+}
+
 static void *handoff_peer(void *arg)
 {
     struct handoff *h = arg;
     for (long i = 1; i <= h->rounds; i++) {
-        while (atomic_load_explicit(&h->ping, memory_order_acquire) != i)
-            ;
+        await_value(&h->ping, i);
         atomic_store_explicit(&h->pong, i, memory_order_release);
     }
     return NULL;
 }
 
-static double handoff_once(long rounds)
+static double handoff_once(const struct party *p, long rounds)
 {
     struct handoff h = {.rounds = rounds};
     pthread_t t;
-    if (pthread_create(&t, NULL, handoff_peer, &h))
-        return -1;
+    int err = pthread_create(&t, NULL, handoff_peer, &h);
+    if (err)
+        party_fail(p, "handoff: cannot start its second thread: %s", strerror(err));
     double t0 = MPI_Wtime();
     for (long i = 1; i <= rounds; i++) {
         atomic_store_explicit(&h.ping, i, memory_order_release);
-        while (atomic_load_explicit(&h.pong, memory_order_acquire) != i)
-            ;
+        await_value(&h.pong, i);
     }
     double t1 = MPI_Wtime();
     pthread_join(t, NULL);
@@ -233,16 +243,14 @@ static double handoff_once(long rounds)
 
 void case_handoff(const struct party *p, const struct bench_opts *o)
 {
-    enum { ROUNDS = 200000 };
     double t[BENCH_MAX_BATCHES];
-    int nb = o->batches;
+    long rounds = o->iters > 0 ? o->iters : 200000;
     if (p->id != 0)
         return;
-    handoff_once(ROUNDS / 10); /* warm-up */
-    for (int b = 0; b < nb; b++)
-        if ((t[b] = handoff_once(ROUNDS)) < 0)
-            return;
-    party_report(p, "handoff", "latency", 8, bench_median(t, nb) * 1e6, "us");
+    handoff_once(p, rounds / 10 + 1); /* warm-up */
+    for (int b = 0; b < o->batches; b++)
+        t[b] = handoff_once(p, rounds);
+    party_report(p, "handoff", "latency", 8, bench_median(t, o->batches) * 1e6, "us");
 }
 
 /* ---- setup ------------------------------------------------------------------------ */

@@ -68,11 +68,34 @@ static int peek(MPI_Request h, int *rc)
     return flag || *rc != MPI_SUCCESS;
 }
 
+/* The endpoint part of try_complete and try_complete_active: 1 when r
+ * completed (or its handle is dead), 0 when pending, -1 when inactive.
+ * *owner (if not NULL) gets the request's endpoint, where errors go. */
+static int ep_step(const char *call, MPI_Request *h, MPI_Status *st, int multi, int *code, ep_endpoint_t **owner)
+{
+    ep_request_t *r = ep_request_get(*h);
+    if (!r) {
+        *code = bad_request(call, *h);
+        return 1;
+    }
+    if (owner)
+        *owner = r->ep;
+    if (ep_inactive(r))
+        return -1;
+    if (!ep_request_poll(r))
+        return 0;
+    *code = ep_finish(r, h, st, call, multi);
+    return 1;
+}
+
 /* Completes request *h if it can, destructively; 1 when done.  Null and
  * inactive requests count as done with an empty status. */
-static int try_complete(const char *call, MPI_Request *h, MPI_Status *st, int multi, int *code)
+static int try_complete(const char *call, MPI_Request *h, MPI_Status *st, int multi, int *code,
+                        ep_endpoint_t **owner)
 {
     *code = MPI_SUCCESS;
+    if (owner)
+        *owner = NULL;
     if (*h == MPI_REQUEST_NULL) {
         status_empty(st);
         return 1;
@@ -82,28 +105,22 @@ static int try_complete(const char *call, MPI_Request *h, MPI_Status *st, int mu
         *code = PMPI_Test(h, &flag, st);
         return flag || *code != MPI_SUCCESS;
     }
-    ep_request_t *r = ep_request_get(*h);
-    if (!r) {
-        *code = bad_request(call, *h);
-        return 1;
-    }
-    if (ep_inactive(r)) {
+    int done = ep_step(call, h, st, multi, code, owner);
+    if (done < 0)
         status_empty(st);
-        return 1;
-    }
-    if (!ep_request_poll(r))
-        return 0;
-    *code = ep_finish(r, h, st, call, multi);
-    return 1;
+    return done != 0;
 }
 
 /* For the any/some calls: completes request *h if it can.  Returns 1 when
  * it completed, 0 when still pending, -1 when it is null or inactive (not
  * counted).  Classic requests go through PMPI_Testany on one request,
  * which tells an inactive persistent request from a completed one. */
-static int try_complete_active(const char *call, MPI_Request *h, MPI_Status *st, int multi, int *code)
+static int try_complete_active(const char *call, MPI_Request *h, MPI_Status *st, int multi, int *code,
+                               ep_endpoint_t **owner)
 {
     *code = MPI_SUCCESS;
+    if (owner)
+        *owner = NULL;
     if (*h == MPI_REQUEST_NULL)
         return -1;
     if (!ep_request_handle_is_ep(*h)) {
@@ -113,10 +130,30 @@ static int try_complete_active(const char *call, MPI_Request *h, MPI_Status *st,
             return 1;
         return !flag ? 0 : idx == MPI_UNDEFINED ? -1 : 1;
     }
-    ep_request_t *r = ep_request_get(*h);
-    if (r && ep_inactive(r))
-        return -1;
-    return try_complete(call, h, st, multi, code);
+    return ep_step(call, h, st, multi, code, owner);
+}
+
+/* The calls that complete several requests report MPI_ERR_IN_STATUS, with
+ * each request's code in its status, to the handler of the first failed
+ * request's endpoint. */
+typedef struct multi_err {
+    int failed;
+    ep_endpoint_t *ep;
+} multi_err_t;
+
+static void multi_note(multi_err_t *m, MPI_Status *st, int code, ep_endpoint_t *ep)
+{
+    if (st != MPI_STATUS_IGNORE)
+        st->MPI_ERROR = code;
+    if (code != MPI_SUCCESS && !m->failed++)
+        m->ep = ep;
+}
+
+static int multi_result(const multi_err_t *m, const char *call)
+{
+    if (!m->failed)
+        return MPI_SUCCESS;
+    return ep_raise(m->ep, call, MPI_ERR_IN_STATUS, "one or more requests failed; see the statuses");
 }
 
 static MPI_Status *status_at(MPI_Status *array, int i)
@@ -149,7 +186,7 @@ EP_API int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     if (!request || !ep_request_handle_is_ep(*request))
         return PMPI_Test(request, flag, status);
     ep_progress();
-    *flag = try_complete("MPI_Test", request, status, 0, &code);
+    *flag = try_complete("MPI_Test", request, status, 0, &code, NULL);
     return code;
 }
 
@@ -158,8 +195,7 @@ EP_API int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status ar
     static const char call[] = "MPI_Waitall";
     if (count <= 0 || !array_of_requests || !any_ep(count, array_of_requests))
         return PMPI_Waitall(count, array_of_requests, array_of_statuses);
-    int err = 0;
-    ep_endpoint_t *err_ep = NULL;
+    multi_err_t m = {0};
     /* In order: MPI does not say in which order requests complete, and
      * progress does not depend on which one is being polled (ep_progress and
      * any PMPI test move everything), so polling only the first unfinished
@@ -167,24 +203,15 @@ EP_API int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status ar
     for (int i = 0; i < count; i++) {
         ep_backoff_t b = EP_BACKOFF_INIT;
         MPI_Status *st = status_at(array_of_statuses, i);
-        ep_request_t *r = ep_request_get(array_of_requests[i]);
-        ep_endpoint_t *rep = r ? r->ep : NULL;
+        ep_endpoint_t *owner;
         int code;
-        while (!try_complete(call, &array_of_requests[i], st, 1, &code)) {
+        while (!try_complete(call, &array_of_requests[i], st, 1, &code, &owner)) {
             ep_progress();
             ep_backoff(&b);
         }
-        if (st != MPI_STATUS_IGNORE)
-            st->MPI_ERROR = code;
-        if (code) {
-            err = 1;
-            if (!err_ep)
-                err_ep = rep;
-        }
+        multi_note(&m, st, code, owner);
     }
-    if (err)
-        return ep_raise(err_ep, call, MPI_ERR_IN_STATUS, "one or more requests failed; see the statuses");
-    return MPI_SUCCESS;
+    return multi_result(&m, call);
 }
 
 EP_API int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
@@ -201,18 +228,16 @@ EP_API int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MP
             return MPI_SUCCESS;
         }
     }
-    int err = 0;
+    multi_err_t m = {0};
     for (int i = 0; i < count; i++) {
+        ep_endpoint_t *owner;
         int code;
         MPI_Status *st = status_at(array_of_statuses, i);
-        try_complete(call, &array_of_requests[i], st, 1, &code);
-        if (st != MPI_STATUS_IGNORE)
-            st->MPI_ERROR = code;
-        err |= code != MPI_SUCCESS;
+        try_complete(call, &array_of_requests[i], st, 1, &code, &owner);
+        multi_note(&m, st, code, owner);
     }
     *flag = 1;
-    return err ? ep_raise(NULL, call, MPI_ERR_IN_STATUS, "one or more requests failed; see the statuses")
-               : MPI_SUCCESS;
+    return multi_result(&m, call);
 }
 
 /* One pass of Testany: 1 when it settled (*index set). */
@@ -221,7 +246,7 @@ static int any_pass(const char *call, int count, MPI_Request reqs[], int *index,
     int active = 0;
     *code = MPI_SUCCESS;
     for (int i = 0; i < count; i++) {
-        int done = try_complete_active(call, &reqs[i], status, 0, code);
+        int done = try_complete_active(call, &reqs[i], status, 0, code, NULL);
         if (done < 0)
             continue;
         active = 1;
@@ -264,20 +289,20 @@ EP_API int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, i
 }
 
 /* One pass of Testsome: 1 when it settled. */
-static int some_pass(const char *call, int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[], int *err)
+static int some_pass(const char *call, int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[],
+                     multi_err_t *m)
 {
     int active = 0, k = 0;
     for (int i = 0; i < n; i++) {
+        ep_endpoint_t *owner;
         int code;
         MPI_Status *st = status_at(sts, k);
-        int done = try_complete_active(call, &reqs[i], st, 1, &code);
+        int done = try_complete_active(call, &reqs[i], st, 1, &code, &owner);
         if (done < 0)
             continue;
         active = 1;
         if (done) {
-            if (st != MPI_STATUS_IGNORE)
-                st->MPI_ERROR = code;
-            *err |= code != MPI_SUCCESS;
+            multi_note(m, st, code, owner);
             idx[k++] = i;
         }
     }
@@ -291,14 +316,13 @@ EP_API int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outco
     if (incount <= 0 || !array_of_requests || !any_ep(incount, array_of_requests))
         return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
     ep_backoff_t b = EP_BACKOFF_INIT;
-    int err = 0;
+    multi_err_t m = {0};
     while (!some_pass("MPI_Waitsome", incount, array_of_requests, outcount, array_of_indices, array_of_statuses,
-                      &err)) {
+                      &m)) {
         ep_progress();
         ep_backoff(&b);
     }
-    return err ? ep_raise(NULL, "MPI_Waitsome", MPI_ERR_IN_STATUS, "one or more requests failed; see the statuses")
-               : MPI_SUCCESS;
+    return multi_result(&m, "MPI_Waitsome");
 }
 
 EP_API int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
@@ -306,11 +330,10 @@ EP_API int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outco
 {
     if (incount <= 0 || !array_of_requests || !any_ep(incount, array_of_requests))
         return PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
-    int err = 0;
+    multi_err_t m = {0};
     ep_progress();
-    some_pass("MPI_Testsome", incount, array_of_requests, outcount, array_of_indices, array_of_statuses, &err);
-    return err ? ep_raise(NULL, "MPI_Testsome", MPI_ERR_IN_STATUS, "one or more requests failed; see the statuses")
-               : MPI_SUCCESS;
+    some_pass("MPI_Testsome", incount, array_of_requests, outcount, array_of_indices, array_of_statuses, &m);
+    return multi_result(&m, "MPI_Testsome");
 }
 
 EP_API int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)

@@ -329,6 +329,38 @@ static void world_eh(MPI_Comm *comm, int *code, ...)
     world_eh_calls[omp_get_thread_num()]++;
 }
 
+/* A truncated receive completed by each call that completes several
+ * requests, on d (MPI_ERRORS_RETURN): MPI_ERR_IN_STATUS comes back, and
+ * MPI_COMM_WORLD's handler is not called. */
+static void multi_completion_routing(MPI_Comm d, int t)
+{
+    static const char *const names[] = {"MPI_Waitall", "MPI_Testall", "MPI_Waitsome", "MPI_Testsome"};
+    int me, out[3] = {1, 2, 3};
+    EPT_OK(MPI_Comm_rank(d, &me));
+    for (int k = 0; k < 4; k++) {
+        int in[2], flag = 0, n, idx[2], rc = MPI_SUCCESS, got = MPI_SUCCESS;
+        MPI_Request rq[2];
+        MPI_Status sts[2];
+        EPT_OK(MPI_Irecv(in, 2, MPI_INT, me, 40 + k, d, &rq[0]));
+        EPT_OK(MPI_Isend(out, 3, MPI_INT, me, 40 + k, d, &rq[1]));
+        world_eh_calls[t] = 0;
+        if (k == 0)
+            got = MPI_Waitall(2, rq, sts);
+        while (k == 1 && !flag)
+            got = MPI_Testall(2, rq, &flag, sts);
+        while (k >= 2 && rq[0] != MPI_REQUEST_NULL) {
+            rc = k == 2 ? MPI_Waitsome(2, rq, &n, idx, sts) : MPI_Testsome(2, rq, &n, idx, sts);
+            if (rc != MPI_SUCCESS)
+                got = rc;
+        }
+        if (rq[1] != MPI_REQUEST_NULL)
+            EPT_OK(MPI_Wait(&rq[1], MPI_STATUS_IGNORE));
+        expect_err(got, MPI_ERR_IN_STATUS, names[k], "status", "a truncated receive on a dup with MPI_ERRORS_RETURN");
+        SOFT_CHECK(world_eh_calls[t] == 0, "%s of a truncated receive on a dup: raised on MPI_COMM_WORLD's handler",
+                   names[k]);
+    }
+}
+
 int main(int argc, char **argv)
 {
     int provided;
@@ -404,6 +436,7 @@ int main(int argc, char **argv)
                        "(the error must be raised on the dup's handler only)",
                        name, rc, world_eh_calls[t]);
         }
+        multi_completion_routing(d, t);
         EPT_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
         EPT_OK(MPI_Comm_free(&d));
         EPT_OK(MPI_Allreduce(&x, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));

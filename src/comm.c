@@ -5,6 +5,8 @@
 #include "attr.h"
 #include "diag.h"
 #include "handle.h"
+#include "lane.h"
+#include "p2p.h"
 #include "net.h"
 #include "wait.h"
 
@@ -101,9 +103,17 @@ static void comm_destroy(ep_comm_t *c)
 {
     if (!c)
         return;
+    /* Messages still in lanes join the unexpected queues, freed below. */
+    for (int i = 0; c->local && i < c->nlocal; i++)
+        ep_p2p_drain(&c->local[i], 1);
     for (int i = 0; c->local && i < c->nlocal; i++) {
         ep_endpoint_t *ep = &c->local[i];
         ep_match_item_t *it;
+        for (ep_lane_t *l = ep->lanes_in, *next; l; l = next) {
+            next = l->next_in;
+            free(l);
+        }
+        free((void *)ep->lanes_out);
         ep_attr_discard(ep_attr_of(ep));
         if (ep->info != MPI_INFO_NULL)
             PMPI_Info_free(&ep->info);

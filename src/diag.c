@@ -1,6 +1,7 @@
 #include "diag.h"
 
 #include "net.h"
+#include "p2p.h"
 #include "request.h"
 #include "thread.h"
 #include "world.h"
@@ -170,11 +171,14 @@ static void report_pending(void)
     pending_t p = {0};
     if (!(p.out = open_memstream(&text, &len)))
         return;
+    /* Endpoint locks are taken outside the registry lock, which probes
+     * take inside them.  Messages still in lanes are matched first, so that
+     * the lists below see them. */
+    ep_registry_each(EP_OBJ_ENDPOINT, collect_endpoint, &p);
+    for (size_t i = 0; i < p.neps; i++)
+        ep_p2p_drain(p.eps[i], 1);
     ep_registry_each(EP_OBJ_REQUEST, pending_request, &p);
     ep_registry_each(EP_OBJ_MESSAGE, pending_message, &p);
-    /* Endpoint locks are taken outside the registry lock, which probes
-     * take inside them. */
-    ep_registry_each(EP_OBJ_ENDPOINT, collect_endpoint, &p);
     for (size_t i = 0; i < p.neps; i++) {
         ep_endpoint_t *ep = p.eps[i];
         pthread_mutex_lock(&ep->lock);

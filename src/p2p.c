@@ -4,6 +4,7 @@
 #include "datatype.h"
 #include "diag.h"
 #include "handle.h"
+#include "lane.h"
 #include "net.h"
 #include "wait.h"
 
@@ -149,31 +150,199 @@ static ep_msg_t *materialize(const ep_msg_t *m)
     return q;
 }
 
-int ep_p2p_arrive(ep_endpoint_t *dst, const ep_msg_t *m)
+/* ---- delivery ---------------------------------------------------------- */
+
+/* Receives matched under the receiver's lock and completed after it is
+ * released: completing one may copy megabytes, and the lock must not be
+ * held that long (the progress engine waits for it to deliver). */
+#define EP_DEFER_MAX 16
+typedef struct deferred {
+    int n;
+    ep_request_t *r[EP_DEFER_MAX];
+    ep_msg_t m[EP_DEFER_MAX];
+} deferred_t;
+
+static void complete_matched(ep_request_t *r, const ep_msg_t *m)
 {
-    if (dst->stats)
-        ep_stats_msg(dst, 1, dst->comm->ranks[ep_peer_index(dst, m->link.source)].proc != dst->comm->myproc,
-                     m->bytes);
-    pthread_mutex_lock(&dst->lock);
-    ep_match_item_t *it = ep_mq_take_posted(&dst->posted, m->link.source, m->link.tag);
-    if (!it) {
-        ep_msg_t *q = materialize(m);
-        if (q)
-            ep_mq_append(&dst->unexpected, &q->link);
-        pthread_mutex_unlock(&dst->lock);
-        if (!q) {
-            /* Out of memory with a message in hand: nothing sane is left. */
-            ep_errhandler_invoke(MPI_ERRORS_ARE_FATAL, dst->handle,
-                                 ep_error_code_make(MPI_ERR_NO_MEM, "epmpi: out of memory queueing a message"));
-        }
-        return 0;
-    }
-    pthread_mutex_unlock(&dst->lock);
-    ep_request_t *r = ep_container_of(it, ep_request_t, link);
     /* Read before match_complete: completing the sender lets it go. */
     size_t held = m->kind == EP_MSG_LOCAL_RNDV ? m->sreq->bsend_bytes : 0;
     match_complete(r, m);
     ep_bsend_release(held);
+}
+
+static void complete_deferred(deferred_t *d)
+{
+    for (int i = 0; i < d->n; i++)
+        complete_matched(d->r[i], &d->m[i]);
+    d->n = 0;
+}
+
+/* A message for dst, with dst->lock held: takes the oldest matching posted
+ * receive, or queues m as unexpected.  A match is completed now when m's
+ * payload does not outlive the call (now), else left in d.  Returns 1 when
+ * m matched a posted receive. */
+static int deliver_locked(ep_endpoint_t *dst, const ep_msg_t *m, deferred_t *d, int now)
+{
+    if (dst->stats)
+        ep_stats_msg(dst, 1, dst->comm->ranks[ep_peer_index(dst, m->link.source)].proc != dst->comm->myproc,
+                     m->bytes);
+    ep_match_item_t *it = ep_mq_take_posted(&dst->posted, m->link.source, m->link.tag);
+    if (!it) {
+        ep_msg_t *q = materialize(m);
+        if (!q) {
+            /* Out of memory with a message in hand: nothing sane is left. */
+            ep_errhandler_invoke(MPI_ERRORS_ARE_FATAL, dst->handle,
+                                 ep_error_code_make(MPI_ERR_NO_MEM, "epmpi: out of memory queueing a message"));
+            return 0;
+        }
+        ep_mq_append(&dst->unexpected, &q->link);
+        return 0;
+    }
+    ep_request_t *r = ep_container_of(it, ep_request_t, link);
+    if (now || d->n == EP_DEFER_MAX) {
+        complete_matched(r, m);
+    } else {
+        d->r[d->n] = r;
+        d->m[d->n++] = *m;
+    }
+    return 1;
+}
+
+/* Consumes every message the lanes into dst hold, oldest first in each
+ * lane.  dst->lock held. */
+static void drain_locked(ep_endpoint_t *dst, deferred_t *d)
+{
+    for (ep_lane_t *l = atomic_load_explicit(&dst->lanes_in, memory_order_acquire); l; l = l->next_in) {
+        ep_lane_slot_t *s;
+        while ((s = ep_lane_peek(l))) {
+            ep_msg_t m = {.bytes = s->bytes, .handle = MPI_MESSAGE_NULL};
+            m.link.source = l->source;
+            m.link.tag = s->tag;
+            if (s->sreq) {
+                m.kind = EP_MSG_LOCAL_RNDV;
+                m.sreq = s->sreq;
+            } else {
+                m.kind = EP_MSG_EAGER;
+                m.data = s->data;
+            }
+            deliver_locked(dst, &m, d, !s->sreq); /* an inline payload goes with the slot */
+            ep_lane_release(l);
+        }
+    }
+}
+
+static int lanes_ready(ep_endpoint_t *dst)
+{
+    for (ep_lane_t *l = atomic_load_explicit(&dst->lanes_in, memory_order_acquire); l; l = l->next_in)
+        if (ep_lane_peek(l))
+            return 1;
+    return 0;
+}
+
+void ep_p2p_drain(ep_endpoint_t *dst, int block)
+{
+    if (!lanes_ready(dst))
+        return;
+    if (block)
+        pthread_mutex_lock(&dst->lock);
+    else if (pthread_mutex_trylock(&dst->lock))
+        return; /* its holder is busy with dst; the caller polls again */
+    deferred_t d;
+    d.n = 0;
+    drain_locked(dst, &d);
+    pthread_mutex_unlock(&dst->lock);
+    complete_deferred(&d);
+}
+
+int ep_p2p_arrive(ep_endpoint_t *dst, const ep_msg_t *m)
+{
+    deferred_t d;
+    d.n = 0;
+    pthread_mutex_lock(&dst->lock);
+    /* The lanes first: a sender whose lane is full comes this way, and its
+     * earlier messages must be matched before this one. */
+    drain_locked(dst, &d);
+    int matched = deliver_locked(dst, m, &d, 0);
+    pthread_mutex_unlock(&dst->lock);
+    complete_deferred(&d);
+    return matched;
+}
+
+/* ---- lanes from this thread --------------------------------------------- */
+
+static ep_lane_t *lane_make(ep_endpoint_t *ep, ep_endpoint_t *dst)
+{
+    ep_comm_t *c = ep->comm;
+    ep_lane_t *_Atomic *out = atomic_load_explicit(&ep->lanes_out, memory_order_acquire);
+    if (!out) {
+        ep_lane_t *_Atomic *fresh = calloc((size_t)c->nlocal, sizeof *fresh);
+        if (!fresh)
+            return NULL;
+        if (atomic_compare_exchange_strong(&ep->lanes_out, &out, fresh))
+            out = fresh;
+        else
+            free(fresh);
+    }
+    ep_lane_t *l = ep_lane_new(ep_local_rank(ep));
+    if (!l)
+        return NULL;
+    /* Published under dst->lock, with which consumers walk the list. */
+    pthread_mutex_lock(&dst->lock);
+    ep_lane_t *have = atomic_load_explicit(&out[dst - c->local], memory_order_relaxed);
+    if (!have) {
+        l->next_in = atomic_load_explicit(&dst->lanes_in, memory_order_relaxed);
+        atomic_store_explicit(&dst->lanes_in, l, memory_order_release);
+        atomic_store_explicit(&out[dst - c->local], l, memory_order_release);
+    }
+    pthread_mutex_unlock(&dst->lock);
+    if (!have)
+        return l;
+    free(l);
+    return have->owner == ep_lane_token() ? have : NULL;
+}
+
+/* The lane from ep to dst that the calling thread may fill, or NULL: another
+ * thread owns it, or memory ran out.  It reads nothing of dst's (the
+ * receiver's thread writes there all the time: each read would fetch the
+ * line from the other core), only its address. */
+static inline ep_lane_t *lane_to(ep_endpoint_t *ep, ep_endpoint_t *dst)
+{
+    ep_lane_t *_Atomic *out = atomic_load_explicit(&ep->lanes_out, memory_order_acquire);
+    if (out) {
+        ep_lane_t *l = atomic_load_explicit(&out[dst - ep->comm->local], memory_order_acquire);
+        if (l)
+            return l->owner == ep_lane_token() ? l : NULL;
+    }
+    return lane_make(ep, dst);
+}
+
+/* Sends s through its lane to dst; 0 when the lane cannot take it now.  A
+ * small standard, ready or buffered send travels inline and completes at
+ * once; any other leaves a reference to s, which the consumer completes. */
+static int lane_send(ep_endpoint_t *ep, ep_endpoint_t *dst, ep_request_t *s)
+{
+    ep_lane_t *l = lane_to(ep, dst);
+    ep_lane_slot_t *slot = l ? ep_lane_reserve(l) : NULL;
+    if (!slot)
+        return 0;
+    int bytes = (int)s->lay.bytes, now = s->mode != EP_SEND_SYNC && s->lay.bytes <= EP_LANE_INLINE;
+    slot->tag = s->tag;
+    slot->bytes = bytes;
+    if (now) {
+        slot->sreq = NULL;
+        if (bytes)
+            ep_dt_pack(s->buf, s->count, s->type, &s->lay, slot->data);
+    } else {
+        slot->sreq = s;
+        s->lane_dst = dst; /* before publishing: s may complete at once */
+    }
+    ep_lane_publish(l, slot);
+    if (now) {
+        ep_bsend_release(s->bsend_bytes);
+        s->bsend_bytes = 0;
+        ep_status_set(&s->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+        ep_request_set_done(s);
+    }
     return 1;
 }
 
@@ -187,6 +356,7 @@ ep_status_t ep_send_start(ep_request_t *s)
 
     s->nnet = 0;
     s->bsend_bytes = 0;
+    s->lane_dst = NULL;
     if (s->peer == MPI_PROC_NULL) {
         ep_status_set(&s->status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
         ep_request_set_done(s);
@@ -204,10 +374,13 @@ ep_status_t ep_send_start(ep_request_t *s)
     ep_rank_loc_t loc = c->ranks[ep_peer_index(ep, s->peer)];
     ep_stats_msg(ep, 0, loc.proc != c->myproc, s->lay.bytes);
     if (loc.proc == c->myproc) {
+        ep_endpoint_t *dst = &c->local[loc.lidx];
+        if (lane_send(ep, dst, s))
+            return EP_OK;
         ep_msg_t m = {.kind = EP_MSG_LOCAL_RNDV, .bytes = s->lay.bytes, .sreq = s};
         m.link.source = ep_local_rank(ep);
         m.link.tag = s->tag;
-        ep_p2p_arrive(&c->local[loc.lidx], &m);
+        ep_p2p_arrive(dst, &m);
         return EP_OK;
     }
     return ep_net_send(s, c->proc_world[loc.proc], c->ctx, ep_local_rank(ep), loc.lidx, &s->lay);
@@ -277,7 +450,10 @@ static ep_status_t probe(ep_endpoint_t *ep, int source, int tag, int take, int *
         return EP_OK;
     }
     ep_progress();
+    deferred_t d;
+    d.n = 0;
     pthread_mutex_lock(&ep->lock);
+    drain_locked(ep, &d);
     ep_match_item_t *it = ep_mq_find_unexpected(&ep->unexpected, source, tag, 0);
     ep_msg_t *m = it ? ep_container_of(it, ep_msg_t, link) : NULL;
     if (m && take) {
@@ -295,6 +471,7 @@ static ep_status_t probe(ep_endpoint_t *ep, int source, int tag, int take, int *
     if (m && st != MPI_STATUS_IGNORE)
         ep_status_set(st, m->link.source, m->link.tag, MPI_SUCCESS, m->bytes, 0);
     pthread_mutex_unlock(&ep->lock);
+    complete_deferred(&d);
     *flag = m != NULL;
     return rc;
 }

@@ -2,15 +2,21 @@
  *
  * Path selection: a destination in this process is reached through its
  * endpoint's queues directly (never through MPI); one in another process
- * through net.c.  Both paths end in ep_p2p_arrive on the receiving side, so
- * matching and completion are one mechanism.
+ * through net.c.  Every message ends in deliver_locked under the receiving
+ * endpoint's lock, so matching and completion are one mechanism.
  *
- * Inside a process: a sender that finds a matching posted receive copies its
- * buffer straight into the receive buffer (one copy, by the sender).
- * Otherwise a small, non-synchronous or buffered message is copied into an
- * eager unexpected entry and the send completes; a large or synchronous one
- * is queued as a reference to the sender's buffer (LOCAL_RNDV) and the
- * receiver copies it once, then completes the send.
+ * Inside a process, a send goes through the lane from its endpoint to the
+ * destination (lane.h) when the calling thread owns it and it has room: a
+ * small non-synchronous message inline (the send completes at once), any
+ * other as a reference to the sending request.  Whoever next holds the
+ * receiver's lock drains its lanes: the receiver polling a receive, a
+ * sender waiting for a referenced send, a probe, or a direct delivery.  A
+ * referenced message that meets a posted receive is copied once, straight
+ * from the send buffer; otherwise a small non-synchronous or buffered one
+ * is copied into an eager unexpected entry and the send completes, and a
+ * large or synchronous one stays queued as a reference (LOCAL_RNDV) until a
+ * receive takes it.  Without a lane the sender delivers directly under the
+ * receiver's lock (ep_p2p_arrive), after draining the lanes.
  */
 #ifndef EP_P2P_H
 #define EP_P2P_H
@@ -35,6 +41,10 @@ int ep_recv_cancel(ep_request_t *r);
  * it.  m may live on the caller's stack; it is copied when queued. */
 /* Returns 1 when m completed a posted receive, 0 when it was queued. */
 int ep_p2p_arrive(ep_endpoint_t *dst, const ep_msg_t *m);
+
+/* Matches what the lanes into dst hold.  Without block it gives up when
+ * another thread holds dst's lock (callers poll). */
+void ep_p2p_drain(ep_endpoint_t *dst, int block);
 
 /* Blocks until r completes, driving progress. */
 void ep_request_wait(ep_request_t *r);

@@ -193,8 +193,14 @@ int ep_request_poll(ep_request_t *r)
         return 1;
     if (r->kind == EP_REQ_COLL)
         return ep_coll_poll(r);
-    if (st != EP_RS_NET)
-        return 0;
+    if (st == EP_RS_PENDING) {
+        /* A message for it may wait in a lane (p2p.h). */
+        ep_endpoint_t *at = r->kind == EP_REQ_RECV ? r->ep : r->lane_dst;
+        if (!at)
+            return 0;
+        ep_p2p_drain(at, 0);
+        return ep_request_state(r) == EP_RS_DONE;
+    }
     int flag = 0;
     MPI_Status sts[EP_REQ_MAX_NET];
     if (PMPI_Testall(r->nnet, r->net, &flag, sts) != MPI_SUCCESS) {

@@ -12,9 +12,10 @@
  *                          +--PMPI request(s) in net[]-----+ (NET: completed
  *                             by whoever tests the request)
  *
- * PENDING requests are completed by another thread (a sender that copies
- * into a posted receive, a receiver that copies from a waiting sender, the
- * progress engine).  NET requests are completed only by the thread testing
+ * PENDING requests are completed by another thread (whoever drains the
+ * lanes into the receiving endpoint, a sender that copies into a posted
+ * receive, a receiver that copies from a waiting sender, the progress
+ * engine).  NET requests are completed only by the thread testing
  * them (the owner, or the progress engine for a request freed while
  * pending), since PMPI requests must not be tested by two threads at once.
  */
@@ -67,6 +68,7 @@ typedef struct ep_request {
     void *tmp;                   /* owned buffer freed on completion */
     int64_t tmp_bytes;           /* size of tmp for truncated receives */
     struct ep_request *next_detached; /* in the progress engine's detached list */
+    ep_endpoint_t *lane_dst;     /* a send waiting in a lane: its receiver, whose lanes its waits drain */
     /* non-blocking collectives (coll_drive.c) */
     ep_comm_t *coll_comm;           /* referenced while the request exists */
     struct ep_coll_inst *coll_inst; /* the running instance, NULL once done */

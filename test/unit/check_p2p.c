@@ -5,6 +5,7 @@
  * MPICH runs as a singleton; Check runs the tests in this process
  * (CK_NOFORK), since MPI cannot be initialised again in a child. */
 #include "comm.h"
+#include "lane.h"
 #include "net.h"
 #include "p2p.h"
 #include "threads.h"
@@ -156,6 +157,57 @@ START_TEST(proc_null)
 }
 END_TEST
 
+/* More messages than a lane holds, with no receive posted: the sends past
+ * the lane's room are delivered directly, after the lane is drained, so
+ * the order per sender still holds; small ones complete at once. */
+START_TEST(full_lane_keeps_order)
+{
+    enum { M = 3 * EP_LANE_SLOTS };
+    static ep_request_t s[M];
+    static int out[M];
+    for (int i = 0; i < M; i++) {
+        out[i] = i;
+        isend(&s[i], 2, 0, 5, &out[i], 1, EP_SEND_STANDARD);
+        ck_assert(ep_request_poll(&s[i]));
+    }
+    for (int i = 0; i < M; i++) {
+        ep_request_t r;
+        int in = -1;
+        irecv(&r, 0, i % 2 ? MPI_ANY_SOURCE : 2, MPI_ANY_TAG, &in, 1);
+        ck_assert(ep_request_poll(&r));
+        ck_assert_int_eq(in, i);
+    }
+}
+END_TEST
+
+/* A lane belongs to the thread that made it: another thread sending on the
+ * same endpoint goes the direct way, behind what the lane holds. */
+static ep_request_t other_send;
+static int other_value = 2;
+static void *send_from_other_thread(void *arg)
+{
+    (void)arg;
+    isend(&other_send, 1, 2, 6, &other_value, 1, EP_SEND_STANDARD);
+    return NULL;
+}
+
+START_TEST(lane_owned_by_one_thread)
+{
+    ep_request_t s, r1, r2;
+    int v = 1, in1 = 0, in2 = 0;
+    pthread_t t;
+    isend(&s, 1, 2, 6, &v, 1, EP_SEND_STANDARD); /* this thread's lane (made here if new) */
+    ck_assert_int_eq(pthread_create(&t, NULL, send_from_other_thread, NULL), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    ck_assert(ep_request_poll(&other_send));
+    irecv(&r1, 2, 1, 6, &in1, 1);
+    irecv(&r2, 2, 1, 6, &in2, 1);
+    ck_assert(ep_request_poll(&r1) && ep_request_poll(&r2));
+    ck_assert_int_eq(in1, 1);
+    ck_assert_int_eq(in2, 2);
+}
+END_TEST
+
 /* Every endpoint's thread sends to and receives from all the others at
  * once: the queues and the in-process rendezvous under contention. */
 START_TEST(threads_exchange_in_process)
@@ -185,6 +237,8 @@ int main(int argc, char **argv)
     tcase_add_test(tc, probe_and_matched_probe);
     tcase_add_test(tc, truncation_reported);
     tcase_add_test(tc, proc_null);
+    tcase_add_test(tc, full_lane_keeps_order);
+    tcase_add_test(tc, lane_owned_by_one_thread);
     suite_add_tcase(s, tc);
     TCase *tt = tcase_create("threads");
     tcase_set_timeout(tt, 120);

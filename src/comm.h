@@ -63,11 +63,13 @@ typedef struct ep_endpoint {
                                     intracommunicator (ep_local_rank for both kinds) */
     int side;                    /* intercommunicators: the group it belongs to (0 or 1) */
     int lidx;                    /* its index among comm's local endpoints */
-    pthread_mutex_t lock;        /* guards posted and unexpected */
+    /* Read at every poll of a receive: kept off the line of the lock and
+     * queues, which senders write. */
+    struct ep_lane *_Atomic lanes_in;           /* lanes into it (lane.h), newest first; linked under lock */
+    struct ep_lane *_Atomic *_Atomic lanes_out; /* [nlocal] lanes from it, made on first use, or NULL */
+    _Alignas(64) pthread_mutex_t lock; /* guards posted and unexpected */
     ep_match_queue_t posted;     /* receives waiting for a message (ep_request_t) */
     ep_match_queue_t unexpected; /* messages waiting for a receive (ep_msg_t) */
-    struct ep_lane *_Atomic lanes_in;          /* lanes into it (lane.h), newest first; linked under lock */
-    struct ep_lane *_Atomic *_Atomic lanes_out; /* [nlocal] lanes from it, made on first use, or NULL */
     MPI_Errhandler errhandler;   /* this rank's error handler */
     void *attrs;                 /* attribute list (attr.c), guarded by lock */
     MPI_Info info;               /* hints from MPI_Comm_set_info, or MPI_INFO_NULL */

@@ -2,8 +2,8 @@
  *
  * A lane is a single-producer, single-consumer ring of message slots from
  * one sending endpoint to one receiving endpoint.  The sender only writes:
- * the slot (envelope, and a payload of up to EP_LANE_INLINE bytes, or a
- * reference to the sending request), then the slot's sequence number.  The
+ * the slot (envelope and a payload of up to EP_LANE_INLINE bytes), then the
+ * slot's sequence number, and its send is complete.  The
  * receiver reads it and matches in its own thread, against queues that stay
  * in its own cache.  Matching in the sender's thread instead makes the
  * sender read the receiver's queue, request and buffer: several cache lines
@@ -23,15 +23,12 @@
 #include <stdint.h>
 
 #define EP_LANE_SLOTS 64 /* power of two */
-#define EP_LANE_INLINE 40
-
-struct ep_request;
+#define EP_LANE_INLINE 48
 
 typedef struct ep_lane_slot {
     _Alignas(64) _Atomic uint32_t seq; /* position + 1 once filled */
     int tag;
     int64_t bytes;            /* payload size */
-    struct ep_request *sreq;  /* a send waiting for its receiver, or NULL: payload in data */
     char data[EP_LANE_INLINE];
 } ep_lane_slot_t;
 

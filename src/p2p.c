@@ -152,16 +152,6 @@ static ep_msg_t *materialize(const ep_msg_t *m)
 
 /* ---- delivery ---------------------------------------------------------- */
 
-/* Receives matched under the receiver's lock and completed after it is
- * released: completing one may copy megabytes, and the lock must not be
- * held that long (the progress engine waits for it to deliver). */
-#define EP_DEFER_MAX 16
-typedef struct deferred {
-    int n;
-    ep_request_t *r[EP_DEFER_MAX];
-    ep_msg_t m[EP_DEFER_MAX];
-} deferred_t;
-
 static void complete_matched(ep_request_t *r, const ep_msg_t *m)
 {
     /* Read before match_complete: completing the sender lets it go. */
@@ -170,62 +160,42 @@ static void complete_matched(ep_request_t *r, const ep_msg_t *m)
     ep_bsend_release(held);
 }
 
-static void complete_deferred(deferred_t *d)
-{
-    for (int i = 0; i < d->n; i++)
-        complete_matched(d->r[i], &d->m[i]);
-    d->n = 0;
-}
-
 /* A message for dst, with dst->lock held: takes the oldest matching posted
- * receive, or queues m as unexpected.  A match is completed now when m's
- * payload does not outlive the call (now), else left in d.  Returns 1 when
- * m matched a posted receive. */
-static int deliver_locked(ep_endpoint_t *dst, const ep_msg_t *m, deferred_t *d, int now)
+ * receive and returns it (the caller completes it with m), or queues m as
+ * unexpected and returns NULL. */
+static ep_request_t *take_locked(ep_endpoint_t *dst, const ep_msg_t *m)
 {
     if (dst->stats)
         ep_stats_msg(dst, 1, dst->comm->ranks[ep_peer_index(dst, m->link.source)].proc != dst->comm->myproc,
                      m->bytes);
     ep_match_item_t *it = ep_mq_take_posted(&dst->posted, m->link.source, m->link.tag);
-    if (!it) {
-        ep_msg_t *q = materialize(m);
-        if (!q) {
-            /* Out of memory with a message in hand: nothing sane is left. */
-            ep_errhandler_invoke(MPI_ERRORS_ARE_FATAL, dst->handle,
-                                 ep_error_code_make(MPI_ERR_NO_MEM, "epmpi: out of memory queueing a message"));
-            return 0;
-        }
-        ep_mq_append(&dst->unexpected, &q->link);
-        return 0;
+    if (it)
+        return ep_container_of(it, ep_request_t, link);
+    ep_msg_t *q = materialize(m);
+    if (!q) {
+        /* Out of memory with a message in hand: nothing sane is left. */
+        ep_errhandler_invoke(MPI_ERRORS_ARE_FATAL, dst->handle,
+                             ep_error_code_make(MPI_ERR_NO_MEM, "epmpi: out of memory queueing a message"));
+        return NULL;
     }
-    ep_request_t *r = ep_container_of(it, ep_request_t, link);
-    if (now || d->n == EP_DEFER_MAX) {
-        complete_matched(r, m);
-    } else {
-        d->r[d->n] = r;
-        d->m[d->n++] = *m;
-    }
-    return 1;
+    ep_mq_append(&dst->unexpected, &q->link);
+    return NULL;
 }
 
 /* Consumes every message the lanes into dst hold, oldest first in each
- * lane.  dst->lock held. */
-static void drain_locked(ep_endpoint_t *dst, deferred_t *d)
+ * lane, completing matched receives at once (the payloads are small and
+ * go with their slots).  dst->lock held. */
+static void drain_locked(ep_endpoint_t *dst)
 {
     for (ep_lane_t *l = atomic_load_explicit(&dst->lanes_in, memory_order_acquire); l; l = l->next_in) {
         ep_lane_slot_t *s;
         while ((s = ep_lane_peek(l))) {
-            ep_msg_t m = {.bytes = s->bytes, .handle = MPI_MESSAGE_NULL};
+            ep_msg_t m = {.kind = EP_MSG_EAGER, .bytes = s->bytes, .data = s->data, .handle = MPI_MESSAGE_NULL};
             m.link.source = l->source;
             m.link.tag = s->tag;
-            if (s->sreq) {
-                m.kind = EP_MSG_LOCAL_RNDV;
-                m.sreq = s->sreq;
-            } else {
-                m.kind = EP_MSG_EAGER;
-                m.data = s->data;
-            }
-            deliver_locked(dst, &m, d, !s->sreq); /* an inline payload goes with the slot */
+            ep_request_t *r = take_locked(dst, &m);
+            if (r)
+                match_complete(r, &m);
             ep_lane_release(l);
         }
     }
@@ -247,26 +217,27 @@ void ep_p2p_drain(ep_endpoint_t *dst, int block)
         pthread_mutex_lock(&dst->lock);
     else if (pthread_mutex_trylock(&dst->lock))
         return; /* its holder is busy with dst; the caller polls again */
-    deferred_t d;
-    d.n = 0;
-    drain_locked(dst, &d);
+    drain_locked(dst);
     pthread_mutex_unlock(&dst->lock);
-    complete_deferred(&d);
 }
 
-int ep_p2p_arrive(ep_endpoint_t *dst, const ep_msg_t *m)
+/* Delivers m to dst; with drain, the lanes into dst are drained first.  A
+ * matched receive is completed after the lock is released: that may copy
+ * megabytes, and the progress engine may be waiting for the lock. */
+static int deliver(ep_endpoint_t *dst, const ep_msg_t *m, int drain)
 {
-    deferred_t d;
-    d.n = 0;
     pthread_mutex_lock(&dst->lock);
-    /* The lanes first: a sender whose lane is full comes this way, and its
-     * earlier messages must be matched before this one. */
-    drain_locked(dst, &d);
-    int matched = deliver_locked(dst, m, &d, 0);
+    if (drain)
+        drain_locked(dst);
+    ep_request_t *r = take_locked(dst, m);
     pthread_mutex_unlock(&dst->lock);
-    complete_deferred(&d);
-    return matched;
+    if (r)
+        complete_matched(r, m);
+    return r != NULL;
 }
+
+/* From another process: no lane carries that sender's messages. */
+int ep_p2p_arrive(ep_endpoint_t *dst, const ep_msg_t *m) { return deliver(dst, m, 0); }
 
 /* ---- lanes from this thread --------------------------------------------- */
 
@@ -316,33 +287,48 @@ static inline ep_lane_t *lane_to(ep_endpoint_t *ep, ep_endpoint_t *dst)
     return lane_make(ep, dst);
 }
 
-/* Sends s through its lane to dst; 0 when the lane cannot take it now.  A
- * small standard, ready or buffered send travels inline and completes at
- * once; any other leaves a reference to s, which the consumer completes. */
+/* Whether the lane from ep to dst may still hold messages: the direct path
+ * must then drain it first, or this message would overtake them.  Its
+ * owner knows from its own counters, reading the consumer's only when they
+ * leave a doubt; for any other thread the lane's counters are not safe to
+ * read, so it drains. */
+static int lane_pending(ep_endpoint_t *ep, ep_endpoint_t *dst)
+{
+    ep_lane_t *_Atomic *out = atomic_load_explicit(&ep->lanes_out, memory_order_acquire);
+    ep_lane_t *l = out ? atomic_load_explicit(&out[dst - ep->comm->local], memory_order_acquire) : NULL;
+    if (!l)
+        return 0;
+    if (l->owner != ep_lane_token())
+        return 1;
+    if (l->tail == l->head_seen)
+        return 0;
+    l->head_seen = atomic_load_explicit(&l->head, memory_order_acquire);
+    return l->tail != l->head_seen;
+}
+
+/* Sends s through its lane to dst if it fits in a slot; 0 when it does not,
+ * or the lane cannot take it now.  Only small standard, ready or buffered
+ * sends go this way, inline, and complete at once.  A larger message does
+ * better on the direct path: there the sender copies straight into a
+ * posted receive, while through a lane the receiver would have to fetch
+ * the sender's request and buffer and then hand the completion back. */
 static int lane_send(ep_endpoint_t *ep, ep_endpoint_t *dst, ep_request_t *s)
 {
+    if (s->mode == EP_SEND_SYNC || s->lay.bytes > EP_LANE_INLINE)
+        return 0;
     ep_lane_t *l = lane_to(ep, dst);
     ep_lane_slot_t *slot = l ? ep_lane_reserve(l) : NULL;
     if (!slot)
         return 0;
-    int bytes = (int)s->lay.bytes, now = s->mode != EP_SEND_SYNC && s->lay.bytes <= EP_LANE_INLINE;
     slot->tag = s->tag;
-    slot->bytes = bytes;
-    if (now) {
-        slot->sreq = NULL;
-        if (bytes)
-            ep_dt_pack(s->buf, s->count, s->type, &s->lay, slot->data);
-    } else {
-        slot->sreq = s;
-        s->lane_dst = dst; /* before publishing: s may complete at once */
-    }
+    slot->bytes = s->lay.bytes;
+    if (s->lay.bytes)
+        ep_dt_pack(s->buf, s->count, s->type, &s->lay, slot->data);
     ep_lane_publish(l, slot);
-    if (now) {
-        ep_bsend_release(s->bsend_bytes);
-        s->bsend_bytes = 0;
-        ep_status_set(&s->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
-        ep_request_set_done(s);
-    }
+    ep_bsend_release(s->bsend_bytes);
+    s->bsend_bytes = 0;
+    ep_status_set(&s->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+    ep_request_set_done(s);
     return 1;
 }
 
@@ -356,7 +342,6 @@ ep_status_t ep_send_start(ep_request_t *s)
 
     s->nnet = 0;
     s->bsend_bytes = 0;
-    s->lane_dst = NULL;
     if (s->peer == MPI_PROC_NULL) {
         ep_status_set(&s->status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
         ep_request_set_done(s);
@@ -380,7 +365,7 @@ ep_status_t ep_send_start(ep_request_t *s)
         ep_msg_t m = {.kind = EP_MSG_LOCAL_RNDV, .bytes = s->lay.bytes, .sreq = s};
         m.link.source = ep_local_rank(ep);
         m.link.tag = s->tag;
-        ep_p2p_arrive(dst, &m);
+        deliver(dst, &m, lane_pending(ep, dst));
         return EP_OK;
     }
     return ep_net_send(s, c->proc_world[loc.proc], c->ctx, ep_local_rank(ep), loc.lidx, &s->lay);
@@ -450,10 +435,8 @@ static ep_status_t probe(ep_endpoint_t *ep, int source, int tag, int take, int *
         return EP_OK;
     }
     ep_progress();
-    deferred_t d;
-    d.n = 0;
     pthread_mutex_lock(&ep->lock);
-    drain_locked(ep, &d);
+    drain_locked(ep);
     ep_match_item_t *it = ep_mq_find_unexpected(&ep->unexpected, source, tag, 0);
     ep_msg_t *m = it ? ep_container_of(it, ep_msg_t, link) : NULL;
     if (m && take) {
@@ -471,7 +454,6 @@ static ep_status_t probe(ep_endpoint_t *ep, int source, int tag, int take, int *
     if (m && st != MPI_STATUS_IGNORE)
         ep_status_set(st, m->link.source, m->link.tag, MPI_SUCCESS, m->bytes, 0);
     pthread_mutex_unlock(&ep->lock);
-    complete_deferred(&d);
     *flag = m != NULL;
     return rc;
 }

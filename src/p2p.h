@@ -5,18 +5,18 @@
  * through net.c.  Every message ends in deliver_locked under the receiving
  * endpoint's lock, so matching and completion are one mechanism.
  *
- * Inside a process, a send goes through the lane from its endpoint to the
- * destination (lane.h) when the calling thread owns it and it has room: a
- * small non-synchronous message inline (the send completes at once), any
- * other as a reference to the sending request.  Whoever next holds the
- * receiver's lock drains its lanes: the receiver polling a receive, a
- * sender waiting for a referenced send, a probe, or a direct delivery.  A
- * referenced message that meets a posted receive is copied once, straight
- * from the send buffer; otherwise a small non-synchronous or buffered one
- * is copied into an eager unexpected entry and the send completes, and a
- * large or synchronous one stays queued as a reference (LOCAL_RNDV) until a
- * receive takes it.  Without a lane the sender delivers directly under the
- * receiver's lock (ep_p2p_arrive), after draining the lanes.
+ * Inside a process, a small standard, ready or buffered send goes through
+ * the lane from its endpoint to the destination (lane.h) when the calling
+ * thread owns it and it has room: the payload travels inline and the send
+ * completes at once.  Whoever next holds the receiver's lock drains its
+ * lanes: the receiver polling a receive, a probe, a direct delivery.  Any
+ * other send is delivered directly by the sender under the receiver's lock
+ * (after draining the lanes if its own may hold messages): if it finds a
+ * posted receive it copies its buffer straight into it (one copy, by the
+ * sender); otherwise a small non-synchronous or buffered message is copied
+ * into an eager unexpected entry and the send completes, and a large or
+ * synchronous one is queued as a reference to the sender's buffer
+ * (LOCAL_RNDV) that the receiver copies once, then completes the send.
  */
 #ifndef EP_P2P_H
 #define EP_P2P_H

@@ -194,11 +194,10 @@ int ep_request_poll(ep_request_t *r)
     if (r->kind == EP_REQ_COLL)
         return ep_coll_poll(r);
     if (st == EP_RS_PENDING) {
-        /* A message for it may wait in a lane (p2p.h). */
-        ep_endpoint_t *at = r->kind == EP_REQ_RECV ? r->ep : r->lane_dst;
-        if (!at)
+        if (r->kind != EP_REQ_RECV)
             return 0;
-        ep_p2p_drain(at, 0);
+        /* A message for it may wait in a lane (p2p.h). */
+        ep_p2p_drain(r->ep, 0);
         return ep_request_state(r) == EP_RS_DONE;
     }
     int flag = 0;

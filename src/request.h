@@ -68,7 +68,6 @@ typedef struct ep_request {
     void *tmp;                   /* owned buffer freed on completion */
     int64_t tmp_bytes;           /* size of tmp for truncated receives */
     struct ep_request *next_detached; /* in the progress engine's detached list */
-    ep_endpoint_t *lane_dst;     /* a send waiting in a lane: its receiver, whose lanes its waits drain */
     /* non-blocking collectives (coll_drive.c) */
     ep_comm_t *coll_comm;           /* referenced while the request exists */
     struct ep_coll_inst *coll_inst; /* the running instance, NULL once done */

@@ -6,7 +6,6 @@
 #include "diag.h"
 #include "handle.h"
 #include "lane.h"
-#include "p2p.h"
 #include "net.h"
 #include "wait.h"
 
@@ -103,12 +102,10 @@ static void comm_destroy(ep_comm_t *c)
 {
     if (!c)
         return;
-    /* Messages still in lanes join the unexpected queues, freed below. */
-    for (int i = 0; c->local && i < c->nlocal; i++)
-        ep_p2p_drain(&c->local[i], 1);
     for (int i = 0; c->local && i < c->nlocal; i++) {
         ep_endpoint_t *ep = &c->local[i];
         ep_match_item_t *it;
+        /* Messages still in lanes go with them, as unexpected ones do below. */
         for (ep_lane_t *l = ep->lanes_in, *next; l; l = next) {
             next = l->next_in;
             free(l);

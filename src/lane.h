@@ -44,7 +44,7 @@ typedef struct ep_lane {
     ep_lane_slot_t slot[EP_LANE_SLOTS];
 } ep_lane_t;
 
-/* Identifies the calling thread (the address of a thread-local variable). */
+/* Identifies the calling thread (pthread_self). */
 const void *ep_lane_token(void);
 
 /* Producer: the slot to fill next, or NULL when the lane is full. */

@@ -241,6 +241,15 @@ int ep_p2p_arrive(ep_endpoint_t *dst, const ep_msg_t *m) { return deliver(dst, m
 
 /* ---- lanes from this thread --------------------------------------------- */
 
+/* The lane from ep to dst if it has been made, whoever owns it.  It reads
+ * nothing of dst's (the receiver's thread writes there all the time: each
+ * read would fetch the line from the other core), only its address. */
+static inline ep_lane_t *lane_of(ep_endpoint_t *ep, ep_endpoint_t *dst)
+{
+    ep_lane_t *_Atomic *out = atomic_load_explicit(&ep->lanes_out, memory_order_acquire);
+    return out ? atomic_load_explicit(&out[dst - ep->comm->local], memory_order_acquire) : NULL;
+}
+
 static ep_lane_t *lane_make(ep_endpoint_t *ep, ep_endpoint_t *dst)
 {
     ep_comm_t *c = ep->comm;
@@ -269,22 +278,18 @@ static ep_lane_t *lane_make(ep_endpoint_t *ep, ep_endpoint_t *dst)
     if (!have)
         return l;
     free(l);
-    return have->owner == ep_lane_token() ? have : NULL;
+    return have;
 }
 
-/* The lane from ep to dst that the calling thread may fill, or NULL: another
- * thread owns it, or memory ran out.  It reads nothing of dst's (the
- * receiver's thread writes there all the time: each read would fetch the
- * line from the other core), only its address. */
+/* The lane from ep to dst that the calling thread may fill, made on first
+ * use, or NULL: another thread owns it, or memory ran out (the direct path
+ * serves then). */
 static inline ep_lane_t *lane_to(ep_endpoint_t *ep, ep_endpoint_t *dst)
 {
-    ep_lane_t *_Atomic *out = atomic_load_explicit(&ep->lanes_out, memory_order_acquire);
-    if (out) {
-        ep_lane_t *l = atomic_load_explicit(&out[dst - ep->comm->local], memory_order_acquire);
-        if (l)
-            return l->owner == ep_lane_token() ? l : NULL;
-    }
-    return lane_make(ep, dst);
+    ep_lane_t *l = lane_of(ep, dst);
+    if (!l && !(l = lane_make(ep, dst)))
+        return NULL;
+    return l->owner == ep_lane_token() ? l : NULL;
 }
 
 /* Whether the lane from ep to dst may still hold messages: the direct path
@@ -294,8 +299,7 @@ static inline ep_lane_t *lane_to(ep_endpoint_t *ep, ep_endpoint_t *dst)
  * read, so it drains. */
 static int lane_pending(ep_endpoint_t *ep, ep_endpoint_t *dst)
 {
-    ep_lane_t *_Atomic *out = atomic_load_explicit(&ep->lanes_out, memory_order_acquire);
-    ep_lane_t *l = out ? atomic_load_explicit(&out[dst - ep->comm->local], memory_order_acquire) : NULL;
+    ep_lane_t *l = lane_of(ep, dst);
     if (!l)
         return 0;
     if (l->owner != ep_lane_token())

@@ -2,14 +2,16 @@
  *
  * Path selection: a destination in this process is reached through its
  * endpoint's queues directly (never through MPI); one in another process
- * through net.c.  Every message ends in deliver_locked under the receiving
- * endpoint's lock, so matching and completion are one mechanism.
+ * through net.c.  Every message ends in take_locked (p2p.c) under the
+ * receiving endpoint's lock, so matching and completion are one mechanism.
  *
  * Inside a process, a small standard, ready or buffered send goes through
  * the lane from its endpoint to the destination (lane.h) when the calling
  * thread owns it and it has room: the payload travels inline and the send
- * completes at once.  Whoever next holds the receiver's lock drains its
- * lanes: the receiver polling a receive, a probe, a direct delivery.  Any
+ * completes at once.  The receiver's lanes are drained, under its lock, by
+ * whoever polls one of its receives, probes it, or delivers to it directly
+ * (a receive is posted without draining: a lane holds only messages newer
+ * than any unexpected one from the same sender).  Any
  * other send is delivered directly by the sender under the receiver's lock
  * (after draining the lanes if its own may hold messages): if it finds a
  * posted receive it copies its buffer straight into it (one copy, by the

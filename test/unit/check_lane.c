@@ -62,13 +62,10 @@ START_TEST(values_cross_in_order)
     atomic_store(&l->head, UINT32_MAX - 1000);
     pthread_t t;
     ck_assert_int_eq(pthread_create(&t, NULL, consume, l), 0);
-    long full = 0;
     for (int i = 0; i < VALUES;) {
         ep_lane_slot_t *s = ep_lane_reserve(l);
-        if (!s) {
-            full++;
-            continue;
-        }
+        if (!s)
+            continue; /* full: the consumer catches up */
         s->tag = i % 1000;
         s->bytes = i % 41;
         memcpy(s->data, &i, sizeof i);
@@ -78,7 +75,6 @@ START_TEST(values_cross_in_order)
     void *bad;
     ck_assert_int_eq(pthread_join(t, &bad), 0);
     ck_assert_int_eq((long)bad, 0);
-    (void)full;
     free(l);
 }
 END_TEST

@@ -16,7 +16,7 @@
 
 static ep_comm_t *c; /* 3 endpoints, ranks 0..2, all in this process */
 
-static void isend(ep_request_t *r, int from, int to, int tag, void *buf, int count, ep_send_mode_t mode)
+static void send_prepare(ep_request_t *r, int from, int to, int tag, void *buf, int count, ep_send_mode_t mode)
 {
     ep_request_init(r, EP_REQ_SEND, &c->local[from]);
     r->buf = buf;
@@ -25,6 +25,11 @@ static void isend(ep_request_t *r, int from, int to, int tag, void *buf, int cou
     r->peer = to;
     r->tag = tag;
     r->mode = mode;
+}
+
+static void isend(ep_request_t *r, int from, int to, int tag, void *buf, int count, ep_send_mode_t mode)
+{
+    send_prepare(r, from, to, tag, buf, count, mode);
     ck_assert_int_eq(ep_send_start(r), EP_OK);
 }
 
@@ -181,13 +186,17 @@ START_TEST(full_lane_keeps_order)
 END_TEST
 
 /* A lane belongs to the thread that made it: another thread sending on the
- * same endpoint goes the direct way, behind what the lane holds. */
+ * same endpoint goes the direct way (the lane takes nothing), behind what
+ * the lane holds.  The other thread leaves its result for the main thread
+ * to check: Check's assertions are not thread-safe. */
 static ep_request_t other_send;
 static int other_value = 2;
+static ep_status_t other_rc;
 static void *send_from_other_thread(void *arg)
 {
     (void)arg;
-    isend(&other_send, 1, 2, 6, &other_value, 1, EP_SEND_STANDARD);
+    send_prepare(&other_send, 1, 2, 6, &other_value, 1, EP_SEND_STANDARD);
+    other_rc = ep_send_start(&other_send);
     return NULL;
 }
 
@@ -197,9 +206,14 @@ START_TEST(lane_owned_by_one_thread)
     int v = 1, in1 = 0, in2 = 0;
     pthread_t t;
     isend(&s, 1, 2, 6, &v, 1, EP_SEND_STANDARD); /* this thread's lane (made here if new) */
+    ep_lane_t *l = c->local[1].lanes_out[2];
+    ck_assert_ptr_nonnull(l);
+    uint32_t tail = l->tail;
     ck_assert_int_eq(pthread_create(&t, NULL, send_from_other_thread, NULL), 0);
     ck_assert_int_eq(pthread_join(t, NULL), 0);
+    ck_assert_int_eq(other_rc, EP_OK);
     ck_assert(ep_request_poll(&other_send));
+    ck_assert_uint_eq(l->tail, tail);
     irecv(&r1, 2, 1, 6, &in1, 1);
     irecv(&r2, 2, 1, 6, &in2, 1);
     ck_assert(ep_request_poll(&r1) && ep_request_poll(&r2));

@@ -50,6 +50,14 @@ static int start_failed(ep_endpoint_t *ep, const char *call, ep_status_t st, int
 
 /* ---- sends -------------------------------------------------------------- */
 
+/* A send that is over at once needs no request (p2p.h); buffered sends
+ * take the request path, which accounts for the attached buffer. */
+static int send_now(ep_endpoint_t *ep, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                    ep_send_mode_t mode)
+{
+    return (mode == EP_SEND_STANDARD || mode == EP_SEND_READY) && ep_send_now(ep, buf, count, type, dest, tag);
+}
+
 static int send_blocking(const char *call, const void *buf, int count, MPI_Datatype type, int dest, int tag,
                          MPI_Comm comm, ep_send_mode_t mode)
 {
@@ -58,6 +66,8 @@ static int send_blocking(const char *call, const void *buf, int count, MPI_Datat
     int rc;
     if ((rc = ep_entry_endpoint(call, comm, &ep)) || (rc = ep_check_send(ep, call, buf, count, type, dest, tag)))
         return rc;
+    if (send_now(ep, buf, count, type, dest, tag, mode))
+        return MPI_SUCCESS;
     ep_request_init(&r, EP_REQ_SEND, ep);
     set_send(&r, buf, count, type, dest, tag, mode);
     ep_status_t st = ep_send_start(&r);
@@ -80,6 +90,10 @@ static int send_nonblocking(const char *call, const void *buf, int count, MPI_Da
         return rc;
     if (!request)
         return ep_raise(ep, call, MPI_ERR_ARG, "request pointer is NULL");
+    if (!persistent && send_now(ep, buf, count, type, dest, tag, mode)) {
+        *request = EP_REQUEST_SENT;
+        return MPI_SUCCESS;
+    }
     ep_request_t *r = ep_request_new(EP_REQ_SEND, ep, 1);
     if (!r)
         return ep_raise(ep, call, MPI_ERR_NO_MEM, "out of request handles");

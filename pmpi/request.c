@@ -173,9 +173,11 @@ EP_API int MPI_Wait(MPI_Request *request, MPI_Status *status)
         status_empty(status);
         return MPI_SUCCESS;
     }
-    ep_diag_enter(r->ep, "MPI_Wait");
-    ep_request_wait(r);
-    ep_diag_leave(r->ep);
+    if (!ep_request_poll(r)) {
+        ep_diag_enter(r->ep, "MPI_Wait");
+        ep_request_wait(r);
+        ep_diag_leave(r->ep);
+    }
     code = ep_finish(r, request, status, "MPI_Wait", 0);
     return code;
 }

@@ -16,7 +16,7 @@
 
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 static ep_stats_t *stats_head, **stats_tail = &stats_head; /* in creation order */
-__thread ep_stats_t *ep_stats_cur;
+__thread ep_stats_t *ep_stats_cur EP_TLS;
 
 static int gid_eq(ep_gid_t a, ep_gid_t b) { return a.origin == b.origin && a.index == b.index; }
 
@@ -38,7 +38,7 @@ ep_stats_t *ep_stats_for(ep_gid_t gid)
 /* ---- one thread blocking per endpoint (EPMPI_DEBUG) ---------------------- */
 
 /* Its address tells the threads apart. */
-static __thread char thread_token;
+static __thread char thread_token EP_TLS;
 
 /* How the application knows the communicator of ep. */
 static void comm_label(const ep_endpoint_t *ep, char *buf, size_t size)

@@ -11,6 +11,7 @@
 
 #include "comm.h"
 #include "settings.h"
+#include "thread.h"
 
 #include <stdint.h>
 
@@ -38,7 +39,7 @@ ep_stats_t *ep_stats_for(ep_gid_t gid);
 
 /* The endpoint the calling thread last entered a call on: where its
  * waiting time goes. */
-extern __thread ep_stats_t *ep_stats_cur;
+extern __thread ep_stats_t *ep_stats_cur EP_TLS;
 
 /* One message of `bytes` sent by, or arrived at, ep; inter: to or from
  * another process. */

@@ -310,6 +310,24 @@ static int lane_pending(ep_endpoint_t *ep, ep_endpoint_t *dst)
     return l->tail != l->head_seen;
 }
 
+/* Copies a message of lay->bytes (at most EP_LANE_INLINE) into the lane
+ * from ep to dst; 0 when the calling thread cannot use that lane (another
+ * thread owns it) or the lane is full. */
+static int lane_put(ep_endpoint_t *ep, ep_endpoint_t *dst, const void *buf, int count, MPI_Datatype type,
+                    const ep_dt_layout_t *lay, int tag)
+{
+    ep_lane_t *l = lane_to(ep, dst);
+    ep_lane_slot_t *slot = l ? ep_lane_reserve(l) : NULL;
+    if (!slot)
+        return 0;
+    slot->tag = tag;
+    slot->bytes = lay->bytes;
+    if (lay->bytes)
+        ep_dt_pack(buf, count, type, lay, slot->data);
+    ep_lane_publish(l, slot);
+    return 1;
+}
+
 /* Sends s through its lane to dst if it fits in a slot; 0 when it does not,
  * or the lane cannot take it now.  Only small standard, ready or buffered
  * sends go this way, inline, and complete at once.  A larger message does
@@ -318,21 +336,27 @@ static int lane_pending(ep_endpoint_t *ep, ep_endpoint_t *dst)
  * the sender's request and buffer and then hand the completion back. */
 static int lane_send(ep_endpoint_t *ep, ep_endpoint_t *dst, ep_request_t *s)
 {
-    if (s->mode == EP_SEND_SYNC || s->lay.bytes > EP_LANE_INLINE)
+    if (s->mode == EP_SEND_SYNC || s->lay.bytes > EP_LANE_INLINE ||
+        !lane_put(ep, dst, s->buf, s->count, s->type, &s->lay, s->tag))
         return 0;
-    ep_lane_t *l = lane_to(ep, dst);
-    ep_lane_slot_t *slot = l ? ep_lane_reserve(l) : NULL;
-    if (!slot)
-        return 0;
-    slot->tag = s->tag;
-    slot->bytes = s->lay.bytes;
-    if (s->lay.bytes)
-        ep_dt_pack(s->buf, s->count, s->type, &s->lay, slot->data);
-    ep_lane_publish(l, slot);
     ep_bsend_release(s->bsend_bytes);
     s->bsend_bytes = 0;
     ep_status_set(&s->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
     ep_request_set_done(s);
+    return 1;
+}
+
+int ep_send_now(ep_endpoint_t *ep, const void *buf, int count, MPI_Datatype type, int dest, int tag)
+{
+    if (dest == MPI_PROC_NULL)
+        return 1;
+    ep_comm_t *c = ep->comm;
+    ep_rank_loc_t loc = c->ranks[ep_peer_index(ep, dest)];
+    ep_dt_layout_t lay;
+    if (loc.proc != c->myproc || ep_dt_layout(type, count, &lay) || lay.bytes > EP_LANE_INLINE ||
+        !lane_put(ep, &c->local[loc.lidx], buf, count, type, &lay, tag))
+        return 0;
+    ep_stats_msg(ep, 0, 0, lay.bytes);
     return 1;
 }
 

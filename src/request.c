@@ -4,6 +4,7 @@
 #include "datatype.h"
 #include "handle.h"
 #include "p2p.h"
+#include "thread.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -26,11 +27,13 @@
 typedef struct req_pool {
     ep_request_t *item[EP_REQ_POOL]; /* ring; each holds its slot in pool_slot */
     unsigned head, n;
-    int linked;
     struct req_pool *prev, *next;
 } req_pool_t;
 
-static __thread req_pool_t pool;
+/* The pool lives on the heap: thread-local storage holds only a pointer,
+ * small enough for the initial-exec model (thread.h) even when the
+ * library is dlopen'ed. */
+static __thread req_pool_t *pool EP_TLS;
 static pthread_mutex_t pools_lock = PTHREAD_MUTEX_INITIALIZER;
 static req_pool_t *pools;
 static pthread_key_t pool_key;
@@ -49,25 +52,20 @@ static void pool_drain(req_pool_t *p)
         request_free_mem(p->item[p->head]);
 }
 
-static void pool_unlink(req_pool_t *p)
+static void pool_thread_exit(void *arg)
 {
+    req_pool_t *p = arg;
+    pthread_mutex_lock(&pools_lock);
+    pool_drain(p);
     if (p->prev)
         p->prev->next = p->next;
     else
         pools = p->next;
     if (p->next)
         p->next->prev = p->prev;
-    p->linked = 0;
-}
-
-static void pool_thread_exit(void *arg)
-{
-    req_pool_t *p = arg;
-    pthread_mutex_lock(&pools_lock);
-    pool_drain(p);
-    if (p->linked)
-        pool_unlink(p);
     pthread_mutex_unlock(&pools_lock);
+    pool = NULL; /* a later request of this thread makes a new pool */
+    free(p);
 }
 
 static void pool_key_make(void) { pthread_key_create(&pool_key, pool_thread_exit); }
@@ -75,16 +73,17 @@ static void pool_key_make(void) { pthread_key_create(&pool_key, pool_thread_exit
 /* Keeps r (its handle already retired) in the calling thread's pool; 0 when full. */
 static int pool_put(ep_request_t *r)
 {
-    req_pool_t *p = &pool;
-    if (!p->linked) {
+    req_pool_t *p = pool;
+    if (!p) {
+        if (!(p = calloc(1, sizeof *p)))
+            return 0;
+        pool = p;
         pthread_once(&pool_key_once, pool_key_make);
         pthread_mutex_lock(&pools_lock);
         p->next = pools;
-        p->prev = NULL;
         if (pools)
             pools->prev = p;
         pools = p;
-        p->linked = 1;
         pthread_mutex_unlock(&pools_lock);
         pthread_setspecific(pool_key, p);
     }
@@ -96,8 +95,8 @@ static int pool_put(ep_request_t *r)
 
 static ep_request_t *pool_get(void)
 {
-    req_pool_t *p = &pool;
-    if (p->n <= EP_REQ_POOL_KEEP)
+    req_pool_t *p = pool;
+    if (!p || p->n <= EP_REQ_POOL_KEEP)
         return NULL;
     ep_request_t *r = p->item[p->head];
     p->head = (p->head + 1) % EP_REQ_POOL;
@@ -114,6 +113,14 @@ void ep_request_pools_free(void)
 }
 
 /* ---- requests ---------------------------------------------------------- */
+
+ep_request_t ep_request_sent = {
+    .obj = {EP_OBJ_REQUEST},
+    .state = EP_RS_DONE,
+    .kind = EP_REQ_SEND,
+    .handle = EP_REQUEST_SENT,
+    .status = {.MPI_SOURCE = MPI_ANY_SOURCE, .MPI_TAG = MPI_ANY_TAG, .MPI_ERROR = MPI_SUCCESS},
+};
 
 void ep_request_init(ep_request_t *r, ep_req_kind_t kind, ep_endpoint_t *ep)
 {
@@ -146,6 +153,8 @@ ep_request_t *ep_request_new(ep_req_kind_t kind, ep_endpoint_t *ep, int with_han
 
 void ep_request_drop_handle(ep_request_t *r)
 {
+    if (r == &ep_request_sent)
+        return;
     if (r->handle != MPI_REQUEST_NULL)
         r->pool_slot = ep_registry_retire((int)r->handle);
     r->handle = MPI_REQUEST_NULL;
@@ -153,6 +162,8 @@ void ep_request_drop_handle(ep_request_t *r)
 
 void ep_request_destroy(ep_request_t *r)
 {
+    if (r == &ep_request_sent)
+        return;
     free(r->tmp);
     if (r->coll_comm)
         ep_comm_unref(r->coll_comm);

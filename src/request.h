@@ -108,8 +108,20 @@ void ep_request_drop_handle(ep_request_t *r);
 void ep_request_pools_free(void);
 /* A request that outlives its call keeps its datatype alive. */
 void ep_request_hold_type(ep_request_t *r);
+/* The request of every send that was over before its call returned
+ * (ep_send_now): already complete, with the empty status of a send.  All
+ * such sends share this one object and its one handle, which names no
+ * registry slot (index 0 is never used there), so making and completing
+ * them costs no allocation and no registry work.  MPICH does the same with
+ * a built-in completed request.  It is never destroyed; completing it only
+ * sets the user's handle to MPI_REQUEST_NULL. */
+#define EP_REQUEST_SENT ((MPI_Request)((EP_HTYPE_REQUEST << EP_HANDLE_TYPE_SHIFT) | (1u << EP_HANDLE_GEN_SHIFT)))
+extern ep_request_t ep_request_sent;
+
 static inline ep_request_t *ep_request_get(MPI_Request h)
 {
+    if (h == EP_REQUEST_SENT)
+        return &ep_request_sent;
     return (ep_request_t *)ep_registry_get((int)h, EP_OBJ_REQUEST);
 }
 

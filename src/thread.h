@@ -6,6 +6,11 @@
 #ifndef EP_THREAD_H
 #define EP_THREAD_H
 
+/* For epmpi's thread-local variables, all small: the initial-exec model
+ * reads them at a fixed offset from the thread pointer, where the default
+ * model of a shared library calls __tls_get_addr at each access. */
+#define EP_TLS __attribute__((tls_model("initial-exec")))
+
 /* The calling thread's number in the outermost parallel region, 0 outside. */
 int ep_thread_index(void);
 

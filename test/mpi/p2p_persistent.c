@@ -13,6 +13,9 @@
  * still gets the data, checked after a handshake); MPI_Waitany /
  * MPI_Testany / MPI_Waitsome / MPI_Testsome ignore inactive persistent
  * requests; persistent and non-blocking operations with MPI_PROC_NULL.
+ * Small sends that are over at once (possibly sharing one completed
+ * handle) through MPI_Request_get_status, MPI_Cancel, MPI_Start (an error),
+ * MPI_Test, MPI_Request_free and MPI_Waitany.
  * In explicit shapes (MPI_COMM_WORLD classic) also MPI_Startall
  * on an array mixing endpoint and classic persistent requests, and classic
  * inactive persistent requests in those arrays.
@@ -407,6 +410,60 @@ static void inactive_in_arrays(ctx_t *x, int with_classic)
     EPT_OK(MPI_Barrier(x->comm));
 }
 
+/* Small sends to an endpoint of this process are over before MPI_Isend
+ * returns and may share one completed handle: every request call must
+ * treat each copy as a request of its own.  MPI_Start of such a
+ * (non-persistent) request is an error of class MPI_ERR_REQUEST, raised
+ * on the caller's MPI_COMM_WORLD (main() makes the handler return). */
+static void sends_over_at_once(ctx_t *x)
+{
+    enum { N = 8 };
+    int out[N], in[N];
+    MPI_Request h[N];
+    MPI_Status st;
+    int flag = 0, idx, seen[N] = {0};
+    PHASE("requests of small sends that are over at once");
+    for (int i = 0; i < N; i++) {
+        out[i] = x->me * 100 + i;
+        EPT_OK(MPI_Isend(&out[i], 1, MPI_INT, x->right, 800, x->comm, &h[i]));
+    }
+    for (flag = 0; !flag;)
+        EPT_OK(MPI_Request_get_status(h[0], &flag, &st));
+    EPT_OK(MPI_Test_cancelled(&st, &flag));
+    SOFT_CHECK(x, !flag && h[0] != MPI_REQUEST_NULL, "rank %d: MPI_Request_get_status of a send", x->me);
+    EPT_OK(MPI_Wait(&h[0], &st));
+    EPT_OK(MPI_Cancel(&h[1]));
+    EPT_OK(MPI_Wait(&h[1], &st));
+    EPT_OK(MPI_Test_cancelled(&st, &flag));
+    SOFT_CHECK(x, !flag && h[1] == MPI_REQUEST_NULL, "rank %d: a send is reported cancelled", x->me);
+    MPI_Errhandler old;
+    EPT_OK(MPI_Comm_get_errhandler(x->comm, &old));
+    EPT_OK(MPI_Comm_set_errhandler(x->comm, MPI_ERRORS_RETURN));
+    int rc = MPI_Start(&h[2]), cls = -1;
+    MPI_Error_class(rc, &cls);
+    SOFT_CHECK(x, cls == MPI_ERR_REQUEST && h[2] != MPI_REQUEST_NULL,
+               "rank %d: MPI_Start of a non-persistent send: class %d", x->me, cls);
+    EPT_OK(MPI_Comm_set_errhandler(x->comm, old));
+    if (old != MPI_ERRORS_ARE_FATAL && old != MPI_ERRORS_RETURN)
+        EPT_OK(MPI_Errhandler_free(&old));
+    EPT_OK(MPI_Test(&h[2], &flag, MPI_STATUS_IGNORE));
+    SOFT_CHECK(x, flag && h[2] == MPI_REQUEST_NULL, "rank %d: MPI_Test of a completed send", x->me);
+    EPT_OK(MPI_Request_free(&h[3]));
+    SOFT_CHECK(x, h[3] == MPI_REQUEST_NULL, "rank %d: MPI_Request_free left the handle", x->me);
+    for (int k = 4; k < N; k++) {
+        EPT_OK(MPI_Waitany(N, h, &idx, MPI_STATUS_IGNORE));
+        SOFT_CHECK(x, idx >= 4 && idx < N && !seen[idx]++ && h[idx] == MPI_REQUEST_NULL,
+                   "rank %d: MPI_Waitany gave index %d", x->me, idx);
+    }
+    EPT_OK(MPI_Waitany(N, h, &idx, MPI_STATUS_IGNORE));
+    SOFT_CHECK(x, idx == MPI_UNDEFINED, "rank %d: MPI_Waitany on null requests gave index %d", x->me, idx);
+    for (int i = 0; i < N; i++)
+        EPT_OK(MPI_Recv(&in[i], 1, MPI_INT, x->left, 800, x->comm, MPI_STATUS_IGNORE));
+    for (int i = 0; i < N; i++)
+        SOFT_CHECK(x, in[i] == x->left * 100 + i, "rank %d: message %d is %d", x->me, i, in[i]);
+    EPT_OK(MPI_Barrier(x->comm));
+}
+
 /* Explicit shapes: MPI_Startall / MPI_Waitall over endpoint and classic
  * persistent requests together (classic ones to this process on
  * MPI_COMM_WORLD). */
@@ -454,6 +511,7 @@ static void persistent(MPI_Comm comm, void *arg)
     cancels(&x);
     get_status(&x);
     free_pending(&x);
+    sends_over_at_once(&x);
     inactive_in_arrays(&x, 0);
     if (x.classic) {
         mixed_startall(&x);
@@ -473,6 +531,8 @@ int main(int argc, char **argv)
     char *bbuf = malloc((size_t)bsize);
     EPT_CHECK(bbuf, "out of memory");
     EPT_OK(MPI_Buffer_attach(bbuf, bsize));
+    if (classic) /* errors on no communicator (sends_over_at_once) */
+        EPT_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     run_ranks(nlocal, persistent, &classic);
     PHASE("MPI_Buffer_detach");
     void *addr;

@@ -185,6 +185,36 @@ START_TEST(full_lane_keeps_order)
 }
 END_TEST
 
+/* A small standard send to an endpoint of this process is over before it
+ * returns, with no request (the MPI layer hands out a shared completed
+ * handle); one that does not fit a slot, or finds the lane full, is left
+ * to the request path untouched. */
+START_TEST(send_now_needs_no_request)
+{
+    enum { BIG = EP_LANE_INLINE / sizeof(int) + 1 };
+    ep_endpoint_t *ep = &c->local[0];
+    int out[EP_LANE_SLOTS + 1] = {0}, big[BIG] = {0}, in = -1, sent = 0;
+    ck_assert(ep_send_now(ep, &out[0], 1, MPI_INT, MPI_PROC_NULL, 3));
+    ck_assert(!ep_send_now(ep, big, BIG, MPI_INT, 2, 3));
+    for (int i = 0; i <= EP_LANE_SLOTS; i++) {
+        out[i] = 100 + i;
+        sent += ep_send_now(ep, &out[i], 1, MPI_INT, 2, 3);
+    }
+    ck_assert_int_eq(sent, EP_LANE_SLOTS); /* the last one found the lane full */
+    for (int i = 0; i < sent; i++) {
+        ep_request_t r;
+        irecv(&r, 2, MPI_ANY_SOURCE, 3, &in, 1);
+        ck_assert(ep_request_poll(&r));
+        ck_assert_int_eq(in, 100 + i);
+        ck_assert_int_eq(r.status.MPI_SOURCE, 0);
+    }
+    ep_request_t none;
+    irecv(&none, 2, MPI_ANY_SOURCE, MPI_ANY_TAG, &in, 1);
+    ck_assert(!ep_request_poll(&none)); /* the refused sends left nothing behind */
+    ck_assert(ep_recv_cancel(&none));
+}
+END_TEST
+
 /* A lane belongs to the thread that made it: another thread sending on the
  * same endpoint goes the direct way (the lane takes nothing), behind what
  * the lane holds.  The other thread leaves its result for the main thread
@@ -253,6 +283,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, proc_null);
     tcase_add_test(tc, full_lane_keeps_order);
     tcase_add_test(tc, lane_owned_by_one_thread);
+    tcase_add_test(tc, send_now_needs_no_request);
     suite_add_tcase(s, tc);
     TCase *tt = tcase_create("threads");
     tcase_set_timeout(tt, 120);

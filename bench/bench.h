@@ -98,6 +98,7 @@ long bench_max_size(const long *sizes, int n);
 /* The cases (p2p.c, rma.c, coll.c, main.c). */
 void case_pingpong(const struct party *p, const struct bench_opts *o);
 void case_rate(const struct party *p, const struct bench_opts *o);
+void case_calls(const struct party *p, const struct bench_opts *o);
 void case_rma(const struct party *p, const struct bench_opts *o);
 void case_coll(const struct party *p, const struct bench_opts *o);
 void case_create(const struct party *p, const struct bench_opts *o);

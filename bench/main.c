@@ -24,7 +24,7 @@ static const struct {
 } cases[] = {
     {"pingpong", case_pingpong, 1}, {"rate", case_rate, 1},     {"rma", case_rma, 0},
     {"coll", case_coll, 0},         {"create", case_create, 0}, {"memcpy", case_memcpy, 1},
-    {"handoff", case_handoff, 1},
+    {"handoff", case_handoff, 1},   {"calls", case_calls, 1},
 };
 #define NCASES (int)(sizeof cases / sizeof *cases)
 #define MAX_CASE_RUNS 16
@@ -39,6 +39,8 @@ static void usage(FILE *f)
             "  --case LIST     comma-separated, in order (default pingpong):\n"
             "                  pingpong  latency and bandwidth between rank pairs, 8 B to 16 MiB\n"
             "                  rate      messages per second, windows of non-blocking sends (8 B)\n"
+            "                  calls     MPI_Send + MPI_Recv with MPI_PROC_NULL (8 B): the time of\n"
+            "                            the two calls alone, no message\n"
             "                  rma       one-sided, to the pair partner's MPI_Win_allocate window,\n"
             "                            8 B to 16 MiB: MPI_Put and MPI_Get each with MPI_Win_flush\n"
             "                            (in one MPI_Win_lock_all epoch), MPI_Put with MPI_Win_fence\n"

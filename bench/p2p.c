@@ -8,7 +8,10 @@
  *           second, which has its MPI_Irecv posted before the window arrives
  *           (but for the first window of a timed run) and acknowledges each
  *           window with an empty message; reports the messages per second of
- *           all pairs together. */
+ *           all pairs together.
+ * calls     MPI_Send to and MPI_Recv from MPI_PROC_NULL, 8 B: the time of a
+ *           send call and a receive call that move nothing, per pair of
+ *           calls; what a message costs besides passing the data. */
 #include "bench.h"
 
 #include <stdio.h>
@@ -156,4 +159,22 @@ void case_rate(const struct party *p, const struct bench_opts *o)
     free(r.sbuf);
     free(r.rbuf);
     free(r.req);
+}
+
+/* ---- the calls alone ----------------------------------------------------------- */
+
+static void calls_run(const struct party *p, void *ctx, long n)
+{
+    char *b = ctx;
+    for (long i = 0; i < n; i++) {
+        MPI_Send(b, 8, MPI_BYTE, MPI_PROC_NULL, TAG_DATA, p->comm);
+        MPI_Recv(b, 8, MPI_BYTE, MPI_PROC_NULL, TAG_DATA, p->comm, MPI_STATUS_IGNORE);
+    }
+}
+
+void case_calls(const struct party *p, const struct bench_opts *o)
+{
+    char b[8] = {0};
+    double per_pair = bench_measure(p, o, 0.05, calls_run, b);
+    party_report(p, "calls", "null", 0, per_pair * 1e6, "us");
 }

@@ -8,7 +8,7 @@
 #
 # Configurations (epmpi against baseline):
 #   1   1 process x 2 endpoints (world mode)  vs  2 MPICH processes
-#       pingpong, rate, rma, create
+#       pingpong, rate, calls, rma, create
 #   2   2 processes x 1 endpoint (world mode) vs  2 MPICH processes
 #       pingpong, rate, rma
 #   3   2 processes, epmpi preloaded, no world mode vs 2 MPICH processes
@@ -86,7 +86,7 @@ if [ -n "${BENCH_SAN_PRELOAD:-}" ]; then
 fi
 
 # id, epmpi shape, baseline shape, cases
-CONFIG_TABLE='1 world:1:2 mpich:2 pingpong,rate,rma,create
+CONFIG_TABLE='1 world:1:2 mpich:2 pingpong,rate,calls,rma,create
 2 world:2:1 mpich:2 pingpong,rate,rma
 3 preload:2 mpich:2 pingpong,rate
 4 world:2:2 mt:2:2 rate

@@ -120,9 +120,10 @@ int ep_entry_endpoint(const char *call, MPI_Comm c, ep_endpoint_t **out)
                             "for threads 0 to %d only",
                             t, ep_world.nep, ep_world.nep - 1);
         }
-        c = c == MPI_COMM_WORLD ? ep_world.comm[t] : ep_world.self[t];
+        ep = ep_world.ep[c == MPI_COMM_WORLD ? t : ep_world.nep + t];
+    } else {
+        ep = ep_endpoint_get(c);
     }
-    ep = ep_endpoint_get(c);
     if (!ep) {
         /* A thread communicator: the calling thread's endpoint of it. */
         ep_threadcomm_t *tc = ep_threadcomm_get(c);
@@ -233,8 +234,8 @@ int ep_check_op(ep_endpoint_t *ep, const char *call, MPI_Op op)
     return MPI_SUCCESS;
 }
 
-int ep_check_send(ep_endpoint_t *ep, const char *call, const void *buf, int count, MPI_Datatype t, int dest,
-                  int tag)
+int ep_check_send_all(ep_endpoint_t *ep, const char *call, const void *buf, int count, MPI_Datatype t, int dest,
+                      int tag)
 {
     int rc;
     if ((rc = ep_check_count(ep, call, count)) || (rc = ep_check_type(ep, call, t)) ||
@@ -244,8 +245,8 @@ int ep_check_send(ep_endpoint_t *ep, const char *call, const void *buf, int coun
     return MPI_SUCCESS;
 }
 
-int ep_check_recv(ep_endpoint_t *ep, const char *call, const void *buf, int count, MPI_Datatype t, int source,
-                  int tag)
+int ep_check_recv_all(ep_endpoint_t *ep, const char *call, const void *buf, int count, MPI_Datatype t,
+                      int source, int tag)
 {
     int rc;
     if ((rc = ep_check_count(ep, call, count)) || (rc = ep_check_type(ep, call, t)) ||

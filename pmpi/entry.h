@@ -99,10 +99,36 @@ int ep_check_op(ep_endpoint_t *ep, const char *call, MPI_Op op);
 int ep_check_intra(ep_endpoint_t *ep, const char *call);
 
 /* The send-side checks together: buffer, count, type, dest, tag. */
-int ep_check_send(ep_endpoint_t *ep, const char *call, const void *buf, int count, MPI_Datatype t, int dest,
-                  int tag);
-int ep_check_recv(ep_endpoint_t *ep, const char *call, const void *buf, int count, MPI_Datatype t, int source,
-                  int tag);
+int ep_check_send_all(ep_endpoint_t *ep, const char *call, const void *buf, int count, MPI_Datatype t, int dest,
+                      int tag);
+int ep_check_recv_all(ep_endpoint_t *ep, const char *call, const void *buf, int count, MPI_Datatype t,
+                      int source, int tag);
+
+/* The same, inline for the usual case (a builtin type, a buffer, ranks and
+ * tag in range), which needs no call; anything else takes the full checks,
+ * which also name the problem. */
+static inline int ep_args_usual(const ep_endpoint_t *ep, const void *buf, int count, MPI_Datatype t, int peer)
+{
+    return count >= 0 && ep_datatype_builtin_size(t) >= 0 && (buf || !count) &&
+           (peer == MPI_PROC_NULL || ((unsigned)peer < (unsigned)ep_remote_size(ep)));
+}
+
+static inline int ep_check_send(ep_endpoint_t *ep, const char *call, const void *buf, int count, MPI_Datatype t,
+                                int dest, int tag)
+{
+    if (tag >= 0 && ep_args_usual(ep, buf, count, t, dest))
+        return MPI_SUCCESS;
+    return ep_check_send_all(ep, call, buf, count, t, dest, tag);
+}
+
+static inline int ep_check_recv(ep_endpoint_t *ep, const char *call, const void *buf, int count, MPI_Datatype t,
+                                int source, int tag)
+{
+    if ((tag >= 0 || tag == MPI_ANY_TAG) &&
+        ep_args_usual(ep, buf, count, t, source == MPI_ANY_SOURCE ? MPI_PROC_NULL : source))
+        return MPI_SUCCESS;
+    return ep_check_recv_all(ep, call, buf, count, t, source, tag);
+}
 
 /* Error of a completed endpoint request (truncation...), raised on its
  * endpoint with a message naming call; MPI_SUCCESS when there is none. */

@@ -14,7 +14,8 @@ ep_status_t ep_world_init(int nep)
 
     ep_world.comm = calloc((size_t)nep, sizeof(MPI_Comm));
     ep_world.self = calloc((size_t)nep, sizeof(MPI_Comm));
-    if (!ep_world.comm || !ep_world.self)
+    ep_world.ep = calloc(2 * (size_t)nep, sizeof *ep_world.ep);
+    if (!ep_world.comm || !ep_world.self || !ep_world.ep)
         return EP_ERR_NO_MEM;
     if ((rc = ep_comm_create_endpoints_classic(MPI_COMM_WORLD, nep, ep_world.comm)))
         return rc;
@@ -28,6 +29,8 @@ ep_status_t ep_world_init(int nep)
         ep_world.self[t] = c->local[0].handle;
         c->local[0].user_handle = MPI_COMM_SELF;
         w->user_handle = MPI_COMM_WORLD;
+        ep_world.ep[t] = w;
+        ep_world.ep[nep + t] = &c->local[0];
     }
     ep_world.nep = nep;
     return EP_OK;
@@ -44,5 +47,6 @@ void ep_world_finalize(void)
     }
     free(ep_world.comm);
     free(ep_world.self);
-    ep_world = (ep_world_t){0, NULL, NULL};
+    free(ep_world.ep);
+    ep_world = (ep_world_t){0, NULL, NULL, NULL};
 }

@@ -24,7 +24,7 @@ typedef struct ep_attr_host {
 
 static inline ep_attr_host_t ep_attr_of(ep_endpoint_t *ep)
 {
-    return (ep_attr_host_t){&ep->attrs, &ep->lock, (int)ep->user_handle};
+    return (ep_attr_host_t){&ep->attrs, &ep->attr_lock, (int)ep->user_handle};
 }
 
 /* copy is NULL for windows (never duplicated) and for MPI_COMM_NULL_COPY_FN.

@@ -17,13 +17,6 @@
 /* Chained hash table, guarded by net.c's progress lock (see comm.h). */
 #define EP_CTX_BUCKETS 1024
 
-static pthread_mutexattr_t ep_lock_attr;
-static pthread_once_t ep_lock_attr_once = PTHREAD_ONCE_INIT;
-static void ep_lock_attr_make(void)
-{
-    pthread_mutexattr_init(&ep_lock_attr);
-    pthread_mutexattr_settype(&ep_lock_attr, PTHREAD_MUTEX_ADAPTIVE_NP);
-}
 static ep_comm_t *ctx_table[EP_CTX_BUCKETS];
 static _Atomic uint32_t ctx_serial = 1;
 
@@ -116,7 +109,7 @@ static void comm_destroy(ep_comm_t *c)
             PMPI_Info_free(&ep->info);
         while ((it = ep_mq_pop(&ep->unexpected)))
             ep_msg_destroy(ep_container_of(it, ep_msg_t, link));
-        pthread_mutex_destroy(&ep->lock);
+        pthread_mutex_destroy(&ep->attr_lock);
     }
     if (c->pcomm != MPI_COMM_NULL)
         PMPI_Comm_free(&c->pcomm);
@@ -212,7 +205,6 @@ out:
 
 static ep_status_t endpoints_init(ep_comm_t *c, MPI_Errhandler eh)
 {
-    pthread_once(&ep_lock_attr_once, ep_lock_attr_make);
     c->local = aligned_alloc(_Alignof(ep_endpoint_t), (size_t)c->nlocal * sizeof *c->local);
     if (c->local)
         memset(c->local, 0, (size_t)c->nlocal * sizeof *c->local);
@@ -235,7 +227,7 @@ static ep_status_t endpoints_init(ep_comm_t *c, MPI_Errhandler eh)
         /* Adaptive: the lock is held for a queue operation only, so a thread
          * that finds it taken spins briefly instead of sleeping in the kernel
          * (and the holder then need not wake it with a system call). */
-        pthread_mutex_init(&ep->lock, &ep_lock_attr);
+        pthread_mutex_init(&ep->attr_lock, NULL);
         ep_mq_init(&ep->posted);
         ep_mq_init(&ep->unexpected);
         if (ep_config.stats && !(ep->stats = ep_stats_for(c->gids[ep->rank])))

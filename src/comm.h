@@ -28,6 +28,7 @@
 #include "error.h"
 #include "match.h"
 #include "registry.h"
+#include "wait.h"
 
 #include <mpi.h>
 #include <pthread.h>
@@ -67,11 +68,12 @@ typedef struct ep_endpoint {
      * queues, which senders write. */
     struct ep_lane *_Atomic lanes_in;           /* lanes into it (lane.h), newest first; linked under lock */
     struct ep_lane *_Atomic *_Atomic lanes_out; /* [nlocal] lanes from it, made on first use, or NULL */
-    _Alignas(64) pthread_mutex_t lock; /* guards posted and unexpected */
+    _Alignas(64) ep_lock_t lock; /* guards posted and unexpected (wait.h) */
     ep_match_queue_t posted;     /* receives waiting for a message (ep_request_t) */
     ep_match_queue_t unexpected; /* messages waiting for a receive (ep_msg_t) */
     MPI_Errhandler errhandler;   /* this rank's error handler */
-    void *attrs;                 /* attribute list (attr.c), guarded by lock */
+    void *attrs;                 /* attribute list (attr.c), guarded by attr_lock */
+    pthread_mutex_t attr_lock;   /* guards attrs */
     MPI_Info info;               /* hints from MPI_Comm_set_info, or MPI_INFO_NULL */
     char name[MPI_MAX_OBJECT_NAME];
     uint64_t coll_seq;           /* non-blocking collectives started (coll_drive.c) */

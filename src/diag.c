@@ -181,11 +181,11 @@ static void report_pending(void)
     ep_registry_each(EP_OBJ_MESSAGE, pending_message, &p);
     for (size_t i = 0; i < p.neps; i++) {
         ep_endpoint_t *ep = p.eps[i];
-        pthread_mutex_lock(&ep->lock);
+        ep_lock(&ep->lock);
         for (ep_match_item_t *it = ep->unexpected.head; it; it = it->next)
             pending_line(&p, ep, "message arrived but never received, from", it->source, it->tag,
                          ep_container_of(it, ep_msg_t, link)->bytes);
-        pthread_mutex_unlock(&ep->lock);
+        ep_unlock(&ep->lock);
     }
     free(p.eps);
     if (p.n > EP_PENDING_SHOWN)

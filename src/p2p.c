@@ -214,11 +214,11 @@ void ep_p2p_drain(ep_endpoint_t *dst, int block)
     if (!lanes_ready(dst))
         return;
     if (block)
-        pthread_mutex_lock(&dst->lock);
-    else if (pthread_mutex_trylock(&dst->lock))
+        ep_lock(&dst->lock);
+    else if (!ep_lock_try(&dst->lock))
         return; /* its holder is busy with dst; the caller polls again */
     drain_locked(dst);
-    pthread_mutex_unlock(&dst->lock);
+    ep_unlock(&dst->lock);
 }
 
 /* Delivers m to dst; with drain, the lanes into dst are drained first.  A
@@ -226,11 +226,11 @@ void ep_p2p_drain(ep_endpoint_t *dst, int block)
  * megabytes, and the progress engine may be waiting for the lock. */
 static int deliver(ep_endpoint_t *dst, const ep_msg_t *m, int drain)
 {
-    pthread_mutex_lock(&dst->lock);
+    ep_lock(&dst->lock);
     if (drain)
         drain_locked(dst);
     ep_request_t *r = take_locked(dst, m);
-    pthread_mutex_unlock(&dst->lock);
+    ep_unlock(&dst->lock);
     if (r)
         complete_matched(r, m);
     return r != NULL;
@@ -267,14 +267,14 @@ static ep_lane_t *lane_make(ep_endpoint_t *ep, ep_endpoint_t *dst)
     if (!l)
         return NULL;
     /* Published under dst->lock, with which consumers walk the list. */
-    pthread_mutex_lock(&dst->lock);
+    ep_lock(&dst->lock);
     ep_lane_t *have = atomic_load_explicit(&out[dst - c->local], memory_order_relaxed);
     if (!have) {
         l->next_in = atomic_load_explicit(&dst->lanes_in, memory_order_relaxed);
         atomic_store_explicit(&dst->lanes_in, l, memory_order_release);
         atomic_store_explicit(&out[dst - c->local], l, memory_order_release);
     }
-    pthread_mutex_unlock(&dst->lock);
+    ep_unlock(&dst->lock);
     if (!have)
         return l;
     free(l);
@@ -424,14 +424,14 @@ ep_status_t ep_recv_start(ep_request_t *r)
     }
     if ((rc = recv_prepare(r)))
         return rc;
-    pthread_mutex_lock(&ep->lock);
+    ep_lock(&ep->lock);
     ep_match_item_t *it = ep_mq_find_unexpected(&ep->unexpected, r->source_pat, r->tag_pat, 1);
     if (!it) {
         ep_mq_append(&ep->posted, &r->link);
-        pthread_mutex_unlock(&ep->lock);
+        ep_unlock(&ep->lock);
         return EP_OK;
     }
-    pthread_mutex_unlock(&ep->lock);
+    ep_unlock(&ep->lock);
     ep_msg_t *m = ep_container_of(it, ep_msg_t, link);
     match_complete(r, m);
     ep_msg_destroy(m);
@@ -463,7 +463,7 @@ static ep_status_t probe(ep_endpoint_t *ep, int source, int tag, int take, int *
         return EP_OK;
     }
     ep_progress();
-    pthread_mutex_lock(&ep->lock);
+    ep_lock(&ep->lock);
     drain_locked(ep);
     ep_match_item_t *it = ep_mq_find_unexpected(&ep->unexpected, source, tag, 0);
     ep_msg_t *m = it ? ep_container_of(it, ep_msg_t, link) : NULL;
@@ -481,7 +481,7 @@ static ep_status_t probe(ep_endpoint_t *ep, int source, int tag, int take, int *
     }
     if (m && st != MPI_STATUS_IGNORE)
         ep_status_set(st, m->link.source, m->link.tag, MPI_SUCCESS, m->bytes, 0);
-    pthread_mutex_unlock(&ep->lock);
+    ep_unlock(&ep->lock);
     *flag = m != NULL;
     return rc;
 }
@@ -500,9 +500,9 @@ ep_status_t ep_improbe(ep_endpoint_t *ep, int source, int tag, int *flag, ep_msg
 int ep_recv_cancel(ep_request_t *r)
 {
     ep_endpoint_t *ep = r->ep;
-    pthread_mutex_lock(&ep->lock);
+    ep_lock(&ep->lock);
     int removed = ep_request_state(r) == EP_RS_PENDING && ep_mq_remove(&ep->posted, &r->link);
-    pthread_mutex_unlock(&ep->lock);
+    ep_unlock(&ep->lock);
     if (removed) {
         ep_status_set(&r->status, r->source_pat, r->tag_pat, MPI_SUCCESS, 0, 1);
         ep_request_set_done(r);

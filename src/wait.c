@@ -46,3 +46,16 @@ void ep_backoff(ep_backoff_t *b)
     }
     sched_yield();
 }
+
+void ep_lock_wait(ep_lock_t *l)
+{
+    for (unsigned r = 0;; r++) {
+        if (!atomic_load_explicit(&l->held, memory_order_relaxed) &&
+            !atomic_exchange_explicit(&l->held, 1, memory_order_acquire))
+            return;
+        if (r < EP_SPIN_ROUNDS)
+            cpu_relax();
+        else
+            sched_yield();
+    }
+}

@@ -87,7 +87,7 @@ static inline ep_win_ep_t *ep_win_get(MPI_Win h) { return (ep_win_ep_t *)ep_regi
  * them when the window goes); the callbacks get the window's handle. */
 static inline ep_attr_host_t ep_win_attrs(ep_win_ep_t *we)
 {
-    return (ep_attr_host_t){&we->ep->attrs, &we->ep->lock, (int)we->handle};
+    return (ep_attr_host_t){&we->ep->attrs, &we->ep->attr_lock, (int)we->handle};
 }
 
 /* Creation, collective over ep's communicator (an intracommunicator).

@@ -79,17 +79,11 @@ static int comm_predefined(int keyval)
 
 EP_API int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
-    static int tag_ub = EP_TAG_UB;
     ep_endpoint_t *ep;
     int rc;
     EP_ENTRY("MPI_Comm_get_attr", comm, ep, PMPI_Comm_get_attr(comm, keyval, attribute_val, flag));
     if ((rc = check_outputs(comm_obj(ep), "MPI_Comm_get_attr", attribute_val, flag)))
         return rc;
-    if (keyval == MPI_TAG_UB) {
-        *(int **)attribute_val = &tag_ub;
-        *flag = 1;
-        return MPI_SUCCESS;
-    }
     if (comm_predefined(keyval))
         /* Properties of the job, the same for every rank: MPICH's values. */
         return PMPI_Comm_get_attr(MPI_COMM_WORLD, keyval, attribute_val, flag);

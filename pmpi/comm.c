@@ -146,6 +146,9 @@ EP_API int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
     ep_endpoint_t *ep;
     EP_ENTRY("MPI_Comm_get_info", comm, ep, PMPI_Comm_get_info(comm, info_used));
     int rc = ep->info != MPI_INFO_NULL ? PMPI_Info_dup(ep->info, info_used) : PMPI_Info_create(info_used);
+    /* Which path its messages take (src/direct.h), for the curious. */
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Info_set(*info_used, "epmpi_p2p_path", ep->comm->direct ? "mpich" : "engine");
     return rc == MPI_SUCCESS ? MPI_SUCCESS : ep_raise(ep, "MPI_Comm_get_info", MPI_ERR_INFO, "could not copy the info");
 }
 

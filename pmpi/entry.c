@@ -193,10 +193,14 @@ int ep_check_source(ep_endpoint_t *ep, const char *call, int source)
     return ep_check_dest(ep, call, source);
 }
 
+int ep_tag_ub = 32767; /* the least MPI allows, until MPI_Init reads MPICH's */
+
 int ep_check_send_tag(ep_endpoint_t *ep, const char *call, int tag)
 {
-    return tag < 0 ? ep_raise(ep, call, MPI_ERR_TAG, "invalid tag %d (tags go from 0 to %d)", tag, EP_TAG_UB)
-                   : MPI_SUCCESS;
+    return tag < 0 || tag > EP_TAG_UB
+               ? ep_raise(ep, call, MPI_ERR_TAG, "invalid tag %d (tags go from 0 to MPI_TAG_UB = %d)", tag,
+                          EP_TAG_UB)
+               : MPI_SUCCESS;
 }
 
 int ep_check_recv_tag(ep_endpoint_t *ep, const char *call, int tag)
@@ -264,6 +268,10 @@ int ep_request_error_code(const ep_request_t *r, const char *call)
     if (r->kind == EP_REQ_COLL && r->coll_status)
         return ep_error_code_make(ep_status_class(r->coll_status), "%s: the collective failed: %s", call,
                                   ep_status_text(r->coll_status));
+    if (err == MPI_ERR_TRUNCATE && r->sent_bytes < 0) /* a direct receive (src/direct.h) */
+        return ep_error_code_make(MPI_ERR_TRUNCATE,
+                                  "%s: message truncated: more than %lld bytes arrived from rank %d (tag %d)", call,
+                                  (long long)r->lay.bytes, r->status.MPI_SOURCE, r->status.MPI_TAG);
     if (err == MPI_ERR_TRUNCATE)
         return ep_error_code_make(MPI_ERR_TRUNCATE,
                                   "%s: message truncated: %lld bytes arrived from rank %d (tag %d) for a receive "

@@ -22,9 +22,12 @@
 
 #define EP_API __attribute__((visibility("default")))
 
-/* Largest tag on endpoint communicators: tags travel in epmpi's own header,
- * so the whole non-negative int range is available. */
-#define EP_TAG_UB INT_MAX
+/* Largest tag, on endpoint communicators as on classic ones: MPICH's
+ * MPI_TAG_UB (read at MPI_Init).  Communicators with one endpoint per
+ * process hand the user's tag to MPICH (src/direct.h), and MPI_TAG_UB is a
+ * property of the job, the same on every communicator. */
+extern int ep_tag_ub;
+#define EP_TAG_UB ep_tag_ub
 
 /* 1 when comm must be handled by the engine. */
 static inline int ep_entry_comm_is_ep(MPI_Comm c)
@@ -116,7 +119,7 @@ static inline int ep_args_usual(const ep_endpoint_t *ep, const void *buf, int co
 static inline int ep_check_send(ep_endpoint_t *ep, const char *call, const void *buf, int count, MPI_Datatype t,
                                 int dest, int tag)
 {
-    if (tag >= 0 && ep_args_usual(ep, buf, count, t, dest))
+    if ((unsigned)tag <= (unsigned)ep_tag_ub && ep_args_usual(ep, buf, count, t, dest))
         return MPI_SUCCESS;
     return ep_check_send_all(ep, call, buf, count, t, dest, tag);
 }
@@ -124,7 +127,7 @@ static inline int ep_check_send(ep_endpoint_t *ep, const char *call, const void 
 static inline int ep_check_recv(ep_endpoint_t *ep, const char *call, const void *buf, int count, MPI_Datatype t,
                                 int source, int tag)
 {
-    if ((tag >= 0 || tag == MPI_ANY_TAG) &&
+    if (((unsigned)tag <= (unsigned)ep_tag_ub || tag == MPI_ANY_TAG) &&
         ep_args_usual(ep, buf, count, t, source == MPI_ANY_SOURCE ? MPI_PROC_NULL : source))
         return MPI_SUCCESS;
     return ep_check_recv_all(ep, call, buf, count, t, source, tag);

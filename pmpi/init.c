@@ -2,6 +2,7 @@
 #include "settings.h"
 #include "attr.h"
 #include "diag.h"
+#include "direct.h"
 #include "entry.h"
 #include "net.h"
 #include "p2p.h"
@@ -9,6 +10,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 static int engine_up;
 
@@ -16,7 +18,26 @@ static void fatal_setup(const char *call, const char *msg)
 {
     fprintf(stderr, "epmpi: %s: %s\n", call, msg);
     fflush(stderr);
+    /* mpiexec may drop what a job printed just before it aborted: give
+     * the message a moment to leave (a failed start, so time is no cost). */
+    struct timespec pause = {0, 200 * 1000 * 1000};
+    nanosleep(&pause, NULL);
     PMPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+/* In world mode the application never sees classic MPI_COMM_WORLD, yet
+ * MPICH raises there the errors that belong to no object, and those of
+ * completed requests.  They go to the calling thread's MPI_COMM_WORLD
+ * handler, as the application set it; those of direct requests are raised
+ * by epmpi itself, on their endpoint (src/direct.h). */
+static void classic_world_errors(MPI_Comm *comm, int *code, ...)
+{
+    (void)comm;
+    if (ep_direct_quiet)
+        return;
+    int t = ep_thread_index();
+    ep_endpoint_t *ep = t < ep_world.nep ? ep_world.ep[t] : NULL;
+    ep_errhandler_invoke(ep ? ep->errhandler : MPI_ERRORS_ARE_FATAL, MPI_COMM_WORLD, *code);
 }
 
 /* The underlying MPI always runs MPI_THREAD_MULTIPLE: endpoints are driven
@@ -36,6 +57,9 @@ static int init_common(const char *call, int *argc, char ***argv, int *provided)
         return rc;
     if (prov != MPI_THREAD_MULTIPLE)
         fatal_setup(call, "the MPI library does not provide MPI_THREAD_MULTIPLE, which epmpi needs");
+    int *ub, has_ub = 0;
+    if (PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &has_ub) == MPI_SUCCESS && has_ub)
+        ep_tag_ub = *ub;
     if (ep_net_init())
         fatal_setup(call, "could not set up the transport communicators");
     if (ep_diag_init(err, sizeof err))
@@ -47,6 +71,11 @@ static int init_common(const char *call, int *argc, char ***argv, int *provided)
             snprintf(err, sizeof err, "could not create %d world endpoints per process (EPMPI_ENDPOINTS): %s",
                      ep_config.endpoints, ep_status_text(st));
             fatal_setup(call, err);
+        }
+        MPI_Errhandler eh;
+        if (PMPI_Comm_create_errhandler(classic_world_errors, &eh) == MPI_SUCCESS) {
+            PMPI_Comm_set_errhandler(MPI_COMM_WORLD, eh);
+            PMPI_Errhandler_free(&eh);
         }
     }
     if (ep_config.verbose) {

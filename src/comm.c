@@ -4,6 +4,7 @@
 
 #include "attr.h"
 #include "diag.h"
+#include "direct.h"
 #include "handle.h"
 #include "lane.h"
 #include "net.h"
@@ -336,9 +337,13 @@ ep_status_t ep_comm_build_on(MPI_Comm pc, int nnew, const ep_new_ep_t *neweps, M
         else
             c->gids[r] = (ep_gid_t){c->ctx, (uint64_t)r};
     }
+    ep_direct_decide(c);
     if ((rc = endpoints_init(c, eh)))
         goto fail;
-    if (c->nprocs > 1)
+    /* Headers come only on communicators over several processes that are
+     * not direct; without one, no header receives are posted at all, and
+     * MPICH's matching of direct messages need not skip them. */
+    if (c->nprocs > 1 && !c->direct)
         ep_net_activate();
     ep_net_comm_ready(c);
     *out = c;
@@ -406,6 +411,7 @@ ep_status_t ep_comm_clone_step(ep_comm_t *pc, ep_comm_t *c, int stage, MPI_Reque
      * process's context id becomes everyone's. */
     if (stage == 0 && c->pcomm != MPI_COMM_NULL)
         return PMPI_Ibcast(&c->ctx, 1, MPI_UINT64_T, 0, c->pcomm, req) == MPI_SUCCESS ? EP_OK : EP_ERR_ENDPOINTS;
+    ep_direct_decide(c);
     if ((rc = endpoints_init(c, MPI_ERRORS_ARE_FATAL)))
         return rc;
     for (int i = 0; i < c->nlocal; i++)
@@ -424,6 +430,9 @@ void ep_comm_clone_abort(ep_comm_t *c, MPI_Request *req)
 void ep_comm_make_inter(ep_comm_t *c, int size0)
 {
     c->inter = 1;
+    c->direct = 0;
+    if (c->nprocs > 1)
+        ep_net_activate();
     c->group_off[0] = 0;
     c->group_off[1] = c->group_size[0] = size0;
     c->group_size[1] = c->size - size0;

@@ -108,6 +108,8 @@ struct ep_comm {
     int nlocal;              /* ranks in this process */
     int blocked;             /* each process's ranks are contiguous, in process order */
     int inter;               /* an intercommunicator: ranks[] holds group 0, then group 1 */
+    int direct;              /* one endpoint per process, rank r in process r: point-to-point
+                                goes straight to MPICH over pcomm (direct.h) */
     int group_off[2];        /* where each group starts in ranks[] ({0, 0} for intracomms) */
     int group_size[2];       /* each group's size ({size, size} for intracomms) */
     ep_rank_loc_t *ranks;    /* [size] where each rank lives */

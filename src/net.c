@@ -110,6 +110,8 @@ void ep_net_finalize(void)
         pthread_mutex_lock(&progress_lock);
         for (ep_request_t **pp = &detached; *pp;) {
             ep_request_t *r = *pp;
+            if (r->direct && r->kind == EP_REQ_RECV && ep_request_state(r) == EP_RS_NET)
+                PMPI_Cancel(&r->net[0]); /* never matched, or completes anyway */
             if (ep_request_state(r) == EP_RS_PENDING) {
                 if (r->kind == EP_REQ_RECV)
                     ep_recv_cancel(r);
@@ -202,27 +204,29 @@ ep_status_t ep_net_send(ep_request_t *s, int dst_world, uint64_t ctx, int src, i
     if (rc != MPI_SUCCESS)
         return EP_ERR_INTERN;
     ep_status_set(&s->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
-    if (s->mode == EP_SEND_BUFFERED) {
-        /* A buffered send completes at once: its data is in tmp.  The PMPI
-         * part moves to an internal request that the progress engine
-         * finishes (and that gives the attached-buffer space back). */
-        ep_request_t *inner = ep_request_new(EP_REQ_SEND, s->ep, 0);
-        if (inner) {
-            inner->nnet = s->nnet;
-            memcpy(inner->net, s->net, sizeof s->net);
-            inner->tmp = s->tmp;
-            inner->bsend_bytes = s->bsend_bytes;
-            atomic_store_explicit(&inner->state, EP_RS_NET, memory_order_relaxed);
-            s->nnet = 0;
-            s->tmp = NULL;
-            s->bsend_bytes = 0;
-            ep_progress_detach(inner);
-            ep_request_set_done(s);
-            return EP_OK;
-        }
-    }
+    if (s->mode == EP_SEND_BUFFERED && ep_net_hand_off(s))
+        return EP_OK;
     atomic_store_explicit(&s->state, EP_RS_NET, memory_order_release);
     return EP_OK;
+}
+
+int ep_net_hand_off(ep_request_t *s)
+{
+    ep_request_t *inner = ep_request_new(EP_REQ_SEND, s->ep, 0);
+    if (!inner)
+        return 0;
+    inner->nnet = s->nnet;
+    memcpy(inner->net, s->net, sizeof s->net);
+    inner->tmp = s->tmp;
+    inner->bsend_bytes = s->bsend_bytes;
+    inner->direct = s->direct;
+    atomic_store_explicit(&inner->state, EP_RS_NET, memory_order_relaxed);
+    s->nnet = 0;
+    s->tmp = NULL;
+    s->bsend_bytes = 0;
+    ep_progress_detach(inner);
+    ep_request_set_done(s);
+    return 1;
 }
 
 void ep_net_recv_rndv(ep_request_t *r, const ep_msg_t *m)

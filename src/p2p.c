@@ -3,6 +3,7 @@
 #include "settings.h"
 #include "datatype.h"
 #include "diag.h"
+#include "direct.h"
 #include "handle.h"
 #include "lane.h"
 #include "net.h"
@@ -88,6 +89,8 @@ static void match_complete(ep_request_t *r, const ep_msg_t *m)
     case EP_MSG_NET_RNDV:
         r->sent_bytes = m->bytes;
         ep_net_recv_rndv(r, m);
+        break;
+    case EP_MSG_DIRECT: /* received by ep_direct_mrecv, never queued */
         break;
     }
 }
@@ -351,6 +354,8 @@ int ep_send_now(ep_endpoint_t *ep, const void *buf, int count, MPI_Datatype type
     if (dest == MPI_PROC_NULL)
         return 1;
     ep_comm_t *c = ep->comm;
+    if (c->direct)
+        return ep_direct_send_now(ep, buf, count, type, dest, tag);
     ep_rank_loc_t loc = c->ranks[ep_peer_index(ep, dest)];
     ep_dt_layout_t lay;
     if (loc.proc != c->myproc || ep_dt_layout(type, count, &lay) || lay.bytes > EP_LANE_INLINE ||
@@ -386,6 +391,8 @@ ep_status_t ep_send_start(ep_request_t *s)
     atomic_store_explicit(&s->state, EP_RS_PENDING, memory_order_relaxed);
     ep_rank_loc_t loc = c->ranks[ep_peer_index(ep, s->peer)];
     ep_stats_msg(ep, 0, loc.proc != c->myproc, s->lay.bytes);
+    if (c->direct)
+        return ep_direct_send(s);
     if (loc.proc == c->myproc) {
         ep_endpoint_t *dst = &c->local[loc.lidx];
         if (lane_send(ep, dst, s))
@@ -424,6 +431,8 @@ ep_status_t ep_recv_start(ep_request_t *r)
     }
     if ((rc = recv_prepare(r)))
         return rc;
+    if (ep->comm->direct)
+        return ep_direct_recv(r);
     ep_lock(&ep->lock);
     ep_match_item_t *it = ep_mq_find_unexpected(&ep->unexpected, r->source_pat, r->tag_pat, 1);
     if (!it) {
@@ -443,6 +452,8 @@ ep_status_t ep_mrecv_start(ep_request_t *r, ep_msg_t *m)
     ep_status_t rc = recv_prepare(r);
     if (rc)
         return rc;
+    if (m->kind == EP_MSG_DIRECT)
+        return ep_direct_mrecv(r, m);
     match_complete(r, m);
     ep_msg_destroy(m);
     return EP_OK;
@@ -463,6 +474,8 @@ static ep_status_t probe(ep_endpoint_t *ep, int source, int tag, int take, int *
         return EP_OK;
     }
     ep_progress();
+    if (ep->comm->direct)
+        return ep_direct_probe(ep, source, tag, take, flag, msg, st);
     ep_lock(&ep->lock);
     drain_locked(ep);
     ep_match_item_t *it = ep_mq_find_unexpected(&ep->unexpected, source, tag, 0);
@@ -500,6 +513,8 @@ ep_status_t ep_improbe(ep_endpoint_t *ep, int source, int tag, int *flag, ep_msg
 int ep_recv_cancel(ep_request_t *r)
 {
     ep_endpoint_t *ep = r->ep;
+    if (r->direct)
+        return ep_direct_cancel(r);
     ep_lock(&ep->lock);
     int removed = ep_request_state(r) == EP_RS_PENDING && ep_mq_remove(&ep->posted, &r->link);
     ep_unlock(&ep->lock);
@@ -515,8 +530,7 @@ void ep_request_wait(ep_request_t *r)
     ep_backoff_t b = EP_BACKOFF_INIT;
     /* Checked again right after progress: it may just have completed r. */
     while (!ep_request_poll(r)) {
-        ep_progress();
-        if (ep_request_poll(r))
+        if (ep_progress_due(&b, r->direct) && ep_request_poll(r))
             break;
         ep_backoff(&b);
     }

@@ -2,6 +2,7 @@
 
 #include "coll.h"
 #include "datatype.h"
+#include "direct.h"
 #include "handle.h"
 #include "p2p.h"
 #include "thread.h"
@@ -213,6 +214,16 @@ int ep_request_poll(ep_request_t *r)
     }
     int flag = 0;
     MPI_Status sts[EP_REQ_MAX_NET];
+    if (r->direct) {
+        ep_direct_quiet = 1;
+        int rc = PMPI_Test(&r->net[0], &flag, &sts[0]);
+        ep_direct_quiet = 0;
+        if (!flag && rc == MPI_SUCCESS)
+            return 0;
+        ep_direct_status(r, &sts[0], rc);
+        finish_net(r);
+        return 1;
+    }
     if (PMPI_Testall(r->nnet, r->net, &flag, sts) != MPI_SUCCESS) {
         r->status.MPI_ERROR = MPI_ERR_INTERN;
         flag = 1;

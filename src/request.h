@@ -57,6 +57,8 @@ typedef struct ep_request {
     ep_req_kind_t kind;
     ep_send_mode_t mode;         /* sends only */
     int persistent;              /* made by *_init: survives completion */
+    int direct;                  /* on a direct communicator (direct.h): net[0] is all of it,
+                                    and a receive's status comes from MPICH */
     ep_endpoint_t *ep;           /* the endpoint it runs on */
     int holds_type;              /* type is held until the request goes (datatype.h) */
     int peer;                    /* destination rank (sends) */
@@ -79,7 +81,7 @@ typedef struct ep_request {
     _Alignas(16) char wire_inline[EP_REQ_WIRE_INLINE];
 } ep_request_t;
 
-typedef enum { EP_MSG_EAGER, EP_MSG_LOCAL_RNDV, EP_MSG_NET_RNDV } ep_msg_kind_t;
+typedef enum { EP_MSG_EAGER, EP_MSG_LOCAL_RNDV, EP_MSG_NET_RNDV, EP_MSG_DIRECT } ep_msg_kind_t;
 
 typedef struct ep_msg {
     ep_object_t obj;        /* registry header: EP_OBJ_MESSAGE (once mprobed) */
@@ -90,6 +92,7 @@ typedef struct ep_msg {
     ep_request_t *sreq;     /* LOCAL_RNDV: the waiting sender's request */
     int src_world;          /* NET_RNDV: world rank of the sending process */
     int dtag;               /* NET_RNDV: tag of the data message */
+    MPI_Message pmsg;       /* DIRECT: MPICH's handle of the message (direct.h) */
     MPI_Message handle;     /* mprobed: its handle */
     ep_endpoint_t *ep;      /* mprobed: the endpoint that probed it */
 } ep_msg_t;

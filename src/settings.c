@@ -91,6 +91,14 @@ int ep_config_load(char *err, size_t errlen)
             return -1;
         }
     }
+    if ((s = getenv("EPMPI_P2P_PATH")) && *s) {
+        if (!strcmp(s, "engine"))
+            c.p2p_engine = 1;
+        else if (strcmp(s, "auto")) {
+            snprintf(err, errlen, "EPMPI_P2P_PATH='%s' is not valid: use auto or engine", s);
+            return -1;
+        }
+    }
     ep_config = c;
     return 0;
 }

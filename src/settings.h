@@ -14,6 +14,9 @@ typedef struct ep_config {
     int coll_gathered;        /* EPMPI_COLL_ALGORITHM=gathered: reductions and scans gather
                                  every input and fold in rank order (the path used when ranks
                                  are not grouped by process), for testing and debugging */
+    int p2p_engine;           /* EPMPI_P2P_PATH=engine: every message goes through epmpi's own
+                                 matching, also on communicators with one endpoint per
+                                 process (direct.h), for testing and comparison */
     int debug;                /* EPMPI_DEBUG: report two threads inside one endpoint's
                                  blocking calls at the same time (diag.h) */
     int stats;                /* EP_STATS_* bits: count traffic per endpoint when non-zero */

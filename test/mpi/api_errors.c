@@ -165,7 +165,16 @@ static void point_to_point_errors(int r, int s)
     expect_err(rc, MPI_ERR_TAG, "MPI_Isend", "tag", "MPI_Isend with tag -100");
     rc = MPI_Recv(v, 1, MPI_INT, r, -7, MPI_COMM_WORLD, &st);
     expect_err(rc, MPI_ERR_TAG, "MPI_Recv", "tag", "MPI_Recv with tag -7");
-    /* (Tags above MPI_TAG_UB cannot be made: MPI_TAG_UB is INT_MAX.) */
+    {
+        int *ub = NULL, flag = 0;
+        EPT_OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag));
+        if (flag && *ub < INT_MAX) {
+            rc = MPI_Send(v, 1, MPI_INT, r, *ub + 1, MPI_COMM_WORLD);
+            expect_err(rc, MPI_ERR_TAG, "MPI_Send", "MPI_TAG_UB", "MPI_Send with tag MPI_TAG_UB + 1");
+            rc = MPI_Irecv(v, 1, MPI_INT, r, *ub + 1, MPI_COMM_WORLD, &rq);
+            expect_err(rc, MPI_ERR_TAG, "MPI_Irecv", "MPI_TAG_UB", "MPI_Irecv with tag MPI_TAG_UB + 1");
+        }
+    }
 
     rc = MPI_Send(v, -1, MPI_INT, r, 0, MPI_COMM_WORLD);
     expect_err(rc, MPI_ERR_COUNT, "MPI_Send", "count", "MPI_Send with count -1");

@@ -3,6 +3,46 @@
  * the parallel region is endpoint 0. */
 #include "eptest.h"
 
+#include <string.h>
+
+static void expect_path(MPI_Comm comm, const char *want, const char *what)
+{
+    MPI_Info info;
+    char val[MPI_MAX_INFO_VAL + 1] = "";
+    int flag = 0;
+    EPT_OK(MPI_Comm_get_info(comm, &info));
+    EPT_OK(MPI_Info_get(info, "epmpi_p2p_path", MPI_MAX_INFO_VAL, val, &flag));
+    EPT_CHECK(flag && !strcmp(val, want), "%s: epmpi_p2p_path is '%s', expected '%s'", what, flag ? val : "(unset)",
+              want);
+    MPI_Info_free(&info);
+}
+
+/* Each rank sends its rank to the next, as the tag too, received from any
+ * source and tag; then a
+ * 100-message stream in the other direction arrives in order. */
+static void ring_exchange(MPI_Comm comm)
+{
+    int r, n, got = -1;
+    MPI_Comm_rank(comm, &r);
+    MPI_Comm_size(comm, &n);
+    int next = (r + 1) % n, prev = (r + n - 1) % n;
+    MPI_Status st;
+    EPT_OK(MPI_Sendrecv(&r, 1, MPI_INT, next, r, &got, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &st));
+    EPT_CHECK(got == prev && st.MPI_SOURCE == prev && st.MPI_TAG == prev, "ring: got %d from %d tag %d, expected %d",
+              got, st.MPI_SOURCE, st.MPI_TAG, prev);
+    MPI_Barrier(comm); /* before a wildcard receive could take the stream */
+    MPI_Request rq[100];
+    MPI_Status sts[100];
+    int in[100];
+    for (int i = 0; i < 100; i++)
+        EPT_OK(MPI_Irecv(&in[i], 1, MPI_INT, next, MPI_ANY_TAG, comm, &rq[i]));
+    for (int i = 0; i < 100; i++)
+        EPT_OK(MPI_Send(&i, 1, MPI_INT, prev, i % 3, comm));
+    EPT_OK(MPI_Waitall(100, rq, sts));
+    for (int i = 0; i < 100; i++)
+        EPT_CHECK(in[i] == i, "stream: message %d holds %d", i, in[i]);
+}
+
 int main(int argc, char **argv)
 {
     int provided, wrank, wsize;
@@ -41,6 +81,18 @@ int main(int argc, char **argv)
         int *tag_ub, flag;
         MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag);
         EPT_CHECK(flag && *tag_ub >= (1 << 28) - 1, "MPI_TAG_UB %d", flag ? *tag_ub : -1);
+        /* Messages go straight to MPICH exactly on communicators where each
+         * process holds one rank, in process order (src/direct.h). */
+        expect_path(MPI_COMM_WORLD, T == 1 && P > 1 ? "mpich" : "engine", "MPI_COMM_WORLD");
+        MPI_Comm rev, col;
+        MPI_Comm_split(MPI_COMM_WORLD, 0, s - r, &rev);
+        expect_path(rev, "engine", "MPI_COMM_WORLD split in reverse order");
+        MPI_Comm_split(MPI_COMM_WORLD, t, r, &col);
+        expect_path(col, P > 1 ? "mpich" : "engine", "MPI_COMM_WORLD split by thread number");
+        ring_exchange(rev);
+        ring_exchange(col);
+        MPI_Comm_free(&rev);
+        MPI_Comm_free(&col);
         MPI_Barrier(MPI_COMM_WORLD);
         seen = 1;
     }

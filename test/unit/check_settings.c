@@ -14,6 +14,7 @@ static void clear(void)
     unsetenv("EPMPI_EAGER_LIMIT");
     unsetenv("EPMPI_VERBOSE");
     unsetenv("EPMPI_COLL_ALGORITHM");
+    unsetenv("EPMPI_P2P_PATH");
     unsetenv("EPMPI_DEBUG");
     unsetenv("EPMPI_STATS");
     unsetenv("EPMPI_STATS_FILE");
@@ -66,6 +67,15 @@ START_TEST(coll_algorithm)
     setenv("EPMPI_COLL_ALGORITHM", "fast", 1);
     ck_assert_int_eq(ep_config_load(err, sizeof err), -1);
     ck_assert_ptr_nonnull(strstr(err, "EPMPI_COLL_ALGORITHM"));
+    clear();
+    ck_assert_int_eq(ep_config_load(err, sizeof err), 0);
+    ck_assert_int_eq(ep_config.p2p_engine, 0);
+    setenv("EPMPI_P2P_PATH", "engine", 1);
+    ck_assert_int_eq(ep_config_load(err, sizeof err), 0);
+    ck_assert_int_eq(ep_config.p2p_engine, 1);
+    setenv("EPMPI_P2P_PATH", "mpich", 1);
+    ck_assert_int_eq(ep_config_load(err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "EPMPI_P2P_PATH"));
 }
 END_TEST
 

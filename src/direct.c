@@ -1,0 +1,163 @@
+#include "direct.h"
+
+#include "datatype.h"
+#include "diag.h"
+#include "handle.h"
+#include "net.h"
+#include "p2p.h"
+#include "settings.h"
+
+#include <stdlib.h>
+
+__thread int ep_direct_quiet EP_TLS;
+
+void ep_direct_decide(ep_comm_t *c)
+{
+    c->direct = 0;
+    if (ep_config.p2p_engine || !ep_config.endpoints || c->inter || c->pcomm == MPI_COMM_NULL || c->nprocs != c->size)
+        return;
+    for (int r = 0; r < c->size; r++)
+        if (c->ranks[r].proc != r)
+            return;
+    /* Errors of the PMPI calls come back as codes, raised on the endpoint. */
+    PMPI_Comm_set_errhandler(c->pcomm, MPI_ERRORS_RETURN);
+    c->direct = 1;
+}
+
+int ep_direct_send_now(ep_endpoint_t *ep, const void *buf, int count, MPI_Datatype type, int dest, int tag)
+{
+    int64_t bytes = (int64_t)ep_datatype_builtin_size(type) * count;
+    if (bytes < 0 || bytes > EP_DIRECT_NOW_MAX ||
+        PMPI_Send(buf, count, type, dest, tag, ep->comm->pcomm) != MPI_SUCCESS)
+        return 0;
+    ep_stats_msg(ep, 0, dest != ep_local_rank(ep), bytes);
+    return 1;
+}
+
+ep_status_t ep_direct_send(ep_request_t *s)
+{
+    MPI_Comm pc = s->ep->comm->pcomm;
+    MPI_Request *req = &s->net[0];
+    int rc;
+
+    s->direct = 1;
+    switch (s->mode) {
+    case EP_SEND_BUFFERED: {
+        /* The user's buffer is free when the call returns: send a copy,
+         * which the progress engine frees with the space it holds. */
+        void *copy = malloc(s->lay.bytes ? (size_t)s->lay.bytes : 1);
+        if (!copy) {
+            ep_bsend_release(s->bsend_bytes);
+            s->bsend_bytes = 0;
+            return EP_ERR_NO_MEM;
+        }
+        ep_dt_pack(s->buf, s->count, s->type, &s->lay, copy);
+        s->tmp = copy;
+        rc = PMPI_Isend(copy, (int)s->lay.bytes, MPI_BYTE, s->peer, s->tag, pc, req);
+        break;
+    }
+    case EP_SEND_SYNC:
+        rc = PMPI_Issend(s->buf, s->count, s->type, s->peer, s->tag, pc, req);
+        break;
+    case EP_SEND_READY:
+        rc = PMPI_Irsend(s->buf, s->count, s->type, s->peer, s->tag, pc, req);
+        break;
+    default:
+        rc = PMPI_Isend(s->buf, s->count, s->type, s->peer, s->tag, pc, req);
+        break;
+    }
+    if (rc != MPI_SUCCESS) {
+        free(s->tmp);
+        s->tmp = NULL;
+        ep_bsend_release(s->bsend_bytes);
+        s->bsend_bytes = 0;
+        return EP_ERR_INTERN;
+    }
+    s->nnet = 1;
+    ep_status_set(&s->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+    if (s->mode == EP_SEND_BUFFERED && ep_net_hand_off(s))
+        return EP_OK;
+    atomic_store_explicit(&s->state, EP_RS_NET, memory_order_release);
+    return EP_OK;
+}
+
+ep_status_t ep_direct_recv(ep_request_t *r)
+{
+    r->direct = 1;
+    if (PMPI_Irecv(r->buf, r->count, r->type, r->source_pat, r->tag_pat, r->ep->comm->pcomm, &r->net[0]) !=
+        MPI_SUCCESS)
+        return EP_ERR_INTERN;
+    r->nnet = 1;
+    atomic_store_explicit(&r->state, EP_RS_NET, memory_order_release);
+    return EP_OK;
+}
+
+ep_status_t ep_direct_mrecv(ep_request_t *r, ep_msg_t *m)
+{
+    r->direct = 1;
+    int rc = PMPI_Imrecv(r->buf, r->count, r->type, &m->pmsg, &r->net[0]);
+    ep_msg_destroy(m);
+    if (rc != MPI_SUCCESS)
+        return EP_ERR_INTERN;
+    r->nnet = 1;
+    atomic_store_explicit(&r->state, EP_RS_NET, memory_order_release);
+    return EP_OK;
+}
+
+ep_status_t ep_direct_probe(ep_endpoint_t *ep, int source, int tag, int take, int *flag, ep_msg_t **msg,
+                            MPI_Status *st)
+{
+    MPI_Comm pc = ep->comm->pcomm;
+    MPI_Status local;
+    if (!take)
+        return PMPI_Iprobe(source, tag, pc, flag, st) == MPI_SUCCESS ? EP_OK : EP_ERR_INTERN;
+    /* The entry and its handle first: a message MPICH hands over cannot
+     * be given back. */
+    ep_msg_t *m = ep_msg_new();
+    if (!m)
+        return EP_ERR_NO_MEM;
+    m->handle = (MPI_Message)ep_registry_add(EP_HTYPE_REQUEST, &m->obj);
+    if (m->handle == 0) {
+        m->handle = MPI_MESSAGE_NULL;
+        ep_msg_destroy(m);
+        return EP_ERR_NO_MEM;
+    }
+    m->kind = EP_MSG_DIRECT;
+    m->ep = ep;
+    m->pmsg = MPI_MESSAGE_NULL;
+    if (PMPI_Improbe(source, tag, pc, flag, &m->pmsg, &local) != MPI_SUCCESS || !*flag) {
+        ep_msg_destroy(m);
+        return *flag = 0, EP_OK;
+    }
+    m->link.source = local.MPI_SOURCE;
+    m->link.tag = local.MPI_TAG;
+    if (st != MPI_STATUS_IGNORE)
+        *st = local;
+    *msg = m;
+    return EP_OK;
+}
+
+void ep_direct_status(ep_request_t *r, const MPI_Status *st, int rc)
+{
+    int err = rc;
+    if (err != MPI_SUCCESS && PMPI_Error_class(rc, &err) != MPI_SUCCESS)
+        err = MPI_ERR_INTERN;
+    if (r->kind == EP_REQ_RECV) {
+        r->status = *st;
+        r->sent_bytes = -1; /* MPICH does not say how much a truncated message had */
+        if (!err)
+            ep_stats_msg(r->ep, 1, st->MPI_SOURCE != ep_local_rank(r->ep), ep_status_bytes(st));
+    }
+    r->status.MPI_ERROR = err;
+}
+
+int ep_direct_cancel(ep_request_t *r)
+{
+    if (ep_request_state(r) != EP_RS_NET)
+        return 0;
+    PMPI_Cancel(&r->net[0]);
+    int cancelled = 0;
+    if (ep_request_poll(r))
+        PMPI_Test_cancelled(&r->status, &cancelled);
+    return cancelled;
+}

@@ -1,0 +1,66 @@
+/* Process-shaped communicators: point-to-point straight over MPICH.
+ *
+ * When every process of an intracommunicator holds exactly one of its
+ * endpoints, and rank r lives in process r of the process-level
+ * communicator pcomm (comm.h), MPICH's own matching on pcomm is exactly
+ * MPI's matching on the endpoint communicator: same ranks, same wildcards,
+ * same ordering.  Such a communicator (world mode with one endpoint per
+ * process, and whatever is split or duplicated from it that keeps that
+ * shape) is "direct": its sends, receives and probes go to PMPI_ calls on
+ * pcomm's point-to-point context, which nothing else uses, with the user's
+ * own tag.  Nothing passes through the header layer of net.c, so the
+ * endpoint layer costs a handle lookup and a request, not a second
+ * matching engine.
+ *
+ * Every process computes the same answer from the same rank map, so a
+ * sender and its receiver always take the same path.  Outside world mode,
+ * a communicator with
+ * a rank in this process only (no pcomm), an intercommunicator, or one
+ * with two endpoints in some process stays on the engine.
+ *
+ * The operations still run as engine requests in the NET state (request.h),
+ * so waiting, the any/some/all calls, error handlers and the progress rule
+ * are the ones every other request has; a direct receive takes its status
+ * from MPICH (`direct` in ep_request_t).
+ */
+#ifndef EP_DIRECT_H
+#define EP_DIRECT_H
+
+#include "comm.h"
+#include "request.h"
+#include "thread.h"
+
+/* MPICH raises the errors of a completed request (a truncated receive) on
+ * the handler of classic MPI_COMM_WORLD, not the request's communicator.
+ * Direct communicators exist in world mode only, where epmpi owns that
+ * handler (pmpi/init.c): it stays quiet while this is set, during the
+ * completion tests of direct requests, whose errors are raised on their
+ * endpoint instead. */
+extern __thread int ep_direct_quiet EP_TLS;
+
+/* Decides whether c is direct (sets c->direct); called once its rank map
+ * and pcomm are final.  Only in world mode (see ep_direct_quiet). */
+void ep_direct_decide(ep_comm_t *c);
+
+/* ep_send_now (p2p.h) on a direct communicator: a standard send of at
+ * most EP_DIRECT_NOW_MAX bytes of a builtin type is one PMPI_Send, which
+ * MPICH completes without the receiver at that size (an eager message),
+ * and needs no request of either library; 0 for anything else. */
+#define EP_DIRECT_NOW_MAX 256
+int ep_direct_send_now(ep_endpoint_t *ep, const void *buf, int count, MPI_Datatype type, int dest, int tag);
+/* Starts send s (prepared, layout computed, buffered space reserved). */
+ep_status_t ep_direct_send(ep_request_t *s);
+/* Starts receive r (prepared). */
+ep_status_t ep_direct_recv(ep_request_t *r);
+/* Starts receive r of a message MPI_Improbe took (consumes m). */
+ep_status_t ep_direct_mrecv(ep_request_t *r, ep_msg_t *m);
+/* MPI_Iprobe / MPI_Improbe on a direct communicator (*msg: a new message
+ * entry holding MPICH's message handle). */
+ep_status_t ep_direct_probe(ep_endpoint_t *ep, int source, int tag, int take, int *flag, ep_msg_t **msg,
+                            MPI_Status *st);
+/* Asks MPICH to cancel pending receive r; 1 when it is known cancelled now. */
+int ep_direct_cancel(ep_request_t *r);
+/* Takes a completed direct receive's status from MPICH's. */
+void ep_direct_status(ep_request_t *r, const MPI_Status *st, int rc);
+
+#endif

@@ -349,12 +349,9 @@ EP_API int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
     if ((comm == MPI_COMM_WORLD || comm == MPI_COMM_SELF) && !ep_thread_in_parallel()) {
         /* Outside a parallel region the main thread speaks for the whole
          * process, as it does for MPI_Init: all its endpoints get it. */
-        MPI_Comm *hs = comm == MPI_COMM_WORLD ? ep_world.comm : ep_world.self;
-        for (int t = 0; t < ep_world.nep; t++) {
-            ep_endpoint_t *e = ep_endpoint_get(hs[t]);
-            if (e)
-                e->errhandler = errhandler;
-        }
+        ep_endpoint_t **eps = ep_world.ep + (comm == MPI_COMM_WORLD ? 0 : ep_world.nep);
+        for (int t = 0; t < ep_world.nep; t++)
+            eps[t]->errhandler = errhandler;
         return MPI_SUCCESS;
     }
     ep->errhandler = errhandler;

@@ -43,14 +43,18 @@ static int raise_v(ep_endpoint_t *ep, MPI_Comm classic, const char *call, int cl
     int code = code_v(call, cls, fmt, ap);
     if (ep)
         return ep_errhandler_invoke(ep->errhandler, ep->user_handle, code);
-    if (classic == MPI_COMM_NULL && ep_world_mode()) {
-        /* Errors tied to no communicator go to the caller's MPI_COMM_WORLD. */
-        int t = ep_thread_index();
-        ep_endpoint_t *w = ep_endpoint_get(ep_world.comm[t < ep_world.nep ? t : 0]);
-        if (w)
-            return ep_errhandler_invoke(w->errhandler, w->user_handle, code);
-    }
+    if (classic == MPI_COMM_NULL && ep_world_mode())
+        return ep_raise_world(code);
     return invoke_classic(classic, code);
+}
+
+int ep_raise_world(int code)
+{
+    if (!ep_world_mode()) /* torn down by MPI_Finalize */
+        return ep_errhandler_invoke(MPI_ERRORS_ARE_FATAL, MPI_COMM_WORLD, code);
+    int t = ep_thread_index();
+    ep_endpoint_t *w = ep_world.ep[t < ep_world.nep ? t : 0];
+    return ep_errhandler_invoke(w->errhandler, w->user_handle, code);
 }
 
 int ep_raise_classic(MPI_Comm classic, const char *call, int cls, const char *fmt, ...)
@@ -197,9 +201,9 @@ int ep_tag_ub = 32767; /* the least MPI allows, until MPI_Init reads MPICH's */
 
 int ep_check_send_tag(ep_endpoint_t *ep, const char *call, int tag)
 {
-    return tag < 0 || tag > EP_TAG_UB
+    return tag < 0 || tag > ep_tag_ub
                ? ep_raise(ep, call, MPI_ERR_TAG, "invalid tag %d (tags go from 0 to MPI_TAG_UB = %d)", tag,
-                          EP_TAG_UB)
+                          ep_tag_ub)
                : MPI_SUCCESS;
 }
 

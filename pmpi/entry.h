@@ -27,7 +27,6 @@
  * process hand the user's tag to MPICH (src/direct.h), and MPI_TAG_UB is a
  * property of the job, the same on every communicator. */
 extern int ep_tag_ub;
-#define EP_TAG_UB ep_tag_ub
 
 /* 1 when comm must be handled by the engine. */
 static inline int ep_entry_comm_is_ep(MPI_Comm c)
@@ -75,6 +74,9 @@ int ep_raise_on(MPI_Errhandler eh, int handle, const char *call, int cls, const 
 /* Same, on the handler of a classic communicator. */
 int ep_raise_classic(MPI_Comm classic, const char *call, int cls, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* In world mode: raises code, tied to no communicator, on the calling
+ * thread's MPI_COMM_WORLD (endpoint 0's for a thread without one). */
+int ep_raise_world(int code);
 /* Same, for an engine status, with its default text when fmt is NULL. */
 int ep_raise_status(ep_endpoint_t *ep, const char *call, ep_status_t st, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

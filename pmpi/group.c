@@ -339,7 +339,7 @@ EP_API int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Co
     if (!ep_entry_comm_is_ep(comm) && !ep_group_handle_is_ep(group))
         return PMPI_Comm_create_group(comm, group, tag, newcomm);
     rc = group_ranks(call, comm, 1, group, newcomm, &ep, &ranks, &n, &pos);
-    if (!rc && (tag < 0 || tag > EP_TAG_UB))
+    if (!rc && (tag < 0 || tag > ep_tag_ub))
         rc = ep_raise(ep, call, MPI_ERR_TAG, "invalid tag %d (must be between 0 and MPI_TAG_UB)", tag);
     else if (!rc && n == 0)
         *newcomm = MPI_COMM_NULL;

@@ -28,16 +28,14 @@ static void fatal_setup(const char *call, const char *msg)
 /* In world mode the application never sees classic MPI_COMM_WORLD, yet
  * MPICH raises there the errors that belong to no object, and those of
  * completed requests.  They go to the calling thread's MPI_COMM_WORLD
- * handler, as the application set it; those of direct requests are raised
- * by epmpi itself, on their endpoint (src/direct.h). */
+ * handler, as the application set it, like epmpi's own errors tied to no
+ * communicator; those of direct requests are raised by epmpi itself, on
+ * their endpoint (src/direct.h). */
 static void classic_world_errors(MPI_Comm *comm, int *code, ...)
 {
     (void)comm;
-    if (ep_direct_quiet)
-        return;
-    int t = ep_thread_index();
-    ep_endpoint_t *ep = t < ep_world.nep ? ep_world.ep[t] : NULL;
-    ep_errhandler_invoke(ep ? ep->errhandler : MPI_ERRORS_ARE_FATAL, MPI_COMM_WORLD, *code);
+    if (!ep_direct_quiet)
+        ep_raise_world(*code);
 }
 
 /* The underlying MPI always runs MPI_THREAD_MULTIPLE: endpoints are driven

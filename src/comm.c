@@ -225,9 +225,7 @@ static ep_status_t endpoints_init(ep_comm_t *c, MPI_Errhandler eh)
         ep->side = c->inter && ep->rank >= c->group_off[1];
         ep->errhandler = eh;
         ep->info = MPI_INFO_NULL;
-        /* Adaptive: the lock is held for a queue operation only, so a thread
-         * that finds it taken spins briefly instead of sleeping in the kernel
-         * (and the holder then need not wake it with a system call). */
+        /* The queue lock (ep_lock_t) is ready as zero bytes. */
         pthread_mutex_init(&ep->attr_lock, NULL);
         ep_mq_init(&ep->posted);
         ep_mq_init(&ep->unexpected);

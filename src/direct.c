@@ -46,11 +46,8 @@ ep_status_t ep_direct_send(ep_request_t *s)
         /* The user's buffer is free when the call returns: send a copy,
          * which the progress engine frees with the space it holds. */
         void *copy = malloc(s->lay.bytes ? (size_t)s->lay.bytes : 1);
-        if (!copy) {
-            ep_bsend_release(s->bsend_bytes);
-            s->bsend_bytes = 0;
+        if (!copy)
             return EP_ERR_NO_MEM;
-        }
         ep_dt_pack(s->buf, s->count, s->type, &s->lay, copy);
         s->tmp = copy;
         rc = PMPI_Isend(copy, (int)s->lay.bytes, MPI_BYTE, s->peer, s->tag, pc, req);
@@ -69,15 +66,10 @@ ep_status_t ep_direct_send(ep_request_t *s)
     if (rc != MPI_SUCCESS) {
         free(s->tmp);
         s->tmp = NULL;
-        ep_bsend_release(s->bsend_bytes);
-        s->bsend_bytes = 0;
         return EP_ERR_INTERN;
     }
     s->nnet = 1;
-    ep_status_set(&s->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
-    if (s->mode == EP_SEND_BUFFERED && ep_net_hand_off(s))
-        return EP_OK;
-    atomic_store_explicit(&s->state, EP_RS_NET, memory_order_release);
+    ep_net_sent(s);
     return EP_OK;
 }
 
@@ -109,10 +101,13 @@ ep_status_t ep_direct_probe(ep_endpoint_t *ep, int source, int tag, int take, in
 {
     MPI_Comm pc = ep->comm->pcomm;
     MPI_Status local;
-    if (!take)
-        return PMPI_Iprobe(source, tag, pc, flag, st) == MPI_SUCCESS ? EP_OK : EP_ERR_INTERN;
-    /* The entry and its handle first: a message MPICH hands over cannot
-     * be given back. */
+    if (PMPI_Iprobe(source, tag, pc, flag, st) != MPI_SUCCESS)
+        return EP_ERR_INTERN;
+    if (!take || !*flag)
+        return EP_OK;
+    /* There is a message: the entry and its handle first, since one that
+     * MPICH hands over cannot be given back.  (Another thread on this
+     * endpoint may take it meanwhile: then there is none.) */
     ep_msg_t *m = ep_msg_new();
     if (!m)
         return EP_ERR_NO_MEM;
@@ -125,9 +120,11 @@ ep_status_t ep_direct_probe(ep_endpoint_t *ep, int source, int tag, int take, in
     m->kind = EP_MSG_DIRECT;
     m->ep = ep;
     m->pmsg = MPI_MESSAGE_NULL;
-    if (PMPI_Improbe(source, tag, pc, flag, &m->pmsg, &local) != MPI_SUCCESS || !*flag) {
+    int rc = PMPI_Improbe(source, tag, pc, flag, &m->pmsg, &local);
+    if (rc != MPI_SUCCESS || !*flag) {
         ep_msg_destroy(m);
-        return *flag = 0, EP_OK;
+        *flag = 0;
+        return rc == MPI_SUCCESS ? EP_OK : EP_ERR_INTERN;
     }
     m->link.source = local.MPI_SOURCE;
     m->link.tag = local.MPI_TAG;

@@ -13,10 +13,10 @@
  * matching engine.
  *
  * Every process computes the same answer from the same rank map, so a
- * sender and its receiver always take the same path.  Outside world mode,
- * a communicator with
- * a rank in this process only (no pcomm), an intercommunicator, or one
- * with two endpoints in some process stays on the engine.
+ * sender and its receiver always take the same path.  Outside world mode
+ * (see ep_direct_quiet), and for a communicator with its ranks in this
+ * process only (no pcomm), an intercommunicator, or one with two endpoints
+ * in some process, messages go through the engine.
  *
  * The operations still run as engine requests in the NET state (request.h),
  * so waiting, the any/some/all calls, error handlers and the progress rule

@@ -110,11 +110,12 @@ void ep_net_finalize(void)
         pthread_mutex_lock(&progress_lock);
         for (ep_request_t **pp = &detached; *pp;) {
             ep_request_t *r = *pp;
-            if (r->direct && r->kind == EP_REQ_RECV && ep_request_state(r) == EP_RS_NET)
-                PMPI_Cancel(&r->net[0]); /* never matched, or completes anyway */
-            if (ep_request_state(r) == EP_RS_PENDING) {
-                if (r->kind == EP_REQ_RECV)
-                    ep_recv_cancel(r);
+            int st = ep_request_state(r);
+            /* A receive nobody sent to ends here: at once when epmpi matches
+             * it, once MPICH confirms the cancel when it is direct. */
+            if (r->kind == EP_REQ_RECV && st != EP_RS_DONE)
+                ep_recv_cancel(r);
+            if (st == EP_RS_PENDING) {
                 *pp = r->next_detached;
                 if (ep_request_state(r) != EP_RS_PENDING)
                     ep_request_destroy(r);
@@ -203,14 +204,15 @@ ep_status_t ep_net_send(ep_request_t *s, int dst_world, uint64_t ctx, int src, i
     }
     if (rc != MPI_SUCCESS)
         return EP_ERR_INTERN;
-    ep_status_set(&s->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
-    if (s->mode == EP_SEND_BUFFERED && ep_net_hand_off(s))
-        return EP_OK;
-    atomic_store_explicit(&s->state, EP_RS_NET, memory_order_release);
+    ep_net_sent(s);
     return EP_OK;
 }
 
-int ep_net_hand_off(ep_request_t *s)
+/* A buffered send is complete once its data is copied: the PMPI part of s
+ * (net[] and tmp) moves to an internal request that the progress engine
+ * finishes, giving the attached-buffer space back.  Returns 0, changing
+ * nothing, when no request is left for that. */
+static int hand_off(ep_request_t *s)
 {
     ep_request_t *inner = ep_request_new(EP_REQ_SEND, s->ep, 0);
     if (!inner)
@@ -227,6 +229,14 @@ int ep_net_hand_off(ep_request_t *s)
     ep_progress_detach(inner);
     ep_request_set_done(s);
     return 1;
+}
+
+void ep_net_sent(ep_request_t *s)
+{
+    ep_status_set(&s->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+    if (s->mode == EP_SEND_BUFFERED && hand_off(s))
+        return;
+    atomic_store_explicit(&s->state, EP_RS_NET, memory_order_release);
 }
 
 void ep_net_recv_rndv(ep_request_t *r, const ep_msg_t *m)

@@ -28,7 +28,6 @@
 #include "comm.h"
 #include "datatype.h"
 #include "request.h"
-#include "wait.h"
 
 #include <stdint.h>
 
@@ -67,31 +66,17 @@ void ep_net_activate(void);
 ep_status_t ep_net_send(ep_request_t *s, int dst_world, uint64_t ctx, int src, int dst_lidx,
                         const ep_dt_layout_t *lay);
 
-/* A buffered send is complete once its data is copied: moves the PMPI
- * part of s (net[] and tmp) to an internal request that the progress
- * engine finishes, giving the attached-buffer space back, and completes s.
- * Returns 0, changing nothing, when no request is left for that. */
-int ep_net_hand_off(ep_request_t *s);
+/* The PMPI part of send s (net[], tmp) is posted, by ep_net_send or by
+ * direct.c: s now waits for it (NET), except a buffered send, which is
+ * complete at once (its data is a copy) and leaves that part to the
+ * progress engine. */
+void ep_net_sent(ep_request_t *s);
 
 /* Posts the PMPI receive of a matched rendezvous message m into r. */
 void ep_net_recv_rndv(ep_request_t *r, const ep_msg_t *m);
 
 /* Drives inter-process progress if no other thread is doing it. */
 void ep_progress(void);
-
-/* In a waiting loop: drives progress (and returns 1) in every round, or in
- * one round of EP_PROGRESS_LAZY when the awaited request is direct
- * (direct.h): testing it runs MPICH's progress already, and a test of the
- * header ring each round would double the time of a round, so the time to
- * notice the completion. */
-#define EP_PROGRESS_LAZY 16
-static inline int ep_progress_due(const ep_backoff_t *b, int direct)
-{
-    if (direct && b->rounds % EP_PROGRESS_LAZY)
-        return 0;
-    ep_progress();
-    return 1;
-}
 
 /* Finishes the detached requests that are complete, waiting for the
  * progress lock if another thread holds it. */

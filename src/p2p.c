@@ -391,9 +391,7 @@ ep_status_t ep_send_start(ep_request_t *s)
     atomic_store_explicit(&s->state, EP_RS_PENDING, memory_order_relaxed);
     ep_rank_loc_t loc = c->ranks[ep_peer_index(ep, s->peer)];
     ep_stats_msg(ep, 0, loc.proc != c->myproc, s->lay.bytes);
-    if (c->direct)
-        return ep_direct_send(s);
-    if (loc.proc == c->myproc) {
+    if (loc.proc == c->myproc && !c->direct) {
         ep_endpoint_t *dst = &c->local[loc.lidx];
         if (lane_send(ep, dst, s))
             return EP_OK;
@@ -403,7 +401,14 @@ ep_status_t ep_send_start(ep_request_t *s)
         deliver(dst, &m, lane_pending(ep, dst));
         return EP_OK;
     }
-    return ep_net_send(s, c->proc_world[loc.proc], c->ctx, ep_local_rank(ep), loc.lidx, &s->lay);
+    rc = c->direct ? ep_direct_send(s)
+                   : ep_net_send(s, c->proc_world[loc.proc], c->ctx, ep_local_rank(ep), loc.lidx, &s->lay);
+    if (rc) {
+        /* Not sent: a buffered send gives its attached-buffer space back. */
+        ep_bsend_release(s->bsend_bytes);
+        s->bsend_bytes = 0;
+    }
+    return rc;
 }
 
 static ep_status_t recv_prepare(ep_request_t *r)
@@ -515,6 +520,8 @@ int ep_recv_cancel(ep_request_t *r)
     ep_endpoint_t *ep = r->ep;
     if (r->direct)
         return ep_direct_cancel(r);
+    if (ep_request_state(r) != EP_RS_PENDING)
+        return 0; /* matched already */
     ep_lock(&ep->lock);
     int removed = ep_request_state(r) == EP_RS_PENDING && ep_mq_remove(&ep->posted, &r->link);
     ep_unlock(&ep->lock);
@@ -530,7 +537,8 @@ void ep_request_wait(ep_request_t *r)
     ep_backoff_t b = EP_BACKOFF_INIT;
     /* Checked again right after progress: it may just have completed r. */
     while (!ep_request_poll(r)) {
-        if (ep_progress_due(&b, r->direct) && ep_request_poll(r))
+        ep_progress();
+        if (ep_request_poll(r))
             break;
         ep_backoff(&b);
     }

@@ -39,6 +39,21 @@ static int parse_switch(const char *name, int *out, char *err, size_t errlen)
     return 0;
 }
 
+/* A variable that is `auto` (or unset) or names the one alternative alt,
+ * which sets *out to 1. */
+static int parse_auto_or(const char *name, const char *alt, int *out, char *err, size_t errlen)
+{
+    const char *s = getenv(name);
+    if (!s || !*s || !strcmp(s, "auto"))
+        return 0;
+    if (strcmp(s, alt)) {
+        snprintf(err, errlen, "%s='%s' is not valid: use auto or %s", name, s, alt);
+        return -1;
+    }
+    *out = 1;
+    return 0;
+}
+
 int ep_config_load(char *err, size_t errlen)
 {
     ep_config_t c = EP_CONFIG_DEFAULTS;
@@ -83,22 +98,9 @@ int ep_config_load(char *err, size_t errlen)
         c.stats_file = s;
         c.stats |= EP_STATS_CSV;
     }
-    if ((s = getenv("EPMPI_COLL_ALGORITHM")) && *s) {
-        if (!strcmp(s, "gathered"))
-            c.coll_gathered = 1;
-        else if (strcmp(s, "auto")) {
-            snprintf(err, errlen, "EPMPI_COLL_ALGORITHM='%s' is not valid: use auto or gathered", s);
-            return -1;
-        }
-    }
-    if ((s = getenv("EPMPI_P2P_PATH")) && *s) {
-        if (!strcmp(s, "engine"))
-            c.p2p_engine = 1;
-        else if (strcmp(s, "auto")) {
-            snprintf(err, errlen, "EPMPI_P2P_PATH='%s' is not valid: use auto or engine", s);
-            return -1;
-        }
-    }
+    if (parse_auto_or("EPMPI_COLL_ALGORITHM", "gathered", &c.coll_gathered, err, errlen) ||
+        parse_auto_or("EPMPI_P2P_PATH", "engine", &c.p2p_engine, err, errlen))
+        return -1;
     ep_config = c;
     return 0;
 }

@@ -49,10 +49,7 @@ void ep_backoff(ep_backoff_t *b)
 
 void ep_lock_wait(ep_lock_t *l)
 {
-    for (unsigned r = 0;; r++) {
-        if (!atomic_load_explicit(&l->held, memory_order_relaxed) &&
-            !atomic_exchange_explicit(&l->held, 1, memory_order_acquire))
-            return;
+    for (unsigned r = 0; !ep_lock_try(l); r++) {
         if (r < EP_SPIN_ROUNDS)
             cpu_relax();
         else

@@ -18,7 +18,9 @@
  * Then: nothing was sent by the erroneous calls, and the program goes on
  * normally (point-to-point, Allreduce, Barrier).  An error on a dup whose
  * handler is MPI_ERRORS_RETURN must not be raised on MPI_COMM_WORLD's
- * handler (a user handler that counts its calls).  Last, MPI_File_open
+ * handler (a user handler that counts its calls), while an error MPICH
+ * raises with no communicator (MPI_Type_commit of MPI_DATATYPE_NULL) must
+ * reach the calling thread's MPI_COMM_WORLD handler.  Last, MPI_File_open
  * (ROMIO, mpio.h) on a dup must be refused like the others.
  * Checks of expected errors are collected, so one run lists every problem;
  * the program fails at the end if any was found. */
@@ -446,6 +448,17 @@ int main(int argc, char **argv)
                        name, rc, world_eh_calls[t]);
         }
         multi_completion_routing(d, t);
+        /* An error tied to no communicator, raised by MPICH itself, goes
+         * to the calling thread's MPI_COMM_WORLD handler. */
+        MPI_Datatype none = MPI_DATATYPE_NULL;
+        world_eh_calls[t] = 0;
+        rc = MPI_Type_commit(&none);
+        int cls = -1;
+        MPI_Error_class(rc, &cls);
+        SOFT_CHECK(cls == MPI_ERR_TYPE && world_eh_calls[t] == 1,
+                   "MPI_Type_commit(MPI_DATATYPE_NULL): class %d after %d calls of the thread's MPI_COMM_WORLD "
+                   "handler, expected MPI_ERR_TYPE after 1",
+                   cls, world_eh_calls[t]);
         EPT_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
         EPT_OK(MPI_Comm_free(&d));
         EPT_OK(MPI_Allreduce(&x, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));

@@ -157,12 +157,11 @@ EP_API int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int
         return rc;
     ep_request_init(&r, EP_REQ_RECV, ep);
     set_recv(&r, buf, count, datatype, source, tag);
-    ep_status_t st = ep_recv_start(&r);
+    ep_diag_enter(ep, call);
+    ep_status_t st = ep_recv_wait(&r);
+    ep_diag_leave(ep);
     if (st)
         return ep_raise_status(ep, call, st, NULL);
-    ep_diag_enter(ep, call);
-    ep_request_wait(&r);
-    ep_diag_leave(ep);
     status_out(status, &r);
     return ep_request_error(&r, call);
 }

@@ -84,6 +84,24 @@ ep_status_t ep_direct_recv(ep_request_t *r)
     return EP_OK;
 }
 
+int ep_direct_may_block(void)
+{
+    return ep_config.wait != EP_WAIT_SLEEP && !ep_config.stats && ep_net_node_cores_enough() &&
+           !ep_net_ring_active();
+}
+
+void ep_direct_recv_wait(ep_request_t *r)
+{
+    MPI_Status st;
+    ep_status_set(&st, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+    r->direct = 1;
+    ep_direct_quiet = 1;
+    int rc = PMPI_Recv(r->buf, r->count, r->type, r->source_pat, r->tag_pat, r->ep->comm->pcomm, &st);
+    ep_direct_quiet = 0;
+    ep_direct_status(r, &st, rc);
+    ep_request_set_done(r);
+}
+
 ep_status_t ep_direct_mrecv(ep_request_t *r, ep_msg_t *m)
 {
     r->direct = 1;

@@ -52,6 +52,15 @@ int ep_direct_send_now(ep_endpoint_t *ep, const void *buf, int count, MPI_Dataty
 ep_status_t ep_direct_send(ep_request_t *s);
 /* Starts receive r (prepared). */
 ep_status_t ep_direct_recv(ep_request_t *r);
+/* A blocking receive may wait in MPICH's own PMPI_Recv, its quickest
+ * path, when that starves nobody: no header receives are posted in this
+ * process (so no receive of the engine here waits for progress), every
+ * endpoint on the node has a core of its own (MPICH polls without giving
+ * the CPU away), EPMPI_WAIT is not sleep and EPMPI_STATS is off (it
+ * counts the time waited in epmpi's loops). */
+int ep_direct_may_block(void);
+/* Receives r (prepared) in PMPI_Recv: r is complete on return. */
+void ep_direct_recv_wait(ep_request_t *r);
 /* Starts receive r of a message MPI_Improbe took (consumes m). */
 ep_status_t ep_direct_mrecv(ep_request_t *r, ep_msg_t *m);
 /* MPI_Iprobe / MPI_Improbe on a direct communicator (*msg: a new message

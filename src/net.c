@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* sched_getaffinity */
 #include "net.h"
 
 #include "settings.h"
@@ -6,6 +7,7 @@
 #include "wait.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +38,7 @@ static MPI_Comm dcomm = MPI_COMM_NULL; /* rendezvous payloads */
 MPI_Comm ep_net_group_comm(void) { return tcomm; }
 static int world_rank, world_size;
 static int node_id; /* smallest world rank on this process's node */
+static int node_cores_enough; /* every endpoint on this node can have a core */
 static ep_ring_slot_t ring[EP_RING];
 static int ring_head;
 static int ring_unposted; /* slots before ring_head whose receive is not yet re-posted */
@@ -48,7 +51,9 @@ static _Atomic unsigned next_dtag;
 
 int ep_net_world_rank(void) { return world_rank; }
 int ep_net_node_id(void) { return node_id; }
+int ep_net_node_cores_enough(void) { return node_cores_enough; }
 int ep_net_world_size(void) { return world_size; }
+int ep_net_ring_active(void) { return atomic_load_explicit(&ring_active, memory_order_relaxed); }
 
 ep_status_t ep_net_init(void)
 {
@@ -61,10 +66,14 @@ ep_status_t ep_net_init(void)
     PMPI_Comm_set_errhandler(dcomm, MPI_ERRORS_RETURN);
     MPI_Comm node;
     node_id = world_rank;
+    int mine = ep_config.endpoints > 0 ? ep_config.endpoints : 1, threads = 0;
     if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
         PMPI_Allreduce(&world_rank, &node_id, 1, MPI_INT, MPI_MIN, node);
+        PMPI_Allreduce(&mine, &threads, 1, MPI_INT, MPI_SUM, node);
         PMPI_Comm_free(&node);
     }
+    cpu_set_t cpus;
+    node_cores_enough = threads > 0 && !sched_getaffinity(0, sizeof cpus, &cpus) && threads <= CPU_COUNT(&cpus);
     return EP_OK;
 }
 

@@ -51,6 +51,11 @@ int ep_net_world_rank(void);
 int ep_net_world_size(void);
 /* Names this process's node: the smallest world rank on it. */
 int ep_net_node_id(void);
+/* 1 when the endpoints of all processes on this node (world mode; else
+ * one per process) are no more than the CPUs this process may run on. */
+int ep_net_node_cores_enough(void);
+/* 1 once header receives are posted (ep_net_activate). */
+int ep_net_ring_active(void);
 
 /* The PMPI communicator over MPI_COMM_WORLD's processes from which
  * communicators over process subsets are made with PMPI_Comm_create_group

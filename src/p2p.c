@@ -411,6 +411,20 @@ ep_status_t ep_send_start(ep_request_t *s)
     return rc;
 }
 
+static ep_status_t recv_prepare(ep_request_t *r);
+
+ep_status_t ep_recv_wait(ep_request_t *r)
+{
+    ep_status_t rc;
+    if (r->ep->comm->direct && r->source_pat != MPI_PROC_NULL && ep_direct_may_block()) {
+        if (!(rc = recv_prepare(r)))
+            ep_direct_recv_wait(r);
+    } else if (!(rc = ep_recv_start(r))) {
+        ep_request_wait(r);
+    }
+    return rc;
+}
+
 static ep_status_t recv_prepare(ep_request_t *r)
 {
     ep_status_t rc = ep_dt_layout(r->type, r->count, &r->lay);

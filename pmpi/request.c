@@ -192,6 +192,20 @@ EP_API int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     return code;
 }
 
+/* Waiting for request i of an array that is in NET: tests it and the
+ * PMPI parts of those after it together (ep_request_poll_net). */
+static void poll_net_from(const MPI_Request reqs[], int i, int count)
+{
+    ep_request_t *rs[EP_POLL_NET_MAX], *r;
+    int n = 0;
+    if (!ep_request_handle_is_ep(reqs[i]) || !(r = ep_request_get(reqs[i])) || ep_request_state(r) != EP_RS_NET)
+        return;
+    for (; i < count && n < EP_POLL_NET_MAX; i++)
+        if (ep_request_handle_is_ep(reqs[i]) && (r = ep_request_get(reqs[i])) && ep_request_state(r) == EP_RS_NET)
+            rs[n++] = r;
+    ep_request_poll_net(rs, n);
+}
+
 EP_API int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
     static const char call[] = "MPI_Waitall";
@@ -207,8 +221,10 @@ EP_API int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status ar
         MPI_Status *st = status_at(array_of_statuses, i);
         ep_endpoint_t *owner;
         int code;
+        poll_net_from(array_of_requests, i, count);
         while (!try_complete(call, &array_of_requests[i], st, 1, &code, &owner)) {
             ep_progress();
+            poll_net_from(array_of_requests, i, count);
             ep_backoff(&b);
         }
         multi_note(&m, st, code, owner);

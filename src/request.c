@@ -198,6 +198,40 @@ static void finish_net(ep_request_t *r)
     ep_request_set_done(r);
 }
 
+void ep_request_poll_net(ep_request_t *const rs[], int n)
+{
+    MPI_Request preq[EP_POLL_NET_MAX];
+    ep_request_t *who[EP_POLL_NET_MAX];
+    int idx[EP_POLL_NET_MAX];
+    MPI_Status sts[EP_POLL_NET_MAX];
+    int k = 0, out = 0;
+    for (int i = 0; i < n && k < EP_POLL_NET_MAX; i++)
+        if (rs[i]->nnet == 1 && ep_request_state(rs[i]) == EP_RS_NET) {
+            who[k] = rs[i];
+            preq[k++] = rs[i]->net[0];
+        }
+    if (k < 2)
+        return; /* ep_request_poll does as well */
+    /* Errors come back in the statuses, raised on each request's endpoint
+     * (direct.h), not on classic MPI_COMM_WORLD. */
+    ep_direct_quiet = 1;
+    int rc = PMPI_Testsome(k, preq, &out, idx, sts);
+    ep_direct_quiet = 0;
+    int cls = MPI_SUCCESS;
+    if (rc != MPI_SUCCESS && PMPI_Error_class(rc, &cls) == MPI_SUCCESS && cls != MPI_ERR_IN_STATUS)
+        return; /* nothing known: ep_request_poll tests them one by one */
+    for (int j = 0; j < out && out != MPI_UNDEFINED; j++) {
+        ep_request_t *r = who[idx[j]];
+        int err = rc == MPI_SUCCESS ? MPI_SUCCESS : sts[j].MPI_ERROR;
+        r->net[0] = MPI_REQUEST_NULL;
+        if (r->direct)
+            ep_direct_status(r, &sts[j], err);
+        else if (err != MPI_SUCCESS)
+            r->status.MPI_ERROR = MPI_ERR_INTERN;
+        finish_net(r);
+    }
+}
+
 int ep_request_poll(ep_request_t *r)
 {
     int st = ep_request_state(r);

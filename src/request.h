@@ -141,6 +141,13 @@ static inline int ep_request_state(ep_request_t *r)
 /* Tests r, driving its PMPI part if any; 1 when complete (INACTIVE counts). */
 int ep_request_poll(ep_request_t *r);
 
+/* Tests the requests of rs[] (at most EP_POLL_NET_MAX) that wait in NET
+ * for a single PMPI request, all in one PMPI_Testsome: one entry into
+ * MPICH, its lock and its progress, where ep_request_poll would take one
+ * per request.  Completes those that are done; leaves the rest. */
+#define EP_POLL_NET_MAX 64
+void ep_request_poll_net(ep_request_t *const rs[], int n);
+
 ep_msg_t *ep_msg_new(void);
 void ep_msg_destroy(ep_msg_t *m);
 static inline ep_msg_t *ep_msg_get(MPI_Message h) { return (ep_msg_t *)ep_registry_get((int)h, EP_OBJ_MESSAGE); }

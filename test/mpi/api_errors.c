@@ -301,6 +301,28 @@ static void truncation_errors(int r, int s)
                    "MPI_Waitall statuses: receive error class %d (want MPI_ERR_TRUNCATE), send error %d", c0,
                    sts[1].MPI_ERROR);
     }
+    /* Two receives waited for together (on the direct path one PMPI test
+     * takes both): only the truncated one has the error. */
+    {
+        int two[2] = {0, 0}, three[3] = {0, 0, 0}, out3[3] = {7, 8, 9};
+        EPT_OK(MPI_Irecv(two, 2, MPI_INT, from, 34, MPI_COMM_WORLD, &rq[0]));
+        EPT_OK(MPI_Irecv(three, 3, MPI_INT, from, 35, MPI_COMM_WORLD, &rq[1]));
+        EPT_OK(MPI_Send(out3, 3, MPI_INT, to, 34, MPI_COMM_WORLD));
+        EPT_OK(MPI_Send(out3, 3, MPI_INT, to, 35, MPI_COMM_WORLD));
+        sts[0].MPI_ERROR = sts[1].MPI_ERROR = -12345;
+        rc = MPI_Waitall(2, rq, sts);
+        expect_err(rc, MPI_ERR_IN_STATUS, "MPI_Waitall", "status", "3 ints into 2, and 3 into 3, with MPI_Waitall");
+        int c0 = -1, n1 = -1;
+        MPI_Error_class(sts[0].MPI_ERROR, &c0);
+        MPI_Get_count(&sts[1], MPI_INT, &n1);
+        SOFT_CHECK(c0 == MPI_ERR_TRUNCATE && sts[1].MPI_ERROR == MPI_SUCCESS,
+                   "MPI_Waitall of two receives: error class %d (want MPI_ERR_TRUNCATE), second error %d", c0,
+                   sts[1].MPI_ERROR);
+        SOFT_CHECK(n1 == 3 && sts[1].MPI_SOURCE == from && sts[1].MPI_TAG == 35 && three[2] == 9,
+                   "MPI_Waitall of two receives: second got %d ints from %d tag %d, last %d", n1, sts[1].MPI_SOURCE,
+                   sts[1].MPI_TAG, three[2]);
+        SOFT_CHECK(rq[0] == MPI_REQUEST_NULL && rq[1] == MPI_REQUEST_NULL, "MPI_Waitall left a request");
+    }
     free(bout);
     free(bin);
 }

@@ -387,10 +387,15 @@ EP_API int MPI_Request_free(MPI_Request *request)
                         "a non-blocking collective request cannot be freed; complete it with a wait or test call");
     ep_request_drop_handle(r);
     *request = MPI_REQUEST_NULL;
-    if (ep_request_poll(r))
+    if (ep_request_poll(r)) {
         ep_request_destroy(r);
-    else
-        ep_progress_detach(r); /* the operation goes on; the engine frees it */
+    } else {
+        /* The operation goes on, and the engine frees it; its endpoint and
+         * communicator must outlive it even if the application frees them. */
+        ep_comm_ref(r->ep->comm);
+        r->comm_ref = r->ep->comm;
+        ep_progress_detach(r);
+    }
     return MPI_SUCCESS;
 }
 

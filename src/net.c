@@ -49,6 +49,8 @@ static ep_request_t *detached;
 static _Atomic int n_detached;
 static _Atomic unsigned next_dtag;
 
+static void destroy_all(ep_request_t *r);
+
 int ep_net_world_rank(void) { return world_rank; }
 int ep_net_node_id(void) { return node_id; }
 int ep_net_node_cores_enough(void) { return node_cores_enough; }
@@ -115,6 +117,7 @@ void ep_net_finalize(void)
      * ever matched are dropped. */
     for (;;) {
         int in_mpi = 0;
+        ep_request_t *gone = NULL;
         ep_progress();
         pthread_mutex_lock(&progress_lock);
         for (ep_request_t **pp = &detached; *pp;) {
@@ -126,15 +129,18 @@ void ep_net_finalize(void)
                 ep_recv_cancel(r);
             if (st == EP_RS_PENDING) {
                 *pp = r->next_detached;
-                if (ep_request_state(r) != EP_RS_PENDING)
-                    ep_request_destroy(r);
                 atomic_fetch_sub(&n_detached, 1);
+                if (ep_request_state(r) != EP_RS_PENDING) {
+                    r->next_detached = gone;
+                    gone = r;
+                }
             } else {
                 in_mpi++;
                 pp = &r->next_detached;
             }
         }
         pthread_mutex_unlock(&progress_lock);
+        destroy_all(gone);
         if (!in_mpi)
             break;
         ep_backoff(&b);
@@ -327,17 +333,32 @@ static void poll_ring(void)
     }
 }
 
-static void poll_detached(void)
+/* Unlinks the detached requests that are complete and returns them, for
+ * destroy_all once progress_lock is released: destroying one may free
+ * its communicator, which takes the lock (ep_net_comm_gone). */
+static ep_request_t *poll_detached(void)
 {
+    ep_request_t *gone = NULL;
     for (ep_request_t **pp = &detached; *pp;) {
         ep_request_t *r = *pp;
         if (ep_request_poll(r)) {
             *pp = r->next_detached;
-            ep_request_destroy(r);
+            r->next_detached = gone;
+            gone = r;
             atomic_fetch_sub(&n_detached, 1);
         } else {
             pp = &r->next_detached;
         }
+    }
+    return gone;
+}
+
+static void destroy_all(ep_request_t *r)
+{
+    while (r) {
+        ep_request_t *next = r->next_detached;
+        ep_request_destroy(r);
+        r = next;
     }
 }
 
@@ -348,18 +369,21 @@ void ep_progress(void)
         return;
     if (pthread_mutex_trylock(&progress_lock))
         return;
+    ep_request_t *gone = NULL;
     if (atomic_load_explicit(&ring_active, memory_order_relaxed))
         poll_ring();
     if (detached)
-        poll_detached();
+        gone = poll_detached();
     pthread_mutex_unlock(&progress_lock);
+    destroy_all(gone);
 }
 
 void ep_progress_reclaim(void)
 {
     pthread_mutex_lock(&progress_lock);
-    poll_detached();
+    ep_request_t *gone = poll_detached();
     pthread_mutex_unlock(&progress_lock);
+    destroy_all(gone);
 }
 
 void ep_progress_detach(ep_request_t *r)

@@ -166,8 +166,8 @@ void ep_request_destroy(ep_request_t *r)
     if (r == &ep_request_sent)
         return;
     free(r->tmp);
-    if (r->coll_comm)
-        ep_comm_unref(r->coll_comm);
+    if (r->comm_ref)
+        ep_comm_unref(r->comm_ref);
     if (r->holds_type)
         ep_type_release(r->type);
     ep_request_drop_handle(r);

@@ -70,8 +70,10 @@ typedef struct ep_request {
     void *tmp;                   /* owned buffer freed on completion */
     int64_t tmp_bytes;           /* size of tmp for truncated receives */
     struct ep_request *next_detached; /* in the progress engine's detached list */
-    /* non-blocking collectives (coll_drive.c) */
-    ep_comm_t *coll_comm;           /* referenced while the request exists */
+    /* non-blocking collectives (coll_drive.c), and comm_ref */
+    ep_comm_t *comm_ref;            /* kept alive until the request goes: a non-blocking
+                                       collective's, or that of a request freed while it
+                                       runs (MPI_Comm_free waits for both) */
     struct ep_coll_inst *coll_inst; /* the running instance, NULL once done */
     ep_status_t coll_status;        /* its outcome, for the error message */
     unsigned pool_slot;             /* its reserved registry slot (0: none), kept while recycled */

@@ -6,7 +6,8 @@
  * / MPI_ANY_TAG receives and specific tags in reverse order), pre-posted
  * wildcard receives, MPI_Probe / MPI_Mprobe / MPI_Improbe, MPI_Sendrecv
  * and MPI_Sendrecv_replace, an MPI_Issend that must not complete before its
- * receive starts, MPI_Request_free of a pending MPI_Isend, and a derived
+ * receive starts, MPI_Request_free of a pending MPI_Isend, and of a pending
+ * MPI_Irecv whose communicator is freed before it completes, and a derived
  * datatype on both sides.
  *
  * World mode (PxT): the ranks of MPI_COMM_WORLD.  Explicit shapes (P:a,b,..):
@@ -192,6 +193,29 @@ static void freed_send(ctx_t *x)
     EPT_OK(MPI_Barrier(x->comm)); /* v stays valid until every receive is done */
 }
 
+/* A receive freed while pending must still complete after its
+ * communicator is freed (MPI_Comm_free lets pending operations finish). */
+static void freed_recv(ctx_t *x)
+{
+    int v[4] = {x->me, 7, 8, 9}, in[4] = {-1, -1, -1, -1};
+    MPI_Comm d;
+    MPI_Request r, s;
+    PHASE("MPI_Request_free of a pending MPI_Irecv, then MPI_Comm_free");
+    EPT_OK(MPI_Comm_dup(x->comm, &d));
+    EPT_OK(MPI_Irecv(in, 4, MPI_INT, x->left, 71, d, &r));
+    EPT_OK(MPI_Request_free(&r));
+    EPT_OK(MPI_Isend(v, 4, MPI_INT, x->right, 71, d, &s));
+    EPT_OK(MPI_Comm_free(&d));
+    EPT_OK(MPI_Wait(&s, MPI_STATUS_IGNORE));
+    /* Any call drives progress, which finishes the freed receive. */
+    for (double t0 = MPI_Wtime(); in[3] != 9 && MPI_Wtime() - t0 < 10;) {
+        int flag;
+        EPT_OK(MPI_Iprobe(MPI_ANY_SOURCE, 999, x->comm, &flag, MPI_STATUS_IGNORE));
+    }
+    EPT_CHECK(in[0] == x->left && in[3] == 9, "rank %d: freed MPI_Irecv got %d %d", x->me, in[0], in[3]);
+    EPT_OK(MPI_Barrier(x->comm));
+}
+
 static void vector(ctx_t *x)
 {
     int s[12], r[8];
@@ -224,6 +248,7 @@ static void rndv(MPI_Comm comm, void *arg)
     sendrecv(&x);
     issend(&x);
     freed_send(&x);
+    freed_recv(&x);
     vector(&x);
 }
 

@@ -272,7 +272,7 @@ int ep_request_error_code(const ep_request_t *r, const char *call)
     if (r->kind == EP_REQ_COLL && r->coll_status)
         return ep_error_code_make(ep_status_class(r->coll_status), "%s: the collective failed: %s", call,
                                   ep_status_text(r->coll_status));
-    if (err == MPI_ERR_TRUNCATE && r->sent_bytes < 0) /* a direct receive (src/direct.h) */
+    if (err == MPI_ERR_TRUNCATE && r->direct) /* MPICH does not say how much arrived (src/direct.h) */
         return ep_error_code_make(MPI_ERR_TRUNCATE,
                                   "%s: message truncated: more than %lld bytes arrived from rank %d (tag %d)", call,
                                   (long long)r->lay.bytes, r->status.MPI_SOURCE, r->status.MPI_TAG);

@@ -196,13 +196,15 @@ EP_API int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
  * PMPI parts of those after it together (ep_request_poll_net). */
 static void poll_net_from(const MPI_Request reqs[], int i, int count)
 {
-    ep_request_t *rs[EP_POLL_NET_MAX], *r;
+    ep_request_t *rs[EP_POLL_NET_MAX];
     int n = 0;
-    if (!ep_request_handle_is_ep(reqs[i]) || !(r = ep_request_get(reqs[i])) || ep_request_state(r) != EP_RS_NET)
-        return;
-    for (; i < count && n < EP_POLL_NET_MAX; i++)
-        if (ep_request_handle_is_ep(reqs[i]) && (r = ep_request_get(reqs[i])) && ep_request_state(r) == EP_RS_NET)
+    for (; i < count && n < EP_POLL_NET_MAX; i++) {
+        ep_request_t *r = ep_request_handle_is_ep(reqs[i]) ? ep_request_get(reqs[i]) : NULL;
+        if (r && ep_request_state(r) == EP_RS_NET)
             rs[n++] = r;
+        else if (!n)
+            return; /* the awaited request is not in NET */
+    }
     ep_request_poll_net(rs, n);
 }
 
@@ -221,10 +223,11 @@ EP_API int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status ar
         MPI_Status *st = status_at(array_of_statuses, i);
         ep_endpoint_t *owner;
         int code;
-        poll_net_from(array_of_requests, i, count);
-        while (!try_complete(call, &array_of_requests[i], st, 1, &code, &owner)) {
-            ep_progress();
+        for (;;) {
             poll_net_from(array_of_requests, i, count);
+            if (try_complete(call, &array_of_requests[i], st, 1, &code, &owner))
+                break;
+            ep_progress();
             ep_backoff(&b);
         }
         multi_note(&m, st, code, owner);
@@ -387,15 +390,10 @@ EP_API int MPI_Request_free(MPI_Request *request)
                         "a non-blocking collective request cannot be freed; complete it with a wait or test call");
     ep_request_drop_handle(r);
     *request = MPI_REQUEST_NULL;
-    if (ep_request_poll(r)) {
+    if (ep_request_poll(r))
         ep_request_destroy(r);
-    } else {
-        /* The operation goes on, and the engine frees it; its endpoint and
-         * communicator must outlive it even if the application frees them. */
-        ep_comm_ref(r->ep->comm);
-        r->comm_ref = r->ep->comm;
-        ep_progress_detach(r);
-    }
+    else
+        ep_progress_detach(r); /* the operation goes on; the engine frees it */
     return MPI_SUCCESS;
 }
 

@@ -220,8 +220,6 @@ ep_status_t ep_coll_start(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_request
         copy->stypes = memcpy(types, a->stypes, sizeof *types * (size_t)ns);
     if (nr)
         copy->rtypes = memcpy(types + ns, a->rtypes, sizeof *types * (size_t)nr);
-    r->comm_ref = c; /* the request keeps the communicator alive (ep_request_destroy) */
-    ep_comm_ref(c);
     atomic_store(&r->state, EP_RS_PENDING);
     /* Every endpoint numbers its calls alike: the n-th call of each local
      * endpoint meets the others' n-th call. */
@@ -258,7 +256,7 @@ int ep_coll_poll(ep_request_t *r)
 {
     if (ep_request_state(r) == EP_RS_DONE)
         return 1;
-    ep_comm_t *c = r->comm_ref;
+    ep_comm_t *c = r->ep->comm;
     /* Another thread holding the lock is driving it already. */
     if (pthread_mutex_trylock(&c->coll_lock) != 0)
         return 0;

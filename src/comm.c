@@ -225,6 +225,7 @@ static ep_status_t endpoints_init(ep_comm_t *c, MPI_Errhandler eh)
         ep->side = c->inter && ep->rank >= c->group_off[1];
         ep->errhandler = eh;
         ep->info = MPI_INFO_NULL;
+        atomic_init(&ep->holds, 1); /* its handle */
         /* The queue lock (ep_lock_t) is ready as zero bytes. */
         pthread_mutex_init(&ep->attr_lock, NULL);
         ep_mq_init(&ep->posted);
@@ -440,17 +441,16 @@ void ep_comm_make_inter(ep_comm_t *c, int size0)
 
 void ep_endpoint_free(ep_endpoint_t *ep)
 {
-    ep_comm_t *c = ep->comm;
     ep_registry_remove((int)ep->handle);
     ep->handle = MPI_COMM_NULL;
-    ep_comm_unref(c);
+    ep_endpoint_release(ep);
 }
 
-void ep_comm_ref(ep_comm_t *c) { atomic_fetch_add(&c->refs, 1); }
-
-void ep_comm_unref(ep_comm_t *c)
+void ep_endpoint_release(ep_endpoint_t *ep)
 {
-    if (atomic_fetch_sub(&c->refs, 1) == 1) {
+    ep_comm_t *c = ep->comm;
+    if (atomic_fetch_sub_explicit(&ep->holds, 1, memory_order_acq_rel) == 1 &&
+        atomic_fetch_sub(&c->refs, 1) == 1) {
         ep_net_comm_gone(c);
         comm_destroy(c);
     }

@@ -57,6 +57,10 @@ typedef struct ep_endpoint {
      * comm->local must not invalidate each other's queues. */
     _Alignas(64) ep_object_t obj; /* registry header: EP_OBJ_ENDPOINT */
     MPI_Comm handle;             /* this endpoint's handle; MPI_COMM_NULL once freed */
+    _Atomic int holds;           /* its handle until freed, plus each request with a handle
+                                    made on it until destroyed: the last one to go gives
+                                    back the endpoint's share of comm->refs, so a request
+                                    outlives MPI_Comm_free (ep_endpoint_release) */
     MPI_Comm user_handle;        /* the handle the application knows it by, passed to its
                                     callbacks: MPI_COMM_WORLD / MPI_COMM_SELF in world mode */
     ep_comm_t *comm;             /* the communicator it belongs to */
@@ -124,8 +128,7 @@ struct ep_comm {
     pthread_mutex_t coll_lock;   /* guards coll_insts and their PMPI requests */
     struct ep_coll_inst *coll_insts; /* non-blocking collectives still gathering arrivals */
     ep_local_coll_t *local_coll;     /* the one-process path's records, or NULL (coll_local.c) */
-    _Atomic int refs;        /* local endpoint handles not yet freed, plus pending
-                                non-blocking collective requests */
+    _Atomic int refs;        /* local endpoints still held (ep_endpoint_t.holds) */
     ep_comm_t *ctx_next;     /* chaining in the context table */
 };
 
@@ -165,8 +168,9 @@ void ep_comm_make_inter(ep_comm_t *c, int size0);
 
 /* Frees one endpoint handle; the communicator goes with the last reference. */
 void ep_endpoint_free(ep_endpoint_t *ep);
-void ep_comm_ref(ep_comm_t *c);
-void ep_comm_unref(ep_comm_t *c);
+/* Gives back one hold on ep (its handle's or a request's): the last one
+ * releases ep's share of its communicator. */
+void ep_endpoint_release(ep_endpoint_t *ep);
 
 /* Ranks as MPI shows them.  In an intercommunicator an endpoint's rank is
  * its position in its own group, and the ranks it addresses are positions

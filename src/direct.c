@@ -73,15 +73,21 @@ ep_status_t ep_direct_send(ep_request_t *s)
     return EP_OK;
 }
 
-ep_status_t ep_direct_recv(ep_request_t *r)
+/* Receive r's PMPI receive was posted (rc: how that went): r waits for it. */
+static ep_status_t recv_posted(ep_request_t *r, int rc)
 {
-    r->direct = 1;
-    if (PMPI_Irecv(r->buf, r->count, r->type, r->source_pat, r->tag_pat, r->ep->comm->pcomm, &r->net[0]) !=
-        MPI_SUCCESS)
+    if (rc != MPI_SUCCESS)
         return EP_ERR_INTERN;
+    r->direct = 1;
     r->nnet = 1;
     atomic_store_explicit(&r->state, EP_RS_NET, memory_order_release);
     return EP_OK;
+}
+
+ep_status_t ep_direct_recv(ep_request_t *r)
+{
+    return recv_posted(
+        r, PMPI_Irecv(r->buf, r->count, r->type, r->source_pat, r->tag_pat, r->ep->comm->pcomm, &r->net[0]));
 }
 
 int ep_direct_may_block(void)
@@ -104,14 +110,9 @@ void ep_direct_recv_wait(ep_request_t *r)
 
 ep_status_t ep_direct_mrecv(ep_request_t *r, ep_msg_t *m)
 {
-    r->direct = 1;
     int rc = PMPI_Imrecv(r->buf, r->count, r->type, &m->pmsg, &r->net[0]);
     ep_msg_destroy(m);
-    if (rc != MPI_SUCCESS)
-        return EP_ERR_INTERN;
-    r->nnet = 1;
-    atomic_store_explicit(&r->state, EP_RS_NET, memory_order_release);
-    return EP_OK;
+    return recv_posted(r, rc);
 }
 
 ep_status_t ep_direct_probe(ep_endpoint_t *ep, int source, int tag, int take, int *flag, ep_msg_t **msg,
@@ -159,7 +160,6 @@ void ep_direct_status(ep_request_t *r, const MPI_Status *st, int rc)
         err = MPI_ERR_INTERN;
     if (r->kind == EP_REQ_RECV) {
         r->status = *st;
-        r->sent_bytes = -1; /* MPICH does not say how much a truncated message had */
         if (!err)
             ep_stats_msg(r->ep, 1, st->MPI_SOURCE != ep_local_rank(r->ep), ep_status_bytes(st));
     }

@@ -34,8 +34,8 @@
  * the handler of classic MPI_COMM_WORLD, not the request's communicator.
  * Direct communicators exist in world mode only, where epmpi owns that
  * handler (pmpi/init.c): it stays quiet while this is set, during the
- * completion tests of direct requests, whose errors are raised on their
- * endpoint instead. */
+ * completion tests of requests (request.c) and direct receives, whose
+ * errors are raised on their endpoint instead. */
 extern __thread int ep_direct_quiet EP_TLS;
 
 /* Decides whether c is direct (sets c->direct); called once its rank map

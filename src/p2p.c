@@ -411,20 +411,6 @@ ep_status_t ep_send_start(ep_request_t *s)
     return rc;
 }
 
-static ep_status_t recv_prepare(ep_request_t *r);
-
-ep_status_t ep_recv_wait(ep_request_t *r)
-{
-    ep_status_t rc;
-    if (r->ep->comm->direct && r->source_pat != MPI_PROC_NULL && ep_direct_may_block()) {
-        if (!(rc = recv_prepare(r)))
-            ep_direct_recv_wait(r);
-    } else if (!(rc = ep_recv_start(r))) {
-        ep_request_wait(r);
-    }
-    return rc;
-}
-
 static ep_status_t recv_prepare(ep_request_t *r)
 {
     ep_status_t rc = ep_dt_layout(r->type, r->count, &r->lay);
@@ -464,6 +450,18 @@ ep_status_t ep_recv_start(ep_request_t *r)
     match_complete(r, m);
     ep_msg_destroy(m);
     return EP_OK;
+}
+
+ep_status_t ep_recv_wait(ep_request_t *r)
+{
+    ep_status_t rc;
+    if (r->ep->comm->direct && r->source_pat != MPI_PROC_NULL && ep_direct_may_block()) {
+        if (!(rc = recv_prepare(r)))
+            ep_direct_recv_wait(r);
+    } else if (!(rc = ep_recv_start(r))) {
+        ep_request_wait(r);
+    }
+    return rc;
 }
 
 ep_status_t ep_mrecv_start(ep_request_t *r, ep_msg_t *m)

@@ -148,6 +148,10 @@ ep_request_t *ep_request_new(ep_req_kind_t kind, ep_endpoint_t *ep, int with_han
             free(r);
             return NULL;
         }
+        if (ep) {
+            atomic_fetch_add_explicit(&ep->holds, 1, memory_order_relaxed);
+            r->holds_ep = 1;
+        }
     }
     return r;
 }
@@ -166,13 +170,14 @@ void ep_request_destroy(ep_request_t *r)
     if (r == &ep_request_sent)
         return;
     free(r->tmp);
-    if (r->comm_ref)
-        ep_comm_unref(r->comm_ref);
     if (r->holds_type)
         ep_type_release(r->type);
+    ep_endpoint_t *held = r->holds_ep ? r->ep : NULL;
     ep_request_drop_handle(r);
     if (!pool_put(r))
         request_free_mem(r);
+    if (held) /* last: this may free the communicator */
+        ep_endpoint_release(held);
 }
 
 void ep_request_hold_type(ep_request_t *r)
@@ -181,9 +186,15 @@ void ep_request_hold_type(ep_request_t *r)
     r->holds_type = 1;
 }
 
-/* The PMPI part of r finished: finish what the engine owes it. */
-static void finish_net(ep_request_t *r)
+/* The PMPI part of r finished, with status st and code err: finish what
+ * the engine owes it.  A direct receive's status is MPICH's; any other
+ * request has its own, and a PMPI failure is an internal error. */
+static void finish_net(ep_request_t *r, const MPI_Status *st, int err)
 {
+    if (r->direct)
+        ep_direct_status(r, st, err);
+    else if (err != MPI_SUCCESS)
+        r->status.MPI_ERROR = MPI_ERR_INTERN;
     if (r->kind == EP_REQ_RECV && r->tmp) {
         /* Truncated rendezvous: the payload landed in tmp; keep what fits. */
         ep_dt_unpack(r->tmp, r->lay.bytes, r->buf, r->count, r->type, &r->lay);
@@ -212,9 +223,7 @@ void ep_request_poll_net(ep_request_t *const rs[], int n)
         }
     if (k < 2)
         return; /* ep_request_poll does as well */
-    /* Errors come back in the statuses, raised on each request's endpoint
-     * (direct.h), not on classic MPI_COMM_WORLD. */
-    ep_direct_quiet = 1;
+    ep_direct_quiet = 1; /* errors come back in the statuses (direct.h) */
     int rc = PMPI_Testsome(k, preq, &out, idx, sts);
     ep_direct_quiet = 0;
     int cls = MPI_SUCCESS;
@@ -222,13 +231,8 @@ void ep_request_poll_net(ep_request_t *const rs[], int n)
         return; /* nothing known: ep_request_poll tests them one by one */
     for (int j = 0; j < out && out != MPI_UNDEFINED; j++) {
         ep_request_t *r = who[idx[j]];
-        int err = rc == MPI_SUCCESS ? MPI_SUCCESS : sts[j].MPI_ERROR;
         r->net[0] = MPI_REQUEST_NULL;
-        if (r->direct)
-            ep_direct_status(r, &sts[j], err);
-        else if (err != MPI_SUCCESS)
-            r->status.MPI_ERROR = MPI_ERR_INTERN;
-        finish_net(r);
+        finish_net(r, &sts[j], rc == MPI_SUCCESS ? MPI_SUCCESS : sts[j].MPI_ERROR);
     }
 }
 
@@ -248,22 +252,13 @@ int ep_request_poll(ep_request_t *r)
     }
     int flag = 0;
     MPI_Status sts[EP_REQ_MAX_NET];
-    if (r->direct) {
-        ep_direct_quiet = 1;
-        int rc = PMPI_Test(&r->net[0], &flag, &sts[0]);
-        ep_direct_quiet = 0;
-        if (!flag && rc == MPI_SUCCESS)
-            return 0;
-        ep_direct_status(r, &sts[0], rc);
-        finish_net(r);
-        return 1;
-    }
-    if (PMPI_Testall(r->nnet, r->net, &flag, sts) != MPI_SUCCESS) {
-        r->status.MPI_ERROR = MPI_ERR_INTERN;
-        flag = 1;
-    }
-    if (!flag)
+    /* Errors come back as codes, raised on the request's endpoint, not on
+     * classic MPI_COMM_WORLD (direct.h). */
+    ep_direct_quiet = 1;
+    int rc = r->direct ? PMPI_Test(&r->net[0], &flag, sts) : PMPI_Testall(r->nnet, r->net, &flag, sts);
+    ep_direct_quiet = 0;
+    if (rc == MPI_SUCCESS && !flag)
         return 0;
-    finish_net(r);
+    finish_net(r, &sts[0], rc);
     return 1;
 }

@@ -61,6 +61,9 @@ typedef struct ep_request {
                                     and a receive's status comes from MPICH */
     ep_endpoint_t *ep;           /* the endpoint it runs on */
     int holds_type;              /* type is held until the request goes (datatype.h) */
+    int holds_ep;                /* a request with a handle holds ep, and so its communicator,
+                                    until it goes, even past MPI_Comm_free and
+                                    MPI_Request_free (comm.h) */
     int peer;                    /* destination rank (sends) */
     int tag;                     /* tag (sends) */
     int source_pat;              /* source pattern (receives; also in link) */
@@ -70,10 +73,7 @@ typedef struct ep_request {
     void *tmp;                   /* owned buffer freed on completion */
     int64_t tmp_bytes;           /* size of tmp for truncated receives */
     struct ep_request *next_detached; /* in the progress engine's detached list */
-    /* non-blocking collectives (coll_drive.c), and comm_ref */
-    ep_comm_t *comm_ref;            /* kept alive until the request goes: a non-blocking
-                                       collective's, or that of a request freed while it
-                                       runs (MPI_Comm_free waits for both) */
+    /* non-blocking collectives (coll_drive.c) */
     struct ep_coll_inst *coll_inst; /* the running instance, NULL once done */
     ep_status_t coll_status;        /* its outcome, for the error message */
     unsigned pool_slot;             /* its reserved registry slot (0: none), kept while recycled */

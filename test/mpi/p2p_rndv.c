@@ -7,7 +7,8 @@
  * wildcard receives, MPI_Probe / MPI_Mprobe / MPI_Improbe, MPI_Sendrecv
  * and MPI_Sendrecv_replace, an MPI_Issend that must not complete before its
  * receive starts, MPI_Request_free of a pending MPI_Isend, and of a pending
- * MPI_Irecv whose communicator is freed before it completes, and a derived
+ * MPI_Irecv whose communicator is freed before it completes (also one waited
+ * for after MPI_Comm_free), and a derived
  * datatype on both sides.
  *
  * World mode (PxT): the ranks of MPI_COMM_WORLD.  Explicit shapes (P:a,b,..):
@@ -213,6 +214,22 @@ static void freed_recv(ctx_t *x)
         EPT_OK(MPI_Iprobe(MPI_ANY_SOURCE, 999, x->comm, &flag, MPI_STATUS_IGNORE));
     }
     EPT_CHECK(in[0] == x->left && in[3] == 9, "rank %d: freed MPI_Irecv got %d %d", x->me, in[0], in[3]);
+    EPT_OK(MPI_Barrier(x->comm));
+    /* The same, with the receive's request kept and waited for after
+     * MPI_Comm_free. */
+    MPI_Status st;
+    int got = -1;
+    in[0] = in[3] = -1;
+    EPT_OK(MPI_Comm_dup(x->comm, &d));
+    EPT_OK(MPI_Irecv(in, 4, MPI_INT, x->left, 72, d, &r));
+    EPT_OK(MPI_Isend(v, 4, MPI_INT, x->right, 72, d, &s));
+    EPT_OK(MPI_Comm_free(&d));
+    EPT_OK(MPI_Wait(&r, &st));
+    EPT_OK(MPI_Wait(&s, MPI_STATUS_IGNORE));
+    EPT_OK(MPI_Get_count(&st, MPI_INT, &got));
+    EPT_CHECK(in[0] == x->left && in[3] == 9 && got == 4 && st.MPI_SOURCE == x->left && st.MPI_TAG == 72,
+              "rank %d: MPI_Irecv waited for after MPI_Comm_free got %d %d, %d ints from %d tag %d", x->me, in[0],
+              in[3], got, st.MPI_SOURCE, st.MPI_TAG);
     EPT_OK(MPI_Barrier(x->comm));
 }
 

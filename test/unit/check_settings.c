@@ -4,6 +4,7 @@
 #include "unit.h"
 
 #include <check.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,25 +58,32 @@ START_TEST(bad_endpoints_named)
 }
 END_TEST
 
-START_TEST(coll_algorithm)
+/* The variables that are `auto` or one alternative. */
+static const struct {
+    const char *name, *alt, *bad;
+    size_t field; /* the int in ep_config_t that the alternative sets */
+} auto_or[] = {
+    {"EPMPI_COLL_ALGORITHM", "gathered", "fast", offsetof(ep_config_t, coll_gathered)},
+    {"EPMPI_P2P_PATH", "engine", "mpich", offsetof(ep_config_t, p2p_engine)},
+};
+
+START_TEST(auto_or_alternative)
 {
     char err[256];
-    clear();
-    setenv("EPMPI_COLL_ALGORITHM", "gathered", 1);
-    ck_assert_int_eq(ep_config_load(err, sizeof err), 0);
-    ck_assert_int_eq(ep_config.coll_gathered, 1);
-    setenv("EPMPI_COLL_ALGORITHM", "fast", 1);
-    ck_assert_int_eq(ep_config_load(err, sizeof err), -1);
-    ck_assert_ptr_nonnull(strstr(err, "EPMPI_COLL_ALGORITHM"));
+    const int *field = (const int *)(const void *)((const char *)&ep_config + auto_or[_i].field);
     clear();
     ck_assert_int_eq(ep_config_load(err, sizeof err), 0);
-    ck_assert_int_eq(ep_config.p2p_engine, 0);
-    setenv("EPMPI_P2P_PATH", "engine", 1);
+    ck_assert_int_eq(*field, 0);
+    setenv(auto_or[_i].name, "auto", 1);
     ck_assert_int_eq(ep_config_load(err, sizeof err), 0);
-    ck_assert_int_eq(ep_config.p2p_engine, 1);
-    setenv("EPMPI_P2P_PATH", "mpich", 1);
+    ck_assert_int_eq(*field, 0);
+    setenv(auto_or[_i].name, auto_or[_i].alt, 1);
+    ck_assert_int_eq(ep_config_load(err, sizeof err), 0);
+    ck_assert_int_eq(*field, 1);
+    setenv(auto_or[_i].name, auto_or[_i].bad, 1);
     ck_assert_int_eq(ep_config_load(err, sizeof err), -1);
-    ck_assert_ptr_nonnull(strstr(err, "EPMPI_P2P_PATH"));
+    ck_assert_ptr_nonnull(strstr(err, auto_or[_i].name));
+    ck_assert_ptr_nonnull(strstr(err, auto_or[_i].alt));
 }
 END_TEST
 
@@ -123,7 +131,7 @@ int main(void)
     tcase_add_test(tc, good_values);
     tcase_add_loop_test(tc, bad_endpoints_named, 0, (int)(sizeof bad_endpoints / sizeof *bad_endpoints));
     tcase_add_test(tc, bad_wait_policy_lists_choices);
-    tcase_add_test(tc, coll_algorithm);
+    tcase_add_loop_test(tc, auto_or_alternative, 0, (int)(sizeof auto_or / sizeof *auto_or));
     tcase_add_test(tc, diagnostics);
     suite_add_tcase(s, tc);
     return ep_unit_run(s);

@@ -8,7 +8,8 @@
  *    one winner, every loser fetches the winner, the slot holds the winner;
  *  - mutual exclusion: a counter incremented XITER times per rank by a
  *    non-atomic read-modify-write under MPI_LOCK_EXCLUSIVE (Get, flush,
- *    Put by the others; load and store by the owner) ends exact;
+ *    Put by the others; load and store by the owner) ends exact, and
+ *    every rank can hold an exclusive lock on itself at the same time;
  *  - MPI_Win_lock_all with request-based operations completed by MPI_Wait:
  *    Rput (origin buffer reusable after the wait, data at the target after
  *    MPI_Win_flush), Rget, Raccumulate to every rank, Rget_accumulate with
@@ -154,6 +155,14 @@ static void part_exclusive(MPI_Comm comm)
     EPT_OK(MPI_Win_unlock(t, win));
     EPT_CHECK(v == (long)XITER * n, "rank %d: the counter under exclusive locks ends at %ld, expected %ld", me, v,
               (long)XITER * n);
+    /* Every rank holds an exclusive lock on itself at the same time: the
+     * locks of different ranks are independent, whatever the processes
+     * (a lock word misplaced onto another rank's deadlocks here). */
+    PHASE("rma_passive: exclusive: every rank locks itself at once");
+    EPT_OK(MPI_Barrier(comm)); /* nobody reads the counter any more */
+    EPT_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, me, 0, win));
+    EPT_OK(MPI_Barrier(comm));
+    EPT_OK(MPI_Win_unlock(me, win));
     EPT_OK(MPI_Win_free(&win));
 }
 

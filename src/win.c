@@ -38,6 +38,16 @@ static ep_status_t from_pmpi(int rc)
     }
 }
 
+/* A PMPI collective started as rc/req, waited for with the engine's
+ * test-and-yield loop: MPICH's blocking collectives poll without giving
+ * the CPU away, which with more processes than cores stalls for
+ * milliseconds at every call (an MPI_Barrier of 3 processes on 2 cores:
+ * 8 ms blocking, 0.4 ms this way). */
+static ep_status_t pmpi_wait_started(int rc, MPI_Request *req)
+{
+    return from_pmpi(rc == MPI_SUCCESS ? ep_net_wait_pmpi(req, MPI_STATUS_IGNORE) : rc);
+}
+
 /* ---- creation: a collective kind (coll.h) --------------------------------
  * start clones the communicator (the window's private one), complete takes
  * the clone through its steps and then builds the PMPI windows, finish
@@ -93,7 +103,9 @@ static ep_status_t exchange_ranks(ep_win_t *w, const ep_win_rank_t *mine)
             cnt[p] = (int)(c->proc_nlocal[p] * rs);
             dsp[p] = (int)(c->proc_first[p] * rs);
         }
-        rc = from_pmpi(PMPI_Allgatherv(mine, (int)(c->nlocal * rs), MPI_BYTE, all, cnt, dsp, MPI_BYTE, w->pc));
+        MPI_Request req;
+        rc = pmpi_wait_started(
+            PMPI_Iallgatherv(mine, (int)(c->nlocal * rs), MPI_BYTE, all, cnt, dsp, MPI_BYTE, w->pc, &req), &req);
     }
     for (int r = 0; !rc && r < c->size; r++)
         w->rank[r] = all[c->proc_first[c->ranks[r].proc] + c->ranks[r].lidx];
@@ -105,10 +117,12 @@ static ep_status_t exchange_ranks(ep_win_t *w, const ep_win_rank_t *mine)
 /* All processes on one node (shared windows need that). */
 static ep_status_t one_node(MPI_Comm pc)
 {
-    int id = ep_net_node_id(), lo, hi;
-    if (PMPI_Allreduce(&id, &lo, 1, MPI_INT, MPI_MIN, pc) || PMPI_Allreduce(&id, &hi, 1, MPI_INT, MPI_MAX, pc))
-        return EP_ERR_INTERN;
-    return lo == hi ? EP_OK : EP_ERR_RMA_SHARED;
+    int id[2] = {ep_net_node_id(), -ep_net_node_id()}, lo[2]; /* the smallest and the largest */
+    MPI_Request req;
+    ep_status_t rc = pmpi_wait_started(PMPI_Iallreduce(id, lo, 2, MPI_INT, MPI_MIN, pc, &req), &req);
+    if (rc)
+        return rc;
+    return lo[0] == -lo[1] ? EP_OK : EP_ERR_RMA_SHARED;
 }
 
 /* The PMPI windows and the rank table, once the private clone exists. */
@@ -157,7 +171,10 @@ static ep_status_t setup(ep_coll_inst_t *in, ep_win_t *w)
     /* A multiple of 16 bytes: MPICH 4.0.2 aligns the base it returns to
      * 16 but places RMA at the unaligned offset, so after a process with
      * an odd count of words the next one's lock words would be another
-     * process's (and exclusive locks of different ranks would collide). */
+     * process's (and exclusive locks of different ranks would collide).
+     * A window of their own: in pwin, the lock words' atomics (active
+     * messages in MPICH) would make every later PMPI_Win_flush on the data
+     * poll for more (1 x 2 Put and Get with flush 10% slower, measured). */
     if (!rc)
         rc = from_pmpi(PMPI_Win_allocate((MPI_Aint)(nl + nl % 2) * 8, 8, MPI_INFO_NULL, w->pc, &w->lwords, &w->lwin));
     if (!rc) {
@@ -175,8 +192,10 @@ static ep_status_t setup(ep_coll_inst_t *in, ep_win_t *w)
     if (!rc && (PMPI_Win_lock_all(MPI_MODE_NOCHECK, w->pwin) || PMPI_Win_lock_all(MPI_MODE_NOCHECK, w->lwin)))
         rc = EP_ERR_INTERN;
     /* Every lock word is zero before anyone takes a lock. */
-    if (!rc && c->pcomm != MPI_COMM_NULL)
-        rc = from_pmpi(PMPI_Barrier(w->pc));
+    if (!rc && c->pcomm != MPI_COMM_NULL) {
+        MPI_Request req;
+        rc = pmpi_wait_started(PMPI_Ibarrier(w->pc, &req), &req);
+    }
     free(mine);
     free(off);
     return rc;

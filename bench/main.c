@@ -49,8 +49,10 @@ static void usage(FILE *f)
             "                            (MPI_Comm_dup where that is missing), each with MPI_Comm_free\n"
             "                  memcpy    memcpy bandwidth of each thread, 8 B to 16 MiB\n"
             "                  handoff   one-way time for two threads of one process to pass a\n"
-            "                            flag back and forth (no MPI): the floor of any message\n"
-            "                            between threads, printed by the first process only\n"
+            "                            flag back and forth, and their rate streaming 8 B through\n"
+            "                            a ring of 64-byte slots (no MPI): the floors of any\n"
+            "                            message latency and rate between threads, printed by the\n"
+            "                            first process only\n"
             "  --sizes LIST    message sizes in bytes, suffixes K and M allowed (8,64K,1M)\n"
             "  --iters N       iterations per batch (default: calibrated to the time budget)\n"
             "  --time MS       time budget per measurement (default 30 to 100 ms by case)\n"
@@ -243,6 +245,74 @@ static double handoff_once(const struct party *p, long rounds)
     return (t1 - t0) / (double)rounds / 2;
 }
 
+/* The same two threads streaming 8 B messages through a ring of 64-byte
+ * slots, each with its sequence number in the slot's line (what a lane
+ * between two endpoints is): the sender waits only for a free slot, so
+ * line transfers overlap.  The floor of any message rate between threads. */
+#define RING_SLOTS 256
+struct ring {
+    struct {
+        _Alignas(64) _Atomic long seq; /* i: message i is in it; 0: free */
+        long payload;
+    } slot[RING_SLOTS];
+    long msgs, sum;
+};
+
+static void *ring_reader(void *arg)
+{
+    struct ring *r = arg;
+    for (long i = 1; i <= r->msgs; i++) {
+        await_value(&r->slot[i % RING_SLOTS].seq, i);
+        r->sum += r->slot[i % RING_SLOTS].payload;
+        atomic_store_explicit(&r->slot[i % RING_SLOTS].seq, 0, memory_order_release);
+    }
+    return NULL;
+}
+
+/* Seconds per message of one run of msgs messages.  With two CPUs or
+ * more the threads are pinned to two of them: on one CPU the ring would
+ * measure time slices, not the transfer of lines between cores. */
+static double ring_once(const struct party *p, struct ring *r, long msgs)
+{
+    pthread_t t;
+    pthread_attr_t attr;
+    cpu_set_t mine, one;
+    int pinned = 0, c1 = -1, c2 = -1;
+    memset(r, 0, sizeof *r);
+    r->msgs = msgs;
+    pthread_attr_init(&attr);
+    if (!pthread_getaffinity_np(pthread_self(), sizeof mine, &mine)) {
+        for (int c = 0; c < CPU_SETSIZE && c2 < 0; c++)
+            if (CPU_ISSET(c, &mine))
+                *(c1 < 0 ? &c1 : &c2) = c;
+        if (c2 >= 0) {
+            CPU_ZERO(&one);
+            CPU_SET(c2, &one);
+            pthread_attr_setaffinity_np(&attr, sizeof one, &one);
+            CPU_ZERO(&one);
+            CPU_SET(c1, &one);
+            pinned = !pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+        }
+    }
+    int err = pthread_create(&t, &attr, ring_reader, r);
+    pthread_attr_destroy(&attr);
+    if (err)
+        party_fail(p, "handoff: cannot start its second thread: %s", strerror(err));
+    double t0 = MPI_Wtime();
+    for (long i = 1; i <= msgs; i++) {
+        await_value(&r->slot[i % RING_SLOTS].seq, 0);
+        r->slot[i % RING_SLOTS].payload = i;
+        atomic_store_explicit(&r->slot[i % RING_SLOTS].seq, i, memory_order_release);
+    }
+    pthread_join(t, NULL);
+    double t1 = MPI_Wtime();
+    if (pinned)
+        pthread_setaffinity_np(pthread_self(), sizeof mine, &mine);
+    if (r->sum != msgs * (msgs + 1) / 2)
+        party_fail(p, "handoff: the ring delivered a sum of %ld, expected %ld", r->sum, msgs * (msgs + 1) / 2);
+    return (t1 - t0) / (double)msgs;
+}
+
 void case_handoff(const struct party *p, const struct bench_opts *o)
 {
     double t[BENCH_MAX_BATCHES];
@@ -253,6 +323,15 @@ void case_handoff(const struct party *p, const struct bench_opts *o)
     for (int b = 0; b < o->batches; b++)
         t[b] = handoff_once(p, rounds);
     party_report(p, "handoff", "latency", 8, bench_median(t, o->batches) * 1e6, "us");
+    struct ring *r = aligned_alloc(64, sizeof *r);
+    if (!r)
+        party_fail(p, "out of memory (%zu bytes)", sizeof *r);
+    long msgs = rounds * 10;
+    ring_once(p, r, msgs / 10 + 1);
+    for (int b = 0; b < o->batches; b++)
+        t[b] = ring_once(p, r, msgs);
+    party_report(p, "handoff", "msgrate", 8, 1e-6 / bench_median(t, o->batches), "Mmsg/s");
+    free(r);
 }
 
 /* ---- setup ------------------------------------------------------------------------ */

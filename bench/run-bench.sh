@@ -18,7 +18,8 @@
 #   5a  1 process x 2 endpoints vs 2 MPICH processes: coll
 #   5b  2 processes x 2 endpoints vs 4 MPICH processes: coll
 # and once per repetition the machine's limits inside a process: memcpy
-# bandwidth (one thread) and the one-way handoff time between two threads.
+# bandwidth (one thread), the one-way handoff time between two threads and
+# their streaming rate through a ring of 64-byte slots.
 #
 # Environment (make bench sets them): BENCH_PROG (epmpi-bench), BENCH_LIB
 # (libepmpi.so), BENCH_MPIEXEC, BENCH_SAN_PRELOAD (a sanitizer runtime to
@@ -347,7 +348,8 @@ END {
         return 1
     }
     NR == 1 { next }
-    $1 == "memcpy" && $4 == "handoff" { ho = sprintf("%.3g us", $9); next }
+    $1 == "memcpy" && $4 == "handoff" && $5 == "latency" { ho = sprintf("%.3g us", $9); next }
+    $1 == "memcpy" && $4 == "handoff" { hr = sprintf("%.3g Mmsg/s", $9); next }
     $1 == "memcpy" { if ($6 >= 1048576) mc = mc sprintf("%s%s %.3g GB/s", mc == "" ? "" : ", ", human($6), $9); next }
     shown($1, $4, $5, $6, $12) {
         if (!hdr++) {
@@ -360,6 +362,7 @@ END {
     END {
         if (mc != "") printf "\nmemcpy bandwidth, one thread (the limit for a message copied once inside a process): %s\n", mc
         if (ho != "") printf "\nThread handoff, one way (two threads passing a flag in one cache line, no MPI: the floor of any message between threads): %s\n", ho
+        if (hr != "") printf "\nThread ring, streamed (two threads passing 8 B messages through a ring of 64-byte slots, no MPI: the floor of any message rate between threads): %s\n", hr
     }
     ' "$OUT/latest.csv"
     echo

@@ -2,7 +2,7 @@
 # make check's smoke test of the benchmark: bench/run-bench.sh --smoke runs
 # epmpi-bench once in 1 process x 2 endpoints and once as 2 MPICH processes
 # (ping-pong and rma, 8 B, 10 iterations), and memcpy and the thread handoff
-# once, and must produce CSV rows and table lines for them;
+# (latency and ring rate) once, and must produce CSV rows and table lines for them;
 # the driver itself rejects any output line not in epmpi-bench's format.
 # The environment comes from Makefile.am (AM_TESTS_ENVIRONMENT).
 set -eu
@@ -21,6 +21,11 @@ for m in 'pingpong latency' 'rma_put latency' 'rma_get latency'; do
 done
 grep -q '^Thread handoff, one way .*: [0-9.e+-]* us$' "$out/table.md" || {
     echo "bench_smoke: no thread handoff line under the table" >&2
+    cat "$out/table.md" >&2
+    exit 1
+}
+grep -q '^Thread ring, streamed .*: [0-9.e+-]* Mmsg/s$' "$out/table.md" || {
+    echo "bench_smoke: no thread ring line under the table" >&2
     cat "$out/table.md" >&2
     exit 1
 }

@@ -269,31 +269,39 @@ static void *ring_reader(void *arg)
     return NULL;
 }
 
-/* Seconds per message of one run of msgs messages.  With two CPUs or
- * more the threads are pinned to two of them: on one CPU the ring would
- * measure time slices, not the transfer of lines between cores. */
+/* With two CPUs or more, pins the calling thread to the first CPU it may
+ * run on and sets attr to start a thread on the second, so that the ring
+ * measures lines moving between cores, not time slices of one; *saved
+ * gets the caller's CPUs to restore.  Returns 1 when it pinned. */
+static int pin_apart(pthread_attr_t *attr, cpu_set_t *saved)
+{
+    cpu_set_t one;
+    int first = -1, second = -1;
+    if (pthread_getaffinity_np(pthread_self(), sizeof *saved, saved))
+        return 0;
+    for (int c = 0; c < CPU_SETSIZE && second < 0; c++)
+        if (CPU_ISSET(c, saved))
+            *(first < 0 ? &first : &second) = c;
+    if (second < 0)
+        return 0;
+    CPU_ZERO(&one);
+    CPU_SET(second, &one);
+    pthread_attr_setaffinity_np(attr, sizeof one, &one);
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    return !pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+}
+
+/* Seconds per message of one run of msgs messages. */
 static double ring_once(const struct party *p, struct ring *r, long msgs)
 {
     pthread_t t;
     pthread_attr_t attr;
-    cpu_set_t mine, one;
-    int pinned = 0, c1 = -1, c2 = -1;
+    cpu_set_t saved;
     memset(r, 0, sizeof *r);
     r->msgs = msgs;
     pthread_attr_init(&attr);
-    if (!pthread_getaffinity_np(pthread_self(), sizeof mine, &mine)) {
-        for (int c = 0; c < CPU_SETSIZE && c2 < 0; c++)
-            if (CPU_ISSET(c, &mine))
-                *(c1 < 0 ? &c1 : &c2) = c;
-        if (c2 >= 0) {
-            CPU_ZERO(&one);
-            CPU_SET(c2, &one);
-            pthread_attr_setaffinity_np(&attr, sizeof one, &one);
-            CPU_ZERO(&one);
-            CPU_SET(c1, &one);
-            pinned = !pthread_setaffinity_np(pthread_self(), sizeof one, &one);
-        }
-    }
+    int pinned = pin_apart(&attr, &saved);
     int err = pthread_create(&t, &attr, ring_reader, r);
     pthread_attr_destroy(&attr);
     if (err)
@@ -307,7 +315,7 @@ static double ring_once(const struct party *p, struct ring *r, long msgs)
     pthread_join(t, NULL);
     double t1 = MPI_Wtime();
     if (pinned)
-        pthread_setaffinity_np(pthread_self(), sizeof mine, &mine);
+        pthread_setaffinity_np(pthread_self(), sizeof saved, &saved);
     if (r->sum != msgs * (msgs + 1) / 2)
         party_fail(p, "handoff: the ring delivered a sum of %ld, expected %ld", r->sum, msgs * (msgs + 1) / 2);
     return (t1 - t0) / (double)msgs;

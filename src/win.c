@@ -38,16 +38,6 @@ static ep_status_t from_pmpi(int rc)
     }
 }
 
-/* A PMPI collective started as rc/req, waited for with the engine's
- * test-and-yield loop: MPICH's blocking collectives poll without giving
- * the CPU away, which with more processes than cores stalls for
- * milliseconds at every call (an MPI_Barrier of 3 processes on 2 cores:
- * 8 ms blocking, 0.4 ms this way). */
-static ep_status_t pmpi_wait_started(int rc, MPI_Request *req)
-{
-    return from_pmpi(rc == MPI_SUCCESS ? ep_net_wait_pmpi(req, MPI_STATUS_IGNORE) : rc);
-}
-
 /* ---- creation: a collective kind (coll.h) --------------------------------
  * start clones the communicator (the window's private one), complete takes
  * the clone through its steps and then builds the PMPI windows, finish
@@ -104,8 +94,8 @@ static ep_status_t exchange_ranks(ep_win_t *w, const ep_win_rank_t *mine)
             dsp[p] = (int)(c->proc_first[p] * rs);
         }
         MPI_Request req;
-        rc = pmpi_wait_started(
-            PMPI_Iallgatherv(mine, (int)(c->nlocal * rs), MPI_BYTE, all, cnt, dsp, MPI_BYTE, w->pc, &req), &req);
+        rc = from_pmpi(ep_net_wait_started(
+            PMPI_Iallgatherv(mine, (int)(c->nlocal * rs), MPI_BYTE, all, cnt, dsp, MPI_BYTE, w->pc, &req), &req));
     }
     for (int r = 0; !rc && r < c->size; r++)
         w->rank[r] = all[c->proc_first[c->ranks[r].proc] + c->ranks[r].lidx];
@@ -119,7 +109,7 @@ static ep_status_t one_node(MPI_Comm pc)
 {
     int id[2] = {ep_net_node_id(), -ep_net_node_id()}, lo[2]; /* the smallest and the largest */
     MPI_Request req;
-    ep_status_t rc = pmpi_wait_started(PMPI_Iallreduce(id, lo, 2, MPI_INT, MPI_MIN, pc, &req), &req);
+    ep_status_t rc = from_pmpi(ep_net_wait_started(PMPI_Iallreduce(id, lo, 2, MPI_INT, MPI_MIN, pc, &req), &req));
     if (rc)
         return rc;
     return lo[0] == -lo[1] ? EP_OK : EP_ERR_RMA_SHARED;
@@ -194,7 +184,7 @@ static ep_status_t setup(ep_coll_inst_t *in, ep_win_t *w)
     /* Every lock word is zero before anyone takes a lock. */
     if (!rc && c->pcomm != MPI_COMM_NULL) {
         MPI_Request req;
-        rc = pmpi_wait_started(PMPI_Ibarrier(w->pc, &req), &req);
+        rc = from_pmpi(ep_net_wait_started(PMPI_Ibarrier(w->pc, &req), &req));
     }
     free(mine);
     free(off);
@@ -291,11 +281,9 @@ static ep_status_t lock_add(ep_win_t *w, int target, int64_t v, int64_t *old)
     ep_rank_loc_t loc = w->comm->ranks[target];
     MPI_Request r;
     /* lwin's displacement unit is one lock word */
-    int rc = PMPI_Rget_accumulate(&v, 1, MPI_INT64_T, old, 1, MPI_INT64_T, loc.proc, (MPI_Aint)loc.lidx, 1,
-                                  MPI_INT64_T, MPI_SUM, w->lwin, &r);
-    if (rc == MPI_SUCCESS)
-        rc = ep_net_wait_pmpi(&r, MPI_STATUS_IGNORE);
-    return from_pmpi(rc);
+    return from_pmpi(ep_net_wait_started(PMPI_Rget_accumulate(&v, 1, MPI_INT64_T, old, 1, MPI_INT64_T, loc.proc,
+                                                              (MPI_Aint)loc.lidx, 1, MPI_INT64_T, MPI_SUM, w->lwin, &r),
+                                         &r));
 }
 
 static ep_status_t lock_take(ep_win_t *w, int target, int excl)
@@ -445,8 +433,8 @@ static ep_status_t fence_all(ep_win_t *w, int assert)
     int rc = assert & MPI_MODE_NOPRECEDE ? MPI_SUCCESS : PMPI_Win_flush_all(w->pwin);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Win_sync(w->pwin);
-    if (rc == MPI_SUCCESS && w->comm->pcomm != MPI_COMM_NULL && (rc = PMPI_Ibarrier(w->pc, &r)) == MPI_SUCCESS)
-        rc = ep_net_wait_pmpi(&r, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS && w->comm->pcomm != MPI_COMM_NULL)
+        rc = ep_net_wait_started(PMPI_Ibarrier(w->pc, &r), &r);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Win_sync(w->pwin);
     return from_pmpi(rc);

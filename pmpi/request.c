@@ -192,20 +192,45 @@ EP_API int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     return code;
 }
 
-/* Waiting for request i of an array that is in NET: tests it and the
- * PMPI parts of those after it together (ep_request_poll_net). */
-static void poll_net_from(const MPI_Request reqs[], int i, int count)
+/* Waiting for request i of an array, r, in NET: tests it and the PMPI
+ * parts of those after it that are in NET too, together
+ * (ep_request_poll_net). */
+static void poll_net_from(ep_request_t *r, const MPI_Request reqs[], int i, int count)
 {
     ep_request_t *rs[EP_POLL_NET_MAX];
     int n = 0;
-    for (; i < count && n < EP_POLL_NET_MAX; i++) {
-        ep_request_t *r = ep_request_handle_is_ep(reqs[i]) ? ep_request_get(reqs[i]) : NULL;
-        if (r && ep_request_state(r) == EP_RS_NET)
-            rs[n++] = r;
-        else if (!n)
-            return; /* the awaited request is not in NET */
+    rs[n++] = r;
+    for (i++; i < count && n < EP_POLL_NET_MAX; i++) {
+        ep_request_t *q = ep_request_handle_is_ep(reqs[i]) ? ep_request_get(reqs[i]) : NULL;
+        if (q && ep_request_state(q) == EP_RS_NET)
+            rs[n++] = q;
     }
     ep_request_poll_net(rs, n);
+}
+
+/* MPI_Waitall's wait for endpoint request *h, array element i: the handle
+ * is looked up once, not at every poll. */
+static int wait_ep(const char *call, MPI_Request reqs[], int i, int count, MPI_Status *st, ep_endpoint_t **owner)
+{
+    ep_request_t *r = ep_request_get(reqs[i]);
+    *owner = NULL;
+    if (!r)
+        return bad_request(call, reqs[i]);
+    *owner = r->ep;
+    if (ep_inactive(r)) {
+        status_empty(st);
+        return MPI_SUCCESS;
+    }
+    ep_backoff_t b = EP_BACKOFF_INIT;
+    for (;;) {
+        if (ep_request_state(r) == EP_RS_NET)
+            poll_net_from(r, reqs, i, count);
+        if (ep_request_poll(r))
+            break;
+        ep_progress();
+        ep_backoff(&b);
+    }
+    return ep_finish(r, &reqs[i], st, call, 1);
 }
 
 EP_API int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
@@ -219,16 +244,17 @@ EP_API int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status ar
      * any PMPI test move everything), so polling only the first unfinished
      * request keeps the waiting thread off the lines the others write. */
     for (int i = 0; i < count; i++) {
-        ep_backoff_t b = EP_BACKOFF_INIT;
         MPI_Status *st = status_at(array_of_statuses, i);
-        ep_endpoint_t *owner;
+        ep_endpoint_t *owner = NULL;
         int code;
-        for (;;) {
-            poll_net_from(array_of_requests, i, count);
-            if (try_complete(call, &array_of_requests[i], st, 1, &code, &owner))
-                break;
-            ep_progress();
-            ep_backoff(&b);
+        if (ep_request_handle_is_ep(array_of_requests[i])) {
+            code = wait_ep(call, array_of_requests, i, count, st, &owner);
+        } else {
+            ep_backoff_t b = EP_BACKOFF_INIT;
+            while (!try_complete(call, &array_of_requests[i], st, 1, &code, &owner)) {
+                ep_progress();
+                ep_backoff(&b);
+            }
         }
         multi_note(&m, st, code, owner);
     }

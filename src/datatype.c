@@ -51,16 +51,8 @@ static int type_is_contiguous(MPI_Datatype t, MPI_Count size, MPI_Aint ext, MPI_
     return contig;
 }
 
-ep_status_t ep_dt_layout(MPI_Datatype t, int count, ep_dt_layout_t *out)
+ep_status_t ep_dt_layout_derived(MPI_Datatype t, int count, ep_dt_layout_t *out)
 {
-    int bs = ep_datatype_builtin_size(t);
-    if (bs > 0) {
-        out->type_size = bs;
-        out->bytes = (int64_t)bs * count;
-        out->contig = 1;
-        out->offset = 0;
-        return EP_OK;
-    }
     MPI_Count sz;
     MPI_Aint lb, ext, tlb, text;
     if (PMPI_Type_size_x(t, &sz) != MPI_SUCCESS || PMPI_Type_get_extent(t, &lb, &ext) != MPI_SUCCESS ||

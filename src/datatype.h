@@ -5,6 +5,7 @@
 #define EP_DATATYPE_H
 
 #include "error.h"
+#include "handle.h"
 
 #include <mpi.h>
 #include <stddef.h>
@@ -17,8 +18,20 @@ typedef struct ep_dt_layout {
     MPI_Aint offset;  /* where that block starts, relative to buf (true lb) */
 } ep_dt_layout_t;
 
-/* Describes count elements of t; EP_ERR_TYPE for an invalid or uncommitted type. */
-ep_status_t ep_dt_layout(MPI_Datatype t, int count, ep_dt_layout_t *out);
+/* Describes count elements of t; EP_ERR_TYPE for an invalid or uncommitted
+ * type.  Builtin types, on every message path, are described inline. */
+ep_status_t ep_dt_layout_derived(MPI_Datatype t, int count, ep_dt_layout_t *out);
+static inline ep_status_t ep_dt_layout(MPI_Datatype t, int count, ep_dt_layout_t *out)
+{
+    int bs = ep_datatype_builtin_size(t);
+    if (bs <= 0)
+        return ep_dt_layout_derived(t, count, out);
+    out->type_size = bs;
+    out->bytes = (int64_t)bs * count;
+    out->contig = 1;
+    out->offset = 0;
+    return EP_OK;
+}
 
 /* Packs count elements of t at buf into out (which holds lay->bytes). */
 ep_status_t ep_dt_pack(const void *buf, int count, MPI_Datatype t, const ep_dt_layout_t *lay, void *out);

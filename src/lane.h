@@ -21,6 +21,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define EP_LANE_SLOTS 64 /* power of two */
 #define EP_LANE_INLINE 48
@@ -43,6 +44,25 @@ typedef struct ep_lane {
     struct ep_lane *next_in;           /* next lane into the same receiver */
     ep_lane_slot_t slot[EP_LANE_SLOTS];
 } ep_lane_t;
+
+/* Copies a lane payload (n <= EP_LANE_INLINE bytes) in 8-byte words, the
+ * last one overlapping, inline: a call into libc's memcpy costs as much
+ * again for so few bytes, twice per message. */
+static inline void ep_lane_copy(void *dst, const void *src, size_t n)
+{
+    char *d = dst;
+    const char *s = src;
+    if (n < 8) {
+        for (size_t i = 0; i < n; i++)
+            d[i] = s[i];
+        return;
+    }
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        memcpy(d + i, s + i, 8);
+    if (i < n)
+        memcpy(d + n - 8, s + n - 8, 8);
+}
 
 /* Identifies the calling thread (pthread_self). */
 const void *ep_lane_token(void);

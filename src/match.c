@@ -10,13 +10,6 @@ void ep_mq_init(ep_match_queue_t *q)
 
 int ep_mq_empty(const ep_match_queue_t *q) { return q->head == NULL; }
 
-void ep_mq_append(ep_match_queue_t *q, ep_match_item_t *it)
-{
-    it->next = NULL;
-    *q->tailp = it;
-    q->tailp = &it->next;
-}
-
 static ep_match_item_t *unlink_at(ep_match_queue_t *q, ep_match_item_t **pp)
 {
     ep_match_item_t *it = *pp;
@@ -51,9 +44,4 @@ int ep_mq_remove(ep_match_queue_t *q, ep_match_item_t *it)
             return 1;
         }
     return 0;
-}
-
-ep_match_item_t *ep_mq_pop(ep_match_queue_t *q)
-{
-    return q->head ? unlink_at(q, &q->head) : NULL;
 }

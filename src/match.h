@@ -11,6 +11,7 @@
 #define EP_MATCH_H
 
 #include <mpi.h>
+#include <stddef.h>
 
 typedef struct ep_match_item {
     struct ep_match_item *next;
@@ -30,7 +31,12 @@ static inline int ep_match_fits(int pat_source, int pat_tag, int source, int tag
 
 void ep_mq_init(ep_match_queue_t *q);
 int ep_mq_empty(const ep_match_queue_t *q);
-void ep_mq_append(ep_match_queue_t *q, ep_match_item_t *it);
+static inline void ep_mq_append(ep_match_queue_t *q, ep_match_item_t *it)
+{
+    it->next = NULL;
+    *q->tailp = it;
+    q->tailp = &it->next;
+}
 
 /* Removes and returns the oldest posted pattern that matches (source, tag). */
 ep_match_item_t *ep_mq_take_posted(ep_match_queue_t *q, int source, int tag);
@@ -42,6 +48,15 @@ ep_match_item_t *ep_mq_find_unexpected(ep_match_queue_t *q, int pat_source, int 
 int ep_mq_remove(ep_match_queue_t *q, ep_match_item_t *it);
 
 /* Removes and returns the oldest item, NULL when empty. */
-ep_match_item_t *ep_mq_pop(ep_match_queue_t *q);
+static inline ep_match_item_t *ep_mq_pop(ep_match_queue_t *q)
+{
+    ep_match_item_t *it = q->head;
+    if (it) {
+        if (!(q->head = it->next))
+            q->tailp = &q->head;
+        it->next = NULL;
+    }
+    return it;
+}
 
 #endif

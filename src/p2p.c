@@ -185,6 +185,30 @@ static ep_request_t *take_locked(ep_endpoint_t *dst, const ep_msg_t *m)
     return NULL;
 }
 
+/* A message from a lane slot, dst->lock held.  Usually the oldest posted
+ * receive is waiting for it, contiguous and large enough: the payload goes
+ * straight into its buffer.  Anything else takes the general path
+ * (take_locked, then match_complete). */
+static void drain_slot(ep_endpoint_t *dst, int source, const ep_lane_slot_t *s)
+{
+    ep_match_item_t *it = dst->posted.head;
+    if (it && !dst->stats && ep_match_fits(it->source, it->tag, source, s->tag)) {
+        ep_request_t *r = ep_container_of(it, ep_request_t, link);
+        if (r->lay.contig && s->bytes <= r->lay.bytes) {
+            ep_mq_pop(&dst->posted);
+            ep_lane_copy((char *)r->buf + r->lay.offset, s->data, (size_t)s->bytes);
+            finish_recv(r, source, s->tag, s->bytes);
+            return;
+        }
+    }
+    ep_msg_t m = {.kind = EP_MSG_EAGER, .bytes = s->bytes, .data = (void *)s->data, .handle = MPI_MESSAGE_NULL};
+    m.link.source = source;
+    m.link.tag = s->tag;
+    ep_request_t *r = take_locked(dst, &m);
+    if (r)
+        match_complete(r, &m);
+}
+
 /* Consumes every message the lanes into dst hold, oldest first in each
  * lane, completing matched receives at once (the payloads are small and
  * go with their slots).  dst->lock held. */
@@ -193,12 +217,7 @@ static void drain_locked(ep_endpoint_t *dst)
     for (ep_lane_t *l = atomic_load_explicit(&dst->lanes_in, memory_order_acquire); l; l = l->next_in) {
         ep_lane_slot_t *s;
         while ((s = ep_lane_peek(l))) {
-            ep_msg_t m = {.kind = EP_MSG_EAGER, .bytes = s->bytes, .data = s->data, .handle = MPI_MESSAGE_NULL};
-            m.link.source = l->source;
-            m.link.tag = s->tag;
-            ep_request_t *r = take_locked(dst, &m);
-            if (r)
-                match_complete(r, &m);
+            drain_slot(dst, l->source, s);
             ep_lane_release(l);
         }
     }
@@ -325,7 +344,9 @@ static int lane_put(ep_endpoint_t *ep, ep_endpoint_t *dst, const void *buf, int 
         return 0;
     slot->tag = tag;
     slot->bytes = lay->bytes;
-    if (lay->bytes)
+    if (lay->contig)
+        ep_lane_copy(slot->data, (const char *)buf + lay->offset, (size_t)lay->bytes);
+    else if (lay->bytes)
         ep_dt_pack(buf, count, type, lay, slot->data);
     ep_lane_publish(l, slot);
     return 1;

@@ -112,7 +112,7 @@ int ep_unsupported_comm(const char *call, MPI_Comm comm)
     return ep_raise(ep, call, MPI_ERR_COMM, "not supported on endpoint communicators");
 }
 
-int ep_entry_endpoint(const char *call, MPI_Comm c, ep_endpoint_t **out)
+int ep_entry_endpoint_any(const char *call, MPI_Comm c, ep_endpoint_t **out)
 {
     ep_endpoint_t *ep;
     if (c == MPI_COMM_WORLD || c == MPI_COMM_SELF) {

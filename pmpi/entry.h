@@ -15,6 +15,7 @@
 #include "error.h"
 #include "handle.h"
 #include "request.h"
+#include "thread.h"
 #include "world.h"
 
 #include <limits.h>
@@ -37,7 +38,26 @@ static inline int ep_entry_comm_is_ep(MPI_Comm c)
 /* Resolves an engine communicator argument to its endpoint.  Returns
  * MPI_SUCCESS, or the error code after raising it (dead handle, or a thread
  * without a world endpoint). */
-int ep_entry_endpoint(const char *call, MPI_Comm c, ep_endpoint_t **out);
+int ep_entry_endpoint_any(const char *call, MPI_Comm c, ep_endpoint_t **out);
+
+/* The same, with the usual cases inline (every message goes through it):
+ * MPI_COMM_WORLD in world mode on a thread that has an endpoint, or an
+ * endpoint communicator handle, with EPMPI_STATS off. */
+static inline int ep_entry_endpoint(const char *call, MPI_Comm c, ep_endpoint_t **out)
+{
+    ep_endpoint_t *ep = NULL;
+    if (c == MPI_COMM_WORLD) {
+        int t = ep_thread_index();
+        if (t < ep_world.nep)
+            ep = ep_world.ep[t];
+    } else if (ep_comm_handle_is_ep(c)) {
+        ep = ep_endpoint_get(c);
+    }
+    if (!ep || ep->stats)
+        return ep_entry_endpoint_any(call, c, out);
+    *out = ep;
+    return MPI_SUCCESS;
+}
 
 /* The same for an endpoint window handle (MPI_ERR_WIN, raised on the
  * caller's MPI_COMM_WORLD: a dead window has no handler). */

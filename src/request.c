@@ -16,18 +16,24 @@
  * Message-rate loops make and free a request per message.  Going through
  * malloc and the registry mutex each time costs more than the message
  * itself when two threads do it at once, so each thread keeps the requests
- * it frees, with their registry slots reserved (registry.h), and reuses
- * them without any lock.  The pool is a FIFO that hands out an object only
- * while it holds more than EP_REQ_POOL_KEEP: a slot then comes back at most
- * once every EP_REQ_POOL_KEEP requests of that thread, so a stale handle is
- * still recognised for that many generations of the slot.  Pools are linked
- * in a list so that MPI_Finalize (and thread exit) can empty them. */
+ * it frees, and their retired registry slots (registry.h), and reuses them
+ * without any lock.  Objects and slots are recycled in opposite orders:
+ * an object comes back most recently freed first, its lines still in this
+ * core's cache (handing them out oldest first cycled a window's requests
+ * through a few hundred objects, out of the first-level cache); a slot
+ * comes back oldest first, and only while more than EP_REQ_POOL_KEEP
+ * wait, so a slot is reused at most once every EP_REQ_POOL_KEEP requests
+ * of that thread and a stale handle is still recognised for that many
+ * generations of the slot.  Pools are linked in a list so that
+ * MPI_Finalize (and thread exit) can empty them. */
 #define EP_REQ_POOL 256
 #define EP_REQ_POOL_KEEP 16
 
 typedef struct req_pool {
-    ep_request_t *item[EP_REQ_POOL]; /* ring; each holds its slot in pool_slot */
-    unsigned head, n;
+    ep_request_t *obj[EP_REQ_POOL]; /* stack of free objects */
+    unsigned nobj;
+    unsigned slot[EP_REQ_POOL]; /* ring of retired registry slots, oldest at shead */
+    unsigned shead, nslot;
     struct req_pool *prev, *next;
 } req_pool_t;
 
@@ -49,8 +55,10 @@ static void request_free_mem(ep_request_t *r)
 
 static void pool_drain(req_pool_t *p)
 {
-    for (; p->n; p->n--, p->head = (p->head + 1) % EP_REQ_POOL)
-        request_free_mem(p->item[p->head]);
+    while (p->nobj)
+        free(p->obj[--p->nobj]);
+    for (; p->nslot; p->nslot--, p->shead = (p->shead + 1) % EP_REQ_POOL)
+        ep_registry_release(p->slot[p->shead]);
 }
 
 static void pool_thread_exit(void *arg)
@@ -71,7 +79,9 @@ static void pool_thread_exit(void *arg)
 
 static void pool_key_make(void) { pthread_key_create(&pool_key, pool_thread_exit); }
 
-/* Keeps r (its handle already retired) in the calling thread's pool; 0 when full. */
+/* Keeps r (its handle already retired, its slot in r->pool_slot) in the
+ * calling thread's pool; 0 when there is no room for the object (the
+ * caller frees it, and with it any slot it still holds). */
 static int pool_put(ep_request_t *r)
 {
     req_pool_t *p = pool;
@@ -88,21 +98,32 @@ static int pool_put(ep_request_t *r)
         pthread_mutex_unlock(&pools_lock);
         pthread_setspecific(pool_key, p);
     }
-    if (p->n == EP_REQ_POOL)
+    if (r->pool_slot && p->nslot < EP_REQ_POOL) {
+        p->slot[(p->shead + p->nslot++) % EP_REQ_POOL] = r->pool_slot;
+        r->pool_slot = 0;
+    }
+    if (p->nobj == EP_REQ_POOL)
         return 0;
-    p->item[(p->head + p->n++) % EP_REQ_POOL] = r;
+    p->obj[p->nobj++] = r;
     return 1;
 }
 
-static ep_request_t *pool_get(void)
+static ep_request_t *pool_get_obj(void)
 {
     req_pool_t *p = pool;
-    if (!p || p->n <= EP_REQ_POOL_KEEP)
-        return NULL;
-    ep_request_t *r = p->item[p->head];
-    p->head = (p->head + 1) % EP_REQ_POOL;
-    p->n--;
-    return r;
+    return p && p->nobj ? p->obj[--p->nobj] : NULL;
+}
+
+/* A retired slot to mint the next handle on, or 0 (the registry gives one). */
+static unsigned pool_get_slot(void)
+{
+    req_pool_t *p = pool;
+    if (!p || p->nslot <= EP_REQ_POOL_KEEP)
+        return 0;
+    unsigned idx = p->slot[p->shead];
+    p->shead = (p->shead + 1) % EP_REQ_POOL;
+    p->nslot--;
+    return idx;
 }
 
 void ep_request_pools_free(void)
@@ -144,13 +165,12 @@ void ep_request_init(ep_request_t *r, ep_req_kind_t kind, ep_endpoint_t *ep)
 
 ep_request_t *ep_request_new(ep_req_kind_t kind, ep_endpoint_t *ep, int with_handle)
 {
-    ep_request_t *r = pool_get();
-    unsigned slot = r ? r->pool_slot : 0;
+    ep_request_t *r = pool_get_obj();
     if (!r && !(r = aligned_alloc(_Alignof(ep_request_t), sizeof *r)))
         return NULL;
     ep_request_init(r, kind, ep);
-    r->pool_slot = slot; /* a recycled object keeps its slot, handle or not */
     if (with_handle) {
+        unsigned slot = pool_get_slot();
         r->handle = (MPI_Request)(slot ? ep_registry_reissue(slot, EP_HTYPE_REQUEST, &r->obj)
                                        : ep_registry_add(EP_HTYPE_REQUEST, &r->obj));
         if (!r->handle) {

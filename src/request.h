@@ -76,7 +76,7 @@ typedef struct ep_request {
     /* non-blocking collectives (coll_drive.c) */
     struct ep_coll_inst *coll_inst; /* the running instance, NULL once done */
     ep_status_t coll_status;        /* its outcome, for the error message */
-    unsigned pool_slot;             /* its reserved registry slot (0: none), kept while recycled */
+    unsigned pool_slot;             /* the registry slot its handle had, once retired (0: none) */
     /* Last, and not cleared by ep_request_init: room for the wire header
      * and payload of a small message to another process (net.c), which
      * saves an allocation per message. */

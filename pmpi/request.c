@@ -166,6 +166,11 @@ EP_API int MPI_Wait(MPI_Request *request, MPI_Status *status)
     int code;
     if (!request || !ep_request_handle_is_ep(*request))
         return PMPI_Wait(request, status);
+    if (*request == EP_REQUEST_SENT) {
+        *request = MPI_REQUEST_NULL;
+        status_empty(status);
+        return MPI_SUCCESS;
+    }
     ep_request_t *r = ep_request_get(*request);
     if (!r)
         return bad_request("MPI_Wait", *request);
@@ -247,7 +252,12 @@ EP_API int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status ar
         MPI_Status *st = status_at(array_of_statuses, i);
         ep_endpoint_t *owner = NULL;
         int code;
-        if (ep_request_handle_is_ep(array_of_requests[i])) {
+        if (array_of_requests[i] == EP_REQUEST_SENT) {
+            /* A send that was over when it returned (request.h): nothing to look up. */
+            array_of_requests[i] = MPI_REQUEST_NULL;
+            status_empty(st);
+            code = MPI_SUCCESS;
+        } else if (ep_request_handle_is_ep(array_of_requests[i])) {
             code = wait_ep(call, array_of_requests, i, count, st, &owner);
         } else {
             ep_backoff_t b = EP_BACKOFF_INIT;

@@ -23,6 +23,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "thread.h"
+
 #define EP_LANE_SLOTS 64 /* power of two */
 #define EP_LANE_INLINE 48
 
@@ -64,8 +66,11 @@ static inline void ep_lane_copy(void *dst, const void *src, size_t n)
         memcpy(d + n - 8, s + n - 8, 8);
 }
 
-/* Identifies the calling thread (pthread_self). */
-const void *ep_lane_token(void);
+/* Identifies the calling thread: the address of a thread-local byte, two
+ * instructions with the initial-exec model (thread.h), where
+ * pthread_self is a call into libc at every send. */
+extern __thread char ep_lane_me EP_TLS;
+static inline const void *ep_lane_token(void) { return &ep_lane_me; }
 
 /* Producer: the slot to fill next, or NULL when the lane is full. */
 static inline ep_lane_slot_t *ep_lane_reserve(ep_lane_t *l)

@@ -263,18 +263,20 @@ int ep_p2p_arrive(ep_endpoint_t *dst, const ep_msg_t *m) { return deliver(dst, m
 
 /* ---- lanes from this thread --------------------------------------------- */
 
-/* The lane from ep to dst if it has been made, whoever owns it.  It reads
- * nothing of dst's (the receiver's thread writes there all the time: each
- * read would fetch the line from the other core), only its address. */
-static inline ep_lane_t *lane_of(ep_endpoint_t *ep, ep_endpoint_t *dst)
+/* The lane from ep to its communicator's local endpoint lidx (dst) if it
+ * has been made, whoever owns it.  It reads nothing of dst's (the
+ * receiver's thread writes there all the time: each read would fetch the
+ * line from the other core). */
+static inline ep_lane_t *lane_of(ep_endpoint_t *ep, int lidx)
 {
     ep_lane_t *_Atomic *out = atomic_load_explicit(&ep->lanes_out, memory_order_acquire);
-    return out ? atomic_load_explicit(&out[dst - ep->comm->local], memory_order_acquire) : NULL;
+    return out ? atomic_load_explicit(&out[lidx], memory_order_acquire) : NULL;
 }
 
-static ep_lane_t *lane_make(ep_endpoint_t *ep, ep_endpoint_t *dst)
+static ep_lane_t *lane_make(ep_endpoint_t *ep, int lidx)
 {
     ep_comm_t *c = ep->comm;
+    ep_endpoint_t *dst = &c->local[lidx];
     ep_lane_t *_Atomic *out = atomic_load_explicit(&ep->lanes_out, memory_order_acquire);
     if (!out) {
         ep_lane_t *_Atomic *fresh = calloc((size_t)c->nlocal, sizeof *fresh);
@@ -290,11 +292,11 @@ static ep_lane_t *lane_make(ep_endpoint_t *ep, ep_endpoint_t *dst)
         return NULL;
     /* Published under dst->lock, with which consumers walk the list. */
     ep_lock(&dst->lock);
-    ep_lane_t *have = atomic_load_explicit(&out[dst - c->local], memory_order_relaxed);
+    ep_lane_t *have = atomic_load_explicit(&out[lidx], memory_order_relaxed);
     if (!have) {
         l->next_in = atomic_load_explicit(&dst->lanes_in, memory_order_relaxed);
         atomic_store_explicit(&dst->lanes_in, l, memory_order_release);
-        atomic_store_explicit(&out[dst - c->local], l, memory_order_release);
+        atomic_store_explicit(&out[lidx], l, memory_order_release);
     }
     ep_unlock(&dst->lock);
     if (!have)
@@ -306,10 +308,10 @@ static ep_lane_t *lane_make(ep_endpoint_t *ep, ep_endpoint_t *dst)
 /* The lane from ep to dst that the calling thread may fill, made on first
  * use, or NULL: another thread owns it, or memory ran out (the direct path
  * serves then). */
-static inline ep_lane_t *lane_to(ep_endpoint_t *ep, ep_endpoint_t *dst)
+static inline ep_lane_t *lane_to(ep_endpoint_t *ep, int lidx)
 {
-    ep_lane_t *l = lane_of(ep, dst);
-    if (!l && !(l = lane_make(ep, dst)))
+    ep_lane_t *l = lane_of(ep, lidx);
+    if (!l && !(l = lane_make(ep, lidx)))
         return NULL;
     return l->owner == ep_lane_token() ? l : NULL;
 }
@@ -319,9 +321,9 @@ static inline ep_lane_t *lane_to(ep_endpoint_t *ep, ep_endpoint_t *dst)
  * owner knows from its own counters, reading the consumer's only when they
  * leave a doubt; for any other thread the lane's counters are not safe to
  * read, so it drains. */
-static int lane_pending(ep_endpoint_t *ep, ep_endpoint_t *dst)
+static int lane_pending(ep_endpoint_t *ep, int lidx)
 {
-    ep_lane_t *l = lane_of(ep, dst);
+    ep_lane_t *l = lane_of(ep, lidx);
     if (!l)
         return 0;
     if (l->owner != ep_lane_token())
@@ -335,10 +337,10 @@ static int lane_pending(ep_endpoint_t *ep, ep_endpoint_t *dst)
 /* Copies a message of lay->bytes (at most EP_LANE_INLINE) into the lane
  * from ep to dst; 0 when the calling thread cannot use that lane (another
  * thread owns it) or the lane is full. */
-static int lane_put(ep_endpoint_t *ep, ep_endpoint_t *dst, const void *buf, int count, MPI_Datatype type,
+static int lane_put(ep_endpoint_t *ep, int lidx, const void *buf, int count, MPI_Datatype type,
                     const ep_dt_layout_t *lay, int tag)
 {
-    ep_lane_t *l = lane_to(ep, dst);
+    ep_lane_t *l = lane_to(ep, lidx);
     ep_lane_slot_t *slot = l ? ep_lane_reserve(l) : NULL;
     if (!slot)
         return 0;
@@ -358,10 +360,10 @@ static int lane_put(ep_endpoint_t *ep, ep_endpoint_t *dst, const void *buf, int 
  * better on the direct path: there the sender copies straight into a
  * posted receive, while through a lane the receiver would have to fetch
  * the sender's request and buffer and then hand the completion back. */
-static int lane_send(ep_endpoint_t *ep, ep_endpoint_t *dst, ep_request_t *s)
+static int lane_send(ep_endpoint_t *ep, int lidx, ep_request_t *s)
 {
     if (s->mode == EP_SEND_SYNC || s->lay.bytes > EP_LANE_INLINE ||
-        !lane_put(ep, dst, s->buf, s->count, s->type, &s->lay, s->tag))
+        !lane_put(ep, lidx, s->buf, s->count, s->type, &s->lay, s->tag))
         return 0;
     ep_bsend_release(s->bsend_bytes);
     s->bsend_bytes = 0;
@@ -380,7 +382,7 @@ int ep_send_now(ep_endpoint_t *ep, const void *buf, int count, MPI_Datatype type
     ep_rank_loc_t loc = c->ranks[ep_peer_index(ep, dest)];
     ep_dt_layout_t lay;
     if (loc.proc != c->myproc || ep_dt_layout(type, count, &lay) || lay.bytes > EP_LANE_INLINE ||
-        !lane_put(ep, &c->local[loc.lidx], buf, count, type, &lay, tag))
+        !lane_put(ep, loc.lidx, buf, count, type, &lay, tag))
         return 0;
     ep_stats_msg(ep, 0, 0, lay.bytes);
     return 1;
@@ -414,12 +416,12 @@ ep_status_t ep_send_start(ep_request_t *s)
     ep_stats_msg(ep, 0, loc.proc != c->myproc, s->lay.bytes);
     if (loc.proc == c->myproc && !c->direct) {
         ep_endpoint_t *dst = &c->local[loc.lidx];
-        if (lane_send(ep, dst, s))
+        if (lane_send(ep, loc.lidx, s))
             return EP_OK;
         ep_msg_t m = {.kind = EP_MSG_LOCAL_RNDV, .bytes = s->lay.bytes, .sreq = s};
         m.link.source = ep_local_rank(ep);
         m.link.tag = s->tag;
-        deliver(dst, &m, lane_pending(ep, dst));
+        deliver(dst, &m, lane_pending(ep, loc.lidx));
         return EP_OK;
     }
     rc = c->direct ? ep_direct_send(s)

@@ -2,6 +2,7 @@
  * scans and allgather (see coll.h for how kinds run). */
 #include "coll.h"
 
+#include "clear.h"
 #include "datatype.h"
 #include "op.h"
 #include "settings.h"
@@ -11,7 +12,7 @@
 
 void ep_coll_args_init(ep_coll_args_t *a, const ep_coll_kind_t *k, const ep_endpoint_t *ep)
 {
-    memset(a, 0, sizeof *a);
+    ep_clear(a, sizeof *a);
     a->kind = k;
     a->me = ep->rank;
     a->root = -1;

@@ -1,6 +1,7 @@
 /* The two drivers of collective kinds: blocking and non-blocking (see coll.h). */
 #include "coll.h"
 
+#include "clear.h"
 #include "datatype.h"
 #include "net.h"
 
@@ -9,7 +10,7 @@
 
 static void inst_init(ep_coll_inst_t *in, ep_comm_t *c, ep_coll_args_t **args)
 {
-    memset(in, 0, sizeof *in);
+    ep_clear(in, sizeof *in);
     in->c = c;
     in->args = args;
     in->preq = MPI_REQUEST_NULL;

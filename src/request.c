@@ -1,5 +1,6 @@
 #include "request.h"
 
+#include "clear.h"
 #include "coll.h"
 #include "datatype.h"
 #include "direct.h"
@@ -144,18 +145,9 @@ ep_request_t ep_request_sent = {
     .status = {.MPI_SOURCE = MPI_ANY_SOURCE, .MPI_TAG = MPI_ANY_TAG, .MPI_ERROR = MPI_SUCCESS},
 };
 
-/* Clears what ep_request_init clears with 16-byte stores: for a block this
- * size GCC's memset is a `rep stos`, whose start-up costs more than the
- * stores on most x86 cores, once per request. */
-typedef long long ep_clear_v __attribute__((vector_size(16)));
-_Static_assert(offsetof(ep_request_t, wire_inline) % sizeof(ep_clear_v) == 0, "request head is whole vectors");
-
 void ep_request_init(ep_request_t *r, ep_req_kind_t kind, ep_endpoint_t *ep)
 {
-    ep_clear_v *v = (ep_clear_v *)(void *)r;
-#pragma GCC unroll 16
-    for (size_t i = 0; i < offsetof(ep_request_t, wire_inline) / sizeof *v; i++)
-        v[i] = (ep_clear_v){0, 0};
+    ep_clear(r, offsetof(ep_request_t, wire_inline));
     r->obj.kind = EP_OBJ_REQUEST;
     r->kind = kind;
     r->ep = ep;

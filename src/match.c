@@ -8,8 +8,6 @@ void ep_mq_init(ep_match_queue_t *q)
     q->tailp = &q->head;
 }
 
-int ep_mq_empty(const ep_match_queue_t *q) { return q->head == NULL; }
-
 static ep_match_item_t *unlink_at(ep_match_queue_t *q, ep_match_item_t **pp)
 {
     ep_match_item_t *it = *pp;

@@ -30,7 +30,7 @@ static inline int ep_match_fits(int pat_source, int pat_tag, int source, int tag
 }
 
 void ep_mq_init(ep_match_queue_t *q);
-int ep_mq_empty(const ep_match_queue_t *q);
+static inline int ep_mq_empty(const ep_match_queue_t *q) { return q->head == NULL; }
 static inline void ep_mq_append(ep_match_queue_t *q, ep_match_item_t *it)
 {
     it->next = NULL;

@@ -434,7 +434,7 @@ ep_status_t ep_send_start(ep_request_t *s)
     return rc;
 }
 
-static ep_status_t recv_prepare(ep_request_t *r)
+static inline ep_status_t recv_prepare(ep_request_t *r)
 {
     ep_status_t rc = ep_dt_layout(r->type, r->count, &r->lay);
     if (rc)
@@ -462,7 +462,9 @@ ep_status_t ep_recv_start(ep_request_t *r)
     if (ep->comm->direct)
         return ep_direct_recv(r);
     ep_lock(&ep->lock);
-    ep_match_item_t *it = ep_mq_find_unexpected(&ep->unexpected, r->source_pat, r->tag_pat, 1);
+    ep_match_item_t *it = ep_mq_empty(&ep->unexpected)
+                              ? NULL
+                              : ep_mq_find_unexpected(&ep->unexpected, r->source_pat, r->tag_pat, 1);
     if (!it) {
         ep_mq_append(&ep->posted, &r->link);
         ep_unlock(&ep->lock);

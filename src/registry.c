@@ -5,30 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define EP_REG_CHUNK_BITS 12
-#define EP_REG_CHUNK (1u << EP_REG_CHUNK_BITS)
-#define EP_REG_CHUNKS ((EP_HANDLE_INDEX_MAX + 1) >> EP_REG_CHUNK_BITS)
-
-/* One slot per cache line: neighbouring slots belong to requests of
- * different threads, which would otherwise invalidate each other's lines. */
-typedef struct ep_reg_slot {
-    _Alignas(64) _Atomic int handle;       /* handle minted for obj, 0 while free */
-    ep_object_t *_Atomic obj; /* the object, NULL while free */
-    unsigned gen;             /* generation of the next handle (under lock, or
-                                 by the owner of a reserved slot) */
-    unsigned next_free;       /* free-list link (under lock) */
-} ep_reg_slot_t;
-
-static ep_reg_slot_t *_Atomic chunks[EP_REG_CHUNKS];
+ep_reg_slot_t *_Atomic ep_reg_chunks[EP_REG_CHUNKS];
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER; /* guards free list, chunk creation */
 static unsigned free_head, free_tail;                        /* FIFO of free slots, 0 = empty */
 static unsigned next_unused = 1;                              /* first never-used index */
-
-static ep_reg_slot_t *slot_of(unsigned idx)
-{
-    ep_reg_slot_t *c = atomic_load_explicit(&chunks[idx >> EP_REG_CHUNK_BITS], memory_order_acquire);
-    return c ? &c[idx & (EP_REG_CHUNK - 1)] : NULL;
-}
 
 int ep_registry_add(unsigned htype, ep_object_t *obj)
 {
@@ -39,7 +19,7 @@ int ep_registry_add(unsigned htype, ep_object_t *obj)
     pthread_mutex_lock(&reg_lock);
     if (free_head) {
         idx = free_head;
-        s = slot_of(idx);
+        s = ep_reg_slot_of(idx);
         free_head = s->next_free;
         if (!free_head)
             free_tail = 0;
@@ -47,15 +27,15 @@ int ep_registry_add(unsigned htype, ep_object_t *obj)
         if (next_unused > EP_HANDLE_INDEX_MAX)
             goto out;
         idx = next_unused;
-        if (!chunks[idx >> EP_REG_CHUNK_BITS]) {
+        if (!ep_reg_chunks[idx >> EP_REG_CHUNK_BITS]) {
             ep_reg_slot_t *c = aligned_alloc(_Alignof(ep_reg_slot_t), EP_REG_CHUNK * sizeof *c);
             if (!c)
                 goto out;
             memset(c, 0, EP_REG_CHUNK * sizeof *c);
-            atomic_store_explicit(&chunks[idx >> EP_REG_CHUNK_BITS], c, memory_order_release);
+            atomic_store_explicit(&ep_reg_chunks[idx >> EP_REG_CHUNK_BITS], c, memory_order_release);
         }
         next_unused++;
-        s = slot_of(idx);
+        s = ep_reg_slot_of(idx);
     }
     h = ep_handle_make(htype, s->gen, idx);
     atomic_store_explicit(&s->obj, obj, memory_order_release);
@@ -65,52 +45,15 @@ out:
     return h;
 }
 
-ep_object_t *ep_registry_get(int h, ep_obj_kind_t kind)
-{
-    if (!ep_handle_is_ep(h))
-        return NULL;
-    ep_reg_slot_t *s = slot_of(ep_handle_index(h));
-    if (!s || atomic_load_explicit(&s->handle, memory_order_acquire) != h)
-        return NULL;
-    ep_object_t *o = atomic_load_explicit(&s->obj, memory_order_acquire);
-    /* Still h: the slot was not freed and minted again in between (the
-     * generation in the handle tells the new occupant from the old; an
-     * object is published with release order after its slot's handle was
-     * cleared, so seeing the new object means seeing the handle change). */
-    if (atomic_load_explicit(&s->handle, memory_order_relaxed) != h)
-        return NULL;
-    return (o && o->kind == kind) ? o : NULL;
-}
-
 /* Appends reserved slot idx to the free FIFO.  Called with reg_lock held. */
 static void free_append(unsigned idx)
 {
-    slot_of(idx)->next_free = 0;
+    ep_reg_slot_of(idx)->next_free = 0;
     if (free_tail)
-        slot_of(free_tail)->next_free = idx;
+        ep_reg_slot_of(free_tail)->next_free = idx;
     else
         free_head = idx;
     free_tail = idx;
-}
-
-unsigned ep_registry_retire(int h)
-{
-    ep_reg_slot_t *s = ep_handle_is_ep(h) ? slot_of(ep_handle_index(h)) : NULL;
-    if (!s || atomic_load_explicit(&s->handle, memory_order_relaxed) != h)
-        return 0;
-    atomic_store_explicit(&s->handle, 0, memory_order_release);
-    atomic_store_explicit(&s->obj, NULL, memory_order_relaxed);
-    s->gen = (s->gen + 1) & EP_HANDLE_GEN_MASK;
-    return ep_handle_index(h);
-}
-
-int ep_registry_reissue(unsigned idx, unsigned htype, ep_object_t *obj)
-{
-    ep_reg_slot_t *s = slot_of(idx);
-    int h = ep_handle_make(htype, s->gen, idx);
-    atomic_store_explicit(&s->obj, obj, memory_order_release);
-    atomic_store_explicit(&s->handle, h, memory_order_release);
-    return h;
 }
 
 void ep_registry_release(unsigned idx)
@@ -134,7 +77,7 @@ void ep_registry_each(ep_obj_kind_t kind, void (*fn)(ep_object_t *obj, void *arg
 {
     pthread_mutex_lock(&reg_lock);
     for (unsigned idx = 1; idx < next_unused; idx++) {
-        ep_reg_slot_t *s = slot_of(idx);
+        ep_reg_slot_t *s = ep_reg_slot_of(idx);
         ep_object_t *o = s ? atomic_load_explicit(&s->obj, memory_order_relaxed) : NULL;
         if (o && o->kind == kind)
             fn(o, arg);
@@ -149,7 +92,7 @@ int ep_registry_live(void)
     int n = 0;
     pthread_mutex_lock(&reg_lock);
     for (unsigned i = 1; i < next_unused; i++)
-        n += atomic_load_explicit(&slot_of(i)->handle, memory_order_relaxed) != 0;
+        n += atomic_load_explicit(&ep_reg_slot_of(i)->handle, memory_order_relaxed) != 0;
     pthread_mutex_unlock(&reg_lock);
     return n;
 }
@@ -160,8 +103,8 @@ void ep_registry_finalize(void)
     pthread_mutex_lock(&reg_lock);
     if (live == 0) {
         for (unsigned i = 0; i < EP_REG_CHUNKS; i++) {
-            free(atomic_load_explicit(&chunks[i], memory_order_relaxed));
-            atomic_store_explicit(&chunks[i], NULL, memory_order_relaxed);
+            free(atomic_load_explicit(&ep_reg_chunks[i], memory_order_relaxed));
+            atomic_store_explicit(&ep_reg_chunks[i], NULL, memory_order_relaxed);
         }
         free_head = free_tail = 0;
         next_unused = 1;

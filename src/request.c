@@ -202,10 +202,8 @@ void ep_request_destroy(ep_request_t *r)
         ep_endpoint_release(held);
 }
 
-void ep_request_hold_type(ep_request_t *r)
+void ep_request_hold_derived_type(ep_request_t *r)
 {
-    if (ep_datatype_builtin_size(r->type) >= 0)
-        return; /* predefined: never freed */
     ep_type_hold(r->type);
     r->holds_type = 1;
 }

@@ -111,8 +111,14 @@ void ep_request_destroy(ep_request_t *r);
 void ep_request_drop_handle(ep_request_t *r);
 /* Frees the objects every thread keeps for reuse (MPI_Finalize). */
 void ep_request_pools_free(void);
-/* A request that outlives its call keeps its datatype alive. */
-void ep_request_hold_type(ep_request_t *r);
+/* A request that outlives its call keeps its datatype alive (a predefined
+ * one needs nothing). */
+void ep_request_hold_derived_type(ep_request_t *r);
+static inline void ep_request_hold_type(ep_request_t *r)
+{
+    if (ep_datatype_builtin_size(r->type) < 0)
+        ep_request_hold_derived_type(r);
+}
 /* The request of every send that was over before its call returned
  * (ep_send_now): already complete, with the empty status of a send.  All
  * such sends share this one object and its one handle, which names no

@@ -105,6 +105,11 @@ struct rate {
     MPI_Request *req;  /* one per message of a window */
     int bytes;
     int window;
+    /* Where the time goes, over every run (seconds, and windows timed): a
+     * sender sending a window and completing it; a receiver posting the
+     * next window, during which the sender waits for the acknowledgement. */
+    double t_send, t_post;
+    long n_send, n_post;
 };
 
 /* MPI_STATUSES_IGNORE through a volatile, so that GCC does not take the
@@ -129,14 +134,21 @@ static void rate_run(const struct party *p, void *ctx, long n)
         rate_post(p, r);
     for (long w = 0; w < n; w++) {
         if (first_half(p)) {
+            double t0 = MPI_Wtime();
             for (int i = 0; i < r->window; i++)
                 MPI_Isend(r->sbuf, r->bytes, MPI_BYTE, peer, TAG_DATA, p->comm, &r->req[i]);
             MPI_Waitall(r->window, r->req, statuses_ignore);
+            r->t_send += MPI_Wtime() - t0;
+            r->n_send++;
             MPI_Recv(NULL, 0, MPI_BYTE, peer, TAG_ACK, p->comm, MPI_STATUS_IGNORE);
         } else {
             MPI_Waitall(r->window, r->req, statuses_ignore);
-            if (w + 1 < n)
+            if (w + 1 < n) {
+                double t0 = MPI_Wtime();
                 rate_post(p, r);
+                r->t_post += MPI_Wtime() - t0;
+                r->n_post++;
+            }
             MPI_Send(NULL, 0, MPI_BYTE, peer, TAG_ACK, p->comm);
         }
     }
@@ -147,13 +159,23 @@ void case_rate(const struct party *p, const struct bench_opts *o)
     const long *sizes;
     int nsizes = bench_sizes(o, rate_sizes, sizeof rate_sizes / sizeof *rate_sizes, &sizes);
     long big = bench_max_size(sizes, nsizes);
-    struct rate r = {party_alloc(p, (size_t)big), party_alloc(p, (size_t)big * (size_t)o->window),
-                     party_alloc(p, sizeof(MPI_Request) * (size_t)o->window), 0, o->window};
+    struct rate r = {.sbuf = party_alloc(p, (size_t)big),
+                     .rbuf = party_alloc(p, (size_t)big * (size_t)o->window),
+                     .req = party_alloc(p, sizeof(MPI_Request) * (size_t)o->window),
+                     .window = o->window};
     party_need_pairs(p, "rate");
     for (int s = 0; s < nsizes; s++) {
         r.bytes = (int)sizes[s];
+        r.t_send = r.t_post = 0;
+        r.n_send = r.n_post = 0;
         double per_window = bench_measure(p, o, 0.1, rate_run, &r);
         double msgs = (double)(p->team->nparties / 2) * r.window / per_window;
+        double send_ns = party_max(p, r.n_send ? r.t_send / (double)r.n_send / r.window * 1e9 : 0);
+        double post_ns = party_max(p, r.n_post ? r.t_post / (double)r.n_post / r.window * 1e9 : 0);
+        if (p->id == 0)
+            printf("# rate %ld B, per message: %.1f ns for the sender to send and complete it, %.1f ns for the "
+                   "receiver to post its receive while the sender waits (slowest pair)\n",
+                   sizes[s], send_ns, post_ns);
         party_report(p, "rate", "msgrate", sizes[s], msgs / 1e6, "Mmsg/s");
     }
     free(r.sbuf);

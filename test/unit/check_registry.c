@@ -138,10 +138,10 @@ START_TEST(recycled_requests_leave_stale_handles)
 }
 END_TEST
 
-/* A recycled object keeps its reserved slot when it serves without a
- * handle (internal requests) and when its handle goes early
- * (MPI_Request_free): the slot is never both reserved and free, so a
- * handle minted elsewhere never lands on it. */
+/* The pool keeps the slots of retired handles reserved, whether the
+ * request served with a handle, without one (internal requests), or lost
+ * its handle early (MPI_Request_free): a slot is never both reserved and
+ * free, so a handle minted elsewhere never lands on it. */
 START_TEST(recycled_slots_are_never_shared)
 {
     enum { N = 400, OTHERS = 64 };

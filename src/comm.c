@@ -151,8 +151,8 @@ static ep_status_t exchange(MPI_Comm pc, ep_comm_t *c, int nnew, const ep_new_ep
     }
     if (np == 1) {
         memcpy(info, mine, sizeof mine);
-    } else if (PMPI_Iallgather(mine, 3, MPI_INT64_T, info, 3, MPI_INT64_T, pc, &req) != MPI_SUCCESS ||
-               ep_net_wait_pmpi(&req, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+    } else if (ep_net_wait_started(PMPI_Iallgather(mine, 3, MPI_INT64_T, info, 3, MPI_INT64_T, pc, &req), &req) !=
+               MPI_SUCCESS) {
         rc = EP_ERR_INTERN;
         goto out;
     }
@@ -176,9 +176,9 @@ static ep_status_t exchange(MPI_Comm pc, ep_comm_t *c, int nnew, const ep_new_ep
     }
     if (np == 1) {
         memcpy(allv, sendv, sizeof(uint64_t) * 3 * (size_t)nnew);
-    } else if (PMPI_Iallgatherv(sendv, 3 * nnew, MPI_UINT64_T, allv, cnts, displs, MPI_UINT64_T, pc, &req) !=
-                   MPI_SUCCESS ||
-               ep_net_wait_pmpi(&req, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+    } else if (ep_net_wait_started(PMPI_Iallgatherv(sendv, 3 * nnew, MPI_UINT64_T, allv, cnts, displs, MPI_UINT64_T,
+                                                    pc, &req),
+                                   &req) != MPI_SUCCESS) {
         rc = EP_ERR_INTERN;
         goto out;
     }

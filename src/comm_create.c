@@ -258,8 +258,8 @@ static ep_status_t split_leader(ep_comm_t *pc, split_result_t *res)
     /* Every process's colours, in process order. */
     if (pc->pcomm != MPI_COMM_NULL) {
         MPI_Request req;
-        if (PMPI_Iallgather(&nlc, 1, MPI_INT, cnt, 1, MPI_INT, pc->pcomm, &req) != MPI_SUCCESS ||
-            ep_net_wait_pmpi(&req, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+        if (ep_net_wait_started(PMPI_Iallgather(&nlc, 1, MPI_INT, cnt, 1, MPI_INT, pc->pcomm, &req), &req) !=
+            MPI_SUCCESS) {
             rc = EP_ERR_INTERN;
             goto out;
         }
@@ -271,8 +271,8 @@ static ep_status_t split_leader(ep_comm_t *pc, split_result_t *res)
             rc = EP_ERR_NO_MEM;
             goto out;
         }
-        if (PMPI_Iallgatherv(lc, nlc, MPI_INT, all, cnt, dsp, MPI_INT, pc->pcomm, &req) != MPI_SUCCESS ||
-            ep_net_wait_pmpi(&req, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+        if (ep_net_wait_started(PMPI_Iallgatherv(lc, nlc, MPI_INT, all, cnt, dsp, MPI_INT, pc->pcomm, &req), &req) !=
+            MPI_SUCCESS) {
             rc = EP_ERR_INTERN;
             goto out;
         }

@@ -3,6 +3,7 @@
 #include "handle.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,17 +52,77 @@ static int type_is_contiguous(MPI_Datatype t, MPI_Count size, MPI_Aint ext, MPI_
     return contig;
 }
 
+/* What takes MPICH several calls to learn about a derived datatype
+ * (its extents, and whether it is contiguous: its envelope and contents,
+ * recursively) is learnt once and kept on the datatype itself, as an
+ * attribute of a private keyval.  MPICH deletes the attribute with the
+ * type, so a handle it reuses never finds a stale one, even after a free
+ * that bypasses epmpi (MPICH's Fortran bindings call PMPI_Type_free for
+ * the types they make for array sections).  The value packs bit 0 (set),
+ * bit 1 (one element is contiguous), bit 2 (several elements are) and the
+ * true lower bound above them.  Without it every message with a derived
+ * type cost some ten MPICH calls on each side. */
+#define LAYOUT_SET 1u
+#define LAYOUT_CONTIG_ONE 2u
+#define LAYOUT_CONTIG_MANY 4u
+#define LAYOUT_LB_SHIFT 3
+
+static int layout_keyval = MPI_KEYVAL_INVALID;
+static pthread_once_t layout_keyval_once = PTHREAD_ONCE_INIT;
+
+static void layout_keyval_make(void)
+{
+    int k;
+    if (PMPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, &k, NULL) == MPI_SUCCESS)
+        layout_keyval = k;
+}
+
+void ep_dt_finalize(void)
+{
+    if (layout_keyval != MPI_KEYVAL_INVALID)
+        PMPI_Type_free_keyval(&layout_keyval);
+}
+
+/* The cached value for t, or 0. */
+static uint64_t layout_cached(MPI_Datatype t)
+{
+    void *v = NULL;
+    int flag = 0;
+    pthread_once(&layout_keyval_once, layout_keyval_make);
+    if (layout_keyval == MPI_KEYVAL_INVALID || PMPI_Type_get_attr(t, layout_keyval, &v, &flag) != MPI_SUCCESS ||
+        !flag)
+        return 0;
+    return (uint64_t)(uintptr_t)v;
+}
+
+static uint64_t layout_learn(MPI_Datatype t, MPI_Count sz)
+{
+    MPI_Aint lb, ext, tlb, text;
+    if (PMPI_Type_get_extent(t, &lb, &ext) != MPI_SUCCESS || PMPI_Type_get_true_extent(t, &tlb, &text) != MPI_SUCCESS)
+        return 0;
+    uint64_t v = LAYOUT_SET | ((uint64_t)tlb << LAYOUT_LB_SHIFT);
+    if (sz == text && type_is_contiguous(t, sz, sz, text))
+        v |= LAYOUT_CONTIG_ONE;
+    if (type_is_contiguous(t, sz, ext, text))
+        v |= LAYOUT_CONTIG_MANY;
+    /* Kept only when the lower bound survives the packing. */
+    if (layout_keyval != MPI_KEYVAL_INVALID && ((int64_t)v >> LAYOUT_LB_SHIFT) == (int64_t)tlb)
+        PMPI_Type_set_attr(t, layout_keyval, (void *)(uintptr_t)v);
+    return v;
+}
+
 ep_status_t ep_dt_layout_derived(MPI_Datatype t, int count, ep_dt_layout_t *out)
 {
     MPI_Count sz;
-    MPI_Aint lb, ext, tlb, text;
-    if (PMPI_Type_size_x(t, &sz) != MPI_SUCCESS || PMPI_Type_get_extent(t, &lb, &ext) != MPI_SUCCESS ||
-        PMPI_Type_get_true_extent(t, &tlb, &text) != MPI_SUCCESS)
+    if (PMPI_Type_size_x(t, &sz) != MPI_SUCCESS)
+        return EP_ERR_TYPE;
+    uint64_t v = layout_cached(t);
+    if (!v && !(v = layout_learn(t, sz)))
         return EP_ERR_TYPE;
     out->type_size = sz;
     out->bytes = (int64_t)sz * count;
-    out->contig = count <= 1 ? (sz == text && type_is_contiguous(t, sz, sz, text)) : type_is_contiguous(t, sz, ext, text);
-    out->offset = tlb;
+    out->contig = (v & (count <= 1 ? LAYOUT_CONTIG_ONE : LAYOUT_CONTIG_MANY)) != 0;
+    out->offset = (MPI_Aint)((int64_t)v >> LAYOUT_LB_SHIFT);
     return EP_OK;
 }
 

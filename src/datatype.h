@@ -33,6 +33,9 @@ static inline ep_status_t ep_dt_layout(MPI_Datatype t, int count, ep_dt_layout_t
     return EP_OK;
 }
 
+/* Frees what ep_dt_layout keeps (MPI_Finalize). */
+void ep_dt_finalize(void);
+
 /* Packs count elements of t at buf into out (which holds lay->bytes). */
 ep_status_t ep_dt_pack(const void *buf, int count, MPI_Datatype t, const ep_dt_layout_t *lay, void *out);
 

@@ -10,7 +10,8 @@
  * probe status) are right, including a message that ends in the middle of a
  * receive element (MPI_Get_count gives MPI_UNDEFINED, MPI_Get_elements the
  * basic elements received, which are all stored); MPI_BOTTOM with
- * absolute-address struct types, on either side.
+ * absolute-address struct types, on either side; types freed with
+ * PMPI_Type_free, past epmpi, whose handles MPICH reuses.
  *
  * World mode (PxT): the ranks of MPI_COMM_WORLD.  Explicit shapes (P:a,b,..):
  * each process creates its list entry of endpoints with
@@ -529,6 +530,32 @@ static void bottom(ctx_t *x, int tag)
     MPI_Type_free(&rel);
 }
 
+/* Types freed with PMPI_Type_free, as MPICH's Fortran bindings free the
+ * types they make for array sections: epmpi never sees the free, and MPICH
+ * hands the handle out again, often to the next type made, here one of
+ * another layout.  Nothing epmpi learnt about the old type may be applied
+ * to the new one. */
+static lay_t lay_contig12(int n)
+{
+    lay_t l = lay_new("MPI_Type_contiguous(12)", n / 12, 12);
+    EPT_OK(MPI_Type_contiguous(12, MPI_INT, &l.t));
+    for (int k = 0; k < l.n; k++)
+        l.off[k] = k;
+    lay_done(&l);
+    return l;
+}
+
+static void freed_past_epmpi(ctx_t *x, int tag)
+{
+    static lay_t (*const make[3])(int) = {lay_contig12, lay_vector, lay_indexed_lb};
+    for (int i = 0; i < 6; i++) {
+        lay_t l = make[i % 3](96);
+        exchange(x, &l, &l, tag + i, 0);
+        EPT_OK(PMPI_Type_free(&l.t));
+        free(l.off);
+    }
+}
+
 static void datatypes(MPI_Comm comm, void *arg)
 {
     (void)arg;
@@ -554,6 +581,8 @@ static void datatypes(MPI_Comm comm, void *arg)
         partial(&x, halves[si], tag++);
     bottom(&x, tag);
     tag += 2;
+    freed_past_epmpi(&x, tag);
+    tag += 6;
     EPT_CHECK(x.fails == 0, "rank %d: %d checks failed (see above)", x.me, x.fails);
 }
 

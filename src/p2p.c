@@ -69,14 +69,24 @@ static void finish_recv(ep_request_t *r, int source, int tag, int64_t bytes)
     ep_request_set_done(r);
 }
 
+/* Completes receive r with a payload of `bytes` at data, from (source,
+ * tag).  A small one into a contiguous buffer (every lane message, most
+ * eager ones) is copied inline. */
+static inline void complete_eager(ep_request_t *r, int source, int tag, const void *data, int64_t bytes)
+{
+    if (r->lay.contig && bytes <= EP_LANE_INLINE && bytes <= r->lay.bytes)
+        ep_lane_copy((char *)r->buf + r->lay.offset, data, (size_t)bytes);
+    else if (bytes)
+        ep_dt_unpack(data, bytes, r->buf, r->count, r->type, &r->lay);
+    finish_recv(r, source, tag, bytes);
+}
+
 /* Completes receive r with message m (both already out of their queues). */
 static void match_complete(ep_request_t *r, const ep_msg_t *m)
 {
     switch (m->kind) {
     case EP_MSG_EAGER:
-        if (m->bytes)
-            ep_dt_unpack(m->data, m->bytes, r->buf, r->count, r->type, &r->lay);
-        finish_recv(r, m->link.source, m->link.tag, m->bytes);
+        complete_eager(r, m->link.source, m->link.tag, m->data, m->bytes);
         break;
     case EP_MSG_LOCAL_RNDV: {
         ep_request_t *s = m->sreq;
@@ -186,20 +196,16 @@ static ep_request_t *take_locked(ep_endpoint_t *dst, const ep_msg_t *m)
 }
 
 /* A message from a lane slot, dst->lock held.  Usually the oldest posted
- * receive is waiting for it, contiguous and large enough: the payload goes
- * straight into its buffer.  Anything else takes the general path
- * (take_locked, then match_complete). */
+ * receive is the one it matches: it completes that receive straight from
+ * the slot, without a queue search or a message record.  Anything else
+ * takes the general path (take_locked, then match_complete). */
 static void drain_slot(ep_endpoint_t *dst, int source, const ep_lane_slot_t *s)
 {
     ep_match_item_t *it = dst->posted.head;
     if (it && !dst->stats && ep_match_fits(it->source, it->tag, source, s->tag)) {
-        ep_request_t *r = ep_container_of(it, ep_request_t, link);
-        if (r->lay.contig && s->bytes <= r->lay.bytes) {
-            ep_mq_pop(&dst->posted);
-            ep_lane_copy((char *)r->buf + r->lay.offset, s->data, (size_t)s->bytes);
-            finish_recv(r, source, s->tag, s->bytes);
-            return;
-        }
+        ep_mq_pop(&dst->posted);
+        complete_eager(ep_container_of(it, ep_request_t, link), source, s->tag, s->data, s->bytes);
+        return;
     }
     ep_msg_t m = {.kind = EP_MSG_EAGER, .bytes = s->bytes, .data = (void *)s->data, .handle = MPI_MESSAGE_NULL};
     m.link.source = source;

@@ -4,6 +4,8 @@
 # (ping-pong and rma, 8 B, 10 iterations), and memcpy and the thread handoff
 # (latency and ring rate) once, and must produce CSV rows and table lines for them;
 # the driver itself rejects any output line not in epmpi-bench's format.
+# Then epmpi-bench's rate case once in 1 process x 2 endpoints, which must
+# say where a message's time goes.
 # The environment comes from Makefile.am (AM_TESTS_ENVIRONMENT).
 set -eu
 out=$(mktemp -d)
@@ -29,3 +31,14 @@ grep -q '^Thread ring, streamed .*: [0-9.e+-]* Mmsg/s$' "$out/table.md" || {
     cat "$out/table.md" >&2
     exit 1
 }
+
+preload=$BENCH_LIB
+[ -z "${BENCH_SAN_PRELOAD:-}" ] || preload=$BENCH_SAN_PRELOAD:$BENCH_LIB
+rate=$(timeout -k 5 60 "$BENCH_MPIEXEC" -n 1 -genv OMP_NUM_THREADS 2 -genv EPMPI_ENDPOINTS 2 \
+    -genv LD_PRELOAD "$preload" "$BENCH_PROG" --case rate --sizes 8 --iters 10 --batches 1 < /dev/null)
+echo "$rate" | grep -Eq '^# rate 8 B, per message: [0-9.]+ ns for the sender .*, [0-9.]+ ns for the receiver ' || {
+    echo "bench_smoke: no time split in the rate case's output:" >&2
+    echo "$rate" >&2
+    exit 1
+}
+echo "$rate" | grep -Eq '^rate msgrate 8 [0-9.e+-]+ Mmsg/s$' || { echo "bench_smoke: no rate result:" >&2; echo "$rate" >&2; exit 1; }

@@ -1,11 +1,15 @@
 #include "datatype.h"
 
 #include "handle.h"
+#include "thread.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+static ep_dt_rec_t *rec_of(MPI_Datatype t);
 
 ep_status_t ep_dt_check(MPI_Datatype t)
 {
@@ -15,10 +19,7 @@ ep_status_t ep_dt_check(MPI_Datatype t)
         return EP_ERR_TYPE;
     if (!ep_handle_is_mpich((int)t, EP_HTYPE_DATATYPE))
         return EP_ERR_TYPE;
-    int sz;
-    if (PMPI_Type_size(t, &sz) != MPI_SUCCESS)
-        return EP_ERR_TYPE;
-    return EP_OK;
+    return rec_of(t) ? EP_OK : EP_ERR_TYPE;
 }
 
 /* 1 when every element of t is one gap-free block laid out in type-map
@@ -52,77 +53,190 @@ static int type_is_contiguous(MPI_Datatype t, MPI_Count size, MPI_Aint ext, MPI_
     return contig;
 }
 
-/* What takes MPICH several calls to learn about a derived datatype
- * (its extents, and whether it is contiguous: its envelope and contents,
- * recursively) is learnt once and kept on the datatype itself, as an
- * attribute of a private keyval.  MPICH deletes the attribute with the
- * type, so a handle it reuses never finds a stale one, even after a free
- * that bypasses epmpi (MPICH's Fortran bindings call PMPI_Type_free for
- * the types they make for array sections).  The value packs bit 0 (set),
- * bit 1 (one element is contiguous), bit 2 (several elements are) and the
- * true lower bound above them.  Without it every message with a derived
- * type cost some ten MPICH calls on each side. */
-#define LAYOUT_SET 1u
-#define LAYOUT_CONTIG_ONE 2u
-#define LAYOUT_CONTIG_MANY 4u
-#define LAYOUT_LB_SHIFT 3
+/* ---- what epmpi knows of a derived datatype ---------------------------------
+ * What takes MPICH several calls to learn about a derived datatype (its
+ * size and extents, and whether it is contiguous: its envelope and
+ * contents, recursively) is learnt once, at its first use, into a record
+ * that hangs on the datatype itself as an attribute of a private keyval.
+ * MPICH deletes the attribute when it destroys the type, so a handle it
+ * reuses never finds a stale record, even after a free that bypasses epmpi
+ * (MPICH's Fortran bindings call PMPI_Type_free for the types they make
+ * for array sections).  The record also counts the operations that hold
+ * the type (see datatype.h), in one atomic word, so holding costs no lock.
+ *
+ * Asking MPICH for the attribute takes its global lock, so each thread
+ * also remembers the last few records it used, with the value of a
+ * counter that every destruction of a type with a record increments: an
+ * entry is good while the counter has not moved, since then no type was
+ * destroyed and no handle reused.  A type is learnt under learn_lock, so
+ * that it gets one record; the delete callback never takes that lock
+ * (it runs under MPICH's), only the leaf lock of the list of records. */
+#define REC_FREED 1u  /* the program freed it: PMPI_Type_free at the last release */
+#define REC_GONE 2u   /* MPICH destroyed the type: free the record at the last release */
+#define REC_HOLD 4u   /* one hold */
 
-static int layout_keyval = MPI_KEYVAL_INVALID;
-static pthread_once_t layout_keyval_once = PTHREAD_ONCE_INIT;
+struct ep_dt_rec {
+    MPI_Datatype type;
+    MPI_Count size;
+    MPI_Aint true_lb;
+    int contig_one;  /* one element is a gap-free block */
+    int contig_many; /* so are several, back to back */
+    _Atomic unsigned state; /* holds * REC_HOLD | REC_FREED | REC_GONE */
+    struct ep_dt_rec *prev, *next; /* the list MPI_Finalize empties */
+};
 
-static void layout_keyval_make(void)
+static int rec_keyval = MPI_KEYVAL_INVALID;
+static pthread_once_t rec_keyval_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t learn_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
+static ep_dt_rec_t *recs;
+static _Atomic unsigned long rec_epoch;
+
+#define REC_MEMO 4
+typedef struct {
+    unsigned long epoch;
+    unsigned next;
+    MPI_Datatype type[REC_MEMO];
+    ep_dt_rec_t *rec[REC_MEMO];
+} rec_memo_t;
+static __thread rec_memo_t memo EP_TLS;
+
+static void rec_free(ep_dt_rec_t *rec)
+{
+    pthread_mutex_lock(&list_lock);
+    if (rec->prev)
+        rec->prev->next = rec->next;
+    else
+        recs = rec->next;
+    if (rec->next)
+        rec->next->prev = rec->prev;
+    pthread_mutex_unlock(&list_lock);
+    free(rec);
+}
+
+/* MPICH destroys the type (or MPI_Finalize takes the record off it). */
+static int rec_delete(MPI_Datatype t, int keyval, void *val, void *extra)
+{
+    (void)t, (void)keyval, (void)extra;
+    ep_dt_rec_t *rec = val;
+    atomic_fetch_add_explicit(&rec_epoch, 1, memory_order_release);
+    if (atomic_fetch_or_explicit(&rec->state, REC_GONE, memory_order_acq_rel) < REC_HOLD)
+        rec_free(rec);
+    return MPI_SUCCESS;
+}
+
+static void rec_keyval_make(void)
 {
     int k;
-    if (PMPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, &k, NULL) == MPI_SUCCESS)
-        layout_keyval = k;
+    if (PMPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, rec_delete, &k, NULL) == MPI_SUCCESS)
+        rec_keyval = k;
 }
 
+/* Takes the records off the types still alive.  A record that some
+ * operation still holds (a request the program never completed) stays. */
 void ep_dt_finalize(void)
 {
-    if (layout_keyval != MPI_KEYVAL_INVALID)
-        PMPI_Type_free_keyval(&layout_keyval);
+    for (;;) {
+        pthread_mutex_lock(&list_lock);
+        ep_dt_rec_t *rec = recs;
+        while (rec && (atomic_load(&rec->state) & REC_GONE))
+            rec = rec->next;
+        MPI_Datatype t = rec ? rec->type : MPI_DATATYPE_NULL;
+        pthread_mutex_unlock(&list_lock);
+        if (!rec || PMPI_Type_delete_attr(t, rec_keyval) != MPI_SUCCESS)
+            break;
+    }
+    if (rec_keyval != MPI_KEYVAL_INVALID)
+        PMPI_Type_free_keyval(&rec_keyval);
+    atomic_fetch_add_explicit(&rec_epoch, 1, memory_order_release);
 }
 
-/* The cached value for t, or 0. */
-static uint64_t layout_cached(MPI_Datatype t)
+static ep_dt_rec_t *rec_attached(MPI_Datatype t)
 {
     void *v = NULL;
     int flag = 0;
-    pthread_once(&layout_keyval_once, layout_keyval_make);
-    if (layout_keyval == MPI_KEYVAL_INVALID || PMPI_Type_get_attr(t, layout_keyval, &v, &flag) != MPI_SUCCESS ||
-        !flag)
-        return 0;
-    return (uint64_t)(uintptr_t)v;
+    if (PMPI_Type_get_attr(t, rec_keyval, &v, &flag) != MPI_SUCCESS || !flag)
+        return NULL;
+    return v;
 }
 
-static uint64_t layout_learn(MPI_Datatype t, MPI_Count sz)
+static ep_dt_rec_t *rec_learn(MPI_Datatype t)
 {
+    MPI_Count sz;
     MPI_Aint lb, ext, tlb, text;
-    if (PMPI_Type_get_extent(t, &lb, &ext) != MPI_SUCCESS || PMPI_Type_get_true_extent(t, &tlb, &text) != MPI_SUCCESS)
-        return 0;
-    uint64_t v = LAYOUT_SET | ((uint64_t)tlb << LAYOUT_LB_SHIFT);
-    if (sz == text && type_is_contiguous(t, sz, sz, text))
-        v |= LAYOUT_CONTIG_ONE;
-    if (type_is_contiguous(t, sz, ext, text))
-        v |= LAYOUT_CONTIG_MANY;
-    /* Kept only when the lower bound survives the packing. */
-    if (layout_keyval != MPI_KEYVAL_INVALID && ((int64_t)v >> LAYOUT_LB_SHIFT) == (int64_t)tlb)
-        PMPI_Type_set_attr(t, layout_keyval, (void *)(uintptr_t)v);
-    return v;
+    if (PMPI_Type_size_x(t, &sz) != MPI_SUCCESS || PMPI_Type_get_extent(t, &lb, &ext) != MPI_SUCCESS ||
+        PMPI_Type_get_true_extent(t, &tlb, &text) != MPI_SUCCESS)
+        return NULL;
+    ep_dt_rec_t *rec = calloc(1, sizeof *rec);
+    if (!rec)
+        return NULL;
+    rec->type = t;
+    rec->size = sz;
+    rec->true_lb = tlb;
+    rec->contig_one = sz == text && type_is_contiguous(t, sz, sz, text);
+    rec->contig_many = type_is_contiguous(t, sz, ext, text);
+    if (PMPI_Type_set_attr(t, rec_keyval, rec) != MPI_SUCCESS) {
+        free(rec);
+        return NULL;
+    }
+    pthread_mutex_lock(&list_lock);
+    rec->next = recs;
+    if (recs)
+        recs->prev = rec;
+    recs = rec;
+    pthread_mutex_unlock(&list_lock);
+    return rec;
+}
+
+/* The record of derived type t, learnt at its first use when `learn`;
+ * NULL when t is not a usable type (or has no record and not `learn`). */
+static ep_dt_rec_t *rec_lookup(MPI_Datatype t, int learn)
+{
+    unsigned long epoch = atomic_load_explicit(&rec_epoch, memory_order_acquire);
+    if (memo.epoch == epoch) {
+        for (int i = 0; i < REC_MEMO; i++)
+            if (memo.type[i] == t && memo.rec[i])
+                return memo.rec[i];
+    } else {
+        memset(&memo, 0, sizeof memo);
+        memo.epoch = epoch;
+    }
+    pthread_once(&rec_keyval_once, rec_keyval_make);
+    if (rec_keyval == MPI_KEYVAL_INVALID)
+        return NULL;
+    ep_dt_rec_t *rec = rec_attached(t);
+    if (!rec && learn) {
+        pthread_mutex_lock(&learn_lock);
+        if (!(rec = rec_attached(t)))
+            rec = rec_learn(t);
+        pthread_mutex_unlock(&learn_lock);
+    }
+    if (rec) {
+        unsigned i = memo.next++ % REC_MEMO;
+        memo.type[i] = t;
+        memo.rec[i] = rec;
+    }
+    return rec;
+}
+
+static ep_dt_rec_t *rec_of(MPI_Datatype t) { return rec_lookup(t, 1); }
+
+/* Handles that can have a record: MPICH datatypes that are not predefined. */
+static int rec_kind(MPI_Datatype t)
+{
+    return ep_datatype_builtin_size(t) < 0 && ep_handle_is_mpich((int)t, EP_HTYPE_DATATYPE) &&
+           !ep_handle_is_builtin((int)t);
 }
 
 ep_status_t ep_dt_layout_derived(MPI_Datatype t, int count, ep_dt_layout_t *out)
 {
-    MPI_Count sz;
-    if (PMPI_Type_size_x(t, &sz) != MPI_SUCCESS)
+    ep_dt_rec_t *rec = rec_of(t);
+    if (!rec)
         return EP_ERR_TYPE;
-    uint64_t v = layout_cached(t);
-    if (!v && !(v = layout_learn(t, sz)))
-        return EP_ERR_TYPE;
-    out->type_size = sz;
-    out->bytes = (int64_t)sz * count;
-    out->contig = (v & (count <= 1 ? LAYOUT_CONTIG_ONE : LAYOUT_CONTIG_MANY)) != 0;
-    out->offset = (MPI_Aint)((int64_t)v >> LAYOUT_LB_SHIFT);
+    out->type_size = rec->size;
+    out->bytes = (int64_t)rec->size * count;
+    out->contig = count <= 1 ? rec->contig_one : rec->contig_many;
+    out->offset = rec->true_lb;
     return EP_OK;
 }
 
@@ -221,27 +335,72 @@ ep_status_t ep_dt_copy_laid(const void *sbuf, int scount, MPI_Datatype st, const
 }
 
 /* ---- keeping datatypes and operations alive --------------------------------
- * A table of the handles held, with their hold counts; predefined handles
- * (MPICH's builtin kind) are never freed and never enter it. */
+ * A derived datatype's holds are counted in its record; a user operation's
+ * in a table of the operations held, with their hold counts.  Predefined
+ * handles are never freed and are never counted. */
 
-typedef struct held {
+ep_dt_rec_t *ep_type_hold_rec(MPI_Datatype t)
+{
+    ep_dt_rec_t *rec = rec_kind(t) ? rec_of(t) : NULL;
+    if (rec)
+        atomic_fetch_add_explicit(&rec->state, REC_HOLD, memory_order_relaxed);
+    return rec;
+}
+
+void ep_type_release_rec(ep_dt_rec_t *rec)
+{
+    if (!rec)
+        return;
+    unsigned s = atomic_fetch_sub_explicit(&rec->state, REC_HOLD, memory_order_acq_rel);
+    if (s >= 2 * REC_HOLD)
+        return;
+    if (s & REC_GONE) {
+        rec_free(rec);
+    } else if (s & REC_FREED) {
+        MPI_Datatype t = rec->type;
+        PMPI_Type_free(&t); /* rec_delete frees the record */
+    }
+}
+
+void ep_type_hold(MPI_Datatype t) { ep_type_hold_rec(t); }
+void ep_type_release(MPI_Datatype t)
+{
+    if (rec_kind(t))
+        ep_type_release_rec(rec_lookup(t, 0));
+}
+
+/* MPI_Type_free of t: 1 when operations hold it (marked: the last release
+ * frees it), -1 when it was marked already, 0 when MPICH may free it now. */
+static int type_free_deferred(MPI_Datatype t)
+{
+    ep_dt_rec_t *rec = rec_kind(t) ? rec_lookup(t, 0) : NULL;
+    if (!rec)
+        return 0;
+    unsigned s = atomic_load_explicit(&rec->state, memory_order_acquire);
+    do {
+        if (s < REC_HOLD)
+            return 0;
+        if (s & REC_FREED)
+            return -1;
+    } while (!atomic_compare_exchange_weak_explicit(&rec->state, &s, s | REC_FREED, memory_order_acq_rel,
+                                                    memory_order_acquire));
+    return 1;
+}
+
+typedef struct held_op {
     int handle;
     int count;
     int freed; /* the program freed it: free it with the last release */
-    int is_op;
-} held_t;
+} held_op_t;
 
 static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
-static held_t *held;
+static held_op_t *held;
 static int nheld, held_cap;
 
-/* Handles never freed: predefined, null, unset. */
-static int untracked(int h)
-{
-    return h == 0 || ep_handle_is_builtin(h) || h == (int)MPI_DATATYPE_NULL || h == (int)MPI_OP_NULL;
-}
+/* Operations never freed: predefined, null. */
+static int untracked(int h) { return h == 0 || ep_handle_is_builtin(h) || h == (int)MPI_OP_NULL; }
 
-static held_t *held_find(int h)
+static held_op_t *held_find(int h)
 {
     for (int i = 0; i < nheld; i++)
         if (held[i].handle == h)
@@ -249,15 +408,16 @@ static held_t *held_find(int h)
     return NULL;
 }
 
-static void hold(int h, int is_op)
+void ep_op_hold(MPI_Op op)
 {
+    int h = (int)op;
     if (untracked(h))
         return;
     pthread_mutex_lock(&held_lock);
-    held_t *e = held_find(h);
+    held_op_t *e = held_find(h);
     if (!e && nheld == held_cap) {
         int cap = held_cap ? 2 * held_cap : 16;
-        held_t *n = realloc(held, sizeof *held * (size_t)cap);
+        held_op_t *n = realloc(held, sizeof *held * (size_t)cap);
         if (n) {
             held = n;
             held_cap = cap;
@@ -265,46 +425,35 @@ static void hold(int h, int is_op)
     }
     if (!e && nheld < held_cap) {
         e = &held[nheld++];
-        *e = (held_t){h, 0, 0, is_op};
+        *e = (held_op_t){h, 0, 0};
     }
-    if (e) /* out of memory: the handle stays unheld, as before this table */
+    if (e) /* out of memory: the operation stays unheld */
         e->count++;
     pthread_mutex_unlock(&held_lock);
 }
 
-static void release(int h)
+void ep_op_release(MPI_Op op)
 {
-    int free_it = 0, is_op = 0;
+    int h = (int)op, free_it = 0;
     if (untracked(h))
         return;
     pthread_mutex_lock(&held_lock);
-    held_t *e = held_find(h);
+    held_op_t *e = held_find(h);
     if (e && --e->count == 0) {
         free_it = e->freed;
-        is_op = e->is_op;
         *e = held[--nheld];
     }
     pthread_mutex_unlock(&held_lock);
-    if (free_it) {
-        if (is_op) {
-            MPI_Op op = (MPI_Op)h;
-            PMPI_Op_free(&op);
-        } else {
-            MPI_Datatype t = (MPI_Datatype)h;
-            PMPI_Type_free(&t);
-        }
-    }
+    if (free_it)
+        PMPI_Op_free(&op);
 }
-
-void ep_type_hold(MPI_Datatype t) { hold((int)t, 0); }
-void ep_type_release(MPI_Datatype t) { release((int)t); }
-void ep_op_hold(MPI_Op op) { hold((int)op, 1); }
-void ep_op_release(MPI_Op op) { release((int)op); }
 
 int ep_handle_free_deferred(int h)
 {
+    if (ep_handle_is_mpich(h, EP_HTYPE_DATATYPE))
+        return type_free_deferred((MPI_Datatype)h);
     pthread_mutex_lock(&held_lock);
-    held_t *e = held_find(h);
+    held_op_t *e = held_find(h);
     int r = !e ? 0 : e->freed ? -1 : 1;
     if (e)
         e->freed = 1;

@@ -11,6 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* What epmpi learnt of a derived datatype, kept on the type (datatype.c). */
+typedef struct ep_dt_rec ep_dt_rec_t;
+
 typedef struct ep_dt_layout {
     int64_t bytes;    /* count * type size: the packed size */
     int64_t type_size;
@@ -33,7 +36,7 @@ static inline ep_status_t ep_dt_layout(MPI_Datatype t, int count, ep_dt_layout_t
     return EP_OK;
 }
 
-/* Frees what ep_dt_layout keeps (MPI_Finalize). */
+/* Frees what ep_dt_layout keeps (MPI_Finalize, before PMPI_Finalize). */
 void ep_dt_finalize(void);
 
 /* Packs count elements of t at buf into out (which holds lay->bytes). */
@@ -66,6 +69,10 @@ ep_status_t ep_dt_check(MPI_Datatype t);
  * Predefined handles are ignored. */
 void ep_type_hold(MPI_Datatype t);
 void ep_type_release(MPI_Datatype t);
+/* The same for a request, which keeps the record it holds (NULL for a
+ * predefined type) and so releases it without looking it up. */
+ep_dt_rec_t *ep_type_hold_rec(MPI_Datatype t);
+void ep_type_release_rec(ep_dt_rec_t *rec);
 void ep_op_hold(MPI_Op op);
 void ep_op_release(MPI_Op op);
 int ep_handle_free_deferred(int handle);

@@ -192,8 +192,8 @@ void ep_request_destroy(ep_request_t *r)
         return;
     if (r->tmp)
         free(r->tmp);
-    if (r->holds_type)
-        ep_type_release(r->type);
+    if (r->type_rec)
+        ep_type_release_rec(r->type_rec);
     ep_endpoint_t *held = r->holds_ep ? r->ep : NULL;
     ep_request_drop_handle(r);
     if (!pool_put(r))
@@ -204,8 +204,7 @@ void ep_request_destroy(ep_request_t *r)
 
 void ep_request_hold_derived_type(ep_request_t *r)
 {
-    ep_type_hold(r->type);
-    r->holds_type = 1;
+    r->type_rec = ep_type_hold_rec(r->type);
 }
 
 /* The PMPI part of r finished, with status st and code err: finish what

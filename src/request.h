@@ -60,7 +60,7 @@ typedef struct ep_request {
     int direct;                  /* on a direct communicator (direct.h): net[0] is all of it,
                                     and a receive's status comes from MPICH */
     ep_endpoint_t *ep;           /* the endpoint it runs on */
-    int holds_type;              /* type is held until the request goes (datatype.h) */
+    ep_dt_rec_t *type_rec;       /* a derived type is held until the request goes (datatype.h) */
     int holds_ep;                /* a request with a handle holds ep, and so its communicator,
                                     until it goes, even past MPI_Comm_free and
                                     MPI_Request_free (comm.h) */

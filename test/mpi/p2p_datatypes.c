@@ -556,6 +556,32 @@ static void freed_past_epmpi(ctx_t *x, int tag)
     }
 }
 
+/* MPICH destroys a type (a PMPI_Type_free past epmpi) while a receive on
+ * it is pending: epmpi keeps what it knows of the type until the receive
+ * is over (under AddressSanitizer this would catch a use after free). */
+static void destroyed_while_pending(ctx_t *x, int tag)
+{
+    PHASE("type destroyed by MPICH while a receive on it is pending");
+    MPI_Datatype t;
+    int out[24], in[24];
+    for (int i = 0; i < 24; i++)
+        out[i] = sval(x->me, tag, i), in[i] = -1;
+    EPT_OK(MPI_Type_contiguous(12, MPI_INT, &t));
+    EPT_OK(MPI_Type_commit(&t));
+    MPI_Request r;
+    MPI_Status st;
+    EPT_OK(MPI_Irecv(in, 2, t, x->left, tag, x->comm, &r));
+    EPT_OK(PMPI_Type_free(&t));
+    EPT_OK(MPI_Send(out, 24, MPI_INT, x->right, tag, x->comm));
+    EPT_OK(MPI_Wait(&r, &st));
+    int cnt = -1, bad = 0;
+    MPI_Get_count(&st, MPI_INT, &cnt);
+    for (int i = 0; i < 24; i++)
+        bad += in[i] != sval(x->left, tag, i);
+    SOFT_CHECK(x, bad, cnt == 24 && bad == 0, "rank %d: destroyed while pending: count %d, %d ints wrong", x->me, cnt,
+               bad);
+}
+
 static void datatypes(MPI_Comm comm, void *arg)
 {
     (void)arg;
@@ -583,6 +609,7 @@ static void datatypes(MPI_Comm comm, void *arg)
     tag += 2;
     freed_past_epmpi(&x, tag);
     tag += 6;
+    destroyed_while_pending(&x, tag++);
     EPT_CHECK(x.fails == 0, "rank %d: %d checks failed (see above)", x.me, x.fails);
 }
 

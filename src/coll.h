@@ -92,6 +92,8 @@ struct ep_coll_args {
                       bytes of Bcast, the element count of reductions; -1: nothing */
     void *tmp;     /* scratch of this rank's finish */
     void *extra;   /* a kind's own arguments (window creation) */
+    ep_dt_rec_t **held; /* non-blocking: the records of the derived types it holds */
+    int nheld;
 };
 
 /* A running collective, as the kinds see it. */

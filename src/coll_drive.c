@@ -117,26 +117,35 @@ ep_status_t ep_coll_run(ep_endpoint_t *ep, ep_coll_args_t *a)
 /* ---- non-blocking ------------------------------------------------------ */
 
 /* A non-blocking call's datatypes and operation stay alive until it is
- * over (datatype.h); hold 0 releases them. */
-static void args_hold(const ep_coll_args_t *a, int hold)
+ * over (datatype.h).  The copy keeps the records of its types, room for
+ * which follows its Alltoallw type arrays (ep_coll_start). */
+static void args_hold(ep_coll_args_t *a)
 {
-    void (*type)(MPI_Datatype) = hold ? ep_type_hold : ep_type_release;
+    int n = 0;
     if (a->sbuf != MPI_IN_PLACE) {
-        type(a->stype);
+        a->held[n++] = ep_type_hold_rec(a->stype);
         for (int i = 0; a->stypes && i < a->rsize; i++)
-            type(a->stypes[i]);
+            a->held[n++] = ep_type_hold_rec(a->stypes[i]);
     }
-    type(a->rtype);
+    a->held[n++] = ep_type_hold_rec(a->rtype);
     for (int i = 0; a->rtypes && i < a->rsize; i++)
-        type(a->rtypes[i]);
-    (hold ? ep_op_hold : ep_op_release)(a->op);
+        a->held[n++] = ep_type_hold_rec(a->rtypes[i]);
+    a->nheld = n;
+    ep_op_hold(a->op);
+}
+
+static void args_release(ep_coll_args_t *a)
+{
+    for (int i = 0; i < a->nheld; i++)
+        ep_type_release_rec(a->held[i]);
+    ep_op_release(a->op);
 }
 
 static void inst_free(ep_coll_inst_t *in)
 {
     for (int i = 0; i < in->c->nlocal; i++)
         if (in->args && in->args[i]) {
-            args_hold(in->args[i], 0);
+            args_release(in->args[i]);
             free(in->args[i]);
         }
     free(in->args);
@@ -206,7 +215,8 @@ ep_status_t ep_coll_start(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_request
      * released when the instance goes, after the caller may have freed its
      * arrays. */
     int ns = a->stypes && a->sbuf != MPI_IN_PLACE ? a->rsize : 0, nr = a->rtypes ? a->rsize : 0;
-    ep_coll_args_t *copy = malloc(sizeof *copy + sizeof(MPI_Datatype) * (size_t)(ns + nr));
+    size_t tbytes = (sizeof(MPI_Datatype) * (size_t)(ns + nr) + sizeof(void *) - 1) / sizeof(void *) * sizeof(void *);
+    ep_coll_args_t *copy = malloc(sizeof *copy + tbytes + sizeof(ep_dt_rec_t *) * (size_t)(2 + ns + nr));
 
     *out = NULL;
     if (!r || !copy) {
@@ -221,6 +231,8 @@ ep_status_t ep_coll_start(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_request
         copy->stypes = memcpy(types, a->stypes, sizeof *types * (size_t)ns);
     if (nr)
         copy->rtypes = memcpy(types + ns, a->rtypes, sizeof *types * (size_t)nr);
+    copy->held = (ep_dt_rec_t **)(void *)((char *)types + tbytes);
+    copy->nheld = 0;
     atomic_store(&r->state, EP_RS_PENDING);
     /* Every endpoint numbers its calls alike: the n-th call of each local
      * endpoint meets the others' n-th call. */
@@ -234,7 +246,7 @@ ep_status_t ep_coll_start(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_request
         return EP_ERR_NO_MEM;
     }
     in->args[ep->lidx] = copy;
-    args_hold(copy, 1);
+    args_hold(copy);
     in->reqs[ep->lidx] = r;
     r->coll_inst = in;
     if (++in->arrived == c->nlocal) {

@@ -92,6 +92,7 @@ static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
 static ep_dt_rec_t *recs;
 static _Atomic unsigned long rec_epoch;
 
+/* 64 bytes of initial-exec thread-local storage (thread.h). */
 #define REC_MEMO 4
 typedef struct {
     unsigned long epoch;
@@ -362,18 +363,17 @@ void ep_type_release_rec(ep_dt_rec_t *rec)
     }
 }
 
-void ep_type_hold(MPI_Datatype t) { ep_type_hold_rec(t); }
-void ep_type_release(MPI_Datatype t)
-{
-    if (rec_kind(t))
-        ep_type_release_rec(rec_lookup(t, 0));
-}
-
 /* MPI_Type_free of t: 1 when operations hold it (marked: the last release
  * frees it), -1 when it was marked already, 0 when MPICH may free it now. */
 static int type_free_deferred(MPI_Datatype t)
 {
-    ep_dt_rec_t *rec = rec_kind(t) ? rec_lookup(t, 0) : NULL;
+    /* From the list, not from MPICH: a handle freed already gets
+     * MPI_Type_free's own error from MPICH. */
+    pthread_mutex_lock(&list_lock);
+    ep_dt_rec_t *rec = recs;
+    while (rec && (rec->type != t || (atomic_load(&rec->state) & REC_GONE)))
+        rec = rec->next;
+    pthread_mutex_unlock(&list_lock);
     if (!rec)
         return 0;
     unsigned s = atomic_load_explicit(&rec->state, memory_order_acquire);

@@ -57,7 +57,8 @@ ep_status_t ep_dt_copy(const void *sbuf, int scount, MPI_Datatype st, void *rbuf
 ep_status_t ep_dt_copy_laid(const void *sbuf, int scount, MPI_Datatype st, const ep_dt_layout_t *sl, void *rbuf,
                             int rcount, MPI_Datatype rt, const ep_dt_layout_t *rl);
 
-/* Checks that t is a usable, committed datatype. */
+/* Checks that t is a usable datatype; a derived type's record (datatype.c)
+ * is learnt here at its first use. */
 ep_status_t ep_dt_check(MPI_Datatype t);
 
 /* MPI lets a program free a datatype or a user operation while
@@ -66,11 +67,9 @@ ep_status_t ep_dt_check(MPI_Datatype t);
  * uses until it is over; MPI_Type_free / MPI_Op_free of a held handle only
  * mark it (ep_handle_free_deferred: 1; -1 when it was marked already, 0
  * when it is not held), and the last release frees it in MPICH.
- * Predefined handles are ignored. */
-void ep_type_hold(MPI_Datatype t);
-void ep_type_release(MPI_Datatype t);
-/* The same for a request, which keeps the record it holds (NULL for a
- * predefined type) and so releases it without looking it up. */
+ * Predefined handles are ignored.  A derived type is held through its
+ * record, which the holder keeps and releases (NULL for a predefined type:
+ * nothing to release). */
 ep_dt_rec_t *ep_type_hold_rec(MPI_Datatype t);
 void ep_type_release_rec(ep_dt_rec_t *rec);
 void ep_op_hold(MPI_Op op);

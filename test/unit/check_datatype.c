@@ -1,4 +1,4 @@
-/* src/datatype.c, the hold table: a held datatype or operation is freed
+/* src/datatype.c, holding: a held datatype or operation is freed
  * only at its last release, a second free of it is told apart, and
  * predefined handles are never held. */
 #include "datatype.h"
@@ -11,15 +11,16 @@ START_TEST(held_type_freed_at_last_release)
     MPI_Datatype t;
     ck_assert_int_eq(PMPI_Type_contiguous(3, MPI_INT, &t), MPI_SUCCESS);
     ck_assert_int_eq(ep_handle_free_deferred((int)t), 0); /* not held: MPICH frees it now */
-    ep_type_hold(t);
-    ep_type_hold(t);
+    ep_dt_rec_t *rec = ep_type_hold_rec(t);
+    ck_assert_ptr_nonnull(rec);
+    ck_assert_ptr_eq(ep_type_hold_rec(t), rec); /* one record per type */
     ck_assert_int_eq(ep_handle_free_deferred((int)t), 1);
     ck_assert_int_eq(ep_handle_free_deferred((int)t), -1); /* freed already */
-    ep_type_release(t);
+    ep_type_release_rec(rec);
     int size = 0;
     ck_assert_int_eq(PMPI_Type_size(t, &size), MPI_SUCCESS); /* one hold left: still alive */
     ck_assert_int_eq(size, 3 * (int)sizeof(int));
-    ep_type_release(t); /* the last: MPICH frees it */
+    ep_type_release_rec(rec); /* the last: MPICH frees it, and the record goes */
     ck_assert_int_eq(ep_handle_free_deferred((int)t), 0);
 }
 END_TEST
@@ -29,8 +30,7 @@ START_TEST(held_type_released_without_free_stays)
     MPI_Datatype t;
     int size = 0;
     ck_assert_int_eq(PMPI_Type_contiguous(2, MPI_DOUBLE, &t), MPI_SUCCESS);
-    ep_type_hold(t);
-    ep_type_release(t);
+    ep_type_release_rec(ep_type_hold_rec(t));
     ck_assert_int_eq(PMPI_Type_size(t, &size), MPI_SUCCESS);
     ck_assert_int_eq(size, 2 * (int)sizeof(double));
     ck_assert_int_eq(PMPI_Type_free(&t), MPI_SUCCESS);
@@ -55,11 +55,10 @@ START_TEST(held_op_and_predefined_handles)
     ck_assert_int_eq(b, 5);
     ep_op_release(op);
     ck_assert_int_eq(ep_handle_free_deferred((int)op), 0);
-    ep_type_hold(MPI_INT);
+    ck_assert_ptr_null(ep_type_hold_rec(MPI_INT)); /* predefined: nothing held */
     ep_op_hold(MPI_SUM);
     ck_assert_int_eq(ep_handle_free_deferred((int)MPI_INT), 0);
     ck_assert_int_eq(ep_handle_free_deferred((int)MPI_SUM), 0);
-    ep_type_release(MPI_INT);
     ep_op_release(MPI_SUM);
 }
 END_TEST
@@ -69,7 +68,7 @@ int main(int argc, char **argv)
     int provided;
     PMPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     Suite *s = suite_create("datatype");
-    TCase *tc = tcase_create("hold table");
+    TCase *tc = tcase_create("holds");
     tcase_add_test(tc, held_type_freed_at_last_release);
     tcase_add_test(tc, held_type_released_without_free_stays);
     tcase_add_test(tc, held_op_and_predefined_handles);

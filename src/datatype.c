@@ -189,9 +189,9 @@ static ep_dt_rec_t *rec_learn(MPI_Datatype t)
     return rec;
 }
 
-/* The record of derived type t, learnt at its first use when `learn`;
- * NULL when t is not a usable type (or has no record and not `learn`). */
-static ep_dt_rec_t *rec_lookup(MPI_Datatype t, int learn)
+/* The record of derived type t, learnt at its first use; NULL when t is
+ * not a usable type. */
+static ep_dt_rec_t *rec_of(MPI_Datatype t)
 {
     unsigned long epoch = atomic_load_explicit(&rec_epoch, memory_order_acquire);
     if (memo.epoch == epoch) {
@@ -206,7 +206,7 @@ static ep_dt_rec_t *rec_lookup(MPI_Datatype t, int learn)
     if (rec_keyval == MPI_KEYVAL_INVALID)
         return NULL;
     ep_dt_rec_t *rec = rec_attached(t);
-    if (!rec && learn) {
+    if (!rec) {
         pthread_mutex_lock(&learn_lock);
         if (!(rec = rec_attached(t)))
             rec = rec_learn(t);
@@ -219,8 +219,6 @@ static ep_dt_rec_t *rec_lookup(MPI_Datatype t, int learn)
     }
     return rec;
 }
-
-static ep_dt_rec_t *rec_of(MPI_Datatype t) { return rec_lookup(t, 1); }
 
 /* Handles that can have a record: MPICH datatypes that are not predefined. */
 static int rec_kind(MPI_Datatype t)

@@ -117,8 +117,8 @@ ep_status_t ep_coll_run(ep_endpoint_t *ep, ep_coll_args_t *a)
 /* ---- non-blocking ------------------------------------------------------ */
 
 /* A non-blocking call's datatypes and operation stay alive until it is
- * over (datatype.h).  The copy keeps the records of its types, room for
- * which follows its Alltoallw type arrays (ep_coll_start). */
+ * over (datatype.h).  The copy keeps the records of its types in the room
+ * ep_coll_start makes after it. */
 static void args_hold(ep_coll_args_t *a)
 {
     int n = 0;
@@ -215,8 +215,9 @@ ep_status_t ep_coll_start(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_request
      * released when the instance goes, after the caller may have freed its
      * arrays. */
     int ns = a->stypes && a->sbuf != MPI_IN_PLACE ? a->rsize : 0, nr = a->rtypes ? a->rsize : 0;
-    size_t tbytes = (sizeof(MPI_Datatype) * (size_t)(ns + nr) + sizeof(void *) - 1) / sizeof(void *) * sizeof(void *);
-    ep_coll_args_t *copy = malloc(sizeof *copy + tbytes + sizeof(ep_dt_rec_t *) * (size_t)(2 + ns + nr));
+    size_t nrec = 2 + (size_t)(ns + nr); /* at most: stype, rtype and the arrays */
+    ep_coll_args_t *copy =
+        malloc(sizeof *copy + sizeof(ep_dt_rec_t *) * nrec + sizeof(MPI_Datatype) * (size_t)(ns + nr));
 
     *out = NULL;
     if (!r || !copy) {
@@ -226,13 +227,13 @@ ep_status_t ep_coll_start(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_request
         return EP_ERR_NO_MEM;
     }
     *copy = *a;
-    MPI_Datatype *types = (MPI_Datatype *)(copy + 1);
+    copy->held = (ep_dt_rec_t **)(void *)(copy + 1);
+    copy->nheld = 0;
+    MPI_Datatype *types = (MPI_Datatype *)(void *)(copy->held + nrec);
     if (ns)
         copy->stypes = memcpy(types, a->stypes, sizeof *types * (size_t)ns);
     if (nr)
         copy->rtypes = memcpy(types + ns, a->rtypes, sizeof *types * (size_t)nr);
-    copy->held = (ep_dt_rec_t **)(void *)((char *)types + tbytes);
-    copy->nheld = 0;
     atomic_store(&r->state, EP_RS_PENDING);
     /* Every endpoint numbers its calls alike: the n-th call of each local
      * endpoint meets the others' n-th call. */

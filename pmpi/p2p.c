@@ -2,6 +2,7 @@
  * lives on the caller's stack; non-blocking and persistent ones get a
  * request handle from the registry. */
 #include "datatype.h"
+#include "direct.h"
 #include "diag.h"
 #include "entry.h"
 #include "p2p.h"
@@ -58,16 +59,13 @@ static int send_now(ep_endpoint_t *ep, const void *buf, int count, MPI_Datatype 
     return (mode == EP_SEND_STANDARD || mode == EP_SEND_READY) && ep_send_now(ep, buf, count, type, dest, tag);
 }
 
-static int send_blocking(const char *call, const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                         MPI_Comm comm, ep_send_mode_t mode)
+/* A blocking send that was not over at once: an engine request on the
+ * stack, waited for.  Apart, so that the calls that are over at once do not
+ * set up its frame (the request is aligned to a cache line). */
+static __attribute__((noinline)) int send_wait(const char *call, ep_endpoint_t *ep, const void *buf, int count,
+                                               MPI_Datatype type, int dest, int tag, ep_send_mode_t mode)
 {
-    ep_endpoint_t *ep;
     ep_request_t r;
-    int rc;
-    if ((rc = ep_entry_endpoint(call, comm, &ep)) || (rc = ep_check_send(ep, call, buf, count, type, dest, tag)))
-        return rc;
-    if (send_now(ep, buf, count, type, dest, tag, mode))
-        return MPI_SUCCESS;
     ep_request_init(&r, EP_REQ_SEND, ep);
     set_send(&r, buf, count, type, dest, tag, mode);
     ep_status_t st = ep_send_start(&r);
@@ -79,6 +77,18 @@ static int send_blocking(const char *call, const void *buf, int count, MPI_Datat
     ep_request_wait(&r);
     ep_diag_leave(ep);
     return ep_request_error(&r, call);
+}
+
+static int send_blocking(const char *call, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                         MPI_Comm comm, ep_send_mode_t mode)
+{
+    ep_endpoint_t *ep;
+    int rc;
+    if ((rc = ep_entry_endpoint(call, comm, &ep)) || (rc = ep_check_send(ep, call, buf, count, type, dest, tag)))
+        return rc;
+    if (send_now(ep, buf, count, type, dest, tag, mode))
+        return MPI_SUCCESS;
+    return send_wait(call, ep, buf, count, type, dest, tag, mode);
 }
 
 static int send_nonblocking(const char *call, const void *buf, int count, MPI_Datatype type, int dest, int tag,
@@ -143,18 +153,51 @@ EP_ISEND_FN(Bsend_init, EP_SEND_BUFFERED, 1)
 
 /* ---- receives ------------------------------------------------------------ */
 
-EP_API int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                    MPI_Status *status)
+static int recv_direct_failed(const char *call, ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type,
+                              int source, int tag, const MPI_Status *st, int rc, MPI_Status *status);
+
+/* MPI_Recv on a direct communicator (src/direct.h) when it may wait inside
+ * MPICH (ep_direct_may_block): one PMPI_Recv into the user's status, whose
+ * ranks and tags are already the endpoint communicator's; no engine request
+ * to clear, fill and copy the status out of.  An error is raised on the
+ * endpoint, with the engine's message (ep_request_error). */
+static int recv_direct(const char *call, ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int source,
+                       int tag, MPI_Status *status)
 {
-    static const char call[] = "MPI_Recv";
-    ep_endpoint_t *ep;
+    MPI_Status local;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
+    int keep = st->MPI_ERROR; /* single-completion calls leave MPI_ERROR alone */
+    ep_direct_quiet = 1;
+    int rc = PMPI_Recv(buf, count, type, source, tag, ep->comm->pcomm, st);
+    ep_direct_quiet = 0;
+    st->MPI_ERROR = keep;
+    return rc == MPI_SUCCESS ? MPI_SUCCESS : recv_direct_failed(call, ep, buf, count, type, source, tag, st, rc, status);
+}
+
+/* recv_direct's error: PMPI_Recv returned rc with status *st. */
+static __attribute__((noinline)) int recv_direct_failed(const char *call, ep_endpoint_t *ep, void *buf, int count,
+                                                        MPI_Datatype type, int source, int tag, const MPI_Status *st,
+                                                        int rc, MPI_Status *status)
+{
     ep_request_t r;
-    int rc;
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
-    if ((rc = ep_entry_endpoint(call, comm, &ep)) ||
-        (rc = ep_check_recv(ep, call, buf, count, datatype, source, tag)))
-        return rc;
+    ep_request_init(&r, EP_REQ_RECV, ep);
+    set_recv(&r, buf, count, type, source, tag);
+    r.direct = 1;
+    if (ep_dt_layout(type, count, &r.lay))
+        r.lay.bytes = 0;
+    ep_direct_status(&r, st, rc);
+    rc = ep_request_error(&r, call);
+    status_out(status, &r);
+    return rc;
+}
+
+/* MPI_Recv through the engine: a request on the stack.  Apart, so that
+ * recv_direct does not set up its frame (the request is aligned to a cache
+ * line). */
+static __attribute__((noinline)) int recv_engine(const char *call, ep_endpoint_t *ep, void *buf, int count,
+                                                 MPI_Datatype datatype, int source, int tag, MPI_Status *status)
+{
+    ep_request_t r;
     ep_request_init(&r, EP_REQ_RECV, ep);
     set_recv(&r, buf, count, datatype, source, tag);
     ep_diag_enter(ep, call);
@@ -164,6 +207,22 @@ EP_API int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int
         return ep_raise_status(ep, call, st, NULL);
     status_out(status, &r);
     return ep_request_error(&r, call);
+}
+
+EP_API int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                    MPI_Status *status)
+{
+    static const char call[] = "MPI_Recv";
+    ep_endpoint_t *ep;
+    int rc;
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
+    if ((rc = ep_entry_endpoint(call, comm, &ep)) ||
+        (rc = ep_check_recv(ep, call, buf, count, datatype, source, tag)))
+        return rc;
+    if (ep->comm->direct && source != MPI_PROC_NULL && !ep_config.debug && ep_direct_may_block())
+        return recv_direct(call, ep, buf, count, datatype, source, tag, status);
+    return recv_engine(call, ep, buf, count, datatype, source, tag, status);
 }
 
 static int irecv_common(const char *call, void *buf, int count, MPI_Datatype datatype, int source, int tag,

@@ -90,12 +90,6 @@ ep_status_t ep_direct_recv(ep_request_t *r)
         r, PMPI_Irecv(r->buf, r->count, r->type, r->source_pat, r->tag_pat, r->ep->comm->pcomm, &r->net[0]));
 }
 
-int ep_direct_may_block(void)
-{
-    return ep_config.wait != EP_WAIT_SLEEP && !ep_config.stats && ep_net_node_cores_enough() &&
-           !ep_net_ring_active();
-}
-
 void ep_direct_recv_wait(ep_request_t *r)
 {
     MPI_Status st;

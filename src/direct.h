@@ -21,13 +21,17 @@
  * The operations still run as engine requests in the NET state (request.h),
  * so waiting, the any/some/all calls, error handlers and the progress rule
  * are the ones every other request has; a direct receive takes its status
- * from MPICH (`direct` in ep_request_t).
+ * from MPICH (`direct` in ep_request_t).  Two need no request at all: a
+ * small standard send (ep_direct_send_now) and a blocking MPI_Recv that
+ * may wait inside MPICH (pmpi/p2p.c), one PMPI call each.
  */
 #ifndef EP_DIRECT_H
 #define EP_DIRECT_H
 
 #include "comm.h"
+#include "net.h"
 #include "request.h"
+#include "settings.h"
 #include "thread.h"
 
 /* MPICH raises the errors of a completed request (a truncated receive) on
@@ -58,7 +62,11 @@ ep_status_t ep_direct_recv(ep_request_t *r);
  * endpoint on the node has a core of its own (MPICH polls without giving
  * the CPU away), EPMPI_WAIT is not sleep and EPMPI_STATS is off (it
  * counts the time waited in epmpi's loops). */
-int ep_direct_may_block(void);
+static inline int ep_direct_may_block(void)
+{
+    return ep_config.wait != EP_WAIT_SLEEP && !ep_config.stats && ep_net_node_cores_enough() &&
+           !ep_net_ring_active();
+}
 /* Receives r (prepared) in PMPI_Recv: r is complete on return. */
 void ep_direct_recv_wait(ep_request_t *r);
 /* Starts receive r of a message MPI_Improbe took (consumes m). */

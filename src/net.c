@@ -38,11 +38,11 @@ static MPI_Comm dcomm = MPI_COMM_NULL; /* rendezvous payloads */
 MPI_Comm ep_net_group_comm(void) { return tcomm; }
 static int world_rank, world_size;
 static int node_id; /* smallest world rank on this process's node */
-static int node_cores_enough; /* every endpoint on this node can have a core */
+int ep_net_cores_enough; /* every endpoint on this node can have a core */
 static ep_ring_slot_t ring[EP_RING];
 static int ring_head;
 static int ring_unposted; /* slots before ring_head whose receive is not yet re-posted */
-static _Atomic int ring_active;
+_Atomic int ep_net_ring_on;
 static size_t ring_bufsize;
 static ep_early_t *early_head, **early_tailp = &early_head;
 static ep_request_t *detached;
@@ -53,9 +53,7 @@ static void destroy_all(ep_request_t *r);
 
 int ep_net_world_rank(void) { return world_rank; }
 int ep_net_node_id(void) { return node_id; }
-int ep_net_node_cores_enough(void) { return node_cores_enough; }
 int ep_net_world_size(void) { return world_size; }
-int ep_net_ring_active(void) { return atomic_load_explicit(&ring_active, memory_order_relaxed); }
 
 ep_status_t ep_net_init(void)
 {
@@ -75,7 +73,7 @@ ep_status_t ep_net_init(void)
         PMPI_Comm_free(&node);
     }
     cpu_set_t cpus;
-    node_cores_enough = threads > 0 && !sched_getaffinity(0, sizeof cpus, &cpus) && threads <= CPU_COUNT(&cpus);
+    ep_net_cores_enough = threads > 0 && !sched_getaffinity(0, sizeof cpus, &cpus) && threads <= CPU_COUNT(&cpus);
     return EP_OK;
 }
 
@@ -94,17 +92,17 @@ static void repost_ring(void)
 
 void ep_net_activate(void)
 {
-    if (atomic_load(&ring_active))
+    if (atomic_load(&ep_net_ring_on))
         return;
     pthread_mutex_lock(&progress_lock);
-    if (!atomic_load(&ring_active)) {
+    if (!atomic_load(&ep_net_ring_on)) {
         ring_bufsize = sizeof(ep_wire_hdr_t) + ep_config.eager_limit;
         for (int i = 0; i < EP_RING; i++) {
             ring[i].buf = malloc(ring_bufsize);
             post_slot(&ring[i]);
         }
         ring_head = 0;
-        atomic_store(&ring_active, 1);
+        atomic_store(&ep_net_ring_on, 1);
     }
     pthread_mutex_unlock(&progress_lock);
 }
@@ -145,7 +143,7 @@ void ep_net_finalize(void)
             break;
         ep_backoff(&b);
     }
-    if (atomic_load(&ring_active)) {
+    if (atomic_load(&ep_net_ring_on)) {
         pthread_mutex_lock(&progress_lock);
         repost_ring();
         pthread_mutex_unlock(&progress_lock);
@@ -154,7 +152,7 @@ void ep_net_finalize(void)
             PMPI_Wait(&ring[i].req, MPI_STATUS_IGNORE);
             free(ring[i].buf);
         }
-        atomic_store(&ring_active, 0);
+        atomic_store(&ep_net_ring_on, 0);
     }
     while (early_head) {
         ep_early_t *e = early_head;
@@ -364,13 +362,13 @@ static void destroy_all(ep_request_t *r)
 
 void ep_progress(void)
 {
-    if (!atomic_load_explicit(&ring_active, memory_order_relaxed) &&
+    if (!atomic_load_explicit(&ep_net_ring_on, memory_order_relaxed) &&
         !atomic_load_explicit(&n_detached, memory_order_relaxed))
         return;
     if (pthread_mutex_trylock(&progress_lock))
         return;
     ep_request_t *gone = NULL;
-    if (atomic_load_explicit(&ring_active, memory_order_relaxed))
+    if (atomic_load_explicit(&ep_net_ring_on, memory_order_relaxed))
         poll_ring();
     if (detached)
         gone = poll_detached();

@@ -29,6 +29,7 @@
 #include "datatype.h"
 #include "request.h"
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 typedef struct ep_wire_hdr {
@@ -52,10 +53,13 @@ int ep_net_world_size(void);
 /* Names this process's node: the smallest world rank on it. */
 int ep_net_node_id(void);
 /* 1 when the endpoints of all processes on this node (world mode; else
- * one per process) are no more than the CPUs this process may run on. */
-int ep_net_node_cores_enough(void);
+ * one per process) are no more than the CPUs this process may run on.
+ * Read inline on every direct receive (direct.h). */
+extern int ep_net_cores_enough;
+static inline int ep_net_node_cores_enough(void) { return ep_net_cores_enough; }
 /* 1 once header receives are posted (ep_net_activate). */
-int ep_net_ring_active(void);
+extern _Atomic int ep_net_ring_on;
+static inline int ep_net_ring_active(void) { return atomic_load_explicit(&ep_net_ring_on, memory_order_relaxed); }
 
 /* The PMPI communicator over MPI_COMM_WORLD's processes from which
  * communicators over process subsets are made with PMPI_Comm_create_group

@@ -364,7 +364,7 @@ static void world_eh(MPI_Comm *comm, int *code, ...)
 
 /* A truncated receive completed by each call that completes several
  * requests, on d (MPI_ERRORS_RETURN): MPI_ERR_IN_STATUS comes back, and
- * MPI_COMM_WORLD's handler is not called. */
+ * MPI_COMM_WORLD's handler is not called; then by MPI_Recv. */
 static void multi_completion_routing(MPI_Comm d, int t)
 {
     static const char *const names[] = {"MPI_Waitall", "MPI_Testall", "MPI_Waitsome", "MPI_Testsome"};
@@ -391,6 +391,23 @@ static void multi_completion_routing(MPI_Comm d, int t)
         expect_err(got, MPI_ERR_IN_STATUS, names[k], "status", "a truncated receive on a dup with MPI_ERRORS_RETURN");
         SOFT_CHECK(world_eh_calls[t] == 0, "%s of a truncated receive on a dup: raised on MPI_COMM_WORLD's handler",
                    names[k]);
+    }
+    /* A blocking MPI_Recv (with one endpoint per process on cores of their
+     * own, a single PMPI_Recv: src/direct.h), with and without a status. */
+    for (int k = 0; k < 2; k++) {
+        int in[2] = {0, 0}, rc;
+        MPI_Request sr;
+        MPI_Status st;
+        st.MPI_ERROR = -12345;
+        EPT_OK(MPI_Isend(out, 3, MPI_INT, me, 50 + k, d, &sr));
+        world_eh_calls[t] = 0;
+        rc = MPI_Recv(in, 2, MPI_INT, me, 50 + k, d, k ? &st : MPI_STATUS_IGNORE);
+        EPT_OK(MPI_Wait(&sr, MPI_STATUS_IGNORE));
+        expect_err(rc, MPI_ERR_TRUNCATE, "MPI_Recv", "truncat", "3 ints into 2 with MPI_Recv on a dup");
+        SOFT_CHECK(world_eh_calls[t] == 0, "MPI_Recv of a truncated message on a dup: raised on MPI_COMM_WORLD's handler");
+        SOFT_CHECK(!k || (st.MPI_SOURCE == me && st.MPI_TAG == 51 && st.MPI_ERROR == -12345),
+                   "MPI_Recv of a truncated message: status source %d tag %d error %d (want %d, 51, untouched)",
+                   st.MPI_SOURCE, st.MPI_TAG, st.MPI_ERROR, me);
     }
 }
 

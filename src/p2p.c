@@ -81,8 +81,65 @@ static inline void complete_eager(ep_request_t *r, int source, int tag, const vo
     finish_recv(r, source, tag, bytes);
 }
 
-/* Completes receive r with message m (both already out of their queues). */
-static void match_complete(ep_request_t *r, const ep_msg_t *m)
+/* ---- copies shared between two threads ---------------------------------- */
+
+static void copy_chunks(ep_copy_job_t *j)
+{
+    unsigned c;
+    while ((c = atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed)) < j->nchunks) {
+        size_t off = (size_t)c * j->chunk, n = j->bytes - off;
+        memcpy(j->dst + off, j->src + off, n < j->chunk ? n : j->chunk);
+        atomic_fetch_add_explicit(&j->done, 1, memory_order_release);
+    }
+}
+
+void ep_copy_help(ep_request_t *r)
+{
+    if (atomic_load_explicit(&r->copy_open, memory_order_acquire))
+        copy_chunks(&r->job);
+}
+
+/* Copies n bytes from src to dst, with the help of the owner of `waiting`
+ * (the other request of the message) if it polls meanwhile.  Returns once
+ * every chunk is copied; the caller completes `waiting` next, which is its
+ * last touch of the job. */
+static void copy_shared(ep_request_t *waiting, const void *src, void *dst, size_t n)
+{
+    ep_copy_job_t *j = &waiting->job;
+    j->src = src;
+    j->dst = dst;
+    j->bytes = n;
+    /* Chunks of 4 KiB pages, at least EP_COPY_CHUNK_MIN: few enough that
+     * taking one costs nothing next to copying it. */
+    j->chunk = (n / EP_COPY_CHUNKS + 4095) & ~(size_t)4095;
+    if (j->chunk < EP_COPY_CHUNK_MIN)
+        j->chunk = EP_COPY_CHUNK_MIN;
+    j->nchunks = (unsigned)((n + j->chunk - 1) / j->chunk);
+    atomic_store_explicit(&j->next, 0, memory_order_relaxed);
+    atomic_store_explicit(&j->done, 0, memory_order_relaxed);
+    atomic_store_explicit(&waiting->copy_open, 1, memory_order_release);
+    copy_chunks(j);
+    ep_backoff_t b = EP_BACKOFF_INIT; /* a helper is finishing its last chunk (or lost its core) */
+    while (atomic_load_explicit(&j->done, memory_order_acquire) < j->nchunks)
+        ep_backoff(&b);
+    atomic_store_explicit(&waiting->copy_open, 0, memory_order_relaxed);
+}
+
+/* The copy of a local rendezvous message from sender s into receive r.
+ * `waiting` is the request of the two whose owner is not the caller. */
+static void copy_rndv(ep_request_t *s, ep_request_t *r, ep_request_t *waiting)
+{
+    int64_t n = s->lay.bytes < r->lay.bytes ? s->lay.bytes : r->lay.bytes;
+    if (s->lay.contig && r->lay.contig && n >= EP_COPY_SHARED_MIN)
+        copy_shared(waiting, (const char *)s->buf + s->lay.offset, (char *)r->buf + r->lay.offset, (size_t)n);
+    else
+        ep_dt_copy_laid(s->buf, s->count, s->type, &s->lay, r->buf, r->count, r->type, &r->lay);
+}
+
+/* Completes receive r with message m (both already out of their queues).
+ * by_sender: the caller is the sending side (r's owner may be waiting);
+ * else the receiving side (the sender may be waiting). */
+static void match_complete(ep_request_t *r, const ep_msg_t *m, int by_sender)
 {
     switch (m->kind) {
     case EP_MSG_EAGER:
@@ -90,7 +147,7 @@ static void match_complete(ep_request_t *r, const ep_msg_t *m)
         break;
     case EP_MSG_LOCAL_RNDV: {
         ep_request_t *s = m->sreq;
-        ep_dt_copy_laid(s->buf, s->count, s->type, &s->lay, r->buf, r->count, r->type, &r->lay);
+        copy_rndv(s, r, by_sender ? r : s);
         finish_recv(r, m->link.source, m->link.tag, m->bytes);
         ep_status_set(&s->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
         ep_request_set_done(s); /* last touch of s: its owner may free it now */
@@ -169,7 +226,7 @@ static void complete_matched(ep_request_t *r, const ep_msg_t *m)
 {
     /* Read before match_complete: completing the sender lets it go. */
     size_t held = m->kind == EP_MSG_LOCAL_RNDV ? m->sreq->bsend_bytes : 0;
-    match_complete(r, m);
+    match_complete(r, m, 1); /* deliver: the sender's thread, or progress for another process's message */
     ep_bsend_release(held);
 }
 
@@ -212,7 +269,7 @@ static void drain_slot(ep_endpoint_t *dst, int source, const ep_lane_slot_t *s)
     m.link.tag = s->tag;
     ep_request_t *r = take_locked(dst, &m);
     if (r)
-        match_complete(r, &m);
+        match_complete(r, &m, 0);
 }
 
 /* Consumes every message the lanes into dst hold, oldest first in each
@@ -478,7 +535,7 @@ ep_status_t ep_recv_start(ep_request_t *r)
     }
     ep_unlock(&ep->lock);
     ep_msg_t *m = ep_container_of(it, ep_msg_t, link);
-    match_complete(r, m);
+    match_complete(r, m, 0);
     ep_msg_destroy(m);
     return EP_OK;
 }
@@ -502,7 +559,7 @@ ep_status_t ep_mrecv_start(ep_request_t *r, ep_msg_t *m)
         return rc;
     if (m->kind == EP_MSG_DIRECT)
         return ep_direct_mrecv(r, m);
-    match_complete(r, m);
+    match_complete(r, m, 0);
     ep_msg_destroy(m);
     return EP_OK;
 }

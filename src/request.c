@@ -265,8 +265,11 @@ int ep_request_poll(ep_request_t *r)
     if (r->kind == EP_REQ_COLL)
         return ep_coll_poll(r);
     if (st == EP_RS_PENDING) {
+        /* The other side of a large message between threads may be
+         * copying it: take chunks of the copy meanwhile (p2p.h). */
+        ep_copy_help(r);
         if (r->kind != EP_REQ_RECV)
-            return 0;
+            return ep_request_state(r) == EP_RS_DONE;
         /* A message for it may wait in a lane (p2p.h). */
         ep_p2p_drain(r->ep, 0);
         return ep_request_state(r) == EP_RS_DONE;

@@ -39,6 +39,26 @@ typedef enum { EP_RS_INACTIVE, EP_RS_PENDING, EP_RS_NET, EP_RS_DONE } ep_req_sta
 #define EP_REQ_MAX_NET 2
 #define EP_REQ_WIRE_INLINE 128
 
+/* A large message between two threads of this process is one copy, cut in
+ * chunks that two threads take in turn: the one that matched the message,
+ * and the owner of the other request if it is waiting (p2p.c).  Two cores
+ * copy at once.  The job lives in the waiting side's request, which stays
+ * alive until that side sees it complete. */
+#define EP_COPY_CHUNK_MIN (32 * 1024)
+#define EP_COPY_CHUNKS 16 /* a larger copy is cut in this many chunks */
+/* From this size on: below, the copy is over before the other core joins. */
+#define EP_COPY_SHARED_MIN (4 * EP_COPY_CHUNK_MIN)
+
+typedef struct ep_copy_job {
+    const char *src;
+    char *dst;
+    size_t bytes;
+    size_t chunk;
+    unsigned nchunks;
+    _Atomic unsigned next; /* the next chunk to take */
+    _Atomic unsigned done; /* chunks copied */
+} ep_copy_job_t;
+
 typedef struct ep_request {
     /* The fields a sender of another thread reads and writes when it
      * completes a posted receive come first, in two cache lines. */
@@ -77,10 +97,15 @@ typedef struct ep_request {
     struct ep_coll_inst *coll_inst; /* the running instance, NULL once done */
     ep_status_t coll_status;        /* its outcome, for the error message */
     unsigned pool_slot;             /* the registry slot its handle had, once retired (0: none) */
+    _Atomic int copy_open;          /* job holds a copy its owner may help with (ep_copy_job_t) */
     /* Last, and not cleared by ep_request_init: room for the wire header
      * and payload of a small message to another process (net.c), which
-     * saves an allocation per message. */
-    _Alignas(16) char wire_inline[EP_REQ_WIRE_INLINE];
+     * saves an allocation per message; a request that takes part in a
+     * copy between threads never sends to another process. */
+    union {
+        _Alignas(16) char wire_inline[EP_REQ_WIRE_INLINE];
+        ep_copy_job_t job;
+    };
 } ep_request_t;
 
 typedef enum { EP_MSG_EAGER, EP_MSG_LOCAL_RNDV, EP_MSG_NET_RNDV, EP_MSG_DIRECT } ep_msg_kind_t;

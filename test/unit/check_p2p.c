@@ -12,6 +12,8 @@
 #include "unit.h"
 
 #include <check.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 static ep_comm_t *c; /* 3 endpoints, ranks 0..2, all in this process */
@@ -150,6 +152,94 @@ START_TEST(truncation_reported)
 }
 END_TEST
 
+/* The waiting side's part of a large copy between threads (request.h):
+ * nothing while no copy is open; else every chunk left, the last one
+ * short. */
+START_TEST(copy_help_takes_every_chunk)
+{
+    size_t k = EP_COPY_CHUNK_MIN, n = 5 * k + 123;
+    unsigned char *src = malloc(n), *dst = calloc(n, 1);
+    ck_assert(src && dst);
+    for (size_t i = 0; i < n; i++)
+        src[i] = (unsigned char)(i * 7 + 1);
+    ep_request_t r;
+    ep_request_init(&r, EP_REQ_RECV, &c->local[0]);
+    ep_copy_help(&r);
+    ck_assert_int_eq(dst[0], 0);
+    r.job.src = (const char *)src;
+    r.job.dst = (char *)dst;
+    r.job.bytes = n;
+    r.job.chunk = k;
+    r.job.nchunks = 6;
+    atomic_store(&r.job.next, 1); /* the copier has taken chunk 0 */
+    atomic_store(&r.job.done, 0);
+    atomic_store(&r.copy_open, 1);
+    ep_copy_help(&r);
+    ck_assert_int_eq(atomic_load(&r.job.done), 5);
+    ck_assert_int_eq(dst[k - 1], 0);
+    ck_assert(!memcmp(src + k, dst + k, n - k));
+    free(src);
+    free(dst);
+}
+END_TEST
+
+/* A large message between two threads, each side in turn waiting while
+ * the other copies (and so helping): every byte, the status, truncation
+ * at a size that is no multiple of a chunk. */
+typedef struct {
+    ep_request_t *req;
+} waiter_t;
+
+static void *wait_request(void *arg)
+{
+    ep_request_wait(((waiter_t *)arg)->req);
+    return NULL;
+}
+
+START_TEST(large_copy_shared_between_threads)
+{
+    enum { N = (3 * EP_COPY_SHARED_MIN + 4 * 1000) / 4, CAP = N - 4001 }; /* ints */
+    int *out = malloc(sizeof(int) * N), *in = malloc(sizeof(int) * N);
+    ck_assert(out && in);
+    for (int round = 0; round < 6; round++) {
+        int recv_first = round % 2, truncate = round >= 4;
+        for (int i = 0; i < N; i++) {
+            out[i] = i * 3 + round;
+            in[i] = -1;
+        }
+        ep_request_t s, r;
+        waiter_t w;
+        pthread_t t;
+        if (recv_first) {
+            irecv(&r, 1, 0, 20 + round, in, truncate ? CAP : N);
+            w.req = &r; /* the receiver waits in another thread while this one sends and copies */
+            ck_assert_int_eq(pthread_create(&t, NULL, wait_request, &w), 0);
+            isend(&s, 0, 1, 20 + round, out, N, EP_SEND_STANDARD);
+            ep_request_wait(&s);
+        } else {
+            isend(&s, 0, 1, 20 + round, out, N, EP_SEND_SYNC);
+            w.req = &s; /* the sender waits in another thread while this one receives and copies */
+            ck_assert_int_eq(pthread_create(&t, NULL, wait_request, &w), 0);
+            irecv(&r, 1, 0, 20 + round, in, truncate ? CAP : N);
+            ep_request_wait(&r);
+        }
+        pthread_join(t, NULL);
+        int got = truncate ? CAP : N;
+        ck_assert_int_eq(r.status.MPI_ERROR, truncate ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
+        ck_assert_int_eq(ep_status_bytes(&r.status), (int64_t)got * 4);
+        ck_assert_int_eq(r.status.MPI_SOURCE, 0);
+        for (int i = 0; i < got; i++)
+            if (in[i] != i * 3 + round)
+                ck_abort_msg("round %d: int %d is %d, not %d", round, i, in[i], i * 3 + round);
+        if (truncate)
+            ck_assert_int_eq(in[CAP], -1);
+        ck_assert_int_eq(atomic_load(&r.copy_open) | atomic_load(&s.copy_open), 0);
+    }
+    free(out);
+    free(in);
+}
+END_TEST
+
 START_TEST(proc_null)
 {
     ep_request_t s, r;
@@ -280,6 +370,8 @@ int main(int argc, char **argv)
     tcase_add_test(tc, posted_receives_match_in_order);
     tcase_add_test(tc, probe_and_matched_probe);
     tcase_add_test(tc, truncation_reported);
+    tcase_add_test(tc, copy_help_takes_every_chunk);
+    tcase_add_test(tc, large_copy_shared_between_threads);
     tcase_add_test(tc, proc_null);
     tcase_add_test(tc, full_lane_keeps_order);
     tcase_add_test(tc, lane_owned_by_one_thread);

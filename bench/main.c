@@ -49,7 +49,9 @@ static void usage(FILE *f)
             "                  coll      Barrier, Bcast, Allreduce (8 B, 64 KiB, 8 MiB)\n"
             "                  create    MPI_Comm_dup, MPI_Comm_split, MPI_Comm_create_endpoints\n"
             "                            (MPI_Comm_dup where that is missing), each with MPI_Comm_free\n"
-            "                  memcpy    memcpy bandwidth of each thread, 8 B to 16 MiB\n"
+            "                  memcpy    memcpy bandwidth of each thread, 8 B to 16 MiB, and of\n"
+            "                            two threads copying a half each, 64 KiB and up (the limit\n"
+            "                            of a large message between threads, which both copy)\n"
             "                  handoff   one-way time for two threads of one process to pass a\n"
             "                            flag back and forth, and their rate streaming 8 B through\n"
             "                            a ring of 64-byte slots (no MPI): the floors of any\n"
@@ -165,7 +167,13 @@ static int parse_args(int argc, char **argv, struct bench_opts *o, int *run)
 struct copy {
     char *src, *dst;
     size_t bytes;
+    /* Two threads: a plain pthread copies the second half of round `go`. */
+    _Alignas(64) _Atomic long go;
+    _Alignas(64) _Atomic long done;
+    long round;
 };
+
+static void await_value(_Atomic long *flag, long v);
 
 /* Through a volatile pointer, so that the compiler can neither drop nor
  * shorten copies nobody reads. */
@@ -179,6 +187,31 @@ static void memcpy_run(const struct party *p, void *ctx, long n)
         copy_fn(c->dst, c->src, c->bytes);
 }
 
+static void *copy_half_peer(void *arg)
+{
+    struct copy *c = arg;
+    for (long i = 1;; i++) {
+        await_value(&c->go, i);
+        if (!c->bytes)
+            return NULL;
+        size_t h = c->bytes / 2;
+        copy_fn(c->dst + h, c->src + h, c->bytes - h);
+        atomic_store_explicit(&c->done, i, memory_order_release);
+    }
+}
+
+static void memcpy_halves_run(const struct party *p, void *ctx, long n)
+{
+    struct copy *c = ctx;
+    (void)p;
+    for (long i = 0; i < n; i++) {
+        long r = ++c->round;
+        atomic_store_explicit(&c->go, r, memory_order_release);
+        copy_fn(c->dst, c->src, c->bytes / 2);
+        await_value(&c->done, r);
+    }
+}
+
 void case_memcpy(const struct party *p, const struct bench_opts *o)
 {
     static const long defaults[] = {8, 64, 1L << 10, 16L << 10, 64L << 10, 256L << 10, 1L << 20, 4L << 20,
@@ -188,12 +221,28 @@ void case_memcpy(const struct party *p, const struct bench_opts *o)
     long big = 0;
     for (int s = 0; s < nsizes; s++)
         big = sizes[s] > big ? sizes[s] : big;
-    struct copy c = {party_alloc(p, (size_t)big), party_alloc(p, (size_t)big), 0};
+    struct copy c = {.src = party_alloc(p, (size_t)big), .dst = party_alloc(p, (size_t)big)};
     for (int s = 0; s < nsizes; s++) {
         c.bytes = (size_t)sizes[s];
         double per_copy = bench_measure(p, o, 0.03, memcpy_run, &c);
         party_report(p, "memcpy", "bandwidth", sizes[s], (double)sizes[s] / per_copy / 1e9, "GB/s");
     }
+    /* Two threads each copying a half, as a large message between threads
+     * is copied (src/p2p.c). */
+    pthread_t t;
+    int err = pthread_create(&t, NULL, copy_half_peer, &c);
+    if (err)
+        party_fail(p, "memcpy: cannot start its second thread: %s", strerror(err));
+    for (int s = 0; s < nsizes; s++) {
+        if (sizes[s] < 64 * 1024)
+            continue;
+        c.bytes = (size_t)sizes[s];
+        double per_copy = bench_measure(p, o, 0.03, memcpy_halves_run, &c);
+        party_report(p, "memcpy", "halves", sizes[s], (double)sizes[s] / per_copy / 1e9, "GB/s");
+    }
+    c.bytes = 0; /* tells the helper to leave */
+    atomic_store_explicit(&c.go, c.round + 1, memory_order_release);
+    pthread_join(t, NULL);
     free(c.src);
     free(c.dst);
 }

@@ -18,7 +18,7 @@
 #   5a  1 process x 2 endpoints vs 2 MPICH processes: coll
 #   5b  2 processes x 2 endpoints vs 4 MPICH processes: coll
 # and once per repetition the machine's limits inside a process: memcpy
-# bandwidth (one thread), the one-way handoff time between two threads and
+# bandwidth (one thread, and two threads copying a half each), the one-way handoff time between two threads and
 # their streaming rate through a ring of 64-byte slots.
 #
 # Environment (make bench sets them): BENCH_PROG (epmpi-bench), BENCH_LIB
@@ -186,7 +186,8 @@ plot() {
     series ep21 2 epmpi pingpong "$2"; add ep21 "epmpi, 2 processes x 1 endpoint" "lw 2 pt 9"
     series pre 3 epmpi pingpong "$2"; add pre "epmpi preloaded, 2 processes (no world mode)" "lw 1 dt 3 pt 1"
     if [ "$2" = bandwidth ]; then
-        series memcpy memcpy baseline memcpy bandwidth; add memcpy "memcpy, one thread (the limit inside a process)" "lw 1 dt 2 pt 0 lc rgb 'gray40'"
+        series memcpy memcpy baseline memcpy bandwidth; add memcpy "memcpy, one thread" "lw 1 dt 2 pt 0 lc rgb 'gray40'"
+        series memcpy2 memcpy baseline memcpy halves; add memcpy2 "memcpy, two threads a half each (the limit inside a process)" "lw 1 dt 4 pt 0 lc rgb 'gray20'"
     fi
     draw "$1" "$4" "message size (bytes)" "$3" "$5"
 }
@@ -312,7 +313,7 @@ END {
         better = unit[k] == "us" ? "lower" : "higher"
         bm = median(vals[k, "baseline"]); blo = lo; bhi = hi; n = count
         if (f[1] == "memcpy") {
-            printf "memcpy,,%s,%s,%s,%d,%s,%s,%.6g,,,,,%d,%.6g,%.6g,,\n", csvq(f[2] == "handoff" ? "two threads (no MPI)" : "memcpy: one thread"), f[2], f[3], f[4], unit[k], better, bm, n, blo, bhi
+            printf "memcpy,,%s,%s,%s,%d,%s,%s,%.6g,,,,,%d,%.6g,%.6g,,\n", csvq(f[2] == "handoff" ? "two threads (no MPI)" : f[3] == "halves" ? "memcpy: two threads a half each" : "memcpy: one thread"), f[2], f[3], f[4], unit[k], better, bm, n, blo, bhi
             continue
         }
         em = median(vals[k, "epmpi"]); elo = lo; ehi = hi
@@ -350,6 +351,7 @@ END {
     NR == 1 { next }
     $1 == "memcpy" && $4 == "handoff" && $5 == "latency" { ho = sprintf("%.3g us", $9); next }
     $1 == "memcpy" && $4 == "handoff" { hr = sprintf("%.3g Mmsg/s", $9); next }
+    $1 == "memcpy" && $5 == "halves" { if ($6 >= 1048576) mh = mh sprintf("%s%s %.3g GB/s", mh == "" ? "" : ", ", human($6), $9); next }
     $1 == "memcpy" { if ($6 >= 1048576) mc = mc sprintf("%s%s %.3g GB/s", mc == "" ? "" : ", ", human($6), $9); next }
     shown($1, $4, $5, $6, $12) {
         if (!hdr++) {
@@ -360,7 +362,8 @@ END {
         printf "| %-3s | %-18s | %-7s | %-6s | %-6s | %10.4g | %10.4g | %8.3f | %-15s |\n", $1, $4 " " $5, human($6), $7, $8, $9, $10, $11, tg
     }
     END {
-        if (mc != "") printf "\nmemcpy bandwidth, one thread (the limit for a message copied once inside a process): %s\n", mc
+        if (mc != "") printf "\nmemcpy bandwidth, one thread: %s\n", mc
+        if (mh != "") printf "\nmemcpy bandwidth, two threads copying a half each (the limit for a large message between threads, which both threads copy): %s\n", mh
         if (ho != "") printf "\nThread handoff, one way (two threads passing a flag in one cache line, no MPI: the floor of any message between threads): %s\n", ho
         if (hr != "") printf "\nThread ring, streamed (two threads passing 8 B messages through a ring of 64-byte slots, no MPI: the floor of any message rate between threads): %s\n", hr
     }

@@ -44,7 +44,7 @@ typedef enum { EP_RS_INACTIVE, EP_RS_PENDING, EP_RS_NET, EP_RS_DONE } ep_req_sta
  * and the owner of the other request if it is waiting (p2p.c).  Two cores
  * copy at once.  The job lives in the waiting side's request, which stays
  * alive until that side sees it complete. */
-#define EP_COPY_CHUNK_MIN (32 * 1024)
+#define EP_COPY_CHUNK_MIN (8 * 1024)
 #define EP_COPY_CHUNKS 16 /* a larger copy is cut in this many chunks */
 /* From this size on: below, the copy is over before the other core joins. */
 #define EP_COPY_SHARED_MIN (4 * EP_COPY_CHUNK_MIN)

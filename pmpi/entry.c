@@ -168,7 +168,10 @@ int ep_check_type(ep_endpoint_t *ep, const char *call, MPI_Datatype t)
 {
     if (t == MPI_DATATYPE_NULL)
         return ep_raise(ep, call, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
-    if (ep_dt_check(t))
+    ep_status_t st = ep_dt_check(t);
+    if (st == EP_ERR_NO_MEM)
+        return ep_raise(ep, call, MPI_ERR_NO_MEM, "out of memory while learning datatype 0x%x", (unsigned)t);
+    if (st)
         return ep_raise(ep, call, MPI_ERR_TYPE, "invalid datatype 0x%x", (unsigned)t);
     return MPI_SUCCESS;
 }

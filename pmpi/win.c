@@ -225,7 +225,10 @@ static int check_side(ep_win_ep_t *we, const char *call, const char *side, int c
 {
     if (count < 0)
         return raise_win(we, call, MPI_ERR_COUNT, "%s count %d is negative", side, count);
-    if (type == MPI_DATATYPE_NULL || ep_dt_check(type))
+    ep_status_t st = type == MPI_DATATYPE_NULL ? EP_ERR_TYPE : ep_dt_check(type);
+    if (st == EP_ERR_NO_MEM)
+        return raise_win(we, call, MPI_ERR_NO_MEM, "out of memory while learning the %s datatype", side);
+    if (st)
         return raise_win(we, call, MPI_ERR_TYPE, "invalid or uncommitted %s datatype", side);
     return MPI_SUCCESS;
 }

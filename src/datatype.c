@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static ep_dt_rec_t *rec_of(MPI_Datatype t);
+static ep_dt_rec_t *rec_of(MPI_Datatype t, ep_status_t *why);
 
 ep_status_t ep_dt_check(MPI_Datatype t)
 {
@@ -19,7 +19,8 @@ ep_status_t ep_dt_check(MPI_Datatype t)
         return EP_ERR_TYPE;
     if (!ep_handle_is_mpich((int)t, EP_HTYPE_DATATYPE))
         return EP_ERR_TYPE;
-    return rec_of(t) ? EP_OK : EP_ERR_TYPE;
+    ep_status_t why = EP_OK;
+    return rec_of(t, &why) ? EP_OK : why;
 }
 
 /* 1 when every element of t is one gap-free block laid out in type-map
@@ -161,7 +162,7 @@ static ep_dt_rec_t *rec_attached(MPI_Datatype t)
     return v;
 }
 
-static ep_dt_rec_t *rec_learn(MPI_Datatype t)
+static ep_dt_rec_t *rec_learn(MPI_Datatype t, ep_status_t *why)
 {
     MPI_Count sz;
     MPI_Aint lb, ext, tlb, text;
@@ -169,8 +170,10 @@ static ep_dt_rec_t *rec_learn(MPI_Datatype t)
         PMPI_Type_get_true_extent(t, &tlb, &text) != MPI_SUCCESS)
         return NULL;
     ep_dt_rec_t *rec = calloc(1, sizeof *rec);
-    if (!rec)
+    if (!rec) {
+        *why = EP_ERR_NO_MEM;
         return NULL;
+    }
     rec->type = t;
     rec->size = sz;
     rec->true_lb = tlb;
@@ -190,8 +193,8 @@ static ep_dt_rec_t *rec_learn(MPI_Datatype t)
 }
 
 /* The record of derived type t, learnt at its first use; NULL when t is
- * not a usable type. */
-static ep_dt_rec_t *rec_of(MPI_Datatype t)
+ * not a usable type (*why: EP_ERR_TYPE) or memory ran out (EP_ERR_NO_MEM). */
+static ep_dt_rec_t *rec_of(MPI_Datatype t, ep_status_t *why)
 {
     unsigned long epoch = atomic_load_explicit(&rec_epoch, memory_order_acquire);
     if (memo.epoch == epoch) {
@@ -202,6 +205,7 @@ static ep_dt_rec_t *rec_of(MPI_Datatype t)
         memset(&memo, 0, sizeof memo);
         memo.epoch = epoch;
     }
+    *why = EP_ERR_TYPE;
     pthread_once(&rec_keyval_once, rec_keyval_make);
     if (rec_keyval == MPI_KEYVAL_INVALID)
         return NULL;
@@ -209,7 +213,7 @@ static ep_dt_rec_t *rec_of(MPI_Datatype t)
     if (!rec) {
         pthread_mutex_lock(&learn_lock);
         if (!(rec = rec_attached(t)))
-            rec = rec_learn(t);
+            rec = rec_learn(t, why);
         pthread_mutex_unlock(&learn_lock);
     }
     if (rec) {
@@ -229,9 +233,10 @@ static int rec_kind(MPI_Datatype t)
 
 ep_status_t ep_dt_layout_derived(MPI_Datatype t, int count, ep_dt_layout_t *out)
 {
-    ep_dt_rec_t *rec = rec_of(t);
+    ep_status_t why;
+    ep_dt_rec_t *rec = rec_of(t, &why);
     if (!rec)
-        return EP_ERR_TYPE;
+        return why;
     out->type_size = rec->size;
     out->bytes = (int64_t)rec->size * count;
     out->contig = count <= 1 ? rec->contig_one : rec->contig_many;
@@ -340,7 +345,8 @@ ep_status_t ep_dt_copy_laid(const void *sbuf, int scount, MPI_Datatype st, const
 
 ep_dt_rec_t *ep_type_hold_rec(MPI_Datatype t)
 {
-    ep_dt_rec_t *rec = rec_kind(t) ? rec_of(t) : NULL;
+    ep_status_t why;
+    ep_dt_rec_t *rec = rec_kind(t) ? rec_of(t, &why) : NULL;
     if (rec)
         atomic_fetch_add_explicit(&rec->state, REC_HOLD, memory_order_relaxed);
     return rec;

@@ -1,10 +1,25 @@
 /* src/datatype.c, holding: a held datatype or operation is freed
  * only at its last release, a second free of it is told apart, and
- * predefined handles are never held. */
+ * predefined handles are never held; and a type that cannot be learnt for
+ * want of memory is told apart from an invalid one. */
 #include "datatype.h"
 #include "unit.h"
 
 #include <mpi.h>
+#include <stddef.h>
+
+/* This program's calloc, which the engine (linked in) calls: it fails
+ * while fail_calloc is set.  Not under a sanitizer, whose own allocator
+ * would then be handed glibc's blocks to free. */
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#define CALLOC_CAN_FAIL 1
+void *__libc_calloc(size_t n, size_t size);
+static volatile int fail_calloc;
+void *calloc(size_t n, size_t size)
+{
+    return fail_calloc ? NULL : __libc_calloc(n, size);
+}
+#endif
 
 START_TEST(held_type_freed_at_last_release)
 {
@@ -63,6 +78,26 @@ START_TEST(held_op_and_predefined_handles)
 }
 END_TEST
 
+#ifdef CALLOC_CAN_FAIL
+START_TEST(out_of_memory_is_not_a_bad_type)
+{
+    MPI_Datatype t;
+    ep_dt_layout_t lay;
+    ck_assert_int_eq(PMPI_Type_contiguous(5, MPI_INT, &t), MPI_SUCCESS);
+    ck_assert_int_eq(PMPI_Type_commit(&t), MPI_SUCCESS);
+    fail_calloc = 1; /* its record cannot be made */
+    ep_status_t check = ep_dt_check(t), layout = ep_dt_layout(t, 2, &lay);
+    fail_calloc = 0;
+    ck_assert_int_eq(check, EP_ERR_NO_MEM);
+    ck_assert_int_eq(layout, EP_ERR_NO_MEM);
+    ck_assert_int_eq(ep_dt_check(t), EP_OK); /* learnt now */
+    ck_assert_int_eq(ep_dt_layout(t, 2, &lay), EP_OK);
+    ck_assert_int_eq(lay.bytes, 40);
+    ck_assert_int_eq(PMPI_Type_free(&t), MPI_SUCCESS);
+}
+END_TEST
+#endif
+
 int main(int argc, char **argv)
 {
     int provided;
@@ -72,6 +107,9 @@ int main(int argc, char **argv)
     tcase_add_test(tc, held_type_freed_at_last_release);
     tcase_add_test(tc, held_type_released_without_free_stays);
     tcase_add_test(tc, held_op_and_predefined_handles);
+#ifdef CALLOC_CAN_FAIL
+    tcase_add_test(tc, out_of_memory_is_not_a_bad_type);
+#endif
     suite_add_tcase(s, tc);
     int rc = ep_unit_run_nofork(s);
     PMPI_Finalize();

@@ -156,20 +156,19 @@ EP_ISEND_FN(Bsend_init, EP_SEND_BUFFERED, 1)
 static int recv_direct_failed(const char *call, ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type,
                               int source, int tag, const MPI_Status *st, int rc, MPI_Status *status);
 
-/* MPI_Recv on a direct communicator (src/direct.h) when it may wait inside
- * MPICH (ep_direct_may_block): one PMPI_Recv into the user's status, whose
- * ranks and tags are already the endpoint communicator's; no engine request
- * to clear, fill and copy the status out of.  An error is raised on the
- * endpoint, with the engine's message (ep_request_error). */
+/* MPI_Recv on a direct communicator when it may wait inside MPICH
+ * (src/direct.h): no engine request to clear, fill and copy the status out
+ * of.  An error is raised on the endpoint, with the engine's message
+ * (ep_request_error). */
 static int recv_direct(const char *call, ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int source,
                        int tag, MPI_Status *status)
 {
     MPI_Status local;
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
     int keep = st->MPI_ERROR; /* single-completion calls leave MPI_ERROR alone */
-    ep_direct_quiet = 1;
-    int rc = PMPI_Recv(buf, count, type, source, tag, ep->comm->pcomm, st);
-    ep_direct_quiet = 0;
+    ep_diag_enter(ep, call);
+    int rc = ep_direct_recv_now(ep, buf, count, type, source, tag, st);
+    ep_diag_leave(ep);
     st->MPI_ERROR = keep;
     return rc == MPI_SUCCESS ? MPI_SUCCESS : recv_direct_failed(call, ep, buf, count, type, source, tag, st, rc, status);
 }
@@ -220,7 +219,7 @@ EP_API int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int
     if ((rc = ep_entry_endpoint(call, comm, &ep)) ||
         (rc = ep_check_recv(ep, call, buf, count, datatype, source, tag)))
         return rc;
-    if (ep->comm->direct && source != MPI_PROC_NULL && !ep_config.debug && ep_direct_may_block())
+    if (ep->comm->direct && source != MPI_PROC_NULL && ep_direct_may_block())
         return recv_direct(call, ep, buf, count, datatype, source, tag, status);
     return recv_engine(call, ep, buf, count, datatype, source, tag, status);
 }

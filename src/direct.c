@@ -90,16 +90,13 @@ ep_status_t ep_direct_recv(ep_request_t *r)
         r, PMPI_Irecv(r->buf, r->count, r->type, r->source_pat, r->tag_pat, r->ep->comm->pcomm, &r->net[0]));
 }
 
-void ep_direct_recv_wait(ep_request_t *r)
+int ep_direct_recv_now(ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int source, int tag,
+                       MPI_Status *st)
 {
-    MPI_Status st;
-    ep_status_set(&st, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
-    r->direct = 1;
     ep_direct_quiet = 1;
-    int rc = PMPI_Recv(r->buf, r->count, r->type, r->source_pat, r->tag_pat, r->ep->comm->pcomm, &st);
+    int rc = PMPI_Recv(buf, count, type, source, tag, ep->comm->pcomm, st);
     ep_direct_quiet = 0;
-    ep_direct_status(r, &st, rc);
-    ep_request_set_done(r);
+    return rc;
 }
 
 ep_status_t ep_direct_mrecv(ep_request_t *r, ep_msg_t *m)

@@ -23,7 +23,7 @@
  * are the ones every other request has; a direct receive takes its status
  * from MPICH (`direct` in ep_request_t).  Two need no request at all: a
  * small standard send (ep_direct_send_now) and a blocking MPI_Recv that
- * may wait inside MPICH (pmpi/p2p.c), one PMPI call each.
+ * may wait inside MPICH (ep_direct_recv_now), one PMPI call each.
  */
 #ifndef EP_DIRECT_H
 #define EP_DIRECT_H
@@ -67,8 +67,12 @@ static inline int ep_direct_may_block(void)
     return ep_config.wait != EP_WAIT_SLEEP && !ep_config.stats && ep_net_node_cores_enough() &&
            !ep_net_ring_active();
 }
-/* Receives r (prepared) in PMPI_Recv: r is complete on return. */
-void ep_direct_recv_wait(ep_request_t *r);
+/* A blocking receive on ep as one PMPI_Recv into *st (not
+ * MPI_STATUS_IGNORE), whose ranks and tags are already the endpoint
+ * communicator's; returns PMPI_Recv's code, raising nothing.  For
+ * MPI_Recv when ep_direct_may_block(). */
+int ep_direct_recv_now(ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int source, int tag,
+                       MPI_Status *st);
 /* Starts receive r of a message MPI_Improbe took (consumes m). */
 ep_status_t ep_direct_mrecv(ep_request_t *r, ep_msg_t *m);
 /* MPI_Iprobe / MPI_Improbe on a direct communicator (*msg: a new message

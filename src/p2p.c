@@ -542,13 +542,9 @@ ep_status_t ep_recv_start(ep_request_t *r)
 
 ep_status_t ep_recv_wait(ep_request_t *r)
 {
-    ep_status_t rc;
-    if (r->ep->comm->direct && r->source_pat != MPI_PROC_NULL && ep_direct_may_block()) {
-        if (!(rc = recv_prepare(r)))
-            ep_direct_recv_wait(r);
-    } else if (!(rc = ep_recv_start(r))) {
+    ep_status_t rc = ep_recv_start(r);
+    if (!rc)
         ep_request_wait(r);
-    }
     return rc;
 }
 

@@ -9,6 +9,12 @@
 #define EP_POLL_ROUNDS 16 /* re-check at once: a wait loop's own check and progress take time enough */
 #define EP_SPIN_ROUNDS 64
 
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
 
 /* EPMPI_STATS: the time between two rounds of one wait loop is waiting,
  * charged to the endpoint the thread last entered a call on. */
@@ -30,7 +36,7 @@ void ep_backoff(ep_backoff_t *b)
     if (r < EP_POLL_ROUNDS)
         return;
     if (ep_config.wait == EP_WAIT_SPIN || r < EP_SPIN_ROUNDS) {
-        ep_cpu_relax();
+        cpu_relax();
         return;
     }
     if (ep_config.wait == EP_WAIT_SLEEP && r > EP_SPIN_ROUNDS + 256) {
@@ -45,7 +51,7 @@ void ep_lock_wait(ep_lock_t *l)
 {
     for (unsigned r = 0; !ep_lock_try(l); r++) {
         if (r < EP_SPIN_ROUNDS)
-            ep_cpu_relax();
+            cpu_relax();
         else
             sched_yield();
     }

@@ -18,13 +18,6 @@ typedef struct ep_backoff {
 #define EP_BACKOFF_INIT {0}
 
 void ep_backoff(ep_backoff_t *b);
-/* One round of a spin: tells the core that this thread only waits. */
-static inline void ep_cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-}
 
 /* A lock for short critical sections (an endpoint's matching queues):
  * taking and giving back a free one is one atomic exchange and one store,

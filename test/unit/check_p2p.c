@@ -208,6 +208,8 @@ START_TEST(large_copy_shared_between_threads)
             in[i] = -1;
         }
         ep_request_t s, r;
+        memset(&s, 0, sizeof s); /* the job, which ep_request_init leaves, starts empty */
+        memset(&r, 0, sizeof r);
         waiter_t w;
         pthread_t t;
         if (recv_first) {
@@ -234,6 +236,10 @@ START_TEST(large_copy_shared_between_threads)
         if (truncate)
             ck_assert_int_eq(in[CAP], -1);
         ck_assert_int_eq(atomic_load(&r.copy_open) | atomic_load(&s.copy_open), 0);
+        /* The copy was shared through the waiting side's request, in chunks. */
+        ck_assert_uint_gt(w.req->job.nchunks, 1);
+        ck_assert_uint_eq(atomic_load(&w.req->job.done), w.req->job.nchunks);
+        ck_assert_uint_eq(w.req->job.bytes, (size_t)got * 4);
     }
     free(out);
     free(in);

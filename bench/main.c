@@ -55,8 +55,10 @@ static void usage(FILE *f)
             "                  handoff   one-way time for two threads of one process to pass a\n"
             "                            flag back and forth, and their rate streaming 8 B through\n"
             "                            a ring of 64-byte slots (no MPI): the floors of any\n"
-            "                            message latency and rate between threads, printed by the\n"
-            "                            first process only\n"
+            "                            message latency and rate between threads; and the rate\n"
+            "                            case's windows through such a ring, with send and receive\n"
+            "                            calls that cost nothing, 10, 15 or 20 ns: the rate left\n"
+            "                            for calls of that cost; printed by the first process only\n"
             "  --sizes LIST    message sizes in bytes, suffixes K and M allowed (8,64K,1M)\n"
             "  --iters N       iterations per batch (default: calibrated to the time budget)\n"
             "  --time MS       time budget per measurement (default 30 to 100 ms by case)\n"
@@ -343,20 +345,28 @@ static int pin_apart(pthread_attr_t *attr, cpu_set_t *saved)
     return !pthread_setaffinity_np(pthread_self(), sizeof one, &one);
 }
 
+/* Starts fn(arg) on a second thread, pinned apart from the caller when
+ * pin_apart can (then returns 1, and *saved has the caller's CPUs). */
+static int start_apart(const struct party *p, pthread_t *t, void *(*fn)(void *), void *arg, cpu_set_t *saved)
+{
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    int pinned = pin_apart(&attr, saved);
+    int err = pthread_create(t, &attr, fn, arg);
+    pthread_attr_destroy(&attr);
+    if (err)
+        party_fail(p, "handoff: cannot start its second thread: %s", strerror(err));
+    return pinned;
+}
+
 /* Seconds per message of one run of msgs messages. */
 static double ring_once(const struct party *p, struct ring *r, long msgs)
 {
     pthread_t t;
-    pthread_attr_t attr;
     cpu_set_t saved;
     memset(r, 0, sizeof *r);
     r->msgs = msgs;
-    pthread_attr_init(&attr);
-    int pinned = pin_apart(&attr, &saved);
-    int err = pthread_create(&t, &attr, ring_reader, r);
-    pthread_attr_destroy(&attr);
-    if (err)
-        party_fail(p, "handoff: cannot start its second thread: %s", strerror(err));
+    int pinned = start_apart(p, &t, ring_reader, r, &saved);
     double t0 = MPI_Wtime();
     for (long i = 1; i <= msgs; i++) {
         await_value(&r->slot[i % RING_SLOTS].seq, 0);
@@ -370,6 +380,122 @@ static double ring_once(const struct party *p, struct ring *r, long msgs)
     if (r->sum != msgs * (msgs + 1) / 2)
         party_fail(p, "handoff: the ring delivered a sum of %ld, expected %ld", r->sum, msgs * (msgs + 1) / 2);
     return (t1 - t0) / (double)msgs;
+}
+
+/* The rate case's structure without MPI: windows of WIN_MSGS 8 B messages
+ * through a ring of 64-byte slots (a lane); the receiver matches each
+ * message with the oldest of its posted receives, copies it in and marks it
+ * done, waits for the whole window in order, posts the next window and then
+ * acknowledges, as `rate` does.  The least any implementation spends per
+ * message in that structure.  With a call cost, every send and every
+ * receive call also spends that long (a calibrated spin, where an MPI
+ * library checks arguments and makes requests): the rate left when the
+ * calls cost that much and everything else is free. */
+#define WIN_MSGS 64
+struct window {
+    struct {
+        _Alignas(64) _Atomic long seq; /* i + 1: message i is in it */
+        long tag, payload;
+    } slot[WIN_MSGS];
+    _Alignas(64) _Atomic long head; /* messages taken by the receiver */
+    _Alignas(64) _Atomic long ack;  /* windows acknowledged */
+    long windows, spins, sum;
+};
+
+/* About spins x 1 ns on this machine's cores; out of line, as a call is. */
+static __attribute__((noinline)) void call_cost(long spins)
+{
+    for (long i = 0; i < spins; i++)
+        __asm__ volatile("" ::: "memory");
+}
+
+/* Spins that make call_cost take ns nanoseconds (0: none). */
+static long call_cost_spins(double ns)
+{
+    if (ns <= 0)
+        return 0;
+    enum { CALLS = 200000, PROBE = 100 };
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < CALLS; i++)
+        call_cost(0);
+    double t1 = MPI_Wtime();
+    for (int i = 0; i < CALLS; i++)
+        call_cost(PROBE);
+    double t2 = MPI_Wtime();
+    double empty = (t1 - t0) / CALLS * 1e9, per_spin = ((t2 - t1) - (t1 - t0)) / CALLS / PROBE * 1e9;
+    long spins = per_spin > 0 ? (long)((ns - empty) / per_spin + 0.5) : 0;
+    return spins > 0 ? spins : 0;
+}
+
+static void *window_receiver(void *arg)
+{
+    struct window *w = arg;
+    struct {
+        long *buf;
+        long tag;
+        int done;
+    } post[WIN_MSGS];
+    long rbuf[WIN_MSGS], pos = 0;
+    for (int i = 0; i < WIN_MSGS; i++) {
+        call_cost(w->spins);
+        post[i].buf = &rbuf[i], post[i].tag = 1, post[i].done = 0;
+    }
+    for (long k = 1; k <= w->windows; k++) {
+        int next = 0;
+        for (int i = 0; i < WIN_MSGS; i++) {
+            for (unsigned spins = 0; !post[i].done;) {
+                long at;
+                while (atomic_load_explicit(&w->slot[at = pos % WIN_MSGS].seq, memory_order_acquire) == pos + 1) {
+                    if (post[next].tag == w->slot[at].tag) /* always: the check a match makes */
+                        *post[next].buf = w->slot[at].payload;
+                    post[next++].done = 1;
+                    atomic_store_explicit(&w->head, ++pos, memory_order_release);
+                }
+                if (!post[i].done && ++spins > 4096)
+                    sched_yield();
+            }
+            w->sum += rbuf[i];
+        }
+        for (int i = 0; i < WIN_MSGS; i++) {
+            call_cost(w->spins);
+            post[i].buf = &rbuf[i], post[i].tag = 1, post[i].done = 0;
+        }
+        atomic_store_explicit(&w->ack, k, memory_order_release);
+    }
+    return NULL;
+}
+
+/* Seconds per message of one run of `windows` windows. */
+static double window_once(const struct party *p, struct window *w, long windows, long spins)
+{
+    pthread_t t;
+    cpu_set_t saved;
+    memset(w, 0, sizeof *w);
+    w->windows = windows;
+    w->spins = spins;
+    int pinned = start_apart(p, &t, window_receiver, w, &saved);
+    double t0 = MPI_Wtime();
+    long tail = 0;
+    for (long k = 1; k <= windows; k++) {
+        for (int i = 0; i < WIN_MSGS; i++, tail++) {
+            call_cost(spins);
+            for (unsigned n = 0; tail - atomic_load_explicit(&w->head, memory_order_acquire) >= WIN_MSGS;)
+                if (++n > 4096)
+                    sched_yield();
+            w->slot[tail % WIN_MSGS].tag = 1;
+            w->slot[tail % WIN_MSGS].payload = tail;
+            atomic_store_explicit(&w->slot[tail % WIN_MSGS].seq, tail + 1, memory_order_release);
+        }
+        await_value(&w->ack, k);
+    }
+    pthread_join(t, NULL);
+    double t1 = MPI_Wtime();
+    if (pinned)
+        pthread_setaffinity_np(pthread_self(), sizeof saved, &saved);
+    if (w->sum != tail * (tail - 1) / 2)
+        party_fail(p, "handoff: the window structure delivered a sum of %ld, expected %ld", w->sum,
+                   tail * (tail - 1) / 2);
+    return (t1 - t0) / (double)tail;
 }
 
 void case_handoff(const struct party *p, const struct bench_opts *o)
@@ -391,6 +517,23 @@ void case_handoff(const struct party *p, const struct bench_opts *o)
         t[b] = ring_once(p, r, msgs);
     party_report(p, "handoff", "msgrate", 8, 1e-6 / bench_median(t, o->batches), "Mmsg/s");
     free(r);
+    /* The window structure with calls that cost nothing, 10, 15 and 20 ns. */
+    static const struct {
+        const char *metric;
+        double ns;
+    } costs[] = {{"window", 0}, {"window+10ns", 10}, {"window+15ns", 15}, {"window+20ns", 20}};
+    struct window *w = aligned_alloc(64, sizeof *w);
+    if (!w)
+        party_fail(p, "out of memory (%zu bytes)", sizeof *w);
+    long windows = msgs / 10 / WIN_MSGS + 1;
+    for (size_t c = 0; c < sizeof costs / sizeof *costs; c++) {
+        long spins = call_cost_spins(costs[c].ns);
+        window_once(p, w, windows / 10 + 1, spins);
+        for (int b = 0; b < o->batches; b++)
+            t[b] = window_once(p, w, windows, spins);
+        party_report(p, "handoff", costs[c].metric, 8, 1e-6 / bench_median(t, o->batches), "Mmsg/s");
+    }
+    free(w);
 }
 
 /* ---- setup ------------------------------------------------------------------------ */

@@ -350,7 +350,11 @@ END {
     }
     NR == 1 { next }
     $1 == "memcpy" && $4 == "handoff" && $5 == "latency" { ho = sprintf("%.3g us", $9); next }
-    $1 == "memcpy" && $4 == "handoff" { hr = sprintf("%.3g Mmsg/s", $9); next }
+    $1 == "memcpy" && $4 == "handoff" && $5 == "msgrate" { hr = sprintf("%.3g Mmsg/s", $9); next }
+    $1 == "memcpy" && $4 == "handoff" && $5 ~ /^window/ {
+        c = $5; sub(/^window\+?/, "", c)
+        wr = wr sprintf("%s%s %.3g Mmsg/s", wr == "" ? "" : ", ", c == "" ? "free calls" : c " per call", $9); next
+    }
     $1 == "memcpy" && $5 == "halves" { if ($6 >= 1048576) mh = mh sprintf("%s%s %.3g GB/s", mh == "" ? "" : ", ", human($6), $9); next }
     $1 == "memcpy" { if ($6 >= 1048576) mc = mc sprintf("%s%s %.3g GB/s", mc == "" ? "" : ", ", human($6), $9); next }
     shown($1, $4, $5, $6, $12) {
@@ -366,6 +370,7 @@ END {
         if (mh != "") printf "\nmemcpy bandwidth, two threads copying a half each (the limit for a large message between threads, which both threads copy): %s\n", mh
         if (ho != "") printf "\nThread handoff, one way (two threads passing a flag in one cache line, no MPI: the floor of any message between threads): %s\n", ho
         if (hr != "") printf "\nThread ring, streamed (two threads passing 8 B messages through a ring of 64-byte slots, no MPI: the floor of any message rate between threads): %s\n", hr
+        if (wr != "") printf "\nRate structure without MPI (the rate case'"'"'s windows of 64 x 8 B through a ring of 64-byte slots, matched in order, the next window posted before the acknowledgement; each send and receive call costing what is named, all else free): %s\n", wr
     }
     ' "$OUT/latest.csv"
     echo

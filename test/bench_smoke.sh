@@ -2,7 +2,7 @@
 # make check's smoke test of the benchmark: bench/run-bench.sh --smoke runs
 # epmpi-bench once in 1 process x 2 endpoints and once as 2 MPICH processes
 # (ping-pong and rma, 8 B, 10 iterations), and memcpy and the thread handoff
-# (latency and ring rate) once, and must produce CSV rows and table lines for them;
+# (latency, ring rate and the rate structure) once, and must produce CSV rows and table lines for them;
 # the driver itself rejects any output line not in epmpi-bench's format.
 # Then epmpi-bench's rate case once in 1 process x 2 endpoints, which must
 # say where a message's time goes.
@@ -28,6 +28,11 @@ grep -q '^Thread handoff, one way .*: [0-9.e+-]* us$' "$out/table.md" || {
 }
 grep -q '^Thread ring, streamed .*: [0-9.e+-]* Mmsg/s$' "$out/table.md" || {
     echo "bench_smoke: no thread ring line under the table" >&2
+    cat "$out/table.md" >&2
+    exit 1
+}
+grep -Eq '^Rate structure without MPI .*: free calls [0-9.e+-]+ Mmsg/s, 10ns per call [0-9.e+-]+ Mmsg/s, 15ns per call [0-9.e+-]+ Mmsg/s, 20ns per call [0-9.e+-]+ Mmsg/s$' "$out/table.md" || {
+    echo "bench_smoke: no rate structure line under the table" >&2
     cat "$out/table.md" >&2
     exit 1
 }

@@ -52,9 +52,15 @@ static int start_failed(ep_endpoint_t *ep, const char *call, ep_status_t st, int
 /* ---- sends -------------------------------------------------------------- */
 
 /* A send that is over at once needs no request (p2p.h); buffered sends
- * take the request path, which accounts for the attached buffer. */
-static int send_now(ep_endpoint_t *ep, const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                    ep_send_mode_t mode)
+ * take the request path, which accounts for the attached buffer.  Inlined
+ * (with lane_put in src/p2p.c): MPI_Isend between threads went from 274
+ * to 239 instructions (callgrind), the register saves of two calls.
+ * send_nonblocking stays a call of its own: inlined too, it made the
+ * entry points save registers before their pass-through test, and
+ * MPI_Isend on a classic communicator went from 13 to 35 instructions
+ * on top of MPICH's. */
+static inline __attribute__((always_inline)) int send_now(ep_endpoint_t *ep, const void *buf, int count,
+                                                          MPI_Datatype type, int dest, int tag, ep_send_mode_t mode)
 {
     return (mode == EP_SEND_STANDARD || mode == EP_SEND_READY) && ep_send_now(ep, buf, count, type, dest, tag);
 }

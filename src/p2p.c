@@ -399,9 +399,11 @@ static int lane_pending(ep_endpoint_t *ep, int lidx)
 
 /* Copies a message of lay->bytes (at most EP_LANE_INLINE) into the lane
  * from ep to dst; 0 when the calling thread cannot use that lane (another
- * thread owns it) or the lane is full. */
-static int lane_put(ep_endpoint_t *ep, int lidx, const void *buf, int count, MPI_Datatype type,
-                    const ep_dt_layout_t *lay, int tag)
+ * thread owns it) or the lane is full.  Inlined into its callers: on the
+ * way of every small message between threads, where a call's register
+ * saves cost as much as filling the slot. */
+static inline __attribute__((always_inline)) int lane_put(ep_endpoint_t *ep, int lidx, const void *buf, int count,
+                                                          MPI_Datatype type, const ep_dt_layout_t *lay, int tag)
 {
     ep_lane_t *l = lane_to(ep, lidx);
     ep_lane_slot_t *slot = l ? ep_lane_reserve(l) : NULL;

@@ -214,20 +214,26 @@ static __attribute__((noinline)) int recv_engine(const char *call, ep_endpoint_t
     return ep_request_error(&r, call);
 }
 
-EP_API int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                    MPI_Status *status)
+EP_ENDPOINT_PATH int recv_endpoints(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                                    MPI_Status *status)
 {
     static const char call[] = "MPI_Recv";
     ep_endpoint_t *ep;
     int rc;
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
     if ((rc = ep_entry_endpoint(call, comm, &ep)) ||
         (rc = ep_check_recv(ep, call, buf, count, datatype, source, tag)))
         return rc;
     if (ep->comm->direct && source != MPI_PROC_NULL && ep_direct_may_block())
         return recv_direct(call, ep, buf, count, datatype, source, tag, status);
     return recv_engine(call, ep, buf, count, datatype, source, tag, status);
+}
+
+EP_API int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                    MPI_Status *status)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
+    return recv_endpoints(buf, count, datatype, source, tag, comm, status);
 }
 
 static int irecv_common(const char *call, void *buf, int count, MPI_Datatype datatype, int source, int tag,
@@ -457,18 +463,24 @@ static int mrecv_start(const char *call, void *buf, int count, MPI_Datatype type
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
+EP_ENDPOINT_PATH int mrecv_endpoints(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+                                     MPI_Status *status)
 {
     static const char call[] = "MPI_Mrecv";
     ep_request_t r, *rp;
     int rc;
-    if (!message || !ep_message_handle_is_ep(*message))
-        return PMPI_Mrecv(buf, count, datatype, message, status);
     if ((rc = mrecv_start(call, buf, count, datatype, message, &r, 0, &rp)))
         return rc;
     ep_request_wait(&r);
     status_out(status, &r);
     return ep_request_error(&r, call);
+}
+
+EP_API int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
+{
+    if (!message || !ep_message_handle_is_ep(*message))
+        return PMPI_Mrecv(buf, count, datatype, message, status);
+    return mrecv_endpoints(buf, count, datatype, message, status);
 }
 
 EP_API int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)

@@ -171,11 +171,9 @@ static MPI_Status *status_at(MPI_Status *array, int i)
     return array == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &array[i];
 }
 
-EP_API int MPI_Wait(MPI_Request *request, MPI_Status *status)
+EP_ENDPOINT_PATH int wait_endpoints(MPI_Request *request, MPI_Status *status)
 {
     int code;
-    if (!request || !ep_request_handle_is_ep(*request))
-        return PMPI_Wait(request, status);
     if (*request == EP_REQUEST_SENT)
         return finish_sent(request, status);
     ep_request_t *r = ep_request_get(*request);
@@ -192,6 +190,13 @@ EP_API int MPI_Wait(MPI_Request *request, MPI_Status *status)
     }
     code = ep_finish(r, request, status, "MPI_Wait", 0);
     return code;
+}
+
+EP_API int MPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+    if (!request || !ep_request_handle_is_ep(*request))
+        return PMPI_Wait(request, status);
+    return wait_endpoints(request, status);
 }
 
 EP_API int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
@@ -245,11 +250,9 @@ static int wait_ep(const char *call, MPI_Request reqs[], int i, int count, MPI_S
     return ep_finish(r, &reqs[i], st, call, 1);
 }
 
-EP_API int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
+EP_ENDPOINT_PATH int waitall_endpoints(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
     static const char call[] = "MPI_Waitall";
-    if (count <= 0 || !array_of_requests || !any_ep(count, array_of_requests))
-        return PMPI_Waitall(count, array_of_requests, array_of_statuses);
     multi_err_t m = {0};
     /* In order: MPI does not say in which order requests complete, and
      * progress does not depend on which one is being polled (ep_progress and
@@ -275,11 +278,17 @@ EP_API int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status ar
     return multi_result(&m, call);
 }
 
-EP_API int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
+EP_API int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
+{
+    if (count <= 0 || !array_of_requests || !any_ep(count, array_of_requests))
+        return PMPI_Waitall(count, array_of_requests, array_of_statuses);
+    return waitall_endpoints(count, array_of_requests, array_of_statuses);
+}
+
+EP_ENDPOINT_PATH int testall_endpoints(int count, MPI_Request array_of_requests[], int *flag,
+                                       MPI_Status array_of_statuses[])
 {
     static const char call[] = "MPI_Testall";
-    if (count <= 0 || !array_of_requests || !any_ep(count, array_of_requests))
-        return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
     ep_progress();
     /* MPI: complete nothing unless everything is complete. */
     for (int i = 0; i < count; i++) {
@@ -299,6 +308,13 @@ EP_API int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MP
     }
     *flag = 1;
     return multi_result(&m, call);
+}
+
+EP_API int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
+{
+    if (count <= 0 || !array_of_requests || !any_ep(count, array_of_requests))
+        return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
+    return testall_endpoints(count, array_of_requests, flag, array_of_statuses);
 }
 
 /* One pass of Testany: 1 when it settled (*index set). */
@@ -324,10 +340,8 @@ static int any_pass(const char *call, int count, MPI_Request reqs[], int *index,
     return 0;
 }
 
-EP_API int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
+EP_ENDPOINT_PATH int waitany_endpoints(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
 {
-    if (count <= 0 || !array_of_requests || !any_ep(count, array_of_requests))
-        return PMPI_Waitany(count, array_of_requests, index, status);
     ep_backoff_t b = EP_BACKOFF_INIT;
     int code;
     while (!any_pass("MPI_Waitany", count, array_of_requests, index, status, &code)) {
@@ -337,16 +351,29 @@ EP_API int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, M
     return code;
 }
 
-EP_API int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status)
+EP_API int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
 {
     if (count <= 0 || !array_of_requests || !any_ep(count, array_of_requests))
-        return PMPI_Testany(count, array_of_requests, index, flag, status);
+        return PMPI_Waitany(count, array_of_requests, index, status);
+    return waitany_endpoints(count, array_of_requests, index, status);
+}
+
+EP_ENDPOINT_PATH int testany_endpoints(int count, MPI_Request array_of_requests[], int *index, int *flag,
+                                       MPI_Status *status)
+{
     int code;
     ep_progress();
     *flag = any_pass("MPI_Testany", count, array_of_requests, index, status, &code);
     if (!*flag)
         *index = MPI_UNDEFINED;
     return code;
+}
+
+EP_API int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status)
+{
+    if (count <= 0 || !array_of_requests || !any_ep(count, array_of_requests))
+        return PMPI_Testany(count, array_of_requests, index, flag, status);
+    return testany_endpoints(count, array_of_requests, index, flag, status);
 }
 
 /* One pass of Testsome: 1 when it settled. */
@@ -371,11 +398,9 @@ static int some_pass(const char *call, int n, MPI_Request reqs[], int *outcount,
     return !active || k > 0;
 }
 
-EP_API int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
-                        MPI_Status array_of_statuses[])
+EP_ENDPOINT_PATH int waitsome_endpoints(int incount, MPI_Request array_of_requests[], int *outcount,
+                                        int array_of_indices[], MPI_Status array_of_statuses[])
 {
-    if (incount <= 0 || !array_of_requests || !any_ep(incount, array_of_requests))
-        return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
     ep_backoff_t b = EP_BACKOFF_INIT;
     multi_err_t m = {0};
     while (!some_pass("MPI_Waitsome", incount, array_of_requests, outcount, array_of_indices, array_of_statuses,
@@ -386,15 +411,29 @@ EP_API int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outco
     return multi_result(&m, "MPI_Waitsome");
 }
 
+EP_API int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                        MPI_Status array_of_statuses[])
+{
+    if (incount <= 0 || !array_of_requests || !any_ep(incount, array_of_requests))
+        return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+    return waitsome_endpoints(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+}
+
+EP_ENDPOINT_PATH int testsome_endpoints(int incount, MPI_Request array_of_requests[], int *outcount,
+                                        int array_of_indices[], MPI_Status array_of_statuses[])
+{
+    multi_err_t m = {0};
+    ep_progress();
+    some_pass("MPI_Testsome", incount, array_of_requests, outcount, array_of_indices, array_of_statuses, &m);
+    return multi_result(&m, "MPI_Testsome");
+}
+
 EP_API int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
                         MPI_Status array_of_statuses[])
 {
     if (incount <= 0 || !array_of_requests || !any_ep(incount, array_of_requests))
         return PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
-    multi_err_t m = {0};
-    ep_progress();
-    some_pass("MPI_Testsome", incount, array_of_requests, outcount, array_of_indices, array_of_statuses, &m);
-    return multi_result(&m, "MPI_Testsome");
+    return testsome_endpoints(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 }
 
 EP_API int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
@@ -482,14 +521,19 @@ EP_API int MPI_Start(MPI_Request *request)
     return start_one("MPI_Start", request);
 }
 
-EP_API int MPI_Startall(int count, MPI_Request array_of_requests[])
+EP_ENDPOINT_PATH int startall_endpoints(int count, MPI_Request array_of_requests[])
 {
-    if (count <= 0 || !array_of_requests || !any_ep(count, array_of_requests))
-        return PMPI_Startall(count, array_of_requests);
     for (int i = 0; i < count; i++) {
         int rc = start_one("MPI_Startall", &array_of_requests[i]);
         if (rc)
             return rc;
     }
     return MPI_SUCCESS;
+}
+
+EP_API int MPI_Startall(int count, MPI_Request array_of_requests[])
+{
+    if (count <= 0 || !array_of_requests || !any_ep(count, array_of_requests))
+        return PMPI_Startall(count, array_of_requests);
+    return startall_endpoints(count, array_of_requests);
 }

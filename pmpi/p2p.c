@@ -312,16 +312,13 @@ static int sendrecv_run(const char *call, ep_endpoint_t *ep, const void *sbuf, i
     return rc ? rc : ep_request_error(&r, call);
 }
 
-EP_API int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                        void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
-                        MPI_Status *status)
+EP_ENDPOINT_PATH int sendrecv_endpoints(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                                        int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
+                                        int recvtag, MPI_Comm comm, MPI_Status *status)
 {
     static const char call[] = "MPI_Sendrecv";
     ep_endpoint_t *ep;
     int rc;
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
-                             recvtag, comm, status);
     if ((rc = ep_entry_endpoint(call, comm, &ep)) ||
         (rc = ep_check_send(ep, call, sendbuf, sendcount, sendtype, dest, sendtag)) ||
         (rc = ep_check_recv(ep, call, recvbuf, recvcount, recvtype, source, recvtag)))
@@ -330,15 +327,24 @@ EP_API int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
                         recvtag, status);
 }
 
-EP_API int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
-                                int recvtag, MPI_Comm comm, MPI_Status *status)
+EP_API int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                        void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                        MPI_Status *status)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+                             recvtag, comm, status);
+    return sendrecv_endpoints(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+                              recvtag, comm, status);
+}
+
+EP_ENDPOINT_PATH int sendrecv_replace_endpoints(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                                                int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
     static const char call[] = "MPI_Sendrecv_replace";
     ep_endpoint_t *ep;
     ep_dt_layout_t lay;
     int rc;
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
     if ((rc = ep_entry_endpoint(call, comm, &ep)) ||
         (rc = ep_check_send(ep, call, buf, count, datatype, dest, sendtag)) ||
         (rc = ep_check_recv(ep, call, buf, count, datatype, source, recvtag)))
@@ -356,15 +362,21 @@ EP_API int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int
     return rc;
 }
 
+EP_API int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                                int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
+    return sendrecv_replace_endpoints(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
+}
+
 /* ---- probes ------------------------------------------------------------------ */
 
-EP_API int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+EP_ENDPOINT_PATH int iprobe_endpoints(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
     static const char call[] = "MPI_Iprobe";
     ep_endpoint_t *ep;
     int rc;
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Iprobe(source, tag, comm, flag, status);
     if ((rc = ep_entry_endpoint(call, comm, &ep)) || (rc = ep_check_source(ep, call, source)) ||
         (rc = ep_check_recv_tag(ep, call, tag)))
         return rc;
@@ -372,13 +384,18 @@ EP_API int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status 
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+EP_API int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Iprobe(source, tag, comm, flag, status);
+    return iprobe_endpoints(source, tag, comm, flag, status);
+}
+
+EP_ENDPOINT_PATH int probe_endpoints(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
     static const char call[] = "MPI_Probe";
     ep_endpoint_t *ep;
     int rc, flag = 0;
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Probe(source, tag, comm, status);
     if ((rc = ep_entry_endpoint(call, comm, &ep)) || (rc = ep_check_source(ep, call, source)) ||
         (rc = ep_check_recv_tag(ep, call, tag)))
         return rc;
@@ -388,6 +405,13 @@ EP_API int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
         ep_backoff(&b);
     ep_diag_leave(ep);
     return MPI_SUCCESS;
+}
+
+EP_API int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Probe(source, tag, comm, status);
+    return probe_endpoints(source, tag, comm, status);
 }
 
 static int improbe_common(const char *call, int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,

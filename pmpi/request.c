@@ -457,10 +457,8 @@ EP_API int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *st
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_Request_free(MPI_Request *request)
+EP_ENDPOINT_PATH int request_free_endpoints(MPI_Request *request)
 {
-    if (!request || !ep_request_handle_is_ep(*request))
-        return PMPI_Request_free(request);
     ep_request_t *r = ep_request_get(*request);
     if (!r)
         return bad_request("MPI_Request_free", *request);
@@ -474,6 +472,13 @@ EP_API int MPI_Request_free(MPI_Request *request)
     else
         ep_progress_detach(r); /* the operation goes on; the engine frees it */
     return MPI_SUCCESS;
+}
+
+EP_API int MPI_Request_free(MPI_Request *request)
+{
+    if (!request || !ep_request_handle_is_ep(*request))
+        return PMPI_Request_free(request);
+    return request_free_endpoints(request);
 }
 
 EP_API int MPI_Cancel(MPI_Request *request)

@@ -427,19 +427,28 @@ static long call_cost_spins(double ns)
     return spins > 0 ? spins : 0;
 }
 
+/* A posted receive of the window structure. */
+struct window_post {
+    long *buf;
+    long tag;
+    int done;
+};
+
+/* Posts a window of receives into rbuf, each call costing `spins`. */
+static void window_post(struct window_post *post, long *rbuf, long spins)
+{
+    for (int i = 0; i < WIN_MSGS; i++) {
+        call_cost(spins);
+        post[i] = (struct window_post){.buf = &rbuf[i], .tag = 1, .done = 0};
+    }
+}
+
 static void *window_receiver(void *arg)
 {
     struct window *w = arg;
-    struct {
-        long *buf;
-        long tag;
-        int done;
-    } post[WIN_MSGS];
+    struct window_post post[WIN_MSGS];
     long rbuf[WIN_MSGS], pos = 0;
-    for (int i = 0; i < WIN_MSGS; i++) {
-        call_cost(w->spins);
-        post[i].buf = &rbuf[i], post[i].tag = 1, post[i].done = 0;
-    }
+    window_post(post, rbuf, w->spins);
     for (long k = 1; k <= w->windows; k++) {
         int next = 0;
         for (int i = 0; i < WIN_MSGS; i++) {
@@ -456,10 +465,7 @@ static void *window_receiver(void *arg)
             }
             w->sum += rbuf[i];
         }
-        for (int i = 0; i < WIN_MSGS; i++) {
-            call_cost(w->spins);
-            post[i].buf = &rbuf[i], post[i].tag = 1, post[i].done = 0;
-        }
+        window_post(post, rbuf, w->spins);
         atomic_store_explicit(&w->ack, k, memory_order_release);
     }
     return NULL;

@@ -220,9 +220,7 @@ void case_memcpy(const struct party *p, const struct bench_opts *o)
                                     16L << 20};
     const long *sizes;
     int nsizes = bench_sizes(o, defaults, sizeof defaults / sizeof *defaults, &sizes);
-    long big = 0;
-    for (int s = 0; s < nsizes; s++)
-        big = sizes[s] > big ? sizes[s] : big;
+    long big = bench_max_size(sizes, nsizes);
     struct copy c = {.src = party_alloc(p, (size_t)big), .dst = party_alloc(p, (size_t)big)};
     for (int s = 0; s < nsizes; s++) {
         c.bytes = (size_t)sizes[s];

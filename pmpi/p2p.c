@@ -159,8 +159,22 @@ EP_ISEND_FN(Bsend_init, EP_SEND_BUFFERED, 1)
 
 /* ---- receives ------------------------------------------------------------ */
 
-static int recv_direct_failed(const char *call, ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type,
-                              int source, int tag, const MPI_Status *st, int rc, MPI_Status *status);
+/* recv_direct's error: PMPI_Recv returned rc with status *st. */
+static __attribute__((noinline)) int recv_direct_failed(const char *call, ep_endpoint_t *ep, void *buf, int count,
+                                                        MPI_Datatype type, int source, int tag, const MPI_Status *st,
+                                                        int rc, MPI_Status *status)
+{
+    ep_request_t r;
+    ep_request_init(&r, EP_REQ_RECV, ep);
+    set_recv(&r, buf, count, type, source, tag);
+    r.direct = 1;
+    if (ep_dt_layout(type, count, &r.lay))
+        r.lay.bytes = 0;
+    ep_direct_status(&r, st, rc);
+    rc = ep_request_error(&r, call);
+    status_out(status, &r);
+    return rc;
+}
 
 /* MPI_Recv on a direct communicator when it may wait inside MPICH
  * (src/direct.h): no engine request to clear, fill and copy the status out
@@ -179,26 +193,9 @@ static int recv_direct(const char *call, ep_endpoint_t *ep, void *buf, int count
     return rc == MPI_SUCCESS ? MPI_SUCCESS : recv_direct_failed(call, ep, buf, count, type, source, tag, st, rc, status);
 }
 
-/* recv_direct's error: PMPI_Recv returned rc with status *st. */
-static __attribute__((noinline)) int recv_direct_failed(const char *call, ep_endpoint_t *ep, void *buf, int count,
-                                                        MPI_Datatype type, int source, int tag, const MPI_Status *st,
-                                                        int rc, MPI_Status *status)
-{
-    ep_request_t r;
-    ep_request_init(&r, EP_REQ_RECV, ep);
-    set_recv(&r, buf, count, type, source, tag);
-    r.direct = 1;
-    if (ep_dt_layout(type, count, &r.lay))
-        r.lay.bytes = 0;
-    ep_direct_status(&r, st, rc);
-    rc = ep_request_error(&r, call);
-    status_out(status, &r);
-    return rc;
-}
-
 /* MPI_Recv through the engine: a request on the stack.  Apart, so that
- * recv_direct does not set up its frame (the request is aligned to a cache
- * line). */
+ * recv_endpoints does not set up its frame on the direct path (the request
+ * is aligned to a cache line). */
 static __attribute__((noinline)) int recv_engine(const char *call, ep_endpoint_t *ep, void *buf, int count,
                                                  MPI_Datatype datatype, int source, int tag, MPI_Status *status)
 {

@@ -272,9 +272,11 @@ int ep_request_error_code(const ep_request_t *r, const char *call)
     int err = r->status.MPI_ERROR;
     if (err == MPI_SUCCESS)
         return MPI_SUCCESS;
-    if (r->kind == EP_REQ_COLL && r->coll_status)
-        return ep_error_code_make(ep_status_class(r->coll_status), "%s: the collective failed: %s", call,
-                                  ep_status_text(r->coll_status));
+    if (r->kind == EP_REQ_COLL && r->failure)
+        return ep_error_code_make(ep_status_class(r->failure), "%s: the collective failed: %s", call,
+                                  ep_status_text(r->failure));
+    if (r->failure)
+        return ep_error_code_make(ep_status_class(r->failure), "%s: %s", call, ep_status_text(r->failure));
     if (err == MPI_ERR_TRUNCATE && r->direct) /* MPICH does not say how much arrived (src/direct.h) */
         return ep_error_code_make(MPI_ERR_TRUNCATE,
                                   "%s: message truncated: more than %lld bytes arrived from rank %d (tag %d)", call,

@@ -94,6 +94,7 @@ struct ep_coll_args {
     void *extra;   /* a kind's own arguments (window creation) */
     ep_dt_rec_t **held; /* non-blocking: the records of the derived types it holds */
     int nheld;
+    int op_held;        /* non-blocking: op is held (ep_op_hold) */
 };
 
 /* A running collective, as the kinds see it. */

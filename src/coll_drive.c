@@ -74,15 +74,21 @@ ep_status_t ep_coll_run(ep_endpoint_t *ep, ep_coll_args_t *a)
         inst_release(&mine);
         return rc;
     }
+    /* How many local barriers each endpoint passes must not depend on its
+     * own arguments, which differ in an erroneous program: every decision
+     * below that adds one is read from what local index 0 published
+     * (shared, kind0), so a mismatch is reported on every endpoint and
+     * the next call starts in step. */
     atomic_store(&c->sync.ptr[ep->lidx], a);
-    int64_t bytes;
-    int share = ep_coll_share_size(a, c->nlocal, &bytes); /* alike on every endpoint */
-    if (share && ep->lidx == 0) {
-        atomic_store(&c->sync.shared, malloc((size_t)bytes));
+    if (ep->lidx == 0) {
+        int64_t bytes;
+        void *fold = ep_coll_share_size(a, c->nlocal, &bytes) ? malloc((size_t)bytes) : NULL;
+        atomic_store(&c->sync.shared, fold); /* NULL: the leader folds alone */
         atomic_store(&c->sync.shared_status, EP_OK);
     }
     ep_sync_barrier(c);
-    void *shared = share ? atomic_load(&c->sync.shared) : NULL;
+    void *shared = atomic_load(&c->sync.shared);
+    const ep_coll_kind_t *kind0 = ((const ep_coll_args_t *)atomic_load(&c->sync.ptr[0]))->kind;
     if (shared) { /* every endpoint folds its chunk of the local inputs */
         int ok = EP_OK;
         if ((rc = ep_coll_fold_share(c, ep->lidx, shared, 0)))
@@ -103,7 +109,7 @@ ep_status_t ep_coll_run(ep_endpoint_t *ep, ep_coll_args_t *a)
     }
     ep_sync_barrier(c); /* started and completed */
     rc = atomic_load(&c->sync.status);
-    if (k->finish) {
+    if (kind0->finish) { /* a success means every kind is kind0 */
         in = atomic_load(&c->sync.result);
         if (!rc)
             rc = k->finish(in, ep->lidx);
@@ -118,8 +124,10 @@ ep_status_t ep_coll_run(ep_endpoint_t *ep, ep_coll_args_t *a)
 
 /* A non-blocking call's datatypes and operation stay alive until it is
  * over (datatype.h).  The copy keeps the records of its types in the room
- * ep_coll_start makes after it. */
-static void args_hold(ep_coll_args_t *a)
+ * ep_coll_start makes after it.  EP_ERR_NO_MEM when the operation's hold
+ * cannot be recorded: the call fails then, since MPI_Op_free could free
+ * the operation while it runs. */
+static ep_status_t args_hold(ep_coll_args_t *a)
 {
     int n = 0;
     if (a->sbuf != MPI_IN_PLACE) {
@@ -131,14 +139,17 @@ static void args_hold(ep_coll_args_t *a)
     for (int i = 0; a->rtypes && i < a->rsize; i++)
         a->held[n++] = ep_type_hold_rec(a->rtypes[i]);
     a->nheld = n;
-    ep_op_hold(a->op);
+    ep_status_t rc = ep_op_hold(a->op);
+    a->op_held = !rc;
+    return rc;
 }
 
 static void args_release(ep_coll_args_t *a)
 {
     for (int i = 0; i < a->nheld; i++)
         ep_type_release_rec(a->held[i]);
-    ep_op_release(a->op);
+    if (a->op_held)
+        ep_op_release(a->op);
 }
 
 static void inst_free(ep_coll_inst_t *in)
@@ -169,7 +180,7 @@ static void inst_finish(ep_coll_inst_t *in)
             st = k->finish(in, i);
         ep_request_t *r = in->reqs[i];
         ep_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, st ? ep_status_class(st) : MPI_SUCCESS, 0, 0);
-        r->coll_status = st;
+        r->failure = st;
         r->coll_inst = NULL;
     }
     for (int i = 0; i < n; i++)
@@ -247,7 +258,11 @@ ep_status_t ep_coll_start(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_request
         return EP_ERR_NO_MEM;
     }
     in->args[ep->lidx] = copy;
-    args_hold(copy);
+    /* A failed hold fails the call on every local endpoint: they all
+     * arrive as usual and see the instance's status. */
+    ep_status_t held = args_hold(copy);
+    if (held && !in->status)
+        in->status = held;
     in->reqs[ep->lidx] = r;
     r->coll_inst = in;
     if (++in->arrived == c->nlocal) {

@@ -1,24 +1,27 @@
-/* Blocking Barrier, Bcast, Reduce and Allreduce on a communicator whose
- * ranks all live in this process.  Small payloads take one pass through
- * per-endpoint records instead of the generic rendezvous (coll_drive.c);
- * large reductions share the folding among the endpoints (split_reduce).
+/* Blocking collectives on a communicator whose ranks all live in this
+ * process (at most EP_LOCAL_MAX of them).  Small Barrier, Bcast, Reduce
+ * and Allreduce take one pass through per-endpoint records instead of the
+ * generic rendezvous (coll_drive.c); large reductions share the folding
+ * among the endpoints (split_reduce); every other call goes on to the
+ * generic driver.
  *
- * Each endpoint owns EP_LOCAL_DEPTH records, used in turn by its calls of
- * this path (call n uses record n % depth).  Entering call n, an endpoint
- * writes its payload (its input, or the root's data) into that record and
- * then the record's seq = n, which also says it has finished every earlier
- * call.  It then reads the records it needs (every endpoint's for Barrier
- * and Allreduce, the root's for Bcast, none for a Reduce that is not at
- * the root) once their seq reaches n.  Before writing a record again it
- * waits until every endpoint has entered the call after the one that last
- * used it, so nobody still reads it; in a loop of collectives that holds
- * already, and nobody waits twice per call.  A payload lands in the same
- * cache line as its seq: a small Allreduce of two endpoints costs each one
- * cache line transfer each way.
- *
- * The path is taken for the same calls by every endpoint: it depends only
- * on sizes every rank shares (and for reductions on the datatype, which
- * MPI requires to be the same). */
+ * Every blocking collective call enters through the records, whatever its
+ * path.  Each endpoint owns EP_LOCAL_DEPTH records, used in turn by its
+ * calls (call n uses record n % depth).  Entering call n, an endpoint
+ * writes its payload (its input, or the root's data) into that record, the
+ * call's signature (what every rank passes alike: the call, its root, its
+ * amount of data, and the path these choose), then the record's seq = n,
+ * which also says it has finished every earlier call.  It then waits
+ * until every endpoint has entered call n and compares their signatures
+ * with its own: all ranks see the same records, so a mismatch (different
+ * calls, roots, counts, or paths) is an error on every rank and nobody
+ * goes on to a path another rank did not take.  Only then does it read
+ * the records it needs (the root's for Bcast, every endpoint's for a
+ * reduction at its root).  Before writing a record again it waits until
+ * every endpoint has entered the call after the one that last used it, so
+ * nobody still reads it; in a loop of collectives that holds already.  A
+ * payload lands in the same cache line as its seq: a small Allreduce of
+ * two endpoints costs each one cache line transfer each way. */
 #include "coll.h"
 
 #include "datatype.h"
@@ -33,13 +36,17 @@
  * the payload in the same line as its seq. */
 #define EP_LOCAL_MAX 16
 #define EP_LOCAL_DEPTH 8
-#define EP_LOCAL_BYTES 240
+#define EP_LOCAL_BYTES 232
 
 typedef struct record {
     _Atomic uint64_t seq;
-    uint64_t sig; /* the call's root, path and size (call_sig), for the readers to check */
+    uint64_t sig;  /* the call, its root and path (call_sig), for the others to check */
+    int64_t agree; /* and what its ranks pass alike (ep_coll_args_t) */
     unsigned char data[EP_LOCAL_BYTES];
 } __attribute__((aligned(64))) record_t;
+
+/* The paths of a call (in its signature). */
+enum { PATH_ONE_PASS = 1, PATH_SPLIT, PATH_GENERIC };
 
 /* What one endpoint last saw of the others' progress (its own cache lines):
  * it reads another endpoint's record only when that is not enough, since
@@ -111,59 +118,64 @@ static void wait_record_free(const ep_comm_t *c, int me, uint64_t n)
             wait_entered(c, me, j, n - EP_LOCAL_DEPTH + 1);
 }
 
-/* What every rank of a call passes alike, in the record that readers
- * check against their own: root, path, size (at most EP_LOCAL_BYTES). */
-static uint64_t call_sig(const ep_coll_args_t *a)
+/* The call's signature: the call (its one-process kind), its root and its
+ * path; with the record's agree, what every rank must pass alike. */
+static uint64_t call_sig(const ep_coll_args_t *a, int path)
 {
-    return (uint64_t)(uint32_t)a->root << 32 | (uint64_t)a->local << 24 | (uint64_t)(a->agree & 0xffffff);
+    return (uint64_t)(uint32_t)a->root << 32 | (uint64_t)a->local << 8 | (uint64_t)path;
 }
 
-static ep_status_t sig_check(uint64_t mine, uint64_t theirs)
+static ep_status_t sig_check(const record_t *mine, const record_t *theirs)
 {
-    uint64_t d = mine ^ theirs;
-    if (d & 0xff000000u)
+    uint64_t d = mine->sig ^ theirs->sig;
+    if (d & 0xff00u)
         return EP_ERR_CALL_MISMATCH;
     if (d >> 32)
         return EP_ERR_ROOT_MISMATCH;
-    return d ? EP_ERR_COUNT_MISMATCH : EP_OK;
+    /* Different paths with the same root and call: different amounts of
+     * data, or datatypes of different layouts. */
+    return d || mine->agree != theirs->agree ? EP_ERR_COUNT_MISMATCH : EP_OK;
 }
 
-/* One pass through the records (the header comment). */
-static ep_status_t one_pass(ep_endpoint_t *ep, const ep_coll_args_t *a, const ep_dt_layout_t *lay, int64_t bytes)
+/* Enters call `call` on path `path`: publishes the record (its payload
+ * written by the caller already), waits until every endpoint has entered
+ * the call and checks their signatures (the header comment). */
+static ep_status_t enter(ep_endpoint_t *ep, const ep_coll_args_t *a, int path, uint64_t call)
 {
     ep_comm_t *c = ep->comm;
-    int me = ep->lidx, n = c->nlocal;
-    uint64_t call = ++ep->local_seq;
+    int me = ep->lidx;
     record_t *mine = record(c, me, call);
     ep_status_t rc = EP_OK;
 
-    wait_record_free(c, me, call);
-    if (a->local == EP_LOCAL_BCAST && a->at_root)
-        rc = ep_dt_pack(a->rbuf, a->rcount, a->rtype, lay, mine->data);
-    else if (a->local == EP_LOCAL_REDUCE)
-        memcpy(mine->data, ep_coll_input(a), (size_t)bytes);
-    mine->sig = call_sig(a);
+    mine->sig = call_sig(a, path);
+    mine->agree = a->agree;
     atomic_store_explicit(&mine->seq, call, memory_order_release);
+    for (int j = 0; j < c->nlocal; j++) {
+        if (j == me)
+            continue;
+        wait_entered(c, me, j, call);
+        if (!rc)
+            rc = sig_check(mine, record(c, j, call));
+    }
+    return rc;
+}
 
-    if (a->local == EP_LOCAL_BARRIER) {
-        for (int j = 0; j < n; j++)
-            wait_entered(c, me, j, call);
-    } else if (a->local == EP_LOCAL_BCAST && !a->at_root) {
-        int root = c->ranks[a->root].lidx;
-        wait_entered(c, me, root, call);
-        if (!(rc = sig_check(mine->sig, record(c, root, call)->sig)))
-            rc = ep_dt_unpack(record(c, root, call)->data, lay->bytes, a->rbuf, a->rcount, a->rtype, lay);
+/* One pass through the records (the header comment), once entered. */
+static ep_status_t one_pass(ep_endpoint_t *ep, const ep_coll_args_t *a, const ep_dt_layout_t *lay, uint64_t call)
+{
+    ep_comm_t *c = ep->comm;
+    int n = c->nlocal;
+    ep_status_t rc = EP_OK;
+
+    if (a->local == EP_LOCAL_BCAST && !a->at_root) {
+        const record_t *root = record(c, c->ranks[a->root].lidx, call);
+        rc = ep_dt_unpack(root->data, lay->bytes, a->rbuf, a->rcount, a->rtype, lay);
     } else if (a->local == EP_LOCAL_REDUCE && (a->all || a->at_root)) {
         /* Local indices follow ranks when all ranks are local. */
         const void *xs[EP_LOCAL_MAX];
-        for (int j = 0; j < n; j++) {
-            wait_entered(c, me, j, call);
+        for (int j = 0; j < n; j++)
             xs[j] = record(c, j, call)->data;
-            if (!rc)
-                rc = sig_check(mine->sig, record(c, j, call)->sig);
-        }
-        if (!rc)
-            rc = ep_coll_fold(a->rbuf, xs, n, a->scount, a->stype, a->op);
+        rc = ep_coll_fold(a->rbuf, xs, n, a->scount, a->stype, a->op);
     }
     return rc;
 }
@@ -173,14 +185,14 @@ static ep_status_t one_pass(ep_endpoint_t *ep, const ep_coll_args_t *a, const ep
  * Allreduce, the root's for Reduce); for Allreduce each then copies the
  * other chunks from their owners. */
 
+/* Entered already (so every endpoint is here, with the same count), and
+ * a published in c->sync.ptr before that. */
 static ep_status_t split_reduce(ep_endpoint_t *ep, const ep_coll_args_t *a)
 {
     ep_comm_t *c = ep->comm;
     int n = c->nlocal, me = ep->lidx;
     MPI_Aint size = ep_coll_extent(a->stype);
 
-    atomic_store(&c->sync.ptr[me], (void *)a);
-    ep_sync_barrier(c); /* every input and receive buffer is known */
     const ep_coll_args_t *dst = a->all ? a : atomic_load(&c->sync.ptr[c->ranks[a->root].lidx]);
     ep_status_t rc = ep_coll_fold_share(c, me, dst->rbuf, dst->sbuf == MPI_IN_PLACE);
     ep_sync_barrier(c); /* every chunk is folded */
@@ -195,28 +207,57 @@ static ep_status_t split_reduce(ep_endpoint_t *ep, const ep_coll_args_t *a)
     return rc;
 }
 
+/* The path of a call: it depends only on what every rank passes alike
+ * (and for reductions on the datatype, which MPI requires to be the same),
+ * so it is the same for every rank of a correct program. */
+static int choose_path(const ep_coll_args_t *a, ep_dt_layout_t *lay, int64_t *bytes)
+{
+    *bytes = 0;
+    if (a->local == EP_LOCAL_REDUCE) {
+        if (!ep_coll_dense(a->stype, a->scount, bytes))
+            return PATH_GENERIC;
+        return *bytes > EP_LOCAL_BYTES ? PATH_SPLIT : PATH_ONE_PASS;
+    }
+    if (a->local == EP_LOCAL_BCAST) {
+        if (ep_dt_layout(a->rtype, a->rcount, lay))
+            return PATH_GENERIC;
+        *bytes = lay->bytes;
+        return *bytes > EP_LOCAL_BYTES ? PATH_GENERIC : PATH_ONE_PASS;
+    }
+    return a->local == EP_LOCAL_BARRIER ? PATH_ONE_PASS : PATH_GENERIC;
+}
+
 int ep_coll_local_run(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_status_t *rc)
 {
     ep_comm_t *c = ep->comm;
     ep_dt_layout_t lay = {0};
-    int64_t bytes = 0;
+    int64_t bytes;
 
-    if (a->local == EP_LOCAL_NONE || c->inter || c->nlocal < 2)
+    /* Without records (an intercommunicator, or more endpoints than
+     * EP_LOCAL_MAX) every call takes the generic driver: with two paths
+     * and nothing to compare, ranks that passed different counts would
+     * wait for each other on different paths. */
+    if (!c->local_coll || c->inter)
         return 0;
-    if (a->local == EP_LOCAL_REDUCE) {
-        if (!ep_coll_dense(a->stype, a->scount, &bytes))
-            return 0;
-        if (bytes > EP_LOCAL_BYTES) {
-            *rc = split_reduce(ep, a);
-            return 1;
-        }
-    } else if (a->local == EP_LOCAL_BCAST) {
-        if (ep_dt_layout(a->rtype, a->rcount, &lay))
-            return 0;
-        bytes = lay.bytes;
+    int path = choose_path(a, &lay, &bytes);
+    uint64_t call = ++ep->local_seq;
+    record_t *mine = record(c, ep->lidx, call);
+    wait_record_free(c, ep->lidx, call);
+    *rc = EP_OK;
+    if (path == PATH_ONE_PASS && a->local == EP_LOCAL_BCAST && a->at_root)
+        *rc = ep_dt_pack(a->rbuf, a->rcount, a->rtype, &lay, mine->data);
+    else if (path == PATH_ONE_PASS && a->local == EP_LOCAL_REDUCE)
+        memcpy(mine->data, ep_coll_input(a), (size_t)bytes);
+    else if (path == PATH_SPLIT)
+        atomic_store(&c->sync.ptr[ep->lidx], (void *)a);
+    ep_status_t entered = enter(ep, a, path, call);
+    if (entered) {
+        *rc = entered;
+        return 1;
     }
-    if (!c->local_coll || bytes > EP_LOCAL_BYTES)
-        return 0;
-    *rc = one_pass(ep, a, &lay, bytes);
+    if (path == PATH_GENERIC)
+        return 0; /* every rank goes on to the generic driver */
+    if (!*rc)
+        *rc = path == PATH_SPLIT ? split_reduce(ep, a) : one_pass(ep, a, &lay, call);
     return 1;
 }

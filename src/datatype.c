@@ -412,11 +412,11 @@ static held_op_t *held_find(int h)
     return NULL;
 }
 
-void ep_op_hold(MPI_Op op)
+ep_status_t ep_op_hold(MPI_Op op)
 {
     int h = (int)op;
     if (untracked(h))
-        return;
+        return EP_OK;
     pthread_mutex_lock(&held_lock);
     held_op_t *e = held_find(h);
     if (!e && nheld == held_cap) {
@@ -431,9 +431,10 @@ void ep_op_hold(MPI_Op op)
         e = &held[nheld++];
         *e = (held_op_t){h, 0, 0};
     }
-    if (e) /* out of memory: the operation stays unheld */
+    if (e)
         e->count++;
     pthread_mutex_unlock(&held_lock);
+    return e ? EP_OK : EP_ERR_NO_MEM;
 }
 
 void ep_op_release(MPI_Op op)

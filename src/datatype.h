@@ -72,7 +72,9 @@ ep_status_t ep_dt_check(MPI_Datatype t);
  * nothing to release). */
 ep_dt_rec_t *ep_type_hold_rec(MPI_Datatype t);
 void ep_type_release_rec(ep_dt_rec_t *rec);
-void ep_op_hold(MPI_Op op);
+/* EP_ERR_NO_MEM when the hold cannot be recorded: the caller must not use
+ * op past its call then. */
+ep_status_t ep_op_hold(MPI_Op op);
 void ep_op_release(MPI_Op op);
 int ep_handle_free_deferred(int handle);
 

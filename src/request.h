@@ -95,7 +95,8 @@ typedef struct ep_request {
     struct ep_request *next_detached; /* in the progress engine's detached list */
     /* non-blocking collectives (coll_drive.c) */
     struct ep_coll_inst *coll_inst; /* the running instance, NULL once done */
-    ep_status_t coll_status;        /* its outcome, for the error message */
+    ep_status_t failure;            /* why it failed, for the error message (collectives, and sends
+                                       and receives whose transport failed), or EP_OK */
     unsigned pool_slot;             /* the registry slot its handle had, once retired (0: none) */
     _Atomic int copy_open;          /* job holds a copy its owner may help with (ep_copy_job_t) */
     /* Last, and not cleared by ep_request_init: room for the wire header

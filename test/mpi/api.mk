@@ -53,3 +53,5 @@ test_mpi_diag_misuse_CFLAGS = $(MPI_TEST_CFLAGS)
 test_mpi_diag_misuse_LDADD = -lpthread
 MPI_TESTS += test/mpi/diag_stats
 test_mpi_diag_stats_CFLAGS = $(MPI_TEST_CFLAGS)
+MPI_TESTS += test/mpi/coll_mismatch
+test_mpi_coll_mismatch_CFLAGS = $(MPI_TEST_CFLAGS)

@@ -335,9 +335,19 @@ EP_API int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 EP_API int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
     int rc = PMPI_Comm_create_errhandler(fn, errhandler);
-    if (rc == MPI_SUCCESS)
-        ep_errhandler_record(*errhandler, fn);
+    if (rc == MPI_SUCCESS && ep_errhandler_record(*errhandler, fn)) {
+        PMPI_Errhandler_free(errhandler);
+        return ep_raise(NULL, "MPI_Comm_create_errhandler", MPI_ERR_NO_MEM, "out of memory recording the handler");
+    }
     return rc;
+}
+
+/* A handler endpoints still use is freed when the last lets it go. */
+EP_API int MPI_Errhandler_free(MPI_Errhandler *errhandler)
+{
+    if (!errhandler)
+        return PMPI_Errhandler_free(errhandler);
+    return ep_errhandler_free(errhandler);
 }
 
 EP_API int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
@@ -351,10 +361,10 @@ EP_API int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
          * process, as it does for MPI_Init: all its endpoints get it. */
         ep_endpoint_t **eps = ep_world.ep + (comm == MPI_COMM_WORLD ? 0 : ep_world.nep);
         for (int t = 0; t < ep_world.nep; t++)
-            eps[t]->errhandler = errhandler;
+            ep_errhandler_assign(&eps[t]->errhandler, errhandler);
         return MPI_SUCCESS;
     }
-    ep->errhandler = errhandler;
+    ep_errhandler_assign(&ep->errhandler, errhandler);
     return MPI_SUCCESS;
 }
 
@@ -363,6 +373,7 @@ EP_API int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
     ep_endpoint_t *ep;
     EP_ENTRY("MPI_Comm_get_errhandler", comm, ep, PMPI_Comm_get_errhandler(comm, errhandler));
     *errhandler = ep->errhandler;
+    ep_errhandler_give(*errhandler); /* the caller's reference, for its MPI_Errhandler_free */
     return MPI_SUCCESS;
 }
 

@@ -440,6 +440,12 @@ EP_API void mpi_dist_graph_neighbors_f08_(const MPI_Comm *comm, const int *maxin
         pmpir_dist_graph_neighbors_f08_(comm, maxindegree, sources, sourceweights, maxoutdegree, destinations, destweights, ierror);
 }
 
+EP_API void mpi_errhandler_free_f08_(MPI_Errhandler *errhandler, MPI_Fint *ierror)
+{
+    int rc = MPI_Errhandler_free(errhandler);
+    ep_f_return(ierror, rc);
+}
+
 EP_API void mpi_error_class_f08_(const int *errorcode, int *errorclass, MPI_Fint *ierror)
 {
     int rc = MPI_Error_class(*errorcode, errorclass);
@@ -1925,4 +1931,4 @@ EP_API void mpix_comm_shrink_f08_(const MPI_Comm *comm, MPI_Comm *newcomm, MPI_F
         pmpixr_comm_shrink_f08_(comm, newcomm, ierror);
 }
 
-/* 205 entry points. */
+/* 206 entry points. */

@@ -118,6 +118,7 @@ EP_API int MPI_Finalize(void)
         ep_net_finalize();
         ep_request_pools_free();
         ep_keyval_finalize();
+        ep_errhandler_finalize();
         ep_dt_finalize();
         ep_registry_finalize();
         engine_up = 0;

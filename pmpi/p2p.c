@@ -9,6 +9,7 @@
 #include "wait.h"
 #include "net.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -183,7 +184,7 @@ static __attribute__((noinline)) int recv_direct_failed(const char *call, ep_end
 static int recv_direct(const char *call, ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int source,
                        int tag, MPI_Status *status)
 {
-    MPI_Status local;
+    MPI_Status local = {.MPI_ERROR = MPI_SUCCESS}; /* keep below reads it */
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
     int keep = st->MPI_ERROR; /* single-completion calls leave MPI_ERROR alone */
     ep_diag_enter(ep, call);
@@ -348,13 +349,25 @@ EP_ENDPOINT_PATH int sendrecv_replace_endpoints(void *buf, int count, MPI_Dataty
         return rc;
     if (ep_dt_layout(datatype, count, &lay))
         return ep_raise(ep, call, MPI_ERR_TYPE, "invalid datatype 0x%x", (unsigned)datatype);
-    /* Send a packed copy so the buffer can receive meanwhile. */
+    /* Send a packed copy so the buffer can receive meanwhile: its bytes, or
+     * past INT_MAX bytes count elements of a contiguous type of the
+     * datatype's size. */
     void *copy = malloc(lay.bytes ? (size_t)lay.bytes : 1);
     if (!copy)
         return ep_raise(ep, call, MPI_ERR_NO_MEM, "no memory for a %lld-byte copy", (long long)lay.bytes);
-    ep_dt_pack(buf, count, datatype, &lay, copy);
-    rc = sendrecv_run(call, ep, copy, (int)lay.bytes, MPI_BYTE, dest, sendtag, buf, count, datatype, source, recvtag,
-                      status);
+    MPI_Datatype ctype = MPI_BYTE;
+    int ccount = (int)lay.bytes, size = 0;
+    ep_status_t st = ep_dt_pack(buf, count, datatype, &lay, copy);
+    if (!st && lay.bytes > INT_MAX &&
+        (PMPI_Type_size(datatype, &size) != MPI_SUCCESS || PMPI_Type_contiguous(size, MPI_BYTE, &ctype) != MPI_SUCCESS ||
+         PMPI_Type_commit(&ctype) != MPI_SUCCESS))
+        st = EP_ERR_COUNT;
+    if (lay.bytes > INT_MAX)
+        ccount = count;
+    rc = st ? ep_raise_status(ep, call, st, "%lld bytes could not be copied aside", (long long)lay.bytes)
+            : sendrecv_run(call, ep, copy, ccount, ctype, dest, sendtag, buf, count, datatype, source, recvtag, status);
+    if (ctype != MPI_BYTE)
+        PMPI_Type_free(&ctype);
     free(copy);
     return rc;
 }

@@ -187,8 +187,12 @@ EP_API int MPI_Win_set_info(MPI_Win win, MPI_Info info)
 EP_API int MPI_Win_create_errhandler(MPI_Win_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
     int rc = PMPI_Win_create_errhandler(fn, errhandler);
-    if (rc == MPI_SUCCESS) /* the same call shape: (handle *, int *, ...) */
-        ep_errhandler_record(*errhandler, (MPI_Comm_errhandler_function *)(void (*)(void))fn);
+    /* The same call shape: (handle *, int *, ...). */
+    if (rc == MPI_SUCCESS &&
+        ep_errhandler_record(*errhandler, (MPI_Comm_errhandler_function *)(void (*)(void))fn)) {
+        PMPI_Errhandler_free(errhandler);
+        return ep_raise(NULL, "MPI_Win_create_errhandler", MPI_ERR_NO_MEM, "out of memory recording the handler");
+    }
     return rc;
 }
 
@@ -199,7 +203,7 @@ EP_API int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
     WIN_ENTRY(call, win, we, PMPI_Win_set_errhandler(win, errhandler));
     if (errhandler == MPI_ERRHANDLER_NULL)
         return raise_win(we, call, MPI_ERR_ARG, "errhandler is MPI_ERRHANDLER_NULL");
-    we->errhandler = errhandler;
+    ep_errhandler_assign(&we->errhandler, errhandler);
     return MPI_SUCCESS;
 }
 
@@ -208,6 +212,7 @@ EP_API int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
     ep_win_ep_t *we;
     WIN_ENTRY("MPI_Win_get_errhandler", win, we, PMPI_Win_get_errhandler(win, errhandler));
     *errhandler = we->errhandler;
+    ep_errhandler_give(*errhandler); /* the caller's reference, for its MPI_Errhandler_free */
     return MPI_SUCCESS;
 }
 

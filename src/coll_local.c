@@ -36,12 +36,13 @@
  * the payload in the same line as its seq. */
 #define EP_LOCAL_MAX 16
 #define EP_LOCAL_DEPTH 8
-#define EP_LOCAL_BYTES 232
+#define EP_LOCAL_BYTES 224
 
 typedef struct record {
     _Atomic uint64_t seq;
-    uint64_t sig;  /* the call, its root and path (call_sig), for the others to check */
-    int64_t agree; /* and what its ranks pass alike (ep_coll_args_t) */
+    uint64_t sig;   /* the call, its root and path (call_sig), for the others to check */
+    int64_t agree;  /* and what its ranks pass alike (ep_coll_args_t) */
+    int64_t status; /* its payload could not be written (ep_status_t): every rank fails */
     unsigned char data[EP_LOCAL_BYTES];
 } __attribute__((aligned(64))) record_t;
 
@@ -138,26 +139,31 @@ static ep_status_t sig_check(const record_t *mine, const record_t *theirs)
 }
 
 /* Enters call `call` on path `path`: publishes the record (its payload
- * written by the caller already), waits until every endpoint has entered
- * the call and checks their signatures (the header comment). */
-static ep_status_t enter(ep_endpoint_t *ep, const ep_coll_args_t *a, int path, uint64_t call)
+ * written by the caller already, with status wrote), waits until every
+ * endpoint has entered the call and checks their signatures (the header
+ * comment) and statuses: one rank's failure is every rank's. */
+static ep_status_t enter(ep_endpoint_t *ep, const ep_coll_args_t *a, int path, uint64_t call, ep_status_t wrote)
 {
     ep_comm_t *c = ep->comm;
     int me = ep->lidx;
     record_t *mine = record(c, me, call);
-    ep_status_t rc = EP_OK;
+    ep_status_t rc = EP_OK, failed = wrote;
 
     mine->sig = call_sig(a, path);
     mine->agree = a->agree;
+    mine->status = wrote;
     atomic_store_explicit(&mine->seq, call, memory_order_release);
     for (int j = 0; j < c->nlocal; j++) {
         if (j == me)
             continue;
         wait_entered(c, me, j, call);
+        const record_t *theirs = record(c, j, call);
         if (!rc)
-            rc = sig_check(mine, record(c, j, call));
+            rc = sig_check(mine, theirs);
+        if (!failed)
+            failed = (ep_status_t)theirs->status;
     }
-    return rc;
+    return rc ? rc : failed;
 }
 
 /* One pass through the records (the header comment), once entered. */
@@ -195,8 +201,11 @@ static ep_status_t split_reduce(ep_endpoint_t *ep, const ep_coll_args_t *a)
 
     const ep_coll_args_t *dst = a->all ? a : atomic_load(&c->sync.ptr[c->ranks[a->root].lidx]);
     ep_status_t rc = ep_coll_fold_share(c, me, dst->rbuf, dst->sbuf == MPI_IN_PLACE);
+    atomic_store(&c->sync.val[me], rc);
     ep_sync_barrier(c); /* every chunk is folded */
-    for (int j = 0; a->all && j < n; j++) {
+    for (int j = 0; j < n && !rc; j++) /* a chunk that failed spoils every result */
+        rc = (ep_status_t)atomic_load(&c->sync.val[j]);
+    for (int j = 0; a->all && !rc && j < n; j++) {
         const ep_coll_args_t *x = atomic_load(&c->sync.ptr[j]);
         int jlo, jhi;
         ep_coll_chunk(j, n, a->scount, &jlo, &jhi);
@@ -250,14 +259,10 @@ int ep_coll_local_run(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_status_t *r
         memcpy(mine->data, ep_coll_input(a), (size_t)bytes);
     else if (path == PATH_SPLIT)
         atomic_store(&c->sync.ptr[ep->lidx], (void *)a);
-    ep_status_t entered = enter(ep, a, path, call);
-    if (entered) {
-        *rc = entered;
+    if ((*rc = enter(ep, a, path, call, *rc)))
         return 1;
-    }
     if (path == PATH_GENERIC)
         return 0; /* every rank goes on to the generic driver */
-    if (!*rc)
-        *rc = path == PATH_SPLIT ? split_reduce(ep, a) : one_pass(ep, a, &lay, call);
+    *rc = path == PATH_SPLIT ? split_reduce(ep, a) : one_pass(ep, a, &lay, call);
     return 1;
 }

@@ -106,6 +106,7 @@ static void comm_destroy(ep_comm_t *c)
         }
         free((void *)ep->lanes_out);
         ep_attr_discard(ep_attr_of(ep));
+        ep_errhandler_assign(&ep->errhandler, MPI_ERRORS_ARE_FATAL); /* releases it */
         if (ep->info != MPI_INFO_NULL)
             PMPI_Info_free(&ep->info);
         while ((it = ep_mq_pop(&ep->unexpected)))
@@ -207,8 +208,11 @@ out:
 static ep_status_t endpoints_init(ep_comm_t *c, MPI_Errhandler eh)
 {
     c->local = aligned_alloc(_Alignof(ep_endpoint_t), (size_t)c->nlocal * sizeof *c->local);
-    if (c->local)
+    if (c->local) {
         memset(c->local, 0, (size_t)c->nlocal * sizeof *c->local);
+        for (int i = 0; i < c->nlocal; i++) /* comm_destroy frees the others, even after a failure here */
+            c->local[i].info = MPI_INFO_NULL;
+    }
     c->sync.ptr = calloc((size_t)c->nlocal, sizeof(void *));
     c->sync.val = calloc((size_t)c->nlocal, sizeof(int64_t));
     c->sync.args = calloc((size_t)c->nlocal, sizeof *c->sync.args);
@@ -223,8 +227,7 @@ static ep_status_t endpoints_init(ep_comm_t *c, MPI_Errhandler eh)
         ep->lidx = i;
         ep->rank = c->proc_ranks[c->proc_first[c->myproc] + i];
         ep->side = c->inter && ep->rank >= c->group_off[1];
-        ep->errhandler = eh;
-        ep->info = MPI_INFO_NULL;
+        ep_errhandler_assign(&ep->errhandler, eh);
         atomic_init(&ep->holds, 1); /* its handle */
         /* The queue lock (ep_lock_t) is ready as zero bytes. */
         pthread_mutex_init(&ep->attr_lock, NULL);
@@ -342,8 +345,8 @@ ep_status_t ep_comm_build_on(MPI_Comm pc, int nnew, const ep_new_ep_t *neweps, M
     /* Headers come only on communicators over several processes that are
      * not direct; without one, no header receives are posted at all, and
      * MPICH's matching of direct messages need not skip them. */
-    if (c->nprocs > 1 && !c->direct)
-        ep_net_activate();
+    if (c->nprocs > 1 && !c->direct && (rc = ep_net_activate()))
+        goto fail;
     ep_net_comm_ready(c);
     *out = c;
     free(e);
@@ -357,7 +360,7 @@ fail:
     free(e);
     free(sorted);
     free(pg);
-    return rc == EP_ERR_NO_MEM ? EP_ERR_ENDPOINTS : rc;
+    return rc == EP_ERR_NO_MEM ? EP_ERR_ENDPOINTS_NO_MEM : rc;
 }
 
 /* Copies n elements of size sz, or NULL (and *ok = 0). */
@@ -414,7 +417,7 @@ ep_status_t ep_comm_clone_step(ep_comm_t *pc, ep_comm_t *c, int stage, MPI_Reque
     if ((rc = endpoints_init(c, MPI_ERRORS_ARE_FATAL)))
         return rc;
     for (int i = 0; i < c->nlocal; i++)
-        c->local[i].errhandler = pc->local[i].errhandler;
+        ep_errhandler_assign(&c->local[i].errhandler, pc->local[i].errhandler);
     ep_net_comm_ready(c);
     return EP_OK;
 }
@@ -426,17 +429,19 @@ void ep_comm_clone_abort(ep_comm_t *c, MPI_Request *req)
     comm_destroy(c);
 }
 
-void ep_comm_make_inter(ep_comm_t *c, int size0)
+ep_status_t ep_comm_make_inter(ep_comm_t *c, int size0)
 {
+    ep_status_t rc;
+    if (c->nprocs > 1 && (rc = ep_net_activate()))
+        return rc;
     c->inter = 1;
     c->direct = 0;
-    if (c->nprocs > 1)
-        ep_net_activate();
     c->group_off[0] = 0;
     c->group_off[1] = c->group_size[0] = size0;
     c->group_size[1] = c->size - size0;
     for (int i = 0; i < c->nlocal; i++)
         c->local[i].side = c->local[i].rank >= size0;
+    return EP_OK;
 }
 
 void ep_endpoint_free(ep_endpoint_t *ep)

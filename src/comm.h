@@ -75,7 +75,7 @@ typedef struct ep_endpoint {
     _Alignas(64) ep_lock_t lock; /* guards posted and unexpected (wait.h) */
     ep_match_queue_t posted;     /* receives waiting for a message (ep_request_t) */
     ep_match_queue_t unexpected; /* messages waiting for a receive (ep_msg_t) */
-    MPI_Errhandler errhandler;   /* this rank's error handler */
+    _Atomic MPI_Errhandler errhandler; /* this rank's error handler, held (ep_errhandler_assign) */
     void *attrs;                 /* attribute list (attr.c), guarded by attr_lock */
     pthread_mutex_t attr_lock;   /* guards attrs */
     MPI_Info info;               /* hints from MPI_Comm_set_info, or MPI_INFO_NULL */
@@ -164,7 +164,7 @@ void ep_comm_clone_abort(ep_comm_t *c, MPI_Request *req);
 
 /* Makes c, just built over the union of two groups, an intercommunicator:
  * its first size0 ranks are group 0, the others group 1. */
-void ep_comm_make_inter(ep_comm_t *c, int size0);
+ep_status_t ep_comm_make_inter(ep_comm_t *c, int size0);
 
 /* Frees one endpoint handle; the communicator goes with the last reference. */
 void ep_endpoint_free(ep_endpoint_t *ep);

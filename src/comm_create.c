@@ -25,6 +25,7 @@ ep_status_t ep_comm_create_endpoints_classic(MPI_Comm parent, int n, MPI_Comm ou
         ne[i].parent_gid = (ep_gid_t){0, (uint64_t)(uint32_t)wrank};
     }
     rc = ep_comm_build(parent, n, ne, eh, &c);
+    ep_errhandler_release(eh); /* PMPI_Comm_get_errhandler's reference; the endpoints hold their own */
     free(ne);
     for (int i = 0; !rc && i < n; i++)
         out[i] = c->local[i].handle;
@@ -62,7 +63,7 @@ ep_status_t ep_comm_create_endpoints_ep(ep_endpoint_t *parent, int n, MPI_Comm o
         if (c) /* each new rank inherits its parent endpoint's handler */
             for (int j = 0, k = 0; j < pc->nlocal; j++)
                 for (int i = 0; i < (int)atomic_load(&s->val[j]); i++, k++)
-                    c->local[k].errhandler = pc->local[j].errhandler;
+                    ep_errhandler_assign(&c->local[k].errhandler, pc->local[j].errhandler);
         atomic_store(&s->status, rc);
         atomic_store(&s->result, c);
     }
@@ -205,17 +206,15 @@ static int cmp_gid(const void *a, const void *b)
 }
 
 /* The split of an intercommunicator: c, a colour's members of both groups
- * (group 0 first, identities kept), becomes an intercommunicator.  0 when
- * one group has no member: MPI gives MPI_COMM_NULL then. */
-static int split_sides(const ep_gid_t *group0, int n0, ep_comm_t *c)
+ * (group 0 first, identities kept), becomes an intercommunicator.  *made
+ * is 0 when one group has no member: MPI gives MPI_COMM_NULL then. */
+static ep_status_t split_sides(const ep_gid_t *group0, int n0, ep_comm_t *c, int *made)
 {
     int k = 0;
     while (k < c->size && bsearch(&c->gids[k], group0, (size_t)n0, sizeof *group0, cmp_gid))
         k++;
-    if (k == 0 || k == c->size)
-        return 0;
-    ep_comm_make_inter(c, k);
-    return 1;
+    *made = k > 0 && k < c->size;
+    return *made ? ep_comm_make_inter(c, k) : EP_OK;
 }
 
 /* Local index 0 of the parent: agrees on who has which colour, then builds
@@ -323,11 +322,14 @@ static ep_status_t split_leader(ep_comm_t *pc, split_result_t *res)
         rc = ep_comm_build_on(newpc, m, ne, MPI_ERRORS_ARE_FATAL, &c);
         if (!rc) {
             for (int i = 0; i < m; i++) /* local endpoints follow key order */
-                c->local[i].errhandler = pc->local[mem[i].lidx].errhandler;
-            if (mine->sides && !split_sides(group0, pc->group_size[0], c)) {
+                ep_errhandler_assign(&c->local[i].errhandler, pc->local[mem[i].lidx].errhandler);
+            int made = 1;
+            if (mine->sides && ((rc = split_sides(group0, pc->group_size[0], c, &made)) || !made)) {
                 for (int i = 0; i < m; i++)
                     ep_endpoint_free(&c->local[i]);
                 c = NULL;
+                if (rc)
+                    goto out;
             }
             res->out[res->n++] = (split_out_t){color, c};
         }
@@ -433,7 +435,7 @@ ep_status_t ep_comm_build_members(MPI_Comm base, const int *procs, int np, int t
     if ((rc = ep_comm_build_on(pc, n, ne, MPI_ERRORS_ARE_FATAL, out)))
         goto out;
     for (int i = 0; i < n; i++) { /* local endpoints follow key order */
-        (*out)->local[i].errhandler = rec[i]->eh;
+        ep_errhandler_assign(&(*out)->local[i].errhandler, rec[i]->eh);
         rec[i]->out = (*out)->local[i].handle;
     }
 out:

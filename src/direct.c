@@ -48,9 +48,13 @@ ep_status_t ep_direct_send(ep_request_t *s)
         void *copy = malloc(s->lay.bytes ? (size_t)s->lay.bytes : 1);
         if (!copy)
             return EP_ERR_NO_MEM;
-        ep_dt_pack(s->buf, s->count, s->type, &s->lay, copy);
+        ep_status_t st = ep_dt_pack(s->buf, s->count, s->type, &s->lay, copy);
+        if (st) {
+            free(copy);
+            return st;
+        }
         s->tmp = copy;
-        rc = PMPI_Isend(copy, (int)s->lay.bytes, MPI_BYTE, s->peer, s->tag, pc, req);
+        rc = PMPI_Isend_c(copy, s->lay.bytes, MPI_BYTE, s->peer, s->tag, pc, req);
         break;
     }
     case EP_SEND_SYNC:
@@ -66,7 +70,7 @@ ep_status_t ep_direct_send(ep_request_t *s)
     if (rc != MPI_SUCCESS) {
         free(s->tmp);
         s->tmp = NULL;
-        return EP_ERR_INTERN;
+        return EP_ERR_TRANSPORT;
     }
     s->nnet = 1;
     ep_net_sent(s);
@@ -77,7 +81,7 @@ ep_status_t ep_direct_send(ep_request_t *s)
 static ep_status_t recv_posted(ep_request_t *r, int rc)
 {
     if (rc != MPI_SUCCESS)
-        return EP_ERR_INTERN;
+        return EP_ERR_TRANSPORT;
     r->direct = 1;
     r->nnet = 1;
     atomic_store_explicit(&r->state, EP_RS_NET, memory_order_release);
@@ -112,7 +116,7 @@ ep_status_t ep_direct_probe(ep_endpoint_t *ep, int source, int tag, int take, in
     MPI_Comm pc = ep->comm->pcomm;
     MPI_Status local;
     if (PMPI_Iprobe(source, tag, pc, flag, st) != MPI_SUCCESS)
-        return EP_ERR_INTERN;
+        return EP_ERR_TRANSPORT;
     if (!take || !*flag)
         return EP_OK;
     /* There is a message: the entry and its handle first, since one that
@@ -134,7 +138,7 @@ ep_status_t ep_direct_probe(ep_endpoint_t *ep, int source, int tag, int take, in
     if (rc != MPI_SUCCESS || !*flag) {
         ep_msg_destroy(m);
         *flag = 0;
-        return rc == MPI_SUCCESS ? EP_OK : EP_ERR_INTERN;
+        return rc == MPI_SUCCESS ? EP_OK : EP_ERR_TRANSPORT;
     }
     m->link.source = local.MPI_SOURCE;
     m->link.tag = local.MPI_TAG;

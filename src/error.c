@@ -1,10 +1,13 @@
 #include "error.h"
 
+#include "invariant.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define EP_ERR_TAG 0x0007ff00u      /* MPICH's generic-message index, all ones */
 #define EP_ERR_TAG_MASK 0x4007ff00u /* ... with the dynamic-code bit clear */
@@ -107,40 +110,157 @@ int ep_error_code_string(int code, char *buf, int *len)
     return 1;
 }
 
-/* User error handlers: a small table from handle to function, append-only
- * (handles are few; MPI_Errhandler_free leaves the entry, harmless). */
-#define EP_MAX_USER_EH 256
-static struct {
+/* ---- user error handlers ----------------------------------------------
+ * MPI_Comm_create_errhandler and MPI_Win_create_errhandler record each
+ * handler's function here, by handle, in a table that grows as needed (a
+ * handle MPICH reuses gets a fresh entry).  MPICH counts the references
+ * of its own communicators, not of endpoints, so epmpi keeps the handlers
+ * endpoints use alive itself: each entry counts the endpoint slots that
+ * hold it (uses) and the references MPI_Comm_get_errhandler /
+ * MPI_Win_get_errhandler handed out on endpoints (given: MPICH never saw
+ * them).  MPI_Errhandler_free first gives back one of those; otherwise it
+ * lets go of the program's MPICH reference, which is freed once no
+ * endpoint uses the handler and the program has given every reference
+ * back (deferred till then).  So MPICH cannot free a handler, and reuse
+ * its handle for another, while an endpoint or the program uses it.  eh_lock guards the table; MPICH is never called with
+ * it held (MPICH calls error handlers, which look here, under its own
+ * lock). */
+typedef struct {
     MPI_Errhandler eh;
     MPI_Comm_errhandler_function *fn;
-} user_eh[EP_MAX_USER_EH];
-static _Atomic int n_user_eh;
+    long uses;     /* endpoint slots holding it */
+    long given;    /* references handed out by get_errhandler on endpoints */
+    long deferred; /* MPI_Errhandler_free calls waiting for uses to reach 0 */
+} user_eh_t;
+static user_eh_t *user_eh;
+static int n_user_eh, cap_user_eh;
 static pthread_mutex_t eh_lock = PTHREAD_MUTEX_INITIALIZER;
 
-void ep_errhandler_record(MPI_Errhandler eh, MPI_Comm_errhandler_function *fn)
+static user_eh_t *find_locked(MPI_Errhandler eh)
+{
+    for (int i = 0; i < n_user_eh; i++)
+        if (user_eh[i].eh == eh)
+            return &user_eh[i];
+    return NULL;
+}
+
+ep_status_t ep_errhandler_record(MPI_Errhandler eh, MPI_Comm_errhandler_function *fn)
+{
+    ep_status_t rc = EP_OK;
+    pthread_mutex_lock(&eh_lock);
+    user_eh_t *e = find_locked(eh);
+    if (!e && n_user_eh == cap_user_eh) {
+        int cap = cap_user_eh ? 2 * cap_user_eh : 16;
+        user_eh_t *t = realloc(user_eh, sizeof *t * (size_t)cap);
+        if (t) {
+            user_eh = t;
+            cap_user_eh = cap;
+        }
+    }
+    if (!e && n_user_eh < cap_user_eh)
+        e = &user_eh[n_user_eh++];
+    if (e) /* a handle MPICH reuses was freed: nothing of the old entry holds */
+        *e = (user_eh_t){eh, fn, 0, 0, 0};
+    else
+        rc = EP_ERR_NO_MEM;
+    pthread_mutex_unlock(&eh_lock);
+    return rc;
+}
+
+void ep_errhandler_hold(MPI_Errhandler eh)
 {
     pthread_mutex_lock(&eh_lock);
-    int n = atomic_load(&n_user_eh);
-    int i;
-    for (i = 0; i < n; i++)
-        if (user_eh[i].eh == eh)
-            break;
-    if (i < EP_MAX_USER_EH) {
-        user_eh[i].eh = eh;
-        user_eh[i].fn = fn;
-        if (i == n)
-            atomic_store(&n_user_eh, n + 1);
+    user_eh_t *e = find_locked(eh);
+    if (e)
+        e->uses++;
+    pthread_mutex_unlock(&eh_lock);
+}
+
+/* The MPICH references of e that may go now (taken off e), with eh_lock
+ * held; the caller frees them once it is released. */
+static long due_locked(user_eh_t *e)
+{
+    long n = 0;
+    if (e->uses == 0 && e->given == 0) {
+        n = e->deferred;
+        e->deferred = 0;
     }
+    return n;
+}
+
+/* Frees n MPICH references to eh. */
+static int free_refs(MPI_Errhandler eh, long n)
+{
+    int rc = MPI_SUCCESS;
+    for (; n > 0; n--) {
+        MPI_Errhandler h = eh;
+        rc = PMPI_Errhandler_free(&h);
+    }
+    return rc;
+}
+
+void ep_errhandler_release(MPI_Errhandler eh)
+{
+    long n = 0;
+    pthread_mutex_lock(&eh_lock);
+    user_eh_t *e = find_locked(eh);
+    if (e && e->uses > 0 && --e->uses == 0)
+        n = due_locked(e);
+    pthread_mutex_unlock(&eh_lock);
+    free_refs(eh, n);
+}
+
+void ep_errhandler_assign(_Atomic MPI_Errhandler *slot, MPI_Errhandler eh)
+{
+    ep_errhandler_hold(eh);
+    ep_errhandler_release(atomic_exchange(slot, eh));
+}
+
+void ep_errhandler_give(MPI_Errhandler eh)
+{
+    pthread_mutex_lock(&eh_lock);
+    user_eh_t *e = find_locked(eh);
+    if (e)
+        e->given++;
+    pthread_mutex_unlock(&eh_lock);
+}
+
+int ep_errhandler_free(MPI_Errhandler *eh)
+{
+    pthread_mutex_lock(&eh_lock);
+    user_eh_t *e = find_locked(*eh);
+    if (!e) {
+        pthread_mutex_unlock(&eh_lock);
+        return PMPI_Errhandler_free(eh);
+    }
+    if (e->given > 0)
+        e->given--;
+    else
+        e->deferred++;
+    long n = due_locked(e);
+    pthread_mutex_unlock(&eh_lock);
+    int rc = free_refs(*eh, n);
+    if (rc == MPI_SUCCESS)
+        *eh = MPI_ERRHANDLER_NULL;
+    return rc;
+}
+
+void ep_errhandler_finalize(void)
+{
+    pthread_mutex_lock(&eh_lock);
+    free(user_eh);
+    user_eh = NULL;
+    n_user_eh = cap_user_eh = 0;
     pthread_mutex_unlock(&eh_lock);
 }
 
 static MPI_Comm_errhandler_function *user_fn(MPI_Errhandler eh)
 {
-    int n = atomic_load(&n_user_eh);
-    for (int i = n - 1; i >= 0; i--)
-        if (user_eh[i].eh == eh)
-            return user_eh[i].fn;
-    return NULL;
+    pthread_mutex_lock(&eh_lock);
+    user_eh_t *e = find_locked(eh);
+    MPI_Comm_errhandler_function *fn = e ? e->fn : NULL;
+    pthread_mutex_unlock(&eh_lock);
+    return fn;
 }
 
 int ep_errhandler_invoke(MPI_Errhandler eh, MPI_Comm comm, int code)
@@ -161,6 +281,30 @@ int ep_errhandler_invoke(MPI_Errhandler eh, MPI_Comm comm, int code)
     ep_error_code_class(code, &cls);
     fprintf(stderr, "epmpi: fatal error: %s\n", buf);
     fflush(stderr);
+    /* mpiexec drops what a process printed just before the job was
+     * aborted (seen for about one abort in three): give the message a
+     * moment to leave; the job is over anyway. */
+    struct timespec pause = {0, 200 * 1000 * 1000};
+    nanosleep(&pause, NULL);
     PMPI_Abort(MPI_COMM_WORLD, cls ? cls : 1);
     return code;
 }
+
+void ep_fatal(int cls, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int code = ep_error_code_makev(cls, fmt, ap);
+    va_end(ap);
+    ep_errhandler_invoke(MPI_ERRORS_ARE_FATAL, MPI_COMM_WORLD, code);
+    abort(); /* PMPI_Abort does not return */
+}
+
+#ifdef EP_ASSERTS
+void ep_assert_failed(const char *file, int line, const char *cond)
+{
+    fprintf(stderr, "epmpi: internal assertion failed at %s:%d: %s\n", file, line, cond);
+    fflush(stderr);
+    abort();
+}
+#endif

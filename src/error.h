@@ -40,6 +40,7 @@
     X(ERR_IN_STATUS, MPI_ERR_IN_STATUS, "error code is in status")            \
     X(ERR_PENDING, MPI_ERR_PENDING, "operation pending")                      \
     X(ERR_ENDPOINTS, MPI_ERR_ENDPOINTS, "endpoints could not be created")     \
+    X(ERR_ENDPOINTS_NO_MEM, MPI_ERR_ENDPOINTS, "endpoints could not be created: out of memory") \
     X(ERR_ATTR_COPY, MPI_ERR_OTHER, "an attribute copy callback failed")      \
     X(ERR_WIN, MPI_ERR_WIN, "invalid window")                                 \
     X(ERR_RMA_SYNC, MPI_ERR_RMA_SYNC, "no access epoch covers this target (MPI_Win_fence, _lock, _lock_all or _start first), or a synchronisation call out of order") \
@@ -49,6 +50,9 @@
     X(ERR_ROOT_MISMATCH, MPI_ERR_ROOT, "the ranks of this process passed different roots to one collective call") \
     X(ERR_COUNT_MISMATCH, MPI_ERR_COUNT, "the ranks of this process passed different amounts of data to one collective call (counts or datatype sizes)") \
     X(ERR_CALL_MISMATCH, MPI_ERR_OTHER, "the ranks of this process are in different collective calls on this communicator") \
+    X(ERR_TRANSPORT, MPI_ERR_OTHER, "MPICH could not start the transfer (nothing was sent or received)") \
+    X(ERR_SEND_FAILED, MPI_ERR_OTHER, "the transport failed to send the message's data after its header; the receiver was told") \
+    X(ERR_PEER_FAILED, MPI_ERR_OTHER, "the sender's transport failed to send the message's data after its header") \
     X(ERR_INTERN, MPI_ERR_INTERN, "internal error")                           \
     X(ERR_OTHER, MPI_ERR_OTHER, "error")
 
@@ -79,10 +83,31 @@ int ep_error_code_class(int code, int *cls);
 int ep_error_code_string(int code, char *buf, int *len);
 
 /* Error handlers.  Predefined ones are interpreted here; user-defined ones
- * need their function, recorded when MPI_Comm_create_errhandler made them. */
-void ep_errhandler_record(MPI_Errhandler eh, MPI_Comm_errhandler_function *fn);
+ * need their function, recorded when MPI_Comm_create_errhandler or
+ * MPI_Win_create_errhandler made them (EP_ERR_NO_MEM: not recorded). */
+ep_status_t ep_errhandler_record(MPI_Errhandler eh, MPI_Comm_errhandler_function *fn);
+/* An endpoint (or endpoint window) holds the user handler it uses, so
+ * that MPI_Errhandler_free cannot free it meanwhile (error.c; nothing for
+ * predefined handlers).  assign makes *slot eh, holding eh and releasing
+ * what *slot held; slots are read and written by any thread. */
+void ep_errhandler_hold(MPI_Errhandler eh);
+void ep_errhandler_release(MPI_Errhandler eh);
+void ep_errhandler_assign(_Atomic MPI_Errhandler *slot, MPI_Errhandler eh);
+/* get_errhandler on an endpoint hands the caller a reference (give), which
+ * its MPI_Errhandler_free gives back (ep_errhandler_free, which defers
+ * the free of a handler endpoints hold). */
+void ep_errhandler_give(MPI_Errhandler eh);
+int ep_errhandler_free(MPI_Errhandler *eh);
+/* Forgets the table (MPI_Finalize). */
+void ep_errhandler_finalize(void);
 /* Invokes eh for communicator handle comm with code; returns code when the
  * handler returns.  ERRORS_ARE_FATAL / ABORT print the message and abort. */
 int ep_errhandler_invoke(MPI_Errhandler eh, MPI_Comm comm, int code);
+
+/* An error that no communicator can be told about and that leaves the
+ * engine unable to go on (a message in hand and no memory to keep it, a
+ * corrupt header): prints "epmpi: fatal error: " and the message, and
+ * aborts the job. */
+void ep_fatal(int cls, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn, cold));
 
 #endif

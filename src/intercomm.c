@@ -45,8 +45,10 @@ static ep_status_t ic_drive(void *const *records, int n, void *arg)
     int k = ep_sort_unique(procs, np);
     /* Ranks of the union: group 0, then group 1 (the records' keys). */
     rc = ep_comm_build_members(ep_net_group_comm(), procs, k, (int)(u->name & 0x0fffffff), records, n, &c);
-    if (!rc)
-        ep_comm_make_inter(c, u->size[0]);
+    if (!rc && (rc = ep_comm_make_inter(c, u->size[0]))) {
+        for (int i = 0; i < c->nlocal; i++)
+            ep_endpoint_free(&c->local[i]);
+    }
     free(procs);
     return rc;
 }

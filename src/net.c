@@ -3,6 +3,7 @@
 
 #include "settings.h"
 #include "handle.h"
+#include "invariant.h"
 #include "p2p.h"
 #include "wait.h"
 
@@ -40,6 +41,7 @@ static int world_rank, world_size;
 static int node_id; /* smallest world rank on this process's node */
 int ep_net_cores_enough; /* every endpoint on this node can have a core */
 static ep_ring_slot_t ring[EP_RING];
+static char *ring_mem; /* the slots' buffers, one block */
 static int ring_head;
 static int ring_unposted; /* slots before ring_head whose receive is not yet re-posted */
 _Atomic int ep_net_ring_on;
@@ -50,6 +52,36 @@ static _Atomic int n_detached;
 static _Atomic unsigned next_dtag;
 
 static void destroy_all(ep_request_t *r);
+
+/* progress_lock, and in assertion builds whether this thread holds it (the
+ * functions that need it say so with EP_ASSERT). */
+#ifdef EP_ASSERTS
+static __thread int progress_held;
+#define PROGRESS_HELD() progress_held
+#define PROGRESS_MARK(v) (progress_held = (v))
+#else
+#define PROGRESS_MARK(v) ((void)0)
+#endif
+
+static void progress_take(void)
+{
+    pthread_mutex_lock(&progress_lock);
+    PROGRESS_MARK(1);
+}
+
+static int progress_try(void)
+{
+    if (pthread_mutex_trylock(&progress_lock))
+        return 0;
+    PROGRESS_MARK(1);
+    return 1;
+}
+
+static void progress_give(void)
+{
+    PROGRESS_MARK(0);
+    pthread_mutex_unlock(&progress_lock);
+}
 
 int ep_net_world_rank(void) { return world_rank; }
 int ep_net_node_id(void) { return node_id; }
@@ -77,34 +109,46 @@ ep_status_t ep_net_init(void)
     return EP_OK;
 }
 
+/* A header receive that cannot be posted, or tested, loses the headers
+ * meant for it: nothing can go on after that. */
 static void post_slot(ep_ring_slot_t *s)
 {
-    PMPI_Irecv(s->buf, (int)ring_bufsize, MPI_BYTE, MPI_ANY_SOURCE, EP_HDR_TAG, tcomm, &s->req);
+    int rc = PMPI_Irecv(s->buf, (int)ring_bufsize, MPI_BYTE, MPI_ANY_SOURCE, EP_HDR_TAG, tcomm, &s->req);
+    if (rc != MPI_SUCCESS)
+        ep_fatal(MPI_ERR_INTERN, "process %d could not post a receive for message headers (MPI_Irecv "
+                 "failed with code %d)", world_rank, rc);
 }
 
 /* Re-posts the slots emptied by earlier polls, oldest first, so MPICH
  * keeps matching headers in ring order.  Called with progress_lock held. */
 static void repost_ring(void)
 {
+    EP_ASSERT(PROGRESS_HELD());
     for (; ring_unposted; ring_unposted--)
         post_slot(&ring[(ring_head - ring_unposted + EP_RING) % EP_RING]);
 }
 
-void ep_net_activate(void)
+ep_status_t ep_net_activate(void)
 {
+    ep_status_t rc = EP_OK;
     if (atomic_load(&ep_net_ring_on))
-        return;
-    pthread_mutex_lock(&progress_lock);
+        return EP_OK;
+    progress_take();
     if (!atomic_load(&ep_net_ring_on)) {
         ring_bufsize = sizeof(ep_wire_hdr_t) + ep_config.eager_limit;
-        for (int i = 0; i < EP_RING; i++) {
-            ring[i].buf = malloc(ring_bufsize);
-            post_slot(&ring[i]);
+        if (!(ring_mem = malloc(EP_RING * ring_bufsize))) {
+            rc = EP_ERR_NO_MEM;
+        } else {
+            for (int i = 0; i < EP_RING; i++) {
+                ring[i].buf = ring_mem + (size_t)i * ring_bufsize;
+                post_slot(&ring[i]);
+            }
+            ring_head = 0;
+            atomic_store(&ep_net_ring_on, 1);
         }
-        ring_head = 0;
-        atomic_store(&ep_net_ring_on, 1);
     }
-    pthread_mutex_unlock(&progress_lock);
+    progress_give();
+    return rc;
 }
 
 void ep_net_finalize(void)
@@ -117,7 +161,7 @@ void ep_net_finalize(void)
         int in_mpi = 0;
         ep_request_t *gone = NULL;
         ep_progress();
-        pthread_mutex_lock(&progress_lock);
+        progress_take();
         for (ep_request_t **pp = &detached; *pp;) {
             ep_request_t *r = *pp;
             int st = ep_request_state(r);
@@ -137,21 +181,22 @@ void ep_net_finalize(void)
                 pp = &r->next_detached;
             }
         }
-        pthread_mutex_unlock(&progress_lock);
+        progress_give();
         destroy_all(gone);
         if (!in_mpi)
             break;
         ep_backoff(&b);
     }
     if (atomic_load(&ep_net_ring_on)) {
-        pthread_mutex_lock(&progress_lock);
+        progress_take();
         repost_ring();
-        pthread_mutex_unlock(&progress_lock);
+        progress_give();
         for (int i = 0; i < EP_RING; i++) {
             PMPI_Cancel(&ring[i].req);
             PMPI_Wait(&ring[i].req, MPI_STATUS_IGNORE);
-            free(ring[i].buf);
         }
+        free(ring_mem);
+        ring_mem = NULL;
         atomic_store(&ep_net_ring_on, 0);
     }
     while (early_head) {
@@ -167,6 +212,29 @@ void ep_net_finalize(void)
 }
 
 /* ---- sending ----------------------------------------------------------- */
+
+/* The header of rendezvous send s went out (s->net[0]) but its payload
+ * could not be sent (PMPI code rc).  The receiver will match the header
+ * and wait for the payload: an empty message in its place tells it the
+ * data is not coming (finish_net in request.c).  s keeps its header's
+ * PMPI request, whose buffer (s->tmp) MPICH may still read, and completes
+ * with the error once both are over.  If not even the empty message can
+ * be sent, the receiver would wait forever: a fatal error. */
+static void payload_failed(ep_request_t *s, int dst_world, int dtag, int rc)
+{
+    if (PMPI_Isend(NULL, 0, MPI_BYTE, dst_world, dtag, dcomm, &s->net[s->nnet]) != MPI_SUCCESS)
+        ep_fatal(MPI_ERR_OTHER, "the data of a %lld-byte message from process %d to process %d could not "
+                 "be sent after its header (code %d), nor could the receiver be told", (long long)s->lay.bytes,
+                 world_rank, dst_world, rc);
+    s->nnet++;
+    ep_net_sent(s);
+    /* A buffered send was complete already (its error has nobody to go
+     * to: the receiver reports it). */
+    if (ep_request_state(s) == EP_RS_NET) {
+        s->status.MPI_ERROR = ep_status_class(EP_ERR_SEND_FAILED);
+        s->failure = EP_ERR_SEND_FAILED;
+    }
+}
 
 ep_status_t ep_net_send(ep_request_t *s, int dst_world, uint64_t ctx, int src, int dst_lidx,
                         const ep_dt_layout_t *lay)
@@ -190,33 +258,44 @@ ep_status_t ep_net_send(ep_request_t *s, int dst_world, uint64_t ctx, int src, i
     h->pad = 0;
     s->tmp = inl ? NULL : h;
     s->nnet = 0;
-    ep_net_activate();
-    if (eager) {
-        ep_dt_pack(s->buf, s->count, s->type, lay, h + 1);
-    } else {
+    ep_status_t st = ep_net_activate();
+    if (!st && eager) {
+        st = ep_dt_pack(s->buf, s->count, s->type, lay, h + 1);
+    } else if (!st) {
         h->dtag = (int)(atomic_fetch_add(&next_dtag, 1) & EP_DTAG_MASK);
         if (s->mode == EP_SEND_BUFFERED) {
             /* The user's buffer is free as soon as the call returns. */
             char *copy = realloc(h, sizeof *h + (size_t)lay->bytes);
-            if (!copy)
-                return EP_ERR_NO_MEM;
-            h = (ep_wire_hdr_t *)copy;
-            s->tmp = h;
-            ep_dt_pack(s->buf, s->count, s->type, lay, h + 1);
+            if (!copy) {
+                st = EP_ERR_NO_MEM;
+            } else {
+                h = (ep_wire_hdr_t *)copy;
+                s->tmp = h;
+                st = ep_dt_pack(s->buf, s->count, s->type, lay, h + 1);
+            }
         }
     }
+    if (st)
+        return st; /* nothing went out; the caller frees s->tmp with s */
     /* Header first: the receiver matches on it, the payload follows. */
     rc = PMPI_Isend(h, (int)hbytes, MPI_BYTE, dst_world, EP_HDR_TAG, tcomm, &s->net[s->nnet++]);
-    if (rc == MPI_SUCCESS && !eager) {
-        if (s->mode == EP_SEND_BUFFERED)
-            rc = PMPI_Isend(h + 1, (int)lay->bytes, MPI_BYTE, dst_world, h->dtag, dcomm, &s->net[s->nnet++]);
-        else if (s->mode == EP_SEND_SYNC)
-            rc = PMPI_Issend(s->buf, s->count, s->type, dst_world, h->dtag, dcomm, &s->net[s->nnet++]);
-        else
-            rc = PMPI_Isend(s->buf, s->count, s->type, dst_world, h->dtag, dcomm, &s->net[s->nnet++]);
+    if (rc != MPI_SUCCESS) {
+        s->nnet = 0;
+        return EP_ERR_TRANSPORT;
     }
-    if (rc != MPI_SUCCESS)
-        return EP_ERR_INTERN;
+    if (!eager) {
+        if (s->mode == EP_SEND_BUFFERED)
+            rc = PMPI_Isend_c(h + 1, lay->bytes, MPI_BYTE, dst_world, h->dtag, dcomm, &s->net[s->nnet]);
+        else if (s->mode == EP_SEND_SYNC)
+            rc = PMPI_Issend(s->buf, s->count, s->type, dst_world, h->dtag, dcomm, &s->net[s->nnet]);
+        else
+            rc = PMPI_Isend(s->buf, s->count, s->type, dst_world, h->dtag, dcomm, &s->net[s->nnet]);
+        if (rc != MPI_SUCCESS) {
+            payload_failed(s, dst_world, h->dtag, rc);
+            return EP_OK;
+        }
+        s->nnet++;
+    }
     ep_net_sent(s);
     return EP_OK;
 }
@@ -258,33 +337,64 @@ void ep_net_recv_rndv(ep_request_t *r, const ep_msg_t *m)
     int err = MPI_SUCCESS;
     int rc;
 
+    /* The sender's payload waits for this receive: without it, both sides
+     * would wait forever. */
     r->nnet = 0;
     if (bytes > r->lay.bytes) {
         /* Take the whole payload aside, keep what fits (see finish_net). */
         err = MPI_ERR_TRUNCATE;
-        r->tmp = malloc(bytes ? (size_t)bytes : 1);
-        rc = PMPI_Irecv(r->tmp, (int)bytes, MPI_BYTE, m->src_world, m->dtag, dcomm, &r->net[r->nnet++]);
+        if (!(r->tmp = malloc((size_t)bytes)))
+            ep_fatal(MPI_ERR_NO_MEM, "out of memory receiving a truncated %lld-byte message from process %d",
+                     (long long)bytes, m->src_world);
+        rc = PMPI_Irecv_c(r->tmp, bytes, MPI_BYTE, m->src_world, m->dtag, dcomm, &r->net[r->nnet++]);
         bytes = r->lay.bytes;
     } else {
         rc = PMPI_Irecv(r->buf, r->count, r->type, m->src_world, m->dtag, dcomm, &r->net[r->nnet++]);
     }
     if (rc != MPI_SUCCESS)
-        err = MPI_ERR_INTERN;
+        ep_fatal(MPI_ERR_INTERN, "process %d could not post the receive of a %lld-byte message's data from "
+                 "process %d (code %d)", world_rank, (long long)m->bytes, m->src_world, rc);
     ep_status_set(&r->status, m->link.source, m->link.tag, err, bytes, 0);
     atomic_store_explicit(&r->state, EP_RS_NET, memory_order_release);
 }
 
 /* ---- receiving headers -------------------------------------------------- */
 
+/* A header that does not hold together (a corrupt or hostile message on
+ * epmpi's own communicator) is never used to index anything: fatal. */
+static void corrupt_header(int src_world, const ep_wire_hdr_t *h, const char *what)
+{
+    ep_fatal(MPI_ERR_INTERN, "process %d received a corrupt message header from process %d (%s: context "
+             "%llu, source %d, destination %d, tag %d, flags 0x%x, %lld bytes)", world_rank, src_world, what,
+             (unsigned long long)h->ctx, h->src, h->dst, h->tag, (unsigned)h->flags, (long long)h->bytes);
+}
+
+/* What can be checked before the communicator is known: the header
+ * arrived whole (received: bytes in the ring slot), with an eager payload
+ * of the size it names. */
+static void check_header(int src_world, const ep_wire_hdr_t *h, MPI_Count received)
+{
+    if (received < (MPI_Count)sizeof *h)
+        corrupt_header(src_world, h, "shorter than a header");
+    if (h->flags & ~EP_WIRE_RNDV)
+        corrupt_header(src_world, h, "unknown flags");
+    if (h->bytes < 0 || h->tag < 0 || h->src < 0 || h->dst < 0 || h->dtag < 0 || h->dtag > EP_DTAG_MASK)
+        corrupt_header(src_world, h, "a negative field");
+    if (received != (MPI_Count)sizeof *h + ((h->flags & EP_WIRE_RNDV) ? 0 : h->bytes))
+        corrupt_header(src_world, h, "its size does not match its payload");
+}
+
 /* Returns 1 when the header completed a posted receive. */
 static int deliver(int src_world, const ep_wire_hdr_t *h, const void *payload)
 {
+    EP_ASSERT(PROGRESS_HELD());
     ep_comm_t *c = ep_ctx_lookup(h->ctx);
     if (!c) {
         size_t pl = (h->flags & EP_WIRE_RNDV) ? 0 : (size_t)h->bytes;
         ep_early_t *e = malloc(sizeof *e + pl);
-        if (!e)
-            return 0;
+        if (!e) /* dropping it would leave its receiver waiting forever */
+            ep_fatal(MPI_ERR_NO_MEM, "out of memory keeping a %lld-byte message from process %d that "
+                     "arrived before its communicator", (long long)h->bytes, src_world);
         e->next = NULL;
         e->src_world = src_world;
         e->hdr = *h;
@@ -293,6 +403,8 @@ static int deliver(int src_world, const ep_wire_hdr_t *h, const void *payload)
         early_tailp = &e->next;
         return 0;
     }
+    if (h->dst >= c->nlocal || h->src >= c->size)
+        corrupt_header(src_world, h, "no such rank in its communicator");
     ep_msg_t m = {.bytes = h->bytes};
     m.link.source = h->src;
     m.link.tag = h->tag;
@@ -314,15 +426,21 @@ static int deliver(int src_world, const ep_wire_hdr_t *h, const void *payload)
  * its thread waits anyway. */
 static void poll_ring(void)
 {
+    EP_ASSERT(PROGRESS_HELD());
     repost_ring();
     for (int n = 0; n < EP_RING; n++) {
         ep_ring_slot_t *s = &ring[ring_head];
         int flag = 0;
         MPI_Status st;
-        PMPI_Test(&s->req, &flag, &st);
-        if (!flag)
+        MPI_Count received = 0;
+        int rc = PMPI_Test(&s->req, &flag, &st);
+        if (rc == MPI_SUCCESS && !flag)
             return;
+        if (rc != MPI_SUCCESS || PMPI_Get_count_c(&st, MPI_BYTE, &received) != MPI_SUCCESS)
+            ep_fatal(MPI_ERR_INTERN, "process %d could not receive a message header (MPI_Test failed with "
+                     "code %d)", world_rank, rc);
         const ep_wire_hdr_t *h = (const ep_wire_hdr_t *)s->buf;
+        check_header(st.MPI_SOURCE, h, received);
         int completed = deliver(st.MPI_SOURCE, h, h + 1);
         ring_head = (ring_head + 1) % EP_RING;
         ring_unposted++;
@@ -336,6 +454,7 @@ static void poll_ring(void)
  * its communicator, which takes the lock (ep_net_comm_gone). */
 static ep_request_t *poll_detached(void)
 {
+    EP_ASSERT(PROGRESS_HELD());
     ep_request_t *gone = NULL;
     for (ep_request_t **pp = &detached; *pp;) {
         ep_request_t *r = *pp;
@@ -365,39 +484,39 @@ void ep_progress(void)
     if (!atomic_load_explicit(&ep_net_ring_on, memory_order_relaxed) &&
         !atomic_load_explicit(&n_detached, memory_order_relaxed))
         return;
-    if (pthread_mutex_trylock(&progress_lock))
+    if (!progress_try())
         return;
     ep_request_t *gone = NULL;
     if (atomic_load_explicit(&ep_net_ring_on, memory_order_relaxed))
         poll_ring();
     if (detached)
         gone = poll_detached();
-    pthread_mutex_unlock(&progress_lock);
+    progress_give();
     destroy_all(gone);
 }
 
 void ep_progress_reclaim(void)
 {
-    pthread_mutex_lock(&progress_lock);
+    progress_take();
     ep_request_t *gone = poll_detached();
-    pthread_mutex_unlock(&progress_lock);
+    progress_give();
     destroy_all(gone);
 }
 
 void ep_progress_detach(ep_request_t *r)
 {
-    pthread_mutex_lock(&progress_lock);
+    progress_take();
     r->next_detached = detached;
     detached = r;
     atomic_fetch_add(&n_detached, 1);
-    pthread_mutex_unlock(&progress_lock);
+    progress_give();
 }
 
 int ep_progress_detached(void) { return atomic_load(&n_detached); }
 
 void ep_net_comm_ready(ep_comm_t *c)
 {
-    pthread_mutex_lock(&progress_lock);
+    progress_take();
     ep_ctx_register(c);
     for (ep_early_t **pp = &early_head; *pp;) {
         ep_early_t *e = *pp;
@@ -411,14 +530,14 @@ void ep_net_comm_ready(ep_comm_t *c)
             pp = &e->next;
         }
     }
-    pthread_mutex_unlock(&progress_lock);
+    progress_give();
 }
 
 void ep_net_comm_gone(ep_comm_t *c)
 {
-    pthread_mutex_lock(&progress_lock);
+    progress_take();
     ep_ctx_unregister(c);
-    pthread_mutex_unlock(&progress_lock);
+    progress_give();
 }
 
 int ep_net_wait_pmpi(MPI_Request *req, MPI_Status *st)

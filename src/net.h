@@ -67,8 +67,9 @@ static inline int ep_net_ring_active(void) { return atomic_load_explicit(&ep_net
  * traffic, so its collective context is free for that). */
 MPI_Comm ep_net_group_comm(void);
 
-/* Starts receiving headers (idempotent; local). */
-void ep_net_activate(void);
+/* Starts receiving headers (idempotent; local).  EP_ERR_NO_MEM when the
+ * ring's buffers cannot be had (a later call tries again). */
+ep_status_t ep_net_activate(void);
 
 /* Sends s (buf, count, type, mode) to local endpoint dst_lidx of process
  * dst_world in communicator ctx, as rank src.  s moves to NET. */

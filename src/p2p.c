@@ -5,6 +5,7 @@
 #include "diag.h"
 #include "direct.h"
 #include "handle.h"
+#include "invariant.h"
 #include "lane.h"
 #include "net.h"
 #include "wait.h"
@@ -235,6 +236,7 @@ static void complete_matched(ep_request_t *r, const ep_msg_t *m)
  * unexpected and returns NULL. */
 static ep_request_t *take_locked(ep_endpoint_t *dst, const ep_msg_t *m)
 {
+    EP_ASSERT(ep_lock_held(&dst->lock));
     if (dst->stats)
         ep_stats_msg(dst, 1, dst->comm->ranks[ep_peer_index(dst, m->link.source)].proc != dst->comm->myproc,
                      m->bytes);
@@ -242,12 +244,9 @@ static ep_request_t *take_locked(ep_endpoint_t *dst, const ep_msg_t *m)
     if (it)
         return ep_container_of(it, ep_request_t, link);
     ep_msg_t *q = materialize(m);
-    if (!q) {
-        /* Out of memory with a message in hand: nothing sane is left. */
-        ep_errhandler_invoke(MPI_ERRORS_ARE_FATAL, dst->handle,
-                             ep_error_code_make(MPI_ERR_NO_MEM, "epmpi: out of memory queueing a message"));
-        return NULL;
-    }
+    if (!q) /* a message in hand and nowhere to keep it: nothing sane is left */
+        ep_fatal(MPI_ERR_NO_MEM, "out of memory queueing a %lld-byte message (tag %d) for rank %d",
+                 (long long)m->bytes, m->link.tag, dst->rank);
     ep_mq_append(&dst->unexpected, &q->link);
     return NULL;
 }
@@ -258,6 +257,7 @@ static ep_request_t *take_locked(ep_endpoint_t *dst, const ep_msg_t *m)
  * takes the general path (take_locked, then match_complete). */
 static void drain_slot(ep_endpoint_t *dst, int source, const ep_lane_slot_t *s)
 {
+    EP_ASSERT(ep_lock_held(&dst->lock));
     ep_match_item_t *it = dst->posted.head;
     if (it && !dst->stats && ep_match_fits(it->source, it->tag, source, s->tag)) {
         ep_mq_pop(&dst->posted);
@@ -463,6 +463,7 @@ ep_status_t ep_send_start(ep_request_t *s)
 
     s->nnet = 0;
     s->bsend_bytes = 0;
+    s->failure = EP_OK;
     if (s->peer == MPI_PROC_NULL) {
         ep_status_set(&s->status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
         ep_request_set_done(s);
@@ -506,6 +507,7 @@ static inline ep_status_t recv_prepare(ep_request_t *r)
         return rc;
     r->nnet = 0;
     r->tmp = NULL;
+    r->failure = EP_OK;
     r->link.source = r->source_pat;
     r->link.tag = r->tag_pat;
     atomic_store_explicit(&r->state, EP_RS_PENDING, memory_order_relaxed);

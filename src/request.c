@@ -212,11 +212,19 @@ void ep_request_hold_derived_type(ep_request_t *r)
  * request has its own, and a PMPI failure is an internal error. */
 static void finish_net(ep_request_t *r, const MPI_Status *st, int err)
 {
+    MPI_Count got;
     if (r->direct)
         ep_direct_status(r, st, err);
     else if (err != MPI_SUCCESS)
         r->status.MPI_ERROR = MPI_ERR_INTERN;
-    if (r->kind == EP_REQ_RECV && r->tmp) {
+    else if (r->kind == EP_REQ_RECV && r->sent_bytes > 0 &&
+             (PMPI_Get_count_c(st, MPI_BYTE, &got) != MPI_SUCCESS || got == 0)) {
+        /* A rendezvous payload (a receive's only PMPI part) came empty: the
+         * sender could not send it after its header (net.c). */
+        r->failure = EP_ERR_PEER_FAILED;
+        ep_status_set(&r->status, r->status.MPI_SOURCE, r->status.MPI_TAG, ep_status_class(r->failure), 0, 0);
+    }
+    if (r->kind == EP_REQ_RECV && r->tmp && !r->failure) {
         /* Truncated rendezvous: the payload landed in tmp; keep what fits. */
         ep_dt_unpack(r->tmp, r->lay.bytes, r->buf, r->count, r->type, &r->lay);
     }

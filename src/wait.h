@@ -45,4 +45,7 @@ static inline void ep_lock(ep_lock_t *l)
 
 static inline void ep_unlock(ep_lock_t *l) { atomic_store_explicit(&l->held, 0, memory_order_release); }
 
+/* For assertions: the lock is held (by some thread: it has no owner). */
+static inline int ep_lock_held(ep_lock_t *l) { return atomic_load_explicit(&l->held, memory_order_relaxed) != 0; }
+
 #endif

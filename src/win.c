@@ -721,6 +721,7 @@ ep_status_t ep_win_free(ep_win_ep_t *we)
     ep_status_t rc = together(we, free_pmpi, 0);
     ep_registry_remove((int)we->handle);
     ep_endpoint_t *ep = we->ep;
+    ep_errhandler_assign(&we->errhandler, MPI_ERRORS_ARE_FATAL); /* releases it */
     free(we->state);
     free(we);
     if (atomic_fetch_sub(&w->refs, 1) == 1)

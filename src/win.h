@@ -69,7 +69,7 @@ typedef struct ep_win_ep {
     MPI_Aint size;          /* MPI_WIN_SIZE */
     int disp_unit;          /* MPI_WIN_DISP_UNIT */
     int flavor_attr, model_attr;
-    MPI_Errhandler errhandler;
+    _Atomic MPI_Errhandler errhandler; /* held (ep_errhandler_assign) */
     char name[MPI_MAX_OBJECT_NAME];
     /* epochs */
     int fence_open;         /* inside a fence epoch (after a fence without NOSUCCEED) */

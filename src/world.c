@@ -32,6 +32,7 @@ ep_status_t ep_world_init(int nep)
         ep_world.ep[t] = w;
         ep_world.ep[nep + t] = &c->local[0];
     }
+    ep_errhandler_release(eh); /* PMPI_Comm_get_errhandler's reference */
     ep_world.nep = nep;
     return EP_OK;
 }

@@ -55,3 +55,5 @@ MPI_TESTS += test/mpi/diag_stats
 test_mpi_diag_stats_CFLAGS = $(MPI_TEST_CFLAGS)
 MPI_TESTS += test/mpi/coll_mismatch
 test_mpi_coll_mismatch_CFLAGS = $(MPI_TEST_CFLAGS)
+MPI_TESTS += test/mpi/api_errhandlers
+test_mpi_api_errhandlers_CFLAGS = $(MPI_TEST_CFLAGS)

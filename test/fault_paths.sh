@@ -1,0 +1,71 @@
+#!/bin/sh
+# Error paths under injected faults (test/fault/fault.c): each case runs
+# test/fault/fault_cases in world mode 2 x 2 with one chosen failure and
+# checks how the job ends.
+#   payload, isend  the payload of a 1 MiB message between processes cannot
+#           be sent after its header (the first PMPI send of 1000 elements
+#           or more in process 0 fails): the sender gets MPI_ERR_OTHER
+#           saying so, the receiver MPI_ERR_OTHER saying the sender failed,
+#           and the next message between them arrives whole;
+#   dst, bytes, flags  a header arrives with that field spoilt: the receiving
+#           process stops with a message, without using the field;
+#   ring    the header ring's buffers (the first allocation of 400 kB or
+#           more) cannot be had: the job stops with an out-of-memory
+#           message, no crash.
+# Exit 0 passed, 1 failed, 77 skipped.
+: "${EP_FAULT_LIB:?}" "${EP_FAULT_CASES:?}" "${EP_LIB:?}"
+MPIEXEC=${BENCH_MPIEXEC:-mpiexec}
+preload=$EP_LIB:$EP_FAULT_LIB
+[ -n "$EP_SAN_PRELOAD" ] && preload=$EP_SAN_PRELOAD:$preload
+# Jobs that stop on an error leave memory behind (leaks are other tests'
+# business); any other sanitizer report still ends the job.
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+status=0
+
+# run CASE ENV... : runs the case, output in $out.
+run() {
+    c=$1; shift
+    out=$(timeout -k 5 60 "$MPIEXEC" -n 2 -genv EPMPI_ENDPOINTS 2 -genv OMP_NUM_THREADS 2 "$@" \
+          -genv LD_PRELOAD "$preload" "$EP_FAULT_CASES" "$c" 2>&1)
+    code=$?
+    echo "--- $c ($*): exit $code"
+    echo "$out" | sed 's/^/    /'
+}
+want() { # want WHAT PATTERN: the output holds a line matching PATTERN
+    if echo "$out" | grep -q -- "$2"; then :; else echo "FAIL: $1: no line matching '$2'"; status=1; fi
+}
+wont() {
+    if echo "$out" | grep -q -- "$2"; then echo "FAIL: $1: a line matches '$2'"; status=1; fi
+}
+
+for c in payload isend; do
+    run $c -genv EPMPI_FAULT_NTH PMPI_Isend:1,PMPI_Issend:1 -genv EPMPI_FAULT_MIN 1000 -genv EPMPI_FAULT_RANK 0
+    want "$c" "epfault: failing PMPI_Isend"
+    want "$c" "EPT_FAULT sender class=15 msg=MPI_.*: the transport failed to send the message's data"
+    want "$c" "EPT_FAULT receiver class=15 msg=MPI_Recv: the sender's transport failed to send"
+    want "$c" "EPT_FAULT after ok"
+    [ $code -eq 0 ] || { echo "FAIL: $c: the job ended with $code"; status=1; }
+done
+
+# A corrupt header (test/fault/fault.c spoils the first one process 0
+# sends): the receiving process stops with a message naming it, before
+# using the field.
+for field in dst bytes flags; do
+    run payload -genv EPMPI_FAULT_CORRUPT $field -genv EPMPI_FAULT_RANK 0
+    want "corrupt $field" "epfault: spoiling a message header"
+    want "corrupt $field" "epmpi: fatal error: process 1 received a corrupt message header from process 0"
+    wont "corrupt $field" "AddressSanitizer\|runtime error\|signal 11\|Segmentation"
+    [ $code -ne 0 ] && [ $code -ne 124 ] && [ $code -ne 137 ] || { echo "FAIL: corrupt $field: exit $code"; status=1; }
+done
+
+if [ -n "$EP_SANITIZER" ]; then
+    echo "ring: skipped (a sanitizer's allocator comes first: allocations cannot be made to fail)"
+else
+    run init -genv EPMPI_FAULT_NTH malloc:1 -genv EPMPI_FAULT_MIN 400000
+    want ring "epfault: failing malloc"
+    want ring "epmpi: .*out of memory"
+    wont ring "EPT_FAULT init ok"
+    wont ring "signal 11\|Segmentation\|SIGSEGV"
+    [ $code -ne 0 ] && [ $code -ne 124 ] && [ $code -ne 137 ] || { echo "FAIL: ring: exit $code"; status=1; }
+fi
+exit $status

@@ -104,5 +104,6 @@ void case_coll(const struct party *p, const struct bench_opts *o);
 void case_create(const struct party *p, const struct bench_opts *o);
 void case_memcpy(const struct party *p, const struct bench_opts *o);
 void case_handoff(const struct party *p, const struct bench_opts *o);
+void case_ucx(const struct party *p, const struct bench_opts *o);
 
 #endif

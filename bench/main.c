@@ -24,7 +24,7 @@ static const struct {
 } cases[] = {
     {"pingpong", case_pingpong, 1}, {"rate", case_rate, 1},     {"rma", case_rma, 0},
     {"coll", case_coll, 0},         {"create", case_create, 0}, {"memcpy", case_memcpy, 1},
-    {"handoff", case_handoff, 1},   {"calls", case_calls, 1},
+    {"handoff", case_handoff, 1},   {"calls", case_calls, 1},   {"ucx", case_ucx, 0},
 };
 #define NCASES (int)(sizeof cases / sizeof *cases)
 #define MAX_CASE_RUNS 16
@@ -59,6 +59,10 @@ static void usage(FILE *f)
             "                            case's windows through such a ring, with send and receive\n"
             "                            calls that cost nothing, 10, 15 or 20 ns: the rate left\n"
             "                            for calls of that cost; printed by the first process only\n"
+            "                  ucx       the floor between processes: ping-pong (8 B to 4 MiB) and\n"
+            "                            the rate case's windows (8 B) written straight on UCX's\n"
+            "                            tag API, no MPI on a message's way (one thread per\n"
+            "                            process; only when built with UCX)\n"
             "  --sizes LIST    message sizes in bytes, suffixes K and M allowed (8,64K,1M)\n"
             "  --iters N       iterations per batch (default: calibrated to the time budget)\n"
             "  --time MS       time budget per measurement (default 30 to 100 ms by case)\n"

@@ -43,10 +43,25 @@ static int inst_step(ep_coll_inst_t *in)
     return 1;
 }
 
+/* A collective that failed here before starting its PMPI step, on a
+ * communicator over several processes: the other processes ran (or will
+ * run) that step, so every later collective here would meet an earlier
+ * one there and deliver the wrong data.  Later collectives fail instead
+ * (ep_coll_broken); the first failure is kept. */
+static void note_failure(ep_coll_inst_t *in, ep_status_t rc)
+{
+    int ok = EP_OK;
+    if (rc && in->c->nprocs > 1 && in->stage == 0 && in->preq == MPI_REQUEST_NULL)
+        atomic_compare_exchange_strong(&in->c->coll_broken, &ok, (int)rc);
+}
+
+static ep_status_t coll_broken(const ep_comm_t *c) { return (ep_status_t)atomic_load(&c->coll_broken) ? EP_ERR_COLL_BROKEN : EP_OK; }
+
 /* start, then wait for each PMPI part and complete it: what one thread does. */
 static ep_status_t lead(ep_coll_inst_t *in)
 {
     in->status = in->args[0]->kind->start(in);
+    note_failure(in, in->status);
     do {
         if (in->preq != MPI_REQUEST_NULL && ep_net_wait_pmpi(&in->preq, MPI_STATUS_IGNORE) != MPI_SUCCESS &&
             !in->status)
@@ -68,6 +83,8 @@ ep_status_t ep_coll_run(ep_endpoint_t *ep, ep_coll_args_t *a)
      * the rendezvous costs 3-6% of a 2 x 1 Bcast or Allreduce.) */
     if (c->nlocal == 1) {
         inst_init(&mine, c, &a);
+        if ((rc = coll_broken(c)))
+            return rc;
         rc = lead(&mine);
         if (!rc && k->finish)
             rc = k->finish(&mine, 0);
@@ -104,6 +121,10 @@ ep_status_t ep_coll_run(ep_endpoint_t *ep, ep_coll_args_t *a)
         }
         inst_init(&mine, c, c->sync.args);
         mine.res = mine.scratch[0] = shared; /* freed with the instance */
+        if (!rc)
+            rc = coll_broken(c);
+        else
+            note_failure(&mine, rc);
         atomic_store(&c->sync.status, rc ? rc : lead(&mine));
         atomic_store(&c->sync.result, &mine);
     }
@@ -270,7 +291,13 @@ ep_status_t ep_coll_start(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_request
         for (int i = 1; i < c->nlocal && !in->status; i++)
             in->status = ep_coll_agree(c, in->args[0], in->args[i]);
         if (!in->status)
+            in->status = coll_broken(c);
+        else
+            note_failure(in, in->status);
+        if (!in->status) {
             in->status = in->args[0]->kind->start(in);
+            note_failure(in, in->status);
+        }
         if (in->status && in->preq != MPI_REQUEST_NULL)
             ep_net_wait_pmpi(&in->preq, MPI_STATUS_IGNORE);
         if (in->preq == MPI_REQUEST_NULL && inst_step(in))

@@ -127,6 +127,8 @@ struct ep_comm {
     ep_sync_t sync;          /* collective rendezvous of the local endpoints */
     pthread_mutex_t coll_lock;   /* guards coll_insts and their PMPI requests */
     struct ep_coll_inst *coll_insts; /* non-blocking collectives still gathering arrivals */
+    _Atomic int coll_broken;     /* ep_status_t of a collective that failed here before its PMPI
+                                    step, leaving the processes out of step: later ones fail */
     ep_local_coll_t *local_coll;     /* the one-process path's records, or NULL (coll_local.c) */
     _Atomic int refs;        /* local endpoints still held (ep_endpoint_t.holds) */
     ep_comm_t *ctx_next;     /* chaining in the context table */

@@ -5,7 +5,8 @@
 # (latency, ring rate and the rate structure) once, and must produce CSV rows and table lines for them;
 # the driver itself rejects any output line not in epmpi-bench's format.
 # Then epmpi-bench's rate case once in 1 process x 2 endpoints, which must
-# say where a message's time goes.
+# say where a message's time goes; and the UCX floor (epmpi-bench --case ucx)
+# in 2 plain processes when epmpi-bench was built with UCX.
 # The environment comes from Makefile.am (AM_TESTS_ENVIRONMENT).
 set -eu
 out=$(mktemp -d)
@@ -52,3 +53,15 @@ echo "$rate" | grep -Eq '^# rate 8 B, per message: [0-9.]+ ns for the sender .*,
     exit 1
 }
 echo "$rate" | grep -Eq '^rate msgrate 8 [0-9.e+-]+ Mmsg/s$' || { echo "bench_smoke: no rate result:" >&2; echo "$rate" >&2; exit 1; }
+
+# The UCX floor, when epmpi-bench was built with UCX: two plain processes.
+ucx=$(timeout -k 5 60 "$BENCH_MPIEXEC" -n 2 -genv OMP_NUM_THREADS 1 "$BENCH_PROG" --case ucx --sizes 8,64K \
+    --iters 10 --batches 1 < /dev/null 2>&1) || true
+if echo "$ucx" | grep -q 'built without UCX'; then
+    echo "bench_smoke: epmpi-bench has no UCX: the floor is not checked"
+else
+    for m in 'latency 8' 'latency 65536' 'msgrate 8'; do
+        echo "$ucx" | grep -Eq "^ucx $m [0-9.e+-]+ (us|Mmsg/s)\$" || {
+            echo "bench_smoke: no 'ucx $m' result:" >&2; echo "$ucx" >&2; exit 1; }
+    done
+fi

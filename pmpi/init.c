@@ -7,6 +7,7 @@
 #include "net.h"
 #include "p2p.h"
 #include "thread.h"
+#include "ucx.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +61,8 @@ static int init_common(const char *call, int *argc, char ***argv, int *provided)
         ep_tag_ub = *ub;
     if (ep_net_init())
         fatal_setup(call, "could not set up the transport communicators");
+    if (ep_ucx_init(err, sizeof err))
+        fatal_setup(call, err);
     if (ep_diag_init(err, sizeof err))
         fatal_setup(call, err);
     engine_up = 1;
@@ -86,13 +89,15 @@ static int init_common(const char *call, int *argc, char ***argv, int *provided)
                 lib[i] = '\0';
                 break;
             }
+        char tr[512];
+        ep_ucx_describe(tr, sizeof tr);
         fprintf(stderr,
                 "epmpi %s: process %d of %d: world mode %s, %d endpoints, wait %s, eager limit %zu, "
-                "collectives %s, debug %s, stats %s; %s\n",
+                "collectives %s, debug %s, stats %s, %s; %s\n",
                 EPMPI_VERSION, wr, ws, ep_world_mode() ? "on" : "off", ep_config.endpoints,
                 ep_config_wait_name(ep_config.wait), ep_config.eager_limit,
                 ep_config.coll_gathered ? "gathered" : "auto", ep_config.debug ? "on" : "off",
-                ep_config.stats ? "on" : "off", lib);
+                ep_config.stats ? "on" : "off", tr, lib);
     }
     if (provided)
         *provided = MPI_THREAD_MULTIPLE;
@@ -116,6 +121,7 @@ EP_API int MPI_Finalize(void)
         if (ep_world_mode())
             ep_world_finalize();
         ep_net_finalize();
+        ep_ucx_finalize();
         ep_request_pools_free();
         ep_keyval_finalize();
         ep_errhandler_finalize();

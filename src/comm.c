@@ -8,6 +8,7 @@
 #include "handle.h"
 #include "lane.h"
 #include "net.h"
+#include "ucx.h"
 #include "wait.h"
 
 #include <stdlib.h>
@@ -205,6 +206,18 @@ out:
     return rc;
 }
 
+/* c, over several processes and not direct, carries messages between
+ * processes: over UCX when it runs and every process could give c's
+ * ranks an address there (collective over c's processes), else over the
+ * header ring. */
+static ep_status_t transport_ready(ep_comm_t *c)
+{
+    ep_status_t rc;
+    if (ep_ucx_on && !c->ucx && (rc = ep_ucx_comm_ready(c)))
+        return rc;
+    return c->ucx ? EP_OK : ep_net_activate();
+}
+
 static ep_status_t endpoints_init(ep_comm_t *c, MPI_Errhandler eh)
 {
     c->local = aligned_alloc(_Alignof(ep_endpoint_t), (size_t)c->nlocal * sizeof *c->local);
@@ -345,7 +358,7 @@ ep_status_t ep_comm_build_on(MPI_Comm pc, int nnew, const ep_new_ep_t *neweps, M
     /* Headers come only on communicators over several processes that are
      * not direct; without one, no header receives are posted at all, and
      * MPICH's matching of direct messages need not skip them. */
-    if (c->nprocs > 1 && !c->direct && (rc = ep_net_activate()))
+    if (c->nprocs > 1 && !c->direct && (rc = transport_ready(c)))
         goto fail;
     ep_net_comm_ready(c);
     *out = c;
@@ -356,6 +369,8 @@ ep_status_t ep_comm_build_on(MPI_Comm pc, int nnew, const ep_new_ep_t *neweps, M
 fail:
     if (pc != MPI_COMM_NULL)
         PMPI_Comm_free(&pc);
+    if (c)
+        ep_ucx_comm_gone(c);
     comm_destroy(c);
     free(e);
     free(sorted);
@@ -418,6 +433,8 @@ ep_status_t ep_comm_clone_step(ep_comm_t *pc, ep_comm_t *c, int stage, MPI_Reque
         return rc;
     for (int i = 0; i < c->nlocal; i++)
         ep_errhandler_assign(&c->local[i].errhandler, pc->local[i].errhandler);
+    if (c->nprocs > 1 && !c->direct && (rc = transport_ready(c)))
+        return rc;
     ep_net_comm_ready(c);
     return EP_OK;
 }
@@ -432,7 +449,7 @@ void ep_comm_clone_abort(ep_comm_t *c, MPI_Request *req)
 ep_status_t ep_comm_make_inter(ep_comm_t *c, int size0)
 {
     ep_status_t rc;
-    if (c->nprocs > 1 && (rc = ep_net_activate()))
+    if (c->nprocs > 1 && (rc = transport_ready(c)))
         return rc;
     c->inter = 1;
     c->direct = 0;
@@ -457,6 +474,7 @@ void ep_endpoint_release(ep_endpoint_t *ep)
     if (atomic_fetch_sub_explicit(&ep->holds, 1, memory_order_acq_rel) == 1 &&
         atomic_fetch_sub(&c->refs, 1) == 1) {
         ep_net_comm_gone(c);
+        ep_ucx_comm_gone(c);
         comm_destroy(c);
     }
 }

@@ -72,6 +72,8 @@ typedef struct ep_endpoint {
      * queues, which senders write. */
     struct ep_lane *_Atomic lanes_in;           /* lanes into it (lane.h), newest first; linked under lock */
     struct ep_lane *_Atomic *_Atomic lanes_out; /* [nlocal] lanes from it, made on first use, or NULL */
+    struct ep_ucx_worker *ucx_w; /* UCX transport: its worker, when comm->ucx (ucx.h) */
+    int ucx_slot;                /* and its receive slot on that worker */
     _Alignas(64) ep_lock_t lock; /* guards posted and unexpected (wait.h) */
     ep_match_queue_t posted;     /* receives waiting for a message (ep_request_t) */
     ep_match_queue_t unexpected; /* messages waiting for a receive (ep_msg_t) */
@@ -114,6 +116,8 @@ struct ep_comm {
     int inter;               /* an intercommunicator: ranks[] holds group 0, then group 1 */
     int direct;              /* one endpoint per process, rank r in process r: point-to-point
                                 goes straight to MPICH over pcomm (direct.h) */
+    int ucx;                 /* messages between processes go over UCX (ucx.h), not net.c */
+    uint32_t *ucx_addr;      /* [size] when ucx: each rank's worker (high 16 bits) and slot */
     int group_off[2];        /* where each group starts in ranks[] ({0, 0} for intracomms) */
     int group_size[2];       /* each group's size ({size, size} for intracomms) */
     ep_rank_loc_t *ranks;    /* [size] where each rank lives */

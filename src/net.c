@@ -2,9 +2,11 @@
 #include "net.h"
 
 #include "settings.h"
+#include "thread.h"
 #include "handle.h"
 #include "invariant.h"
 #include "p2p.h"
+#include "ucx.h"
 #include "wait.h"
 
 #include <pthread.h>
@@ -311,11 +313,13 @@ static int hand_off(ep_request_t *s)
         return 0;
     inner->nnet = s->nnet;
     memcpy(inner->net, s->net, sizeof s->net);
+    inner->ucx_req = s->ucx_req;
     inner->tmp = s->tmp;
     inner->bsend_bytes = s->bsend_bytes;
     inner->direct = s->direct;
     atomic_store_explicit(&inner->state, EP_RS_NET, memory_order_relaxed);
     s->nnet = 0;
+    s->ucx_req = NULL;
     s->tmp = NULL;
     s->bsend_bytes = 0;
     ep_progress_detach(inner);
@@ -479,8 +483,26 @@ static void destroy_all(ep_request_t *r)
     }
 }
 
+/* MPICH moves its own operations (collectives, RMA, the PMPI parts of
+ * messages) only inside PMPI calls.  Over net.c every poll of the ring is
+ * one; over UCX a thread waiting for an endpoint message would make none,
+ * so a wait loop pokes MPICH once in this many polls (a PMPI_Iprobe that
+ * finds nothing), often enough for a collective another process waits
+ * for, seldom enough to stay off the way of a message. */
+#define EP_MPICH_POKE_EVERY 64
+#define EP_POKE_TAG 1 /* no message on tcomm has it */
+
+static __thread unsigned pokes EP_TLS;
+
 void ep_progress(void)
 {
+    if (ep_ucx_on) {
+        ep_ucx_progress();
+        if (++pokes % EP_MPICH_POKE_EVERY == 0) {
+            int flag;
+            PMPI_Iprobe(MPI_ANY_SOURCE, EP_POKE_TAG, tcomm, &flag, MPI_STATUS_IGNORE);
+        }
+    }
     if (!atomic_load_explicit(&ep_net_ring_on, memory_order_relaxed) &&
         !atomic_load_explicit(&n_detached, memory_order_relaxed))
         return;

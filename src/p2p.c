@@ -8,6 +8,7 @@
 #include "invariant.h"
 #include "lane.h"
 #include "net.h"
+#include "ucx.h"
 #include "wait.h"
 
 #include <stdlib.h>
@@ -158,6 +159,9 @@ static void match_complete(ep_request_t *r, const ep_msg_t *m, int by_sender)
         r->sent_bytes = m->bytes;
         ep_net_recv_rndv(r, m);
         break;
+    case EP_MSG_UCX:
+        ep_ucx_recv(r, (ep_msg_t *)m);
+        break;
     case EP_MSG_DIRECT: /* received by ep_direct_mrecv, never queued */
         break;
     }
@@ -165,6 +169,8 @@ static void match_complete(ep_request_t *r, const ep_msg_t *m, int by_sender)
 
 void ep_msg_destroy(ep_msg_t *m)
 {
+    if (m->kind == EP_MSG_UCX)
+        ep_ucx_msg_discard(m); /* nothing if it was received */
     if (m->handle != MPI_MESSAGE_NULL)
         ep_registry_remove((int)m->handle);
     free(m->data);
@@ -491,6 +497,7 @@ ep_status_t ep_send_start(ep_request_t *s)
         return EP_OK;
     }
     rc = c->direct ? ep_direct_send(s)
+         : c->ucx  ? ep_ucx_send(s, ep_peer_index(ep, s->peer), &s->lay)
                    : ep_net_send(s, c->proc_world[loc.proc], c->ctx, ep_local_rank(ep), loc.lidx, &s->lay);
     if (rc) {
         /* Not sent: a buffered send gives its attached-buffer space back. */
@@ -581,6 +588,8 @@ static ep_status_t probe(ep_endpoint_t *ep, int source, int tag, int take, int *
     ep_progress();
     if (ep->comm->direct)
         return ep_direct_probe(ep, source, tag, take, flag, msg, st);
+    if (ep->comm->ucx)
+        ep_ucx_poll_ep(ep);
     ep_lock(&ep->lock);
     drain_locked(ep);
     ep_match_item_t *it = ep_mq_find_unexpected(&ep->unexpected, source, tag, 0);

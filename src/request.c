@@ -7,6 +7,7 @@
 #include "handle.h"
 #include "p2p.h"
 #include "thread.h"
+#include "ucx.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -207,6 +208,8 @@ void ep_request_hold_derived_type(ep_request_t *r)
     r->type_rec = ep_type_hold_rec(r->type);
 }
 
+static void finish_tail(ep_request_t *r);
+
 /* The PMPI part of r finished, with status st and code err: finish what
  * the engine owes it.  A direct receive's status is MPICH's; any other
  * request has its own, and a PMPI failure is an internal error. */
@@ -224,10 +227,17 @@ static void finish_net(ep_request_t *r, const MPI_Status *st, int err)
         r->failure = EP_ERR_PEER_FAILED;
         ep_status_set(&r->status, r->status.MPI_SOURCE, r->status.MPI_TAG, ep_status_class(r->failure), 0, 0);
     }
-    if (r->kind == EP_REQ_RECV && r->tmp && !r->failure) {
-        /* Truncated rendezvous: the payload landed in tmp; keep what fits. */
-        ep_dt_unpack(r->tmp, r->lay.bytes, r->buf, r->count, r->type, &r->lay);
-    }
+    finish_tail(r);
+}
+
+/* What every PMPI or UCX part leaves to do once over: a receive's data
+ * that landed in tmp (truncated, or of a derived layout) goes where it
+ * belongs, what fits; tmp and attached-buffer space go. */
+static void finish_tail(ep_request_t *r)
+{
+    if (r->kind == EP_REQ_RECV && r->tmp && !r->failure)
+        ep_dt_unpack(r->tmp, r->sent_bytes < r->lay.bytes ? r->sent_bytes : r->lay.bytes, r->buf, r->count, r->type,
+                     &r->lay);
     free(r->tmp);
     r->tmp = NULL;
     r->nnet = 0;
@@ -278,9 +288,23 @@ int ep_request_poll(ep_request_t *r)
         ep_copy_help(r);
         if (r->kind != EP_REQ_RECV)
             return ep_request_state(r) == EP_RS_DONE;
-        /* A message for it may wait in a lane (p2p.h). */
+        /* A message for it may wait in a lane (p2p.h), or at its UCX
+         * worker (ucx.h). */
         ep_p2p_drain(r->ep, 0);
+        if (r->ep->comm->ucx && ep_request_state(r) == EP_RS_PENDING)
+            ep_ucx_poll_ep(r->ep);
         return ep_request_state(r) == EP_RS_DONE;
+    }
+    if (r->ucx_req) {
+        int st = ep_ucx_test(r);
+        if (st < 0)
+            return 0;
+        if (st) {
+            r->failure = (ep_status_t)st;
+            r->status.MPI_ERROR = ep_status_class(r->failure);
+        }
+        finish_tail(r);
+        return 1;
     }
     int flag = 0;
     MPI_Status sts[EP_REQ_MAX_NET];

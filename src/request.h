@@ -99,6 +99,7 @@ typedef struct ep_request {
                                        and receives whose transport failed), or EP_OK */
     unsigned pool_slot;             /* the registry slot its handle had, once retired (0: none) */
     _Atomic int copy_open;          /* job holds a copy its owner may help with (ep_copy_job_t) */
+    void *ucx_req;                  /* NET over UCX: the UCX request on ep's worker (ucx.h) */
     /* Last, and not cleared by ep_request_init: room for the wire header
      * and payload of a small message to another process (net.c), which
      * saves an allocation per message; a request that takes part in a
@@ -109,7 +110,7 @@ typedef struct ep_request {
     };
 } ep_request_t;
 
-typedef enum { EP_MSG_EAGER, EP_MSG_LOCAL_RNDV, EP_MSG_NET_RNDV, EP_MSG_DIRECT } ep_msg_kind_t;
+typedef enum { EP_MSG_EAGER, EP_MSG_LOCAL_RNDV, EP_MSG_NET_RNDV, EP_MSG_DIRECT, EP_MSG_UCX } ep_msg_kind_t;
 
 typedef struct ep_msg {
     ep_object_t obj;        /* registry header: EP_OBJ_MESSAGE (once mprobed) */
@@ -121,6 +122,8 @@ typedef struct ep_msg {
     int src_world;          /* NET_RNDV: world rank of the sending process */
     int dtag;               /* NET_RNDV: tag of the data message */
     MPI_Message pmsg;       /* DIRECT: MPICH's handle of the message (direct.h) */
+    void *umsg;             /* UCX: UCX's handle of the message, its data still in UCX (ucx.h) */
+    struct ep_ucx_worker *uworker; /* UCX: the worker it arrived at */
     MPI_Message handle;     /* mprobed: its handle */
     ep_endpoint_t *ep;      /* mprobed: the endpoint that probed it */
 } ep_msg_t;

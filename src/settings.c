@@ -20,9 +20,28 @@ static int parse_long(const char *s, long lo, long hi, long *out)
     return 0;
 }
 
-static const char *wait_names[] = {"spin", "yield", "sleep"};
+static const char *const wait_names[] = {"spin", "yield", "sleep"};
 
 const char *ep_config_wait_name(ep_wait_policy_t w) { return wait_names[w]; }
+
+static const char *const transport_names[] = {"auto", "ucx", "mpi"};
+
+const char *ep_config_transport_name(ep_transport_t t) { return transport_names[t]; }
+
+/* A variable that names one of n values: its index, -1 when unset or
+ * empty, -2 (with the message in err) for anything else. */
+static int parse_choice(const char *name, const char *const *names, int n, const char *accepted, char *err,
+                        size_t errlen)
+{
+    const char *s = getenv(name);
+    if (!s || !*s)
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(s, names[i]))
+            return i;
+    snprintf(err, errlen, "%s='%s' is not valid: use %s", name, s, accepted);
+    return -2;
+}
 
 /* An on/off variable: unset, empty, 0 or 1. */
 static int parse_switch(const char *name, int *out, char *err, size_t errlen)
@@ -70,17 +89,11 @@ int ep_config_load(char *err, size_t errlen)
         }
         c.endpoints = (int)v;
     }
-    if ((s = getenv("EPMPI_WAIT")) && *s) {
-        size_t i;
-        for (i = 0; i < sizeof wait_names / sizeof *wait_names; i++)
-            if (!strcmp(s, wait_names[i]))
-                break;
-        if (i == sizeof wait_names / sizeof *wait_names) {
-            snprintf(err, errlen, "EPMPI_WAIT='%s' is not valid: use spin, yield or sleep", s);
-            return -1;
-        }
-        c.wait = (ep_wait_policy_t)i;
-    }
+    int choice;
+    if ((choice = parse_choice("EPMPI_WAIT", wait_names, 3, "spin, yield or sleep", err, errlen)) == -2)
+        return -1;
+    if (choice >= 0)
+        c.wait = (ep_wait_policy_t)choice;
     if ((s = getenv("EPMPI_EAGER_LIMIT")) && *s) {
         if (parse_long(s, 0, EP_EAGER_LIMIT_MAX, &v)) {
             snprintf(err, errlen, "EPMPI_EAGER_LIMIT='%s' is not valid: give a byte count from 0 to %u",
@@ -97,6 +110,18 @@ int ep_config_load(char *err, size_t errlen)
     if ((s = getenv("EPMPI_STATS_FILE")) && *s) {
         c.stats_file = s;
         c.stats |= EP_STATS_CSV;
+    }
+    if ((choice = parse_choice("EPMPI_TRANSPORT", transport_names, 3, "auto, ucx or mpi", err, errlen)) == -2)
+        return -1;
+    if (choice >= 0)
+        c.transport = (ep_transport_t)choice;
+    if ((s = getenv("EPMPI_UCX_WORKERS")) && *s) {
+        if (parse_long(s, 1, EP_UCX_WORKERS_MAX, &v)) {
+            snprintf(err, errlen, "EPMPI_UCX_WORKERS='%s' is not valid: give a number of workers from 1 to %d", s,
+                     EP_UCX_WORKERS_MAX);
+            return -1;
+        }
+        c.ucx_workers = (int)v;
     }
     if (parse_auto_or("EPMPI_COLL_ALGORITHM", "gathered", &c.coll_gathered, err, errlen) ||
         parse_auto_or("EPMPI_P2P_PATH", "engine", &c.p2p_engine, err, errlen))

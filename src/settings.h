@@ -5,6 +5,7 @@
 #include <stddef.h>
 
 typedef enum { EP_WAIT_SPIN, EP_WAIT_YIELD, EP_WAIT_SLEEP } ep_wait_policy_t;
+typedef enum { EP_TRANSPORT_AUTO, EP_TRANSPORT_UCX, EP_TRANSPORT_MPI } ep_transport_t;
 
 typedef struct ep_config {
     int endpoints;            /* EPMPI_ENDPOINTS: world-mode endpoints per process, 0 = off */
@@ -21,6 +22,9 @@ typedef struct ep_config {
                                  blocking calls at the same time (diag.h) */
     int stats;                /* EP_STATS_* bits: count traffic per endpoint when non-zero */
     const char *stats_file;   /* EPMPI_STATS_FILE: where the CSV goes, or NULL */
+    ep_transport_t transport; /* EPMPI_TRANSPORT: endpoint messages between processes over UCX
+                                 (ucx.h) or MPICH (net.c); auto: UCX when built with it and it starts */
+    int ucx_workers;          /* EPMPI_UCX_WORKERS: UCX workers per process, 0 = the default */
 } ep_config_t;
 
 #define EP_STATS_TABLE 1 /* EPMPI_STATS=1: a table on stderr at MPI_Finalize */
@@ -29,6 +33,7 @@ typedef struct ep_config {
 #define EP_MAX_ENDPOINTS_PER_PROCESS 65536
 #define EP_EAGER_LIMIT_DEFAULT 16384
 #define EP_EAGER_LIMIT_MAX (1u << 20)
+#define EP_UCX_WORKERS_MAX 256
 
 extern ep_config_t ep_config;
 
@@ -37,5 +42,6 @@ extern ep_config_t ep_config;
 int ep_config_load(char *err, size_t errlen);
 
 const char *ep_config_wait_name(ep_wait_policy_t w);
+const char *ep_config_transport_name(ep_transport_t t);
 
 #endif

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Error paths under injected faults (test/fault/fault.c): each case runs
-# test/fault/fault_cases in world mode 2 x 2 with one chosen failure and
+# test/fault/fault_cases in world mode 2 x 2 with one chosen failure, over
+# the MPI transport (net.c, whose header ring and payloads these are), and
 # checks how the job ends.
 #   payload, isend  the payload of a 1 MiB message between processes cannot
 #           be sent after its header (the first PMPI send of 1000 elements
@@ -39,7 +40,7 @@ wont() {
 }
 
 for c in payload isend; do
-    run $c -genv EPMPI_FAULT_NTH PMPI_Isend:1,PMPI_Issend:1 -genv EPMPI_FAULT_MIN 1000 -genv EPMPI_FAULT_RANK 0
+    run $c -genv EPMPI_TRANSPORT mpi -genv EPMPI_FAULT_NTH PMPI_Isend:1,PMPI_Issend:1 -genv EPMPI_FAULT_MIN 1000 -genv EPMPI_FAULT_RANK 0
     want "$c" "epfault: failing PMPI_Isend"
     want "$c" "EPT_FAULT sender class=15 msg=MPI_.*: the transport failed to send the message's data"
     want "$c" "EPT_FAULT receiver class=15 msg=MPI_Recv: the sender's transport failed to send"
@@ -51,7 +52,7 @@ done
 # sends): the receiving process stops with a message naming it, before
 # using the field.
 for field in dst bytes flags; do
-    run payload -genv EPMPI_FAULT_CORRUPT $field -genv EPMPI_FAULT_RANK 0
+    run payload -genv EPMPI_TRANSPORT mpi -genv EPMPI_FAULT_CORRUPT $field -genv EPMPI_FAULT_RANK 0
     want "corrupt $field" "epfault: spoiling a message header"
     want "corrupt $field" "epmpi: fatal error: process 1 received a corrupt message header from process 0"
     wont "corrupt $field" "AddressSanitizer\|runtime error\|signal 11\|Segmentation"
@@ -61,7 +62,7 @@ done
 if [ -n "$EP_SANITIZER" ]; then
     echo "ring: skipped (a sanitizer's allocator comes first: allocations cannot be made to fail)"
 else
-    run init -genv EPMPI_FAULT_NTH malloc:1 -genv EPMPI_FAULT_MIN 400000
+    run init -genv EPMPI_TRANSPORT mpi -genv EPMPI_FAULT_NTH malloc:1 -genv EPMPI_FAULT_MIN 400000
     want ring "epfault: failing malloc"
     want ring "epmpi: .*out of memory"
     wont ring "EPT_FAULT init ok"

@@ -3,7 +3,8 @@
 # (test/fault/fault.c) for EPMPI_FAULT_SOAK_SECONDS in all (default 90):
 # short runs in a rotation of shapes, each with a fresh seed, in which one
 # of epmpi's own allocations, or one PMPI call that starts an operation,
-# fails at a random moment in each process.  Every run must either finish
+# fails at a random moment in each process, over the UCX and the MPI
+# transports in turn (EPMPI_TRANSPORT).  Every run must either finish
 # (the failure was absorbed, or none happened) or stop with an error
 # message (an MPI error through the default handler, or epmpi's fatal
 # error); a hang, a crash, a sanitizer report, an assertion or a stress
@@ -30,7 +31,9 @@ while [ "$(date +%s)" -lt "$end" ]; do
             *) faults="EPMPI_FAULT_ALLOC=0.001 EPMPI_FAULT_PMPI=0.001" ;;
         esac
         [ -z "${EP_SANITIZER:-}" ] || faults="EPMPI_FAULT_ALLOC=0 EPMPI_FAULT_PMPI=0.002"
-        settings="$faults EPMPI_FAULT_SEED=$seed EPMPI_FAULT_DELAY_MS=$delay"
+        transport=ucx
+        [ $((runs / 3 % 2)) -eq 0 ] || transport=mpi
+        settings="$faults EPMPI_FAULT_SEED=$seed EPMPI_FAULT_DELAY_MS=$delay EPMPI_TRANSPORT=$transport"
         # A job that stops on an error leaves memory behind: no leak check.
         env $settings ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 EPMPI_TEST_PRELOAD_EXTRA="$EP_FAULT_LIB" \
             EPMPI_TEST_SHAPES="$shape" EPMPI_STRESS_SECONDS=2 EPMPI_TEST_TIMEOUT=60 "$RUN_MPI" "$STRESS" >"$log" 2>&1

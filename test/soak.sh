@@ -2,7 +2,8 @@
 # make soak: the stress program (test/mpi/stress) in a rotation of shapes for
 # EPMPI_SOAK_MINUTES minutes in all (default 30), EPMPI_SOAK_RUN_SECONDS per
 # run (default 60), each run with a fresh seed; runs alternate
-# EPMPI_EAGER_LIMIT (default, 1024, 262144) and EPMPI_WAIT (yield, sleep).  Prints every run's seed,
+# EPMPI_EAGER_LIMIT (default, 1024, 262144), EPMPI_WAIT (yield, sleep) and
+# EPMPI_TRANSPORT (ucx, mpi).  Prints every run's seed,
 # messages and bytes per minute and mismatches, then the totals; stops at the
 # first failure with the command that replays it.
 # Environment: EPMPI_SOAK_SHAPES (shapes to rotate through, see
@@ -34,7 +35,9 @@ while :; do
         eager=$1
         wait=yield
         [ $((runs / 3 % 2)) -eq 0 ] || wait=sleep
-        settings="EPMPI_EAGER_LIMIT=$eager EPMPI_WAIT=$wait"
+        transport=ucx
+        [ $((runs % 2)) -eq 0 ] || transport=mpi
+        settings="EPMPI_EAGER_LIMIT=$eager EPMPI_WAIT=$wait EPMPI_TRANSPORT=$transport"
         env $settings EPMPI_TEST_SHAPES=$shape EPMPI_STRESS_SECONDS=$t EPMPI_TEST_TIMEOUT=$((t + 300)) \
             "$RUN_MPI" "$STRESS" >"$log" 2>&1
         rc=$?

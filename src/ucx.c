@@ -1,0 +1,668 @@
+/* Endpoint messages between processes over UCX (see ucx.h); ucx_none.c
+ * stands in when epmpi is built without UCX. */
+#define _GNU_SOURCE /* sched_getaffinity */
+#include "ucx.h"
+
+#ifdef EP_HAVE_UCX
+
+#include "handle.h"
+#include "net.h"
+#include "p2p.h"
+#include "settings.h"
+#include "thread.h"
+#include "wait.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <ucp/api/ucp.h>
+
+#define TAG_BITS 28
+#define SRC_BITS 20
+#define SLOT_BITS 16
+#define SRC_SHIFT TAG_BITS
+#define SLOT_SHIFT (TAG_BITS + SRC_BITS)
+#define TAG_MASK ((1ull << TAG_BITS) - 1)
+#define SRC_MASK ((1ull << SRC_BITS) - 1)
+#define MAX_SLOTS (1u << SLOT_BITS)
+#define NO_ADDR 0xffffffffu /* a rank without a slot: the communicator keeps the MPI path */
+#define SWEEP_EVERY 32      /* ep_ucx_progress polls every worker once in this many calls */
+#define MAX_DEFAULT_WORKERS 16
+#define HELPER_PERIOD_NS 1000000 /* the progress helper's sleep between sweeps */
+
+int ep_ucx_on;
+
+/* A worker and what belongs to it.  lock serialises every use of w (UCX
+ * runs it in UCS_THREAD_MODE_SERIALIZED) and guards the fields after it. */
+typedef struct ep_ucx_worker {
+    _Alignas(64) ep_lock_t lock;
+    ucp_worker_h w;
+    int index;
+    ep_endpoint_t **slots; /* [nslots] the receiving endpoint of each slot, NULL when free */
+    unsigned nslots, cap;
+    unsigned *free_slots; /* [nfree] slots given back */
+    unsigned nfree;
+    ucp_ep_h *eps; /* [world size * wmax] connections from w, made on first use */
+} ep_ucx_worker_t;
+
+static ucp_context_h ctx;
+static ep_ucx_worker_t *workers;
+static int nworkers;
+static int wmax;         /* the most workers any process has */
+static char *addr_blob;  /* every process's workers' addresses */
+static pthread_t helper;
+static int helper_on;
+static _Atomic int helper_stop;
+static size_t *addr_off; /* [world size * wmax] where each address starts in addr_blob */
+
+/* The worker this thread polls at every progress (the one it last used),
+ * the one whose lock it holds (while delivering, for instance), and its
+ * count of progress calls. */
+static __thread ep_ucx_worker_t *home EP_TLS;
+static __thread ep_ucx_worker_t *held EP_TLS;
+static __thread unsigned sweep EP_TLS;
+
+static void lock_worker(ep_ucx_worker_t *u)
+{
+    ep_lock(&u->lock);
+    held = u;
+}
+
+static void unlock_worker(ep_ucx_worker_t *u)
+{
+    held = NULL;
+    ep_unlock(&u->lock);
+}
+
+/* Takes u's lock unless this thread holds it already: 1 when it took it
+ * (to release), 0 when held already, -1 when another thread has it. */
+static int try_hold(ep_ucx_worker_t *u)
+{
+    if (held == u)
+        return 0;
+    if (!ep_lock_try(&u->lock))
+        return -1;
+    held = u;
+    return 1;
+}
+
+/* Like try_hold, but waits for the lock. */
+static int hold(ep_ucx_worker_t *u)
+{
+    if (held == u)
+        return 0;
+    lock_worker(u);
+    return 1;
+}
+
+static void poll_worker(ep_ucx_worker_t *u);
+
+/* ---- the progress helper ----------------------------------------------------
+ * Over MPICH, a message's PMPI parts move whenever any thread is inside
+ * MPICH, so a buffered send completes while its sender blocks in, say, a
+ * PMPI_Recv on a classic communicator.  A UCX worker moves only when it
+ * is polled, and a rendezvous needs its sender's worker.  So a helper
+ * thread sweeps every worker (never waiting for a lock another thread
+ * holds) and the requests handed to the progress engine, once a
+ * millisecond: a fallback that costs nothing on the way of a message. */
+static void *helper_main(void *arg)
+{
+    (void)arg;
+    struct timespec t = {0, HELPER_PERIOD_NS};
+    while (!atomic_load_explicit(&helper_stop, memory_order_relaxed)) {
+        nanosleep(&t, NULL);
+        for (int i = 0; i < nworkers; i++)
+            poll_worker(&workers[i]);
+        if (ep_progress_detached())
+            ep_progress();
+    }
+    return NULL;
+}
+
+/* ---- start-up and shutdown ------------------------------------------------- */
+
+static int default_workers(void)
+{
+    if (ep_config.ucx_workers)
+        return ep_config.ucx_workers;
+    cpu_set_t cpus;
+    int n = sched_getaffinity(0, sizeof cpus, &cpus) ? 1 : CPU_COUNT(&cpus);
+    if (ep_config.endpoints > 0 && ep_config.endpoints < n)
+        n = ep_config.endpoints;
+    return n < 1 ? 1 : n > MAX_DEFAULT_WORKERS ? MAX_DEFAULT_WORKERS : n;
+}
+
+/* Exchanges every worker's address over MPI_COMM_WORLD (collective). */
+static ep_status_t exchange_addresses(void)
+{
+    int np = ep_net_world_size();
+    ucp_address_t **a = calloc((size_t)nworkers, sizeof *a);
+    size_t *len = calloc((size_t)nworkers, sizeof *len), total = 0;
+    int *nw = malloc(sizeof *nw * (size_t)np), *cnt = malloc(sizeof *cnt * (size_t)np),
+        *dsp = malloc(sizeof *dsp * (size_t)np);
+    long *mylens = NULL, *lens = NULL;
+    char *mine = NULL;
+    ep_status_t rc = EP_ERR_NO_MEM;
+    MPI_Request req;
+
+    if (!a || !len || !nw || !cnt || !dsp)
+        goto out;
+    rc = EP_ERR_INTERN;
+    if (ep_net_wait_started(PMPI_Iallgather(&nworkers, 1, MPI_INT, nw, 1, MPI_INT, MPI_COMM_WORLD, &req), &req))
+        goto out;
+    for (int p = 0; p < np; p++)
+        wmax = nw[p] > wmax ? nw[p] : wmax;
+    rc = EP_ERR_NO_MEM;
+    if (!(mylens = calloc((size_t)wmax, sizeof *mylens)) ||
+        !(lens = malloc(sizeof *lens * (size_t)np * (size_t)wmax)) ||
+        !(addr_off = malloc(sizeof *addr_off * (size_t)np * (size_t)wmax)))
+        goto out;
+    for (int i = 0; i < nworkers; i++) {
+        if (ucp_worker_get_address(workers[i].w, &a[i], &len[i]) != UCS_OK) {
+            a[i] = NULL;
+            rc = EP_ERR_TRANSPORT;
+            goto out;
+        }
+        mylens[i] = (long)len[i];
+        total += len[i];
+    }
+    if (!(mine = malloc(total ? total : 1)))
+        goto out;
+    for (size_t i = 0, o = 0; i < (size_t)nworkers; o += len[i], i++)
+        memcpy(mine + o, a[i], len[i]);
+    rc = EP_ERR_INTERN;
+    if (ep_net_wait_started(PMPI_Iallgather(mylens, wmax, MPI_LONG, lens, wmax, MPI_LONG, MPI_COMM_WORLD, &req),
+                            &req))
+        goto out;
+    long all = 0;
+    for (int p = 0; p < np; p++) {
+        dsp[p] = (int)all;
+        for (int w = 0; w < wmax; w++) {
+            addr_off[(size_t)p * wmax + w] = (size_t)all;
+            all += lens[(size_t)p * wmax + w];
+        }
+        cnt[p] = (int)all - dsp[p];
+    }
+    rc = EP_ERR_NO_MEM;
+    if (!(addr_blob = malloc(all ? (size_t)all : 1)))
+        goto out;
+    rc = EP_ERR_INTERN;
+    if (ep_net_wait_started(
+            PMPI_Iallgatherv(mine, (int)total, MPI_BYTE, addr_blob, cnt, dsp, MPI_BYTE, MPI_COMM_WORLD, &req), &req))
+        goto out;
+    rc = EP_OK;
+out:
+    for (int i = 0; a && i < nworkers; i++)
+        if (a[i])
+            ucp_worker_release_address(workers[i].w, a[i]);
+    free(a);
+    free(len);
+    free(nw);
+    free(cnt);
+    free(dsp);
+    free(mylens);
+    free(lens);
+    free(mine);
+    return rc;
+}
+
+ep_status_t ep_ucx_init(char *err, size_t errlen)
+{
+    ucp_params_t params = {.field_mask = UCP_PARAM_FIELD_FEATURES, .features = UCP_FEATURE_TAG};
+    ucp_worker_params_t wp = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+                              .thread_mode = UCS_THREAD_MODE_SERIALIZED};
+    ucs_status_t st = UCS_OK;
+    ep_status_t rc = EP_OK;
+    int ok = 1, all_ok = 0;
+    MPI_Request req;
+
+    if (ep_config.transport == EP_TRANSPORT_MPI || ep_net_world_size() < 2)
+        return EP_OK;
+    nworkers = default_workers();
+    if ((st = ucp_init(&params, NULL, &ctx)) != UCS_OK) {
+        ctx = NULL;
+        ok = 0;
+    }
+    if (ok && !(workers = calloc((size_t)nworkers, sizeof *workers)))
+        ok = 0;
+    for (int i = 0; ok && i < nworkers; i++) {
+        workers[i].index = i;
+        if ((st = ucp_worker_create(ctx, &wp, &workers[i].w)) != UCS_OK) {
+            workers[i].w = NULL;
+            ok = 0;
+        }
+    }
+    /* A job runs one transport: every process must have started. */
+    if (ep_net_wait_started(PMPI_Iallreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &req), &req))
+        all_ok = 0;
+    if (all_ok && (rc = exchange_addresses()))
+        all_ok = 0;
+    for (int i = 0; all_ok && i < nworkers; i++)
+        if (!(workers[i].eps = calloc((size_t)ep_net_world_size() * (size_t)wmax, sizeof *workers[i].eps)))
+            all_ok = 0, rc = EP_ERR_NO_MEM;
+    if (!all_ok) {
+        ep_ucx_finalize();
+        if (ep_config.transport != EP_TRANSPORT_UCX)
+            return EP_OK; /* auto: the MPI path */
+        snprintf(err, errlen, "EPMPI_TRANSPORT=ucx, but UCX did not start in every process (%s)",
+                 st != UCS_OK ? ucs_status_string(st) : rc ? ep_status_text(rc) : "in another process");
+        return EP_ERR_OTHER;
+    }
+    ep_ucx_on = 1;
+    atomic_store(&helper_stop, 0);
+    helper_on = !pthread_create(&helper, NULL, helper_main, NULL);
+    return EP_OK;
+}
+
+void ep_ucx_finalize(void)
+{
+    size_t neps = (size_t)ep_net_world_size() * (size_t)wmax;
+    if (helper_on) {
+        atomic_store(&helper_stop, 1);
+        pthread_join(helper, NULL);
+        helper_on = 0;
+    }
+    for (int i = 0; workers && i < nworkers; i++) {
+        ep_ucx_worker_t *u = &workers[i];
+        for (size_t k = 0; u->eps && k < neps; k++) {
+            if (!u->eps[k])
+                continue;
+            ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = UCP_EP_CLOSE_FLAG_FORCE};
+            void *r = ucp_ep_close_nbx(u->eps[k], &prm);
+            if (r && !UCS_PTR_IS_ERR(r)) {
+                while (ucp_request_check_status(r) == UCS_INPROGRESS)
+                    ucp_worker_progress(u->w);
+                ucp_request_free(r);
+            }
+        }
+        free(u->eps);
+        free(u->slots);
+        free(u->free_slots);
+        if (u->w)
+            ucp_worker_destroy(u->w);
+    }
+    free(workers);
+    workers = NULL;
+    nworkers = 0;
+    if (ctx)
+        ucp_cleanup(ctx);
+    ctx = NULL;
+    free(addr_blob);
+    free(addr_off);
+    addr_blob = NULL;
+    addr_off = NULL;
+    wmax = 0;
+    ep_ucx_on = 0;
+}
+
+/* The connection from u to worker w of world process p, made on first
+ * use, or NULL; u's lock held. */
+static ucp_ep_h conn(ep_ucx_worker_t *u, int p, int w)
+{
+    ucp_ep_h *e = &u->eps[(size_t)p * wmax + w];
+    if (!*e) {
+        ucp_ep_params_t prm = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
+                               .address = (ucp_address_t *)(addr_blob + addr_off[(size_t)p * wmax + w])};
+        if (ucp_ep_create(u->w, &prm, e) != UCS_OK)
+            *e = NULL;
+    }
+    return *e;
+}
+
+void ep_ucx_describe(char *buf, size_t len)
+{
+    if (!ep_ucx_on) {
+        snprintf(buf, len, "transport mpi");
+        return;
+    }
+    /* The UCX transports of a connection from worker 0 to the next
+     * process, from ucp_ep_print_info's lanes ("lane[0]:  3:sysv/memory.0
+     * md[2] ..."): sysv/memory, cma/memory, tcp/lo, ..., each once. */
+    char tls[256] = "", *text = NULL;
+    size_t tlen = 0;
+    int peer = (ep_net_world_rank() + 1) % ep_net_world_size();
+    lock_worker(&workers[0]);
+    ucp_ep_h e = conn(&workers[0], peer, 0);
+    FILE *f = e ? open_memstream(&text, &tlen) : NULL;
+    if (f) {
+        ucp_ep_print_info(e, f);
+        fclose(f);
+        for (char *save = NULL, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+            char *tl = strstr(line, "lane[") ? strstr(line, "]:") : NULL;
+            if (!tl)
+                continue;
+            tl += 2 + strspn(tl + 2, " ");
+            tl += strspn(tl, "0123456789:");
+            size_t n = strcspn(tl, " .");
+            char name[64];
+            snprintf(name, sizeof name, "%.*s", (int)n, tl);
+            if (*name && !strstr(tls, name) && strlen(tls) + n + 2 < sizeof tls)
+                snprintf(tls + strlen(tls), sizeof tls - strlen(tls), "%s%s", *tls ? " " : "", name);
+        }
+        free(text);
+    }
+    unlock_worker(&workers[0]);
+    snprintf(buf, len, "transport ucx (%d workers; UCX transports to process %d: %s)", nworkers, peer,
+             *tls ? tls : "unknown");
+}
+
+/* ---- communicators ---------------------------------------------------------- */
+
+/* The worker of a local endpoint: endpoints of one identity (a rank and
+ * its duplicates) share one, neighbouring identities (the threads of a
+ * process) get different ones. */
+static ep_ucx_worker_t *worker_for(const ep_comm_t *c, const ep_endpoint_t *ep)
+{
+    const ep_gid_t *g = &c->gids[ep->rank];
+    return &workers[(g->index + g->origin % 7919u) % (uint64_t)nworkers];
+}
+
+/* A free slot of u for ep, or -1; u's lock held. */
+static int slot_take(ep_ucx_worker_t *u, ep_endpoint_t *ep)
+{
+    unsigned s;
+    if (u->nfree) {
+        s = u->free_slots[--u->nfree];
+    } else {
+        if (u->nslots == MAX_SLOTS)
+            return -1;
+        if (u->nslots == u->cap) {
+            unsigned cap = u->cap ? 2 * u->cap : 64;
+            ep_endpoint_t **t = realloc(u->slots, sizeof *t * cap);
+            if (!t)
+                return -1;
+            u->slots = t;
+            unsigned *f = realloc(u->free_slots, sizeof *f * cap);
+            if (!f)
+                return -1;
+            u->free_slots = f;
+            u->cap = cap;
+        }
+        s = u->nslots++;
+    }
+    u->slots[s] = ep;
+    return (int)s;
+}
+
+static void slot_give(ep_ucx_worker_t *u, int s)
+{
+    int took = hold(u);
+    u->slots[s] = NULL;
+    u->free_slots[u->nfree++] = (unsigned)s;
+    if (took)
+        unlock_worker(u);
+}
+
+ep_status_t ep_ucx_comm_ready(ep_comm_t *c)
+{
+    int n = c->nlocal, ok = c->size <= (1 << SRC_BITS);
+    uint32_t *mine = malloc(sizeof *mine * (size_t)(n ? n : 1));
+    uint32_t *all = malloc(sizeof *all * (size_t)c->size);
+    int *dsp = malloc(sizeof *dsp * (size_t)c->nprocs);
+    ep_status_t rc = EP_OK;
+    MPI_Request req;
+
+    /* Every process must take part in the exchange below, or the others
+     * would wait for it. */
+    if (!mine || !all || !dsp)
+        ep_fatal(MPI_ERR_NO_MEM, "out of memory setting up a communicator of %d ranks for UCX", c->size);
+    c->ucx = 0;
+    for (int i = 0; i < n; i++) {
+        ep_endpoint_t *ep = &c->local[i];
+        ep_ucx_worker_t *u = worker_for(c, ep);
+        int s = -1;
+        if (ok) {
+            int took = hold(u);
+            s = slot_take(u, ep);
+            if (took)
+                unlock_worker(u);
+        }
+        ep->ucx_w = s >= 0 ? u : NULL;
+        ep->ucx_slot = s;
+        mine[i] = s >= 0 ? (uint32_t)u->index << SLOT_BITS | (uint32_t)s : NO_ADDR;
+    }
+    /* Everyone learns every rank's address; a rank without one keeps the
+     * whole communicator on the MPI path (each process sees the same
+     * table, so they agree). */
+    for (int p = 0; p < c->nprocs; p++)
+        dsp[p] = c->proc_first[p];
+    if (ep_net_wait_started(
+            PMPI_Iallgatherv(mine, n, MPI_UINT32_T, all, c->proc_nlocal, dsp, MPI_UINT32_T, c->pcomm, &req), &req))
+        rc = EP_ERR_INTERN;
+    int everyone = !rc;
+    for (int k = 0; everyone && k < c->size; k++)
+        if (all[k] == NO_ADDR)
+            everyone = 0;
+    if (everyone && !(c->ucx_addr = malloc(sizeof *c->ucx_addr * (size_t)c->size)))
+        ep_fatal(MPI_ERR_NO_MEM, "out of memory setting up a communicator of %d ranks for UCX", c->size);
+    if (everyone) {
+        /* all[] is in process order (proc_ranks); ucx_addr is by rank. */
+        for (int k = 0; k < c->size; k++)
+            c->ucx_addr[c->proc_ranks[k]] = all[k];
+        c->ucx = 1;
+    } else {
+        for (int i = 0; i < n; i++)
+            if (c->local[i].ucx_w) {
+                slot_give(c->local[i].ucx_w, c->local[i].ucx_slot);
+                c->local[i].ucx_w = NULL;
+            }
+    }
+    free(mine);
+    free(all);
+    free(dsp);
+    return rc;
+}
+
+void ep_ucx_comm_gone(ep_comm_t *c)
+{
+    for (int i = 0; c->ucx && c->local && i < c->nlocal; i++)
+        if (c->local[i].ucx_w) {
+            slot_give(c->local[i].ucx_w, c->local[i].ucx_slot);
+            c->local[i].ucx_w = NULL;
+        }
+    free(c->ucx_addr);
+    c->ucx_addr = NULL;
+    c->ucx = 0;
+}
+
+/* ---- sending ------------------------------------------------------------------ */
+
+ep_status_t ep_ucx_send(ep_request_t *s, int idx, const ep_dt_layout_t *lay)
+{
+    ep_endpoint_t *ep = s->ep;
+    ep_comm_t *c = ep->comm;
+    uint32_t a = c->ucx_addr[idx];
+    ep_ucx_worker_t *u = ep->ucx_w;
+    const void *buf = (const char *)s->buf + lay->offset;
+    ucp_tag_t tag = (ucp_tag_t)(a & (MAX_SLOTS - 1)) << SLOT_SHIFT |
+                    (ucp_tag_t)(uint32_t)ep_local_rank(ep) << SRC_SHIFT | (ucp_tag_t)(uint32_t)s->tag;
+    ep_status_t rc = EP_OK;
+    void *q = NULL;
+
+    s->nnet = 0;
+    s->tmp = NULL;
+    s->ucx_req = NULL;
+    /* A derived layout, or a buffered send (the user's buffer is free when
+     * the call returns), goes from a packed copy, freed with s. */
+    if (!lay->contig || s->mode == EP_SEND_BUFFERED) {
+        if (!(s->tmp = malloc(lay->bytes ? (size_t)lay->bytes : 1)))
+            return EP_ERR_NO_MEM;
+        if ((rc = ep_dt_pack(s->buf, s->count, s->type, lay, s->tmp))) {
+            free(s->tmp);
+            s->tmp = NULL;
+            return rc;
+        }
+        buf = s->tmp;
+    }
+    home = u;
+    int took = hold(u);
+    ucp_ep_h e = conn(u, c->proc_world[c->ranks[idx].proc], (int)(a >> SLOT_BITS));
+    if (!e) {
+        rc = EP_ERR_TRANSPORT;
+    } else {
+        ucp_request_param_t prm = {0};
+        q = s->mode == EP_SEND_SYNC ? ucp_tag_send_sync_nbx(e, buf, (size_t)lay->bytes, tag, &prm)
+                                    : ucp_tag_send_nbx(e, buf, (size_t)lay->bytes, tag, &prm);
+        if (UCS_PTR_IS_ERR(q)) {
+            rc = EP_ERR_TRANSPORT;
+            q = NULL;
+        }
+    }
+    if (took)
+        unlock_worker(u);
+    if (rc || !q) { /* failed, or over at once */
+        free(s->tmp);
+        s->tmp = NULL;
+        if (rc)
+            return rc;
+        ep_bsend_release(s->bsend_bytes); /* a buffered send's space is free again */
+        s->bsend_bytes = 0;
+        ep_status_set(&s->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+        ep_request_set_done(s);
+        return EP_OK;
+    }
+    s->ucx_req = q;
+    ep_net_sent(s); /* NET, or handed to the progress engine when buffered */
+    return EP_OK;
+}
+
+/* ---- receiving -------------------------------------------------------------- */
+
+void ep_ucx_recv(ep_request_t *r, ep_msg_t *m)
+{
+    ep_ucx_worker_t *u = m->uworker;
+    int64_t bytes = m->bytes, cap = r->lay.bytes;
+    void *into;
+
+    r->nnet = 0;
+    r->ucx_req = NULL;
+    r->tmp = NULL;
+    r->sent_bytes = bytes;
+    /* Straight into the user's buffer when it is contiguous and large
+     * enough; else into a copy that finishing unpacks (what fits). */
+    if (r->lay.contig && bytes <= cap)
+        into = (char *)r->buf + r->lay.offset;
+    else if (!(into = r->tmp = malloc(bytes ? (size_t)bytes : 1)))
+        ep_fatal(MPI_ERR_NO_MEM, "out of memory receiving a %lld-byte message", (long long)bytes);
+    ep_status_set(&r->status, m->link.source, m->link.tag, bytes > cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS,
+                  bytes < cap ? bytes : cap, 0);
+    ucp_request_param_t prm = {0};
+    int took = hold(u);
+    void *q = ucp_tag_msg_recv_nbx(u->w, into, (size_t)bytes, (ucp_tag_message_h)m->umsg, &prm);
+    if (took)
+        unlock_worker(u);
+    m->umsg = NULL;
+    if (UCS_PTR_IS_ERR(q)) {
+        r->failure = EP_ERR_TRANSPORT;
+        r->status.MPI_ERROR = ep_status_class(r->failure);
+        q = NULL;
+    }
+    if (q) {
+        r->ucx_req = q;
+        atomic_store_explicit(&r->state, EP_RS_NET, memory_order_release);
+        return;
+    }
+    if (r->tmp && !r->failure)
+        ep_dt_unpack(r->tmp, bytes < cap ? bytes : cap, r->buf, r->count, r->type, &r->lay);
+    free(r->tmp);
+    r->tmp = NULL;
+    ep_request_set_done(r);
+}
+
+int ep_ucx_test(ep_request_t *r)
+{
+    ep_ucx_worker_t *u = r->ep->ucx_w;
+    int took = try_hold(u);
+    if (took < 0)
+        return -1; /* its holder is driving the worker */
+    home = u;
+    ucp_worker_progress(u->w);
+    ucs_status_t st = ucp_request_check_status(r->ucx_req);
+    if (st != UCS_INPROGRESS) {
+        ucp_request_free(r->ucx_req);
+        r->ucx_req = NULL;
+    }
+    if (took)
+        unlock_worker(u);
+    if (st == UCS_INPROGRESS)
+        return -1;
+    return st == UCS_OK ? EP_OK : EP_ERR_TRANSPORT;
+}
+
+/* Delivers what arrived at u, oldest first; u's lock held. */
+static void drain_worker(ep_ucx_worker_t *u)
+{
+    ucp_tag_recv_info_t info;
+    ucp_tag_message_h msg;
+    ucp_worker_progress(u->w);
+    while ((msg = ucp_tag_probe_nb(u->w, 0, 0, 1, &info))) {
+        unsigned slot = (unsigned)(info.sender_tag >> SLOT_SHIFT);
+        ep_endpoint_t *dst = slot < u->nslots ? u->slots[slot] : NULL;
+        ep_msg_t m = {.kind = EP_MSG_UCX, .bytes = (int64_t)info.length, .umsg = msg, .uworker = u,
+                      .handle = MPI_MESSAGE_NULL};
+        m.link.source = (int)((info.sender_tag >> SRC_SHIFT) & SRC_MASK);
+        m.link.tag = (int)(info.sender_tag & TAG_MASK);
+        if (!dst || m.link.source >= dst->comm->size) {
+            /* For a communicator freed here (a message never received: an
+             * erroneous program), or a corrupt tag: dropped. */
+            ep_ucx_msg_discard(&m);
+            continue;
+        }
+        ep_p2p_arrive(dst, &m);
+    }
+}
+
+static void poll_worker(ep_ucx_worker_t *u)
+{
+    int took = try_hold(u);
+    if (took < 0)
+        return; /* another thread is draining it */
+    drain_worker(u);
+    if (took)
+        unlock_worker(u);
+}
+
+void ep_ucx_poll_ep(ep_endpoint_t *ep)
+{
+    if (ep->ucx_w) {
+        home = ep->ucx_w;
+        poll_worker(ep->ucx_w);
+    }
+}
+
+void ep_ucx_progress(void)
+{
+    if (home)
+        poll_worker(home);
+    /* Now and then every worker: sends of endpoints whose threads are busy
+     * elsewhere. */
+    if (++sweep % SWEEP_EVERY == 0)
+        for (int i = 0; i < nworkers; i++)
+            poll_worker(&workers[i]);
+}
+
+void ep_ucx_msg_discard(ep_msg_t *m)
+{
+    ep_ucx_worker_t *u = m->uworker;
+    if (!m->umsg)
+        return;
+    void *sink = malloc(m->bytes ? (size_t)m->bytes : 1);
+    if (!sink)
+        ep_fatal(MPI_ERR_NO_MEM, "out of memory dropping a %lld-byte message", (long long)m->bytes);
+    ucp_request_param_t prm = {0};
+    int took = hold(u);
+    void *q = ucp_tag_msg_recv_nbx(u->w, sink, (size_t)m->bytes, (ucp_tag_message_h)m->umsg, &prm);
+    m->umsg = NULL;
+    while (q && !UCS_PTR_IS_ERR(q) && ucp_request_check_status(q) == UCS_INPROGRESS)
+        ucp_worker_progress(u->w);
+    if (q && !UCS_PTR_IS_ERR(q))
+        ucp_request_free(q);
+    if (took)
+        unlock_worker(u);
+    free(sink);
+}
+
+#endif

@@ -1,7 +1,8 @@
 /* src/datatype.c, holding: a held datatype or operation is freed
  * only at its last release, a second free of it is told apart, and
- * predefined handles are never held; and a type that cannot be learnt for
- * want of memory is told apart from an invalid one. */
+ * predefined handles are never held; a type that cannot be learnt for
+ * want of memory is told apart from an invalid one, and an operation whose
+ * hold cannot be recorded is reported. */
 #include "datatype.h"
 #include "unit.h"
 
@@ -14,10 +15,15 @@
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 #define CALLOC_CAN_FAIL 1
 void *__libc_calloc(size_t n, size_t size);
-static volatile int fail_calloc;
+void *__libc_realloc(void *p, size_t n);
+static volatile int fail_calloc, fail_realloc;
 void *calloc(size_t n, size_t size)
 {
     return fail_calloc ? NULL : __libc_calloc(n, size);
+}
+void *realloc(void *p, size_t n)
+{
+    return fail_realloc ? NULL : __libc_realloc(p, n);
 }
 #endif
 
@@ -96,6 +102,37 @@ START_TEST(out_of_memory_is_not_a_bad_type)
     ck_assert_int_eq(PMPI_Type_free(&t), MPI_SUCCESS);
 }
 END_TEST
+
+/* A hold that cannot be recorded (no memory to grow the table) says so,
+ * and the operation is then not held: MPI_Op_free would free it at once,
+ * so the caller must not go on with it (a non-blocking collective fails). */
+START_TEST(op_hold_out_of_memory_is_reported)
+{
+    enum { N = 40 };
+    MPI_Op ops[N];
+    ep_status_t st[N];
+    int failed = -1;
+    fail_realloc = 1; /* the table has room for some, then must grow */
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(PMPI_Op_create(sum_fn, 1, &ops[i]), MPI_SUCCESS);
+        st[i] = ep_op_hold(ops[i]);
+        if (st[i] && failed < 0)
+            failed = i;
+    }
+    fail_realloc = 0;
+    ck_assert_int_ge(failed, 0);
+    ck_assert_int_eq(st[failed], EP_ERR_NO_MEM);
+    ck_assert_int_eq(ep_handle_free_deferred((int)ops[failed]), 0); /* not held */
+    for (int i = 0; i < N; i++) {
+        if (!st[i]) {
+            ck_assert_int_eq(ep_handle_free_deferred((int)ops[i]), 1); /* held: freed at its release */
+            ep_op_release(ops[i]);
+        } else {
+            ck_assert_int_eq(PMPI_Op_free(&ops[i]), MPI_SUCCESS);
+        }
+    }
+}
+END_TEST
 #endif
 
 int main(int argc, char **argv)
@@ -109,6 +146,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, held_op_and_predefined_handles);
 #ifdef CALLOC_CAN_FAIL
     tcase_add_test(tc, out_of_memory_is_not_a_bad_type);
+    tcase_add_test(tc, op_hold_out_of_memory_is_reported);
 #endif
     suite_add_tcase(s, tc);
     int rc = ep_unit_run_nofork(s);

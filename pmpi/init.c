@@ -120,6 +120,7 @@ EP_API int MPI_Finalize(void)
         ep_diag_finalize();
         if (ep_world_mode())
             ep_world_finalize();
+        ep_ucx_stop_helper();
         ep_net_finalize();
         ep_ucx_finalize();
         ep_request_pools_free();

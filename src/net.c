@@ -498,7 +498,7 @@ void ep_progress(void)
 {
     if (ep_ucx_on) {
         ep_ucx_progress();
-        if (++pokes % EP_MPICH_POKE_EVERY == 0) {
+        if (++pokes % EP_MPICH_POKE_EVERY == 0 && tcomm != MPI_COMM_NULL) {
             int flag;
             PMPI_Iprobe(MPI_ANY_SOURCE, EP_POKE_TAG, tcomm, &flag, MPI_STATUS_IGNORE);
         }

@@ -226,8 +226,11 @@ ep_status_t ep_ucx_init(char *err, size_t errlen)
         ctx = NULL;
         ok = 0;
     }
-    if (ok && !(workers = calloc((size_t)nworkers, sizeof *workers)))
+    /* Aligned as the type says: each worker's lock has a cache line. */
+    if (ok && !(workers = aligned_alloc(_Alignof(ep_ucx_worker_t), sizeof *workers * (size_t)nworkers)))
         ok = 0;
+    if (workers)
+        memset(workers, 0, sizeof *workers * (size_t)nworkers);
     for (int i = 0; ok && i < nworkers; i++) {
         workers[i].index = i;
         if ((st = ucp_worker_create(ctx, &wp, &workers[i].w)) != UCS_OK) {
@@ -257,14 +260,19 @@ ep_status_t ep_ucx_init(char *err, size_t errlen)
     return EP_OK;
 }
 
-void ep_ucx_finalize(void)
+void ep_ucx_stop_helper(void)
 {
-    size_t neps = (size_t)ep_net_world_size() * (size_t)wmax;
     if (helper_on) {
         atomic_store(&helper_stop, 1);
         pthread_join(helper, NULL);
         helper_on = 0;
     }
+}
+
+void ep_ucx_finalize(void)
+{
+    size_t neps = (size_t)ep_net_world_size() * (size_t)wmax;
+    ep_ucx_stop_helper();
     for (int i = 0; workers && i < nworkers; i++) {
         ep_ucx_worker_t *u = &workers[i];
         for (size_t k = 0; u->eps && k < neps; k++) {

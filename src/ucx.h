@@ -52,7 +52,10 @@ extern int ep_ucx_on;
  * leaves the MPI path, with EP_OK; under ucx it is an error, described in
  * err. */
 ep_status_t ep_ucx_init(char *err, size_t errlen);
-/* Before MPI_Finalize, once no endpoint message is in flight. */
+/* MPI_Finalize: the progress helper stops first (before net.c's
+ * communicators go, which its progress would use), then, once no endpoint
+ * message is in flight, the rest. */
+void ep_ucx_stop_helper(void);
 void ep_ucx_finalize(void);
 /* One line for EPMPI_VERBOSE: the transport, its workers and the UCX
  * transports a connection uses. */

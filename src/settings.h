@@ -23,7 +23,8 @@ typedef struct ep_config {
     int stats;                /* EP_STATS_* bits: count traffic per endpoint when non-zero */
     const char *stats_file;   /* EPMPI_STATS_FILE: where the CSV goes, or NULL */
     ep_transport_t transport; /* EPMPI_TRANSPORT: endpoint messages between processes over UCX
-                                 (ucx.h) or MPICH (net.c); auto: UCX when built with it and it starts */
+                                 (ucx.h) or MPICH (net.c, the default); auto: UCX when built
+                                 with it and it starts */
     int ucx_workers;          /* EPMPI_UCX_WORKERS: UCX workers per process, 0 = the default */
 } ep_config_t;
 

@@ -167,14 +167,18 @@ ep_status_t ep_errhandler_record(MPI_Errhandler eh, MPI_Comm_errhandler_function
     return rc;
 }
 
-void ep_errhandler_hold(MPI_Errhandler eh)
+/* One more use (an endpoint slot) or, with given, one more reference
+ * handed to the program, of a recorded handler. */
+static void count_ref(MPI_Errhandler eh, int given)
 {
     pthread_mutex_lock(&eh_lock);
     user_eh_t *e = find_locked(eh);
     if (e)
-        e->uses++;
+        ++*(given ? &e->given : &e->uses);
     pthread_mutex_unlock(&eh_lock);
 }
+
+void ep_errhandler_hold(MPI_Errhandler eh) { count_ref(eh, 0); }
 
 /* The MPICH references of e that may go now (taken off e), with eh_lock
  * held; the caller frees them once it is released. */
@@ -216,14 +220,7 @@ void ep_errhandler_assign(_Atomic MPI_Errhandler *slot, MPI_Errhandler eh)
     ep_errhandler_release(atomic_exchange(slot, eh));
 }
 
-void ep_errhandler_give(MPI_Errhandler eh)
-{
-    pthread_mutex_lock(&eh_lock);
-    user_eh_t *e = find_locked(eh);
-    if (e)
-        e->given++;
-    pthread_mutex_unlock(&eh_lock);
-}
+void ep_errhandler_give(MPI_Errhandler eh) { count_ref(eh, 1); }
 
 int ep_errhandler_free(MPI_Errhandler *eh)
 {

@@ -159,7 +159,7 @@ static void match_complete(ep_request_t *r, const ep_msg_t *m, int by_sender)
         r->sent_bytes = m->bytes;
         ep_net_recv_rndv(r, m);
         break;
-    case EP_MSG_UCX:
+    case EP_MSG_UCX: /* consumes m's UCX handle, so that dropping m later drops nothing */
         ep_ucx_recv(r, (ep_msg_t *)m);
         break;
     case EP_MSG_DIRECT: /* received by ep_direct_mrecv, never queued */

@@ -208,7 +208,23 @@ void ep_request_hold_derived_type(ep_request_t *r)
     r->type_rec = ep_type_hold_rec(r->type);
 }
 
-static void finish_tail(ep_request_t *r);
+/* What every PMPI or UCX part leaves to do once over: a receive's data
+ * that landed in tmp (truncated, or of a derived layout) goes where it
+ * belongs, what fits; tmp and attached-buffer space go. */
+void ep_request_finish_transfer(ep_request_t *r)
+{
+    if (r->kind == EP_REQ_RECV && r->tmp && !r->failure)
+        ep_dt_unpack(r->tmp, r->sent_bytes < r->lay.bytes ? r->sent_bytes : r->lay.bytes, r->buf, r->count, r->type,
+                     &r->lay);
+    free(r->tmp);
+    r->tmp = NULL;
+    r->nnet = 0;
+    if (r->bsend_bytes) {
+        ep_bsend_release(r->bsend_bytes);
+        r->bsend_bytes = 0;
+    }
+    ep_request_set_done(r);
+}
 
 /* The PMPI part of r finished, with status st and code err: finish what
  * the engine owes it.  A direct receive's status is MPICH's; any other
@@ -227,25 +243,7 @@ static void finish_net(ep_request_t *r, const MPI_Status *st, int err)
         r->failure = EP_ERR_PEER_FAILED;
         ep_status_set(&r->status, r->status.MPI_SOURCE, r->status.MPI_TAG, ep_status_class(r->failure), 0, 0);
     }
-    finish_tail(r);
-}
-
-/* What every PMPI or UCX part leaves to do once over: a receive's data
- * that landed in tmp (truncated, or of a derived layout) goes where it
- * belongs, what fits; tmp and attached-buffer space go. */
-static void finish_tail(ep_request_t *r)
-{
-    if (r->kind == EP_REQ_RECV && r->tmp && !r->failure)
-        ep_dt_unpack(r->tmp, r->sent_bytes < r->lay.bytes ? r->sent_bytes : r->lay.bytes, r->buf, r->count, r->type,
-                     &r->lay);
-    free(r->tmp);
-    r->tmp = NULL;
-    r->nnet = 0;
-    if (r->bsend_bytes) {
-        ep_bsend_release(r->bsend_bytes);
-        r->bsend_bytes = 0;
-    }
-    ep_request_set_done(r);
+    ep_request_finish_transfer(r);
 }
 
 void ep_request_poll_net(ep_request_t *const rs[], int n)
@@ -303,7 +301,7 @@ int ep_request_poll(ep_request_t *r)
             r->failure = (ep_status_t)st;
             r->status.MPI_ERROR = ep_status_class(r->failure);
         }
-        finish_tail(r);
+        ep_request_finish_transfer(r);
         return 1;
     }
     int flag = 0;

@@ -175,6 +175,11 @@ static inline int ep_request_state(ep_request_t *r)
     return atomic_load_explicit(&r->state, memory_order_acquire);
 }
 
+/* r's transfer (PMPI or UCX part) is over, its failure if any recorded:
+ * a receive's data that landed in tmp goes where it belongs (what fits),
+ * tmp and attached-buffer space go, and r is DONE. */
+void ep_request_finish_transfer(ep_request_t *r);
+
 /* Tests r, driving its PMPI part if any; 1 when complete (INACTIVE counts). */
 int ep_request_poll(ep_request_t *r);
 

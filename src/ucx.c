@@ -573,11 +573,7 @@ void ep_ucx_recv(ep_request_t *r, ep_msg_t *m)
         atomic_store_explicit(&r->state, EP_RS_NET, memory_order_release);
         return;
     }
-    if (r->tmp && !r->failure)
-        ep_dt_unpack(r->tmp, bytes < cap ? bytes : cap, r->buf, r->count, r->type, &r->lay);
-    free(r->tmp);
-    r->tmp = NULL;
-    ep_request_set_done(r);
+    ep_request_finish_transfer(r); /* over at once */
 }
 
 int ep_ucx_test(ep_request_t *r)

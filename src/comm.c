@@ -424,16 +424,29 @@ ep_status_t ep_comm_clone_begin(ep_comm_t *pc, ep_comm_t **out, MPI_Request *req
 ep_status_t ep_comm_clone_step(ep_comm_t *pc, ep_comm_t *c, int stage, MPI_Request *req)
 {
     ep_status_t rc;
+    int carries = c->nprocs > 1 && !c->direct; /* messages between processes */
     /* Stage 0, the new process-level communicator exists: its first
      * process's context id becomes everyone's. */
     if (stage == 0 && c->pcomm != MPI_COMM_NULL)
         return PMPI_Ibcast(&c->ctx, 1, MPI_UINT64_T, 0, c->pcomm, req) == MPI_SUCCESS ? EP_OK : EP_ERR_ENDPOINTS;
-    ep_direct_decide(c);
-    if ((rc = endpoints_init(c, MPI_ERRORS_ARE_FATAL)))
+    if (!c->ucx_setup) {
+        /* Then the endpoints, and UCX's exchange of their addresses as
+         * one more PMPI step: a blocking exchange here could wait for a
+         * process that drives another construction first. */
+        ep_direct_decide(c);
+        carries = c->nprocs > 1 && !c->direct;
+        if ((rc = endpoints_init(c, MPI_ERRORS_ARE_FATAL)))
+            return rc;
+        for (int i = 0; i < c->nlocal; i++)
+            ep_errhandler_assign(&c->local[i].errhandler, pc->local[i].errhandler);
+        if (carries && (rc = ep_ucx_comm_start(c, req)))
+            return rc;
+        if (*req != MPI_REQUEST_NULL)
+            return EP_OK;
+    } else if ((rc = ep_ucx_comm_finish(c))) {
         return rc;
-    for (int i = 0; i < c->nlocal; i++)
-        ep_errhandler_assign(&c->local[i].errhandler, pc->local[i].errhandler);
-    if (c->nprocs > 1 && !c->direct && (rc = transport_ready(c)))
+    }
+    if (carries && !c->ucx && (rc = ep_net_activate()))
         return rc;
     ep_net_comm_ready(c);
     return EP_OK;
@@ -443,6 +456,7 @@ void ep_comm_clone_abort(ep_comm_t *c, MPI_Request *req)
 {
     if (*req != MPI_REQUEST_NULL)
         ep_net_wait_pmpi(req, MPI_STATUS_IGNORE);
+    ep_ucx_comm_gone(c);
     comm_destroy(c);
 }
 

@@ -81,25 +81,35 @@ static void pool_thread_exit(void *arg)
 
 static void pool_key_make(void) { pthread_key_create(&pool_key, pool_thread_exit); }
 
+/* The calling thread's pool, made at its first request.  Only threads
+ * that make requests have one: a thread that only frees them (UCX's
+ * progress helper finishing buffered sends) would keep objects that
+ * nobody takes again, up to EP_REQ_POOL of them. */
+static req_pool_t *pool_mine(void)
+{
+    req_pool_t *p = pool;
+    if (p || !(p = calloc(1, sizeof *p)))
+        return p;
+    pool = p;
+    pthread_once(&pool_key_once, pool_key_make);
+    pthread_mutex_lock(&pools_lock);
+    p->next = pools;
+    if (pools)
+        pools->prev = p;
+    pools = p;
+    pthread_mutex_unlock(&pools_lock);
+    pthread_setspecific(pool_key, p);
+    return p;
+}
+
 /* Keeps r (its handle already retired, its slot in r->pool_slot) in the
- * calling thread's pool; 0 when there is no room for the object (the
- * caller frees it, and with it any slot it still holds). */
+ * calling thread's pool; 0 when there is no pool or no room for the
+ * object (the caller frees it, and with it any slot it still holds). */
 static int pool_put(ep_request_t *r)
 {
     req_pool_t *p = pool;
-    if (!p) {
-        if (!(p = calloc(1, sizeof *p)))
-            return 0;
-        pool = p;
-        pthread_once(&pool_key_once, pool_key_make);
-        pthread_mutex_lock(&pools_lock);
-        p->next = pools;
-        if (pools)
-            pools->prev = p;
-        pools = p;
-        pthread_mutex_unlock(&pools_lock);
-        pthread_setspecific(pool_key, p);
-    }
+    if (!p)
+        return 0;
     if (r->pool_slot && p->nslot < EP_REQ_POOL) {
         p->slot[(p->shead + p->nslot++) % EP_REQ_POOL] = r->pool_slot;
         r->pool_slot = 0;
@@ -112,7 +122,7 @@ static int pool_put(ep_request_t *r)
 
 static ep_request_t *pool_get_obj(void)
 {
-    req_pool_t *p = pool;
+    req_pool_t *p = pool_mine();
     return p && p->nobj ? p->obj[--p->nobj] : NULL;
 }
 

@@ -5,9 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The transport stays MPI by default until the UCX one passes the
- * sanitizer runs too (README, EPMPI_TRANSPORT). */
-#define EP_CONFIG_DEFAULTS {.wait = EP_WAIT_YIELD, .eager_limit = EP_EAGER_LIMIT_DEFAULT, .transport = EP_TRANSPORT_MPI}
+/* The transport: UCX when it starts, else MPI (README, EPMPI_TRANSPORT). */
+#define EP_CONFIG_DEFAULTS {.wait = EP_WAIT_YIELD, .eager_limit = EP_EAGER_LIMIT_DEFAULT, .transport = EP_TRANSPORT_AUTO}
 
 ep_config_t ep_config = EP_CONFIG_DEFAULTS;
 

@@ -404,20 +404,52 @@ static void slot_give(ep_ucx_worker_t *u, int s)
         unlock_worker(u);
 }
 
-ep_status_t ep_ucx_comm_ready(ep_comm_t *c)
+/* The exchange of a communicator's receive addresses while it runs
+ * (ep_ucx_comm_start to ep_ucx_comm_finish). */
+typedef struct ep_ucx_setup {
+    uint32_t *mine; /* [nlocal] this process's ranks', NO_ADDR without a slot */
+    uint32_t *all;  /* [size] everyone's, in process order */
+    int *dsp;       /* [nprocs] where each process's start in all */
+} ep_ucx_setup_t;
+
+static void setup_free(ep_comm_t *c)
+{
+    ep_ucx_setup_t *x = c->ucx_setup;
+    if (x) {
+        free(x->mine);
+        free(x->all);
+        free(x->dsp);
+        free(x);
+    }
+    c->ucx_setup = NULL;
+}
+
+/* Gives back the slots of c's local endpoints. */
+static void slots_give(ep_comm_t *c)
+{
+    for (int i = 0; c->local && i < c->nlocal; i++)
+        if (c->local[i].ucx_w) {
+            slot_give(c->local[i].ucx_w, c->local[i].ucx_slot);
+            c->local[i].ucx_w = NULL;
+        }
+}
+
+ep_status_t ep_ucx_comm_start(ep_comm_t *c, MPI_Request *req)
 {
     int n = c->nlocal, ok = c->size <= (1 << SRC_BITS);
-    uint32_t *mine = malloc(sizeof *mine * (size_t)(n ? n : 1));
-    uint32_t *all = malloc(sizeof *all * (size_t)c->size);
-    int *dsp = malloc(sizeof *dsp * (size_t)c->nprocs);
-    ep_status_t rc = EP_OK;
-    MPI_Request req;
+    ep_ucx_setup_t *x = calloc(1, sizeof *x);
 
-    /* Every process must take part in the exchange below, or the others
-     * would wait for it. */
-    if (!mine || !all || !dsp)
-        ep_fatal(MPI_ERR_NO_MEM, "out of memory setting up a communicator of %d ranks for UCX", c->size);
+    *req = MPI_REQUEST_NULL;
     c->ucx = 0;
+    if (!ep_ucx_on)
+        return EP_OK;
+    c->ucx_setup = x;
+    if (!x || !(x->mine = malloc(sizeof *x->mine * (size_t)(n ? n : 1))) ||
+        !(x->all = malloc(sizeof *x->all * (size_t)c->size)) ||
+        !(x->dsp = malloc(sizeof *x->dsp * (size_t)c->nprocs)))
+        /* Every process must take part in the exchange, or the others
+         * would wait for it. */
+        ep_fatal(MPI_ERR_NO_MEM, "out of memory setting up a communicator of %d ranks for UCX", c->size);
     for (int i = 0; i < n; i++) {
         ep_endpoint_t *ep = &c->local[i];
         ep_ucx_worker_t *u = worker_for(c, ep);
@@ -430,47 +462,62 @@ ep_status_t ep_ucx_comm_ready(ep_comm_t *c)
         }
         ep->ucx_w = s >= 0 ? u : NULL;
         ep->ucx_slot = s;
-        mine[i] = s >= 0 ? (uint32_t)u->index << SLOT_BITS | (uint32_t)s : NO_ADDR;
+        x->mine[i] = s >= 0 ? (uint32_t)u->index << SLOT_BITS | (uint32_t)s : NO_ADDR;
     }
-    /* Everyone learns every rank's address; a rank without one keeps the
+    for (int p = 0; p < c->nprocs; p++)
+        x->dsp[p] = c->proc_first[p];
+    if (PMPI_Iallgatherv(x->mine, n, MPI_UINT32_T, x->all, c->proc_nlocal, x->dsp, MPI_UINT32_T, c->pcomm, req) !=
+        MPI_SUCCESS) {
+        *req = MPI_REQUEST_NULL;
+        slots_give(c);
+        setup_free(c);
+        return EP_ERR_INTERN;
+    }
+    return EP_OK;
+}
+
+ep_status_t ep_ucx_comm_finish(ep_comm_t *c)
+{
+    ep_ucx_setup_t *x = c->ucx_setup;
+    if (!x)
+        return EP_OK; /* UCX is off: nothing was started */
+    /* Everyone learned every rank's address; a rank without one keeps the
      * whole communicator on the MPI path (each process sees the same
      * table, so they agree). */
-    for (int p = 0; p < c->nprocs; p++)
-        dsp[p] = c->proc_first[p];
-    if (ep_net_wait_started(
-            PMPI_Iallgatherv(mine, n, MPI_UINT32_T, all, c->proc_nlocal, dsp, MPI_UINT32_T, c->pcomm, &req), &req))
-        rc = EP_ERR_INTERN;
-    int everyone = !rc;
+    int everyone = 1;
     for (int k = 0; everyone && k < c->size; k++)
-        if (all[k] == NO_ADDR)
-            everyone = 0;
+        everyone = x->all[k] != NO_ADDR;
     if (everyone && !(c->ucx_addr = malloc(sizeof *c->ucx_addr * (size_t)c->size)))
         ep_fatal(MPI_ERR_NO_MEM, "out of memory setting up a communicator of %d ranks for UCX", c->size);
     if (everyone) {
         /* all[] is in process order (proc_ranks); ucx_addr is by rank. */
         for (int k = 0; k < c->size; k++)
-            c->ucx_addr[c->proc_ranks[k]] = all[k];
+            c->ucx_addr[c->proc_ranks[k]] = x->all[k];
         c->ucx = 1;
     } else {
-        for (int i = 0; i < n; i++)
-            if (c->local[i].ucx_w) {
-                slot_give(c->local[i].ucx_w, c->local[i].ucx_slot);
-                c->local[i].ucx_w = NULL;
-            }
+        slots_give(c);
     }
-    free(mine);
-    free(all);
-    free(dsp);
-    return rc;
+    setup_free(c);
+    return EP_OK;
+}
+
+ep_status_t ep_ucx_comm_ready(ep_comm_t *c)
+{
+    MPI_Request req;
+    ep_status_t rc = ep_ucx_comm_start(c, &req);
+    if (!rc && req != MPI_REQUEST_NULL && ep_net_wait_pmpi(&req, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        rc = EP_ERR_INTERN;
+    if (rc) {
+        ep_ucx_comm_gone(c);
+        return rc;
+    }
+    return ep_ucx_comm_finish(c);
 }
 
 void ep_ucx_comm_gone(ep_comm_t *c)
 {
-    for (int i = 0; c->ucx && c->local && i < c->nlocal; i++)
-        if (c->local[i].ucx_w) {
-            slot_give(c->local[i].ucx_w, c->local[i].ucx_slot);
-            c->local[i].ucx_w = NULL;
-        }
+    slots_give(c);
+    setup_free(c);
     free(c->ucx_addr);
     c->ucx_addr = NULL;
     c->ucx = 0;

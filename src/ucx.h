@@ -64,9 +64,13 @@ void ep_ucx_describe(char *buf, size_t len);
 /* c, over several processes and not direct, is built: gives its local
  * endpoints receive slots and learns every rank's over c->pcomm
  * (collective over c's processes).  Sets c->ucx when every process could;
- * otherwise c keeps the MPI path. */
+ * otherwise c keeps the MPI path.  In two steps for the non-blocking
+ * constructors: start takes the slots and starts the exchange (*req, or
+ * MPI_REQUEST_NULL when UCX is off); finish, once *req is over, decides. */
+ep_status_t ep_ucx_comm_start(ep_comm_t *c, MPI_Request *req);
+ep_status_t ep_ucx_comm_finish(ep_comm_t *c);
 ep_status_t ep_ucx_comm_ready(ep_comm_t *c);
-/* c goes: its slots are free again. */
+/* c goes (or its construction failed): its slots are free again. */
 void ep_ucx_comm_gone(ep_comm_t *c);
 
 /* Sends s (prepared as for ep_net_send) to rank position idx of s's

@@ -33,7 +33,6 @@ while [ "$(date +%s)" -lt "$end" ]; do
         [ -z "${EP_SANITIZER:-}" ] || faults="EPMPI_FAULT_ALLOC=0 EPMPI_FAULT_PMPI=0.002"
         transport=ucx
         [ $((runs / 3 % 2)) -eq 0 ] || transport=mpi
-        [ -z "${EP_SANITIZER:-}" ] || transport=mpi # UCX is not yet clean under sanitizers (bench/README.md)
         settings="$faults EPMPI_FAULT_SEED=$seed EPMPI_FAULT_DELAY_MS=$delay EPMPI_TRANSPORT=$transport"
         # A job that stops on an error leaves memory behind: no leak check.
         env $settings ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 EPMPI_TEST_PRELOAD_EXTRA="$EP_FAULT_LIB" \

@@ -30,9 +30,9 @@ set -eu
 
 usage() {
     cat <<USAGE
-usage: run-bench.sh [--reps N] [--configs "1 2 3 4 5"] [--out DIR] [--no-plots] [--plots-only] [--smoke]
+usage: run-bench.sh [--reps N] [--configs "1 2 3 4 5 6"] [--out DIR] [--no-plots] [--plots-only] [--smoke]
   --reps N      alternations of each pair of runs (default 7)
-  --configs L   which configurations (1 2 3 4 5, or 5a 5b; default all)
+  --configs L   which configurations (1 2 3 4 5 6, or 5a 5b; default all)
   --out DIR     where latest.csv, table.md and the plots go (default bench/results)
   --no-plots    no PNG plots
   --plots-only  measure nothing: draw the plots again from DIR/latest.csv
@@ -42,7 +42,7 @@ USAGE
 }
 
 REPS=${BENCH_REPS:-7}
-CONFIGS=${BENCH_CONFIGS:-1 2 3 4 5}
+CONFIGS=${BENCH_CONFIGS:-1 2 3 4 5 6}
 OUT=${BENCH_OUT:-bench/results}
 PROG=${BENCH_PROG:-$(pwd)/epmpi-bench}
 LIB=${BENCH_LIB:-$(pwd)/.libs/libepmpi.so}
@@ -53,7 +53,7 @@ PLOTS=1
 REPLOT=0
 SMOKE=0
 [ -n "$REPS" ] || REPS=7
-[ -n "$CONFIGS" ] || CONFIGS="1 2 3 4 5"
+[ -n "$CONFIGS" ] || CONFIGS="1 2 3 4 5 6"
 [ -n "$OUT" ] || OUT=bench/results
 
 while [ $# -gt 0 ]; do
@@ -87,19 +87,22 @@ if [ -n "${BENCH_SAN_PRELOAD:-}" ]; then
     export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
 fi
 
-# id, epmpi shape, baseline shape, cases
+# id, epmpi shape, baseline shape, cases (a case@SIZES runs those sizes,
+# separated by +)
 CONFIG_TABLE='1 world:1:2 mpich:2 pingpong,rate,calls,rma,create
 2 world:2:1 mpich:2 pingpong,rate,rma
 3 preload:2 mpich:2 pingpong,rate
 4 world:2:2 mt:2:2 rate
 5a world:1:2 mpich:2 coll
-5b world:2:2 mpich:4 coll'
+5b world:2:2 mpich:4 coll
+6 engine:2:1 mpich:2 pingpong,rate@8+4096'
 [ "$SMOKE" = 1 ] && CONFIG_TABLE='1 world:1:2 mpich:2 pingpong,rma'
 
 describe() {
     case $1 in
         world:1:*) echo "epmpi: 1 process x ${1##*:} endpoints" ;;
         world:*) p=${1#world:}; echo "epmpi: ${p%%:*} processes x ${1##*:} endpoint(s)" ;;
+        engine:*) p=${1#engine:}; echo "epmpi: ${p%%:*} processes x ${1##*:} endpoint(s) with the endpoint transport forced (EPMPI_P2P_PATH=engine)" ;;
         preload:*) echo "epmpi preloaded without world mode: ${1#preload:} processes" ;;
         mpich:*) echo "MPICH: ${1#mpich:} processes" ;;
         mt:*) p=${1#mt:}; echo "MPICH: ${p%%:*} processes x ${1##*:} threads (THREAD_MULTIPLE; a dup per thread)" ;;
@@ -114,9 +117,10 @@ launch() {
         mt:*) p=${shape#mt:}
               set -- -n "${p%%:*}" -genv OMP_NUM_THREADS "${shape##*:}" "$PROG" --comm dup "$@" ;;
         preload:*) set -- -n "${shape#preload:}" -genv OMP_NUM_THREADS 1 -genv LD_PRELOAD "$PRELOAD" "$PROG" "$@" ;;
-        world:*) p=${shape#world:}; t=${shape##*:}
+        world:*|engine:*) p=${shape#*:}; t=${shape##*:}; path=auto
+                 [ "${shape%%:*}" = world ] || path=engine
                  set -- -n "${p%%:*}" -genv OMP_NUM_THREADS "$t" -genv EPMPI_ENDPOINTS "$t" \
-                     -genv LD_PRELOAD "$PRELOAD" "$PROG" "$@" ;;
+                     -genv EPMPI_P2P_PATH "$path" -genv LD_PRELOAD "$PRELOAD" "$PROG" "$@" ;;
     esac
     # shellcheck disable=SC2086 # PROG_ARGS is a list of options
     # stdin from /dev/null: mpiexec forwards it to rank 0, and the loop
@@ -220,7 +224,11 @@ fi
 # run CONFIG SIDE SHAPE CASE: one run, its results appended to the samples as
 # "config side case metric size value unit"; anything else stops the driver.
 run() {
-    if ! launch "$3" --case "$4" > "$tmp/out" 2> "$tmp/err"; then
+    sizes=""
+    case $4 in
+        *@*) sizes=$(echo "${4#*@}" | tr '+' ',') ;;
+    esac
+    if ! launch "$3" --case "${4%%@*}" ${sizes:+--sizes "$sizes"} > "$tmp/out" 2> "$tmp/err"; then
         echo "run-bench.sh: this run failed ($(describe "$3"), --case $4):" >&2
         cat "$tmp/out" "$tmp/err" >&2
         exit 1
@@ -283,7 +291,7 @@ elapsed=$(secs "$started" "$(now)")
 uptime_after=$(uptime | sed 's/.*load average: *//')
 
 # ---- medians, ratios, targets -------------------------------------------------
-# The targets of issue 6, on the ratio epmpi / baseline.
+# The targets of issues 6 and 25, on the ratio epmpi / baseline.
 echo "$selected" | while read -r id ep base cases; do
     echo "desc $id $(describe "$ep")|$(describe "$base")"
 done > "$tmp/desc"
@@ -304,6 +312,10 @@ function target(c, cs, m, s) {
     if (c == "3" && m == "latency" && s == 8) return "<= 1.03"
     if (c == "3" && (cs == "rate" && s == 8 || m == "bandwidth" && s == 4194304)) return ">= 0.971"
     if (c == "4" && cs == "rate" && s == 8) return ">= 1.5"
+    if (c == "6" && m == "latency" && (s == 8 || s == 1024)) return "<= 1"
+    if (c == "6" && cs == "rate" && s == 8) return ">= 1.5"
+    if (c == "6" && cs == "rate" && s == 4096) return ">= 1.2"
+    if (c == "6" && m == "bandwidth" && (s == 1048576 || s == 4194304)) return ">= 0.97"
     if (c == "5a") return "<= 0.5"
     if (c == "5b") return "<= 1"
     return ""

@@ -289,7 +289,7 @@ static int sendrecv_run(const char *call, ep_endpoint_t *ep, const void *sbuf, i
     set_recv(&r, rbuf, rcount, rtype, source, rtag);
     ep_request_init(&s, EP_REQ_SEND, ep);
     set_send(&s, sbuf, scount, stype, dest, stag, EP_SEND_STANDARD);
-    if ((st = ep_recv_start(&r)))
+    if ((st = ep_recv_start_waited(&r)))
         return ep_raise_status(ep, call, st, NULL);
     if ((st = ep_send_start(&s))) {
         /* The receive is posted on our stack: take it back before leaving. */

@@ -515,13 +515,31 @@ static inline ep_status_t recv_prepare(ep_request_t *r)
     r->nnet = 0;
     r->tmp = NULL;
     r->failure = EP_OK;
+    r->ucx_posted = 0;
     r->link.source = r->source_pat;
     r->link.tag = r->tag_pat;
     atomic_store_explicit(&r->state, EP_RS_PENDING, memory_order_relaxed);
     return EP_OK;
 }
 
-ep_status_t ep_recv_start(ep_request_t *r)
+/* Whether r may be posted in UCX itself (ucx.c says when it is): a
+ * receive from one rank of another process into a contiguous buffer.
+ * With statistics on, epmpi's matching counts what arrives.  Only
+ * receives that their caller waits for at once are: their message has
+ * most likely not arrived, and UCX lands it in the buffer as it comes
+ * (2 x 1, 8 B ping-pong 1.27x -> 1.13x of MPICH).  Non-blocking receives
+ * come in windows, posted while senders wait, and a post into epmpi's
+ * queue costs less than one into UCX (8 B rate 0.66x -> 0.61x when they
+ * were posted in UCX too). */
+static inline int ucx_may_post(const ep_request_t *r)
+{
+    const ep_endpoint_t *ep = r->ep;
+    const ep_comm_t *c = ep->comm;
+    return c->ucx && r->source_pat != MPI_ANY_SOURCE && r->lay.contig && !ep->stats && ep->ucx_w &&
+           c->ranks[ep_peer_index(ep, r->source_pat)].proc != c->myproc;
+}
+
+static ep_status_t recv_start(ep_request_t *r, int waited)
 {
     ep_endpoint_t *ep = r->ep;
     ep_status_t rc;
@@ -535,25 +553,35 @@ ep_status_t ep_recv_start(ep_request_t *r)
         return rc;
     if (ep->comm->direct)
         return ep_direct_recv(r);
+    int in_ucx = waited && ucx_may_post(r), took = in_ucx ? ep_ucx_recv_post_hold(ep) : 0;
     ep_lock(&ep->lock);
     ep_match_item_t *it = ep_mq_empty(&ep->unexpected)
                               ? NULL
                               : ep_mq_find_unexpected(&ep->unexpected, r->source_pat, r->tag_pat, 1);
     if (!it) {
-        ep_mq_append(&ep->posted, &r->link);
+        if (!in_ucx || !ep_mq_empty(&ep->posted) || !ep_ucx_recv_post(r))
+            ep_mq_append(&ep->posted, &r->link);
         ep_unlock(&ep->lock);
+        if (in_ucx)
+            ep_ucx_recv_post_give(ep, took);
         return EP_OK;
     }
     ep_unlock(&ep->lock);
+    if (in_ucx)
+        ep_ucx_recv_post_give(ep, took);
     ep_msg_t *m = ep_container_of(it, ep_msg_t, link);
     match_complete(r, m, 0);
     ep_msg_destroy(m);
     return EP_OK;
 }
 
+ep_status_t ep_recv_start(ep_request_t *r) { return recv_start(r, 0); }
+
+ep_status_t ep_recv_start_waited(ep_request_t *r) { return recv_start(r, 1); }
+
 ep_status_t ep_recv_wait(ep_request_t *r)
 {
-    ep_status_t rc = ep_recv_start(r);
+    ep_status_t rc = recv_start(r, 1);
     if (!rc)
         ep_request_wait(r);
     return rc;
@@ -629,6 +657,8 @@ int ep_recv_cancel(ep_request_t *r)
     ep_endpoint_t *ep = r->ep;
     if (r->direct)
         return ep_direct_cancel(r);
+    if (r->ucx_posted)
+        return ep_ucx_recv_cancel(r);
     if (ep_request_state(r) != EP_RS_PENDING)
         return 0; /* matched already */
     ep_lock(&ep->lock);

@@ -33,6 +33,8 @@ int ep_send_now(ep_endpoint_t *ep, const void *buf, int count, MPI_Datatype type
 ep_status_t ep_send_start(ep_request_t *s);
 /* Starts a receive request prepared with buf/count/type/source_pat/tag_pat. */
 ep_status_t ep_recv_start(ep_request_t *r);
+/* The same for a receive its caller waits for next (MPI_Sendrecv). */
+ep_status_t ep_recv_start_waited(ep_request_t *r);
 /* Starts receive r and waits until it is complete (a blocking receive). */
 ep_status_t ep_recv_wait(ep_request_t *r);
 /* Starts receive r of a message taken by MPI_Mprobe (consumes m). */

@@ -100,6 +100,8 @@ typedef struct ep_request {
     unsigned pool_slot;             /* the registry slot its handle had, once retired (0: none) */
     _Atomic int copy_open;          /* job holds a copy its owner may help with (ep_copy_job_t) */
     void *ucx_req;                  /* NET over UCX: the UCX request on ep's worker (ucx.h) */
+    int ucx_posted;                 /* a receive posted in UCX itself (ucx.c): ucx_req is its UCX request
+                                       until UCX completes it */
     /* Last, and not cleared by ep_request_init: room for the wire header
      * and payload of a small message to another process (net.c), which
      * saves an allocation per message; a request that takes part in a

@@ -6,6 +6,7 @@
 #ifdef EP_HAVE_UCX
 
 #include "handle.h"
+#include "invariant.h"
 #include "net.h"
 #include "p2p.h"
 #include "settings.h"
@@ -623,6 +624,111 @@ void ep_ucx_recv(ep_request_t *r, ep_msg_t *m)
     ep_request_finish_transfer(r); /* over at once */
 }
 
+/* ---- receives posted in UCX ---------------------------------------------------
+ * A receive that names one rank of another process can only be matched by
+ * that rank's messages, which all come through ep's worker.  When nothing
+ * waits in ep's posted queue, no receive posted earlier can want them, so
+ * UCX itself may match it: the message lands in the user's buffer as it
+ * arrives, with no probe, unexpected record or second call.  Posting, and
+ * the check of ep's unexpected queue before it, happen under the worker's
+ * lock, which every move of a message from UCX to that queue holds, so no
+ * message slips between the two.
+ *
+ * The receive stays PENDING, like one in ep's posted queue: whoever
+ * progresses the worker runs posted_done, which completes it. */
+
+int ep_ucx_recv_post_hold(ep_endpoint_t *ep) { return hold(ep->ucx_w); }
+
+void ep_ucx_recv_post_give(ep_endpoint_t *ep, int took)
+{
+    if (took)
+        unlock_worker(ep->ucx_w);
+}
+
+/* Set while this thread is inside ucp_tag_recv_nbx, which may complete the
+ * receive before it returns the UCX request (posted_done must then leave
+ * that request to the poster to free). */
+static __thread int posting EP_TLS, posted_at_once EP_TLS;
+
+/* UCX finished a receive posted in it, the worker's lock held.  The
+ * message's tag and length are valid only with UCS_OK; a truncated one
+ * reports the receive's capacity, and sent_bytes says no more. */
+static void posted_done(void *q, ucs_status_t st, const ucp_tag_recv_info_t *info, void *arg)
+{
+    ep_request_t *r = arg;
+    int64_t cap = r->lay.bytes;
+    r->ucx_req = NULL;
+    if (st == UCS_OK) {
+        int64_t bytes = (int64_t)info->length;
+        r->sent_bytes = bytes;
+        ep_status_set(&r->status, (int)((info->sender_tag >> SRC_SHIFT) & SRC_MASK),
+                      (int)(info->sender_tag & TAG_MASK), MPI_SUCCESS, bytes < cap ? bytes : cap, 0);
+    } else if (st == UCS_ERR_CANCELED) {
+        ep_status_set(&r->status, r->source_pat, r->tag_pat, MPI_SUCCESS, 0, 1);
+    } else if (st == UCS_ERR_MESSAGE_TRUNCATED) {
+        r->sent_bytes = cap;
+        ep_status_set(&r->status, r->source_pat, r->tag_pat, MPI_ERR_TRUNCATE, cap, 0);
+    } else {
+        r->failure = EP_ERR_TRANSPORT;
+        ep_status_set(&r->status, r->source_pat, r->tag_pat, ep_status_class(r->failure), 0, 0);
+    }
+    if (posting)
+        posted_at_once = 1;
+    else
+        ucp_request_free(q);
+    ep_request_set_done(r); /* last touch of r: its owner may free it now */
+}
+
+int ep_ucx_recv_post(ep_request_t *r)
+{
+    ep_endpoint_t *ep = r->ep;
+    ep_ucx_worker_t *u = ep->ucx_w;
+    ucp_tag_t want = (ucp_tag_t)(uint32_t)ep->ucx_slot << SLOT_SHIFT | (ucp_tag_t)(uint32_t)r->source_pat << SRC_SHIFT;
+    ucp_tag_t mask = (ucp_tag_t)(MAX_SLOTS - 1) << SLOT_SHIFT | SRC_MASK << SRC_SHIFT;
+    /* Always through posted_done: UCX 1.13 does not fill recv_info
+     * reliably when a receive completes at once. */
+    ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                                               UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
+                               .cb.recv = posted_done,
+                               .user_data = r};
+
+    EP_ASSERT(held == u);
+    if (r->tag_pat != MPI_ANY_TAG) {
+        want |= (ucp_tag_t)(uint32_t)r->tag_pat;
+        mask |= TAG_MASK;
+    }
+    home = u;
+    r->ucx_posted = 1;
+    posting = 1;
+    posted_at_once = 0;
+    void *q = ucp_tag_recv_nbx(u->w, (char *)r->buf + r->lay.offset, (size_t)r->lay.bytes, want, mask, &prm);
+    posting = 0;
+    if (!q || UCS_PTR_IS_ERR(q)) {
+        r->ucx_posted = 0;
+        return 0; /* not posted: epmpi's matching takes it */
+    }
+    if (posted_at_once)
+        ucp_request_free(q); /* r is DONE */
+    else
+        r->ucx_req = q;
+    return 1;
+}
+
+int ep_ucx_recv_cancel(ep_request_t *r)
+{
+    ep_ucx_worker_t *u = r->ep->ucx_w;
+    int took = hold(u);
+    /* A receive UCX matched already is not cancelled: it completes. */
+    int gone = 0;
+    if (r->ucx_req) {
+        ucp_request_cancel(u->w, r->ucx_req); /* posted_done runs now, with UCS_ERR_CANCELED */
+        gone = ep_request_state(r) == EP_RS_DONE;
+    }
+    if (took)
+        unlock_worker(u);
+    return gone;
+}
+
 int ep_ucx_test(ep_request_t *r)
 {
     ep_ucx_worker_t *u = r->ep->ucx_w;
@@ -630,8 +736,15 @@ int ep_ucx_test(ep_request_t *r)
     if (took < 0)
         return -1; /* its holder is driving the worker */
     home = u;
-    ucp_worker_progress(u->w);
-    ucs_status_t st = ucp_request_check_status(r->ucx_req);
+    ucs_status_t st = UCS_INPROGRESS;
+    /* Looked at before and after moving the worker: in a Waitall most
+     * requests are over already, and a progress call costs more than a
+     * look. */
+    for (int moved = 0; st == UCS_INPROGRESS && moved < 2; moved++) {
+        if (moved)
+            ucp_worker_progress(u->w);
+        st = ucp_request_check_status(r->ucx_req);
+    }
     if (st != UCS_INPROGRESS) {
         ucp_request_free(r->ucx_req);
         r->ucx_req = NULL;

@@ -20,8 +20,10 @@
  * 2^20 ranks, or one for which a worker has no free slot, uses net.c.
  *
  * Matching stays epmpi's (p2p.c), so that wildcards cover the lanes of
- * this process and the messages of other processes alike: receives are
- * never posted in UCX.  Whoever polls a worker takes every message that
+ * this process and the messages of other processes alike.  The one
+ * exception is a blocking receive from one rank of another process when
+ * nothing else waits on its endpoint: UCX matches it itself (see "receives
+ * posted in UCX" in ucx.c).  Whoever polls a worker takes every message that
  * arrived there (ucp_tag_probe_nb with removal, in arrival order, so
  * messages from one sender keep their order) and delivers it to its
  * endpoint: a posted receive it matches receives it at once with
@@ -79,6 +81,16 @@ ep_status_t ep_ucx_send(ep_request_t *s, int idx, const ep_dt_layout_t *lay);
 /* Receives the matched message m (EP_MSG_UCX) into r (consumes m's UCX
  * handle); r becomes DONE, or NET with a UCX request. */
 void ep_ucx_recv(ep_request_t *r, ep_msg_t *m);
+/* Receives posted in UCX itself (see ucx.c): p2p.c holds ep's worker
+ * (hold returns what give needs) while it checks ep's queues; then post
+ * hands r to UCX, 1 when it did (r stays PENDING until UCX completes
+ * it), 0 when epmpi's matching must take it. */
+int ep_ucx_recv_post_hold(ep_endpoint_t *ep);
+void ep_ucx_recv_post_give(ep_endpoint_t *ep, int took);
+int ep_ucx_recv_post(ep_request_t *r);
+/* Cancels r, posted in UCX: 1 when it was cancelled (r is DONE), 0 when
+ * a message matched it first. */
+int ep_ucx_recv_cancel(ep_request_t *r);
 /* r is NET with a UCX request: -1 while it runs, else its outcome (EP_OK
  * or an error), its UCX request released. */
 int ep_ucx_test(ep_request_t *r);

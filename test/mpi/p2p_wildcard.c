@@ -6,7 +6,8 @@
  * MPI_Get_count / MPI_Get_elements are checked: each sender uses its own tag
  * and message length, so the status tells exactly which message matched.
  * Also: posted receives are matched in posting order when a specific and an
- * MPI_ANY_SOURCE / MPI_ANY_TAG receive both match.
+ * MPI_ANY_SOURCE / MPI_ANY_TAG receive both match, and a blocking receive
+ * comes after a posted MPI_ANY_SOURCE receive and after probed messages.
  *
  * World mode (PxT): the ranks of MPI_COMM_WORLD.  Explicit shapes (P:a,b,..):
  * each process creates its list entry of endpoints with
@@ -159,6 +160,47 @@ static void posting_order(ctx_t *c)
     EPT_OK(MPI_Barrier(c->comm));
 }
 
+/* A blocking receive from one rank keeps MPI's order against what the
+ * receiver has already: an earlier MPI_ANY_SOURCE receive still posted
+ * takes the first message, and messages that a probe has seen are taken
+ * first, in order.  (Between processes a blocking receive may be handed
+ * to the transport's own matching, which must not jump either.) */
+static void blocking_order(ctx_t *c)
+{
+    int n = c->n, left = (c->me + n - 1) % n, right = (c->me + 1) % n;
+    int in[2][2] = {{-1, -1}, {-1, -1}}, out[2][2], flag = 0;
+    MPI_Request rr, sr[2];
+    MPI_Status st[2];
+    PHASE("wildcard: blocking receives behind a posted MPI_ANY_SOURCE receive and probed messages");
+    EPT_OK(MPI_Irecv(in[0], 2, MPI_INT, MPI_ANY_SOURCE, 78, c->comm, &rr));
+    EPT_OK(MPI_Barrier(c->comm));
+    for (int i = 0; i < 2; i++) {
+        out[i][0] = c->me;
+        out[i][1] = i;
+        EPT_OK(MPI_Isend(out[i], 2, MPI_INT, right, 78, c->comm, &sr[i]));
+    }
+    EPT_OK(MPI_Recv(in[1], 2, MPI_INT, left, 78, c->comm, &st[1]));
+    EPT_OK(MPI_Wait(&rr, &st[0]));
+    EPT_OK(MPI_Waitall(2, sr, statuses_ignore()));
+    for (int i = 0; i < 2; i++)
+        EPT_CHECK(st[i].MPI_SOURCE == left && in[i][0] == left && in[i][1] == i,
+                  "blocking order: rank %d: receive %d (%s) got message %d of rank %d", c->me, i,
+                  i ? "blocking, specific source" : "pre-posted, MPI_ANY_SOURCE", in[i][1], in[i][0]);
+    EPT_OK(MPI_Barrier(c->comm));
+    for (int i = 0; i < 2; i++)
+        EPT_OK(MPI_Isend(out[i], 2, MPI_INT, right, 79, c->comm, &sr[i]));
+    while (!flag)
+        EPT_OK(MPI_Iprobe(left, 79, c->comm, &flag, MPI_STATUS_IGNORE));
+    for (int i = 0; i < 2; i++) {
+        EPT_OK(MPI_Recv(in[i], 2, MPI_INT, left, 79, c->comm, &st[i]));
+        EPT_CHECK(st[i].MPI_SOURCE == left && in[i][0] == left && in[i][1] == i,
+                  "blocking order after a probe: rank %d: receive %d got message %d of rank %d", c->me, i, in[i][1],
+                  in[i][0]);
+    }
+    EPT_OK(MPI_Waitall(2, sr, statuses_ignore()));
+    EPT_OK(MPI_Barrier(c->comm));
+}
+
 static void wildcard(MPI_Comm comm, void *arg)
 {
     (void)arg;
@@ -176,6 +218,7 @@ static void wildcard(MPI_Comm comm, void *arg)
         }
     }
     posting_order(&c);
+    blocking_order(&c);
     free(c.sbuf);
     free(c.rbuf);
     free(c.sreq);

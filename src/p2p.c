@@ -443,6 +443,11 @@ static int lane_send(ep_endpoint_t *ep, int lidx, ep_request_t *s)
     return 1;
 }
 
+/* The largest message to another process that ep_send_now offers UCX to
+ * finish at once: UCX copies messages up to a few KiB out at once over
+ * shared memory; a larger one would fail the attempt and pay twice. */
+#define EP_UCX_NOW_MAX 4096
+
 int ep_send_now(ep_endpoint_t *ep, const void *buf, int count, MPI_Datatype type, int dest, int tag)
 {
     if (dest == MPI_PROC_NULL)
@@ -450,10 +455,21 @@ int ep_send_now(ep_endpoint_t *ep, const void *buf, int count, MPI_Datatype type
     ep_comm_t *c = ep->comm;
     if (c->direct)
         return ep_direct_send_now(ep, buf, count, type, dest, tag);
-    ep_rank_loc_t loc = c->ranks[ep_peer_index(ep, dest)];
+    int idx = ep_peer_index(ep, dest);
+    ep_rank_loc_t loc = c->ranks[idx];
     ep_dt_layout_t lay;
-    if (loc.proc != c->myproc || ep_dt_layout(type, count, &lay) || lay.bytes > EP_LANE_INLINE ||
-        !lane_put(ep, loc.lidx, buf, count, type, &lay, tag))
+    if (ep_dt_layout(type, count, &lay))
+        return 0;
+    if (loc.proc != c->myproc) {
+        /* To another process over UCX: a small message that UCX copies out
+         * at once needs no request either. */
+        if (!c->ucx || !lay.contig || lay.bytes > EP_UCX_NOW_MAX ||
+            !ep_ucx_send_now(ep, idx, (const char *)buf + lay.offset, (size_t)lay.bytes, tag))
+            return 0;
+        ep_stats_msg(ep, 0, 1, lay.bytes);
+        return 1;
+    }
+    if (lay.bytes > EP_LANE_INLINE || !lane_put(ep, loc.lidx, buf, count, type, &lay, tag))
         return 0;
     ep_stats_msg(ep, 0, 0, lay.bytes);
     return 1;

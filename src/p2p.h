@@ -26,8 +26,9 @@
 #include "request.h"
 
 /* A standard or ready send that can be over before it returns (to
- * MPI_PROC_NULL, or small enough for a lane that has room): done, and 1;
- * else 0, and nothing happened.  The caller needs no request then. */
+ * MPI_PROC_NULL, small enough for a lane that has room, or to another
+ * process over UCX, which copies it out at once): done, and 1; else 0,
+ * and nothing happened.  The caller needs no request then. */
 int ep_send_now(ep_endpoint_t *ep, const void *buf, int count, MPI_Datatype type, int dest, int tag);
 /* Starts a send request prepared with buf/count/type/peer/tag/mode. */
 ep_status_t ep_send_start(ep_request_t *s);

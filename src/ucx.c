@@ -585,6 +585,25 @@ ep_status_t ep_ucx_send(ep_request_t *s, int idx, const ep_dt_layout_t *lay)
     return EP_OK;
 }
 
+int ep_ucx_send_now(ep_endpoint_t *ep, int idx, const void *buf, size_t bytes, int tag)
+{
+    ep_comm_t *c = ep->comm;
+    uint32_t a = c->ucx_addr[idx];
+    ep_ucx_worker_t *u = ep->ucx_w;
+    ucp_tag_t utag = (ucp_tag_t)(a & (MAX_SLOTS - 1)) << SLOT_SHIFT |
+                     (ucp_tag_t)(uint32_t)ep_local_rank(ep) << SRC_SHIFT | (ucp_tag_t)(uint32_t)tag;
+    ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL};
+    home = u;
+    int took = hold(u);
+    ucp_ep_h e = conn(u, c->proc_world[c->ranks[idx].proc], (int)(a >> SLOT_BITS));
+    /* NULL: sent and complete; anything else (no room now, a UCX request
+     * or an error) sent nothing, and the request path takes over. */
+    void *q = e ? ucp_tag_send_nbx(e, buf, bytes, utag, &prm) : (void *)1;
+    if (took)
+        unlock_worker(u);
+    return q == NULL;
+}
+
 /* ---- receiving -------------------------------------------------------------- */
 
 void ep_ucx_recv(ep_request_t *r, ep_msg_t *m)

@@ -78,6 +78,10 @@ void ep_ucx_comm_gone(ep_comm_t *c);
 /* Sends s (prepared as for ep_net_send) to rank position idx of s's
  * communicator.  s becomes DONE, or NET with a UCX request. */
 ep_status_t ep_ucx_send(ep_request_t *s, int idx, const ep_dt_layout_t *lay);
+/* A small standard send from ep to rank position idx that UCX can finish
+ * at once (its data copied out): 1 when it did, 0 when nothing was sent
+ * (the caller then makes a request and uses ep_ucx_send). */
+int ep_ucx_send_now(ep_endpoint_t *ep, int idx, const void *buf, size_t bytes, int tag);
 /* Receives the matched message m (EP_MSG_UCX) into r (consumes m's UCX
  * handle); r becomes DONE, or NET with a UCX request. */
 void ep_ucx_recv(ep_request_t *r, ep_msg_t *m);

@@ -45,6 +45,11 @@ ep_status_t ep_ucx_send(ep_request_t *s, int idx, const ep_dt_layout_t *lay)
     return EP_ERR_INTERN;
 }
 void ep_ucx_recv(ep_request_t *r, ep_msg_t *m) { (void)r, (void)m; }
+int ep_ucx_send_now(ep_endpoint_t *ep, int idx, const void *buf, size_t bytes, int tag)
+{
+    (void)ep, (void)idx, (void)buf, (void)bytes, (void)tag;
+    return 0;
+}
 int ep_ucx_recv_post_hold(ep_endpoint_t *ep)
 {
     (void)ep;

@@ -334,7 +334,7 @@ END {
         better = unit[k] == "us" ? "lower" : "higher"
         bm = median(vals[k, "baseline"]); blo = lo; bhi = hi; n = count
         if (f[1] == "memcpy") {
-            printf "memcpy,,%s,%s,%s,%d,%s,%s,%.6g,,,,,%d,%.6g,%.6g,,\n", csvq(f[2] == "handoff" ? "two threads (no MPI)" : f[2] == "ucx" ? "UCX tag API, two processes (no MPI)" : f[3] == "halves" ? "memcpy: two threads a half each" : "memcpy: one thread"), f[2], f[3], f[4], unit[k], better, bm, n, blo, bhi
+            printf "memcpy,,%s,%s,%s,%d,%s,%s,%.6g,,,,,%d,%.6g,%.6g,,\n", csvq(f[2] == "handoff" ? "two threads (no MPI)" : f[2] == "ucx" ? "UCX tag API between two processes (no MPI)" : f[3] == "halves" ? "memcpy: two threads a half each" : "memcpy: one thread"), f[2], f[3], f[4], unit[k], better, bm, n, blo, bhi
             continue
         }
         em = median(vals[k, "epmpi"]); elo = lo; ehi = hi

@@ -458,12 +458,12 @@ int ep_send_now(ep_endpoint_t *ep, const void *buf, int count, MPI_Datatype type
     int idx = ep_peer_index(ep, dest);
     ep_rank_loc_t loc = c->ranks[idx];
     ep_dt_layout_t lay;
-    if (ep_dt_layout(type, count, &lay))
+    if ((loc.proc != c->myproc && !c->ucx) || ep_dt_layout(type, count, &lay))
         return 0;
     if (loc.proc != c->myproc) {
         /* To another process over UCX: a small message that UCX copies out
          * at once needs no request either. */
-        if (!c->ucx || !lay.contig || lay.bytes > EP_UCX_NOW_MAX ||
+        if (!lay.contig || lay.bytes > EP_UCX_NOW_MAX ||
             !ep_ucx_send_now(ep, idx, (const char *)buf + lay.offset, (size_t)lay.bytes, tag))
             return 0;
         ep_stats_msg(ep, 0, 1, lay.bytes);

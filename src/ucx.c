@@ -438,13 +438,13 @@ static void slots_give(ep_comm_t *c)
 ep_status_t ep_ucx_comm_start(ep_comm_t *c, MPI_Request *req)
 {
     int n = c->nlocal, ok = c->size <= (1 << SRC_BITS);
-    ep_ucx_setup_t *x = calloc(1, sizeof *x);
+    ep_ucx_setup_t *x;
 
     *req = MPI_REQUEST_NULL;
     c->ucx = 0;
     if (!ep_ucx_on)
         return EP_OK;
-    c->ucx_setup = x;
+    c->ucx_setup = x = calloc(1, sizeof *x);
     if (!x || !(x->mine = malloc(sizeof *x->mine * (size_t)(n ? n : 1))) ||
         !(x->all = malloc(sizeof *x->all * (size_t)c->size)) ||
         !(x->dsp = malloc(sizeof *x->dsp * (size_t)c->nprocs)))

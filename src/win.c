@@ -357,6 +357,52 @@ static ep_status_t in_range(const ep_win_t *w, const ep_rma_t *op)
     return first >= 0 && end <= t->size ? EP_OK : EP_ERR_RMA_RANGE;
 }
 
+/* ---- gets ------------------------------------------------------------------------
+ * MPICH 4.0.2 can return from PMPI_Win_flush_all before the data of a
+ * large PMPI_Get has landed (1 MiB, 4 ranks on 2 cores: 2 to 4 runs of
+ * rma_fence's 2:2,1 shape in 150 over the UCX transport, whose waits call
+ * into MPICH less often).  The request of a PMPI_Rget completes only with
+ * its data, so a Get of an endpoint is an Rget whose request the next
+ * completing call of that endpoint (fence, flush, unlock, complete, free)
+ * waits for. */
+
+/* Issues a Get as an Rget kept in we->gets; a PMPI_Get when there is no
+ * room to keep it. */
+static int get_tracked(ep_win_ep_t *we, const ep_rma_t *op, int proc, MPI_Aint pd)
+{
+    MPI_Win pwin = we->w->pwin;
+    ep_lock(&we->gets_lock);
+    if (we->ngets == we->capgets) {
+        int cap = we->capgets ? 2 * we->capgets : 16;
+        MPI_Request *g = realloc(we->gets, sizeof *g * (size_t)cap);
+        if (!g) {
+            ep_unlock(&we->gets_lock);
+            return PMPI_Get(op->rbuf, op->ocount, op->otype, proc, pd, op->tcount, op->ttype, pwin);
+        }
+        we->gets = g;
+        we->capgets = cap;
+    }
+    int rc = PMPI_Rget(op->rbuf, op->ocount, op->otype, proc, pd, op->tcount, op->ttype, pwin, &we->gets[we->ngets]);
+    if (rc == MPI_SUCCESS)
+        we->ngets++;
+    ep_unlock(&we->gets_lock);
+    return rc;
+}
+
+/* Waits for every Get of we issued so far. */
+static ep_status_t gets_wait(ep_win_ep_t *we)
+{
+    int rc = MPI_SUCCESS;
+    ep_lock(&we->gets_lock);
+    for (int i = 0; i < we->ngets; i++) {
+        int r = ep_net_wait_pmpi(&we->gets[i], MPI_STATUS_IGNORE);
+        rc = rc ? rc : r;
+    }
+    we->ngets = 0;
+    ep_unlock(&we->gets_lock);
+    return from_pmpi(rc);
+}
+
 ep_status_t ep_win_rma(ep_win_ep_t *we, const ep_rma_t *op, MPI_Request *req)
 {
     ep_win_t *w = we->w;
@@ -389,7 +435,7 @@ ep_status_t ep_win_rma(ep_win_ep_t *we, const ep_rma_t *op, MPI_Request *req)
         break;
     case EP_RMA_GET:
         rc = req ? PMPI_Rget(op->rbuf, op->ocount, op->otype, proc, pd, op->tcount, op->ttype, w->pwin, req)
-                 : PMPI_Get(op->rbuf, op->ocount, op->otype, proc, pd, op->tcount, op->ttype, w->pwin);
+                 : get_tracked(we, op, proc, pd);
         break;
     case EP_RMA_ACC:
         rc = req ? PMPI_Raccumulate(op->obuf, op->ocount, op->otype, proc, pd, op->tcount, op->ttype, op->op,
@@ -445,7 +491,8 @@ ep_status_t ep_win_fence(ep_win_ep_t *we, int assert)
     for (int t = 0; t < we->w->comm->size; t++)
         if (we->state[t] || we->lock_all)
             return EP_ERR_RMA_SYNC; /* inside a passive or PSCW epoch */
-    ep_status_t rc = together(we, fence_all, assert);
+    ep_status_t got = gets_wait(we), rc = together(we, fence_all, assert);
+    rc = rc ? rc : got;
     we->fence_open = !(assert & MPI_MODE_NOSUCCEED);
     return rc;
 }
@@ -465,9 +512,10 @@ ep_status_t ep_win_lock(ep_win_ep_t *we, int type, int target, int assert)
 static ep_status_t complete_to(ep_win_ep_t *we, int target)
 {
     ep_win_t *w = we->w;
+    ep_status_t got = gets_wait(we);
     int rc = target < 0 ? PMPI_Win_flush_all(w->pwin) : PMPI_Win_flush(w->comm->ranks[target].proc, w->pwin);
     atomic_thread_fence(memory_order_seq_cst);
-    return from_pmpi(rc);
+    return got ? got : from_pmpi(rc);
 }
 
 ep_status_t ep_win_unlock(ep_win_ep_t *we, int target)
@@ -526,9 +574,10 @@ ep_status_t ep_win_flush(ep_win_ep_t *we, int target, int local)
         return EP_ERR_RMA_SYNC;
     if (!local)
         return complete_to(we, target);
+    ep_status_t got = gets_wait(we);
     int proc = target >= 0 ? w->comm->ranks[target].proc : -1;
     int rc = proc < 0 ? PMPI_Win_flush_local_all(w->pwin) : PMPI_Win_flush_local(proc, w->pwin);
-    return from_pmpi(rc);
+    return got ? got : from_pmpi(rc);
 }
 
 ep_status_t ep_win_sync(ep_win_ep_t *we)
@@ -718,11 +767,13 @@ int ep_win_busy(const ep_win_ep_t *we)
 ep_status_t ep_win_free(ep_win_ep_t *we)
 {
     ep_win_t *w = we->w;
+    gets_wait(we); /* none in a correct program: every epoch ended */
     ep_status_t rc = together(we, free_pmpi, 0);
     ep_registry_remove((int)we->handle);
     ep_endpoint_t *ep = we->ep;
     ep_errhandler_assign(&we->errhandler, MPI_ERRORS_ARE_FATAL); /* releases it */
     free(we->state);
+    free(we->gets);
     free(we);
     if (atomic_fetch_sub(&w->refs, 1) == 1)
         win_destroy(w);

@@ -78,6 +78,11 @@ typedef struct ep_win_ep {
     int *start, nstart;     /* access group of MPI_Win_start */
     int npost;              /* MPI_Win_post: the exposure group's size, and */
     struct ep_request **post_reqs; /* [npost] its members' "complete" notices, awaited */
+    /* MPI_Get through MPICH, as PMPI_Rget requests that the next
+     * completing call waits for (win.c says why); gets_lock guards them. */
+    ep_lock_t gets_lock;
+    MPI_Request *gets;
+    int ngets, capgets;
 } ep_win_ep_t;
 
 static inline ep_win_ep_t *ep_win_get(MPI_Win h) { return (ep_win_ep_t *)ep_registry_get((int)h, EP_OBJ_WIN); }

@@ -146,9 +146,14 @@ EP_API int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
     ep_endpoint_t *ep;
     EP_ENTRY("MPI_Comm_get_info", comm, ep, PMPI_Comm_get_info(comm, info_used));
     int rc = ep->info != MPI_INFO_NULL ? PMPI_Info_dup(ep->info, info_used) : PMPI_Info_create(info_used);
-    /* Which path its messages take (src/direct.h), for the curious. */
+    /* Which path its messages take (src/direct.h), and over the engine
+     * between processes which transport (src/ucx.h, src/net.c), for the
+     * curious. */
+    ep_comm_t *c = ep->comm;
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Info_set(*info_used, "epmpi_p2p_path", ep->comm->direct ? "mpich" : "engine");
+        rc = PMPI_Info_set(*info_used, "epmpi_p2p_path", c->direct ? "mpich" : "engine");
+    if (rc == MPI_SUCCESS && !c->direct && c->nprocs > 1)
+        rc = PMPI_Info_set(*info_used, "epmpi_transport", c->ucx ? "ucx" : "mpi");
     return rc == MPI_SUCCESS ? MPI_SUCCESS : ep_raise(ep, "MPI_Comm_get_info", MPI_ERR_INFO, "could not copy the info");
 }
 

@@ -57,15 +57,22 @@ int main(int argc, char **argv)
         MPI_Info_get(hints, "epmpi_test_hint", sizeof val - 1, val, &vflag);
         EPT_CHECK(vflag && !strcmp(val, rank % 2 ? "odd" : "even"), "MPI_Comm_get_info after dup_with_info");
         MPI_Info_free(&hints);
-        /* Nothing set: only epmpi's own epmpi_p2p_path (world_ranks checks its value). */
+        /* Nothing set: only epmpi's own epmpi_p2p_path (world_ranks checks its
+         * value) and, for the engine between processes, epmpi_transport. */
         EPT_OK(MPI_Comm_get_info(MPI_COMM_WORLD, &hints));
-        int nkeys = -1;
-        char key[MPI_MAX_INFO_KEY + 1] = "";
+        int nkeys = -1, wsize = 1, wants;
+        char key[MPI_MAX_INFO_KEY + 1] = "", key2[MPI_MAX_INFO_KEY + 1] = "";
+        MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+        MPI_Info_get(hints, "epmpi_p2p_path", sizeof val - 1, val, &vflag);
+        wants = 1 + (wsize > ept_world_endpoints() && strcmp(val, "mpich") != 0);
         MPI_Info_get_nkeys(hints, &nkeys);
-        if (nkeys == 1)
+        if (nkeys >= 1)
             MPI_Info_get_nthkey(hints, 0, key);
-        EPT_CHECK(nkeys == 1 && !strcmp(key, "epmpi_p2p_path"),
-                  "MPI_Comm_get_info on MPI_COMM_WORLD: %d keys, first '%s'", nkeys, key);
+        if (nkeys >= 2)
+            MPI_Info_get_nthkey(hints, 1, key2);
+        EPT_CHECK(nkeys == wants && !strcmp(key, "epmpi_p2p_path") &&
+                      (wants == 1 || !strcmp(key2, "epmpi_transport")),
+                  "MPI_Comm_get_info on MPI_COMM_WORLD: %d keys (expected %d), '%s' '%s'", nkeys, wants, key, key2);
         MPI_Info_free(&hints);
         MPI_Info_free(&info);
         EPT_OK(MPI_Comm_free(&dc));

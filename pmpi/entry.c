@@ -277,8 +277,9 @@ int ep_request_error_code(const ep_request_t *r, const char *call)
                                   ep_status_text(r->failure));
     if (r->failure)
         return ep_error_code_make(ep_status_class(r->failure), "%s: %s", call, ep_status_text(r->failure));
-    if (err == MPI_ERR_TRUNCATE && (r->direct || r->sent_bytes <= r->lay.bytes)) /* the transport did not say how
-                                                                                      much arrived (src/direct.h) */
+    /* MPICH on the direct path, or UCX for a receive it matched, did not say
+     * how much arrived (src/direct.h, src/ucx.c). */
+    if (err == MPI_ERR_TRUNCATE && (r->direct || r->sent_bytes <= r->lay.bytes))
         return ep_error_code_make(MPI_ERR_TRUNCATE,
                                   "%s: message truncated: more than %lld bytes arrived from rank %d (tag %d)", call,
                                   (long long)r->lay.bytes, r->status.MPI_SOURCE, r->status.MPI_TAG);

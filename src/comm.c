@@ -206,6 +206,10 @@ out:
     return rc;
 }
 
+/* Whether c's endpoints send messages between processes themselves (not
+ * through a direct communicator's MPICH path). */
+static int carries_between(const ep_comm_t *c) { return c->nprocs > 1 && !c->direct; }
+
 /* c, over several processes and not direct, carries messages between
  * processes: over UCX when it runs and every process could give c's
  * ranks an address there (collective over c's processes), else over the
@@ -358,7 +362,7 @@ ep_status_t ep_comm_build_on(MPI_Comm pc, int nnew, const ep_new_ep_t *neweps, M
     /* Headers come only on communicators over several processes that are
      * not direct; without one, no header receives are posted at all, and
      * MPICH's matching of direct messages need not skip them. */
-    if (c->nprocs > 1 && !c->direct && (rc = transport_ready(c)))
+    if (carries_between(c) && (rc = transport_ready(c)))
         goto fail;
     ep_net_comm_ready(c);
     *out = c;
@@ -424,7 +428,6 @@ ep_status_t ep_comm_clone_begin(ep_comm_t *pc, ep_comm_t **out, MPI_Request *req
 ep_status_t ep_comm_clone_step(ep_comm_t *pc, ep_comm_t *c, int stage, MPI_Request *req)
 {
     ep_status_t rc;
-    int carries = c->nprocs > 1 && !c->direct; /* messages between processes */
     /* Stage 0, the new process-level communicator exists: its first
      * process's context id becomes everyone's. */
     if (stage == 0 && c->pcomm != MPI_COMM_NULL)
@@ -434,19 +437,18 @@ ep_status_t ep_comm_clone_step(ep_comm_t *pc, ep_comm_t *c, int stage, MPI_Reque
          * one more PMPI step: a blocking exchange here could wait for a
          * process that drives another construction first. */
         ep_direct_decide(c);
-        carries = c->nprocs > 1 && !c->direct;
         if ((rc = endpoints_init(c, MPI_ERRORS_ARE_FATAL)))
             return rc;
         for (int i = 0; i < c->nlocal; i++)
             ep_errhandler_assign(&c->local[i].errhandler, pc->local[i].errhandler);
-        if (carries && (rc = ep_ucx_comm_start(c, req)))
+        if (carries_between(c) && (rc = ep_ucx_comm_start(c, req)))
             return rc;
         if (*req != MPI_REQUEST_NULL)
             return EP_OK;
     } else if ((rc = ep_ucx_comm_finish(c))) {
         return rc;
     }
-    if (carries && !c->ucx && (rc = ep_net_activate()))
+    if (carries_between(c) && !c->ucx && (rc = ep_net_activate()))
         return rc;
     ep_net_comm_ready(c);
     return EP_OK;

@@ -574,17 +574,13 @@ static ep_status_t recv_start(ep_request_t *r, int waited)
     ep_match_item_t *it = ep_mq_empty(&ep->unexpected)
                               ? NULL
                               : ep_mq_find_unexpected(&ep->unexpected, r->source_pat, r->tag_pat, 1);
-    if (!it) {
-        if (!in_ucx || !ep_mq_empty(&ep->posted) || !ep_ucx_recv_post(r))
-            ep_mq_append(&ep->posted, &r->link);
-        ep_unlock(&ep->lock);
-        if (in_ucx)
-            ep_ucx_recv_post_give(ep, took);
-        return EP_OK;
-    }
+    if (!it && !(in_ucx && ep_mq_empty(&ep->posted) && ep_ucx_recv_post(r)))
+        ep_mq_append(&ep->posted, &r->link);
     ep_unlock(&ep->lock);
     if (in_ucx)
         ep_ucx_recv_post_give(ep, took);
+    if (!it)
+        return EP_OK;
     ep_msg_t *m = ep_container_of(it, ep_msg_t, link);
     match_complete(r, m, 0);
     ep_msg_destroy(m);

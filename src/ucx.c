@@ -321,6 +321,23 @@ static ucp_ep_h conn(ep_ucx_worker_t *u, int p, int w)
     return *e;
 }
 
+/* A message's UCX tag (ucx.h): the receiver's slot, the sender's rank and
+ * the user's tag; and the two last read back. */
+static inline ucp_tag_t msg_tag(uint32_t slot, int src, int tag)
+{
+    return (ucp_tag_t)(slot & (MAX_SLOTS - 1)) << SLOT_SHIFT | (ucp_tag_t)(uint32_t)src << SRC_SHIFT |
+           (ucp_tag_t)(uint32_t)tag;
+}
+static inline int tag_source(ucp_tag_t t) { return (int)((t >> SRC_SHIFT) & SRC_MASK); }
+static inline int tag_user(ucp_tag_t t) { return (int)(t & TAG_MASK); }
+
+/* The connection from u to the worker of rank position idx of c, or NULL;
+ * u's lock held. */
+static ucp_ep_h peer_conn(ep_ucx_worker_t *u, const ep_comm_t *c, int idx)
+{
+    return conn(u, c->proc_world[c->ranks[idx].proc], (int)(c->ucx_addr[idx] >> SLOT_BITS));
+}
+
 void ep_ucx_describe(char *buf, size_t len)
 {
     if (!ep_ucx_on) {
@@ -530,11 +547,9 @@ ep_status_t ep_ucx_send(ep_request_t *s, int idx, const ep_dt_layout_t *lay)
 {
     ep_endpoint_t *ep = s->ep;
     ep_comm_t *c = ep->comm;
-    uint32_t a = c->ucx_addr[idx];
     ep_ucx_worker_t *u = ep->ucx_w;
     const void *buf = (const char *)s->buf + lay->offset;
-    ucp_tag_t tag = (ucp_tag_t)(a & (MAX_SLOTS - 1)) << SLOT_SHIFT |
-                    (ucp_tag_t)(uint32_t)ep_local_rank(ep) << SRC_SHIFT | (ucp_tag_t)(uint32_t)s->tag;
+    ucp_tag_t tag = msg_tag(c->ucx_addr[idx], ep_local_rank(ep), s->tag);
     ep_status_t rc = EP_OK;
     void *q = NULL;
 
@@ -555,7 +570,7 @@ ep_status_t ep_ucx_send(ep_request_t *s, int idx, const ep_dt_layout_t *lay)
     }
     home = u;
     int took = hold(u);
-    ucp_ep_h e = conn(u, c->proc_world[c->ranks[idx].proc], (int)(a >> SLOT_BITS));
+    ucp_ep_h e = peer_conn(u, c, idx);
     if (!e) {
         rc = EP_ERR_TRANSPORT;
     } else {
@@ -588,14 +603,12 @@ ep_status_t ep_ucx_send(ep_request_t *s, int idx, const ep_dt_layout_t *lay)
 int ep_ucx_send_now(ep_endpoint_t *ep, int idx, const void *buf, size_t bytes, int tag)
 {
     ep_comm_t *c = ep->comm;
-    uint32_t a = c->ucx_addr[idx];
     ep_ucx_worker_t *u = ep->ucx_w;
-    ucp_tag_t utag = (ucp_tag_t)(a & (MAX_SLOTS - 1)) << SLOT_SHIFT |
-                     (ucp_tag_t)(uint32_t)ep_local_rank(ep) << SRC_SHIFT | (ucp_tag_t)(uint32_t)tag;
+    ucp_tag_t utag = msg_tag(c->ucx_addr[idx], ep_local_rank(ep), tag);
     ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL};
     home = u;
     int took = hold(u);
-    ucp_ep_h e = conn(u, c->proc_world[c->ranks[idx].proc], (int)(a >> SLOT_BITS));
+    ucp_ep_h e = peer_conn(u, c, idx);
     /* NULL: sent and complete; anything else (no room now, a UCX request
      * or an error) sent nothing, and the request path takes over. */
     void *q = e ? ucp_tag_send_nbx(e, buf, bytes, utag, &prm) : (void *)1;
@@ -680,8 +693,8 @@ static void posted_done(void *q, ucs_status_t st, const ucp_tag_recv_info_t *inf
     if (st == UCS_OK) {
         int64_t bytes = (int64_t)info->length;
         r->sent_bytes = bytes;
-        ep_status_set(&r->status, (int)((info->sender_tag >> SRC_SHIFT) & SRC_MASK),
-                      (int)(info->sender_tag & TAG_MASK), MPI_SUCCESS, bytes < cap ? bytes : cap, 0);
+        ep_status_set(&r->status, tag_source(info->sender_tag), tag_user(info->sender_tag), MPI_SUCCESS,
+                      bytes < cap ? bytes : cap, 0);
     } else if (st == UCS_ERR_CANCELED) {
         ep_status_set(&r->status, r->source_pat, r->tag_pat, MPI_SUCCESS, 0, 1);
     } else if (st == UCS_ERR_MESSAGE_TRUNCATED) {
@@ -702,8 +715,9 @@ int ep_ucx_recv_post(ep_request_t *r)
 {
     ep_endpoint_t *ep = r->ep;
     ep_ucx_worker_t *u = ep->ucx_w;
-    ucp_tag_t want = (ucp_tag_t)(uint32_t)ep->ucx_slot << SLOT_SHIFT | (ucp_tag_t)(uint32_t)r->source_pat << SRC_SHIFT;
-    ucp_tag_t mask = (ucp_tag_t)(MAX_SLOTS - 1) << SLOT_SHIFT | SRC_MASK << SRC_SHIFT;
+    int any_tag = r->tag_pat == MPI_ANY_TAG;
+    ucp_tag_t want = msg_tag((uint32_t)ep->ucx_slot, r->source_pat, any_tag ? 0 : r->tag_pat);
+    ucp_tag_t mask = (ucp_tag_t)(MAX_SLOTS - 1) << SLOT_SHIFT | SRC_MASK << SRC_SHIFT | (any_tag ? 0 : TAG_MASK);
     /* Always through posted_done: UCX 1.13 does not fill recv_info
      * reliably when a receive completes at once. */
     ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
@@ -712,10 +726,6 @@ int ep_ucx_recv_post(ep_request_t *r)
                                .user_data = r};
 
     EP_ASSERT(held == u);
-    if (r->tag_pat != MPI_ANY_TAG) {
-        want |= (ucp_tag_t)(uint32_t)r->tag_pat;
-        mask |= TAG_MASK;
-    }
     home = u;
     r->ucx_posted = 1;
     posting = 1;
@@ -755,13 +765,11 @@ int ep_ucx_test(ep_request_t *r)
     if (took < 0)
         return -1; /* its holder is driving the worker */
     home = u;
-    ucs_status_t st = UCS_INPROGRESS;
-    /* Looked at before and after moving the worker: in a Waitall most
-     * requests are over already, and a progress call costs more than a
-     * look. */
-    for (int moved = 0; st == UCS_INPROGRESS && moved < 2; moved++) {
-        if (moved)
-            ucp_worker_progress(u->w);
+    /* Looked at before the worker moves: in a Waitall most requests are
+     * over already, and a progress call costs more than a look. */
+    ucs_status_t st = ucp_request_check_status(r->ucx_req);
+    if (st == UCS_INPROGRESS) {
+        ucp_worker_progress(u->w);
         st = ucp_request_check_status(r->ucx_req);
     }
     if (st != UCS_INPROGRESS) {
@@ -786,8 +794,8 @@ static void drain_worker(ep_ucx_worker_t *u)
         ep_endpoint_t *dst = slot < u->nslots ? u->slots[slot] : NULL;
         ep_msg_t m = {.kind = EP_MSG_UCX, .bytes = (int64_t)info.length, .umsg = msg, .uworker = u,
                       .handle = MPI_MESSAGE_NULL};
-        m.link.source = (int)((info.sender_tag >> SRC_SHIFT) & SRC_MASK);
-        m.link.tag = (int)(info.sender_tag & TAG_MASK);
+        m.link.source = tag_source(info.sender_tag);
+        m.link.tag = tag_user(info.sender_tag);
         if (!dst || m.link.source >= dst->comm->size) {
             /* For a communicator freed here (a message never received: an
              * erroneous program), or a corrupt tag: dropped. */

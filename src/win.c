@@ -366,27 +366,28 @@ static ep_status_t in_range(const ep_win_t *w, const ep_rma_t *op)
  * completing call of that endpoint (fence, flush, unlock, complete, free)
  * waits for. */
 
-/* Issues a Get as an Rget kept in we->gets; a PMPI_Get when there is no
- * room to keep it. */
+/* Issues a Get as an Rget kept in we->gets; waits for it at once when
+ * there is no room to keep it. */
 static int get_tracked(ep_win_ep_t *we, const ep_rma_t *op, int proc, MPI_Aint pd)
 {
     MPI_Win pwin = we->w->pwin;
+    MPI_Request now;
     ep_lock(&we->gets_lock);
     if (we->ngets == we->capgets) {
         int cap = we->capgets ? 2 * we->capgets : 16;
         MPI_Request *g = realloc(we->gets, sizeof *g * (size_t)cap);
-        if (!g) {
-            ep_unlock(&we->gets_lock);
-            return PMPI_Get(op->rbuf, op->ocount, op->otype, proc, pd, op->tcount, op->ttype, pwin);
+        if (g) {
+            we->gets = g;
+            we->capgets = cap;
         }
-        we->gets = g;
-        we->capgets = cap;
     }
-    int rc = PMPI_Rget(op->rbuf, op->ocount, op->otype, proc, pd, op->tcount, op->ttype, pwin, &we->gets[we->ngets]);
-    if (rc == MPI_SUCCESS)
+    int kept = we->ngets < we->capgets;
+    MPI_Request *q = kept ? &we->gets[we->ngets] : &now;
+    int rc = PMPI_Rget(op->rbuf, op->ocount, op->otype, proc, pd, op->tcount, op->ttype, pwin, q);
+    if (rc == MPI_SUCCESS && kept)
         we->ngets++;
     ep_unlock(&we->gets_lock);
-    return rc;
+    return rc == MPI_SUCCESS && !kept ? ep_net_wait_pmpi(q, MPI_STATUS_IGNORE) : rc;
 }
 
 /* Waits for every Get of we issued so far. */

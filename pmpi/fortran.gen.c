@@ -1245,6 +1245,68 @@ EP_API void mpi_isend_f08ts_large_(const ep_gfc_array_t *buf, const MPI_Count *c
     ep_f_return(ierror, rc);
 }
 
+extern void pmpir_isendrecv_f08ts_(const ep_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const int *dest, const int *sendtag, const ep_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const int *source, const int *recvtag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_isendrecv_f08ts_(const ep_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const int *dest, const int *sendtag, const ep_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const int *source, const int *recvtag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(ep_entry_comm_is_ep(*comm))) {
+        pmpir_isendrecv_f08ts_(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = ep_f08_buffer("MPI_Isendrecv", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = ep_f08_buffer("MPI_Isendrecv", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Isendrecv(sendbuf_c, *sendcount, *sendtype, *dest, *sendtag, recvbuf_c, *recvcount, *recvtype, *source, *recvtag, *comm, request);
+    ep_f_return(ierror, rc);
+}
+
+extern void pmpir_isendrecv_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const int *dest, const int *sendtag, const ep_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const int *source, const int *recvtag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_isendrecv_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const int *dest, const int *sendtag, const ep_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const int *source, const int *recvtag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(ep_entry_comm_is_ep(*comm))) {
+        pmpir_isendrecv_f08ts_large_(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = ep_f08_buffer("MPI_Isendrecv_c", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = ep_f08_buffer("MPI_Isendrecv_c", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Isendrecv_c(sendbuf_c, *sendcount, *sendtype, *dest, *sendtag, recvbuf_c, *recvcount, *recvtype, *source, *recvtag, *comm, request);
+    ep_f_return(ierror, rc);
+}
+
+extern void pmpir_isendrecv_replace_f08ts_(const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *sendtag, const int *source, const int *recvtag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_isendrecv_replace_f08ts_(const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *sendtag, const int *source, const int *recvtag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(ep_entry_comm_is_ep(*comm))) {
+        pmpir_isendrecv_replace_f08ts_(buf, count, datatype, dest, sendtag, source, recvtag, comm, request, ierror);
+        return;
+    }
+    void *buf_c = NULL;
+    int rc = ep_f08_buffer("MPI_Isendrecv_replace", *comm, buf, &buf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Isendrecv_replace(buf_c, *count, *datatype, *dest, *sendtag, *source, *recvtag, *comm, request);
+    ep_f_return(ierror, rc);
+}
+
+extern void pmpir_isendrecv_replace_f08ts_large_(const ep_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *sendtag, const int *source, const int *recvtag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_isendrecv_replace_f08ts_large_(const ep_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *sendtag, const int *source, const int *recvtag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(ep_entry_comm_is_ep(*comm))) {
+        pmpir_isendrecv_replace_f08ts_large_(buf, count, datatype, dest, sendtag, source, recvtag, comm, request, ierror);
+        return;
+    }
+    void *buf_c = NULL;
+    int rc = ep_f08_buffer("MPI_Isendrecv_replace_c", *comm, buf, &buf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Isendrecv_replace_c(buf_c, *count, *datatype, *dest, *sendtag, *source, *recvtag, *comm, request);
+    ep_f_return(ierror, rc);
+}
+
 extern void pmpir_issend_f08ts_(const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
 EP_API void mpi_issend_f08ts_(const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
@@ -1931,4 +1993,4 @@ EP_API void mpix_comm_shrink_f08_(const MPI_Comm *comm, MPI_Comm *newcomm, MPI_F
         pmpixr_comm_shrink_f08_(comm, newcomm, ierror);
 }
 
-/* 206 entry points. */
+/* 210 entry points. */

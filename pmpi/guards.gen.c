@@ -337,20 +337,6 @@ EP_API int(MPI_Psend_init)(const void *buf, int partitions, MPI_Count count, MPI
     return PMPI_Psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request);
 }
 
-EP_API int(MPI_Isendrecv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Isendrecv", comm);
-    return PMPI_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
-}
-
-EP_API int(MPI_Isendrecv_replace)(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Isendrecv_replace", comm);
-    return PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
-}
-
 EP_API int(MPI_Grequest_complete)(MPI_Request request)
 {
     if (ep_request_handle_is_ep(request))
@@ -1081,16 +1067,22 @@ EP_API int(MPI_Isend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype,
 
 EP_API int(MPI_Isendrecv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Isendrecv_c", comm);
-    return PMPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return ep_count_too_large("MPI_Isendrecv_c", comm, sendcount);
+    if (recvcount > INT_MAX || recvcount < INT_MIN)
+        return ep_count_too_large("MPI_Isendrecv_c", comm, recvcount);
+    return MPI_Isendrecv(sendbuf, (int)sendcount, sendtype, dest, sendtag, recvbuf, (int)recvcount, recvtype, source, recvtag, comm, request);
 }
 
 EP_API int(MPI_Isendrecv_replace_c)(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Isendrecv_replace_c", comm);
-    return PMPI_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
+    if (count > INT_MAX || count < INT_MIN)
+        return ep_count_too_large("MPI_Isendrecv_replace_c", comm, count);
+    return MPI_Isendrecv_replace(buf, (int)count, datatype, dest, sendtag, source, recvtag, comm, request);
 }
 
 EP_API int(MPI_Issend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
@@ -1330,4 +1322,4 @@ EP_API int(MPI_File_open)(MPI_Comm comm, const char *filename, int amode, MPI_In
     return PMPI_File_open(comm, filename, amode, info, fh);
 }
 
-/* 170 entry points. */
+/* 168 entry points. */

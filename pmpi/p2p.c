@@ -33,14 +33,19 @@ static void set_recv(ep_request_t *r, void *buf, int count, MPI_Datatype type, i
     r->tag_pat = tag;
 }
 
-static void status_out(MPI_Status *st, const ep_request_t *r)
+/* The status of a call that completes or probes one operation: MPI_ERROR
+ * stays as the program left it (MPI-4.0 3.2.5: only the calls completing
+ * several requests set it). */
+static void status_give(MPI_Status *st, const MPI_Status *from)
 {
     if (st != MPI_STATUS_IGNORE) {
         int keep = st->MPI_ERROR;
-        *st = r->status;
-        st->MPI_ERROR = keep; /* single-completion calls leave MPI_ERROR alone */
+        *st = *from;
+        st->MPI_ERROR = keep;
     }
 }
+
+static void status_out(MPI_Status *st, const ep_request_t *r) { status_give(st, &r->status); }
 
 static int start_failed(ep_endpoint_t *ep, const char *call, ep_status_t st, int count)
 {
@@ -279,48 +284,116 @@ EP_API int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source
 
 /* ---- send-receive ---------------------------------------------------------- */
 
+static void set_pair(ep_request_t *pair, ep_request_t *r, ep_request_t *s, const void *sbuf, int scount,
+                     MPI_Datatype stype, int dest, int stag, void *rbuf, int rcount, MPI_Datatype rtype, int source,
+                     int rtag)
+{
+    set_recv(r, rbuf, rcount, rtype, source, rtag);
+    set_send(s, sbuf, scount, stype, dest, stag, EP_SEND_STANDARD);
+    pair->part[0] = r;
+    pair->part[1] = s;
+}
+
 static int sendrecv_run(const char *call, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype,
                         int dest, int stag, void *rbuf, int rcount, MPI_Datatype rtype, int source, int rtag,
                         MPI_Status *status)
 {
-    ep_request_t s, r;
-    ep_status_t st;
+    ep_request_t pair, s, r;
+    ep_request_init(&pair, EP_REQ_PAIR, ep);
     ep_request_init(&r, EP_REQ_RECV, ep);
-    set_recv(&r, rbuf, rcount, rtype, source, rtag);
     ep_request_init(&s, EP_REQ_SEND, ep);
-    set_send(&s, sbuf, scount, stype, dest, stag, EP_SEND_STANDARD);
-    if ((st = ep_recv_start_waited(&r)))
-        return ep_raise_status(ep, call, st, NULL);
-    if ((st = ep_send_start(&s))) {
-        /* The receive is posted on our stack: take it back before leaving. */
-        if (!ep_recv_cancel(&r))
-            ep_request_wait(&r);
+    set_pair(&pair, &r, &s, sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag);
+    ep_status_t st = ep_pair_start(&pair, &r, &s, 1);
+    if (st) {
         free(s.tmp);
         return ep_raise_status(ep, call, st, NULL);
     }
-    ep_backoff_t b = EP_BACKOFF_INIT;
-    ep_diag_enter(ep, call);
-    while (!(ep_request_poll(&s) & ep_request_poll(&r))) {
-        ep_progress();
-        ep_backoff(&b);
+    if (!ep_request_poll(&pair)) {
+        ep_diag_enter(ep, call);
+        ep_request_wait(&pair);
+        ep_diag_leave(ep);
     }
-    ep_diag_leave(ep);
-    status_out(status, &r);
-    int rc = ep_request_error(&s, call);
-    return rc ? rc : ep_request_error(&r, call);
+    status_out(status, &pair);
+    return ep_request_error(&pair, call);
 }
 
-EP_ENDPOINT_PATH int sendrecv_endpoints(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
-                                        int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
-                                        int recvtag, MPI_Comm comm, MPI_Status *status)
+/* MPI_Isendrecv and MPI_Isendrecv_replace: a pair request with a handle
+ * (request.h), which owns its parts and copy (the data a replace sends;
+ * NULL otherwise), freed with it whatever happens here. */
+static int isendrecv_start(const char *call, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype,
+                           int dest, int stag, void *rbuf, int rcount, MPI_Datatype rtype, int source, int rtag,
+                           void *copy, MPI_Request *request)
 {
-    static const char call[] = "MPI_Sendrecv";
+    ep_request_t *pair = ep_request_new(EP_REQ_PAIR, ep, 1);
+    ep_request_t *r = pair ? ep_request_new(EP_REQ_RECV, ep, 0) : NULL;
+    ep_request_t *s = r ? ep_request_new(EP_REQ_SEND, ep, 0) : NULL;
+    if (!s) {
+        free(copy);
+        if (r)
+            ep_request_destroy(r);
+        if (pair)
+            ep_request_destroy(pair);
+        return ep_raise(ep, call, MPI_ERR_NO_MEM, "out of request handles");
+    }
+    set_pair(pair, r, s, sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag);
+    pair->tmp = copy;
+    ep_request_hold_type(r);
+    ep_request_hold_type(s);
+    ep_status_t st = ep_pair_start(pair, r, s, 0);
+    if (st) {
+        ep_request_destroy(pair);
+        return start_failed(ep, call, st, scount);
+    }
+    *request = pair->handle;
+    return MPI_SUCCESS;
+}
+
+/* The data a send-receive in place sends: a packed copy of count elements
+ * of type at buf, so that the buffer can receive meanwhile.  Sent as its
+ * bytes or, past INT_MAX bytes, as count elements of a contiguous type of
+ * the type's size (*ctype, to free with MPI_Type_free, which waits for the
+ * send that holds it). */
+static int replace_copy(const char *call, ep_endpoint_t *ep, const void *buf, int count, MPI_Datatype type,
+                        void **copy, int *ccount, MPI_Datatype *ctype)
+{
+    ep_dt_layout_t lay;
+    if (ep_dt_layout(type, count, &lay))
+        return ep_raise(ep, call, MPI_ERR_TYPE, "invalid datatype 0x%x", (unsigned)type);
+    *ctype = MPI_BYTE;
+    *ccount = lay.bytes > INT_MAX ? count : (int)lay.bytes;
+    if (!(*copy = malloc(lay.bytes ? (size_t)lay.bytes : 1)))
+        return ep_raise(ep, call, MPI_ERR_NO_MEM, "no memory for a %lld-byte copy", (long long)lay.bytes);
+    int size = 0;
+    ep_status_t st = ep_dt_pack(buf, count, type, &lay, *copy);
+    if (!st && lay.bytes > INT_MAX &&
+        (PMPI_Type_size(type, &size) != MPI_SUCCESS || PMPI_Type_contiguous(size, MPI_BYTE, ctype) != MPI_SUCCESS ||
+         PMPI_Type_commit(ctype) != MPI_SUCCESS))
+        st = EP_ERR_COUNT;
+    if (!st)
+        return MPI_SUCCESS;
+    if (*ctype != MPI_BYTE)
+        PMPI_Type_free(ctype);
+    free(*copy);
+    return ep_raise_status(ep, call, st, "%lld bytes could not be copied aside", (long long)lay.bytes);
+}
+
+/* MPI_Sendrecv (request NULL) and MPI_Isendrecv. */
+EP_ENDPOINT_PATH int sendrecv_endpoints(const char *call, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                        int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                        int source, int recvtag, MPI_Comm comm, MPI_Status *status,
+                                        MPI_Request *request, int nonblocking)
+{
     ep_endpoint_t *ep;
     int rc;
     if ((rc = ep_entry_endpoint(call, comm, &ep)) ||
         (rc = ep_check_send(ep, call, sendbuf, sendcount, sendtype, dest, sendtag)) ||
         (rc = ep_check_recv(ep, call, recvbuf, recvcount, recvtype, source, recvtag)))
         return rc;
+    if (nonblocking && !request)
+        return ep_raise(ep, call, MPI_ERR_ARG, "request pointer is NULL");
+    if (nonblocking)
+        return isendrecv_start(call, ep, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                               source, recvtag, NULL, request);
     return sendrecv_run(call, ep, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
                         recvtag, status);
 }
@@ -332,43 +405,50 @@ EP_API int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
                              recvtag, comm, status);
-    return sendrecv_endpoints(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
-                              recvtag, comm, status);
+    return sendrecv_endpoints("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                              recvtype, source, recvtag, comm, status, NULL, 0);
 }
 
-EP_ENDPOINT_PATH int sendrecv_replace_endpoints(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
-                                                int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+EP_API int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                         void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                         MPI_Request *request)
 {
-    static const char call[] = "MPI_Sendrecv_replace";
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+                              recvtag, comm, request);
+    return sendrecv_endpoints("MPI_Isendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                              recvtype, source, recvtag, comm, MPI_STATUS_IGNORE, request, 1);
+}
+
+/* MPI_Sendrecv_replace and MPI_Isendrecv_replace: the send goes from a
+ * copy (replace_copy), which the pair request of the non-blocking call
+ * owns. */
+EP_ENDPOINT_PATH int sendrecv_replace_endpoints(const char *call, void *buf, int count, MPI_Datatype datatype,
+                                                int dest, int sendtag, int source, int recvtag, MPI_Comm comm,
+                                                MPI_Status *status, MPI_Request *request, int nonblocking)
+{
     ep_endpoint_t *ep;
-    ep_dt_layout_t lay;
-    int rc;
+    void *copy = NULL;
+    int ccount = 0, rc;
+    MPI_Datatype ctype = MPI_BYTE;
     if ((rc = ep_entry_endpoint(call, comm, &ep)) ||
         (rc = ep_check_send(ep, call, buf, count, datatype, dest, sendtag)) ||
         (rc = ep_check_recv(ep, call, buf, count, datatype, source, recvtag)))
         return rc;
-    if (ep_dt_layout(datatype, count, &lay))
-        return ep_raise(ep, call, MPI_ERR_TYPE, "invalid datatype 0x%x", (unsigned)datatype);
-    /* Send a packed copy so the buffer can receive meanwhile: its bytes, or
-     * past INT_MAX bytes count elements of a contiguous type of the
-     * datatype's size. */
-    void *copy = malloc(lay.bytes ? (size_t)lay.bytes : 1);
-    if (!copy)
-        return ep_raise(ep, call, MPI_ERR_NO_MEM, "no memory for a %lld-byte copy", (long long)lay.bytes);
-    MPI_Datatype ctype = MPI_BYTE;
-    int ccount = (int)lay.bytes, size = 0;
-    ep_status_t st = ep_dt_pack(buf, count, datatype, &lay, copy);
-    if (!st && lay.bytes > INT_MAX &&
-        (PMPI_Type_size(datatype, &size) != MPI_SUCCESS || PMPI_Type_contiguous(size, MPI_BYTE, &ctype) != MPI_SUCCESS ||
-         PMPI_Type_commit(&ctype) != MPI_SUCCESS))
-        st = EP_ERR_COUNT;
-    if (lay.bytes > INT_MAX)
-        ccount = count;
-    rc = st ? ep_raise_status(ep, call, st, "%lld bytes could not be copied aside", (long long)lay.bytes)
-            : sendrecv_run(call, ep, copy, ccount, ctype, dest, sendtag, buf, count, datatype, source, recvtag, status);
+    if (nonblocking && !request)
+        return ep_raise(ep, call, MPI_ERR_ARG, "request pointer is NULL");
+    if ((rc = replace_copy(call, ep, buf, count, datatype, &copy, &ccount, &ctype)))
+        return rc;
+    if (nonblocking) {
+        rc = isendrecv_start(call, ep, copy, ccount, ctype, dest, sendtag, buf, count, datatype, source, recvtag, copy,
+                             request);
+    } else {
+        rc = sendrecv_run(call, ep, copy, ccount, ctype, dest, sendtag, buf, count, datatype, source, recvtag, status);
+        free(copy);
+    }
+    /* A send still on holds the type (ep_request_hold_type): it goes then. */
     if (ctype != MPI_BYTE)
-        PMPI_Type_free(&ctype);
-    free(copy);
+        MPI_Type_free(&ctype);
     return rc;
 }
 
@@ -377,7 +457,17 @@ EP_API int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
-    return sendrecv_replace_endpoints(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
+    return sendrecv_replace_endpoints("MPI_Sendrecv_replace", buf, count, datatype, dest, sendtag, source, recvtag,
+                                      comm, status, NULL, 0);
+}
+
+EP_API int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                                 int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
+    return sendrecv_replace_endpoints("MPI_Isendrecv_replace", buf, count, datatype, dest, sendtag, source, recvtag,
+                                      comm, MPI_STATUS_IGNORE, request, 1);
 }
 
 /* ---- probes ------------------------------------------------------------------ */
@@ -390,7 +480,10 @@ EP_ENDPOINT_PATH int iprobe_endpoints(int source, int tag, MPI_Comm comm, int *f
     if ((rc = ep_entry_endpoint(call, comm, &ep)) || (rc = ep_check_source(ep, call, source)) ||
         (rc = ep_check_recv_tag(ep, call, tag)))
         return rc;
-    ep_iprobe(ep, source, tag, flag, status);
+    MPI_Status st;
+    ep_iprobe(ep, source, tag, flag, &st);
+    if (*flag)
+        status_give(status, &st);
     return MPI_SUCCESS;
 }
 
@@ -410,10 +503,12 @@ EP_ENDPOINT_PATH int probe_endpoints(int source, int tag, MPI_Comm comm, MPI_Sta
         (rc = ep_check_recv_tag(ep, call, tag)))
         return rc;
     ep_backoff_t b = EP_BACKOFF_INIT;
+    MPI_Status st;
     ep_diag_enter(ep, call);
-    while (ep_iprobe(ep, source, tag, &flag, status), !flag)
+    while (ep_iprobe(ep, source, tag, &flag, &st), !flag)
         ep_backoff(&b);
     ep_diag_leave(ep);
+    status_give(status, &st);
     return MPI_SUCCESS;
 }
 
@@ -437,9 +532,10 @@ static int improbe_common(const char *call, int source, int tag, MPI_Comm comm, 
         return ep_raise(ep, call, MPI_ERR_ARG, "message pointer is NULL");
     ep_backoff_t b = EP_BACKOFF_INIT;
     ep_status_t st;
+    MPI_Status found;
     if (blocking)
         ep_diag_enter(ep, call);
-    while (!(st = ep_improbe(ep, source, tag, &f, &m, status)) && !f && blocking)
+    while (!(st = ep_improbe(ep, source, tag, &f, &m, &found)) && !f && blocking)
         ep_backoff(&b);
     if (blocking)
         ep_diag_leave(ep);
@@ -447,8 +543,10 @@ static int improbe_common(const char *call, int source, int tag, MPI_Comm comm, 
         return ep_raise_status(ep, call, st, NULL);
     if (flag)
         *flag = f;
-    if (f)
+    if (f) {
         *message = source == MPI_PROC_NULL ? MPI_MESSAGE_NO_PROC : m->handle;
+        status_give(status, &found);
+    }
     return MPI_SUCCESS;
 }
 

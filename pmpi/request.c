@@ -50,7 +50,11 @@ static int ep_finish(ep_request_t *r, MPI_Request *slot, MPI_Status *st, const c
 static int finish_sent(MPI_Request *h, MPI_Status *st)
 {
     *h = MPI_REQUEST_NULL;
-    status_empty(st);
+    if (st != MPI_STATUS_IGNORE) {
+        int keep = st->MPI_ERROR; /* the multiple-completion calls set it after */
+        status_empty(st);
+        st->MPI_ERROR = keep;
+    }
     return MPI_SUCCESS;
 }
 
@@ -492,7 +496,9 @@ EP_API int MPI_Cancel(MPI_Request *request)
         return ep_raise(r->ep, "MPI_Cancel", MPI_ERR_REQUEST,
                         "a non-blocking collective cannot be cancelled (MPI makes it erroneous)");
     /* Receives are cancelled if still unmatched.  Sends are not cancelled:
-     * they complete normally and MPI_Test_cancelled reports false. */
+     * they complete normally and MPI_Test_cancelled reports false.  Nor is
+     * a pair (MPI_Isendrecv): its send would go on whatever its receive
+     * did, and MPI allows a cancel or a completion, not both. */
     if (r->kind == EP_REQ_RECV)
         ep_recv_cancel(r);
     return MPI_SUCCESS;

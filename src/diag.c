@@ -137,6 +137,9 @@ static void pending_request(ep_object_t *o, void *arg)
         pending_line(arg, r->ep, "send (request not completed) to", r->peer, r->tag, r->lay.bytes);
     else if (r->kind == EP_REQ_RECV)
         pending_line(arg, r->ep, "receive (request not completed) from", r->source_pat, r->tag_pat, -1);
+    else if (r->kind == EP_REQ_PAIR)
+        pending_line(arg, r->ep, "send-receive (request not completed), receiving from", r->part[0]->source_pat,
+                     r->part[0]->tag_pat, -1);
     else
         pending_line(arg, r->ep, "non-blocking collective (request not completed) on", MPI_ANY_SOURCE,
                      MPI_ANY_TAG, -1);

@@ -114,11 +114,15 @@ ep_status_t ep_direct_probe(ep_endpoint_t *ep, int source, int tag, int take, in
                             MPI_Status *st)
 {
     MPI_Comm pc = ep->comm->pcomm;
-    MPI_Status local;
-    if (PMPI_Iprobe(source, tag, pc, flag, st) != MPI_SUCCESS)
+    /* MPICH's probes set the count, not the cancelled bit beside it. */
+    MPI_Status local = {.count_hi_and_cancelled = 0};
+    if (PMPI_Iprobe(source, tag, pc, flag, &local) != MPI_SUCCESS)
         return EP_ERR_TRANSPORT;
-    if (!take || !*flag)
+    if (!take || !*flag) {
+        if (*flag && st != MPI_STATUS_IGNORE)
+            *st = local;
         return EP_OK;
+    }
     /* There is a message: the entry and its handle first, since one that
      * MPICH hands over cannot be given back.  (Another thread on this
      * endpoint may take it meanwhile: then there is none.) */

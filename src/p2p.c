@@ -589,7 +589,21 @@ static ep_status_t recv_start(ep_request_t *r, int waited)
 
 ep_status_t ep_recv_start(ep_request_t *r) { return recv_start(r, 0); }
 
-ep_status_t ep_recv_start_waited(ep_request_t *r) { return recv_start(r, 1); }
+ep_status_t ep_pair_start(ep_request_t *pair, ep_request_t *recv, ep_request_t *send, int waited)
+{
+    pair->part[0] = recv;
+    pair->part[1] = send;
+    ep_status_t st = recv_start(recv, waited);
+    if (st)
+        return st;
+    if ((st = ep_send_start(send))) {
+        if (!ep_recv_cancel(recv))
+            ep_request_wait(recv); /* matched already: its data land before the call returns */
+        return st;
+    }
+    atomic_store_explicit(&pair->state, EP_RS_PENDING, memory_order_release);
+    return EP_OK;
+}
 
 ep_status_t ep_recv_wait(ep_request_t *r)
 {

@@ -201,6 +201,10 @@ void ep_request_destroy(ep_request_t *r)
 {
     if (r == &ep_request_sent)
         return;
+    if (r->kind == EP_REQ_PAIR) /* only pairs made by ep_request_new are destroyed */
+        for (int i = 0; i < 2; i++)
+            if (r->part[i])
+                ep_request_destroy(r->part[i]);
     if (r->tmp)
         free(r->tmp);
     if (r->type_rec)
@@ -283,6 +287,37 @@ void ep_request_poll_net(ep_request_t *const rs[], int n)
     }
 }
 
+/* A pair is over when both its parts are.  Its status is the receive's;
+ * its error the send's if that failed, else the receive's (the order
+ * MPI_Sendrecv reports them in), with what ep_request_error_code needs to
+ * describe it. */
+static int pair_poll(ep_request_t *r)
+{
+    ep_request_t *recv = r->part[0], *send = r->part[1];
+    if (!(ep_request_poll(send) & ep_request_poll(recv)))
+        return 0;
+    const ep_request_t *why = send->status.MPI_ERROR != MPI_SUCCESS ? send : recv;
+    r->status = recv->status;
+    r->status.MPI_ERROR = why->status.MPI_ERROR;
+    r->failure = why->failure;
+    r->direct = why->direct;
+    r->lay = why->lay;
+    r->sent_bytes = why->sent_bytes;
+    ep_request_set_done(r);
+    return 1;
+}
+
+int ep_request_state_deep(ep_request_t *r)
+{
+    int st = ep_request_state(r);
+    if (r->kind != EP_REQ_PAIR || st != EP_RS_PENDING)
+        return st;
+    for (int i = 0; i < 2; i++)
+        if (ep_request_state(r->part[i]) == EP_RS_NET)
+            return EP_RS_NET;
+    return EP_RS_PENDING;
+}
+
 int ep_request_poll(ep_request_t *r)
 {
     int st = ep_request_state(r);
@@ -290,6 +325,8 @@ int ep_request_poll(ep_request_t *r)
         return 1;
     if (r->kind == EP_REQ_COLL)
         return ep_coll_poll(r);
+    if (r->kind == EP_REQ_PAIR)
+        return pair_poll(r);
     if (st == EP_RS_PENDING) {
         /* The other side of a large message between threads may be
          * copying it: take chunks of the copy meanwhile (p2p.h). */

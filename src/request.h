@@ -32,7 +32,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum { EP_REQ_SEND, EP_REQ_RECV, EP_REQ_COLL } ep_req_kind_t;
+/* EP_REQ_PAIR: a send and a receive that complete as one (MPI_Sendrecv,
+ * MPI_Isendrecv): PENDING until both its parts are over (request.c). */
+typedef enum { EP_REQ_SEND, EP_REQ_RECV, EP_REQ_COLL, EP_REQ_PAIR } ep_req_kind_t;
 typedef enum { EP_SEND_STANDARD, EP_SEND_SYNC, EP_SEND_READY, EP_SEND_BUFFERED } ep_send_mode_t;
 typedef enum { EP_RS_INACTIVE, EP_RS_PENDING, EP_RS_NET, EP_RS_DONE } ep_req_state_t;
 
@@ -99,6 +101,8 @@ typedef struct ep_request {
                                        and receives whose transport failed), or EP_OK */
     unsigned pool_slot;             /* the registry slot its handle had, once retired (0: none) */
     _Atomic int copy_open;          /* job holds a copy its owner may help with (ep_copy_job_t) */
+    struct ep_request *part[2];     /* EP_REQ_PAIR: its receive and its send, which ep_request_destroy
+                                       destroys with it; tmp may hold the send's data (a copy) */
     void *ucx_req;                  /* NET over UCX: the UCX request on ep's worker (ucx.h) */
     int ucx_posted;                 /* a receive posted in UCX itself (ucx.c): ucx_req is its UCX request
                                        until UCX completes it */
@@ -184,6 +188,11 @@ void ep_request_finish_transfer(ep_request_t *r);
 
 /* Tests r, driving its PMPI part if any; 1 when complete (INACTIVE counts). */
 int ep_request_poll(ep_request_t *r);
+
+/* Where r stands, for MPI_Finalize's sweep of freed requests: a pair
+ * whose parts are not over counts as NET while one is inside MPICH or
+ * UCX, else as PENDING. */
+int ep_request_state_deep(ep_request_t *r);
 
 /* Tests the requests of rs[] (at most EP_POLL_NET_MAX) that wait in NET
  * for a single PMPI request, all in one PMPI_Testsome: one entry into

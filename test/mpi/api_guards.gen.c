@@ -116,10 +116,6 @@ int ept_call_guards(MPI_Comm comm, MPI_Group group, MPI_Request request, MPI_Mes
     n++;
     ept_guard_expect(MPI_Psend_init(ept_scratch, 0, 0, MPI_DATATYPE_NULL, 0, 0, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COMM, "MPI_Psend_init", "not supported");
     n++;
-    ept_guard_expect(MPI_Isendrecv(ept_scratch, 0, MPI_DATATYPE_NULL, 0, 0, ept_scratch, 0, MPI_DATATYPE_NULL, 0, 0, comm, ept_scratch), MPI_ERR_COMM, "MPI_Isendrecv", "not supported");
-    n++;
-    ept_guard_expect(MPI_Isendrecv_replace(ept_scratch, 0, MPI_DATATYPE_NULL, 0, 0, 0, 0, comm, ept_scratch), MPI_ERR_COMM, "MPI_Isendrecv_replace", "not supported");
-    n++;
     ept_guard_expect(MPI_Grequest_complete(request), MPI_ERR_REQUEST, "MPI_Grequest_complete", "not supported");
     n++;
     ept_guard_expect(MPI_Comm_accept(ept_scratch, MPI_INFO_NULL, 0, comm, ept_scratch), MPI_ERR_COMM, "MPI_Comm_accept", "not supported");
@@ -308,9 +304,9 @@ int ept_call_guards(MPI_Comm comm, MPI_Group group, MPI_Request request, MPI_Mes
     n++;
     ept_guard_expect(MPI_Isend_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, 0, 0, comm, ept_scratch), MPI_ERR_COUNT, "MPI_Isend_c", "does not fit");
     n++;
-    ept_guard_expect(MPI_Isendrecv_c(ept_scratch, 0, MPI_DATATYPE_NULL, 0, 0, ept_scratch, 0, MPI_DATATYPE_NULL, 0, 0, comm, ept_scratch), MPI_ERR_COMM, "MPI_Isendrecv_c", "not supported");
+    ept_guard_expect(MPI_Isendrecv_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, 0, 0, ept_scratch, 0, MPI_DATATYPE_NULL, 0, 0, comm, ept_scratch), MPI_ERR_COUNT, "MPI_Isendrecv_c", "does not fit");
     n++;
-    ept_guard_expect(MPI_Isendrecv_replace_c(ept_scratch, 0, MPI_DATATYPE_NULL, 0, 0, 0, 0, comm, ept_scratch), MPI_ERR_COMM, "MPI_Isendrecv_replace_c", "not supported");
+    ept_guard_expect(MPI_Isendrecv_replace_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, 0, 0, 0, 0, comm, ept_scratch), MPI_ERR_COUNT, "MPI_Isendrecv_replace_c", "does not fit");
     n++;
     ept_guard_expect(MPI_Issend_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, 0, 0, comm, ept_scratch), MPI_ERR_COUNT, "MPI_Issend_c", "does not fit");
     n++;

@@ -27,3 +27,5 @@ MPI_TESTS += test/mpi/p2p_bigcount
 test_mpi_p2p_bigcount_CFLAGS = $(MPI_TEST_CFLAGS)
 MPI_TESTS += test/mpi/p2p_huge
 test_mpi_p2p_huge_CFLAGS = $(MPI_TEST_CFLAGS)
+MPI_TESTS += test/mpi/p2p_status
+test_mpi_p2p_status_CFLAGS = $(MPI_TEST_CFLAGS)

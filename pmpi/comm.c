@@ -74,8 +74,9 @@ EP_API int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
     return st ? ep_raise_status(a ? a : b, "MPI_Comm_compare", st, NULL) : MPI_SUCCESS;
 }
 
-/* The four duplications share one function; info: a hint set for the new
- * communicator, or MPI_INFO_NULL (MPI_Comm_dup: the old one's hints). */
+/* The four duplications share one function.  with_info: info is the new
+ * communicator's hint set, MPI_INFO_NULL for none (MPICH accepts it so,
+ * and programs rely on it); otherwise the old one's hints are copied. */
 static int dup_ep(const char *call, MPI_Comm comm, MPI_Info info, int with_info, MPI_Comm *newcomm,
                   MPI_Request *req)
 {
@@ -87,8 +88,6 @@ static int dup_ep(const char *call, MPI_Comm comm, MPI_Info info, int with_info,
         return ep_raise(ep, call, MPI_ERR_ARG, "newcomm pointer is NULL");
     if (!with_info)
         info = ep->info;
-    else if (info == MPI_INFO_NULL)
-        return ep_raise(ep, call, MPI_ERR_INFO, "info is MPI_INFO_NULL");
     if (info != MPI_INFO_NULL && PMPI_Info_dup(info, &copy) != MPI_SUCCESS)
         return ep_raise(ep, call, MPI_ERR_INFO, "invalid info 0x%x", (unsigned)info);
     ep_comm_dup_args(&a, ep, copy, newcomm);

@@ -57,6 +57,26 @@ int main(int argc, char **argv)
         MPI_Info_get(hints, "epmpi_test_hint", sizeof val - 1, val, &vflag);
         EPT_CHECK(vflag && !strcmp(val, rank % 2 ? "odd" : "even"), "MPI_Comm_get_info after dup_with_info");
         MPI_Info_free(&hints);
+        /* MPI_INFO_NULL: a duplicate without hints (MPI-4.0 7.4.2: the old
+         * communicator's hints are not copied), as MPICH does. */
+        MPI_Comm dn[2];
+        MPI_Request dreq;
+        EPT_OK(MPI_Comm_dup_with_info(dc, MPI_INFO_NULL, &dn[0]));
+        EPT_OK(MPI_Comm_idup_with_info(dc, MPI_INFO_NULL, &dn[1], &dreq));
+        EPT_OK(MPI_Wait(&dreq, MPI_STATUS_IGNORE));
+        for (int k = 0; k < 2; k++) {
+            int dsize = -1, dres = -1;
+            EPT_OK(MPI_Comm_size(dn[k], &dsize));
+            EPT_OK(MPI_Comm_compare(dc, dn[k], &dres));
+            EPT_CHECK(dres == MPI_CONGRUENT, "%s with MPI_INFO_NULL: MPI_Comm_compare gave %d",
+                      k ? "MPI_Comm_idup_with_info" : "MPI_Comm_dup_with_info", dres);
+            EPT_OK(MPI_Comm_get_info(dn[k], &hints));
+            MPI_Info_get(hints, "epmpi_test_hint", sizeof val - 1, val, &vflag);
+            EPT_CHECK(!vflag, "%s with MPI_INFO_NULL kept the old communicator's hint",
+                      k ? "MPI_Comm_idup_with_info" : "MPI_Comm_dup_with_info");
+            MPI_Info_free(&hints);
+            EPT_OK(MPI_Comm_free(&dn[k]));
+        }
         /* Nothing set: only epmpi's own epmpi_p2p_path (world_ranks checks its
          * value) and, for the engine between processes, epmpi_transport. */
         EPT_OK(MPI_Comm_get_info(MPI_COMM_WORLD, &hints));

@@ -194,19 +194,14 @@ EP_API int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info 
     EP_ENTRY(call, comm, ep, PMPI_Comm_split_type(comm, split_type, key, info, newcomm));
     if (!newcomm)
         return ep_raise(ep, call, MPI_ERR_ARG, "newcomm pointer is NULL");
-    /* Shared memory: the endpoints of one node, named by its smallest world
-     * rank.  An intercommunicator splits into intercommunicators (both sides
-     * of the node), as MPI_Comm_split does. */
-    int color;
-    if (split_type == MPI_COMM_TYPE_SHARED)
-        color = ep_net_node_id();
-    else if (split_type == MPI_UNDEFINED)
-        color = MPI_UNDEFINED;
-    else
-        return ep_raise(ep, call, MPI_ERR_ARG,
-                        "split type %d is not supported on endpoint communicators (use MPI_COMM_TYPE_SHARED)",
-                        split_type);
-    ep_status_t st = ep_comm_split(ep, color, key, newcomm);
+    /* The types MPICH knows: an endpoint goes where its process goes (an
+     * intercommunicator splits into intercommunicators, as with
+     * MPI_Comm_split).  Any other value is refused at once, before anything
+     * collective. */
+    if (split_type != MPI_UNDEFINED && split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_COMM_TYPE_HW_GUIDED &&
+        split_type != MPI_COMM_TYPE_HW_UNGUIDED && split_type != MPIX_COMM_TYPE_NEIGHBORHOOD)
+        return ep_raise(ep, call, MPI_ERR_ARG, "unknown split type %d", split_type);
+    ep_status_t st = ep_comm_split_type(ep, split_type, key, info, newcomm);
     return st ? ep_raise_status(ep, call, st, NULL) : MPI_SUCCESS;
 }
 

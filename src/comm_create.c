@@ -5,6 +5,7 @@
 
 #include "net.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -148,7 +149,12 @@ typedef struct split_arg {
     uint64_t order; /* the new ranks follow ascending orders (split_order) */
     int sides;      /* the parent's two groups stay apart: the result is an
                        intercommunicator (the same in every endpoint) */
+    int type;       /* MPI_Comm_split_type: the split type (the leader
+                       sets color), else EP_SPLIT_BY_COLOR */
+    MPI_Info info;  /* MPI_Comm_split_type: its info */
 } split_arg_t;
+
+#define EP_SPLIT_BY_COLOR INT_MIN
 
 /* One new communicator of this process: its colour and the result. */
 typedef struct split_out {
@@ -348,19 +354,62 @@ out:
     return rc;
 }
 
-static ep_status_t split(ep_endpoint_t *parent, int color, int key, int sides, MPI_Comm *out)
+/* MPI_Comm_split_type: every endpoint is where its process is, so the
+ * leader asks MPICH which part this process belongs to (PMPI_Comm_split_type
+ * over the processes, or over MPI_COMM_SELF when every rank lives here),
+ * names the part by its lowest process, and gives that colour to every
+ * local endpoint that did not pass MPI_UNDEFINED.  Every process calls
+ * MPICH, whatever its endpoints passed, so that the call stays collective
+ * there; MPI has every process pass the same type or MPI_UNDEFINED. */
+static ep_status_t split_type_colors(ep_comm_t *pc)
+{
+    int type = MPI_UNDEFINED, colour = MPI_UNDEFINED;
+    MPI_Info info = MPI_INFO_NULL;
+    for (int j = 0; j < pc->nlocal && type == MPI_UNDEFINED; j++) {
+        const split_arg_t *a = atomic_load(&pc->sync.ptr[j]);
+        type = a->type;
+        info = a->info;
+    }
+    MPI_Comm base = pc->pcomm != MPI_COMM_NULL ? pc->pcomm : MPI_COMM_SELF, part = MPI_COMM_NULL;
+    ep_status_t rc = EP_OK;
+    if (PMPI_Comm_split_type(base, type, 0, info, &part) != MPI_SUCCESS) {
+        rc = EP_ERR_SPLIT_TYPE;
+    } else if (part != MPI_COMM_NULL) {
+        MPI_Group pg, bg;
+        int first = 0;
+        PMPI_Comm_group(part, &pg);
+        PMPI_Comm_group(base, &bg);
+        PMPI_Group_translate_ranks(pg, 1, &first, bg, &colour);
+        PMPI_Group_free(&pg);
+        PMPI_Group_free(&bg);
+        PMPI_Comm_free(&part);
+    }
+    for (int j = 0; j < pc->nlocal; j++) {
+        split_arg_t *a = atomic_load(&pc->sync.ptr[j]);
+        a->color = a->type == MPI_UNDEFINED || rc ? MPI_UNDEFINED : colour;
+    }
+    return rc;
+}
+
+static ep_status_t split(ep_endpoint_t *parent, int color, int key, int sides, int type, MPI_Info info,
+                         MPI_Comm *out)
 {
     ep_comm_t *pc = parent->comm;
-    split_arg_t mine = {color, split_order(parent, key, sides), sides};
+    split_arg_t mine = {color, split_order(parent, key, sides), sides, type, info};
     split_result_t res = {0, NULL};
 
     atomic_store(&pc->sync.ptr[parent->lidx], &mine);
     ep_sync_barrier(pc);
     if (parent->lidx == 0) {
-        atomic_store(&pc->sync.status, split_leader(pc, &res));
+        /* A failed MPICH split still takes part in the split below (with
+         * no colour), which the other processes run too. */
+        ep_status_t by_type = type == EP_SPLIT_BY_COLOR ? EP_OK : split_type_colors(pc);
+        ep_status_t st = split_leader(pc, &res);
+        atomic_store(&pc->sync.status, by_type ? by_type : st);
         atomic_store(&pc->sync.result, &res);
     }
     ep_sync_barrier(pc);
+    color = mine.color;
     ep_status_t rc = atomic_load(&pc->sync.status);
     const split_result_t *r = atomic_load(&pc->sync.result);
     *out = MPI_COMM_NULL;
@@ -384,12 +433,17 @@ static ep_status_t split(ep_endpoint_t *parent, int color, int key, int sides, M
 
 ep_status_t ep_comm_split(ep_endpoint_t *parent, int color, int key, MPI_Comm *out)
 {
-    return split(parent, color, key, parent->comm->inter, out);
+    return split(parent, color, key, parent->comm->inter, EP_SPLIT_BY_COLOR, MPI_INFO_NULL, out);
+}
+
+ep_status_t ep_comm_split_type(ep_endpoint_t *parent, int type, int key, MPI_Info info, MPI_Comm *out)
+{
+    return split(parent, MPI_UNDEFINED, key, parent->comm->inter, type, info, out);
 }
 
 ep_status_t ep_comm_split_merged(ep_endpoint_t *parent, int color, int key, MPI_Comm *out)
 {
-    return split(parent, color, key, 0, out);
+    return split(parent, color, key, 0, EP_SPLIT_BY_COLOR, MPI_INFO_NULL, out);
 }
 
 /* ---- MPI_Comm_create_group ----------------------------------------------

@@ -21,6 +21,10 @@ void ep_comm_dup_args(ep_coll_args_t *a, ep_endpoint_t *ep, MPI_Info info, MPI_C
  * intercommunicator each colour's members of the two groups form a new
  * intercommunicator (MPI_COMM_NULL when one group has none). */
 ep_status_t ep_comm_split(ep_endpoint_t *parent, int color, int key, MPI_Comm *out);
+/* MPI_Comm_split_type: as MPI_Comm_split, each endpoint going where MPICH
+ * puts its process for that type and info (MPI_COMM_TYPE_SHARED, _HW_GUIDED,
+ * _HW_UNGUIDED, MPICH's own types; MPI_UNDEFINED: *out is MPI_COMM_NULL). */
+ep_status_t ep_comm_split_type(ep_endpoint_t *parent, int type, int key, MPI_Info info, MPI_Comm *out);
 /* The same, but the groups of an intercommunicator merge into one
  * intracommunicator ordered by key, then rank in the union. */
 ep_status_t ep_comm_split_merged(ep_endpoint_t *parent, int color, int key, MPI_Comm *out);

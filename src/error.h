@@ -51,6 +51,7 @@
     X(ERR_COUNT_MISMATCH, MPI_ERR_COUNT, "the ranks of this process passed different amounts of data to one collective call (counts or datatype sizes)") \
     X(ERR_CALL_MISMATCH, MPI_ERR_OTHER, "the ranks of this process are in different collective calls on this communicator") \
     X(ERR_COLL_BROKEN, MPI_ERR_OTHER, "an earlier collective on this communicator failed in this process before it reached the other processes, which therefore no longer agree with this one on the collectives in progress") \
+    X(ERR_SPLIT_TYPE, MPI_ERR_OTHER, "MPICH's MPI_Comm_split_type failed for this process (is the info valid?)") \
     X(ERR_TRANSPORT, MPI_ERR_OTHER, "MPICH could not start the transfer (nothing was sent or received)") \
     X(ERR_SEND_FAILED, MPI_ERR_OTHER, "the transport failed to send the message's data after its header; the receiver was told") \
     X(ERR_PEER_FAILED, MPI_ERR_OTHER, "the sender's transport failed to send the message's data after its header") \

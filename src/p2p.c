@@ -589,10 +589,8 @@ static ep_status_t recv_start(ep_request_t *r, int waited)
 
 ep_status_t ep_recv_start(ep_request_t *r) { return recv_start(r, 0); }
 
-ep_status_t ep_pair_start(ep_request_t *pair, ep_request_t *recv, ep_request_t *send, int waited)
+ep_status_t ep_sendrecv_start(ep_request_t *recv, ep_request_t *send, int waited)
 {
-    pair->part[0] = recv;
-    pair->part[1] = send;
     ep_status_t st = recv_start(recv, waited);
     if (st)
         return st;
@@ -601,8 +599,17 @@ ep_status_t ep_pair_start(ep_request_t *pair, ep_request_t *recv, ep_request_t *
             ep_request_wait(recv); /* matched already: its data land before the call returns */
         return st;
     }
-    atomic_store_explicit(&pair->state, EP_RS_PENDING, memory_order_release);
     return EP_OK;
+}
+
+ep_status_t ep_pair_start(ep_request_t *pair, ep_request_t *recv, ep_request_t *send)
+{
+    pair->part[0] = recv;
+    pair->part[1] = send;
+    ep_status_t st = ep_sendrecv_start(recv, send, 0);
+    if (!st)
+        atomic_store_explicit(&pair->state, EP_RS_PENDING, memory_order_release);
+    return st;
 }
 
 ep_status_t ep_recv_wait(ep_request_t *r)

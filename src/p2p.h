@@ -34,11 +34,14 @@ int ep_send_now(ep_endpoint_t *ep, const void *buf, int count, MPI_Datatype type
 ep_status_t ep_send_start(ep_request_t *s);
 /* Starts a receive request prepared with buf/count/type/source_pat/tag_pat. */
 ep_status_t ep_recv_start(ep_request_t *r);
-/* Starts pair (EP_REQ_PAIR) with its receive, then its send, prepared as
- * for the two calls above: MPI_Sendrecv (waited: its caller waits for it
- * next) and MPI_Isendrecv.  On failure nothing of it is left posted; a
- * send's own copy (send->tmp) is the caller's to free. */
-ep_status_t ep_pair_start(ep_request_t *pair, ep_request_t *recv, ep_request_t *send, int waited);
+/* Starts a receive, then a send, prepared as for the two calls above
+ * (MPI_Sendrecv: waited, its caller waits for both next).  On failure
+ * nothing of them is left posted; a send's own copy (send->tmp) is the
+ * caller's to free. */
+ep_status_t ep_sendrecv_start(ep_request_t *recv, ep_request_t *send, int waited);
+/* The same for MPI_Isendrecv: pair (EP_REQ_PAIR) gets the two as its
+ * parts and completes when both have. */
+ep_status_t ep_pair_start(ep_request_t *pair, ep_request_t *recv, ep_request_t *send);
 /* Starts receive r and waits until it is complete (a blocking receive). */
 ep_status_t ep_recv_wait(ep_request_t *r);
 /* Starts receive r of a message taken by MPI_Mprobe (consumes m). */

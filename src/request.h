@@ -32,8 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* EP_REQ_PAIR: a send and a receive that complete as one (MPI_Sendrecv,
- * MPI_Isendrecv): PENDING until both its parts are over (request.c). */
+/* EP_REQ_PAIR: a send and a receive that complete as one (MPI_Isendrecv,
+ * MPI_Isendrecv_replace): PENDING until both its parts are over (request.c). */
 typedef enum { EP_REQ_SEND, EP_REQ_RECV, EP_REQ_COLL, EP_REQ_PAIR } ep_req_kind_t;
 typedef enum { EP_SEND_STANDARD, EP_SEND_SYNC, EP_SEND_READY, EP_SEND_BUFFERED } ep_send_mode_t;
 typedef enum { EP_RS_INACTIVE, EP_RS_PENDING, EP_RS_NET, EP_RS_DONE } ep_req_state_t;

@@ -108,6 +108,19 @@ int ep_raise_world(int code);
 int ep_raise_status(ep_endpoint_t *ep, const char *call, ep_status_t st, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* Gives the program status *from in *st (unless MPI_STATUS_IGNORE) for a
+ * call that completes or probes one operation: MPI_ERROR stays as the
+ * program left it (MPI-4.0 3.2.5: only the calls completing several
+ * requests set it, and they do so themselves). */
+static inline void ep_status_give(MPI_Status *st, const MPI_Status *from)
+{
+    if (st != MPI_STATUS_IGNORE) {
+        int keep = st->MPI_ERROR;
+        *st = *from;
+        st->MPI_ERROR = keep;
+    }
+}
+
 /* "not supported on endpoint <what>" for a handle of a function that does
  * not take endpoints (yet). */
 int ep_unsupported(const char *call, const char *what, int cls);

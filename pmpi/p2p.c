@@ -33,19 +33,7 @@ static void set_recv(ep_request_t *r, void *buf, int count, MPI_Datatype type, i
     r->tag_pat = tag;
 }
 
-/* The status of a call that completes or probes one operation: MPI_ERROR
- * stays as the program left it (MPI-4.0 3.2.5: only the calls completing
- * several requests set it). */
-static void status_give(MPI_Status *st, const MPI_Status *from)
-{
-    if (st != MPI_STATUS_IGNORE) {
-        int keep = st->MPI_ERROR;
-        *st = *from;
-        st->MPI_ERROR = keep;
-    }
-}
-
-static void status_out(MPI_Status *st, const ep_request_t *r) { status_give(st, &r->status); }
+static void status_out(MPI_Status *st, const ep_request_t *r) { ep_status_give(st, &r->status); }
 
 static int start_failed(ep_endpoint_t *ep, const char *call, ep_status_t st, int count)
 {
@@ -487,7 +475,7 @@ EP_ENDPOINT_PATH int iprobe_endpoints(int source, int tag, MPI_Comm comm, int *f
     MPI_Status st;
     ep_iprobe(ep, source, tag, flag, &st);
     if (*flag)
-        status_give(status, &st);
+        ep_status_give(status, &st);
     return MPI_SUCCESS;
 }
 
@@ -512,7 +500,7 @@ EP_ENDPOINT_PATH int probe_endpoints(int source, int tag, MPI_Comm comm, MPI_Sta
     while (ep_iprobe(ep, source, tag, &flag, &st), !flag)
         ep_backoff(&b);
     ep_diag_leave(ep);
-    status_give(status, &st);
+    ep_status_give(status, &st);
     return MPI_SUCCESS;
 }
 
@@ -549,7 +537,7 @@ static int improbe_common(const char *call, int source, int tag, MPI_Comm comm, 
         *flag = f;
     if (f) {
         *message = source == MPI_PROC_NULL ? MPI_MESSAGE_NO_PROC : m->handle;
-        status_give(status, &found);
+        ep_status_give(status, &found);
     }
     return MPI_SUCCESS;
 }

@@ -30,11 +30,7 @@ static int any_ep(int n, const MPI_Request reqs[])
 static int ep_finish(ep_request_t *r, MPI_Request *slot, MPI_Status *st, const char *call, int multi)
 {
     int code = multi ? ep_request_error_code(r, call) : ep_request_error(r, call);
-    if (st != MPI_STATUS_IGNORE) {
-        int keep = st->MPI_ERROR;
-        *st = r->status;
-        st->MPI_ERROR = multi ? code : keep;
-    }
+    ep_status_give(st, &r->status); /* the multiple-completion calls set MPI_ERROR after (multi_note) */
     if (r->persistent) {
         atomic_store(&r->state, EP_RS_INACTIVE);
     } else {
@@ -50,11 +46,7 @@ static int ep_finish(ep_request_t *r, MPI_Request *slot, MPI_Status *st, const c
 static int finish_sent(MPI_Request *h, MPI_Status *st)
 {
     *h = MPI_REQUEST_NULL;
-    if (st != MPI_STATUS_IGNORE) {
-        int keep = st->MPI_ERROR; /* the multiple-completion calls set it after */
-        status_empty(st);
-        st->MPI_ERROR = keep;
-    }
+    ep_status_give(st, &ep_request_sent.status);
     return MPI_SUCCESS;
 }
 
@@ -452,11 +444,8 @@ EP_API int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *st
     if (*flag && status != MPI_STATUS_IGNORE) {
         if (ep_inactive(r))
             status_empty(status);
-        else {
-            int keep = status->MPI_ERROR;
-            *status = r->status;
-            status->MPI_ERROR = keep;
-        }
+        else
+            ep_status_give(status, &r->status);
     }
     return MPI_SUCCESS;
 }

@@ -314,24 +314,21 @@ static int isendrecv_start(const char *call, ep_endpoint_t *ep, const void *sbuf
                            int dest, int stag, void *rbuf, int rcount, MPI_Datatype rtype, int source, int rtag,
                            void *copy, MPI_Request *request)
 {
-    ep_request_t *pair = ep_request_new(EP_REQ_PAIR, ep, 1);
-    ep_request_t *r = pair ? ep_request_new(EP_REQ_RECV, ep, 0) : NULL;
-    ep_request_t *s = r ? ep_request_new(EP_REQ_SEND, ep, 0) : NULL;
-    if (!s) {
+    ep_request_t *pair = ep_request_new(EP_REQ_PAIR, ep, 1), *r, *s;
+    if (!pair) {
         free(copy);
-        if (r)
-            ep_request_destroy(r);
-        if (pair)
-            ep_request_destroy(pair);
         return ep_raise(ep, call, MPI_ERR_NO_MEM, "out of request handles");
     }
+    pair->tmp = copy; /* from here the pair owns all, destroyed with it */
+    if (!(r = pair->part[0] = ep_request_new(EP_REQ_RECV, ep, 0)) ||
+        !(s = pair->part[1] = ep_request_new(EP_REQ_SEND, ep, 0))) {
+        ep_request_destroy(pair);
+        return ep_raise(ep, call, MPI_ERR_NO_MEM, "out of memory for the requests of a send-receive");
+    }
     set_sendrecv(r, s, sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag);
-    pair->part[0] = r; /* the pair owns them from here */
-    pair->part[1] = s;
-    pair->tmp = copy;
     ep_request_hold_type(r);
     ep_request_hold_type(s);
-    ep_status_t st = ep_pair_start(pair, r, s);
+    ep_status_t st = ep_pair_start(pair);
     if (st) {
         ep_request_destroy(pair);
         return start_failed(ep, call, st, scount);

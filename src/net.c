@@ -166,17 +166,11 @@ void ep_net_finalize(void)
         progress_take();
         for (ep_request_t **pp = &detached; *pp;) {
             ep_request_t *r = *pp;
-            /* A receive nobody sent to ends here: at once when epmpi matches
-             * it, once MPICH confirms the cancel when it is direct.  So does
-             * the receive of a pair (MPI_Isendrecv). */
-            ep_request_t *recv = r->kind == EP_REQ_PAIR ? r->part[0] : r;
-            if (recv->kind == EP_REQ_RECV && ep_request_state(recv) != EP_RS_DONE)
-                ep_recv_cancel(recv);
-            int over = ep_request_poll(r);
-            if (over || ep_request_state_deep(r) == EP_RS_PENDING) {
+            int where = ep_request_abandon(r);
+            if (where != 0) {
                 *pp = r->next_detached;
                 atomic_fetch_sub(&n_detached, 1);
-                if (over) {
+                if (where > 0) {
                     r->next_detached = gone;
                     gone = r;
                 }

@@ -602,11 +602,9 @@ ep_status_t ep_sendrecv_start(ep_request_t *recv, ep_request_t *send, int waited
     return EP_OK;
 }
 
-ep_status_t ep_pair_start(ep_request_t *pair, ep_request_t *recv, ep_request_t *send)
+ep_status_t ep_pair_start(ep_request_t *pair)
 {
-    pair->part[0] = recv;
-    pair->part[1] = send;
-    ep_status_t st = ep_sendrecv_start(recv, send, 0);
+    ep_status_t st = ep_sendrecv_start(pair->part[0], pair->part[1], 0);
     if (!st)
         atomic_store_explicit(&pair->state, EP_RS_PENDING, memory_order_release);
     return st;

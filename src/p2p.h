@@ -39,9 +39,9 @@ ep_status_t ep_recv_start(ep_request_t *r);
  * nothing of them is left posted; a send's own copy (send->tmp) is the
  * caller's to free. */
 ep_status_t ep_sendrecv_start(ep_request_t *recv, ep_request_t *send, int waited);
-/* The same for MPI_Isendrecv: pair (EP_REQ_PAIR) gets the two as its
- * parts and completes when both have. */
-ep_status_t ep_pair_start(ep_request_t *pair, ep_request_t *recv, ep_request_t *send);
+/* The same for MPI_Isendrecv: starts the parts of pair (EP_REQ_PAIR),
+ * which completes when both have. */
+ep_status_t ep_pair_start(ep_request_t *pair);
 /* Starts receive r and waits until it is complete (a blocking receive). */
 ep_status_t ep_recv_wait(ep_request_t *r);
 /* Starts receive r of a message taken by MPI_Mprobe (consumes m). */

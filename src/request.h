@@ -189,10 +189,11 @@ void ep_request_finish_transfer(ep_request_t *r);
 /* Tests r, driving its PMPI part if any; 1 when complete (INACTIVE counts). */
 int ep_request_poll(ep_request_t *r);
 
-/* Where r stands, for MPI_Finalize's sweep of freed requests: a pair
- * whose parts are not over counts as NET while one is inside MPICH or
- * UCX, else as PENDING. */
-int ep_request_state_deep(ep_request_t *r);
+/* MPI_Finalize's look at a freed request r, which cancels its receive (a
+ * pair's too) if nothing matched it: 1 when r is over, 0 while a part of
+ * it is inside MPICH or UCX, -1 when it waits for a partner that will not
+ * come (it is then dropped). */
+int ep_request_abandon(ep_request_t *r);
 
 /* Tests the requests of rs[] (at most EP_POLL_NET_MAX) that wait in NET
  * for a single PMPI request, all in one PMPI_Testsome: one entry into

@@ -14,6 +14,10 @@
  * - A receive or probe from MPI_PROC_NULL gives source MPI_PROC_NULL, tag
  *   MPI_ANY_TAG and count 0 (3.11); MPI_Mprobe / MPI_Improbe give
  *   MPI_MESSAGE_NO_PROC, whose MPI_Mrecv / MPI_Imrecv do the same.
+ * - MPI_Isendrecv: freed before it is over, it still delivers; of a type
+ *   freed meanwhile, it still uses it; MPI_Cancel leaves it to complete
+ *   (epmpi's choice: MPI allows a cancel or a completion, not both, and
+ *   its send goes on); a short receive gives MPI_ERR_TRUNCATE.
  *
  * Every rank sends to its right neighbour and receives from its left, so
  * that the shapes cover messages between threads of a process, between
@@ -86,7 +90,8 @@ typedef struct {
  *                    and count, and no MPI_ERR_TRUNCATE for a short receive;
  *   MPICH_CANCELLED  the probes leave the cancelled flag as it was;
  *   MPICH_FAILS      MPI_Isendrecv(_replace) with MPI_PROC_NULL crashes,
- *                    MPI_Request_free refuses an MPI_Isendrecv request, and
+ *                    MPI_Request_free and MPI_Cancel refuse an MPI_Isendrecv
+ *                    request (an internal error for the cancel), and
  *                    MPI_Isendrecv_replace of a derived datatype drops a
  *                    reference to it that it does not hold (an assertion
  *                    fails at MPI_Type_free or in the wait). */
@@ -472,6 +477,24 @@ static void isendrecv_types_and_errors(ctx_t *c)
 
 truncated:
     deviations = 0;
+    PHASE("MPI_Isendrecv cancelled");
+    deviations = MPICH_FAILS;
+    if (!MPICH_DEVIATES(MPICH_FAILS)) {
+        /* Not cancelled: its send goes on whatever happens to its
+         * receive, and MPI allows a cancel or a completion, not both. */
+        int out = val(c->me, tag, 0), in = -1, cancelled = -1;
+        EPT_OK(MPI_Isendrecv(&out, 1, MPI_INT, c->right, tag, &in, 1, MPI_INT, c->left, tag, c->comm, &req));
+        EPT_OK(MPI_Cancel(&req));
+        fresh(&st);
+        EPT_OK(MPI_Wait(&req, &st));
+        EPT_OK(MPI_Test_cancelled(&st, &cancelled));
+        EPT_CHECK(!cancelled && in == val(c->left, tag, 0),
+                  "MPI_Cancel of an MPI_Isendrecv: cancelled %d, received %d (expected %d, not cancelled)", cancelled,
+                  in, val(c->left, tag, 0));
+        EPT_OK(MPI_Barrier(c->comm));
+    }
+    deviations = 0;
+
     PHASE("MPI_Isendrecv truncated");
     EPT_OK(MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN));
     int out[4] = {1, 2, 3, 4}, in[2];

@@ -216,9 +216,18 @@ static int carries_between(const ep_comm_t *c) { return c->nprocs > 1 && !c->dir
  * header ring. */
 static ep_status_t transport_ready(ep_comm_t *c)
 {
-    ep_status_t rc;
-    if (ep_ucx_on && !c->ucx && (rc = ep_ucx_comm_ready(c)))
-        return rc;
+    if (!c->ucx) {
+        MPI_Request req;
+        ep_status_t rc = ep_ucx_comm_start(c, &req);
+        if (!rc && req != MPI_REQUEST_NULL && ep_net_wait_pmpi(&req, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            rc = EP_ERR_INTERN;
+        if (!rc)
+            rc = ep_ucx_comm_finish(c);
+        if (rc) {
+            ep_ucx_comm_gone(c);
+            return rc;
+        }
+    }
     return c->ucx ? EP_OK : ep_net_activate();
 }
 

@@ -519,19 +519,6 @@ ep_status_t ep_ucx_comm_finish(ep_comm_t *c)
     return EP_OK;
 }
 
-ep_status_t ep_ucx_comm_ready(ep_comm_t *c)
-{
-    MPI_Request req;
-    ep_status_t rc = ep_ucx_comm_start(c, &req);
-    if (!rc && req != MPI_REQUEST_NULL && ep_net_wait_pmpi(&req, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-        rc = EP_ERR_INTERN;
-    if (rc) {
-        ep_ucx_comm_gone(c);
-        return rc;
-    }
-    return ep_ucx_comm_finish(c);
-}
-
 void ep_ucx_comm_gone(ep_comm_t *c)
 {
     slots_give(c);

@@ -10,7 +10,7 @@
  * Addressing: every local endpoint of a communicator over several
  * processes gets a receive slot on its worker when the communicator is
  * built, and the processes exchange (worker, slot) of every rank over the
- * communicator's process-level communicator (ep_ucx_comm_ready).  A
+ * communicator's process-level communicator (ep_ucx_comm_start, _finish).  A
  * message's 64-bit UCX tag is then
  *
  *   slot (16 bits) | source rank (20) | user tag (28)
@@ -66,12 +66,12 @@ void ep_ucx_describe(char *buf, size_t len);
 /* c, over several processes and not direct, is built: gives its local
  * endpoints receive slots and learns every rank's over c->pcomm
  * (collective over c's processes).  Sets c->ucx when every process could;
- * otherwise c keeps the MPI path.  In two steps for the non-blocking
- * constructors: start takes the slots and starts the exchange (*req, or
- * MPI_REQUEST_NULL when UCX is off); finish, once *req is over, decides. */
+ * otherwise c keeps the MPI path.  In two steps, so that the non-blocking
+ * constructors need not wait: start takes the slots and starts the
+ * exchange (*req, or MPI_REQUEST_NULL when UCX is off); finish, once *req
+ * is over, decides. */
 ep_status_t ep_ucx_comm_start(ep_comm_t *c, MPI_Request *req);
 ep_status_t ep_ucx_comm_finish(ep_comm_t *c);
-ep_status_t ep_ucx_comm_ready(ep_comm_t *c);
 /* c goes (or its construction failed): its slots are free again. */
 void ep_ucx_comm_gone(ep_comm_t *c);
 

@@ -32,11 +32,6 @@ ep_status_t ep_ucx_comm_finish(ep_comm_t *c)
     (void)c;
     return EP_OK;
 }
-ep_status_t ep_ucx_comm_ready(ep_comm_t *c)
-{
-    c->ucx = 0;
-    return EP_OK;
-}
 void ep_ucx_comm_gone(ep_comm_t *c) { (void)c; }
 /* Never called: no communicator has c->ucx. */
 ep_status_t ep_ucx_send(ep_request_t *s, int idx, const ep_dt_layout_t *lay)

@@ -234,13 +234,14 @@ EP_API void mpi_comm_create_f08_(const MPI_Comm *comm, const MPI_Group *group, M
     ep_f_return(ierror, rc);
 }
 
-extern void pmpir_comm_create_from_group_f08_(const MPI_Group *group, const char *stringtag, const MPI_Info *info, const MPI_Errhandler *errhandler, MPI_Comm *newcomm, MPI_Fint *ierror, size_t stringtag_len) EP_F_WEAK;
 EP_API void mpi_comm_create_from_group_f08_(const MPI_Group *group, const char *stringtag, const MPI_Info *info, const MPI_Errhandler *errhandler, MPI_Comm *newcomm, MPI_Fint *ierror, size_t stringtag_len)
 {
-    if (ep_group_handle_is_ep(*group))
-        ep_f_return(ierror, ep_unsupported("MPI_Comm_create_from_group", "groups", MPI_ERR_GROUP));
-    else
-        pmpir_comm_create_from_group_f08_(group, stringtag, info, errhandler, newcomm, ierror, stringtag_len);
+    char *stringtag_c = ep_f_string_in(stringtag, stringtag_len);
+    int rc = stringtag_c ? MPI_SUCCESS : ep_f_no_memory("MPI_Comm_create_from_group");
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Comm_create_from_group(*group, stringtag_c, *info, *errhandler, newcomm);
+    free(stringtag_c);
+    ep_f_return(ierror, rc);
 }
 
 EP_API void mpi_comm_create_group_f08_(const MPI_Comm *comm, const MPI_Group *group, const int *tag, MPI_Comm *newcomm, MPI_Fint *ierror)
@@ -967,15 +968,14 @@ EP_API void mpi_intercomm_create_f08_(const MPI_Comm *local_comm, const int *loc
     ep_f_return(ierror, rc);
 }
 
-extern void pmpir_intercomm_create_from_groups_f08_(const MPI_Group *local_group, const int *local_leader, const MPI_Group *remote_group, const int *remote_leader, const char *stringtag, const MPI_Info *info, const MPI_Errhandler *errhandler, MPI_Comm *newintercomm, MPI_Fint *ierror, size_t stringtag_len) EP_F_WEAK;
 EP_API void mpi_intercomm_create_from_groups_f08_(const MPI_Group *local_group, const int *local_leader, const MPI_Group *remote_group, const int *remote_leader, const char *stringtag, const MPI_Info *info, const MPI_Errhandler *errhandler, MPI_Comm *newintercomm, MPI_Fint *ierror, size_t stringtag_len)
 {
-    if (ep_group_handle_is_ep(*local_group))
-        ep_f_return(ierror, ep_unsupported("MPI_Intercomm_create_from_groups", "groups", MPI_ERR_GROUP));
-    else if (ep_group_handle_is_ep(*remote_group))
-        ep_f_return(ierror, ep_unsupported("MPI_Intercomm_create_from_groups", "groups", MPI_ERR_GROUP));
-    else
-        pmpir_intercomm_create_from_groups_f08_(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm, ierror, stringtag_len);
+    char *stringtag_c = ep_f_string_in(stringtag, stringtag_len);
+    int rc = stringtag_c ? MPI_SUCCESS : ep_f_no_memory("MPI_Intercomm_create_from_groups");
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Intercomm_create_from_groups(*local_group, *local_leader, *remote_group, *remote_leader, stringtag_c, *info, *errhandler, newintercomm);
+    free(stringtag_c);
+    ep_f_return(ierror, rc);
 }
 
 EP_API void mpi_intercomm_merge_f08_(const MPI_Comm *intercomm, const int *high, MPI_Comm *newintracomm, MPI_Fint *ierror)

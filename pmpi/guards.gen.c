@@ -230,15 +230,6 @@ EP_API int(MPI_Scatterv_init)(const void *sendbuf, const int sendcounts[], const
     return PMPI_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 }
 
-EP_API int(MPI_Intercomm_create_from_groups)(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm)
-{
-    if (ep_group_handle_is_ep(local_group))
-        return ep_unsupported("MPI_Intercomm_create_from_groups", "groups", MPI_ERR_GROUP);
-    if (ep_group_handle_is_ep(remote_group))
-        return ep_unsupported("MPI_Intercomm_create_from_groups", "groups", MPI_ERR_GROUP);
-    return PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm);
-}
-
 EP_API int(MPIX_Comm_revoke)(MPI_Comm comm)
 {
     if (ep_entry_comm_is_ep(comm))
@@ -286,13 +277,6 @@ EP_API int(MPI_Errhandler_set)(MPI_Comm comm, MPI_Errhandler errhandler)
     if (ep_entry_comm_is_ep(comm))
         return ep_unsupported_comm("MPI_Errhandler_set", comm);
     return PMPI_Errhandler_set(comm, errhandler);
-}
-
-EP_API int(MPI_Comm_create_from_group)(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm)
-{
-    if (ep_group_handle_is_ep(group))
-        return ep_unsupported("MPI_Comm_create_from_group", "groups", MPI_ERR_GROUP);
-    return PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
 }
 
 EP_API int(MPI_Parrived)(MPI_Request request, int partition, int *flag)
@@ -1322,4 +1306,4 @@ EP_API int(MPI_File_open)(MPI_Comm comm, const char *filename, int amode, MPI_In
     return PMPI_File_open(comm, filename, amode, info, fh);
 }
 
-/* 168 entry points. */
+/* 166 entry points. */

@@ -48,6 +48,47 @@ void ep_ctx_unregister(ep_comm_t *c)
         }
 }
 
+/* Rank of identity x in c's rank map, or -1. */
+static int gid_position(const ep_comm_t *c, ep_gid_t x)
+{
+    if (x.origin == c->ctx && x.index < (uint64_t)c->size && c->gids[x.index].origin == x.origin &&
+        c->gids[x.index].index == x.index)
+        return (int)x.index; /* c minted it */
+    for (int r = 0; r < c->size; r++)
+        if (c->gids[r].origin == x.origin && c->gids[r].index == x.index)
+            return r;
+    return -1;
+}
+
+ep_status_t ep_gid_worlds(const ep_gid_t *m, int n, int *world, int *bad)
+{
+    ep_status_t rc = EP_OK;
+    ep_comm_t *last = NULL; /* members usually share their communicators */
+    ep_net_table_lock();
+    for (int i = 0; i < n && !rc; i++) {
+        if (m[i].origin == 0) { /* a classic process: {0, world rank} */
+            world[i] = (int)m[i].index;
+            continue;
+        }
+        ep_comm_t *c = ep_ctx_lookup(m[i].origin);
+        int r = c ? gid_position(c, m[i]) : -1;
+        if (r < 0 && last && (r = gid_position(last, m[i])) >= 0)
+            c = last;
+        for (int b = 0; r < 0 && b < EP_CTX_BUCKETS; b++)
+            for (c = ctx_table[b]; c && (r = gid_position(c, m[i])) < 0;)
+                c = c->ctx_next;
+        if (r < 0) {
+            *bad = i;
+            rc = EP_ERR_GROUP;
+        } else {
+            world[i] = c->proc_world[c->ranks[r].proc];
+            last = c;
+        }
+    }
+    ep_net_table_unlock();
+    return rc;
+}
+
 /* ---- building --------------------------------------------------------- */
 
 typedef struct entry {

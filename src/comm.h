@@ -201,6 +201,13 @@ static inline ep_endpoint_t *ep_endpoint_get(MPI_Comm h)
 /* Context table: the communicator with id ctx known to this process. */
 ep_comm_t *ep_ctx_lookup(uint64_t ctx);
 
+/* The world rank of the process of each of the n identities m[], as any
+ * communicator of this process that has the identity tells (they agree):
+ * what MPI_Comm_create_from_group needs, having no communicator.  A classic
+ * identity is its own answer.  EP_ERR_GROUP when no communicator of this
+ * process has m[*bad]. */
+ep_status_t ep_gid_worlds(const ep_gid_t *m, int n, int *world, int *bad);
+
 /* MPI_Comm_compare of two endpoints / an endpoint and a classic comm. */
 int ep_comm_compare_ep(const ep_endpoint_t *a, const ep_endpoint_t *b);
 ep_status_t ep_comm_compare_classic(const ep_endpoint_t *a, MPI_Comm classic, int *result);

@@ -546,3 +546,69 @@ ep_status_t ep_comm_create_group(ep_endpoint_t *ep, const int *prank, int n, int
         *out = rec.out;
     return rc;
 }
+
+/* ---- MPI_Comm_create_from_group --------------------------------------------
+ * No communicator joins the members, so their processes are found through
+ * any communicator of this process that knows them (ep_gid_worlds), and
+ * the process-level communicator is made from the one over every process.
+ * Otherwise as MPI_Comm_create_group: the members of this process meet
+ * under a name made of the member list and the string tag. */
+
+uint64_t ep_stringtag_hash(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+    return ep_mix64(h);
+}
+
+typedef struct fg_call {
+    const int *world; /* [n] each member's process */
+    int n;
+    int ptag; /* tag of the PMPI call */
+} fg_call_t;
+
+static ep_status_t fg_drive(void *const *records, int nrec, void *arg)
+{
+    const fg_call_t *fg = arg;
+    int *procs = malloc(sizeof *procs * (size_t)fg->n);
+    ep_comm_t *c;
+    if (!procs)
+        return EP_ERR_NO_MEM;
+    memcpy(procs, fg->world, sizeof *procs * (size_t)fg->n);
+    int np = ep_sort_unique(procs, fg->n);
+    ep_status_t rc = ep_comm_build_members(ep_net_group_comm(), procs, np, fg->ptag, records, nrec, &c);
+    free(procs);
+    return rc;
+}
+
+ep_status_t ep_comm_create_from_group(const ep_gid_t *m, int n, int pos, const char *stringtag, MPI_Errhandler eh,
+                                      MPI_Comm *out, int *bad)
+{
+    int *world = malloc(sizeof *world * (size_t)n), here = 0, me = ep_net_world_rank();
+    ep_status_t rc;
+    *bad = -1;
+    if (!world)
+        return EP_ERR_NO_MEM;
+    if ((rc = ep_gid_worlds(m, n, world, bad)))
+        goto out;
+    uint64_t members = 0, tag = ep_stringtag_hash(stringtag);
+    for (int i = 0; i < n; i++) {
+        members = ep_mix64(members ^ ep_mix64(m[i].origin) ^ m[i].index);
+        here += world[i] == me;
+    }
+    if (world[pos] != me) { /* the caller's identity lives elsewhere: not the caller's group */
+        *bad = pos;
+        rc = EP_ERR_GROUP;
+        goto out;
+    }
+    fg_call_t fg = {world, n, (int)(ep_mix64(members ^ tag) & 0x0fffffff)};
+    ep_member_record_t rec = {(uint64_t)pos, m[pos], eh, MPI_COMM_NULL};
+    /* Bit 42 alone in the last name keeps these meetings apart from the
+     * other kinds. */
+    if (!(rc = ep_meet(members, tag, 1ULL << 42, here, &rec, fg_drive, &fg)))
+        *out = rec.out;
+out:
+    free(world);
+    return rc;
+}

@@ -35,6 +35,15 @@ ep_status_t ep_comm_split_merged(ep_endpoint_t *parent, int color, int key, MPI_
  * by tag and member list. */
 ep_status_t ep_comm_create_group(ep_endpoint_t *ep, const int *prank, int n, int tag, MPI_Comm *out);
 
+/* MPI_Comm_create_from_group, called by each member: m[n] the members in
+ * group order, the caller m[pos]; eh the new handles' error handler.
+ * Concurrent calls are told apart by stringtag and member list.  *bad
+ * names a member no communicator of this process knows (EP_ERR_GROUP). */
+ep_status_t ep_comm_create_from_group(const ep_gid_t *m, int n, int pos, const char *stringtag, MPI_Errhandler eh,
+                                      MPI_Comm *out, int *bad);
+/* A name for a string tag that every process computes alike. */
+uint64_t ep_stringtag_hash(const char *s);
+
 /* What each endpoint brings to a meeting (meet.h) that builds a
  * communicator, and gets back. */
 typedef struct ep_member_record {

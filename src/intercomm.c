@@ -83,6 +83,38 @@ ep_status_t ep_intercomm_build(ep_endpoint_t *ep, const ep_member_t *remote, int
     return rc;
 }
 
+/* The local group becomes a communicator of its own first (which the
+ * union's construction needs for the local side), and each member knows
+ * the remote group already: no leader has to tell it. */
+ep_status_t ep_intercomm_from_groups(const ep_gid_t *lg, int ln, int lpos, const ep_gid_t *rg, int rn,
+                                     const char *stringtag, MPI_Errhandler eh, MPI_Comm *out, int *bad,
+                                     int *bad_remote)
+{
+    ep_member_t *remote = malloc(sizeof *remote * (size_t)rn);
+    int *world = malloc(sizeof *world * (size_t)rn);
+    MPI_Comm lh = MPI_COMM_NULL;
+    ep_status_t rc = EP_ERR_NO_MEM;
+
+    *bad_remote = 0;
+    if (!remote || !world)
+        goto out;
+    if ((rc = ep_gid_worlds(rg, rn, world, bad))) {
+        *bad_remote = 1;
+        goto out;
+    }
+    for (int i = 0; i < rn; i++)
+        remote[i] = (ep_member_t){world[i], rg[i]};
+    if ((rc = ep_comm_create_from_group(lg, ln, lpos, stringtag, eh, &lh, bad)))
+        goto out;
+    ep_endpoint_t *lep = ep_endpoint_get(lh);
+    rc = ep_intercomm_build(lep, remote, rn, (int)(ep_stringtag_hash(stringtag) & 0x0fffffff), out);
+    ep_endpoint_free(lep);
+out:
+    free(remote);
+    free(world);
+    return rc;
+}
+
 ep_status_t ep_intercomm_merge(ep_endpoint_t *ep, int high, MPI_Comm *out)
 {
     /* A split of the union with one colour: keys put the low group first,

@@ -26,6 +26,14 @@ void ep_intercomm_describe(const ep_endpoint_t *ep, ep_member_t *m);
  * remote group (rsize members); tag tells concurrent creations apart. */
 ep_status_t ep_intercomm_build(ep_endpoint_t *ep, const ep_member_t *remote, int rsize, int tag, MPI_Comm *out);
 
+/* MPI_Intercomm_create_from_groups, called by each member of either
+ * group: lg[ln] the caller's group (the caller lg[lpos]), rg[rn] the other;
+ * eh the new handles' error handler.  *bad names a member no communicator
+ * of this process knows (EP_ERR_GROUP): of lg when *bad_remote is 0. */
+ep_status_t ep_intercomm_from_groups(const ep_gid_t *lg, int ln, int lpos, const ep_gid_t *rg, int rn,
+                                     const char *stringtag, MPI_Errhandler eh, MPI_Comm *out, int *bad,
+                                     int *bad_remote);
+
 /* MPI_Intercomm_merge: the union as an intracommunicator, the group that
  * passed high = 0 first (group 0 first when both passed the same). */
 ep_status_t ep_intercomm_merge(ep_endpoint_t *ep, int high, MPI_Comm *out);

@@ -558,6 +558,9 @@ void ep_net_comm_gone(ep_comm_t *c)
     progress_give();
 }
 
+void ep_net_table_lock(void) { progress_take(); }
+void ep_net_table_unlock(void) { progress_give(); }
+
 int ep_net_wait_pmpi(MPI_Request *req, MPI_Status *st)
 {
     ep_backoff_t b = EP_BACKOFF_INIT;

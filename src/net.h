@@ -102,6 +102,11 @@ int ep_progress_detached(void);
 void ep_net_comm_ready(ep_comm_t *c);
 /* Forgets c's context id. */
 void ep_net_comm_gone(ep_comm_t *c);
+/* Hold the context table still (net.c's progress lock, which orders
+ * registration against the delivery of headers) for a reader outside
+ * net.c; not while holding that lock already. */
+void ep_net_table_lock(void);
+void ep_net_table_unlock(void);
 
 /* Waits for a PMPI request, driving progress and yielding meanwhile. */
 int ep_net_wait_pmpi(MPI_Request *req, MPI_Status *st);

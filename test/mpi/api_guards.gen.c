@@ -84,10 +84,6 @@ int ept_call_guards(MPI_Comm comm, MPI_Group group, MPI_Request request, MPI_Mes
     n++;
     ept_guard_expect(MPI_Scatterv_init(ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, 0, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COMM, "MPI_Scatterv_init", "not supported");
     n++;
-    ept_guard_expect(MPI_Intercomm_create_from_groups(group, 0, MPI_GROUP_NULL, 0, ept_scratch, MPI_INFO_NULL, MPI_ERRHANDLER_NULL, ept_scratch), MPI_ERR_GROUP, "MPI_Intercomm_create_from_groups", "not supported");
-    n++;
-    ept_guard_expect(MPI_Intercomm_create_from_groups(MPI_GROUP_NULL, 0, group, 0, ept_scratch, MPI_INFO_NULL, MPI_ERRHANDLER_NULL, ept_scratch), MPI_ERR_GROUP, "MPI_Intercomm_create_from_groups", "not supported");
-    n++;
     ept_guard_expect(MPIX_Comm_revoke(comm), MPI_ERR_COMM, "MPIX_Comm_revoke", "not supported");
     n++;
     ept_guard_expect(MPIX_Comm_shrink(comm, ept_scratch), MPI_ERR_COMM, "MPIX_Comm_shrink", "not supported");
@@ -101,8 +97,6 @@ int ept_call_guards(MPI_Comm comm, MPI_Group group, MPI_Request request, MPI_Mes
     ept_guard_expect(MPI_Errhandler_get(comm, ept_scratch), MPI_ERR_COMM, "MPI_Errhandler_get", "not supported");
     n++;
     ept_guard_expect(MPI_Errhandler_set(comm, MPI_ERRHANDLER_NULL), MPI_ERR_COMM, "MPI_Errhandler_set", "not supported");
-    n++;
-    ept_guard_expect(MPI_Comm_create_from_group(group, ept_scratch, MPI_INFO_NULL, MPI_ERRHANDLER_NULL, ept_scratch), MPI_ERR_GROUP, "MPI_Comm_create_from_group", "not supported");
     n++;
     ept_guard_expect(MPI_Parrived(request, 0, ept_scratch), MPI_ERR_REQUEST, "MPI_Parrived", "not supported");
     n++;

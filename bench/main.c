@@ -33,7 +33,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: epmpi-bench [--case LIST] [--sizes LIST] [--iters N] [--time MS] [--batches B]\n"
-            "                   [--window W] [--comm world|dup]\n"
+            "                   [--window W] [--comm world|dup] | --help | --version\n"
             "\n"
             "Runs under mpiexec, as plain MPI or with epmpi preloaded (epmpiexec -t T).\n"
             "  --case LIST     comma-separated, in order (default pingpong):\n"
@@ -122,7 +122,7 @@ static int parse_args(int argc, char **argv, struct bench_opts *o, int *run)
         {"iters", required_argument, 0, 'i'},  {"time", required_argument, 0, 't'},
         {"batches", required_argument, 0, 'b'}, {"window", required_argument, 0, 'w'},
         {"comm", required_argument, 0, 'm'},   {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
+        {"version", no_argument, 0, 'V'},      {0, 0, 0, 0},
     };
     char *items[BENCH_MAX_SIZES];
     int nrun = 0, opt;
@@ -155,6 +155,7 @@ static int parse_args(int argc, char **argv, struct bench_opts *o, int *run)
             o->dup = strcmp(optarg, "dup") == 0;
             break;
         case 'h': usage(stdout); exit(0);
+        case 'V': printf("epmpi-bench (epmpi) %s\n", PACKAGE_VERSION); exit(0);
         default: bad_usage("%s", "bad option");
         }
     }

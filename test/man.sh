@@ -17,7 +17,8 @@ check() { # page, then strings its rendered text must contain
     done
     echo "rendered $page ($(printf '%s\n' "$out" | wc -l) lines)"
 }
-check epmpiexec.1 "epmpiexec - run an MPI program" "--endpoints" "EPMPI_STATS_FILE" "EPMPI_DEBUG" "--version"
+check epmpiexec.1 "epmpiexec - run an MPI program" "--endpoints" "EPMPI_STATS_FILE" "EPMPI_DEBUG" "--version" \
+    "--dry-run"
 check MPI_Comm_create_endpoints.3 "MPIX_Comm_create_endpoints - give a process" "my_num_ep" \
     "MPI_ERR_ENDPOINTS" "SEE ALSO"
 rm -f man-warn.tmp

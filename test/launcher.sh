@@ -1,0 +1,61 @@
+#!/bin/sh
+# epmpiexec's arguments: its own options and mpiexec's before the program,
+# the program's own after it (untouched), and a one-line error of its own
+# for an option written wrongly or unknown to both.  (The environment comes
+# from AM_TESTS_ENVIRONMENT in Makefile.am.)
+L=${EP_LAUNCHER:?}
+EPMPI_LIBDIR=$(dirname "${EP_LIB:?}")
+export EPMPI_LIBDIR
+status=0
+fail() { echo "FAIL: $*"; status=1; }
+
+# dry WANT_END ARGS...: --dry-run must succeed and print a command ending in WANT_END.
+dry() {
+    want=$1; shift
+    out=$("$L" --dry-run "$@" 2>&1) || { fail "epmpiexec --dry-run $* failed: $out"; return; }
+    case $out in
+        *"$want") echo "ok: $*" ;;
+        *) fail "epmpiexec --dry-run $*: printed '$out', which does not end in '$want'" ;;
+    esac
+}
+
+# bad MESSAGE_PART ARGS...: exit status 2 and one line naming the problem.
+bad() {
+    want=$1; shift
+    out=$("$L" "$@" 2>&1) && { fail "epmpiexec $* was accepted"; return; }
+    lines=$(printf '%s\n' "$out" | wc -l)
+    case $out in
+        "epmpiexec: "*"$want"*) [ "$lines" = 1 ] && echo "ok: $* -> $out" || fail "epmpiexec $*: $lines lines: $out" ;;
+        *) fail "epmpiexec $*: expected a line about '$want', got: $out" ;;
+    esac
+}
+
+# Options after the program are the program's.
+dry "mpiexec -n 1 ./prog --verbose -t 3 --stats in.dat --help" -n 1 ./prog --verbose -t 3 --stats in.dat --help
+out=$("$L" --dry-run -n 1 ./prog --verbose -t 3 --stats in.dat)
+case $out in *EPMPI_ENDPOINTS=* | *EPMPI_VERBOSE=* | *EPMPI_STATS=*)
+    fail "the program's options were taken as epmpiexec's: $out" ;; esac
+# epmpiexec's own before the program, mixed with mpiexec's.
+out=$("$L" --dry-run -t 3 -n 2 --verbose --wait sleep ./prog a)
+case $out in *EPMPI_ENDPOINTS=3*EPMPI_WAIT=sleep*EPMPI_VERBOSE=1*"-n 2 ./prog a") echo "ok: own options" ;;
+    *) fail "-t 3 --verbose --wait sleep: $out" ;; esac
+# mpiexec's options with values (two for -genv, inline with =), quoting, MPMD.
+dry "-genv A 'b c' -n=2 -ppn 1 ./prog 'x y' : -n 1 other -t 2" -genv A "b c" -n=2 -ppn 1 ./prog "x y" : -n 1 other -t 2
+dry "--np 2 -l ./prog" --np 2 -l ./prog
+
+bad "-t 2" -t2 -n 1 ./prog
+bad "takes no value" --verbose=1 -n 1 ./prog
+bad "spin, yield or sleep" --wait busy -n 1 ./prog
+bad "unknown option -x" -x -n 1 ./prog
+bad "no program" -n 2
+bad "needs a value" -n
+bad "positive number" -t 0 ./prog
+
+# A real run: the program gets its arguments, --help included.
+if [ -n "${EP_SANITIZER:-}" ]; then
+    echo "(sanitizer build: the real run is left out, the runtime must come first in LD_PRELOAD)"
+else
+    out=$("$L" -n 1 /bin/sh -c 'printf "%s|" "$@"' sh --help -t 3 --verbose 2>&1)
+    [ "$out" = "--help|-t|3|--verbose|" ] && echo "ok: real run" || fail "the program got '$out'"
+fi
+exit $status

@@ -37,13 +37,15 @@ usage: run-bench.sh [--reps N] [--configs "1 2 3 4 5 6"] [--out DIR] [--no-plots
   --no-plots    no PNG plots
   --plots-only  measure nothing: draw the plots again from DIR/latest.csv
   --smoke       tiny cases (configuration 1, pingpong and rma at 8 B, 10
-                iterations), to check that the program and this driver work
+                iterations), to check that the program and this driver work;
+                without --out, the results go to a new temporary directory
+                (bench/results keeps the committed ones)
 USAGE
 }
 
 REPS=${BENCH_REPS:-7}
 CONFIGS=${BENCH_CONFIGS:-1 2 3 4 5 6}
-OUT=${BENCH_OUT:-bench/results}
+OUT=${BENCH_OUT:-}
 PROG=${BENCH_PROG:-$(pwd)/epmpi-bench}
 LIB=${BENCH_LIB:-$(pwd)/.libs/libepmpi.so}
 MPIEXEC=${BENCH_MPIEXEC:-mpiexec}
@@ -54,7 +56,6 @@ REPLOT=0
 SMOKE=0
 [ -n "$REPS" ] || REPS=7
 [ -n "$CONFIGS" ] || CONFIGS="1 2 3 4 5 6"
-[ -n "$OUT" ] || OUT=bench/results
 
 while [ $# -gt 0 ]; do
     case $1 in
@@ -71,6 +72,11 @@ done
 case $REPS in
     ''|*[!0-9]*|0) echo "run-bench.sh: --reps needs a positive number, not '$REPS'" >&2; exit 2 ;;
 esac
+if [ -z "$OUT" ] && [ "$SMOKE" = 1 ]; then
+    OUT=$(mktemp -d "${TMPDIR:-/tmp}/epmpi-bench-smoke.XXXXXX")
+    echo "== smoke run: results in $OUT"
+fi
+[ -n "$OUT" ] || OUT=bench/results
 if [ "$SMOKE" = 1 ]; then
     REPS=1 CONFIGS=1 PLOTS=0 PROG_ARGS="--sizes 8 --iters 10 --batches 1"
 fi
@@ -187,6 +193,8 @@ add() { if [ -s "$tmp/$1" ]; then lines="$lines${lines:+, }'$tmp/$1' using 1:2 w
 plot() {
     lines=""
     series mpich 1 baseline pingpong "$2"; add mpich "MPICH, 2 processes" "lw 2 pt 7"
+    title=$4
+    [ -s "$tmp/mpich" ] || title="$title (no MPICH curve: configuration 1 was not run)"
     series ep12 1 epmpi pingpong "$2"; add ep12 "epmpi, 1 process x 2 endpoints" "lw 2 pt 5"
     series ep21 2 epmpi pingpong "$2"; add ep21 "epmpi, 2 processes x 1 endpoint" "lw 2 pt 9"
     series pre 3 epmpi pingpong "$2"; add pre "epmpi preloaded, 2 processes (no world mode)" "lw 1 dt 3 pt 1"
@@ -194,7 +202,7 @@ plot() {
         series memcpy memcpy baseline memcpy bandwidth; add memcpy "memcpy, one thread" "lw 1 dt 2 pt 0 lc rgb 'gray40'"
         series memcpy2 memcpy baseline memcpy halves; add memcpy2 "memcpy, two threads a half each (the limit inside a process)" "lw 1 dt 4 pt 0 lc rgb 'gray20'"
     fi
-    draw "$1" "$4" "message size (bytes)" "$3" "$5"
+    draw "$1" "$title" "message size (bytes)" "$3" "$5"
 }
 # plot_rma: Put and Get bandwidth (configurations 1 and 2; the baseline of 1).
 plot_rma() {
@@ -205,7 +213,9 @@ plot_rma() {
         series "e12$op" 1 epmpi "rma_$op" bandwidth; add "e12$op" "epmpi, 1 process x 2 endpoints: $op" "lw 2 pt 5$dash"
         series "e21$op" 2 epmpi "rma_$op" bandwidth; add "e21$op" "epmpi, 2 processes x 1 endpoint: $op" "lw 2 pt 9$dash"
     done
-    draw rma.png "One-sided Put and Get, each with a flush: bandwidth, epmpi vs MPICH" "size (bytes)" \
+    title="One-sided Put and Get, each with a flush: bandwidth, epmpi vs MPICH"
+    [ -s "$tmp/mput" ] || [ -s "$tmp/mget" ] || title="$title (no MPICH curve: configuration 1 was not run)"
+    draw rma.png "$title" "size (bytes)" \
         "bandwidth (GB/s), higher is better" "bottom right"
 }
 draw_plots() {

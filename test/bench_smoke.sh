@@ -8,10 +8,17 @@
 # say where a message's time goes; and the UCX floor (epmpi-bench --case ucx)
 # in 2 plain processes when epmpi-bench was built with UCX.
 # The environment comes from Makefile.am (AM_TESTS_ENVIRONMENT).
+# Without --out, a smoke run writes into a temporary directory of its own
+# and leaves bench/results (committed in the source tree) as it was.
 set -eu
-out=$(mktemp -d)
+results() { cat bench/results/* "$EP_SRCDIR"/bench/results/* 2>/dev/null | cksum; }
+before=$(results)
+log=$(timeout -k 5 120 sh "$BENCH_DRIVER" --smoke) || { echo "$log"; echo "bench_smoke: the driver failed" >&2; exit 1; }
+echo "$log"
+out=$(echo "$log" | sed -n 's/^== smoke run: results in //p')
+[ -n "$out" ] && [ -d "$out" ] || { echo "bench_smoke: the smoke run did not name its results directory" >&2; exit 1; }
 trap 'rm -rf "$out"' EXIT
-timeout -k 5 120 sh "$BENCH_DRIVER" --smoke --out "$out"
+[ "$(results)" = "$before" ] || { echo "bench_smoke: the smoke run changed bench/results" >&2; exit 1; }
 row=$(grep '^1,.*,pingpong,latency,8,us,lower,' "$out/latest.csv") || {
     echo "bench_smoke: no ping-pong row in latest.csv:" >&2
     cat "$out/latest.csv" >&2

@@ -361,8 +361,9 @@ EP_API int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Co
  * having no communicator; the caller is the member that made the group
  * (ep_group_t.me), as for MPI_Group_rank. */
 
-/* The arguments both calls share; raises on errhandler. */
-static int from_group_args(const char *call, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler,
+/* The arguments both calls share, checked before anything collective;
+ * raises on errhandler. */
+static int from_group_args(const char *call, const char *stringtag, MPI_Errhandler errhandler,
                            const MPI_Comm *newcomm)
 {
     if (errhandler == MPI_ERRHANDLER_NULL)
@@ -374,38 +375,47 @@ static int from_group_args(const char *call, const char *stringtag, MPI_Info inf
     if (strnlen(stringtag, MPI_MAX_STRINGTAG_LEN + 1) > MPI_MAX_STRINGTAG_LEN)
         return ep_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_ARG,
                            "stringtag is longer than MPI_MAX_STRINGTAG_LEN (%d) characters", MPI_MAX_STRINGTAG_LEN);
-    int nkeys;
-    if (info != MPI_INFO_NULL && PMPI_Info_get_nkeys(info, &nkeys) != MPI_SUCCESS)
-        return ep_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_INFO, "invalid info 0x%x", (unsigned)info);
     return MPI_SUCCESS;
 }
 
-/* The end of both calls: the new communicator's hints, or the error. */
-static int from_group_done(const char *call, ep_status_t st, const char *what, int bad, MPI_Info info,
+/* The new communicator's hints: a copy of info (MPI_INFO_NULL for none),
+ * made last before the engine runs, which from_group_done takes. */
+static int hints_of(const char *call, MPI_Info info, MPI_Errhandler errhandler, MPI_Info *hints)
+{
+    *hints = MPI_INFO_NULL;
+    if (info != MPI_INFO_NULL && PMPI_Info_dup(info, hints) != MPI_SUCCESS) {
+        *hints = MPI_INFO_NULL;
+        return ep_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_INFO, "invalid info 0x%x", (unsigned)info);
+    }
+    return MPI_SUCCESS;
+}
+
+/* The end of both calls: the new communicator gets the hints, or the
+ * error is raised (what: the group *bad belongs to). */
+static int from_group_done(const char *call, ep_status_t st, const char *what, int bad, MPI_Info hints,
                            MPI_Errhandler errhandler, MPI_Comm *newcomm)
 {
+    if (!st) {
+        ep_endpoint_get(*newcomm)->info = hints;
+        return MPI_SUCCESS;
+    }
+    if (hints != MPI_INFO_NULL)
+        PMPI_Info_free(&hints);
     if (st == EP_ERR_GROUP && bad >= 0)
         return ep_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_GROUP,
                            "member %d of the %s is an endpoint of no communicator of this process (its "
                            "communicators were freed?)",
                            bad, what);
-    if (st)
-        return ep_raise_on(errhandler, MPI_COMM_NULL, call, ep_status_class(st), "%s", ep_status_text(st));
-    ep_endpoint_t *ep = ep_endpoint_get(*newcomm);
-    if (info != MPI_INFO_NULL && PMPI_Info_dup(info, &ep->info) != MPI_SUCCESS) {
-        ep->info = MPI_INFO_NULL;
-        return ep_raise(ep, call, MPI_ERR_INFO, "could not copy the info");
-    }
-    return MPI_SUCCESS;
+    return ep_raise_on(errhandler, MPI_COMM_NULL, call, ep_status_class(st), "%s", ep_status_text(st));
 }
 
-/* The caller's rank in group h (an endpoint group), or a raised error. */
-static int caller_in(const char *call, MPI_Group h, const char *what, MPI_Errhandler errhandler, int *pos)
+/* Endpoint group h (*g) and the caller's rank in it, or a raised error. */
+static int caller_in(const char *call, MPI_Group h, const char *what, MPI_Errhandler errhandler, ep_group_t **g,
+                     int *pos)
 {
-    ep_group_t *g = ep_group_get(h);
-    if (!g)
+    if (!(*g = ep_group_get(h)))
         return ep_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_GROUP, "invalid %s 0x%x", what, (unsigned)h);
-    if ((*pos = ep_gid_rank(g->members, g->size, g->me)) == MPI_UNDEFINED)
+    if ((*pos = ep_gid_rank((*g)->members, (*g)->size, (*g)->me)) == MPI_UNDEFINED)
         return ep_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_GROUP,
                            "the calling endpoint is not in the %s (a group names its caller by the "
                            "communicator it came from)",
@@ -419,13 +429,15 @@ EP_API int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MP
     static const char call[] = "MPI_Comm_create_from_group";
     if (!ep_group_handle_is_ep(group))
         return PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
+    ep_group_t *g;
+    MPI_Info hints;
     int rc, pos, bad;
-    if ((rc = from_group_args(call, stringtag, info, errhandler, newcomm)) ||
-        (rc = caller_in(call, group, "group", errhandler, &pos)))
+    if ((rc = from_group_args(call, stringtag, errhandler, newcomm)) ||
+        (rc = caller_in(call, group, "group", errhandler, &g, &pos)) ||
+        (rc = hints_of(call, info, errhandler, &hints)))
         return rc;
-    ep_group_t *g = ep_group_get(group);
     ep_status_t st = ep_comm_create_from_group(g->members, g->size, pos, stringtag, errhandler, newcomm, &bad);
-    return from_group_done(call, st, "group", bad, info, errhandler, newcomm);
+    return from_group_done(call, st, "group", bad, hints, errhandler, newcomm);
 }
 
 EP_API int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group,
@@ -436,17 +448,18 @@ EP_API int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_lea
     if (!ep_group_handle_is_ep(local_group) && !ep_group_handle_is_ep(remote_group))
         return PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag,
                                                  info, errhandler, newintercomm);
+    ep_group_t *lg;
+    MPI_Info hints;
     int rc, pos, bad, bad_remote, nr, owned;
     const ep_gid_t *rm;
-    if ((rc = from_group_args(call, stringtag, info, errhandler, newintercomm)))
+    if ((rc = from_group_args(call, stringtag, errhandler, newintercomm)))
         return rc;
     if (!ep_group_handle_is_ep(local_group))
         return ep_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_GROUP,
                            "the local group is classic but the remote group has endpoints: make the local group "
                            "from an endpoint communicator too");
-    if ((rc = caller_in(call, local_group, "local group", errhandler, &pos)))
+    if ((rc = caller_in(call, local_group, "local group", errhandler, &lg, &pos)))
         return rc;
-    ep_group_t *lg = ep_group_get(local_group);
     if (ep_group_members(remote_group, &rm, &nr, &owned))
         return ep_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_GROUP, "invalid remote group 0x%x",
                            (unsigned)remote_group);
@@ -461,10 +474,10 @@ EP_API int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_lea
             rc = ep_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_GROUP,
                              "member %d of the remote group is in the local group too (they must be disjoint)",
                              i);
-    if (!rc) {
+    if (!rc && !(rc = hints_of(call, info, errhandler, &hints))) {
         ep_status_t st = ep_intercomm_from_groups(lg->members, lg->size, pos, rm, nr, stringtag, errhandler,
                                                   newintercomm, &bad, &bad_remote);
-        rc = from_group_done(call, st, bad_remote ? "remote group" : "local group", bad, info, errhandler,
+        rc = from_group_done(call, st, bad_remote ? "remote group" : "local group", bad, hints, errhandler,
                              newintercomm);
     }
     release(rm, owned);

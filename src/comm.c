@@ -60,30 +60,36 @@ static int gid_position(const ep_comm_t *c, ep_gid_t x)
     return -1;
 }
 
+/* A communicator of this process that has identity x, and x's rank in it
+ * (*r), or NULL: the one that minted x, hint, or any other.  The table's
+ * lock held. */
+static ep_comm_t *holder_of(ep_gid_t x, ep_comm_t *hint, int *r)
+{
+    ep_comm_t *c = ep_ctx_lookup(x.origin);
+    if (c && (*r = gid_position(c, x)) >= 0)
+        return c;
+    if (hint && (*r = gid_position(hint, x)) >= 0)
+        return hint;
+    for (int b = 0; b < EP_CTX_BUCKETS; b++)
+        for (c = ctx_table[b]; c; c = c->ctx_next)
+            if ((*r = gid_position(c, x)) >= 0)
+                return c;
+    return NULL;
+}
+
 ep_status_t ep_gid_worlds(const ep_gid_t *m, int n, int *world, int *bad)
 {
     ep_status_t rc = EP_OK;
-    ep_comm_t *last = NULL; /* members usually share their communicators */
+    ep_comm_t *c = NULL; /* members usually share their communicators */
+    int r;
     ep_net_table_lock();
     for (int i = 0; i < n && !rc; i++) {
-        if (m[i].origin == 0) { /* a classic process: {0, world rank} */
+        if (m[i].origin == 0) /* a classic process: {0, world rank} */
             world[i] = (int)m[i].index;
-            continue;
-        }
-        ep_comm_t *c = ep_ctx_lookup(m[i].origin);
-        int r = c ? gid_position(c, m[i]) : -1;
-        if (r < 0 && last && (r = gid_position(last, m[i])) >= 0)
-            c = last;
-        for (int b = 0; r < 0 && b < EP_CTX_BUCKETS; b++)
-            for (c = ctx_table[b]; c && (r = gid_position(c, m[i])) < 0;)
-                c = c->ctx_next;
-        if (r < 0) {
-            *bad = i;
-            rc = EP_ERR_GROUP;
-        } else {
+        else if ((c = holder_of(m[i], c, &r)))
             world[i] = c->proc_world[c->ranks[r].proc];
-            last = c;
-        }
+        else
+            *bad = i, rc = EP_ERR_GROUP;
     }
     ep_net_table_unlock();
     return rc;

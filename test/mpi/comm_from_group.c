@@ -12,7 +12,9 @@
  *     groups, here two groups whose members share processes;
  *   - groups of MPI_COMM_SELF make an intercommunicator of two ranks;
  *   - errors go to the error handler passed: a caller outside the group, a
- *     NULL or too long string tag, overlapping groups, a bad leader.
+ *     NULL or too long string tag, overlapping groups, a bad leader, and
+ *     (epmpi's own limit) a group of endpoints whose communicators are all
+ *     freed.
  *
  * World mode (PxT), explicit shapes (P:a,b,..) and, for comparison, plain
  * MPICH processes (P:0). */
@@ -197,6 +199,23 @@ static void body(MPI_Comm comm, void *arg)
             EPT_OK(MPI_Group_free(&g));
         }
         EPT_CHECK(nc == MPI_COMM_WORLD, "a failed call wrote the new communicator's handle");
+
+        /* Endpoints whose communicators are all freed: no process can tell
+         * where they live any more. */
+        MPI_Comm two[2];
+        MPI_Group gone;
+        char text[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        EPT_OK(MPI_Comm_create_endpoints(comm, 2, MPI_INFO_NULL, two));
+        EPT_OK(MPI_Comm_group(two[0], &gone));
+        EPT_OK(MPI_Comm_free(&two[0]));
+        EPT_OK(MPI_Comm_free(&two[1]));
+        EPT_OK(MPI_Barrier(comm)); /* every process's handles are gone */
+        rc = MPI_Comm_create_from_group(gone, "epmpi.test.gone", MPI_INFO_NULL, MPI_ERRORS_RETURN, &nc);
+        MPI_Error_string(rc, text, &len);
+        EPT_CHECK(error_class(rc) == MPI_ERR_GROUP && strstr(text, "no communicator of this process"),
+                  "a group of freed endpoints: class %d, '%s'", error_class(rc), text);
+        EPT_OK(MPI_Group_free(&gone));
     }
 
     if (n > 1) {

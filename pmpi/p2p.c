@@ -33,8 +33,6 @@ static void set_recv(ep_request_t *r, void *buf, int count, MPI_Datatype type, i
     r->tag_pat = tag;
 }
 
-static void status_out(MPI_Status *st, const ep_request_t *r) { ep_status_give(st, &r->status); }
-
 static int start_failed(ep_endpoint_t *ep, const char *call, ep_status_t st, int count)
 {
     if (st == EP_ERR_BUFFER)
@@ -166,7 +164,7 @@ static __attribute__((noinline)) int recv_direct_failed(const char *call, ep_end
         r.lay.bytes = 0;
     ep_direct_status(&r, st, rc);
     rc = ep_request_error(&r, call);
-    status_out(status, &r);
+    ep_status_give(status, &r.status);
     return rc;
 }
 
@@ -201,7 +199,7 @@ static __attribute__((noinline)) int recv_engine(const char *call, ep_endpoint_t
     ep_diag_leave(ep);
     if (st)
         return ep_raise_status(ep, call, st, NULL);
-    status_out(status, &r);
+    ep_status_give(status, &r.status);
     return ep_request_error(&r, call);
 }
 
@@ -302,7 +300,7 @@ static int sendrecv_run(const char *call, ep_endpoint_t *ep, const void *sbuf, i
         ep_backoff(&b);
     }
     ep_diag_leave(ep);
-    status_out(status, &r);
+    ep_status_give(status, &r.status);
     int rc = ep_request_error(&s, call);
     return rc ? rc : ep_request_error(&r, call);
 }
@@ -593,7 +591,7 @@ EP_ENDPOINT_PATH int mrecv_endpoints(void *buf, int count, MPI_Datatype datatype
     if ((rc = mrecv_start(call, buf, count, datatype, message, &r, 0, &rp)))
         return rc;
     ep_request_wait(&r);
-    status_out(status, &r);
+    ep_status_give(status, &r.status);
     return ep_request_error(&r, call);
 }
 

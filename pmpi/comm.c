@@ -2,6 +2,8 @@
 #include "attr.h"
 #include "comm_create.h"
 #include "entry.h"
+
+#include "diag.h"
 #include "net.h"
 #include "thread.h"
 #include "threadcomm.h"
@@ -236,7 +238,8 @@ static int create_endpoints(const char *call, MPI_Comm parent, int my_num_ep, MP
     if (st == EP_ERR_ENDPOINTS)
         return EP_RAISE_PARENT(MPI_ERR_ENDPOINTS, "could not create %d endpoints (out of handles or memory)",
                                my_num_ep);
-    return EP_RAISE_PARENT(ep_status_class(st), "%s", ep_status_text(st));
+    char why[400];
+    return EP_RAISE_PARENT(ep_status_class(st), "%s", ep_status_take_text(st, why, sizeof why));
 #undef EP_RAISE_PARENT
 }
 
@@ -312,6 +315,7 @@ EP_API int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
     if (!comm_name)
         return ep_raise(ep, "MPI_Comm_set_name", MPI_ERR_ARG, "comm_name is NULL");
     snprintf(ep->name, sizeof ep->name, "%s", comm_name);
+    ep_stats_named(ep);
     return MPI_SUCCESS;
 }
 

@@ -24,7 +24,7 @@ static int invoke_classic(MPI_Comm c, int code)
 /* The code of class cls with the message "<call>: <formatted text>". */
 static int code_v(const char *call, int cls, const char *fmt, va_list ap)
 {
-    char msg[256];
+    char msg[480];
     vsnprintf(msg, sizeof msg, fmt, ap);
     return ep_error_code_make(cls, "%s: %s", call, msg);
 }
@@ -84,7 +84,9 @@ int ep_raise_status(ep_endpoint_t *ep, const char *call, ep_status_t st, const c
         vsnprintf(detail, sizeof detail, fmt, ap);
         va_end(ap);
     }
-    return ep_raise(ep, call, ep_status_class(st), "%s%s%s", ep_status_text(st), *detail ? ": " : "", detail);
+    char why[400];
+    return ep_raise(ep, call, ep_status_class(st), "%s%s%s", ep_status_take_text(st, why, sizeof why),
+                    *detail ? ": " : "", detail);
 }
 
 int ep_unsupported(const char *call, const char *what, int cls)

@@ -17,7 +17,9 @@
 
 static int raise_win_status(ep_win_ep_t *we, const char *call, ep_status_t st)
 {
-    return st ? raise_win(we, call, ep_status_class(st), "%s", ep_status_text(st)) : MPI_SUCCESS;
+    char why[400];
+    return st ? raise_win(we, call, ep_status_class(st), "%s", ep_status_take_text(st, why, sizeof why))
+              : MPI_SUCCESS;
 }
 
 /* Classic windows go to the PMPI_ expression `pass`; endpoint ones resolve

@@ -103,7 +103,11 @@ ep_status_t ep_coll_run(ep_endpoint_t *ep, ep_coll_args_t *a)
         atomic_store(&c->sync.shared, fold); /* NULL: the leader folds alone */
         atomic_store(&c->sync.shared_status, EP_OK);
     }
-    ep_sync_barrier(c);
+    if ((rc = ep_sync_enter(c, ep->lidx))) {
+        if (ep->lidx == 0)
+            free(atomic_exchange(&c->sync.shared, NULL));
+        return rc;
+    }
     void *shared = atomic_load(&c->sync.shared);
     const ep_coll_kind_t *kind0 = ((const ep_coll_args_t *)atomic_load(&c->sync.ptr[0]))->kind;
     if (shared) { /* every endpoint folds its chunk of the local inputs */

@@ -25,6 +25,7 @@
 #include "coll.h"
 
 #include "datatype.h"
+#include "diag.h"
 #include "op.h"
 #include "wait.h"
 #include "net.h"
@@ -93,30 +94,52 @@ static record_t *record(const ep_comm_t *c, int lidx, uint64_t n)
     return &c->local_coll->rec[(size_t)lidx * EP_LOCAL_DEPTH + n % EP_LOCAL_DEPTH];
 }
 
-/* Endpoint me waits until endpoint lidx has entered call n. */
-static void wait_entered(const ep_comm_t *c, int me, int lidx, uint64_t n)
+typedef struct call_wait {
+    const ep_comm_t *c;
+    uint64_t n;
+} call_wait_t;
+
+static int call_absent(const void *arg, int j)
+{
+    const call_wait_t *w = arg;
+    return atomic_load_explicit(&record(w->c, j, w->n)->seq, memory_order_relaxed) < w->n;
+}
+
+/* Endpoint me waits until endpoint lidx has entered call n; the wait is
+ * watched (ep_diag_watch), and gives up when lidx cannot come. */
+static ep_status_t wait_entered(ep_comm_t *c, int me, int lidx, uint64_t n)
 {
     uint64_t *seen = &c->local_coll->seen[me].entered[lidx];
     if (*seen >= n)
-        return;
+        return EP_OK;
     record_t *r = record(c, lidx, n);
     ep_backoff_t b = EP_BACKOFF_INIT;
+    ep_watch_t watch = EP_WATCH_INIT;
+    call_wait_t w = {c, n};
     uint64_t v;
     while ((v = atomic_load_explicit(&r->seq, memory_order_acquire)) < n) {
         ep_progress();
         ep_backoff(&b);
+        ep_status_t rc = ep_diag_watch(&watch, &c->local[me], call_absent, &w);
+        if (rc) {
+            atomic_store(&c->sync.dead, 1);
+            return rc;
+        }
     }
     *seen = v;
+    return EP_OK;
 }
 
 /* Call n may write its record: every endpoint has entered call n - depth + 1. */
-static void wait_record_free(const ep_comm_t *c, int me, uint64_t n)
+static ep_status_t wait_record_free(ep_comm_t *c, int me, uint64_t n)
 {
+    ep_status_t rc = EP_OK;
     if (n < EP_LOCAL_DEPTH)
-        return;
-    for (int j = 0; j < c->nlocal; j++)
+        return rc;
+    for (int j = 0; j < c->nlocal && !rc; j++)
         if (j != me)
-            wait_entered(c, me, j, n - EP_LOCAL_DEPTH + 1);
+            rc = wait_entered(c, me, j, n - EP_LOCAL_DEPTH + 1);
+    return rc;
 }
 
 /* The call's signature: the call (its one-process kind), its root and its
@@ -156,7 +179,9 @@ static ep_status_t enter(ep_endpoint_t *ep, const ep_coll_args_t *a, int path, u
     for (int j = 0; j < c->nlocal; j++) {
         if (j == me)
             continue;
-        wait_entered(c, me, j, call);
+        ep_status_t gone = wait_entered(c, me, j, call);
+        if (gone)
+            return gone;
         const record_t *theirs = record(c, j, call);
         if (!rc)
             rc = sig_check(mine, theirs);
@@ -248,11 +273,15 @@ int ep_coll_local_run(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_status_t *r
      * wait for each other on different paths. */
     if (!c->local_coll || c->inter)
         return 0;
+    if (atomic_load_explicit(&c->sync.dead, memory_order_relaxed)) {
+        *rc = EP_ERR_SYNC_DEAD;
+        return 1;
+    }
     int path = choose_path(a, &lay, &bytes);
     uint64_t call = ++ep->local_seq;
     record_t *mine = record(c, ep->lidx, call);
-    wait_record_free(c, ep->lidx, call);
-    *rc = EP_OK;
+    if ((*rc = wait_record_free(c, ep->lidx, call)))
+        return 1;
     if (path == PATH_ONE_PASS && a->local == EP_LOCAL_BCAST && a->at_root)
         *rc = ep_dt_pack(a->rbuf, a->rcount, a->rtype, &lay, mine->data);
     else if (path == PATH_ONE_PASS && a->local == EP_LOCAL_REDUCE)

@@ -173,6 +173,7 @@ static void comm_destroy(ep_comm_t *c)
     free((void *)c->sync.ptr);
     free((void *)c->sync.val);
     free(c->sync.args);
+    free((void *)c->sync.entered);
     ep_local_coll_free(c->local_coll);
     pthread_mutex_destroy(&c->coll_lock);
     free(c);
@@ -289,7 +290,8 @@ static ep_status_t endpoints_init(ep_comm_t *c, MPI_Errhandler eh)
     c->sync.ptr = calloc((size_t)c->nlocal, sizeof(void *));
     c->sync.val = calloc((size_t)c->nlocal, sizeof(int64_t));
     c->sync.args = calloc((size_t)c->nlocal, sizeof *c->sync.args);
-    if (!c->local || !c->sync.ptr || !c->sync.val || !c->sync.args)
+    c->sync.entered = calloc((size_t)c->nlocal, sizeof *c->sync.entered);
+    if (!c->local || !c->sync.ptr || !c->sync.val || !c->sync.args || !c->sync.entered)
         return EP_ERR_NO_MEM;
     if (ep_local_coll_init(c))
         return EP_ERR_NO_MEM;
@@ -633,4 +635,44 @@ void ep_sync_barrier(ep_comm_t *c)
         ep_progress();
         ep_backoff(&b);
     }
+}
+
+typedef struct sync_wait {
+    ep_sync_t *s;
+    unsigned mark; /* what entered[j] holds once endpoint j is in */
+} sync_wait_t;
+
+static int sync_absent(const void *arg, int j)
+{
+    const sync_wait_t *w = arg;
+    return atomic_load_explicit(&w->s->entered[j], memory_order_relaxed) != w->mark;
+}
+
+ep_status_t ep_sync_enter(ep_comm_t *c, int lidx)
+{
+    ep_sync_t *s = &c->sync;
+    if (atomic_load_explicit(&s->dead, memory_order_relaxed))
+        return EP_ERR_SYNC_DEAD;
+    if (c->nlocal == 1)
+        return EP_OK;
+    unsigned ph = atomic_load_explicit(&s->phase, memory_order_acquire);
+    sync_wait_t w = {s, ph + 1};
+    atomic_store_explicit(&s->entered[lidx], w.mark, memory_order_relaxed);
+    if (atomic_fetch_add_explicit(&s->arrived, 1, memory_order_acq_rel) == (unsigned)c->nlocal - 1) {
+        atomic_store_explicit(&s->arrived, 0, memory_order_relaxed);
+        atomic_fetch_add_explicit(&s->phase, 1, memory_order_release);
+        return EP_OK;
+    }
+    ep_backoff_t b = EP_BACKOFF_INIT;
+    ep_watch_t watch = EP_WATCH_INIT;
+    while (atomic_load_explicit(&s->phase, memory_order_acquire) == ph) {
+        ep_progress();
+        ep_backoff(&b);
+        ep_status_t rc = ep_diag_watch(&watch, &c->local[lidx], sync_absent, &w);
+        if (rc) {
+            atomic_store(&s->dead, 1);
+            return rc;
+        }
+    }
+    return EP_OK;
 }

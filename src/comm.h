@@ -97,6 +97,9 @@ typedef struct ep_endpoint {
 typedef struct ep_sync {
     _Atomic unsigned arrived;   /* endpoints arrived in the current phase */
     _Atomic unsigned phase;     /* bumped by the last arrival */
+    _Atomic unsigned *entered;  /* [nlocal] the phase each endpoint last entered by ep_sync_enter, + 1:
+                                   who is missing, for diagnostics */
+    _Atomic int dead;           /* an ep_sync_enter gave up: the counts are out of step for good */
     void *_Atomic *ptr;         /* [nlocal] published pointers */
     _Atomic int64_t *val;       /* [nlocal] published integers */
     void *_Atomic result;       /* the actor's published result */
@@ -135,6 +138,8 @@ struct ep_comm {
     _Atomic int coll_broken;     /* ep_status_t of a collective that failed here before its PMPI
                                     step, leaving the processes out of step: later ones fail */
     ep_local_coll_t *local_coll;     /* the one-process path's records, or NULL (coll_local.c) */
+    int thread_bound;        /* world mode's MPI_COMM_WORLD: local endpoint j is OpenMP thread j's,
+                                and no other thread can call on it */
     _Atomic int refs;        /* local endpoints still held (ep_endpoint_t.holds) */
     ep_comm_t *ctx_next;     /* chaining in the context table */
 };
@@ -214,6 +219,11 @@ ep_status_t ep_comm_compare_classic(const ep_endpoint_t *a, MPI_Comm classic, in
 
 /* Local rendezvous. */
 void ep_sync_barrier(ep_comm_t *c);
+/* The first rendezvous of a collective call by local endpoint lidx: the
+ * barrier, watched (ep_diag_watch).  EP_ERR_NO_THREAD when endpoints it
+ * waits for cannot arrive; the rendezvous of c is then dead and every
+ * later call fails at once (EP_ERR_SYNC_DEAD). */
+ep_status_t ep_sync_enter(ep_comm_t *c, int lidx);
 
 /* The context table; only net.c calls these, under its progress lock, which
  * serialises registration with the delivery of arriving headers. */

@@ -40,7 +40,8 @@ ep_status_t ep_comm_create_endpoints_ep(ep_endpoint_t *parent, int n, MPI_Comm o
     ep_status_t rc = EP_OK;
 
     atomic_store(&s->val[parent->lidx], n);
-    ep_sync_barrier(pc);
+    if ((rc = ep_sync_enter(pc, parent->lidx)))
+        return rc;
     if (parent->lidx == 0) {
         int total = 0;
         for (int j = 0; j < pc->nlocal; j++)
@@ -399,7 +400,10 @@ static ep_status_t split(ep_endpoint_t *parent, int color, int key, int sides, i
     split_result_t res = {0, NULL};
 
     atomic_store(&pc->sync.ptr[parent->lidx], &mine);
-    ep_sync_barrier(pc);
+    *out = MPI_COMM_NULL;
+    ep_status_t rc = ep_sync_enter(pc, parent->lidx);
+    if (rc)
+        return rc;
     if (parent->lidx == 0) {
         /* A failed MPICH split still takes part in the split below (with
          * no colour), which the other processes run too. */
@@ -410,9 +414,8 @@ static ep_status_t split(ep_endpoint_t *parent, int color, int key, int sides, i
     }
     ep_sync_barrier(pc);
     color = mine.color;
-    ep_status_t rc = atomic_load(&pc->sync.status);
+    rc = atomic_load(&pc->sync.status);
     const split_result_t *r = atomic_load(&pc->sync.result);
-    *out = MPI_COMM_NULL;
     if (!rc && color != MPI_UNDEFINED) {
         /* My place among this process's members of my colour. */
         int pos = 0;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- counters ------------------------------------------------------------ */
 
@@ -33,6 +34,20 @@ ep_stats_t *ep_stats_for(ep_gid_t gid)
     }
     pthread_mutex_unlock(&stats_lock);
     return s;
+}
+
+void ep_stats_named(ep_endpoint_t *ep)
+{
+    ep_stats_t *s = ep->stats;
+    if (!s)
+        return;
+    int origin = ep->comm->ctx == s->gid.origin;
+    pthread_mutex_lock(&stats_lock);
+    if (origin || (!s->named_by_origin && !s->name[0])) {
+        snprintf(s->name, sizeof s->name, "%s", ep->name);
+        s->named_by_origin = origin;
+    }
+    pthread_mutex_unlock(&stats_lock);
 }
 
 /* ---- one thread blocking per endpoint (EPMPI_DEBUG) ---------------------- */
@@ -72,8 +87,8 @@ void ep_diag_enter_slow(ep_endpoint_t *ep, const char *call)
     fprintf(stderr,
             "epmpi: warning (EPMPI_DEBUG): %s: two threads block on one endpoint at the same time: rank %d of %s in "
             "process %d is already inside %s in another thread (this one is %s thread %d). Allowed, but in world "
-            "mode usually a mistake: threads outside parallel regions, plain pthreads and nested regions all act "
-            "as endpoint 0.\n",
+            "mode usually a mistake: threads outside parallel regions and plain pthreads are endpoint 0, and the "
+            "threads of a nested region share the endpoint of their thread in the outermost region.\n",
             call, ep_local_rank(ep), comm, ep_net_world_rank(), other ? other : "a blocking call",
             ep_thread_in_parallel() ? "OpenMP" : "non-OpenMP", ep_thread_index());
     fflush(stderr);
@@ -83,6 +98,141 @@ void ep_diag_leave_slow(ep_endpoint_t *ep)
 {
     uintptr_t me = (uintptr_t)&thread_token;
     atomic_compare_exchange_strong(&ep->busy, &me, 0);
+}
+
+/* ---- who the caller is, for fatal errors ---------------------------------- */
+
+void ep_diag_whoami(MPI_Comm comm, char *buf, size_t size)
+{
+    int n = 0, t = ep_thread_index();
+    if (!ep_world_mode())
+        n = snprintf(buf, size, "process %d", ep_net_world_rank());
+    else if (t < ep_world.nep)
+        n = snprintf(buf, size, "world rank %d (process %d, endpoint %d)", ep_world.ep[t]->rank,
+                     ep_net_world_rank(), t);
+    else
+        n = snprintf(buf, size, "process %d, OpenMP thread %d (no endpoint)", ep_net_world_rank(), t);
+    const ep_endpoint_t *ep = ep_comm_handle_is_ep(comm) ? ep_endpoint_get(comm) : NULL;
+    if (ep && n > 0 && (size_t)n < size) {
+        char label[MPI_MAX_OBJECT_NAME + 32];
+        comm_label(ep, label, sizeof label);
+        snprintf(buf + n, size - (size_t)n, ", rank %d of %s", ep_local_rank(ep), label);
+    }
+}
+
+/* ---- a rendezvous that waits for ranks that do not come ------------------- */
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* "a, b-c, ..." of the n ascending values v[] into buf. */
+static void ranges(const int *v, int n, char *buf, size_t size)
+{
+    size_t len = 0;
+    buf[0] = 0;
+    for (int i = 0; i < n && len + 16 < size; i++) {
+        int j = i;
+        while (j + 1 < n && v[j + 1] == v[j] + 1)
+            j++;
+        len += (size_t)snprintf(buf + len, size - len, "%s%d", i ? ", " : "", v[i]);
+        if (j > i)
+            len += (size_t)snprintf(buf + len, size - len, "%s%d", j == i + 1 ? ", " : "-", v[j]);
+        i = j;
+    }
+    if (len + 16 >= size)
+        snprintf(buf + len, size - len, ", ...");
+}
+
+/* The absent local endpoints from lidx `from` on: their local indices
+ * (lidx[]) and ranks in the communicator (rank[]); returns how many. */
+static int absent_ones(const ep_comm_t *c, int from, int (*absent)(const void *, int), const void *arg, int *lidx,
+                       int *rank)
+{
+    int n = 0;
+    for (int j = from; j < c->nlocal; j++)
+        if (absent(arg, j)) {
+            lidx[n] = j;
+            rank[n++] = ep_local_rank(&c->local[j]);
+        }
+    return n;
+}
+
+static ep_status_t no_thread(ep_comm_t *c, int team, int (*absent)(const void *, int), const void *arg)
+{
+    int *lidx = malloc(2 * sizeof(int) * (size_t)c->nlocal), n;
+    if (!lidx || !(n = absent_ones(c, team, absent, arg, lidx, lidx + c->nlocal))) {
+        free(lidx);
+        return EP_OK;
+    }
+    char eps[96], ranks[96];
+    ranges(lidx, n, eps, sizeof eps);
+    ranges(lidx + c->nlocal, n, ranks, sizeof ranks);
+    free(lidx);
+    if (ep_thread_in_parallel())
+        ep_status_explain(EP_ERR_NO_THREAD,
+                          "with EPMPI_ENDPOINTS=%d, MPI_COMM_WORLD has %d ranks in each process, each the OpenMP "
+                          "thread of that number, but the caller's parallel region has %d thread%s: endpoint%s %s "
+                          "of this process (world rank%s %s) cannot join this call; call it from every thread of "
+                          "a region of %d threads (OMP_NUM_THREADS, num_threads)",
+                          c->nlocal, c->nlocal, team, team == 1 ? "" : "s", n == 1 ? "" : "s", eps,
+                          n == 1 ? "" : "s", ranks, c->nlocal);
+    else
+        ep_status_explain(EP_ERR_NO_THREAD,
+                          "called outside any parallel region, where the caller is endpoint 0 of its process; with "
+                          "EPMPI_ENDPOINTS=%d, MPI_COMM_WORLD has %d ranks in each process, and endpoint%s %s of "
+                          "this process (world rank%s %s) cannot join this call while it waits; call collectives "
+                          "on MPI_COMM_WORLD from every thread of a parallel region of %d threads",
+                          c->nlocal, c->nlocal, n == 1 ? "" : "s", eps, n == 1 ? "" : "s", ranks, c->nlocal);
+    return EP_ERR_NO_THREAD;
+}
+
+static void report_stuck(ep_endpoint_t *ep, int (*absent)(const void *, int), const void *arg)
+{
+    ep_comm_t *c = ep->comm;
+    int *lidx = malloc(2 * sizeof(int) * (size_t)c->nlocal), n;
+    if (!lidx || !(n = absent_ones(c, 0, absent, arg, lidx, lidx + c->nlocal))) {
+        free(lidx);
+        return;
+    }
+    char ranks[96], me[MPI_MAX_OBJECT_NAME + 160];
+    const char *call = atomic_load(&ep->busy_call);
+    ranges(lidx + c->nlocal, n, ranks, sizeof ranks);
+    free(lidx);
+    ep_diag_whoami(ep->handle, me, sizeof me);
+    fprintf(stderr,
+            "epmpi: warning (EPMPI_DEBUG): %s: %s, has waited %d s for rank%s %s of that communicator in this "
+            "process to enter the call%s\n",
+            call ? call : "a collective call", me, EP_WATCH_REPORT_S, n == 1 ? "" : "s", ranks,
+            c->thread_bound && !ep_thread_in_parallel()
+                ? " (outside any parallel region the caller is endpoint 0 of its process: README, World mode)"
+                : "");
+    fflush(stderr);
+}
+
+ep_status_t ep_diag_watch_slow(ep_watch_t *w, ep_endpoint_t *ep, int (*absent)(const void *arg, int j),
+                               const void *arg)
+{
+    uint64_t now = now_ns();
+    if (!w->since)
+        w->since = now;
+    uint64_t waited = now - w->since;
+    if (waited < 500000000u)
+        return EP_OK;
+    ep_comm_t *c = ep->comm;
+    if (c->thread_bound) {
+        ep_status_t rc = no_thread(c, ep_thread_team_size(), absent, arg);
+        if (rc)
+            return rc;
+    }
+    if (ep_config.debug && !w->reported && waited >= EP_WATCH_REPORT_S * 1000000000ull) {
+        w->reported = 1;
+        report_stuck(ep, absent, arg);
+    }
+    return EP_OK;
 }
 
 /* ---- operations left pending at MPI_Finalize ----------------------------- */
@@ -167,6 +317,61 @@ static void collect_endpoint(ep_object_t *o, void *arg)
     p->eps[p->neps++] = (ep_endpoint_t *)o;
 }
 
+/* ---- communicators not freed at MPI_Finalize ----------------------------- */
+
+static int by_comm(const void *a, const void *b)
+{
+    const ep_endpoint_t *x = *(ep_endpoint_t *const *)a, *y = *(ep_endpoint_t *const *)b;
+    if (x->comm != y->comm)
+        return (uintptr_t)x->comm < (uintptr_t)y->comm ? -1 : 1;
+    return ep_local_rank(x) - ep_local_rank(y);
+}
+
+/* The communicators of eps[] (the live endpoints) whose handles the
+ * application still holds: one line each, its ranks in this process.
+ * World mode's MPI_COMM_WORLD and MPI_COMM_SELF, and thread communicators'
+ * endpoints (handles of their own), are not the application's to free
+ * this way. */
+static void report_unfreed(ep_endpoint_t **eps, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (eps[i]->handle != MPI_COMM_NULL && eps[i]->user_handle == eps[i]->handle)
+            eps[k++] = eps[i];
+    if (!k)
+        return;
+    qsort(eps, k, sizeof *eps, by_comm);
+    int ncomms = 0, *ranks = malloc(sizeof *ranks * k);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = ranks ? open_memstream(&text, &len) : NULL;
+    if (!out) {
+        free(ranks);
+        return;
+    }
+    for (size_t i = 0, j; i < k; i = j) {
+        int nr = 0;
+        for (j = i; j < k && eps[j]->comm == eps[i]->comm; j++)
+            ranks[nr++] = ep_local_rank(eps[j]);
+        if (ncomms++ < EP_PENDING_SHOWN) {
+            char comm[MPI_MAX_OBJECT_NAME + 32], list[96];
+            comm_label(eps[i], comm, sizeof comm);
+            ranges(ranks, nr, list, sizeof list);
+            fprintf(out, "  %s%s (size %d): rank%s %s here\n", comm, eps[i]->comm->inter ? ", an intercommunicator" : "",
+                    ep_local_size(eps[i]), nr == 1 ? "" : "s", list);
+        }
+    }
+    if (ncomms > EP_PENDING_SHOWN)
+        fprintf(out, "  ... and %d more\n", ncomms - EP_PENDING_SHOWN);
+    fclose(out);
+    fprintf(stderr, "epmpi: warning: MPI_Finalize: process %d has %d endpoint communicator%s not freed "
+                    "(MPI_Comm_free):\n%s",
+            ep_net_world_rank(), ncomms, ncomms == 1 ? "" : "s", text);
+    fflush(stderr);
+    free(text);
+    free(ranks);
+}
+
 static void report_pending(void)
 {
     char *text = NULL;
@@ -190,7 +395,6 @@ static void report_pending(void)
                          ep_container_of(it, ep_msg_t, link)->bytes);
         ep_unlock(&ep->lock);
     }
-    free(p.eps);
     if (p.n > EP_PENDING_SHOWN)
         fprintf(p.out, "  ... and %d more\n", p.n - EP_PENDING_SHOWN);
     fclose(p.out);
@@ -200,20 +404,25 @@ static void report_pending(void)
         fflush(stderr);
     }
     free(text);
+    report_unfreed(p.eps, p.neps);
+    free(p.eps);
 }
 
 /* ---- statistics at MPI_Finalize ------------------------------------------ */
 
 typedef struct stats_row {
     int32_t proc;
-    char label[44];
+    uint64_t origin, index; /* the identity */
+    char label[MPI_MAX_OBJECT_NAME + 48]; /* its name; unnamed ones are numbered by process 0 (name_unnamed) */
     uint64_t n[EP_STAT_COUNT];
 } stats_row_t;
 
-/* A row's name: its world rank, its classic process, or the communicator
- * that created it and its rank there. */
+/* A row's name: its world rank, its classic process, or its rank in the
+ * communicator that created it, by that communicator's name (empty: still
+ * to be numbered). */
 static void stats_label(const ep_stats_t *s, char *buf, size_t size)
 {
+    buf[0] = 0;
     for (int t = 0; t < ep_world.nep; t++) {
         ep_endpoint_t *w = ep_endpoint_get(ep_world.comm[t]);
         if (w && gid_eq(w->comm->gids[w->rank], s->gid)) {
@@ -223,29 +432,52 @@ static void stats_label(const ep_stats_t *s, char *buf, size_t size)
     }
     if (s->gid.origin == 0)
         snprintf(buf, size, "process %" PRIu64, s->gid.index);
-    else
-        snprintf(buf, size, "rank %" PRIu64 " of ctx 0x%" PRIx64, s->gid.index, s->gid.origin);
+    else if (s->name[0])
+        snprintf(buf, size, "rank %" PRIu64 " of '%s'", s->gid.index, s->name);
 }
 
 static const char *const csv_header = "process,endpoint,sent_intra_msgs,sent_intra_bytes,sent_inter_msgs,"
                                       "sent_inter_bytes,recv_intra_msgs,recv_intra_bytes,recv_inter_msgs,"
                                       "recv_inter_bytes,wait_seconds\n";
 
-static void print_table(const stats_row_t *rows, int n)
+static void print_table(const stats_row_t *rows, int n, int unnamed)
 {
+    int w = 24; /* the endpoint column: as wide as its widest name */
+    for (int i = 0; i < n; i++)
+        if ((int)strlen(rows[i].label) > w)
+            w = (int)strlen(rows[i].label);
     fprintf(stderr, "epmpi statistics (EPMPI_STATS): point-to-point messages per endpoint\n"
-                    "%7s  %-24s %21s %21s %21s %21s %9s\n"
-                    "%7s  %-24s %8s %12s %8s %12s %8s %12s %8s %12s %9s\n",
-            "", "", "sent in process", "sent to others", "received in process", "received from others", "waiting",
-            "process", "endpoint", "msgs", "bytes", "msgs", "bytes", "msgs", "bytes", "msgs", "bytes", "seconds");
+                    "%7s  %-*s %21s %21s %21s %21s %9s\n"
+                    "%7s  %-*s %8s %12s %8s %12s %8s %12s %8s %12s %9s\n",
+            "", w, "", "sent in process", "sent to others", "received in process", "received from others", "waiting",
+            "process", w, "endpoint", "msgs", "bytes", "msgs", "bytes", "msgs", "bytes", "msgs", "bytes", "seconds");
     for (int i = 0; i < n; i++) {
         const uint64_t *v = rows[i].n;
-        fprintf(stderr, "%7d  %-24s", rows[i].proc, rows[i].label);
+        fprintf(stderr, "%7d  %-*s", rows[i].proc, w, rows[i].label);
         for (int k = 0; k < EP_STAT_WAIT_NS; k += 2)
             fprintf(stderr, " %8" PRIu64 " %12" PRIu64, v[k], v[k + 1]);
         fprintf(stderr, " %9.3f\n", (double)v[EP_STAT_WAIT_NS] / 1e9);
     }
+    if (unnamed)
+        fprintf(stderr, "(unnamed comm K: the K-th communicator of new endpoints, in the order they were made; "
+                        "MPI_Comm_set_name gives them their names here)\n");
     fflush(stderr);
+}
+
+/* A field as CSV has it: quoted when it holds a comma or a quote (names). */
+static void csv_field(FILE *f, const char *v)
+{
+    if (!strpbrk(v, ",\"\n")) {
+        fputs(v, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *v; v++) {
+        if (*v == '"')
+            fputc('"', f);
+        fputc(*v, f);
+    }
+    fputc('"', f);
 }
 
 static void write_csv(const stats_row_t *rows, int n)
@@ -258,7 +490,8 @@ static void write_csv(const stats_row_t *rows, int n)
     }
     fputs(csv_header, f);
     for (int i = 0; i < n; i++) {
-        fprintf(f, "%d,%s", rows[i].proc, rows[i].label);
+        fprintf(f, "%d,", rows[i].proc);
+        csv_field(f, rows[i].label);
         for (int k = 0; k < EP_STAT_WAIT_NS; k++)
             fprintf(f, ",%" PRIu64, rows[i].n[k]);
         fprintf(f, ",%.6f\n", (double)rows[i].n[EP_STAT_WAIT_NS] / 1e9);
@@ -266,6 +499,36 @@ static void write_csv(const stats_row_t *rows, int n)
     if (fclose(f))
         fprintf(stderr, "epmpi: MPI_Finalize: writing EPMPI_STATS_FILE='%s' failed: %s\n", ep_config.stats_file,
                 strerror(errno));
+}
+
+/* Process 0 names the rows of unnamed communicators "unnamed comm K", K
+ * counting their communicators in the order they were made (context ids
+ * grow with it): the same K on every row of one communicator. */
+static int origin_order(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int name_unnamed(stats_row_t *rows, int n)
+{
+    uint64_t *o = malloc(sizeof *o * (size_t)(n + 1));
+    int k = 0;
+    for (int i = 0; o && i < n; i++)
+        if (!rows[i].label[0])
+            o[k++] = rows[i].origin;
+    if (o)
+        qsort(o, (size_t)k, sizeof *o, origin_order);
+    for (int i = 0; o && i < n; i++) {
+        if (rows[i].label[0])
+            continue;
+        int id = 1;
+        for (int j = 1; j < k && o[j] <= rows[i].origin; j++)
+            id += o[j] != o[j - 1];
+        snprintf(rows[i].label, sizeof rows[i].label, "rank %" PRIu64 " of unnamed comm %d", rows[i].index, id);
+    }
+    free(o);
+    return k;
 }
 
 /* Every process sends its rows to process 0, which prints them. */
@@ -279,7 +542,11 @@ static void report_stats(void)
     n = 0;
     for (s = stats_head; mine && s; s = s->next, n++) {
         mine[n].proc = me;
+        mine[n].origin = s->gid.origin;
+        mine[n].index = s->gid.index;
+        pthread_mutex_lock(&stats_lock);
         stats_label(s, mine[n].label, sizeof mine[n].label);
+        pthread_mutex_unlock(&stats_lock);
         for (int k = 0; k < EP_STAT_COUNT; k++)
             mine[n].n[k] = atomic_load(&s->n[k]);
     }
@@ -302,8 +569,9 @@ static void report_stats(void)
     PMPI_Gatherv(mine, bytes, MPI_BYTE, all, sizes, displs, MPI_BYTE, 0, MPI_COMM_WORLD);
     if (me == 0) {
         int rows = all ? total / (int)sizeof *all : 0;
+        int unnamed = name_unnamed(all, rows);
         if (ep_config.stats & EP_STATS_TABLE)
-            print_table(all, rows);
+            print_table(all, rows, unnamed);
         if (ep_config.stats & EP_STATS_CSV)
             write_csv(all, rows);
     }

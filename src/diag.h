@@ -10,6 +10,7 @@
 #define EP_DIAG_H
 
 #include "comm.h"
+#include "error.h"
 #include "settings.h"
 #include "thread.h"
 
@@ -31,11 +32,18 @@ typedef enum {
 typedef struct ep_stats {
     ep_gid_t gid;
     _Atomic uint64_t n[EP_STAT_COUNT];
+    char name[MPI_MAX_OBJECT_NAME]; /* its row's communicator name (ep_stats_named); guarded by the list's lock */
+    int named_by_origin;            /* name is that of the communicator that made the identity */
     struct ep_stats *next;
 } ep_stats_t;
 
 /* The record of identity gid, made on first use; NULL when out of memory. */
 ep_stats_t *ep_stats_for(ep_gid_t gid);
+
+/* MPI_Comm_set_name on ep: its statistics row takes the name of the
+ * communicator that made its identity, or else the first name given to
+ * one that has it. */
+void ep_stats_named(ep_endpoint_t *ep);
 
 /* The endpoint the calling thread last entered a call on: where its
  * waiting time goes. */
@@ -68,6 +76,39 @@ static inline void ep_diag_leave(ep_endpoint_t *ep)
     if (__builtin_expect(ep_config.debug, 0))
         ep_diag_leave_slow(ep);
 }
+
+/* Watching a rendezvous of the local endpoints at the start of a
+ * collective call, where a missing thread shows: called in each round of
+ * the wait of endpoint ep, absent(arg, j) telling whether local endpoint
+ * j has not arrived.  After half a second it checks whether the absent
+ * ones can arrive at all: on MPI_COMM_WORLD in world mode (thread_bound),
+ * endpoint j is OpenMP thread j's, so none beyond the caller's region (or
+ * beyond endpoint 0 outside any region) can join while the caller waits.
+ * Then it explains (ep_status_explain) and returns EP_ERR_NO_THREAD.
+ * Under EPMPI_DEBUG it also reports, once, a wait of EP_WATCH_REPORT_S
+ * seconds, naming the ranks waited for.  The first round costs nothing
+ * but a counter. */
+#define EP_WATCH_REPORT_S 5
+typedef struct ep_watch {
+    unsigned rounds;
+    int reported;
+    uint64_t since; /* ns, at the first look at the clock */
+} ep_watch_t;
+#define EP_WATCH_INIT {0, 0, 0}
+ep_status_t ep_diag_watch_slow(ep_watch_t *w, ep_endpoint_t *ep, int (*absent)(const void *arg, int j),
+                               const void *arg);
+static inline ep_status_t ep_diag_watch(ep_watch_t *w, ep_endpoint_t *ep, int (*absent)(const void *arg, int j),
+                                        const void *arg)
+{
+    if (__builtin_expect(++w->rounds & 255, 1))
+        return EP_OK;
+    return ep_diag_watch_slow(w, ep, absent, arg);
+}
+
+/* Where the calling thread is, for a fatal error: "world rank R (process
+ * P, endpoint T)", and "rank r of <communicator>" when comm is another
+ * endpoint communicator. */
+void ep_diag_whoami(MPI_Comm comm, char *buf, size_t size);
 
 /* At MPI_Init, after the transport is up, collective over MPI_COMM_WORLD:
  * process 0 creates EPMPI_STATS_FILE; returns -1 with a message in err

@@ -1,5 +1,7 @@
 #include "error.h"
 
+#include "diag.h"
+
 #include "invariant.h"
 
 #include <pthread.h>
@@ -15,7 +17,7 @@
 #define EP_ERR_SEQ_SHIFT 19
 #define EP_ERR_SEQ_MASK 0x7ffu /* bits 19-29 */
 #define EP_ERR_RING 1024 /* half the sequence space, so a reused slot is detected */
-#define EP_ERR_MSG 320
+#define EP_ERR_MSG 512
 
 static const struct {
     int cls;
@@ -36,6 +38,27 @@ const char *ep_status_text(ep_status_t st)
 {
     int i = -(int)st;
     return (i >= 0 && i < EP_STATUS_COUNT) ? status_table[i].text : "unknown status";
+}
+
+static __thread ep_status_t explained;
+static __thread char explanation[EP_ERR_MSG];
+
+void ep_status_explain(ep_status_t st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(explanation, sizeof explanation, fmt, ap);
+    va_end(ap);
+    explained = st;
+}
+
+const char *ep_status_take_text(ep_status_t st, char *buf, size_t size)
+{
+    if (st == EP_OK || st != explained)
+        return ep_status_text(st);
+    explained = EP_OK;
+    snprintf(buf, size, "%s", explanation);
+    return buf;
 }
 
 /* Message ring.  A slot is written under ring_lock; readers copy under it. */
@@ -276,7 +299,9 @@ int ep_errhandler_invoke(MPI_Errhandler eh, MPI_Comm comm, int code)
     if (!ep_error_code_string(code, buf, &len))
         PMPI_Error_string(code, buf, &len);
     ep_error_code_class(code, &cls);
-    fprintf(stderr, "epmpi: fatal error: %s\n", buf);
+    char who[MPI_MAX_OBJECT_NAME + 160];
+    ep_diag_whoami(comm, who, sizeof who);
+    fprintf(stderr, "epmpi: fatal error in %s: %s\n", who, buf);
     fflush(stderr);
     /* mpiexec drops what a process printed just before the job was
      * aborted (seen for about one abort in three): give the message a

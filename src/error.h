@@ -20,6 +20,7 @@
 #include "epmpi.h"
 #include <mpi.h>
 #include <stdarg.h>
+#include <stddef.h>
 
 #define EP_STATUS_MAP(X)                                                      \
     X(OK, MPI_SUCCESS, "no error")                                            \
@@ -51,6 +52,8 @@
     X(ERR_COUNT_MISMATCH, MPI_ERR_COUNT, "the ranks of this process passed different amounts of data to one collective call (counts or datatype sizes)") \
     X(ERR_CALL_MISMATCH, MPI_ERR_OTHER, "the ranks of this process are in different collective calls on this communicator") \
     X(ERR_COLL_BROKEN, MPI_ERR_OTHER, "an earlier collective on this communicator failed in this process before it reached the other processes, which therefore no longer agree with this one on the collectives in progress") \
+    X(ERR_NO_THREAD, MPI_ERR_OTHER, "ranks of this process that the call waits for have no thread that could join it") \
+    X(ERR_SYNC_DEAD, MPI_ERR_OTHER, "an earlier collective call on this communicator failed because ranks of this process could not join it, which leaves its ranks in this process out of step for good") \
     X(ERR_SPLIT_TYPE, MPI_ERR_OTHER, "MPICH's MPI_Comm_split_type failed for this process (is the info valid?)") \
     X(ERR_TRANSPORT, MPI_ERR_OTHER, "MPICH could not start the transfer (nothing was sent or received)") \
     X(ERR_SEND_FAILED, MPI_ERR_OTHER, "the transport failed to send the message's data after its header; the receiver was told") \
@@ -74,6 +77,14 @@ typedef enum {
 /* MPI error class and default text of an engine status. */
 int ep_status_class(ep_status_t st);
 const char *ep_status_text(ep_status_t st);
+
+/* A failing engine call may explain its status in a sentence of its own
+ * (what it found, what to change), which the entry point's message then
+ * uses instead of the status's default text.  Kept per thread, for the
+ * next raise of that status. */
+void ep_status_explain(ep_status_t st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The explanation left for st, or the default text; forgets it. */
+const char *ep_status_take_text(ep_status_t st, char *buf, size_t size);
 
 /* Mints a code of class cls carrying the formatted message. */
 int ep_error_code_make(int cls, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

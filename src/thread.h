@@ -17,4 +17,9 @@ int ep_thread_index(void);
 /* 1 when the caller is inside an OpenMP parallel region. */
 int ep_thread_in_parallel(void);
 
+/* The number of threads of the caller's outermost parallel region (1
+ * outside any region): world-mode endpoints 0 to that number - 1 are the
+ * ones a thread can be while this region runs. */
+int ep_thread_team_size(void);
+
 #endif

@@ -463,11 +463,13 @@ ep_status_t ep_win_rma(ep_win_ep_t *we, const ep_rma_t *op, MPI_Request *req)
 static ep_status_t together(ep_win_ep_t *we, ep_status_t (*fn)(ep_win_t *w, int arg), int arg)
 {
     ep_comm_t *c = we->w->comm;
-    ep_sync_barrier(c);
+    ep_status_t rc = ep_sync_enter(c, we->ep->lidx);
+    if (rc)
+        return rc;
     if (we->ep->lidx == 0)
         atomic_store(&c->sync.status, fn(we->w, arg));
     ep_sync_barrier(c);
-    ep_status_t rc = atomic_load(&c->sync.status);
+    rc = atomic_load(&c->sync.status);
     ep_sync_barrier(c); /* status may be reused after this */
     return rc;
 }

@@ -19,6 +19,8 @@ ep_status_t ep_world_init(int nep)
         return EP_ERR_NO_MEM;
     if ((rc = ep_comm_create_endpoints_classic(MPI_COMM_WORLD, nep, ep_world.comm)))
         return rc;
+    /* Endpoint t is the one MPI_COMM_WORLD means in OpenMP thread t. */
+    ep_endpoint_get(ep_world.comm[0])->comm->thread_bound = 1;
     PMPI_Comm_get_errhandler(MPI_COMM_SELF, &eh);
     for (int t = 0; t < nep; t++) {
         ep_endpoint_t *w = ep_endpoint_get(ep_world.comm[t]);

@@ -54,7 +54,7 @@ done
 for field in dst bytes flags; do
     run payload -genv EPMPI_TRANSPORT mpi -genv EPMPI_FAULT_CORRUPT $field -genv EPMPI_FAULT_RANK 0
     want "corrupt $field" "epfault: spoiling a message header"
-    want "corrupt $field" "epmpi: fatal error: process 1 received a corrupt message header from process 0"
+    want "corrupt $field" "epmpi: fatal error in .*: process 1 received a corrupt message header from process 0"
     wont "corrupt $field" "AddressSanitizer\|runtime error\|signal 11\|Segmentation"
     [ $code -ne 0 ] && [ $code -ne 124 ] && [ $code -ne 137 ] || { echo "FAIL: corrupt $field: exit $code"; status=1; }
 done

@@ -19,6 +19,24 @@
  *             MPI_ERR_COUNT on both, and a correct call works afterwards;
  *   coll_fatal  world 2x2: a root mismatch inside process 0 aborts the job
  *             with a message naming MPI_Bcast instead of hanging;
+ *   few_threads  world 2 x 4 with OMP_NUM_THREADS=2 (the README's line by
+ *             hand without OMP_NUM_THREADS, on two cores): the threads of
+ *             the default region call MPI_Barrier; instead of hanging, the
+ *             job stops with a message naming the failing world rank,
+ *             EPMPI_ENDPOINTS=4 and the region's 2 threads;
+ *   outside   world 2 x 2: MPI_Allreduce on MPI_COMM_WORLD outside any
+ *             parallel region stops the job, explaining that the caller is
+ *             endpoint 0 and the others cannot join;
+ *   few_return  world 1 x 3 and 2 x 3, MPI_ERRORS_RETURN: a region of 2
+ *             threads calls MPI_Allreduce (the one-process path, and the
+ *             generic one); both get MPI_ERR_OTHER naming the thread count,
+ *             and a later MPI_Barrier from a full region fails at once
+ *             naming the earlier failure (never a hang or wrong data);
+ *   stuck     world 1 x 2, EPMPI_DEBUG=1: rank 1 reaches MPI_Barrier on a
+ *             named duplicate 6 s after rank 0: a warning names the call,
+ *             the waiting rank, the communicator and the rank waited for;
+ *   unfreed   world 1 x 2: a named duplicate of MPI_COMM_WORLD is not
+ *             freed (another one is): MPI_Finalize names it, once;
  *   die_exit, die_abort  a process dies (_exit, abort()) while the others
  *             wait in MPI_Recv for it: the job ends with an error within
  *             its 30 s limit, not a hang. */
@@ -133,6 +151,84 @@ static void coll_fatal(void)
     }
 }
 
+static void few_threads(void)
+{
+#pragma omp parallel
+    {
+        MPI_Barrier(MPI_COMM_WORLD);
+        printf("EPT_CHILD_SURVIVED: MPI_Barrier returned in a region of %d threads\n", omp_get_num_threads());
+        fflush(stdout);
+    }
+}
+
+static void outside(void)
+{
+    int x = 1, y;
+    MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    printf("EPT_CHILD_SURVIVED: MPI_Allreduce returned outside any region\n");
+}
+
+static int has_class_text(int rc, int cls, const char *a, const char *b)
+{
+    char msg[MPI_MAX_ERROR_STRING] = "";
+    int len = 0, c = MPI_SUCCESS;
+    if (rc != MPI_SUCCESS) {
+        MPI_Error_class(rc, &c);
+        MPI_Error_string(rc, msg, &len);
+    }
+    printf("got class %d: %s\n", c, msg);
+    return c == cls && strstr(msg, a) && (!b || strstr(msg, b));
+}
+
+static void few_return(void)
+{
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+#pragma omp parallel num_threads(2)
+    {
+        int r, x = 1, y = 0;
+        MPI_Comm_rank(MPI_COMM_WORLD, &r);
+        int rc = MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        if (has_class_text(rc, MPI_ERR_OTHER, "EPMPI_ENDPOINTS=3", "region has 2 threads"))
+            printf("EPT_FEW_OK rank %d\n", r);
+        fflush(stdout);
+    }
+#pragma omp parallel num_threads(3)
+    {
+        int r, rc = MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Comm_rank(MPI_COMM_WORLD, &r);
+        if (has_class_text(rc, MPI_ERR_OTHER, "MPI_Barrier: an earlier collective call", NULL))
+            printf("EPT_DEAD_OK rank %d\n", r);
+        fflush(stdout);
+    }
+}
+
+static void stuck(void)
+{
+#pragma omp parallel num_threads(2)
+    {
+        MPI_Comm dup;
+        EPT_OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+        EPT_OK(MPI_Comm_set_name(dup, "ocean"));
+        if (omp_get_thread_num() == 1)
+            sleep(6);
+        EPT_OK(MPI_Barrier(dup));
+        EPT_OK(MPI_Comm_free(&dup));
+    }
+    printf("EPT_CHILD_OK\n");
+}
+
+static void unfreed(void)
+{
+#pragma omp parallel num_threads(2)
+    {
+        MPI_Comm kept, freed;
+        EPT_OK(MPI_Comm_dup(MPI_COMM_WORLD, &kept));
+        EPT_OK(MPI_Comm_set_name(kept, "ocean"));
+        EPT_OK(MPI_Comm_dup(MPI_COMM_WORLD, &freed));
+        EPT_OK(MPI_Comm_free(&freed));
+    }
+}
+
 /* Rank `dying` (thread 0 of the last process) dies once everyone is in
  * MPI_Recv waiting for it. */
 static void die(int use_abort)
@@ -165,7 +261,7 @@ static int child(const char *which, int argc, char **argv)
         snprintf(var, sizeof var, "%.*s", (int)(eq - which - 4), which + 4);
         setenv(var, eq + 1, 1);
     }
-    if (!strcmp(which, "debug"))
+    if (!strcmp(which, "debug") || !strcmp(which, "stuck"))
         setenv("EPMPI_DEBUG", "1", 1);
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     if (!strncmp(which, "set:", 4)) {
@@ -180,6 +276,16 @@ static int child(const char *which, int argc, char **argv)
         coll_agree();
     } else if (!strcmp(which, "coll_fatal")) {
         coll_fatal();
+    } else if (!strcmp(which, "few_threads")) {
+        few_threads();
+    } else if (!strcmp(which, "outside")) {
+        outside();
+    } else if (!strcmp(which, "few_return")) {
+        few_return();
+    } else if (!strcmp(which, "stuck")) {
+        stuck();
+    } else if (!strcmp(which, "unfreed")) {
+        unfreed();
     } else if (!strcmp(which, "die_exit") || !strcmp(which, "die_abort")) {
         die(!strcmp(which, "die_abort"));
     } else {
@@ -229,8 +335,28 @@ static const ept_child_case cases[] = {
      {NULL}},
     {"coll_agree", "2", 1, 2, 0, {"EPT_AGREE_OK rank 0", "EPT_AGREE_OK rank 1", "different roots", "different amounts"},
      {NULL}},
-    {"coll_fatal", "2", 2, 2, EPT_CHILD_ANY_FAILURE, {"MPI_Bcast", "different roots", NULL},
+    {"coll_fatal", "2", 2, 2, EPT_CHILD_ANY_FAILURE,
+     {"MPI_Bcast", "different roots", "epmpi: fatal error in world rank ", " (process 0, endpoint "},
      {"EPT_CHILD_SURVIVED", NULL}},
+    {"few_threads", "4", 2, 2, EPT_CHILD_ANY_FAILURE,
+     {"epmpi: fatal error in world rank ", "MPI_Barrier: with EPMPI_ENDPOINTS=4",
+      "the caller's parallel region has 2 threads", "endpoints 2, 3 of this process"},
+     {"EPT_CHILD_SURVIVED", NULL}},
+    {"outside", "2", 2, 2, EPT_CHILD_ANY_FAILURE,
+     {"MPI_Allreduce: called outside any parallel region", "EPMPI_ENDPOINTS=2", "endpoint 1 of this process",
+      NULL},
+     {"EPT_CHILD_SURVIVED", NULL}},
+    {"few_return", "3", 1, 3, 0, {"EPT_FEW_OK rank 0", "EPT_FEW_OK rank 1", "EPT_DEAD_OK rank 2", NULL},
+     {NULL}},
+    {"few_return", "3", 2, 3, 0, {"EPT_FEW_OK rank 3", "EPT_FEW_OK rank 4", "EPT_DEAD_OK rank 5", NULL},
+     {NULL}},
+    {"stuck", "2", 1, 2, 0,
+     {"EPT_CHILD_OK", "epmpi: warning (EPMPI_DEBUG): MPI_Barrier: world rank 0 (process 0, endpoint 0), rank 0 of",
+      "'ocean', has waited 5 s for rank 1 of that communicator", NULL},
+     {NULL}},
+    {"unfreed", "2", 1, 2, 0,
+     {"MPI_Finalize: process 0 has 1 endpoint communicator not freed", "'ocean' (size 2): ranks 0, 1 here", NULL},
+     {NULL}},
     {"die_exit", "2", 2, 2, EPT_CHILD_ANY_FAILURE, {NULL}, {"EPT_CHILD_SURVIVED", NULL}},
     {"die_abort", "1", 2, 1, EPT_CHILD_ANY_FAILURE, {NULL}, {"EPT_CHILD_SURVIVED", NULL}},
 };

@@ -9,6 +9,11 @@
  *            driver checks every rank's row exactly (2 messages within the
  *            process and 4 to and from the other one), and the table on
  *            stderr;
+ *   named    2 processes without world mode, EPMPI_STATS=1: endpoints
+ *            made by MPI_Comm_create_endpoints, 2 per process and named
+ *            'ocean', then 2 more per process left unnamed; every rank sends
+ *            to every other: the rows say "rank R of 'ocean'" and "rank R
+ *            of unnamed comm 1", never a context id;
  *   verbose  world 2x2 with EPMPI_VERBOSE=1 EPMPI_DEBUG=1: one settings line
  *            per process naming the version, world mode, endpoints, wait
  *            policy, eager limit, debug and stats, and MPICH. */
@@ -46,7 +51,7 @@ static int child(const char *which, int argc, char **argv)
     char path[64];
     /* The processes of one node share their parent, hydra's proxy. */
     snprintf(path, sizeof path, "/tmp/epmpi-diag-stats-%d.csv", (int)getppid());
-    if (!strcmp(which, "stats")) {
+    if (!strcmp(which, "stats") || !strcmp(which, "named")) {
         setenv("EPMPI_STATS", "1", 1);
         setenv("EPMPI_STATS_FILE", path, 1);
     } else if (!strcmp(which, "verbose")) {
@@ -72,8 +77,26 @@ static int child(const char *which, int argc, char **argv)
             EPT_OK(MPI_Comm_free(&dup));
         }
     }
+    if (!strcmp(which, "named")) {
+        MPI_Comm ocean[2], plain[2];
+        EPT_OK(MPI_Comm_create_endpoints(MPI_COMM_WORLD, 2, MPI_INFO_NULL, ocean));
+#pragma omp parallel num_threads(2)
+        {
+            int t = omp_get_thread_num();
+            EPT_OK(MPI_Comm_set_name(ocean[t], "ocean"));
+            traffic(ocean[t]);
+            EPT_OK(MPI_Comm_free(&ocean[t]));
+        }
+        EPT_OK(MPI_Comm_create_endpoints(MPI_COMM_WORLD, 2, MPI_INFO_NULL, plain));
+#pragma omp parallel num_threads(2)
+        {
+            int t = omp_get_thread_num();
+            traffic(plain[t]);
+            EPT_OK(MPI_Comm_free(&plain[t]));
+        }
+    }
     MPI_Finalize();
-    if (me == 0 && !strcmp(which, "stats")) {
+    if (me == 0 && strcmp(which, "verbose")) {
         char line[512];
         FILE *f = fopen(path, "r");
         if (!f) {
@@ -110,6 +133,22 @@ static const ept_child_case cases[] = {
      {"EPT_CSV process,endpoint,sent_intra_msgs,sent_intra_bytes,sent_inter_msgs,sent_inter_bytes,recv_intra_msgs",
       "epmpi statistics (EPMPI_STATS)", "      0  world rank 0", "      1  world rank 3"},
      {"EPT_CHILD_BAD", NULL}},
+    {"named",
+     NULL,
+     2,
+     2,
+     0,
+     {"EPT_CSV 0,rank 0 of 'ocean',1,100,2,200,1,200,2,700,", "EPT_CSV 1,rank 3 of 'ocean',1,400,2,800,1,300,2,300,",
+      "EPT_CSV 0,rank 0 of unnamed comm 1,1,100,2,200,1,200,2,700,", "EPT_CSV 1,rank 3 of unnamed comm 1,1,400,2,800,1,300,2,300,"},
+     {"EPT_CHILD_BAD", "ctx"}},
+    {"named",
+     NULL,
+     2,
+     2,
+     0,
+     {"      0  rank 1 of 'ocean'", "      1  rank 3 of unnamed comm 1", "(unnamed comm K: the K-th communicator",
+      NULL},
+     {"EPT_CHILD_BAD", "ctx"}},
     {"verbose",
      "2",
      2,

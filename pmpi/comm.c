@@ -4,7 +4,6 @@
 #include "entry.h"
 
 #include "diag.h"
-#include "net.h"
 #include "thread.h"
 #include "threadcomm.h"
 
@@ -238,8 +237,7 @@ static int create_endpoints(const char *call, MPI_Comm parent, int my_num_ep, MP
     if (st == EP_ERR_ENDPOINTS)
         return EP_RAISE_PARENT(MPI_ERR_ENDPOINTS, "could not create %d endpoints (out of handles or memory)",
                                my_num_ep);
-    char why[400];
-    return EP_RAISE_PARENT(ep_status_class(st), "%s", ep_status_take_text(st, why, sizeof why));
+    return EP_RAISE_PARENT(ep_status_class(st), "%s", ep_status_take_text(st));
 #undef EP_RAISE_PARENT
 }
 
@@ -263,7 +261,7 @@ EP_API int MPIX_Threadcomm_init(MPI_Comm comm, int num_threads, MPI_Comm *newcom
     ep_status_t st = ep_threadcomm_init(comm, ep, num_threads, &tc);
     if (st)
         return ep ? ep_raise_status(ep, call, st, NULL)
-                  : ep_raise_classic(comm, call, ep_status_class(st), "%s", ep_status_text(st));
+                  : ep_raise_classic(comm, call, ep_status_class(st), "%s", ep_status_take_text(st));
     *newcomm = tc->handle;
     return MPI_SUCCESS;
 }

@@ -84,9 +84,7 @@ int ep_raise_status(ep_endpoint_t *ep, const char *call, ep_status_t st, const c
         vsnprintf(detail, sizeof detail, fmt, ap);
         va_end(ap);
     }
-    char why[400];
-    return ep_raise(ep, call, ep_status_class(st), "%s%s%s", ep_status_take_text(st, why, sizeof why),
-                    *detail ? ": " : "", detail);
+    return ep_raise(ep, call, ep_status_class(st), "%s%s%s", ep_status_take_text(st), *detail ? ": " : "", detail);
 }
 
 int ep_unsupported(const char *call, const char *what, int cls)

@@ -406,7 +406,7 @@ static int from_group_done(const char *call, ep_status_t st, const char *what, i
                            "member %d of the %s is an endpoint of no communicator of this process (its "
                            "communicators were freed?)",
                            bad, what);
-    return ep_raise_on(errhandler, MPI_COMM_NULL, call, ep_status_class(st), "%s", ep_status_text(st));
+    return ep_raise_on(errhandler, MPI_COMM_NULL, call, ep_status_class(st), "%s", ep_status_take_text(st));
 }
 
 /* Endpoint group h (*g) and the caller's rank in it, or a raised error. */

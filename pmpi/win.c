@@ -17,9 +17,7 @@
 
 static int raise_win_status(ep_win_ep_t *we, const char *call, ep_status_t st)
 {
-    char why[400];
-    return st ? raise_win(we, call, ep_status_class(st), "%s", ep_status_take_text(st, why, sizeof why))
-              : MPI_SUCCESS;
+    return st ? raise_win(we, call, ep_status_class(st), "%s", ep_status_take_text(st)) : MPI_SUCCESS;
 }
 
 /* Classic windows go to the PMPI_ expression `pass`; endpoint ones resolve

@@ -4,6 +4,7 @@
 #include "p2p.h"
 #include "request.h"
 #include "thread.h"
+#include "wait.h"
 #include "world.h"
 
 #include <errno.h>
@@ -11,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* ---- counters ------------------------------------------------------------ */
 
@@ -39,14 +39,10 @@ ep_stats_t *ep_stats_for(ep_gid_t gid)
 void ep_stats_named(ep_endpoint_t *ep)
 {
     ep_stats_t *s = ep->stats;
-    if (!s)
+    if (!s || ep->comm->ctx != s->gid.origin) /* not the communicator that made the identity */
         return;
-    int origin = ep->comm->ctx == s->gid.origin;
     pthread_mutex_lock(&stats_lock);
-    if (origin || (!s->named_by_origin && !s->name[0])) {
-        snprintf(s->name, sizeof s->name, "%s", ep->name);
-        s->named_by_origin = origin;
-    }
+    snprintf(s->name, sizeof s->name, "%s", ep->name);
     pthread_mutex_unlock(&stats_lock);
 }
 
@@ -122,13 +118,6 @@ void ep_diag_whoami(MPI_Comm comm, char *buf, size_t size)
 
 /* ---- a rendezvous that waits for ranks that do not come ------------------- */
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* "a, b-c, ..." of the n ascending values v[] into buf. */
 static void ranges(const int *v, int n, char *buf, size_t size)
 {
@@ -147,92 +136,75 @@ static void ranges(const int *v, int n, char *buf, size_t size)
         snprintf(buf + len, size - len, ", ...");
 }
 
-/* The absent local endpoints from lidx `from` on: their local indices
- * (lidx[]) and ranks in the communicator (rank[]); returns how many. */
-static int absent_ones(const ep_comm_t *c, int from, int (*absent)(const void *, int), const void *arg, int *lidx,
-                       int *rank)
+/* The local endpoints of c from index `from` on that have not arrived, as
+ * text: their local indices (eps) and their ranks in c (ranks), each of
+ * RANKS_TEXT bytes.  Returns how many; 0 also when out of memory. */
+#define RANKS_TEXT 96
+static int absent_text(const ep_comm_t *c, int from, ep_absent_fn *absent, const void *arg, char *eps, char *ranks)
 {
-    int n = 0;
-    for (int j = from; j < c->nlocal; j++)
+    int *lidx = malloc(2 * sizeof(int) * (size_t)c->nlocal), *rank = lidx + c->nlocal, n = 0;
+    for (int j = from; lidx && j < c->nlocal; j++)
         if (absent(arg, j)) {
             lidx[n] = j;
             rank[n++] = ep_local_rank(&c->local[j]);
         }
+    ranges(lidx, n, eps, RANKS_TEXT);
+    ranges(rank, n, ranks, RANKS_TEXT);
+    free(lidx);
     return n;
 }
 
-static ep_status_t no_thread(ep_comm_t *c, int team, int (*absent)(const void *, int), const void *arg)
+/* Fails a wait on MPI_COMM_WORLD in world mode for endpoints that no
+ * thread can be while the caller's region (of team threads) runs. */
+static ep_status_t no_thread(ep_comm_t *c, int team, ep_absent_fn *absent, const void *arg)
 {
-    int *lidx = malloc(2 * sizeof(int) * (size_t)c->nlocal), n;
-    if (!lidx || !(n = absent_ones(c, team, absent, arg, lidx, lidx + c->nlocal))) {
-        free(lidx);
+    char eps[RANKS_TEXT], ranks[RANKS_TEXT], region[64] = ", and";
+    int n = absent_text(c, team, absent, arg, eps, ranks), outside = !ep_thread_in_parallel();
+    if (!n)
         return EP_OK;
-    }
-    char eps[96], ranks[96];
-    ranges(lidx, n, eps, sizeof eps);
-    ranges(lidx + c->nlocal, n, ranks, sizeof ranks);
-    free(lidx);
-    if (ep_thread_in_parallel())
-        ep_status_explain(EP_ERR_NO_THREAD,
-                          "with EPMPI_ENDPOINTS=%d, MPI_COMM_WORLD has %d ranks in each process, each the OpenMP "
-                          "thread of that number, but the caller's parallel region has %d thread%s: endpoint%s %s "
-                          "of this process (world rank%s %s) cannot join this call; call it from every thread of "
-                          "a region of %d threads (OMP_NUM_THREADS, num_threads)",
-                          c->nlocal, c->nlocal, team, team == 1 ? "" : "s", n == 1 ? "" : "s", eps,
-                          n == 1 ? "" : "s", ranks, c->nlocal);
-    else
-        ep_status_explain(EP_ERR_NO_THREAD,
-                          "called outside any parallel region, where the caller is endpoint 0 of its process; with "
-                          "EPMPI_ENDPOINTS=%d, MPI_COMM_WORLD has %d ranks in each process, and endpoint%s %s of "
-                          "this process (world rank%s %s) cannot join this call while it waits; call collectives "
-                          "on MPI_COMM_WORLD from every thread of a parallel region of %d threads",
-                          c->nlocal, c->nlocal, n == 1 ? "" : "s", eps, n == 1 ? "" : "s", ranks, c->nlocal);
+    if (!outside)
+        snprintf(region, sizeof region, ", but the caller's parallel region has %d thread%s:", team,
+                 team == 1 ? "" : "s");
+    ep_status_explain(EP_ERR_NO_THREAD,
+                      "%swith EPMPI_ENDPOINTS=%d, MPI_COMM_WORLD has %d ranks in each process, each the OpenMP "
+                      "thread of that number%s endpoint%s %s of this process (world rank%s %s) cannot join this "
+                      "call; call it from every thread of a parallel region of %d threads (OMP_NUM_THREADS, "
+                      "num_threads)",
+                      outside ? "called outside any parallel region, where the caller is endpoint 0 of its process: "
+                              : "",
+                      c->nlocal, c->nlocal, region, n == 1 ? "" : "s", eps, n == 1 ? "" : "s", ranks, c->nlocal);
     return EP_ERR_NO_THREAD;
 }
 
-static void report_stuck(ep_endpoint_t *ep, int (*absent)(const void *, int), const void *arg)
+static void report_stuck(ep_endpoint_t *ep, ep_absent_fn *absent, const void *arg)
 {
-    ep_comm_t *c = ep->comm;
-    int *lidx = malloc(2 * sizeof(int) * (size_t)c->nlocal), n;
-    if (!lidx || !(n = absent_ones(c, 0, absent, arg, lidx, lidx + c->nlocal))) {
-        free(lidx);
+    char eps[RANKS_TEXT], ranks[RANKS_TEXT], me[MPI_MAX_OBJECT_NAME + 160];
+    int n = absent_text(ep->comm, 0, absent, arg, eps, ranks);
+    if (!n)
         return;
-    }
-    char ranks[96], me[MPI_MAX_OBJECT_NAME + 160];
     const char *call = atomic_load(&ep->busy_call);
-    ranges(lidx + c->nlocal, n, ranks, sizeof ranks);
-    free(lidx);
     ep_diag_whoami(ep->handle, me, sizeof me);
     fprintf(stderr,
             "epmpi: warning (EPMPI_DEBUG): %s: %s, has waited %d s for rank%s %s of that communicator in this "
-            "process to enter the call%s\n",
-            call ? call : "a collective call", me, EP_WATCH_REPORT_S, n == 1 ? "" : "s", ranks,
-            c->thread_bound && !ep_thread_in_parallel()
-                ? " (outside any parallel region the caller is endpoint 0 of its process: README, World mode)"
-                : "");
+            "process to enter the call\n",
+            call ? call : "a collective call", me, EP_WATCH_REPORT_S, n == 1 ? "" : "s", ranks);
     fflush(stderr);
 }
 
-ep_status_t ep_diag_watch_slow(ep_watch_t *w, ep_endpoint_t *ep, int (*absent)(const void *arg, int j),
-                               const void *arg)
+ep_status_t ep_diag_watch_slow(ep_watch_t *w, ep_endpoint_t *ep, ep_absent_fn *absent, const void *arg)
 {
-    uint64_t now = now_ns();
+    uint64_t now = ep_now_ns();
     if (!w->since)
         w->since = now;
     uint64_t waited = now - w->since;
     if (waited < 500000000u)
         return EP_OK;
-    ep_comm_t *c = ep->comm;
-    if (c->thread_bound) {
-        ep_status_t rc = no_thread(c, ep_thread_team_size(), absent, arg);
-        if (rc)
-            return rc;
-    }
-    if (ep_config.debug && !w->reported && waited >= EP_WATCH_REPORT_S * 1000000000ull) {
+    ep_status_t rc = ep->comm->thread_bound ? no_thread(ep->comm, ep_thread_team_size(), absent, arg) : EP_OK;
+    if (!rc && ep_config.debug && !w->reported && waited >= EP_WATCH_REPORT_S * 1000000000ull) {
         w->reported = 1;
         report_stuck(ep, absent, arg);
     }
-    return EP_OK;
+    return rc;
 }
 
 /* ---- operations left pending at MPI_Finalize ----------------------------- */
@@ -354,7 +326,7 @@ static void report_unfreed(ep_endpoint_t **eps, size_t n)
         for (j = i; j < k && eps[j]->comm == eps[i]->comm; j++)
             ranks[nr++] = ep_local_rank(eps[j]);
         if (ncomms++ < EP_PENDING_SHOWN) {
-            char comm[MPI_MAX_OBJECT_NAME + 32], list[96];
+            char comm[MPI_MAX_OBJECT_NAME + 32], list[RANKS_TEXT];
             comm_label(eps[i], comm, sizeof comm);
             ranges(ranks, nr, list, sizeof list);
             fprintf(out, "  %s%s (size %d): rank%s %s here\n", comm, eps[i]->comm->inter ? ", an intercommunicator" : "",
@@ -536,6 +508,7 @@ static void report_stats(void)
 {
     int me = ep_net_world_rank(), np = ep_net_world_size(), n = 0, bytes;
     ep_stats_t *s;
+    pthread_mutex_lock(&stats_lock); /* names may still change (ep_stats_named) */
     for (s = stats_head; s; s = s->next)
         n++;
     stats_row_t *mine = calloc((size_t)n + 1, sizeof *mine);
@@ -544,12 +517,11 @@ static void report_stats(void)
         mine[n].proc = me;
         mine[n].origin = s->gid.origin;
         mine[n].index = s->gid.index;
-        pthread_mutex_lock(&stats_lock);
         stats_label(s, mine[n].label, sizeof mine[n].label);
-        pthread_mutex_unlock(&stats_lock);
         for (int k = 0; k < EP_STAT_COUNT; k++)
             mine[n].n[k] = atomic_load(&s->n[k]);
     }
+    pthread_mutex_unlock(&stats_lock);
     bytes = mine ? n * (int)sizeof *mine : 0;
     int *sizes = me == 0 ? calloc((size_t)np, sizeof *sizes) : NULL, *displs = NULL;
     PMPI_Gather(&bytes, 1, MPI_INT, sizes, 1, MPI_INT, 0, MPI_COMM_WORLD);

@@ -32,17 +32,16 @@ typedef enum {
 typedef struct ep_stats {
     ep_gid_t gid;
     _Atomic uint64_t n[EP_STAT_COUNT];
-    char name[MPI_MAX_OBJECT_NAME]; /* its row's communicator name (ep_stats_named); guarded by the list's lock */
-    int named_by_origin;            /* name is that of the communicator that made the identity */
+    char name[MPI_MAX_OBJECT_NAME]; /* the name of the communicator that made the identity (ep_stats_named),
+                                       guarded by the list's lock */
     struct ep_stats *next;
 } ep_stats_t;
 
 /* The record of identity gid, made on first use; NULL when out of memory. */
 ep_stats_t *ep_stats_for(ep_gid_t gid);
 
-/* MPI_Comm_set_name on ep: its statistics row takes the name of the
- * communicator that made its identity, or else the first name given to
- * one that has it. */
+/* MPI_Comm_set_name on ep: when ep's communicator made ep's identity, its
+ * statistics row takes the name. */
 void ep_stats_named(ep_endpoint_t *ep);
 
 /* The endpoint the calling thread last entered a call on: where its
@@ -95,10 +94,9 @@ typedef struct ep_watch {
     uint64_t since; /* ns, at the first look at the clock */
 } ep_watch_t;
 #define EP_WATCH_INIT {0, 0, 0}
-ep_status_t ep_diag_watch_slow(ep_watch_t *w, ep_endpoint_t *ep, int (*absent)(const void *arg, int j),
-                               const void *arg);
-static inline ep_status_t ep_diag_watch(ep_watch_t *w, ep_endpoint_t *ep, int (*absent)(const void *arg, int j),
-                                        const void *arg)
+typedef int ep_absent_fn(const void *arg, int j);
+ep_status_t ep_diag_watch_slow(ep_watch_t *w, ep_endpoint_t *ep, ep_absent_fn *absent, const void *arg);
+static inline ep_status_t ep_diag_watch(ep_watch_t *w, ep_endpoint_t *ep, ep_absent_fn *absent, const void *arg)
 {
     if (__builtin_expect(++w->rounds & 255, 1))
         return EP_OK;

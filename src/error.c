@@ -52,13 +52,12 @@ void ep_status_explain(ep_status_t st, const char *fmt, ...)
     explained = st;
 }
 
-const char *ep_status_take_text(ep_status_t st, char *buf, size_t size)
+const char *ep_status_take_text(ep_status_t st)
 {
     if (st == EP_OK || st != explained)
         return ep_status_text(st);
     explained = EP_OK;
-    snprintf(buf, size, "%s", explanation);
-    return buf;
+    return explanation;
 }
 
 /* Message ring.  A slot is written under ring_lock; readers copy under it. */

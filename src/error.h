@@ -20,7 +20,6 @@
 #include "epmpi.h"
 #include <mpi.h>
 #include <stdarg.h>
-#include <stddef.h>
 
 #define EP_STATUS_MAP(X)                                                      \
     X(OK, MPI_SUCCESS, "no error")                                            \
@@ -83,8 +82,9 @@ const char *ep_status_text(ep_status_t st);
  * uses instead of the status's default text.  Kept per thread, for the
  * next raise of that status. */
 void ep_status_explain(ep_status_t st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* The explanation left for st, or the default text; forgets it. */
-const char *ep_status_take_text(ep_status_t st, char *buf, size_t size);
+/* The explanation left for st, or the default text; forgets it (the text
+ * stays readable until this thread explains again). */
+const char *ep_status_take_text(ep_status_t st);
 
 /* Mints a code of class cls carrying the formatted message. */
 int ep_error_code_make(int cls, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -20,9 +20,7 @@ static inline void cpu_relax(void)
  * charged to the endpoint the thread last entered a call on. */
 static void count_wait(ep_backoff_t *b)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    uint64_t now = ep_now_ns();
     if (b->last && ep_stats_cur)
         atomic_fetch_add_explicit(&ep_stats_cur->n[EP_STAT_WAIT_NS], now - b->last, memory_order_relaxed);
     b->last = now;

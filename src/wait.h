@@ -9,6 +9,15 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <time.h>
+
+/* CLOCK_MONOTONIC in nanoseconds: how long a wait has lasted. */
+static inline uint64_t ep_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 typedef struct ep_backoff {
     unsigned rounds;

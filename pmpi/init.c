@@ -114,7 +114,10 @@ EP_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 
 EP_API int MPI_Finalize(void)
 {
+    int rc = MPI_SUCCESS;
     if (engine_up) {
+        if (ep_world_mode())
+            rc = ep_world_delete_attrs();
         /* Everyone has stopped communicating once all processes are here. */
         PMPI_Barrier(MPI_COMM_WORLD);
         ep_diag_finalize();
@@ -130,7 +133,8 @@ EP_API int MPI_Finalize(void)
         ep_registry_finalize();
         engine_up = 0;
     }
-    return PMPI_Finalize();
+    int done = PMPI_Finalize();
+    return rc != MPI_SUCCESS ? rc : done;
 }
 
 /* Aborting from an endpoint aborts the job, as MPICH does for any

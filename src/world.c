@@ -1,7 +1,9 @@
 #include "world.h"
 
+#include "attr.h"
 #include "comm_create.h"
 #include "net.h"
+#include "thread.h"
 
 #include <stdlib.h>
 
@@ -37,6 +39,27 @@ ep_status_t ep_world_init(int nep)
     ep_errhandler_release(eh); /* PMPI_Comm_get_errhandler's reference */
     ep_world.nep = nep;
     return EP_OK;
+}
+
+/* MPI has MPI_Finalize free MPI_COMM_SELF first, so that libraries can
+ * hang clean-up on it ("Allowing User Functions at MPI Finalization");
+ * MPICH then frees MPI_COMM_WORLD's attributes too.  Each endpoint is an
+ * MPI process: its callbacks run with this thread acting as that
+ * endpoint, so that MPI_COMM_SELF and MPI_COMM_WORLD in a callback are
+ * the endpoint's own.  A failed callback leaves its object's other
+ * attributes to be discarded silently by ep_world_finalize. */
+int ep_world_delete_attrs(void)
+{
+    int first = MPI_SUCCESS;
+    for (int self = 1; self >= 0; self--)
+        for (int t = 0; t < ep_world.nep; t++) {
+            ep_thread_act_as(t);
+            int rc = ep_attr_delete_all(ep_attr_of(ep_world.ep[self * ep_world.nep + t]));
+            if (first == MPI_SUCCESS)
+                first = rc;
+        }
+    ep_thread_act_as(-1);
+    return first;
 }
 
 void ep_world_finalize(void)

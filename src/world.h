@@ -22,5 +22,9 @@ static inline int ep_world_mode(void) { return ep_world.nep != 0; }
 /* Called after PMPI_Init_thread. */
 ep_status_t ep_world_init(int nep);
 void ep_world_finalize(void);
+/* MPI_Finalize's first step: the attributes of every endpoint's
+ * MPI_COMM_SELF, then of its MPI_COMM_WORLD, deleted through their delete
+ * callbacks, last set first.  Returns the first callback's error. */
+int ep_world_delete_attrs(void);
 
 #endif

@@ -2,7 +2,15 @@
  * callbacks on MPI_Comm_dup (MPI_COMM_DUP_FN, MPI_COMM_NULL_COPY_FN and a
  * user callback), delete callbacks on replacement, deletion and
  * MPI_Comm_free, each called with the endpoint's own handle; the MPI-1
- * names; errors for unknown and predefined keyvals. */
+ * names; errors for unknown and predefined keyvals.  From MPI-4.0 (7.7):
+ * a keyval freed while an attribute uses it becomes MPI_KEYVAL_INVALID and
+ * the attribute's delete callback still runs; a copy callback's error
+ * fails MPI_Comm_dup with MPI_COMM_NULL, a delete callback's error fails
+ * MPI_Comm_delete_attr and keeps the attribute.  MPI_Finalize deletes the
+ * attributes of MPI_COMM_SELF, last set first, before anything else ("User
+ * Functions at MPI Finalization"), then, as MPICH does, MPI_COMM_WORLD's;
+ * in world mode each endpoint's, with MPI_COMM_WORLD in the callback
+ * meaning that endpoint. */
 #include "eptest.h"
 
 typedef struct {
@@ -36,7 +44,49 @@ static int delete_fn(MPI_Comm comm, int keyval, void *val, void *extra)
 }
 
 static counters_t *cnt;
-static int kv_user, kv_dup, kv_null, kv_old;
+static int kv_user, kv_dup, kv_null, kv_old, kv_freed, kv_copy_fails, kv_delete_fails, kv_fin[3];
+
+static int copy_fails(MPI_Comm comm, int keyval, void *extra, void *in, void *out, int *flag)
+{
+    (void)comm, (void)keyval, (void)extra, (void)in, (void)out;
+    *flag = 0;
+    return MPI_ERR_OTHER;
+}
+
+/* Fails while the int its attribute points to is set. */
+static int delete_fails(MPI_Comm comm, int keyval, void *val, void *extra)
+{
+    (void)comm, (void)keyval, (void)extra;
+    return *(int *)val ? MPI_ERR_OTHER : MPI_SUCCESS;
+}
+
+/* What the delete callbacks of MPI_Finalize saw, per world rank: the values
+ * in call order.  A value is rank * 10 + i: i = 1..3 on MPI_COMM_SELF, 9 on
+ * MPI_COMM_WORLD; a wrong object or rank records -1. */
+#define FIN_MAX 4
+static int (*fin_log)[FIN_MAX + 1]; /* [rank][0] counts */
+static int fin_ranks;
+
+static int fin_delete(MPI_Comm comm, int keyval, void *val, void *extra)
+{
+    (void)keyval, (void)extra;
+    int v = (int)(long)val, me = -1, finalized = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Finalized(&finalized);
+    int ok = !finalized && v / 10 == me && (comm == (v % 10 == 9 ? MPI_COMM_WORLD : MPI_COMM_SELF));
+    int r = v / 10;
+    if (r >= 0 && r < fin_ranks && fin_log[r][0] < FIN_MAX)
+        fin_log[r][1 + fin_log[r][0]++] = ok ? v % 10 : -1;
+    return MPI_SUCCESS;
+}
+
+/* Rank me hangs three attributes on MPI_COMM_SELF and one on MPI_COMM_WORLD. */
+static void fin_set(int me)
+{
+    for (int i = 1; i <= 3; i++)
+        EPT_OK(MPI_Comm_set_attr(MPI_COMM_SELF, kv_fin[i - 1], (void *)(long)(me * 10 + i)));
+    EPT_OK(MPI_Comm_set_attr(MPI_COMM_WORLD, kv_fin[0], (void *)(long)(me * 10 + 9)));
+}
 
 static void body(MPI_Comm comm, void *arg)
 {
@@ -93,6 +143,41 @@ static void body(MPI_Comm comm, void *arg)
     EPT_CHECK(cls == MPI_ERR_KEYVAL, "unknown keyval: class %d", cls);
     EPT_OK(MPI_Comm_delete_attr(comm, kv_dup));
     EPT_OK(MPI_Comm_delete_attr(comm, kv_null));
+
+    /* A keyval freed while in use (rank 0's thread frees it for its process). */
+    EPT_OK(MPI_Comm_dup(comm, &d));
+    EPT_OK(MPI_Comm_set_attr(d, kv_freed, (void *)(long)(r + 80)));
+    int before = c->deletes;
+#pragma omp barrier
+#pragma omp master
+    {
+        EPT_OK(MPI_Comm_free_keyval(&kv_freed));
+        EPT_CHECK(kv_freed == MPI_KEYVAL_INVALID, "MPI_Comm_free_keyval left keyval %d", kv_freed);
+    }
+#pragma omp barrier
+    dd = d;
+    EPT_OK(MPI_Comm_free(&d));
+    EPT_CHECK(c->deletes == before + 1 && c->last_comm == dd,
+              "freed keyval: MPI_Comm_free called its delete callback %d times", c->deletes - before);
+
+    /* Callbacks that fail. */
+    EPT_OK(MPI_Comm_set_attr(comm, kv_copy_fails, &r));
+    d = comm;
+    rc = MPI_Comm_dup(comm, &d);
+    MPI_Error_class(rc, &cls);
+    EPT_CHECK(cls == MPI_ERR_OTHER && d == MPI_COMM_NULL,
+              "a copy callback's MPI_ERR_OTHER: MPI_Comm_dup gave class %d, %s", cls,
+              d == MPI_COMM_NULL ? "MPI_COMM_NULL" : "a communicator");
+    EPT_OK(MPI_Comm_delete_attr(comm, kv_copy_fails));
+    int fail = 1;
+    EPT_OK(MPI_Comm_set_attr(comm, kv_delete_fails, &fail));
+    rc = MPI_Comm_delete_attr(comm, kv_delete_fails);
+    MPI_Error_class(rc, &cls);
+    EPT_CHECK(cls == MPI_ERR_OTHER, "a delete callback's MPI_ERR_OTHER: MPI_Comm_delete_attr gave class %d", cls);
+    EPT_OK(MPI_Comm_get_attr(comm, kv_delete_fails, &v, &flag));
+    EPT_CHECK(flag && v == &fail, "the attribute whose delete callback failed is gone");
+    fail = 0;
+    EPT_OK(MPI_Comm_delete_attr(comm, kv_delete_fails));
 }
 
 int main(int argc, char **argv)
@@ -107,13 +192,61 @@ int main(int argc, char **argv)
     EPT_OK(MPI_Comm_create_keyval(MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN, &kv_dup, NULL));
     EPT_OK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &kv_null, NULL));
     EPT_OK(MPI_Keyval_create((MPI_Copy_function *)copy_fn, (MPI_Delete_function *)delete_fn, &kv_old, cnt));
+    EPT_OK(MPI_Comm_create_keyval(copy_fn, delete_fn, &kv_freed, cnt));
+    EPT_OK(MPI_Comm_create_keyval(copy_fails, MPI_COMM_NULL_DELETE_FN, &kv_copy_fails, NULL));
+    EPT_OK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_fails, &kv_delete_fails, NULL));
+    for (int i = 0; i < 3; i++)
+        EPT_OK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, fin_delete, &kv_fin[i], NULL));
     run_ranks(nlocal, body, NULL);
     EPT_OK(MPI_Comm_free_keyval(&kv_user));
     EPT_OK(MPI_Comm_free_keyval(&kv_dup));
     EPT_OK(MPI_Comm_free_keyval(&kv_null));
     EPT_OK(MPI_Keyval_free(&kv_old));
+    EPT_OK(MPI_Comm_free_keyval(&kv_copy_fails));
+    EPT_OK(MPI_Comm_free_keyval(&kv_delete_fails));
     free(cnt);
+
+    /* Attributes for MPI_Finalize to delete: on every world-mode endpoint,
+     * else on the classic objects (MPICH's own, as a cross-check). */
+    int world = ept_world_endpoints() > 0, mine = 0;
+    fin_ranks = size * (world ? nlocal : 1);
+    fin_log = calloc((size_t)fin_ranks, sizeof *fin_log);
+    EPT_CHECK(fin_log, "out of memory");
+    if (world) {
+#pragma omp parallel num_threads(nlocal)
+        {
+            int me;
+            EPT_OK(MPI_Comm_rank(MPI_COMM_WORLD, &me));
+            fin_set(me);
+        }
+    } else {
+        EPT_OK(MPI_Comm_rank(MPI_COMM_WORLD, &mine));
+        fin_set(mine);
+    }
+    for (int i = 0; i < 3; i++)
+        EPT_OK(MPI_Comm_free_keyval(&kv_fin[i])); /* the attributes keep them alive */
     PHASE("MPI_Finalize");
     MPI_Finalize();
+    int seen = 0, bad = 0;
+    for (int q = 0; q < fin_ranks; q++) {
+        if (!fin_log[q][0])
+            continue;
+        seen++;
+        bad |= !(fin_log[q][0] == 4 && fin_log[q][1] == 3 && fin_log[q][2] == 2 && fin_log[q][3] == 1 &&
+                 fin_log[q][4] == 9);
+        if (bad) {
+            fprintf(stderr,
+                    "FAIL: MPI_Finalize's delete callbacks for rank %d: %d calls, %d %d %d %d "
+                    "(want 3 2 1 on MPI_COMM_SELF, then 9 on MPI_COMM_WORLD; -1: wrong object or rank)\n",
+                    q, fin_log[q][0], fin_log[q][1], fin_log[q][2], fin_log[q][3], fin_log[q][4]);
+            return 1;
+        }
+    }
+    if (seen != (world ? nlocal : 1)) {
+        fprintf(stderr, "FAIL: MPI_Finalize ran delete callbacks for %d ranks of this process, want %d\n", seen,
+                world ? nlocal : 1);
+        return 1;
+    }
+    free(fin_log);
     return 0;
 }

@@ -11,6 +11,11 @@
  * - A receive's status gives the message's source, tag and count, and
  *   MPI_Test_cancelled false; MPI_Isendrecv and MPI_Isendrecv_replace give
  *   their receive's (3.10).
+ * - A null or inactive request (MPI_REQUEST_NULL, a persistent request not
+ *   started) completes at once with an empty status (3.7.3): source
+ *   MPI_ANY_SOURCE, tag MPI_ANY_TAG, count 0, not cancelled, MPI_ERROR
+ *   kept; MPI_Waitany / MPI_Testany give index MPI_UNDEFINED, MPI_Waitsome /
+ *   MPI_Testsome outcount MPI_UNDEFINED, and the inactive request stays.
  * - A receive or probe from MPI_PROC_NULL gives source MPI_PROC_NULL, tag
  *   MPI_ANY_TAG and count 0 (3.11); MPI_Mprobe / MPI_Improbe give
  *   MPI_MESSAGE_NO_PROC, whose MPI_Mrecv / MPI_Imrecv do the same.
@@ -88,6 +93,7 @@ typedef struct {
  *   MPICH_STATUS     an MPI_Irecv from MPI_PROC_NULL completes with source
  *                    and tag 0, MPI_Isendrecv(_replace) with a wrong tag
  *                    and count, and no MPI_ERR_TRUNCATE for a short receive;
+ *                    MPI_Testany of no active request leaves the status;
  *   MPICH_CANCELLED  the probes leave the cancelled flag as it was;
  *   MPICH_FAILS      MPI_Isendrecv(_replace) with MPI_PROC_NULL crashes,
  *                    MPI_Request_free and MPI_Cancel refuse an MPI_Isendrecv
@@ -555,6 +561,75 @@ static void other_requests(ctx_t *c)
     EPT_OK(MPI_Win_free(&win));
 }
 
+static void expect_empty(const ctx_t *c, const char *what, const MPI_Status *st)
+{
+    expect_status(c, what, st, MPI_ANY_SOURCE, MPI_ANY_TAG, 0);
+}
+
+/* The calls completing several requests may set MPI_ERROR (3.2.5). */
+static void expect_empty_of_all(const ctx_t *c, const char *what, MPI_Status *st)
+{
+    st->MPI_ERROR = KEEP;
+    expect_empty(c, what, st);
+}
+
+/* Completion calls on MPI_REQUEST_NULL next to an inactive persistent
+ * receive. */
+static void null_and_inactive(ctx_t *c)
+{
+    MPI_Status st, sts[2];
+    MPI_Request q[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    int flag = 0, index = -5, outcount = -5, indices[2], canary = 12345;
+    PHASE("null and inactive requests");
+    EPT_OK(MPI_Recv_init(&canary, 1, MPI_INT, c->left, 5, c->comm, &q[1]));
+    const char *name[] = {"MPI_Wait", "MPI_Test", "MPI_Request_get_status"};
+    for (int k = 0; k < 3; k++) {
+        fresh(&st);
+        flag = 0;
+        if (k == 0)
+            EPT_OK(MPI_Wait(&q[1], &st));
+        else if (k == 1)
+            EPT_OK(MPI_Test(&q[1], &flag, &st));
+        else
+            EPT_OK(MPI_Request_get_status(q[1], &flag, &st));
+        EPT_CHECK(k == 0 || flag, "%s of an inactive request: flag 0", name[k]);
+        expect_empty(c, name[k], &st);
+    }
+    fresh(&st);
+    EPT_OK(MPI_Waitany(2, q, &index, &st));
+    EPT_CHECK(index == MPI_UNDEFINED, "MPI_Waitany of null and inactive requests: index %d", index);
+    expect_empty(c, "MPI_Waitany", &st);
+    fresh(&st);
+    flag = 0;
+    EPT_OK(MPI_Testany(2, q, &index, &flag, &st));
+    EPT_CHECK(flag && index == MPI_UNDEFINED, "MPI_Testany of null and inactive requests: flag %d index %d", flag,
+              index);
+    deviations = MPICH_STATUS;
+    expect_empty(c, "MPI_Testany", &st);
+    deviations = 0;
+    EPT_OK(MPI_Waitsome(2, q, &outcount, indices, sts));
+    EPT_CHECK(outcount == MPI_UNDEFINED, "MPI_Waitsome of null and inactive requests: outcount %d", outcount);
+    outcount = -5;
+    EPT_OK(MPI_Testsome(2, q, &outcount, indices, sts));
+    EPT_CHECK(outcount == MPI_UNDEFINED, "MPI_Testsome of null and inactive requests: outcount %d", outcount);
+    fresh(&sts[0]);
+    fresh(&sts[1]);
+    EPT_OK(MPI_Waitall(2, q, sts));
+    expect_empty_of_all(c, "MPI_Waitall, null request", &sts[0]);
+    expect_empty_of_all(c, "MPI_Waitall, inactive request", &sts[1]);
+    fresh(&sts[0]);
+    fresh(&sts[1]);
+    flag = 0;
+    EPT_OK(MPI_Testall(2, q, &flag, sts));
+    EPT_CHECK(flag, "MPI_Testall of null and inactive requests: flag 0");
+    expect_empty_of_all(c, "MPI_Testall, null request", &sts[0]);
+    expect_empty_of_all(c, "MPI_Testall, inactive request", &sts[1]);
+    EPT_CHECK(q[0] == MPI_REQUEST_NULL && q[1] != MPI_REQUEST_NULL && canary == 12345,
+              "null and inactive requests: handles %x %x afterwards, buffer %d", (unsigned)q[0], (unsigned)q[1],
+              canary);
+    EPT_OK(MPI_Request_free(&q[1]));
+}
+
 static void body(MPI_Comm comm, void *arg)
 {
     (void)arg;
@@ -571,6 +646,7 @@ static void body(MPI_Comm comm, void *arg)
             EPT_OK(MPI_Barrier(comm));
         }
     proc_null(&c);
+    null_and_inactive(&c);
     isendrecv_freed(&c);
     isendrecv_types_and_errors(&c);
     other_requests(&c);

@@ -3,7 +3,14 @@
  * compare (IDENT / SIMILAR / UNEQUAL), incl / excl / range_incl /
  * range_excl, union / intersection / difference, MPI_GROUP_EMPTY results,
  * and MPI_Comm_create from a group of every other rank, with traffic and a
- * reduction on the result.  In explicit shapes with one endpoint per
+ * reduction on the result.  Edges from MPI-4.0 (7.3, 7.4): an empty
+ * inclusion is MPI_GROUP_EMPTY; a descending range; a zero stride and an
+ * exclusion out of range are errors; MPI_Comm_create with MPI_GROUP_EMPTY
+ * gives MPI_COMM_NULL everywhere, with a group that is not a subgroup of
+ * the communicator's MPI_ERR_GROUP; MPI_Comm_split with MPI_UNDEFINED
+ * everywhere gives MPI_COMM_NULL; MPI_Comm_free(MPI_COMM_NULL) is
+ * MPI_ERR_COMM; MPI_COMM_SELF's group is the caller alone; its dup is
+ * congruent to it, and it is unequal to a communicator of several.  In explicit shapes with one endpoint per
  * process, the endpoint group equals MPI_COMM_WORLD's classic group. */
 #include "eptest.h"
 
@@ -65,6 +72,18 @@ static void body(MPI_Comm comm, void *arg)
     int rc = MPI_Group_incl(world, 2, bad, &t), cls = -1;
     MPI_Error_class(rc, &cls);
     EPT_CHECK(n < 2 || cls == MPI_ERR_RANK, "a rank listed twice: class %d", cls);
+    EPT_OK(MPI_Group_incl(world, 0, bad, &t));
+    EPT_CHECK(t == MPI_GROUP_EMPTY, "an inclusion of no rank is not MPI_GROUP_EMPTY");
+    int down[1][3] = {{n - 1, 0, -1}};
+    EPT_OK(MPI_Group_range_incl(world, 1, down, &t));
+    EPT_OK(MPI_Group_rank(t, &gr));
+    EPT_CHECK(gr == n - 1 - r, "range (n-1, 0, -1): rank %d, want %d", gr, n - 1 - r);
+    MPI_Group_free(&t);
+    int flat[1][3] = {{0, n - 1, 0}};
+    t = MPI_GROUP_NULL;
+    EPT_CHECK(MPI_Group_range_incl(world, 1, flat, &t) != MPI_SUCCESS, "a range of stride 0 was accepted");
+    EPT_CHECK(MPI_Group_excl(world, 1, (int[]){n}, &t) != MPI_SUCCESS, "an exclusion of rank %d of %d was accepted",
+              n, n);
 
     PHASE("set operations");
     EPT_OK(MPI_Group_union(evens, odds, &u));
@@ -100,6 +119,41 @@ static void body(MPI_Comm comm, void *arg)
         MPI_Group_free(&eg);
         EPT_OK(MPI_Comm_free(&ec));
     }
+
+    PHASE("communicator edges");
+    EPT_OK(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
+    MPI_Comm nc = comm, half;
+    EPT_OK(MPI_Comm_create(comm, MPI_GROUP_EMPTY, &nc));
+    EPT_CHECK(nc == MPI_COMM_NULL, "MPI_Comm_create with MPI_GROUP_EMPTY gave a communicator");
+    EPT_OK(MPI_Comm_split(comm, MPI_UNDEFINED, r, &nc));
+    EPT_CHECK(nc == MPI_COMM_NULL, "MPI_Comm_split with MPI_UNDEFINED everywhere gave a communicator");
+    EPT_OK(MPI_Comm_split(comm, r % 2, r, &half));
+    EPT_OK(MPI_Comm_set_errhandler(half, MPI_ERRORS_RETURN));
+    if (n > 1) {
+        nc = comm;
+        rc = MPI_Comm_create(half, world, &nc);
+        MPI_Error_class(rc, &cls);
+        EPT_CHECK(cls == MPI_ERR_GROUP, "MPI_Comm_create with a group larger than the communicator: class %d", cls);
+    }
+    EPT_OK(MPI_Comm_free(&half));
+    EPT_CHECK(half == MPI_COMM_NULL, "MPI_Comm_free did not null the handle");
+    rc = MPI_Comm_free(&half);
+    MPI_Error_class(rc, &cls);
+    EPT_CHECK(cls == MPI_ERR_COMM, "MPI_Comm_free(MPI_COMM_NULL): class %d", cls);
+    MPI_Group sg;
+    EPT_OK(MPI_Comm_group(MPI_COMM_SELF, &sg));
+    EPT_OK(MPI_Group_size(sg, &gs));
+    EPT_OK(MPI_Group_translate_ranks(sg, 1, (int[]){0}, world, out));
+    EPT_CHECK(gs == 1 && out[0] == (ept_world_endpoints() ? r : out[0]),
+              "MPI_COMM_SELF's group: size %d, its member is rank %d of MPI_COMM_WORLD", gs, out[0]);
+    MPI_Group_free(&sg);
+    EPT_OK(MPI_Comm_dup(MPI_COMM_SELF, &nc));
+    EPT_OK(MPI_Comm_compare(nc, MPI_COMM_SELF, &res));
+    EPT_CHECK(res == MPI_CONGRUENT, "a dup of MPI_COMM_SELF vs MPI_COMM_SELF: %d", res);
+    EPT_OK(MPI_Comm_compare(comm, MPI_COMM_SELF, &res));
+    EPT_CHECK(res == (n > 1 ? MPI_UNEQUAL : MPI_CONGRUENT), "the test communicator vs MPI_COMM_SELF: %d", res);
+    EPT_OK(MPI_Comm_free(&nc));
+    EPT_OK(MPI_Comm_set_errhandler(comm, MPI_ERRORS_ARE_FATAL));
 
     if (explicit_all_ones) {
         PHASE("classic and endpoint groups");

@@ -138,6 +138,9 @@ static void body(MPI_Comm comm, void *arg)
     int rc = MPI_Comm_set_attr(comm, MPI_TAG_UB, &r), cls = -1;
     MPI_Error_class(rc, &cls);
     EPT_CHECK(cls == MPI_ERR_KEYVAL, "setting MPI_TAG_UB: class %d", cls);
+    rc = MPI_Comm_delete_attr(comm, MPI_TAG_UB);
+    MPI_Error_class(rc, &cls);
+    EPT_CHECK(cls == MPI_ERR_KEYVAL, "deleting MPI_TAG_UB: class %d", cls);
     rc = MPI_Comm_get_attr(comm, 0x24000999, &v, &flag);
     MPI_Error_class(rc, &cls);
     EPT_CHECK(cls == MPI_ERR_KEYVAL, "unknown keyval: class %d", cls);

@@ -15,7 +15,8 @@
  *   started) completes at once with an empty status (3.7.3): source
  *   MPI_ANY_SOURCE, tag MPI_ANY_TAG, count 0, not cancelled, MPI_ERROR
  *   kept; MPI_Waitany / MPI_Testany give index MPI_UNDEFINED, MPI_Waitsome /
- *   MPI_Testsome outcount MPI_UNDEFINED, and the inactive request stays.
+ *   MPI_Testsome outcount MPI_UNDEFINED, and the inactive request stays;
+ *   starting a persistent request twice is MPI_ERR_REQUEST (3.9).
  * - A receive or probe from MPI_PROC_NULL gives source MPI_PROC_NULL, tag
  *   MPI_ANY_TAG and count 0 (3.11); MPI_Mprobe / MPI_Improbe give
  *   MPI_MESSAGE_NO_PROC, whose MPI_Mrecv / MPI_Imrecv do the same.
@@ -627,6 +628,17 @@ static void null_and_inactive(ctx_t *c)
     EPT_CHECK(q[0] == MPI_REQUEST_NULL && q[1] != MPI_REQUEST_NULL && canary == 12345,
               "null and inactive requests: handles %x %x afterwards, buffer %d", (unsigned)q[0], (unsigned)q[1],
               canary);
+    /* Starting it twice is an error (3.9); the first start goes on. */
+    EPT_OK(MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN));
+    EPT_OK(MPI_Start(&q[1]));
+    int rc = MPI_Start(&q[1]), cls = -1;
+    MPI_Error_class(rc, &cls);
+    EPT_CHECK(cls == MPI_ERR_REQUEST, "MPI_Start of an active persistent request: class %d", cls);
+    EPT_OK(MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_ARE_FATAL));
+    EPT_OK(MPI_Cancel(&q[1]));
+    EPT_OK(MPI_Wait(&q[1], &st));
+    EPT_OK(MPI_Test_cancelled(&st, &flag));
+    EPT_CHECK(flag && canary == 12345, "a started persistent receive that nothing matches was not cancelled");
     EPT_OK(MPI_Request_free(&q[1]));
 }
 

@@ -8,14 +8,8 @@ extern int omp_get_team_size(int level) __attribute__((weak));
 
 int ep_thread_in_parallel(void) { return omp_get_level != NULL && omp_get_level() > 0; }
 
-static __thread int acting_as EP_TLS = -1;
-
-void ep_thread_act_as(int t) { acting_as = t; }
-
 int ep_thread_index(void)
 {
-    if (acting_as >= 0)
-        return acting_as;
     if (omp_get_ancestor_thread_num == NULL)
         return 0;
     /* One call into the runtime, at every MPI call on MPI_COMM_WORLD: the

@@ -14,11 +14,6 @@
 /* The calling thread's number in the outermost parallel region, 0 outside. */
 int ep_thread_index(void);
 
-/* From now on the calling thread is endpoint t (t >= 0), or again the
- * one its OpenMP thread number says (t < 0).  For callbacks epmpi runs on
- * an endpoint's behalf from another thread (MPI_Finalize). */
-void ep_thread_act_as(int t);
-
 /* 1 when the caller is inside an OpenMP parallel region. */
 int ep_thread_in_parallel(void);
 

@@ -41,24 +41,40 @@ ep_status_t ep_world_init(int nep)
     return EP_OK;
 }
 
+/* Exchanges which endpoints threads as and t speak for. */
+static void swap_endpoints(int as, int t)
+{
+    for (int self = 0; self < 2; self++) {
+        ep_endpoint_t **e = ep_world.ep + self * ep_world.nep;
+        ep_endpoint_t *x = e[as];
+        e[as] = e[t];
+        e[t] = x;
+    }
+}
+
 /* MPI has MPI_Finalize free MPI_COMM_SELF first, so that libraries can
  * hang clean-up on it ("Allowing User Functions at MPI Finalization");
  * MPICH then frees MPI_COMM_WORLD's attributes too.  Each endpoint is an
- * MPI process: its callbacks run with this thread acting as that
- * endpoint, so that MPI_COMM_SELF and MPI_COMM_WORLD in a callback are
- * the endpoint's own.  A failed callback leaves its object's other
- * attributes to be discarded silently by ep_world_finalize. */
+ * MPI process: while its callbacks run, the calling thread speaks for it
+ * (the world table's entries swapped, so that no MPI call pays for this),
+ * and MPI_COMM_SELF and MPI_COMM_WORLD in a callback are the endpoint's
+ * own.  No other thread may call MPI meanwhile: MPI_Finalize is the last
+ * call.  A failed callback leaves its object's other attributes to be
+ * discarded silently by ep_world_finalize. */
 int ep_world_delete_attrs(void)
 {
-    int first = MPI_SUCCESS;
+    int first = MPI_SUCCESS, me = ep_thread_index();
     for (int self = 1; self >= 0; self--)
         for (int t = 0; t < ep_world.nep; t++) {
-            ep_thread_act_as(t);
-            int rc = ep_attr_delete_all(ep_attr_of(ep_world.ep[self * ep_world.nep + t]));
+            ep_endpoint_t *e = ep_world.ep[self * ep_world.nep + t];
+            if (me < ep_world.nep)
+                swap_endpoints(me, t);
+            int rc = ep_attr_delete_all(ep_attr_of(e));
+            if (me < ep_world.nep)
+                swap_endpoints(me, t);
             if (first == MPI_SUCCESS)
                 first = rc;
         }
-    ep_thread_act_as(-1);
     return first;
 }
 

@@ -114,10 +114,18 @@ EP_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 
 EP_API int MPI_Finalize(void)
 {
-    int rc = MPI_SUCCESS;
+    int rc = MPI_SUCCESS, failed;
     if (engine_up) {
-        if (ep_world_mode())
-            rc = ep_world_delete_attrs();
+        int cb = ep_world_mode() ? ep_world_delete_attrs(&failed) : MPI_SUCCESS;
+        if (cb != MPI_SUCCESS) {
+            /* On that endpoint's handler, as MPICH raises a process's; the
+             * other endpoints' attributes were deleted all the same. */
+            int t = failed % ep_world.nep;
+            rc = ep_raise(ep_world.ep[failed], "MPI_Finalize", MPI_ERR_OTHER,
+                          "a delete callback of an attribute of world rank %d's %s returned error %d (the "
+                          "other attributes of that communicator are dropped without their callbacks)",
+                          ep_world.ep[t]->rank, failed < ep_world.nep ? "MPI_COMM_WORLD" : "MPI_COMM_SELF", cb);
+        }
         /* Everyone has stopped communicating once all processes are here. */
         PMPI_Barrier(MPI_COMM_WORLD);
         ep_diag_finalize();

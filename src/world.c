@@ -41,10 +41,10 @@ ep_status_t ep_world_init(int nep)
     return EP_OK;
 }
 
-/* Exchanges which endpoints threads as and t speak for. */
+/* Exchanges which endpoints threads as and t speak for (as < 0: none). */
 static void swap_endpoints(int as, int t)
 {
-    for (int self = 0; self < 2; self++) {
+    for (int self = 0; as >= 0 && self < 2; self++) {
         ep_endpoint_t **e = ep_world.ep + self * ep_world.nep;
         ep_endpoint_t *x = e[as];
         e[as] = e[t];
@@ -61,19 +61,20 @@ static void swap_endpoints(int as, int t)
  * own.  No other thread may call MPI meanwhile: MPI_Finalize is the last
  * call.  A failed callback leaves its object's other attributes to be
  * discarded silently by ep_world_finalize. */
-int ep_world_delete_attrs(void)
+int ep_world_delete_attrs(int *failed)
 {
-    int first = MPI_SUCCESS, me = ep_thread_index();
+    int first = MPI_SUCCESS, me = ep_thread_index(), as = me < ep_world.nep ? me : -1;
     for (int self = 1; self >= 0; self--)
         for (int t = 0; t < ep_world.nep; t++) {
-            ep_endpoint_t *e = ep_world.ep[self * ep_world.nep + t];
-            if (me < ep_world.nep)
-                swap_endpoints(me, t);
+            int i = self * ep_world.nep + t;
+            ep_endpoint_t *e = ep_world.ep[i];
+            swap_endpoints(as, t);
             int rc = ep_attr_delete_all(ep_attr_of(e));
-            if (me < ep_world.nep)
-                swap_endpoints(me, t);
-            if (first == MPI_SUCCESS)
+            swap_endpoints(as, t);
+            if (first == MPI_SUCCESS && rc != MPI_SUCCESS) {
                 first = rc;
+                *failed = i;
+            }
         }
     return first;
 }

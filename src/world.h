@@ -24,7 +24,8 @@ ep_status_t ep_world_init(int nep);
 void ep_world_finalize(void);
 /* MPI_Finalize's first step: the attributes of every endpoint's
  * MPI_COMM_SELF, then of its MPI_COMM_WORLD, deleted through their delete
- * callbacks, last set first.  Returns the first callback's error. */
-int ep_world_delete_attrs(void);
+ * callbacks, last set first.  Returns the first callback's error, and in
+ * *failed the index in ep_world.ep of the endpoint it came from. */
+int ep_world_delete_attrs(int *failed);
 
 #endif

@@ -80,6 +80,15 @@ static int fin_delete(MPI_Comm comm, int keyval, void *val, void *extra)
     return MPI_SUCCESS;
 }
 
+/* MPI_COMM_SELF's handler in world mode at MPI_Finalize: keeps the message. */
+static char fin_error[MPI_MAX_ERROR_STRING];
+static void fin_handler(MPI_Comm *comm, int *code, ...)
+{
+    int len = 0;
+    (void)comm;
+    MPI_Error_string(*code, fin_error, &len);
+}
+
 /* Rank me hangs three attributes on MPI_COMM_SELF and one on MPI_COMM_WORLD. */
 static void fin_set(int me)
 {
@@ -206,20 +215,29 @@ int main(int argc, char **argv)
     EPT_OK(MPI_Comm_free_keyval(&kv_null));
     EPT_OK(MPI_Keyval_free(&kv_old));
     EPT_OK(MPI_Comm_free_keyval(&kv_copy_fails));
-    EPT_OK(MPI_Comm_free_keyval(&kv_delete_fails));
     free(cnt);
 
     /* Attributes for MPI_Finalize to delete: on every world-mode endpoint,
-     * else on the classic objects (MPICH's own, as a cross-check). */
-    int world = ept_world_endpoints() > 0, mine = 0;
+     * else on the classic objects (MPICH's own, as a cross-check).  In
+     * world mode, rank 0's MPI_COMM_SELF also gets, first, an attribute
+     * whose delete callback fails: MPI_Finalize must report it through
+     * MPI_COMM_SELF's handler, naming it, and still delete the other
+     * endpoints'. */
+    int world = ept_world_endpoints() > 0, mine = 0, fail = 1;
     fin_ranks = size * (world ? nlocal : 1);
     fin_log = calloc((size_t)fin_ranks, sizeof *fin_log);
     EPT_CHECK(fin_log, "out of memory");
     if (world) {
+        MPI_Errhandler eh;
+        EPT_OK(MPI_Comm_create_errhandler(fin_handler, &eh));
+        EPT_OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, eh)); /* every endpoint's */
+        EPT_OK(MPI_Errhandler_free(&eh));
 #pragma omp parallel num_threads(nlocal)
         {
             int me;
             EPT_OK(MPI_Comm_rank(MPI_COMM_WORLD, &me));
+            if (me == 0)
+                EPT_OK(MPI_Comm_set_attr(MPI_COMM_SELF, kv_delete_fails, &fail));
             fin_set(me);
         }
     } else {
@@ -228,20 +246,29 @@ int main(int argc, char **argv)
     }
     for (int i = 0; i < 3; i++)
         EPT_OK(MPI_Comm_free_keyval(&kv_fin[i])); /* the attributes keep them alive */
+    EPT_OK(MPI_Comm_free_keyval(&kv_delete_fails));
     PHASE("MPI_Finalize");
-    MPI_Finalize();
-    int seen = 0, bad = 0;
+    int rc = MPI_Finalize(), cls = MPI_SUCCESS, fails_here = world && fin_log[0][0];
+    if (rc != MPI_SUCCESS)
+        PMPI_Error_class(rc, &cls);
+    if (cls != (fails_here ? MPI_ERR_OTHER : MPI_SUCCESS) ||
+        (fails_here && !strstr(fin_error, "MPI_Finalize: a delete callback of an attribute of world rank 0's "
+                                          "MPI_COMM_SELF"))) {
+        fprintf(stderr, "FAIL: MPI_Finalize returned class %d, want %d (a delete callback %s); handler got '%s'\n",
+                cls, fails_here ? MPI_ERR_OTHER : MPI_SUCCESS, fails_here ? "failed" : "did not fail", fin_error);
+        return 1;
+    }
+    int seen = 0;
     for (int q = 0; q < fin_ranks; q++) {
-        if (!fin_log[q][0])
+        const int *l = fin_log[q];
+        if (!l[0])
             continue;
         seen++;
-        bad |= !(fin_log[q][0] == 4 && fin_log[q][1] == 3 && fin_log[q][2] == 2 && fin_log[q][3] == 1 &&
-                 fin_log[q][4] == 9);
-        if (bad) {
+        if (!(l[0] == 4 && l[1] == 3 && l[2] == 2 && l[3] == 1 && l[4] == 9)) {
             fprintf(stderr,
                     "FAIL: MPI_Finalize's delete callbacks for rank %d: %d calls, %d %d %d %d "
                     "(want 3 2 1 on MPI_COMM_SELF, then 9 on MPI_COMM_WORLD; -1: wrong object or rank)\n",
-                    q, fin_log[q][0], fin_log[q][1], fin_log[q][2], fin_log[q][3], fin_log[q][4]);
+                    q, l[0], l[1], l[2], l[3], l[4]);
             return 1;
         }
     }

@@ -1,9 +1,8 @@
 /* Communicator queries and management on endpoint communicators. */
 #include "attr.h"
 #include "comm_create.h"
-#include "entry.h"
-
 #include "diag.h"
+#include "entry.h"
 #include "thread.h"
 #include "threadcomm.h"
 

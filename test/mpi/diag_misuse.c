@@ -252,6 +252,22 @@ static void die(int use_abort)
     }
 }
 
+/* The child cases that are one function, by name. */
+static const struct {
+    const char *name;
+    void (*run)(void);
+} plain_cases[] = {
+    {"pending", pending_at_finalize},
+    {"coll_agree", coll_agree},
+    {"coll_fatal", coll_fatal},
+    {"few_threads", few_threads},
+    {"outside", outside},
+    {"few_return", few_return},
+    {"stuck", stuck},
+    {"unfreed", unfreed},
+    {NULL, NULL},
+};
+
 static int child(const char *which, int argc, char **argv)
 {
     int provided;
@@ -270,27 +286,17 @@ static int child(const char *which, int argc, char **argv)
     } else if (!strcmp(which, "debug") || !strcmp(which, "debug_off")) {
         two_threads_one_endpoint();
         printf("EPT_CHILD_OK\n");
-    } else if (!strcmp(which, "pending")) {
-        pending_at_finalize();
-    } else if (!strcmp(which, "coll_agree")) {
-        coll_agree();
-    } else if (!strcmp(which, "coll_fatal")) {
-        coll_fatal();
-    } else if (!strcmp(which, "few_threads")) {
-        few_threads();
-    } else if (!strcmp(which, "outside")) {
-        outside();
-    } else if (!strcmp(which, "few_return")) {
-        few_return();
-    } else if (!strcmp(which, "stuck")) {
-        stuck();
-    } else if (!strcmp(which, "unfreed")) {
-        unfreed();
     } else if (!strcmp(which, "die_exit") || !strcmp(which, "die_abort")) {
         die(!strcmp(which, "die_abort"));
     } else {
-        fprintf(stderr, "unknown case %s\n", which);
-        return 2;
+        int k = 0;
+        while (plain_cases[k].name && strcmp(which, plain_cases[k].name))
+            k++;
+        if (!plain_cases[k].name) {
+            fprintf(stderr, "unknown case %s\n", which);
+            return 2;
+        }
+        plain_cases[k].run();
     }
     fflush(stdout);
     MPI_Finalize();

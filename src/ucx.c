@@ -559,13 +559,13 @@ ep_status_t ep_ucx_send(ep_request_t *s, int idx, const ep_dt_layout_t *lay)
     int took = hold(u);
     ucp_ep_h e = peer_conn(u, c, idx);
     if (!e) {
-        rc = EP_ERR_TRANSPORT;
+        rc = EP_ERR_UCX_START;
     } else {
         ucp_request_param_t prm = {0};
         q = s->mode == EP_SEND_SYNC ? ucp_tag_send_sync_nbx(e, buf, (size_t)lay->bytes, tag, &prm)
                                     : ucp_tag_send_nbx(e, buf, (size_t)lay->bytes, tag, &prm);
         if (UCS_PTR_IS_ERR(q)) {
-            rc = EP_ERR_TRANSPORT;
+            rc = EP_ERR_UCX_START;
             q = NULL;
         }
     }
@@ -627,14 +627,19 @@ void ep_ucx_recv(ep_request_t *r, ep_msg_t *m)
     ucp_request_param_t prm = {0};
     int took = hold(u);
     void *q = ucp_tag_msg_recv_nbx(u->w, into, (size_t)bytes, (ucp_tag_message_h)m->umsg, &prm);
+    if (UCS_PTR_IS_ERR(q)) {
+        /* The receive fails; the message is still UCX's to hand out, and
+         * is taken into a sink so that its sender (waiting for a
+         * rendezvous, say) completes. */
+        ep_ucx_msg_discard(m);
+        r->failure = EP_ERR_UCX_RECV;
+        r->sent_bytes = 0;
+        ep_status_set(&r->status, m->link.source, m->link.tag, ep_status_class(r->failure), 0, 0);
+        q = NULL;
+    }
     if (took)
         unlock_worker(u);
     m->umsg = NULL;
-    if (UCS_PTR_IS_ERR(q)) {
-        r->failure = EP_ERR_TRANSPORT;
-        r->status.MPI_ERROR = ep_status_class(r->failure);
-        q = NULL;
-    }
     if (q) {
         r->ucx_req = q;
         atomic_store_explicit(&r->state, EP_RS_NET, memory_order_release);
@@ -688,7 +693,7 @@ static void posted_done(void *q, ucs_status_t st, const ucp_tag_recv_info_t *inf
         r->sent_bytes = cap;
         ep_status_set(&r->status, r->source_pat, r->tag_pat, MPI_ERR_TRUNCATE, cap, 0);
     } else {
-        r->failure = EP_ERR_TRANSPORT;
+        r->failure = EP_ERR_UCX_FAILED;
         ep_status_set(&r->status, r->source_pat, r->tag_pat, ep_status_class(r->failure), 0, 0);
     }
     if (posting)
@@ -767,7 +772,7 @@ int ep_ucx_test(ep_request_t *r)
         unlock_worker(u);
     if (st == UCS_INPROGRESS)
         return -1;
-    return st == UCS_OK ? EP_OK : EP_ERR_TRANSPORT;
+    return st == UCS_OK ? EP_OK : EP_ERR_UCX_FAILED;
 }
 
 /* Delivers what arrived at u, oldest first; u's lock held. */

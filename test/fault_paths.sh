@@ -12,7 +12,17 @@
 #           process stops with a message, without using the field;
 #   ring    the header ring's buffers (the first allocation of 400 kB or
 #           more) cannot be had: the job stops with an out-of-memory
-#           message, no crash.
+#           message, no crash;
+# and over the UCX transport (src/ucx.c), when epmpi was built with it:
+#   ucx send, ucx connect  UCX cannot start a 1 MiB send, or connect to
+#           the receiver: that MPI_Send fails with MPI_ERR_OTHER saying
+#           nothing was sent, and the same send again arrives whole;
+#   ucx irecv  UCX cannot receive a 1 MiB message that epmpi matched: the
+#           receive fails saying the data were dropped, the sender's
+#           rendezvous still completes (no hang), and the next message
+#           arrives whole;
+#   ucx post  a blocking receive cannot be posted in UCX: epmpi's own
+#           matching takes it, and it succeeds.
 # Exit 0 passed, 1 failed, 77 skipped.
 : "${EP_FAULT_LIB:?}" "${EP_FAULT_CASES:?}" "${EP_LIB:?}"
 MPIEXEC=${BENCH_MPIEXEC:-mpiexec}
@@ -69,4 +79,32 @@ else
     wont ring "signal 11\|Segmentation\|SIGSEGV"
     [ $code -ne 0 ] && [ $code -ne 124 ] && [ $code -ne 137 ] || { echo "FAIL: ring: exit $code"; status=1; }
 fi
+if ! grep -q ucp_ep_create "$EP_FAULT_LIB"; then
+    echo "ucx: skipped (built without UCX)"
+    exit $status
+fi
+# (The sends are of 1 MiB: EPMPI_FAULT_MIN passes over smaller ones, and
+# a connection counts as one.)
+ucx="-genv EPMPI_TRANSPORT ucx"
+for f in send:ucp_tag_send_nbx connect:ucp_ep_create; do
+    min=1000
+    [ "${f%%:*}" = send ] || min=1
+    run resend $ucx -genv EPMPI_FAULT_MIN $min -genv EPMPI_FAULT_NTH "${f#*:}:1" -genv EPMPI_FAULT_RANK 0
+    want "ucx ${f%%:*}" "epfault: failing ${f#*:}"
+    want "ucx ${f%%:*}" "EPT_FAULT sender class=15 msg=MPI_Send: UCX could not connect to the peer or start the transfer (nothing was sent)"
+    want "ucx ${f%%:*}" "EPT_FAULT sender again class=0"
+    want "ucx ${f%%:*}" "EPT_FAULT after ok"
+    [ $code -eq 0 ] || { echo "FAIL: ucx ${f%%:*}: the job ended with $code"; status=1; }
+done
+run irecv $ucx -genv EPMPI_FAULT_MIN 1000 -genv EPMPI_FAULT_NTH ucp_tag_msg_recv_nbx:1 -genv EPMPI_FAULT_RANK 1
+want "ucx irecv" "epfault: failing ucp_tag_msg_recv_nbx"
+want "ucx irecv" "EPT_FAULT receiver class=15 msg=MPI_Wait: UCX could not receive the matched message; its data were dropped"
+want "ucx irecv" "EPT_FAULT sender class=0"
+want "ucx irecv" "EPT_FAULT after ok"
+[ $code -eq 0 ] || { echo "FAIL: ucx irecv: the job ended with $code"; status=1; }
+run post $ucx -genv EPMPI_FAULT_MIN 1000 -genv EPMPI_FAULT_NTH ucp_tag_recv_nbx:1 -genv EPMPI_FAULT_RANK 1
+want "ucx post" "epfault: failing ucp_tag_recv_nbx"
+want "ucx post" "EPT_FAULT receiver class=0"
+want "ucx post" "EPT_FAULT after ok"
+[ $code -eq 0 ] || { echo "FAIL: ucx post: the job ended with $code"; status=1; }
 exit $status

@@ -3,8 +3,9 @@
 # (test/fault/fault.c) for EPMPI_FAULT_SOAK_SECONDS in all (default 90):
 # short runs in a rotation of shapes, each with a fresh seed, in which one
 # of epmpi's own allocations, or one PMPI call that starts an operation,
-# fails at a random moment in each process, over the UCX and the MPI
-# transports in turn (EPMPI_TRANSPORT).  Every run must either finish
+# (or, over UCX, one UCX call that starts a transfer or connects) fails
+# at a random moment in each process, over the UCX and the MPI transports
+# in turn (EPMPI_TRANSPORT).  Every run must either finish
 # (the failure was absorbed, or none happened) or stop with an error
 # message (an MPI error through the default handler, or epmpi's fatal
 # error); a hang, a crash, a sanitizer report, an assertion or a stress
@@ -33,6 +34,8 @@ while [ "$(date +%s)" -lt "$end" ]; do
         [ -z "${EP_SANITIZER:-}" ] || faults="EPMPI_FAULT_ALLOC=0 EPMPI_FAULT_PMPI=0.002"
         transport=ucx
         [ $((runs / 3 % 2)) -eq 0 ] || transport=mpi
+        # Over UCX, its calls that start a transfer fail now and then too.
+        [ $transport = mpi ] || faults="$faults EPMPI_FAULT_UCX=0.002"
         settings="$faults EPMPI_FAULT_SEED=$seed EPMPI_FAULT_DELAY_MS=$delay EPMPI_TRANSPORT=$transport"
         # A job that stops on an error leaves memory behind: no leak check.
         env $settings ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 EPMPI_TEST_PRELOAD_EXTRA="$EP_FAULT_LIB" \

@@ -12,8 +12,9 @@
  *   EPMPI_FAULT_NTH=name:N[,name:N...]  fail the N-th call (from 1) of
  *        name (malloc, calloc, realloc, aligned_alloc, posix_memalign, or
  *        one of the PMPI functions below) made by libepmpi in this process;
- *   EPMPI_FAULT_ALLOC=P, EPMPI_FAULT_PMPI=P  fail each allocation, or each
- *        PMPI call, with probability P (0 to 1);
+ *   EPMPI_FAULT_ALLOC=P, EPMPI_FAULT_PMPI=P, EPMPI_FAULT_UCX=P  fail each
+ *        allocation, each PMPI call, or each UCX call, with probability P
+ *        (0 to 1);
  *   EPMPI_FAULT_SEED=S  seeds the random failures (mixed with the rank);
  *   EPMPI_FAULT_DELAY_MS=T  no random failure in the first T milliseconds;
  *   EPMPI_FAULT_MAX=K  at most K random failures per process (default 1);
@@ -24,6 +25,10 @@
  *        of MPI_BYTE with tag 0, net.c's ep_wire_hdr_t) goes out with field
  *        F spoilt: dst (the destination endpoint, 2^31-1), bytes (-5) or
  *        flags (0x40).
+ * When built with UCX, the UCX calls that start a transfer or make a
+ * connection fail too (ucp_tag_send_nbx, ucp_tag_send_sync_nbx,
+ * ucp_tag_recv_nbx, ucp_tag_msg_recv_nbx with UCS_ERR_IO_ERROR before
+ * reaching UCX, ucp_ep_create likewise); their amount is the bytes.
  * Every failure is reported on stderr as "epfault: ...". */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -37,6 +42,13 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef EP_HAVE_UCX
+#include <ucp/api/ucp.h>
+#define FAULT_UCX_FUNCS(X) \
+    X(ucp_tag_send_nbx) X(ucp_tag_send_sync_nbx) X(ucp_tag_recv_nbx) X(ucp_tag_msg_recv_nbx) X(ucp_ep_create)
+#else
+#define FAULT_UCX_FUNCS(X)
+#endif
 
 void *__libc_malloc(size_t n);
 void *__libc_calloc(size_t n, size_t size);
@@ -46,7 +58,8 @@ void *__libc_memalign(size_t align, size_t n);
 /* The intercepted functions, numbered. */
 #define FAULT_FUNCS(X)                                                                                      \
     X(malloc) X(calloc) X(realloc) X(aligned_alloc) X(posix_memalign) X(PMPI_Isend) X(PMPI_Issend)          \
-    X(PMPI_Irsend) X(PMPI_Isend_c) X(PMPI_Irecv) X(PMPI_Irecv_c) X(PMPI_Send) X(PMPI_Improbe)
+    X(PMPI_Irsend) X(PMPI_Isend_c) X(PMPI_Irecv) X(PMPI_Irecv_c) X(PMPI_Send) X(PMPI_Improbe)           \
+    FAULT_UCX_FUNCS(X)
 enum {
 #define X(f) F_##f,
     FAULT_FUNCS(X)
@@ -59,12 +72,13 @@ static const char *const names[] = {
 #undef X
 };
 #define F_FIRST_PMPI F_PMPI_Isend
+#define F_FIRST_UCX (F_PMPI_Improbe + 1) /* F_COUNT without UCX */
 
 static _Atomic int state; /* 0: not read, 1: reading, 2: ready */
 static uintptr_t text_lo, text_hi; /* libepmpi.so's code */
 static long nth[F_COUNT];           /* fail the nth call, 0: never */
 static _Atomic long calls[F_COUNT];
-static double p_alloc, p_pmpi;
+static double p_alloc, p_pmpi, p_ucx;
 static uint64_t seed;
 static long delay_ns, max_random = 1, min_amount;
 static int off; /* EPMPI_FAULT_RANK names another process */
@@ -110,6 +124,8 @@ static void read_settings(void)
         p_alloc = atof(s);
     if ((s = getenv("EPMPI_FAULT_PMPI")))
         p_pmpi = atof(s);
+    if ((s = getenv("EPMPI_FAULT_UCX")))
+        p_ucx = atof(s);
     if ((s = getenv("EPMPI_FAULT_DELAY_MS")))
         delay_ns = atol(s) * 1000000L;
     if ((s = getenv("EPMPI_FAULT_MAX")))
@@ -156,7 +172,7 @@ static double uniform(void)
 
 static int random_due(int f)
 {
-    double p = f >= F_FIRST_PMPI ? p_pmpi : p_alloc;
+    double p = f >= F_FIRST_UCX ? p_ucx : f >= F_FIRST_PMPI ? p_pmpi : p_alloc;
     if (p <= 0)
         return 0;
     struct timespec now;
@@ -274,3 +290,35 @@ int PMPI_Improbe(int src, int tag, MPI_Comm comm, int *flag, MPI_Message *msg, M
 {
     return fails(F_PMPI_Improbe, CALLER, 1) ? MPI_ERR_OTHER : REAL(PMPI_Improbe)(src, tag, comm, flag, msg, st);
 }
+
+#ifdef EP_HAVE_UCX
+/* UCX calls: fail before reaching UCX, as UCX reports a broken transport. */
+ucs_status_ptr_t ucp_tag_send_nbx(ucp_ep_h ep, const void *buf, size_t count, ucp_tag_t tag,
+                                  const ucp_request_param_t *prm)
+{
+    return fails(F_ucp_tag_send_nbx, CALLER, (long)count) ? UCS_STATUS_PTR(UCS_ERR_IO_ERROR)
+                                                         : REAL(ucp_tag_send_nbx)(ep, buf, count, tag, prm);
+}
+ucs_status_ptr_t ucp_tag_send_sync_nbx(ucp_ep_h ep, const void *buf, size_t count, ucp_tag_t tag,
+                                       const ucp_request_param_t *prm)
+{
+    return fails(F_ucp_tag_send_sync_nbx, CALLER, (long)count) ? UCS_STATUS_PTR(UCS_ERR_IO_ERROR)
+                                                              : REAL(ucp_tag_send_sync_nbx)(ep, buf, count, tag, prm);
+}
+ucs_status_ptr_t ucp_tag_recv_nbx(ucp_worker_h w, void *buf, size_t count, ucp_tag_t tag, ucp_tag_t mask,
+                                  const ucp_request_param_t *prm)
+{
+    return fails(F_ucp_tag_recv_nbx, CALLER, (long)count) ? UCS_STATUS_PTR(UCS_ERR_IO_ERROR)
+                                                         : REAL(ucp_tag_recv_nbx)(w, buf, count, tag, mask, prm);
+}
+ucs_status_ptr_t ucp_tag_msg_recv_nbx(ucp_worker_h w, void *buf, size_t count, ucp_tag_message_h msg,
+                                      const ucp_request_param_t *prm)
+{
+    return fails(F_ucp_tag_msg_recv_nbx, CALLER, (long)count) ? UCS_STATUS_PTR(UCS_ERR_IO_ERROR)
+                                                             : REAL(ucp_tag_msg_recv_nbx)(w, buf, count, msg, prm);
+}
+ucs_status_t ucp_ep_create(ucp_worker_h w, const ucp_ep_params_t *prm, ucp_ep_h *ep)
+{
+    return fails(F_ucp_ep_create, CALLER, 1) ? UCS_ERR_IO_ERROR : REAL(ucp_ep_create)(w, prm, ep);
+}
+#endif

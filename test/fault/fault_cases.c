@@ -6,12 +6,22 @@
  *            receives it; both print the class and message they got;
  *            then the same again, which must work ("after ok");
  *   isend    the same with MPI_Isend and MPI_Wait on the sender;
- *   init     nothing but MPI_Init and a barrier of every rank ("init ok"). */
+ *   init     nothing but MPI_Init and a barrier of every rank ("init ok");
+ * and for the UCX transport, where a failed send has sent nothing:
+ *   resend   rank 0 sends 1 MiB to rank n/2 twice, reporting both sends;
+ *            rank n/2 receives once and must get the message whole;
+ *   irecv    rank n/2 receives with MPI_Irecv and MPI_Wait (a receive
+ *            that epmpi matches, then hands to UCX), both report, then
+ *            the blocking exchange again ("after ok");
+ *   post     the blocking exchange, reported, the sender starting 0.2 s
+ *            late: the receive waits first, so it is one that UCX itself
+ *            would match. */
 #include <mpi.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define BYTES (1 << 20)
 
@@ -27,7 +37,9 @@ static void report(const char *who, int rc)
     fflush(stdout);
 }
 
-static void exchange(int use_isend, int report_it)
+enum { BLOCKING, ISEND, IRECV, RESEND, LATE };
+
+static void exchange(int how, int report_it)
 {
 #pragma omp parallel
     {
@@ -39,15 +51,23 @@ static void exchange(int use_isend, int report_it)
         int rc = MPI_SUCCESS;
         if (r == 0) {
             MPI_Request rq;
-            if (!use_isend)
+            if (how == LATE)
+                nanosleep(&(struct timespec){0, 200000000}, NULL);
+            if (how != ISEND)
                 rc = MPI_Send(buf, BYTES, MPI_BYTE, n / 2, 5, MPI_COMM_WORLD);
             else if ((rc = MPI_Isend(buf, BYTES, MPI_BYTE, n / 2, 5, MPI_COMM_WORLD, &rq)) == MPI_SUCCESS)
                 rc = MPI_Wait(&rq, MPI_STATUS_IGNORE);
             if (report_it)
                 report("sender", rc);
+            if (how == RESEND)
+                report("sender again", MPI_Send(buf, BYTES, MPI_BYTE, n / 2, 5, MPI_COMM_WORLD));
         } else if (r == n / 2) {
-            rc = MPI_Recv(buf, BYTES, MPI_BYTE, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            if (report_it)
+            MPI_Request rq;
+            if (how != IRECV)
+                rc = MPI_Recv(buf, BYTES, MPI_BYTE, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            else if ((rc = MPI_Irecv(buf, BYTES, MPI_BYTE, 0, 5, MPI_COMM_WORLD, &rq)) == MPI_SUCCESS)
+                rc = MPI_Wait(&rq, MPI_STATUS_IGNORE);
+            if (report_it && how != RESEND)
                 report("receiver", rc);
             else if (rc != MPI_SUCCESS || buf[0] != 7 || buf[BYTES - 1] != 7)
                 printf("EPT_FAULT after failed: rc %d, bytes %d %d\n", rc, buf[0], buf[BYTES - 1]);
@@ -63,9 +83,16 @@ int main(int argc, char **argv)
     const char *which = argc > 1 ? argv[1] : "";
     MPI_Init(&argc, &argv);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    if (!strcmp(which, "payload") || !strcmp(which, "isend")) {
-        exchange(!strcmp(which, "isend"), 1);
-        exchange(0, 0);
+    if (!strcmp(which, "payload") || !strcmp(which, "isend") || !strcmp(which, "irecv") ||
+        !strcmp(which, "post")) {
+        exchange(!strcmp(which, "isend")   ? ISEND
+                 : !strcmp(which, "irecv") ? IRECV
+                 : !strcmp(which, "post")  ? LATE
+                                           : BLOCKING,
+                 1);
+        exchange(BLOCKING, 0);
+    } else if (!strcmp(which, "resend")) {
+        exchange(RESEND, 1);
     } else if (!strcmp(which, "init")) {
 #pragma omp parallel
         MPI_Barrier(MPI_COMM_WORLD);

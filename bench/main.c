@@ -60,7 +60,7 @@ static void usage(FILE *f)
             "                            calls that cost nothing, 10, 15 or 20 ns: the rate left\n"
             "                            for calls of that cost; printed by the first process only\n"
             "                  ucx       the floor between processes: ping-pong (8 B to 4 MiB) and\n"
-            "                            the rate case's windows (8 B) written straight on UCX's\n"
+            "                            the rate case's windows (8 B, 4 KiB) straight on UCX's\n"
             "                            tag API, no MPI on a message's way (one thread per\n"
             "                            process; only when built with UCX)\n"
             "  --sizes LIST    message sizes in bytes, suffixes K and M allowed (8,64K,1M)\n"

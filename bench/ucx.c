@@ -6,9 +6,11 @@
  * partner over MPI; tags carry nothing but a message kind.
  *
  * ucx latency / bandwidth   ping-pong, one-way time (half a round trip);
- * ucx msgrate               windows of non-blocking 8 B sends, the
- *                           receiver's receives posted before the window
- *                           (but the first), one acknowledgement a window.
+ * ucx msgrate               windows of non-blocking 8 B and 4 KiB sends
+ *                           (the sizes of make bench's configuration 6),
+ *                           the receiver's receives posted before the
+ *                           window (but the first), one acknowledgement a
+ *                           window.
  * Built only when configure found UCX; the pair partners must be in
  * different processes. */
 #include "bench.h"
@@ -137,10 +139,12 @@ static void ucx_pingpong_check(const struct party *p, struct ucx *u)
     }
 }
 
+static const long ucx_rate_sizes[] = {8, 4096};
+
 static void ucx_post(struct ucx *u)
 {
     for (int i = 0; i < u->window; i++)
-        u->req[i] = ucx_recv(u, u->rbuf + (size_t)i * 8, 8, UTAG_DATA);
+        u->req[i] = ucx_recv(u, u->rbuf + (size_t)i * (size_t)u->bytes, (size_t)u->bytes, UTAG_DATA);
 }
 
 /* The rate case's structure (p2p.c): the receiver posts window k+1 before
@@ -154,7 +158,7 @@ static void ucx_rate_run(const struct party *p, void *ctx, long n)
     for (long w = 0; w < n; w++) {
         if (first_half(p)) {
             for (int i = 0; i < u->window; i++)
-                u->req[i] = ucx_send(u, u->buf, 8, UTAG_DATA);
+                u->req[i] = ucx_send(u, u->buf, (size_t)u->bytes, UTAG_DATA);
             for (int i = 0; i < u->window; i++)
                 ucx_wait(p, u, u->req[i]);
             ucx_wait(p, u, ucx_recv(u, &ack, 1, UTAG_ACK));
@@ -187,9 +191,15 @@ void case_ucx(const struct party *p, const struct bench_opts *o)
     }
     u.window = o->window;
     u.req = party_alloc(p, sizeof(void *) * (size_t)u.window);
-    u.rbuf = party_alloc(p, 8 * (size_t)u.window);
-    double per_window = bench_measure(p, o, 0.1, ucx_rate_run, &u);
-    party_report(p, "ucx", "msgrate", 8, (double)(p->team->nparties / 2) * u.window / per_window / 1e6, "Mmsg/s");
+    u.rbuf = party_alloc(p, 4096 * (size_t)u.window);
+    for (size_t s = 0; s < sizeof ucx_rate_sizes / sizeof *ucx_rate_sizes; s++) {
+        u.bytes = ucx_rate_sizes[s];
+        if (u.bytes > bench_max_size(sizes, nsizes))
+            continue; /* u.buf is smaller */
+        double per_window = bench_measure(p, o, 0.1, ucx_rate_run, &u);
+        party_report(p, "ucx", "msgrate", u.bytes, (double)(p->team->nparties / 2) * u.window / per_window / 1e6,
+                     "Mmsg/s");
+    }
     free(u.req);
     free(u.rbuf);
     free(u.buf);

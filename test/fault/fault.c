@@ -10,8 +10,9 @@
  *
  * Settings (environment, read at the first intercepted call):
  *   EPMPI_FAULT_NTH=name:N[,name:N...]  fail the N-th call (from 1) of
- *        name (malloc, calloc, realloc, aligned_alloc, posix_memalign, or
- *        one of the PMPI functions below) made by libepmpi in this process;
+ *        name (malloc, calloc, realloc, aligned_alloc, posix_memalign, one
+ *        of the PMPI functions below, or one of the UCX functions below)
+ *        made by libepmpi in this process;
  *   EPMPI_FAULT_ALLOC=P, EPMPI_FAULT_PMPI=P, EPMPI_FAULT_UCX=P  fail each
  *        allocation, each PMPI call, or each UCX call, with probability P
  *        (0 to 1);
@@ -28,7 +29,8 @@
  * When built with UCX, the UCX calls that start a transfer or make a
  * connection fail too (ucp_tag_send_nbx, ucp_tag_send_sync_nbx,
  * ucp_tag_recv_nbx, ucp_tag_msg_recv_nbx with UCS_ERR_IO_ERROR before
- * reaching UCX, ucp_ep_create likewise); their amount is the bytes.
+ * reaching UCX, ucp_ep_create likewise); their amount is the bytes (a
+ * connection counts 1).
  * Every failure is reported on stderr as "epfault: ...". */
 #define _GNU_SOURCE
 #include <dlfcn.h>

@@ -139,7 +139,8 @@ static void ucx_pingpong_check(const struct party *p, struct ucx *u)
     }
 }
 
-static const long ucx_rate_sizes[] = {8, 4096};
+static const long ucx_rate_sizes[] = {8, 4096}; /* ascending: the last sizes rbuf's slots */
+#define UCX_RATE_MAX (ucx_rate_sizes[sizeof ucx_rate_sizes / sizeof *ucx_rate_sizes - 1])
 
 static void ucx_post(struct ucx *u)
 {
@@ -191,7 +192,7 @@ void case_ucx(const struct party *p, const struct bench_opts *o)
     }
     u.window = o->window;
     u.req = party_alloc(p, sizeof(void *) * (size_t)u.window);
-    u.rbuf = party_alloc(p, 4096 * (size_t)u.window);
+    u.rbuf = party_alloc(p, (size_t)UCX_RATE_MAX * (size_t)u.window);
     for (size_t s = 0; s < sizeof ucx_rate_sizes / sizeof *ucx_rate_sizes; s++) {
         u.bytes = ucx_rate_sizes[s];
         if (u.bytes > bench_max_size(sizes, nsizes))

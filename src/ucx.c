@@ -628,9 +628,10 @@ void ep_ucx_recv(ep_request_t *r, ep_msg_t *m)
     int took = hold(u);
     void *q = ucp_tag_msg_recv_nbx(u->w, into, (size_t)bytes, (ucp_tag_message_h)m->umsg, &prm);
     if (UCS_PTR_IS_ERR(q)) {
-        /* The receive fails; the message is still UCX's to hand out, and
-         * is taken into a sink so that its sender (waiting for a
-         * rendezvous, say) completes. */
+        /* The receive fails.  UCX fails this call at once only before it
+         * touches the message (no request to be had), so the message is
+         * still there: it goes into a sink, so that its sender (waiting
+         * for a rendezvous, say) completes. */
         ep_ucx_msg_discard(m);
         r->failure = EP_ERR_UCX_RECV;
         r->sent_bytes = 0;

@@ -48,6 +48,12 @@ want() { # want WHAT PATTERN: the output holds a line matching PATTERN
 wont() {
     if echo "$out" | grep -q -- "$2"; then echo "FAIL: $1: a line matches '$2'"; status=1; fi
 }
+ended_ok() { # the job finished with 0
+    [ $code -eq 0 ] || { echo "FAIL: $1: the job ended with $code"; status=1; }
+}
+stopped() { # the job stopped by itself, not by the timeout
+    [ $code -ne 0 ] && [ $code -ne 124 ] && [ $code -ne 137 ] || { echo "FAIL: $1: exit $code"; status=1; }
+}
 
 for c in payload isend; do
     run $c -genv EPMPI_TRANSPORT mpi -genv EPMPI_FAULT_NTH PMPI_Isend:1,PMPI_Issend:1 -genv EPMPI_FAULT_MIN 1000 -genv EPMPI_FAULT_RANK 0
@@ -55,7 +61,7 @@ for c in payload isend; do
     want "$c" "EPT_FAULT sender class=15 msg=MPI_.*: the transport failed to send the message's data"
     want "$c" "EPT_FAULT receiver class=15 msg=MPI_Recv: the sender's transport failed to send"
     want "$c" "EPT_FAULT after ok"
-    [ $code -eq 0 ] || { echo "FAIL: $c: the job ended with $code"; status=1; }
+    ended_ok "$c"
 done
 
 # A corrupt header (test/fault/fault.c spoils the first one process 0
@@ -66,7 +72,7 @@ for field in dst bytes flags; do
     want "corrupt $field" "epfault: spoiling a message header"
     want "corrupt $field" "epmpi: fatal error in .*: process 1 received a corrupt message header from process 0"
     wont "corrupt $field" "AddressSanitizer\|runtime error\|signal 11\|Segmentation"
-    [ $code -ne 0 ] && [ $code -ne 124 ] && [ $code -ne 137 ] || { echo "FAIL: corrupt $field: exit $code"; status=1; }
+    stopped "corrupt $field"
 done
 
 if [ -n "$EP_SANITIZER" ]; then
@@ -77,34 +83,31 @@ else
     want ring "epmpi: .*out of memory"
     wont ring "EPT_FAULT init ok"
     wont ring "signal 11\|Segmentation\|SIGSEGV"
-    [ $code -ne 0 ] && [ $code -ne 124 ] && [ $code -ne 137 ] || { echo "FAIL: ring: exit $code"; status=1; }
+    stopped ring
 fi
 if ! grep -q ucp_ep_create "$EP_FAULT_LIB"; then
     echo "ucx: skipped (built without UCX)"
     exit $status
 fi
-# (The sends are of 1 MiB: EPMPI_FAULT_MIN passes over smaller ones, and
-# a connection counts as one.)
-ucx="-genv EPMPI_TRANSPORT ucx"
+# (The sends are of 1 MiB: EPMPI_FAULT_MIN passes over smaller ones.)
+ucx="-genv EPMPI_TRANSPORT ucx -genv EPMPI_FAULT_MIN 1000"
 for f in send:ucp_tag_send_nbx connect:ucp_ep_create; do
-    min=1000
-    [ "${f%%:*}" = send ] || min=1
-    run resend $ucx -genv EPMPI_FAULT_MIN $min -genv EPMPI_FAULT_NTH "${f#*:}:1" -genv EPMPI_FAULT_RANK 0
+    run resend $ucx -genv EPMPI_FAULT_NTH "${f#*:}:1" -genv EPMPI_FAULT_RANK 0
     want "ucx ${f%%:*}" "epfault: failing ${f#*:}"
     want "ucx ${f%%:*}" "EPT_FAULT sender class=15 msg=MPI_Send: UCX could not connect to the peer or start the transfer (nothing was sent)"
     want "ucx ${f%%:*}" "EPT_FAULT sender again class=0"
     want "ucx ${f%%:*}" "EPT_FAULT after ok"
-    [ $code -eq 0 ] || { echo "FAIL: ucx ${f%%:*}: the job ended with $code"; status=1; }
+    ended_ok "ucx ${f%%:*}"
 done
-run irecv $ucx -genv EPMPI_FAULT_MIN 1000 -genv EPMPI_FAULT_NTH ucp_tag_msg_recv_nbx:1 -genv EPMPI_FAULT_RANK 1
+run irecv $ucx -genv EPMPI_FAULT_NTH ucp_tag_msg_recv_nbx:1 -genv EPMPI_FAULT_RANK 1
 want "ucx irecv" "epfault: failing ucp_tag_msg_recv_nbx"
 want "ucx irecv" "EPT_FAULT receiver class=15 msg=MPI_Wait: UCX could not receive the matched message; its data were dropped"
 want "ucx irecv" "EPT_FAULT sender class=0"
 want "ucx irecv" "EPT_FAULT after ok"
-[ $code -eq 0 ] || { echo "FAIL: ucx irecv: the job ended with $code"; status=1; }
-run post $ucx -genv EPMPI_FAULT_MIN 1000 -genv EPMPI_FAULT_NTH ucp_tag_recv_nbx:1 -genv EPMPI_FAULT_RANK 1
+ended_ok "ucx irecv"
+run post $ucx -genv EPMPI_FAULT_NTH ucp_tag_recv_nbx:1 -genv EPMPI_FAULT_RANK 1
 want "ucx post" "epfault: failing ucp_tag_recv_nbx"
 want "ucx post" "EPT_FAULT receiver class=0"
 want "ucx post" "EPT_FAULT after ok"
-[ $code -eq 0 ] || { echo "FAIL: ucx post: the job ended with $code"; status=1; }
+ended_ok "ucx post"
 exit $status

@@ -29,11 +29,12 @@
  * When built with UCX, the UCX calls that start a transfer or make a
  * connection fail too (ucp_tag_send_nbx, ucp_tag_send_sync_nbx,
  * ucp_tag_recv_nbx, ucp_tag_msg_recv_nbx with UCS_ERR_IO_ERROR before
- * reaching UCX, ucp_ep_create likewise); their amount is the bytes (a
- * connection counts 1).
+ * reaching UCX, ucp_ep_create likewise); their amount is the bytes, and
+ * a connection passes any EPMPI_FAULT_MIN.
  * Every failure is reported on stderr as "epfault: ...". */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <limits.h>
 #include <link.h>
 #include <mpi.h>
 #include <pthread.h>
@@ -321,6 +322,6 @@ ucs_status_ptr_t ucp_tag_msg_recv_nbx(ucp_worker_h w, void *buf, size_t count, u
 }
 ucs_status_t ucp_ep_create(ucp_worker_h w, const ucp_ep_params_t *prm, ucp_ep_h *ep)
 {
-    return fails(F_ucp_ep_create, CALLER, 1) ? UCS_ERR_IO_ERROR : REAL(ucp_ep_create)(w, prm, ep);
+    return fails(F_ucp_ep_create, CALLER, LONG_MAX) ? UCS_ERR_IO_ERROR : REAL(ucp_ep_create)(w, prm, ep);
 }
 #endif

@@ -78,28 +78,34 @@ static void exchange(int how, int report_it)
     }
 }
 
+/* The exchange cases: how the first exchange runs, and whether a plain
+ * one follows ("after ok"). */
+static const struct {
+    const char *name;
+    int how, again;
+} cases[] = {{"payload", BLOCKING, 1}, {"isend", ISEND, 1}, {"irecv", IRECV, 1}, {"post", LATE, 1},
+             {"resend", RESEND, 0}};
+
 int main(int argc, char **argv)
 {
     const char *which = argc > 1 ? argv[1] : "";
+    size_t c = 0, ncases = sizeof cases / sizeof *cases;
+    while (c < ncases && strcmp(which, cases[c].name))
+        c++;
+    if (c == ncases && strcmp(which, "init")) {
+        fprintf(stderr, "unknown case '%s'\n", which);
+        return 2;
+    }
     MPI_Init(&argc, &argv);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    if (!strcmp(which, "payload") || !strcmp(which, "isend") || !strcmp(which, "irecv") ||
-        !strcmp(which, "post")) {
-        exchange(!strcmp(which, "isend")   ? ISEND
-                 : !strcmp(which, "irecv") ? IRECV
-                 : !strcmp(which, "post")  ? LATE
-                                           : BLOCKING,
-                 1);
-        exchange(BLOCKING, 0);
-    } else if (!strcmp(which, "resend")) {
-        exchange(RESEND, 1);
-    } else if (!strcmp(which, "init")) {
+    if (c < ncases) {
+        exchange(cases[c].how, 1);
+        if (cases[c].again)
+            exchange(BLOCKING, 0);
+    } else {
 #pragma omp parallel
         MPI_Barrier(MPI_COMM_WORLD);
         printf("EPT_FAULT init ok\n");
-    } else {
-        fprintf(stderr, "unknown case '%s'\n", which);
-        return 2;
     }
     fflush(stdout);
     MPI_Finalize();

@@ -386,7 +386,7 @@ END {
         c = $5; sub(/^window\+?/, "", c)
         wr = wr sprintf("%s%s %.3g Mmsg/s", wr == "" ? "" : ", ", c == "" ? "free calls" : c " per call", $9); next
     }
-    $1 == "memcpy" && $4 == "ucx" && ($5 == "msgrate" || $5 == "latency" && $6 <= 4096 || $5 == "bandwidth" && $6 >= 1048576) {
+    $1 == "memcpy" && $4 == "ucx" && ($5 ~ /^msgrate/ || $5 == "latency" && $6 <= 4096 || $5 == "bandwidth" && $6 >= 1048576) {
         uf = uf sprintf("%s%s %s %.3g %s", uf == "" ? "" : ", ", human($6), $5, $9, $7); next
     }
     $1 == "memcpy" && $4 == "ucx" { next }

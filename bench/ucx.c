@@ -11,6 +11,15 @@
  *                           the receiver's receives posted before the
  *                           window (but the first), one acknowledgement a
  *                           window.
+ * ucx msgrate-probed        the same, but the receiver probes each message
+ *                           out of UCX's unexpected queue and receives it
+ *                           (ucp_tag_probe_nb, ucp_tag_msg_recv_nbx): the
+ *                           way epmpi takes a message that no receive
+ *                           posted in UCX waits for.
+ * ucx msgrate-am            the same over active messages (ucp_am_send_nbx,
+ *                           eager), a handler copying each into its slot:
+ *                           what a transport doing all matching itself
+ *                           would start from.
  * Built only when configure found UCX; the pair partners must be in
  * different processes. */
 #include "bench.h"
@@ -37,7 +46,13 @@ struct ucx {
     void **req;       /* rate: one request per message of a window */
     char *rbuf;       /* rate: a slot per receive */
     int window;
+    int mode;         /* rate: RATE_POSTED, RATE_PROBED or RATE_AM */
+    int arrived;      /* RATE_AM: messages of this window copied in */
 };
+
+/* How the rate case's receiver takes its messages. */
+enum { RATE_POSTED, RATE_PROBED, RATE_AM };
+#define UCX_AM_ID 3
 
 /* Waits for a request from a _nbx call (NULL: done at once). */
 static void ucx_wait(const struct party *p, struct ucx *u, void *req)
@@ -66,9 +81,22 @@ static void *ucx_recv(struct ucx *u, void *buf, size_t n, ucp_tag_t tag)
     return ucp_tag_recv_nbx(u->worker, buf, n, tag, UTAG_ALL, &prm);
 }
 
+/* RATE_AM: an eager message's data, copied into the next slot. */
+static ucs_status_t ucx_am_arrive(void *arg, const void *header, size_t header_length, void *data, size_t length,
+                                  const ucp_am_recv_param_t *param)
+{
+    struct ucx *u = arg;
+    (void)header;
+    (void)header_length;
+    if (!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) && u->arrived < u->window)
+        memcpy(u->rbuf + (size_t)u->arrived * (size_t)u->bytes, data, length);
+    u->arrived++;
+    return UCS_OK;
+}
+
 static void ucx_setup(const struct party *p, struct ucx *u)
 {
-    ucp_params_t params = {.field_mask = UCP_PARAM_FIELD_FEATURES, .features = UCP_FEATURE_TAG};
+    ucp_params_t params = {.field_mask = UCP_PARAM_FIELD_FEATURES, .features = UCP_FEATURE_TAG | UCP_FEATURE_AM};
     ucp_worker_params_t wp = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE, .thread_mode = UCS_THREAD_MODE_SINGLE};
     ucp_address_t *addr;
     size_t len;
@@ -85,6 +113,13 @@ static void ucx_setup(const struct party *p, struct ucx *u)
     MPI_Sendrecv(addr, (int)len, MPI_BYTE, peer, 8, remote, (int)theirs, MPI_BYTE, peer, 8, p->comm,
                  MPI_STATUS_IGNORE);
     ucp_worker_release_address(u->worker, addr);
+    ucp_am_handler_param_t am = {.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                                               UCP_AM_HANDLER_PARAM_FIELD_ARG,
+                                 .id = UCX_AM_ID,
+                                 .cb = ucx_am_arrive,
+                                 .arg = u};
+    if ((st = ucp_worker_set_am_recv_handler(u->worker, &am)) != UCS_OK)
+        party_fail(p, "ucx: cannot set the active-message handler: %s", ucs_status_string(st));
     ucp_ep_params_t ep = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS, .address = (ucp_address_t *)remote};
     if ((st = ucp_ep_create(u->worker, &ep, &u->ep)) != UCS_OK)
         party_fail(p, "ucx: cannot connect to the partner: %s", ucs_status_string(st));
@@ -144,8 +179,44 @@ static const long ucx_rate_sizes[] = {8, 4096}; /* ascending: the last sizes rbu
 
 static void ucx_post(struct ucx *u)
 {
+    if (u->mode != RATE_POSTED)
+        return;
     for (int i = 0; i < u->window; i++)
         u->req[i] = ucx_recv(u, u->rbuf + (size_t)i * (size_t)u->bytes, (size_t)u->bytes, UTAG_DATA);
+}
+
+static void *ucx_am_send(struct ucx *u, const void *buf, size_t n)
+{
+    ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = UCP_AM_SEND_FLAG_EAGER};
+    return ucp_am_send_nbx(u->ep, UCX_AM_ID, NULL, 0, buf, n, &prm);
+}
+
+/* The receiver's window: its posted receives complete (RATE_POSTED); each
+ * message is probed out of UCX's unexpected queue and received into its
+ * slot (RATE_PROBED); or the handler has copied every message (RATE_AM). */
+static void ucx_take_window(const struct party *p, struct ucx *u)
+{
+    if (u->mode == RATE_POSTED) {
+        for (int i = 0; i < u->window; i++)
+            ucx_wait(p, u, u->req[i]);
+    } else if (u->mode == RATE_PROBED) {
+        for (int i = 0; i < u->window;) {
+            ucp_tag_recv_info_t info;
+            ucp_tag_message_h m = ucp_tag_probe_nb(u->worker, UTAG_DATA, UTAG_ALL, 1, &info);
+            if (!m) {
+                ucp_worker_progress(u->worker);
+                continue;
+            }
+            ucp_request_param_t prm = {0};
+            ucx_wait(p, u, ucp_tag_msg_recv_nbx(u->worker, u->rbuf + (size_t)i * (size_t)u->bytes, info.length, m,
+                                                &prm));
+            i++;
+        }
+    } else {
+        while (u->arrived < u->window)
+            ucp_worker_progress(u->worker);
+        u->arrived = 0;
+    }
 }
 
 /* The rate case's structure (p2p.c): the receiver posts window k+1 before
@@ -159,13 +230,13 @@ static void ucx_rate_run(const struct party *p, void *ctx, long n)
     for (long w = 0; w < n; w++) {
         if (first_half(p)) {
             for (int i = 0; i < u->window; i++)
-                u->req[i] = ucx_send(u, u->buf, (size_t)u->bytes, UTAG_DATA);
+                u->req[i] = u->mode == RATE_AM ? ucx_am_send(u, u->buf, (size_t)u->bytes)
+                                               : ucx_send(u, u->buf, (size_t)u->bytes, UTAG_DATA);
             for (int i = 0; i < u->window; i++)
                 ucx_wait(p, u, u->req[i]);
             ucx_wait(p, u, ucx_recv(u, &ack, 1, UTAG_ACK));
         } else {
-            for (int i = 0; i < u->window; i++)
-                ucx_wait(p, u, u->req[i]);
+            ucx_take_window(p, u);
             if (w + 1 < n)
                 ucx_post(u);
             ucx_wait(p, u, ucx_send(u, &ack, 1, UTAG_ACK));
@@ -197,9 +268,12 @@ void case_ucx(const struct party *p, const struct bench_opts *o)
         u.bytes = ucx_rate_sizes[s];
         if (u.bytes > bench_max_size(sizes, nsizes))
             continue; /* u.buf is smaller */
-        double per_window = bench_measure(p, o, 0.1, ucx_rate_run, &u);
-        party_report(p, "ucx", "msgrate", u.bytes, (double)(p->team->nparties / 2) * u.window / per_window / 1e6,
-                     "Mmsg/s");
+        static const char *const metric[] = {"msgrate", "msgrate-probed", "msgrate-am"};
+        for (u.mode = RATE_POSTED; u.mode <= RATE_AM; u.mode++) {
+            double per_window = bench_measure(p, o, 0.1, ucx_rate_run, &u);
+            party_report(p, "ucx", metric[u.mode], u.bytes,
+                         (double)(p->team->nparties / 2) * u.window / per_window / 1e6, "Mmsg/s");
+        }
     }
     free(u.req);
     free(u.rbuf);

@@ -67,7 +67,7 @@ ucx=$(timeout -k 5 60 "$BENCH_MPIEXEC" -n 2 -genv OMP_NUM_THREADS 1 "$BENCH_PROG
 if echo "$ucx" | grep -q 'built without UCX'; then
     echo "bench_smoke: epmpi-bench has no UCX: the floor is not checked"
 else
-    for m in 'latency 8' 'latency 65536' 'msgrate 8' 'msgrate 4096'; do
+    for m in 'latency 8' 'latency 65536' 'msgrate 8' 'msgrate 4096' 'msgrate-probed 8' 'msgrate-am 4096'; do
         echo "$ucx" | grep -Eq "^ucx $m [0-9.e+-]+ (us|Mmsg/s)\$" || {
             echo "bench_smoke: no 'ucx $m' result:" >&2; echo "$ucx" >&2; exit 1; }
     done

@@ -25,7 +25,9 @@
 # Environment (make bench sets them): BENCH_PROG (epmpi-bench), BENCH_LIB
 # (libepmpi.so), BENCH_MPIEXEC, BENCH_SAN_PRELOAD (a sanitizer runtime to
 # preload first), BENCH_REPS, BENCH_CONFIGS, BENCH_OUT, BENCH_PROG_ARGS
-# (extra epmpi-bench options for every run, e.g. "--time 10").
+# (extra epmpi-bench options for every run, e.g. "--time 10"), BENCH_HOSTS
+# (mpiexec -hosts for every run, e.g. "node1,node2": processes dealt to
+# the hosts in turn; make bench HOSTS=...).
 set -eu
 
 usage() {
@@ -131,7 +133,7 @@ launch() {
     # shellcheck disable=SC2086 # PROG_ARGS is a list of options
     # stdin from /dev/null: mpiexec forwards it to rank 0, and the loop
     # below reads its configurations from stdin
-    timeout -k 5 "$TIMEOUT" "$MPIEXEC" "$@" $PROG_ARGS < /dev/null
+    timeout -k 5 "$TIMEOUT" "$MPIEXEC" ${BENCH_HOSTS:+-hosts "$BENCH_HOSTS"} "$@" $PROG_ARGS < /dev/null
 }
 
 # The selected configurations: "5" selects 5a and 5b.

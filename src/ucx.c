@@ -223,10 +223,15 @@ ep_status_t ep_ucx_init(char *err, size_t errlen)
     if (ep_config.transport == EP_TRANSPORT_MPI || ep_net_world_size() < 2)
         return EP_OK;
     nworkers = default_workers();
-    if ((st = ucp_init(&params, NULL, &ctx)) != UCS_OK) {
+    /* UCX's settings for epmpi alone: EPMPI_UCX_X overrides UCX_X (which
+     * MPICH's own UCX context reads too), e.g. EPMPI_UCX_TLS. */
+    ucp_config_t *cfg = NULL;
+    if ((st = ucp_config_read("EPMPI", NULL, &cfg)) != UCS_OK || (st = ucp_init(&params, cfg, &ctx)) != UCS_OK) {
         ctx = NULL;
         ok = 0;
     }
+    if (cfg)
+        ucp_config_release(cfg);
     /* Aligned as the type says: each worker's lock has a cache line. */
     if (ok && !(workers = aligned_alloc(_Alignof(ep_ucx_worker_t), sizeof *workers * (size_t)nworkers)))
         ok = 0;

@@ -294,13 +294,33 @@ static void one_case(MPI_Comm comm, int rank, int size, const intercomm_case_t *
     EPT_CHECK(flag, "%s: the dup is not an intercommunicator", ic->name);
     traffic(dup, lrank, lsize, rsize, "dup");
     EPT_OK(MPI_Comm_free(&dup));
-    /* Split by node (one node here): an intercommunicator of both groups. */
+    /* Split by node: an intercommunicator of the ranks of both groups on
+     * this rank's host, or MPI_COMM_NULL where the other group has none. */
+    ept_host_t *host = ept_host_names(comm);
+    int here_l = 0, here_r = 0, here_lrank = 0;
+    for (int i = 0; i < size; i++)
+        if (!strcmp(host[i], host[rank])) {
+            here_l += color[i] == mine;
+            here_r += color[i] != mine;
+            here_lrank += color[i] == mine && i < rank;
+        }
+    free(host);
     EPT_OK(MPI_Comm_split_type(inter, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &dup));
-    EPT_OK(MPI_Comm_test_inter(dup, &flag));
-    EPT_OK(MPI_Comm_remote_size(dup, &n));
-    EPT_CHECK(flag && n == rsize, "%s: split_type gave inter %d, remote size %d", ic->name, flag, n);
-    traffic(dup, lrank, lsize, rsize, "split_type");
-    EPT_OK(MPI_Comm_free(&dup));
+    if (!here_r) {
+        EPT_CHECK(dup == MPI_COMM_NULL, "%s: split_type gave a communicator, but no rank of the other group is on "
+                  "this host", ic->name);
+    } else {
+        EPT_OK(MPI_Comm_test_inter(dup, &flag));
+        EPT_OK(MPI_Comm_remote_size(dup, &n));
+        EPT_CHECK(flag && n == here_r, "%s: split_type gave inter %d, remote size %d, expected %d", ic->name, flag, n,
+                  here_r);
+        EPT_OK(MPI_Comm_size(dup, &n));
+        EPT_OK(MPI_Comm_rank(dup, &r));
+        EPT_CHECK(n == here_l && r == here_lrank, "%s: split_type: rank %d of %d, expected %d of %d", ic->name, r, n,
+                  here_lrank, here_l);
+        traffic(dup, here_lrank, here_l, here_r, "split_type");
+        EPT_OK(MPI_Comm_free(&dup));
+    }
 
     /* Merges: colour 0 low, then colour 0 high, then equal values. */
     for (int variant = 0; variant < 3; variant++) {

@@ -124,11 +124,19 @@ static void body(MPI_Comm comm, void *arg)
     }
     PHASE("MPI_Comm_split_type shared");
     {
-        int sr, ss;
+        int sr, ss, want_size = 0, want_rank = 0;
+        ept_host_t *host = ept_host_names(comm); /* the ranks of this host, in rank order */
+        for (int q = 0; q < n; q++)
+            if (!strcmp(host[q], host[r])) {
+                want_size++;
+                want_rank += q < r;
+            }
+        free(host);
         EPT_OK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, r, MPI_INFO_NULL, &f));
         MPI_Comm_rank(f, &sr);
         MPI_Comm_size(f, &ss);
-        EPT_CHECK(ss == n && sr == r, "MPI_COMM_TYPE_SHARED on one node: rank %d of %d (old %d of %d)", sr, ss, r, n);
+        EPT_CHECK(ss == want_size && sr == want_rank, "MPI_COMM_TYPE_SHARED: rank %d of %d (old %d of %d), expected %d of %d",
+                  sr, ss, r, n, want_rank, want_size);
         EPT_OK(MPI_Comm_free(&f));
         EPT_OK(MPI_Comm_split_type(comm, MPI_UNDEFINED, r, MPI_INFO_NULL, &f));
         EPT_CHECK(f == MPI_COMM_NULL, "MPI_UNDEFINED split type gave a communicator");

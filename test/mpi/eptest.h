@@ -175,6 +175,24 @@ static inline void ept_ring_place(MPI_Comm comm, int *me, int *n, int *left, int
 
 /* ---- shared helpers of the collective tests ------------------------------ */
 
+/* Every rank's host name (gethostname), by rank of comm, in a block the
+ * caller frees: what MPI_COMM_TYPE_SHARED groups by, on one machine and
+ * across the simulated hosts of make check-multinode alike. */
+#define EPT_HOST_LEN 64
+typedef char ept_host_t[EPT_HOST_LEN];
+
+static inline ept_host_t *ept_host_names(MPI_Comm comm)
+{
+    ept_host_t mine = {0};
+    int n;
+    EPT_CHECK(gethostname(mine, EPT_HOST_LEN - 1) == 0, "gethostname failed");
+    EPT_OK(MPI_Comm_size(comm, &n));
+    ept_host_t *all = calloc((size_t)n, sizeof *all);
+    EPT_CHECK(all, "out of memory");
+    EPT_OK(MPI_Allgather(mine, EPT_HOST_LEN, MPI_CHAR, all, EPT_HOST_LEN, MPI_CHAR, comm));
+    return all;
+}
+
 /* A page of counters shared by all processes of the job (a shared-memory
  * file), to check what happens between processes independently of MPI.
  * Collective over the classic MPI_COMM_WORLD; munmap 4096 bytes to free. */

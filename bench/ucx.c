@@ -48,10 +48,12 @@ struct ucx {
     int window;
     int mode;         /* rate: RATE_POSTED, RATE_PROBED or RATE_AM */
     int arrived;      /* RATE_AM: messages of this window copied in */
+    int am_lost;      /* RATE_AM: messages that came without their data */
 };
 
-/* How the rate case's receiver takes its messages. */
+/* How the rate case's receiver takes its messages, and what each reports. */
 enum { RATE_POSTED, RATE_PROBED, RATE_AM };
+static const char *const rate_metric[] = {"msgrate", "msgrate-probed", "msgrate-am"};
 #define UCX_AM_ID 3
 
 /* Waits for a request from a _nbx call (NULL: done at once). */
@@ -81,14 +83,18 @@ static void *ucx_recv(struct ucx *u, void *buf, size_t n, ucp_tag_t tag)
     return ucp_tag_recv_nbx(u->worker, buf, n, tag, UTAG_ALL, &prm);
 }
 
-/* RATE_AM: an eager message's data, copied into the next slot. */
+/* RATE_AM: an eager message's data, copied into the next slot.  Sends
+ * are eager (UCP_AM_SEND_FLAG_EAGER); one that is not, or one too many,
+ * is counted and fails the case (there is no party to fail here). */
 static ucs_status_t ucx_am_arrive(void *arg, const void *header, size_t header_length, void *data, size_t length,
                                   const ucp_am_recv_param_t *param)
 {
     struct ucx *u = arg;
     (void)header;
     (void)header_length;
-    if (!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) && u->arrived < u->window)
+    if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) || u->arrived >= u->window || length != (size_t)u->bytes)
+        u->am_lost++;
+    else
         memcpy(u->rbuf + (size_t)u->arrived * (size_t)u->bytes, data, length);
     u->arrived++;
     return UCS_OK;
@@ -215,6 +221,8 @@ static void ucx_take_window(const struct party *p, struct ucx *u)
     } else {
         while (u->arrived < u->window)
             ucp_worker_progress(u->worker);
+        if (u->am_lost)
+            party_fail(p, "ucx: %d active messages came without their data, or too many", u->am_lost);
         u->arrived = 0;
     }
 }
@@ -268,10 +276,9 @@ void case_ucx(const struct party *p, const struct bench_opts *o)
         u.bytes = ucx_rate_sizes[s];
         if (u.bytes > bench_max_size(sizes, nsizes))
             continue; /* u.buf is smaller */
-        static const char *const metric[] = {"msgrate", "msgrate-probed", "msgrate-am"};
         for (u.mode = RATE_POSTED; u.mode <= RATE_AM; u.mode++) {
             double per_window = bench_measure(p, o, 0.1, ucx_rate_run, &u);
-            party_report(p, "ucx", metric[u.mode], u.bytes,
+            party_report(p, "ucx", rate_metric[u.mode], u.bytes,
                          (double)(p->team->nparties / 2) * u.window / per_window / 1e6, "Mmsg/s");
         }
     }

@@ -136,8 +136,9 @@ static int default_workers(void)
     return n < 1 ? 1 : n > MAX_DEFAULT_WORKERS ? MAX_DEFAULT_WORKERS : n;
 }
 
-/* Exchanges every worker's address over MPI_COMM_WORLD (collective). */
-static ep_status_t exchange_addresses(void)
+/* Exchanges every worker's address over MPI_COMM_WORLD (collective); a
+ * failure of UCX itself leaves its status in *st. */
+static ep_status_t exchange_addresses(ucs_status_t *st)
 {
     int np = ep_net_world_size();
     ucp_address_t **a = calloc((size_t)nworkers, sizeof *a);
@@ -162,9 +163,9 @@ static ep_status_t exchange_addresses(void)
         !(addr_off = malloc(sizeof *addr_off * (size_t)np * (size_t)wmax)))
         goto out;
     for (int i = 0; i < nworkers; i++) {
-        if (ucp_worker_get_address(workers[i].w, &a[i], &len[i]) != UCS_OK) {
+        if ((*st = ucp_worker_get_address(workers[i].w, &a[i], &len[i])) != UCS_OK) {
             a[i] = NULL;
-            rc = EP_ERR_TRANSPORT;
+            rc = EP_ERR_OTHER; /* the start-up message gives *st */
             goto out;
         }
         mylens[i] = (long)len[i];
@@ -247,7 +248,7 @@ ep_status_t ep_ucx_init(char *err, size_t errlen)
     /* A job runs one transport: every process must have started. */
     if (ep_net_wait_started(PMPI_Iallreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &req), &req))
         all_ok = 0;
-    if (all_ok && (rc = exchange_addresses()))
+    if (all_ok && (rc = exchange_addresses(&st)))
         all_ok = 0;
     for (int i = 0; all_ok && i < nworkers; i++)
         if (!(workers[i].eps = calloc((size_t)ep_net_world_size() * (size_t)wmax, sizeof *workers[i].eps)))

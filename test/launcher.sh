@@ -57,5 +57,18 @@ if [ -n "${EP_SANITIZER:-}" ]; then
 else
     out=$("$L" -n 1 /bin/sh -c 'printf "%s|" "$@"' sh --help -t 3 --verbose 2>&1)
     [ "$out" = "--help|-t|3|--verbose|" ] && echo "ok: real run" || fail "the program got '$out'"
+    # EPMPI_UCX_* reaches epmpi's UCX context alone: TCP between two
+    # processes of one machine, where UCX would take shared memory.
+    hello=$(dirname "$L")/examples/hello_endpoints
+    out=$("$L" -n 2 -t 1 --verbose "$hello" 2>&1)
+    case $out in
+        *"transport ucx ("*) out=$(EPMPI_UCX_TLS=tcp,self "$L" -n 2 -t 1 --verbose "$hello" 2>&1)
+            case $out in
+                *"transport ucx ("*"transports to process "[01]": tcp/"*) echo "ok: EPMPI_UCX_TLS" ;;
+                *) fail "EPMPI_UCX_TLS=tcp,self: $out" ;;
+            esac ;;
+        *"transport mpi"*) echo "(no UCX transport here: EPMPI_UCX_TLS not checked)" ;;
+        *) fail "--verbose printed no transport: $out" ;;
+    esac
 fi
 exit $status

@@ -58,11 +58,13 @@ void *__libc_calloc(size_t n, size_t size);
 void *__libc_realloc(void *p, size_t n);
 void *__libc_memalign(size_t align, size_t n);
 
-/* The intercepted functions, numbered. */
-#define FAULT_FUNCS(X)                                                                                      \
-    X(malloc) X(calloc) X(realloc) X(aligned_alloc) X(posix_memalign) X(PMPI_Isend) X(PMPI_Issend)          \
-    X(PMPI_Irsend) X(PMPI_Isend_c) X(PMPI_Irecv) X(PMPI_Irecv_c) X(PMPI_Send) X(PMPI_Improbe)           \
-    FAULT_UCX_FUNCS(X)
+/* The intercepted functions, numbered, by group (each group has its own
+ * random failure rate). */
+#define FAULT_ALLOC_FUNCS(X) X(malloc) X(calloc) X(realloc) X(aligned_alloc) X(posix_memalign)
+#define FAULT_PMPI_FUNCS(X)                                                                                 \
+    X(PMPI_Isend) X(PMPI_Issend) X(PMPI_Irsend) X(PMPI_Isend_c) X(PMPI_Irecv) X(PMPI_Irecv_c) X(PMPI_Send)  \
+    X(PMPI_Improbe)
+#define FAULT_FUNCS(X) FAULT_ALLOC_FUNCS(X) FAULT_PMPI_FUNCS(X) FAULT_UCX_FUNCS(X)
 enum {
 #define X(f) F_##f,
     FAULT_FUNCS(X)
@@ -74,8 +76,10 @@ static const char *const names[] = {
     FAULT_FUNCS(X)
 #undef X
 };
-#define F_FIRST_PMPI F_PMPI_Isend
-#define F_FIRST_UCX (F_PMPI_Improbe + 1) /* F_COUNT without UCX */
+/* Where the groups start: the sizes of those before. */
+#define ONE(f) +1
+enum { F_FIRST_PMPI = 0 FAULT_ALLOC_FUNCS(ONE), F_FIRST_UCX = F_FIRST_PMPI FAULT_PMPI_FUNCS(ONE) };
+#undef ONE
 
 static _Atomic int state; /* 0: not read, 1: reading, 2: ready */
 static uintptr_t text_lo, text_hi; /* libepmpi.so's code */

@@ -13,26 +13,19 @@
 # otherwise.  Cleans up its namespaces and links whatever happens.
 #
 # Environment (set by make): MAKE, EPMN_TESTS (the MPI test programs),
-# EPMN_SHORT_TESTS, EPMN_BUILDDIR, EPMN_SRCDIR.
+# EPMN_SHORT_TESTS, EPMN_BUILDDIR.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 : "${EPMN_TESTS:?check.sh runs from make check-multinode}"
 builddir=${EPMN_BUILDDIR:-.}
 MAKE=${MAKE:-make}
 
-if ! why=$(sh "$here/hosts.sh" can); then
-    echo "check-multinode: skipped: $why (the simulated hosts need root, iproute2 and network namespaces)"
-    exit 77
-fi
-dir=$(mktemp -d "${TMPDIR:-/tmp}/epmpi-multinode.XXXXXX") || exit 1
-cleanup() { sh "$here/hosts.sh" down "$dir"; rm -rf "$dir"; }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-sh "$here/hosts.sh" up "$dir" 3 || exit 1
-. "$dir/env"
+# First pass: make the hosts (hosts.sh run skips with the reason when it
+# cannot, and removes them whatever happens), then come back with them.
+[ "${1:-}" = --on-hosts ] || exec sh "$here/hosts.sh" run 3 sh "$here/check.sh" --on-hosts
+. "$EPMN_DIR/env"
 echo "== check-multinode: hosts $EPMN_HOSTS (mpiexec at $EPMN_GATEWAY)"
 
-export EPMN_DIR="$dir"
 MPIEXEC="$here/mpiexec.sh"
 export EPMPI_TEST_MPIEXEC="$MPIEXEC"
 export EPMPI_TEST_MIN_PROCS=2

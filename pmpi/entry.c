@@ -200,8 +200,6 @@ int ep_check_source(ep_endpoint_t *ep, const char *call, int source)
     return ep_check_dest(ep, call, source);
 }
 
-int ep_tag_ub = 32767; /* the least MPI allows, until MPI_Init reads MPICH's */
-
 int ep_check_send_tag(ep_endpoint_t *ep, const char *call, int tag)
 {
     return tag < 0 || tag > ep_tag_ub

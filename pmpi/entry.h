@@ -11,6 +11,7 @@
 
 #include "coll.h"
 #include "comm.h"
+#include "engine.h"
 #include "epmpi.h"
 #include "error.h"
 #include "handle.h"
@@ -29,12 +30,6 @@
  * endpoint part made GCC save six registers first (MPI_Recv on a classic
  * communicator cost 38 instructions besides MPICH's, against 12). */
 #define EP_ENDPOINT_PATH static __attribute__((noinline))
-
-/* Largest tag, on endpoint communicators as on classic ones: MPICH's
- * MPI_TAG_UB (read at MPI_Init).  Communicators with one endpoint per
- * process hand the user's tag to MPICH (src/direct.h), and MPI_TAG_UB is a
- * property of the job, the same on every communicator. */
-extern int ep_tag_ub;
 
 /* 1 when comm must be handled by the engine. */
 static inline int ep_entry_comm_is_ep(MPI_Comm c)

@@ -1,30 +1,9 @@
-/* MPI_Init / MPI_Init_thread / MPI_Finalize: bring the engine up and down. */
-#include "settings.h"
-#include "attr.h"
-#include "diag.h"
+/* MPI_Init / MPI_Init_thread / MPI_Finalize / MPI_Abort: the engine comes
+ * up and goes down in src/engine.c; here are only the errors it raises
+ * through the program's handlers. */
 #include "direct.h"
+#include "engine.h"
 #include "entry.h"
-#include "net.h"
-#include "p2p.h"
-#include "thread.h"
-#include "ucx.h"
-
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-
-static int engine_up;
-
-static void fatal_setup(const char *call, const char *msg)
-{
-    fprintf(stderr, "epmpi: %s: %s\n", call, msg);
-    fflush(stderr);
-    /* mpiexec may drop what a job printed just before it aborted: give
-     * the message a moment to leave (a failed start, so time is no cost). */
-    struct timespec pause = {0, 200 * 1000 * 1000};
-    nanosleep(&pause, NULL);
-    PMPI_Abort(MPI_COMM_WORLD, 1);
-}
 
 /* In world mode the application never sees classic MPI_COMM_WORLD, yet
  * MPICH raises there the errors that belong to no object, and those of
@@ -39,111 +18,33 @@ static void classic_world_errors(MPI_Comm *comm, int *code, ...)
         ep_raise_world(*code);
 }
 
-/* The underlying MPI always runs MPI_THREAD_MULTIPLE: endpoints are driven
- * by threads whatever the program asked for. */
-static int init_common(const char *call, int *argc, char ***argv, int *provided)
+EP_API int MPI_Init(int *argc, char ***argv)
 {
-    char err[256];
-    int prov = 0, rc;
-
-    if (ep_config_load(err, sizeof err)) {
-        /* Start MPI anyway so the job ends cleanly with the message. */
-        PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &prov);
-        fatal_setup(call, err);
-    }
-    rc = PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &prov);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (prov != MPI_THREAD_MULTIPLE)
-        fatal_setup(call, "the MPI library does not provide MPI_THREAD_MULTIPLE, which epmpi needs");
-    int *ub, has_ub = 0;
-    if (PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &has_ub) == MPI_SUCCESS && has_ub)
-        ep_tag_ub = *ub;
-    if (ep_net_init())
-        fatal_setup(call, "could not set up the transport communicators");
-    if (ep_ucx_init(err, sizeof err))
-        fatal_setup(call, err);
-    if (ep_diag_init(err, sizeof err))
-        fatal_setup(call, err);
-    engine_up = 1;
-    if (ep_config.endpoints > 0) {
-        ep_status_t st = ep_world_init(ep_config.endpoints);
-        if (st) {
-            snprintf(err, sizeof err, "could not create %d world endpoints per process (EPMPI_ENDPOINTS): %s",
-                     ep_config.endpoints, ep_status_text(st));
-            fatal_setup(call, err);
-        }
-        MPI_Errhandler eh;
-        if (PMPI_Comm_create_errhandler(classic_world_errors, &eh) == MPI_SUCCESS) {
-            PMPI_Comm_set_errhandler(MPI_COMM_WORLD, eh);
-            PMPI_Errhandler_free(&eh);
-        }
-    }
-    if (ep_config.verbose) {
-        int wr = ep_net_world_rank(), ws = ep_net_world_size();
-        char lib[MPI_MAX_LIBRARY_VERSION_STRING];
-        int len;
-        PMPI_Get_library_version(lib, &len);
-        for (int i = 0; i < len; i++)
-            if (lib[i] == '\n') {
-                lib[i] = '\0';
-                break;
-            }
-        char tr[512];
-        ep_ucx_describe(tr, sizeof tr);
-        fprintf(stderr,
-                "epmpi %s: process %d of %d: world mode %s, %d endpoints, wait %s, eager limit %zu, "
-                "collectives %s, debug %s, stats %s, %s; %s\n",
-                EPMPI_VERSION, wr, ws, ep_world_mode() ? "on" : "off", ep_config.endpoints,
-                ep_config_wait_name(ep_config.wait), ep_config.eager_limit,
-                ep_config.coll_gathered ? "gathered" : "auto", ep_config.debug ? "on" : "off",
-                ep_config.stats ? "on" : "off", tr, lib);
-    }
-    if (provided)
-        *provided = MPI_THREAD_MULTIPLE;
-    return MPI_SUCCESS;
+    return ep_engine_init("MPI_Init", argc, argv, classic_world_errors);
 }
-
-EP_API int MPI_Init(int *argc, char ***argv) { return init_common("MPI_Init", argc, argv, NULL); }
 
 EP_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
     (void)required;
-    return init_common("MPI_Init_thread", argc, argv, provided);
+    int rc = ep_engine_init("MPI_Init_thread", argc, argv, classic_world_errors);
+    if (rc == MPI_SUCCESS && provided)
+        *provided = MPI_THREAD_MULTIPLE;
+    return rc;
 }
 
-EP_API int MPI_Finalize(void)
+/* A world rank's attribute delete callback failed at MPI_Finalize: raised
+ * on that endpoint's handler, as MPICH raises a process's; the other
+ * endpoints' attributes were deleted all the same. */
+static int delete_failed(int failed, int code)
 {
-    int rc = MPI_SUCCESS, failed;
-    if (engine_up) {
-        int cb = ep_world_mode() ? ep_world_delete_attrs(&failed) : MPI_SUCCESS;
-        if (cb != MPI_SUCCESS) {
-            /* On that endpoint's handler, as MPICH raises a process's; the
-             * other endpoints' attributes were deleted all the same. */
-            int t = failed % ep_world.nep;
-            rc = ep_raise(ep_world.ep[failed], "MPI_Finalize", MPI_ERR_OTHER,
-                          "a delete callback of an attribute of world rank %d's %s returned error %d (the "
-                          "other attributes of that communicator are dropped without their callbacks)",
-                          ep_world.ep[t]->rank, failed < ep_world.nep ? "MPI_COMM_WORLD" : "MPI_COMM_SELF", cb);
-        }
-        /* Everyone has stopped communicating once all processes are here. */
-        PMPI_Barrier(MPI_COMM_WORLD);
-        ep_diag_finalize();
-        if (ep_world_mode())
-            ep_world_finalize();
-        ep_ucx_stop_helper();
-        ep_net_finalize();
-        ep_ucx_finalize();
-        ep_request_pools_free();
-        ep_keyval_finalize();
-        ep_errhandler_finalize();
-        ep_dt_finalize();
-        ep_registry_finalize();
-        engine_up = 0;
-    }
-    int done = PMPI_Finalize();
-    return rc != MPI_SUCCESS ? rc : done;
+    int t = failed % ep_world.nep;
+    return ep_raise(ep_world.ep[failed], "MPI_Finalize", MPI_ERR_OTHER,
+                    "a delete callback of an attribute of world rank %d's %s returned error %d (the other "
+                    "attributes of that communicator are dropped without their callbacks)",
+                    ep_world.ep[t]->rank, failed < ep_world.nep ? "MPI_COMM_WORLD" : "MPI_COMM_SELF", code);
 }
+
+EP_API int MPI_Finalize(void) { return ep_engine_finalize(delete_failed); }
 
 /* Aborting from an endpoint aborts the job, as MPICH does for any
  * communicator. */

@@ -13,26 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void set_send(ep_request_t *r, const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                     ep_send_mode_t mode)
-{
-    r->buf = (void *)buf;
-    r->count = count;
-    r->type = type;
-    r->peer = dest;
-    r->tag = tag;
-    r->mode = mode;
-}
-
-static void set_recv(ep_request_t *r, void *buf, int count, MPI_Datatype type, int source, int tag)
-{
-    r->buf = buf;
-    r->count = count;
-    r->type = type;
-    r->source_pat = source;
-    r->tag_pat = tag;
-}
-
 static int start_failed(ep_endpoint_t *ep, const char *call, ep_status_t st, int count)
 {
     if (st == EP_ERR_BUFFER)
@@ -65,7 +45,7 @@ static __attribute__((noinline)) int send_wait(const char *call, ep_endpoint_t *
 {
     ep_request_t r;
     ep_request_init(&r, EP_REQ_SEND, ep);
-    set_send(&r, buf, count, type, dest, tag, mode);
+    ep_request_describe_send(&r, buf, count, type, dest, tag, mode);
     ep_status_t st = ep_send_start(&r);
     if (st) {
         free(r.tmp);
@@ -105,7 +85,7 @@ static int send_nonblocking(const char *call, const void *buf, int count, MPI_Da
     ep_request_t *r = ep_request_new(EP_REQ_SEND, ep, 1);
     if (!r)
         return ep_raise(ep, call, MPI_ERR_NO_MEM, "out of request handles");
-    set_send(r, buf, count, type, dest, tag, mode);
+    ep_request_describe_send(r, buf, count, type, dest, tag, mode);
     ep_request_hold_type(r);
     r->persistent = persistent;
     if (!persistent) {
@@ -158,7 +138,7 @@ static __attribute__((noinline)) int recv_direct_failed(const char *call, ep_end
 {
     ep_request_t r;
     ep_request_init(&r, EP_REQ_RECV, ep);
-    set_recv(&r, buf, count, type, source, tag);
+    ep_request_describe_recv(&r, buf, count, type, source, tag);
     r.direct = 1;
     if (ep_dt_layout(type, count, &r.lay))
         r.lay.bytes = 0;
@@ -193,7 +173,7 @@ static __attribute__((noinline)) int recv_engine(const char *call, ep_endpoint_t
 {
     ep_request_t r;
     ep_request_init(&r, EP_REQ_RECV, ep);
-    set_recv(&r, buf, count, datatype, source, tag);
+    ep_request_describe_recv(&r, buf, count, datatype, source, tag);
     ep_diag_enter(ep, call);
     ep_status_t st = ep_recv_wait(&r);
     ep_diag_leave(ep);
@@ -238,7 +218,7 @@ static int irecv_common(const char *call, void *buf, int count, MPI_Datatype dat
     ep_request_t *r = ep_request_new(EP_REQ_RECV, ep, 1);
     if (!r)
         return ep_raise(ep, call, MPI_ERR_NO_MEM, "out of request handles");
-    set_recv(r, buf, count, datatype, source, tag);
+    ep_request_describe_recv(r, buf, count, datatype, source, tag);
     ep_request_hold_type(r);
     r->persistent = persistent;
     if (!persistent) {
@@ -273,8 +253,8 @@ EP_API int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source
 static void set_sendrecv(ep_request_t *r, ep_request_t *s, const void *sbuf, int scount, MPI_Datatype stype,
                          int dest, int stag, void *rbuf, int rcount, MPI_Datatype rtype, int source, int rtag)
 {
-    set_recv(r, rbuf, rcount, rtype, source, rtag);
-    set_send(s, sbuf, scount, stype, dest, stag, EP_SEND_STANDARD);
+    ep_request_describe_recv(r, rbuf, rcount, rtype, source, rtag);
+    ep_request_describe_send(s, sbuf, scount, stype, dest, stag, EP_SEND_STANDARD);
 }
 
 /* MPI_Sendrecv: the two requests on the stack, waited for together; the
@@ -293,12 +273,8 @@ static int sendrecv_run(const char *call, ep_endpoint_t *ep, const void *sbuf, i
         free(s.tmp);
         return ep_raise_status(ep, call, st, NULL);
     }
-    ep_backoff_t b = EP_BACKOFF_INIT;
     ep_diag_enter(ep, call);
-    while (!(ep_request_poll(&s) & ep_request_poll(&r))) {
-        ep_progress();
-        ep_backoff(&b);
-    }
+    EP_WAIT_UNTIL(ep_request_poll(&s) & ep_request_poll(&r));
     ep_diag_leave(ep);
     ep_status_give(status, &r.status);
     int rc = ep_request_error(&s, call);
@@ -489,11 +465,9 @@ EP_ENDPOINT_PATH int probe_endpoints(int source, int tag, MPI_Comm comm, MPI_Sta
     if ((rc = ep_entry_endpoint(call, comm, &ep)) || (rc = ep_check_source(ep, call, source)) ||
         (rc = ep_check_recv_tag(ep, call, tag)))
         return rc;
-    ep_backoff_t b = EP_BACKOFF_INIT;
     MPI_Status st;
     ep_diag_enter(ep, call);
-    while (ep_iprobe(ep, source, tag, &flag, &st), !flag)
-        ep_backoff(&b);
+    EP_BACKOFF_UNTIL((ep_iprobe(ep, source, tag, &flag, &st), flag)); /* a probe drives progress */
     ep_diag_leave(ep);
     ep_status_give(status, &st);
     return MPI_SUCCESS;
@@ -517,13 +491,11 @@ static int improbe_common(const char *call, int source, int tag, MPI_Comm comm, 
         return rc;
     if (!message)
         return ep_raise(ep, call, MPI_ERR_ARG, "message pointer is NULL");
-    ep_backoff_t b = EP_BACKOFF_INIT;
     ep_status_t st;
     MPI_Status found;
     if (blocking)
         ep_diag_enter(ep, call);
-    while (!(st = ep_improbe(ep, source, tag, &f, &m, &found)) && !f && blocking)
-        ep_backoff(&b);
+    EP_BACKOFF_UNTIL((st = ep_improbe(ep, source, tag, &f, &m, &found)) || f || !blocking);
     if (blocking)
         ep_diag_leave(ep);
     if (st)
@@ -567,7 +539,7 @@ static int mrecv_start(const char *call, void *buf, int count, MPI_Datatype type
         return ep_raise(m->ep, call, MPI_ERR_NO_MEM, "out of request handles");
     if (!with_handle)
         ep_request_init(r, EP_REQ_RECV, m->ep);
-    set_recv(r, buf, count, type, m->link.source, m->link.tag);
+    ep_request_describe_recv(r, buf, count, type, m->link.source, m->link.tag);
     if (with_handle)
         ep_request_hold_type(r);
     ep_endpoint_t *ep = m->ep;

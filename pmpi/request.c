@@ -35,7 +35,7 @@ static int ep_finish(ep_request_t *r, MPI_Request *slot, MPI_Status *st, const c
     int code = multi ? ep_request_error_code(r, call) : ep_request_error(r, call);
     ep_status_give(st, &r->status); /* the multiple-completion calls set MPI_ERROR after (multi_note) */
     if (r->persistent) {
-        atomic_store(&r->state, EP_RS_INACTIVE);
+        ep_request_set_inactive(r);
     } else {
         ep_request_destroy(r);
         *slot = MPI_REQUEST_NULL;
@@ -57,9 +57,6 @@ static int bad_request(const char *call, MPI_Request h)
 {
     return ep_raise(NULL, call, MPI_ERR_REQUEST, "invalid request 0x%x (already completed or freed?)", (unsigned)h);
 }
-
-/* Inactive: MPI_REQUEST_NULL or a persistent request not started. */
-static int ep_inactive(ep_request_t *r) { return ep_request_state(r) == EP_RS_INACTIVE; }
 
 /* One non-destructive look at request i: 1 when it is complete (or null /
  * inactive).  For classic requests this uses PMPI_Request_get_status. */
@@ -89,7 +86,7 @@ static int ep_step(const char *call, MPI_Request *h, MPI_Status *st, int multi, 
     }
     if (owner)
         *owner = r->ep;
-    if (ep_inactive(r))
+    if (ep_request_inactive(r))
         return -1;
     if (!ep_request_poll(r))
         return 0;
@@ -178,7 +175,7 @@ EP_ENDPOINT_PATH int wait_endpoints(MPI_Request *request, MPI_Status *status)
     ep_request_t *r = ep_request_get(*request);
     if (!r)
         return bad_request("MPI_Wait", *request);
-    if (ep_inactive(r)) {
+    if (ep_request_inactive(r)) {
         status_empty(status);
         return MPI_SUCCESS;
     }
@@ -208,20 +205,23 @@ EP_API int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     return code;
 }
 
-/* Waiting for request i of an array, r, in NET: tests it and the PMPI
- * parts of those after it that are in NET too, together
- * (ep_request_poll_net). */
-static void poll_net_from(ep_request_t *r, const MPI_Request reqs[], int i, int count)
+/* Whether request i of an array, r, is complete.  While r is in NET, it
+ * is tested together with the PMPI parts of those after it that are in
+ * NET too (ep_request_poll_net). */
+static int done_at(ep_request_t *r, const MPI_Request reqs[], int i, int count)
 {
-    ep_request_t *rs[EP_POLL_NET_MAX];
-    int n = 0;
-    rs[n++] = r;
-    for (i++; i < count && n < EP_POLL_NET_MAX; i++) {
-        ep_request_t *q = ep_request_handle_is_ep(reqs[i]) ? ep_request_get(reqs[i]) : NULL;
-        if (q && ep_request_state(q) == EP_RS_NET)
-            rs[n++] = q;
+    if (ep_request_state(r) == EP_RS_NET) {
+        ep_request_t *rs[EP_POLL_NET_MAX];
+        int n = 0;
+        rs[n++] = r;
+        for (i++; i < count && n < EP_POLL_NET_MAX; i++) {
+            ep_request_t *q = ep_request_handle_is_ep(reqs[i]) ? ep_request_get(reqs[i]) : NULL;
+            if (q && ep_request_state(q) == EP_RS_NET)
+                rs[n++] = q;
+        }
+        ep_request_poll_net(rs, n);
     }
-    ep_request_poll_net(rs, n);
+    return ep_request_poll(r);
 }
 
 /* MPI_Waitall's wait for endpoint request *h, array element i: the handle
@@ -233,19 +233,11 @@ static int wait_ep(const char *call, MPI_Request reqs[], int i, int count, MPI_S
     if (!r)
         return bad_request(call, reqs[i]);
     *owner = r->ep;
-    if (ep_inactive(r)) {
+    if (ep_request_inactive(r)) {
         status_empty(st);
         return MPI_SUCCESS;
     }
-    ep_backoff_t b = EP_BACKOFF_INIT;
-    for (;;) {
-        if (ep_request_state(r) == EP_RS_NET)
-            poll_net_from(r, reqs, i, count);
-        if (ep_request_poll(r))
-            break;
-        ep_progress();
-        ep_backoff(&b);
-    }
+    EP_WAIT_UNTIL(done_at(r, reqs, i, count));
     return ep_finish(r, &reqs[i], st, call, 1);
 }
 
@@ -266,11 +258,7 @@ EP_ENDPOINT_PATH int waitall_endpoints(int count, MPI_Request array_of_requests[
         } else if (ep_request_handle_is_ep(array_of_requests[i])) {
             code = wait_ep(call, array_of_requests, i, count, st, &owner);
         } else {
-            ep_backoff_t b = EP_BACKOFF_INIT;
-            while (!try_complete(call, &array_of_requests[i], st, 1, &code, &owner)) {
-                ep_progress();
-                ep_backoff(&b);
-            }
+            EP_WAIT_UNTIL(try_complete(call, &array_of_requests[i], st, 1, &code, &owner));
         }
         multi_note(&m, st, code, owner);
     }
@@ -341,12 +329,8 @@ static int any_pass(const char *call, int count, MPI_Request reqs[], int *index,
 
 EP_ENDPOINT_PATH int waitany_endpoints(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
 {
-    ep_backoff_t b = EP_BACKOFF_INIT;
     int code;
-    while (!any_pass("MPI_Waitany", count, array_of_requests, index, status, &code)) {
-        ep_progress();
-        ep_backoff(&b);
-    }
+    EP_WAIT_UNTIL(any_pass("MPI_Waitany", count, array_of_requests, index, status, &code));
     return code;
 }
 
@@ -400,13 +384,9 @@ static int some_pass(const char *call, int n, MPI_Request reqs[], int *outcount,
 EP_ENDPOINT_PATH int waitsome_endpoints(int incount, MPI_Request array_of_requests[], int *outcount,
                                         int array_of_indices[], MPI_Status array_of_statuses[])
 {
-    ep_backoff_t b = EP_BACKOFF_INIT;
     multi_err_t m = {0};
-    while (!some_pass("MPI_Waitsome", incount, array_of_requests, outcount, array_of_indices, array_of_statuses,
-                      &m)) {
-        ep_progress();
-        ep_backoff(&b);
-    }
+    EP_WAIT_UNTIL(some_pass("MPI_Waitsome", incount, array_of_requests, outcount, array_of_indices,
+                            array_of_statuses, &m));
     return multi_result(&m, "MPI_Waitsome");
 }
 
@@ -445,7 +425,7 @@ EP_API int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *st
     ep_progress();
     *flag = ep_request_poll(r);
     if (*flag && status != MPI_STATUS_IGNORE) {
-        if (ep_inactive(r))
+        if (ep_request_inactive(r))
             status_empty(status);
         else
             ep_status_give(status, &r->status);
@@ -505,11 +485,10 @@ static int start_one(const char *call, MPI_Request *h)
         return bad_request(call, *h);
     if (!r->persistent)
         return ep_raise(r->ep, call, MPI_ERR_REQUEST, "request 0x%x is not persistent", (unsigned)*h);
-    if (!ep_inactive(r))
+    if (!ep_request_inactive(r))
         return ep_raise(r->ep, call, MPI_ERR_REQUEST, "request 0x%x is already active", (unsigned)*h);
-    ep_status_t st = r->kind == EP_REQ_SEND ? ep_send_start(r) : ep_recv_start(r);
+    ep_status_t st = ep_persistent_start(r);
     if (st) {
-        atomic_store(&r->state, EP_RS_INACTIVE);
         if (st == EP_ERR_BUFFER)
             return ep_raise(r->ep, call, MPI_ERR_BUFFER, "not enough space in the buffer attached with MPI_Buffer_attach");
         return ep_raise_status(r->ep, call, st, NULL);

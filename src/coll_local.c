@@ -113,13 +113,10 @@ static ep_status_t wait_entered(ep_comm_t *c, int me, int lidx, uint64_t n)
     if (*seen >= n)
         return EP_OK;
     record_t *r = record(c, lidx, n);
-    ep_backoff_t b = EP_BACKOFF_INIT;
     ep_watch_t watch = EP_WATCH_INIT;
     call_wait_t w = {c, n};
     uint64_t v;
-    while ((v = atomic_load_explicit(&r->seq, memory_order_acquire)) < n) {
-        ep_progress();
-        ep_backoff(&b);
+    EP_WAIT_UNTIL((v = atomic_load_explicit(&r->seq, memory_order_acquire)) >= n) {
         ep_status_t rc = ep_diag_watch(&watch, &c->local[me], call_absent, &w);
         if (rc) {
             atomic_store(&c->sync.dead, 1);

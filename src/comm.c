@@ -647,11 +647,8 @@ static ep_status_t barrier(ep_comm_t *c, int lidx)
         atomic_fetch_add_explicit(&s->phase, 1, memory_order_release);
         return EP_OK;
     }
-    ep_backoff_t b = EP_BACKOFF_INIT;
     ep_watch_t watch = EP_WATCH_INIT;
-    while (atomic_load_explicit(&s->phase, memory_order_acquire) == ph) {
-        ep_progress();
-        ep_backoff(&b);
+    EP_WAIT_UNTIL(atomic_load_explicit(&s->phase, memory_order_acquire) != ph) {
         ep_status_t rc = lidx >= 0 ? ep_diag_watch(&watch, &c->local[lidx], sync_absent, &w) : EP_OK;
         if (rc) {
             atomic_store(&s->dead, 1);

@@ -69,11 +69,7 @@ ep_status_t ep_meet(uint64_t k0, uint64_t k1, uint64_t k2, int expected, void *r
         m->status = drive(m->records, m->expected, arg);
         atomic_store_explicit(&m->done, 1, memory_order_release);
     } else {
-        ep_backoff_t b = EP_BACKOFF_INIT;
-        while (!atomic_load_explicit(&m->done, memory_order_acquire)) {
-            ep_progress();
-            ep_backoff(&b);
-        }
+        EP_WAIT_UNTIL(atomic_load_explicit(&m->done, memory_order_acquire));
     }
     ep_status_t st = m->status;
     pthread_mutex_lock(&lock);

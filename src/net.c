@@ -153,38 +153,40 @@ ep_status_t ep_net_activate(void)
     return rc;
 }
 
+/* At finalize: takes the freed requests that are over out of the
+ * detached list, drops those that no partner ever matched, and returns
+ * how many are still inside MPICH. */
+static int abandon_detached(void)
+{
+    int in_mpi = 0;
+    ep_request_t *gone = NULL;
+    progress_take();
+    for (ep_request_t **pp = &detached; *pp;) {
+        ep_request_t *r = *pp;
+        int where = ep_request_abandon(r);
+        if (where != 0) {
+            *pp = r->next_detached;
+            atomic_fetch_sub(&n_detached, 1);
+            if (where > 0) {
+                r->next_detached = gone;
+                gone = r;
+            }
+        } else {
+            in_mpi++;
+            pp = &r->next_detached;
+        }
+    }
+    progress_give();
+    destroy_all(gone);
+    return in_mpi;
+}
+
 void ep_net_finalize(void)
 {
-    ep_backoff_t b = EP_BACKOFF_INIT;
     /* Freed requests still inside MPICH (buffered sends, rendezvous data)
-     * must finish before the communicators go; freed ones that no partner
-     * ever matched are dropped. */
-    for (;;) {
-        int in_mpi = 0;
-        ep_request_t *gone = NULL;
-        ep_progress();
-        progress_take();
-        for (ep_request_t **pp = &detached; *pp;) {
-            ep_request_t *r = *pp;
-            int where = ep_request_abandon(r);
-            if (where != 0) {
-                *pp = r->next_detached;
-                atomic_fetch_sub(&n_detached, 1);
-                if (where > 0) {
-                    r->next_detached = gone;
-                    gone = r;
-                }
-            } else {
-                in_mpi++;
-                pp = &r->next_detached;
-            }
-        }
-        progress_give();
-        destroy_all(gone);
-        if (!in_mpi)
-            break;
-        ep_backoff(&b);
-    }
+     * must finish before the communicators go. */
+    ep_progress();
+    EP_WAIT_UNTIL(abandon_detached() == 0);
     if (atomic_load(&ep_net_ring_on)) {
         progress_take();
         repost_ring();
@@ -563,13 +565,7 @@ void ep_net_table_unlock(void) { progress_give(); }
 
 int ep_net_wait_pmpi(MPI_Request *req, MPI_Status *st)
 {
-    ep_backoff_t b = EP_BACKOFF_INIT;
     int flag = 0, rc;
-    for (;;) {
-        rc = PMPI_Test(req, &flag, st);
-        if (rc != MPI_SUCCESS || flag)
-            return rc;
-        ep_progress();
-        ep_backoff(&b);
-    }
+    EP_WAIT_UNTIL((rc = PMPI_Test(req, &flag, st)) != MPI_SUCCESS || flag);
+    return rc;
 }

@@ -23,11 +23,7 @@ void ep_bsend_attach(size_t size) { atomic_store(&bsend_size, size); }
 
 size_t ep_bsend_detach(void)
 {
-    ep_backoff_t b = EP_BACKOFF_INIT;
-    while (atomic_load(&bsend_used) != 0) {
-        ep_progress();
-        ep_backoff(&b);
-    }
+    EP_WAIT_UNTIL(atomic_load(&bsend_used) == 0);
     return atomic_exchange(&bsend_size, 0);
 }
 
@@ -121,9 +117,8 @@ static void copy_shared(ep_request_t *waiting, const void *src, void *dst, size_
     atomic_store_explicit(&j->done, 0, memory_order_relaxed);
     atomic_store_explicit(&waiting->copy_open, 1, memory_order_release);
     copy_chunks(j);
-    ep_backoff_t b = EP_BACKOFF_INIT; /* a helper is finishing its last chunk (or lost its core) */
-    while (atomic_load_explicit(&j->done, memory_order_acquire) < j->nchunks)
-        ep_backoff(&b);
+    /* A helper is finishing its last chunk (or lost its core). */
+    EP_BACKOFF_UNTIL(atomic_load_explicit(&j->done, memory_order_acquire) >= j->nchunks);
     atomic_store_explicit(&waiting->copy_open, 0, memory_order_relaxed);
 }
 
@@ -589,6 +584,14 @@ static ep_status_t recv_start(ep_request_t *r, int waited)
 
 ep_status_t ep_recv_start(ep_request_t *r) { return recv_start(r, 0); }
 
+ep_status_t ep_persistent_start(ep_request_t *r)
+{
+    ep_status_t st = r->kind == EP_REQ_SEND ? ep_send_start(r) : ep_recv_start(r);
+    if (st)
+        ep_request_set_inactive(r);
+    return st;
+}
+
 ep_status_t ep_sendrecv_start(ep_request_t *recv, ep_request_t *send, int waited)
 {
     ep_status_t st = recv_start(recv, waited);
@@ -702,14 +705,4 @@ int ep_recv_cancel(ep_request_t *r)
     return removed;
 }
 
-void ep_request_wait(ep_request_t *r)
-{
-    ep_backoff_t b = EP_BACKOFF_INIT;
-    /* Checked again right after progress: it may just have completed r. */
-    while (!ep_request_poll(r)) {
-        ep_progress();
-        if (ep_request_poll(r))
-            break;
-        ep_backoff(&b);
-    }
-}
+void ep_request_wait(ep_request_t *r) { EP_WAIT_UNTIL(ep_request_poll(r)); }

@@ -34,6 +34,9 @@ int ep_send_now(ep_endpoint_t *ep, const void *buf, int count, MPI_Datatype type
 ep_status_t ep_send_start(ep_request_t *s);
 /* Starts a receive request prepared with buf/count/type/source_pat/tag_pat. */
 ep_status_t ep_recv_start(ep_request_t *r);
+/* Starts persistent request r (MPI_Start), a send or a receive; on
+ * failure r is inactive again. */
+ep_status_t ep_persistent_start(ep_request_t *r);
 /* Starts a receive, then a send, prepared as for the two calls above
  * (MPI_Sendrecv: waited, its caller waits for both next).  On failure
  * nothing of them is left posted; a send's own copy (send->tmp) is the

@@ -180,6 +180,31 @@ static inline int ep_request_state(ep_request_t *r)
 {
     return atomic_load_explicit(&r->state, memory_order_acquire);
 }
+/* A persistent request at rest: not started, completed, or failed to start. */
+static inline void ep_request_set_inactive(ep_request_t *r) { atomic_store(&r->state, EP_RS_INACTIVE); }
+static inline int ep_request_inactive(ep_request_t *r) { return ep_request_state(r) == EP_RS_INACTIVE; }
+
+/* What a send request sends, and what a receive request takes (set
+ * before ep_send_start, ep_recv_start and the like, p2p.h). */
+static inline void ep_request_describe_send(ep_request_t *r, const void *buf, int count, MPI_Datatype type,
+                                            int dest, int tag, ep_send_mode_t mode)
+{
+    r->buf = (void *)buf;
+    r->count = count;
+    r->type = type;
+    r->peer = dest;
+    r->tag = tag;
+    r->mode = mode;
+}
+static inline void ep_request_describe_recv(ep_request_t *r, void *buf, int count, MPI_Datatype type, int source,
+                                            int tag)
+{
+    r->buf = buf;
+    r->count = count;
+    r->type = type;
+    r->source_pat = source;
+    r->tag_pat = tag;
+}
 
 /* r's transfer (PMPI or UCX part) is over, its failure if any recorded:
  * a receive's data that landed in tmp goes where it belongs (what fits),

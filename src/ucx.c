@@ -288,8 +288,7 @@ void ep_ucx_finalize(void)
             ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = UCP_EP_CLOSE_FLAG_FORCE};
             void *r = ucp_ep_close_nbx(u->eps[k], &prm);
             if (r && !UCS_PTR_IS_ERR(r)) {
-                while (ucp_request_check_status(r) == UCS_INPROGRESS)
-                    ucp_worker_progress(u->w);
+                EP_BACKOFF_UNTIL((ucp_worker_progress(u->w), ucp_request_check_status(r) != UCS_INPROGRESS));
                 ucp_request_free(r);
             }
         }
@@ -846,8 +845,9 @@ void ep_ucx_msg_discard(ep_msg_t *m)
     int took = hold(u);
     void *q = ucp_tag_msg_recv_nbx(u->w, sink, (size_t)m->bytes, (ucp_tag_message_h)m->umsg, &prm);
     m->umsg = NULL;
-    while (q && !UCS_PTR_IS_ERR(q) && ucp_request_check_status(q) == UCS_INPROGRESS)
-        ucp_worker_progress(u->w);
+    /* A rendezvous message comes from its sender, in another process. */
+    EP_BACKOFF_UNTIL(!q || UCS_PTR_IS_ERR(q) ||
+                     (ucp_worker_progress(u->w), ucp_request_check_status(q) != UCS_INPROGRESS));
     if (q && !UCS_PTR_IS_ERR(q))
         ucp_request_free(q);
     if (took)

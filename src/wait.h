@@ -1,6 +1,7 @@
 /* Waiting: how a thread that cannot proceed gives the CPU away.
  *
- * Every wait loop in the engine is "check, drive progress, back off".  The
+ * Every wait loop, in the engine and in the entry points, is "check,
+ * drive progress, back off": EP_WAIT_UNTIL below.  The
  * back-off spins for a few rounds (cheap when the partner is running on the
  * other core), then yields, and under EPMPI_WAIT=sleep sleeps briefly, so a
  * run with more endpoints than cores still finishes promptly. */
@@ -27,6 +28,28 @@ typedef struct ep_backoff {
 #define EP_BACKOFF_INIT {0}
 
 void ep_backoff(ep_backoff_t *b);
+
+/* The wait loop of every blocking operation: until COND holds, drive
+ * progress (ep_progress, net.h) and back off.  Each round checks COND
+ * before and right after progress, which may just have made it true
+ * (one check a round, after the back-off, cost 4% of a 1 KiB ping-pong
+ * between two processes over UCX).  COND is evaluated until it is true,
+ * never after: it may complete what it finds complete.  A statement
+ * after the macro is the loop's body, run when the check before progress
+ * fails (a watch on the partner awaited, say); a `;` gives none. */
+typedef struct ep_wait {
+    ep_backoff_t b;
+    int done;
+} ep_wait_t;
+
+#define EP_WAIT_UNTIL(cond)                                                                                  \
+    for (ep_wait_t ep_wait_ = {EP_BACKOFF_INIT, 0}; !ep_wait_.done && !(ep_wait_.done = !!(cond));        \
+         ep_progress(), (ep_wait_.done = !!(cond)) || (ep_backoff(&ep_wait_.b), 0))
+
+/* The same without ep_progress, where COND drives what it waits for
+ * itself (a probe, a UCX worker polled) or a partner thread is finishing
+ * a step that needs no progress. */
+#define EP_BACKOFF_UNTIL(cond) for (ep_backoff_t ep_wait_ = EP_BACKOFF_INIT; !(cond); ep_backoff(&ep_wait_))
 
 /* A lock for short critical sections (an endpoint's matching queues):
  * taking and giving back a free one is one atomic exchange and one store,

@@ -286,21 +286,22 @@ static ep_status_t lock_add(ep_win_t *w, int target, int64_t v, int64_t *old)
                                          &r));
 }
 
-static ep_status_t lock_take(ep_win_t *w, int target, int excl)
+/* One try at target's lock: 1 when it is taken, or when *rc says why
+ * not; 0 when it was not free (the addition taken back). */
+static int lock_try(ep_win_t *w, int target, int excl, ep_status_t *rc)
 {
     int64_t inc = excl ? EXCL : 1, old = 0;
-    ep_backoff_t b = EP_BACKOFF_INIT;
+    if ((*rc = lock_add(w, target, inc, &old)) || (excl ? old == 0 : old < EXCL))
+        return 1;
+    return (*rc = lock_add(w, target, -inc, &old)) != EP_OK;
+}
+
+static ep_status_t lock_take(ep_win_t *w, int target, int excl)
+{
     ep_status_t rc;
-    for (;;) {
-        if ((rc = lock_add(w, target, inc, &old)))
-            return rc;
-        if (excl ? old == 0 : old < EXCL)
-            break;
-        if ((rc = lock_add(w, target, -inc, &old)))
-            return rc;
-        ep_progress();
-        ep_backoff(&b);
-    }
+    EP_WAIT_UNTIL(lock_try(w, target, excl, &rc));
+    if (rc)
+        return rc;
     atomic_thread_fence(memory_order_seq_cst); /* direct accesses come after */
     return EP_OK;
 }

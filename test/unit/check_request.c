@@ -1,0 +1,203 @@
+/* Request pools (request.c): each thread reuses the requests it frees and
+ * their registry slots without a lock.  What must hold: objects come back
+ * most recently freed first, slots oldest first and only after a delay,
+ * the slots a thread holds stay few, and a thread that exits, a pool
+ * emptied at MPI_Finalize and a thread without a pool give everything
+ * back to the registry.  (Stale handles: check_registry.) */
+#include "registry.h"
+#include "request.h"
+
+#include "unit.h"
+
+#include <check.h>
+#include <pthread.h>
+
+/* request.c keeps a freed slot for EP_REQ_POOL_KEEP (16) further requests
+ * of its thread before minting on it again; the bound below leaves room
+ * for that and for the slots taken before the pool has any. */
+#define FEW_SLOTS 40
+
+static ep_request_t *new_req(int with_handle)
+{
+    ep_request_t *r = ep_request_new(EP_REQ_SEND, NULL, with_handle);
+    ck_assert_ptr_nonnull(r);
+    return r;
+}
+
+START_TEST(objects_come_back_most_recently_freed_first)
+{
+    ep_request_t *a = new_req(0), *b = new_req(0);
+    ep_request_destroy(a);
+    ep_request_destroy(b);
+    ck_assert_ptr_eq(new_req(0), b);
+    ck_assert_ptr_eq(new_req(0), a);
+    ep_request_destroy(a);
+    ep_request_destroy(b);
+    ep_request_pools_free();
+}
+END_TEST
+
+START_TEST(reused_objects_are_cleared)
+{
+    ep_request_t *a = new_req(1);
+    a->count = 7;
+    a->tag = 99;
+    atomic_store(&a->state, EP_RS_DONE);
+    ep_request_destroy(a);
+    ep_request_t *b = new_req(0);
+    ck_assert_ptr_eq(b, a);
+    ck_assert_int_eq(b->count, 0);
+    ck_assert_int_eq(b->tag, 0);
+    ck_assert_int_eq(ep_request_state(b), EP_RS_INACTIVE);
+    ck_assert_int_eq((int)b->handle, (int)MPI_REQUEST_NULL);
+    ep_request_destroy(b);
+    ep_request_pools_free();
+}
+END_TEST
+
+/* A loop of new and free, as a message-rate loop does: a slot comes back
+ * only after many others, and the thread holds few slots in all. */
+START_TEST(slots_are_reused_late_and_stay_few)
+{
+    enum { N = 2000, KEEP = 16 };
+    static unsigned idx[N];
+    unsigned most = 0;
+    for (int i = 0; i < N; i++) {
+        ep_request_t *r = new_req(1);
+        idx[i] = ep_handle_index((int)r->handle);
+        most = idx[i] > most ? idx[i] : most;
+        for (int j = i - KEEP; j < i; j++)
+            if (j >= 0)
+                ck_assert_uint_ne(idx[j], idx[i]);
+        ep_request_destroy(r);
+    }
+    ck_assert_uint_le(most, FEW_SLOTS);
+    ep_request_pools_free();
+}
+END_TEST
+
+START_TEST(requests_without_handles_take_no_slot)
+{
+    int h0 = ep_registry_add(EP_HTYPE_REQUEST, &(ep_object_t){EP_OBJ_REQUEST});
+    for (int i = 0; i < 500; i++)
+        ep_request_destroy(new_req(0));
+    ep_object_t o = {EP_OBJ_REQUEST};
+    int h = ep_registry_add(EP_HTYPE_REQUEST, &o);
+    ck_assert_uint_eq(ep_handle_index(h), ep_handle_index(h0) + 1);
+    ep_registry_remove(h);
+    ep_registry_remove(h0);
+    ep_request_pools_free();
+}
+END_TEST
+
+/* After slots up to index `most` were used and handed back, the registry
+ * mints `most` handles without a slot beyond it. */
+static void assert_slots_returned(unsigned most)
+{
+    static int hs[FEW_SLOTS + 1];
+    ep_object_t o = {EP_OBJ_REQUEST};
+    ck_assert_uint_le(most, FEW_SLOTS);
+    ck_assert_int_eq(ep_registry_live(), 0);
+    for (unsigned i = 0; i < most; i++) {
+        hs[i] = ep_registry_add(EP_HTYPE_REQUEST, &o);
+        ck_assert_uint_le(ep_handle_index(hs[i]), most);
+    }
+    for (unsigned i = 0; i < most; i++)
+        ep_registry_remove(hs[i]);
+}
+
+static void *churn(void *arg)
+{
+    unsigned *most = arg;
+    for (int i = 0; i < 300; i++) {
+        ep_request_t *r = ep_request_new(EP_REQ_RECV, NULL, 1);
+        if (!r)
+            abort();
+        unsigned k = ep_handle_index((int)r->handle);
+        *most = k > *most ? k : *most;
+        ep_request_destroy(r);
+    }
+    return NULL;
+}
+
+START_TEST(a_thread_that_exits_gives_its_pool_back)
+{
+    unsigned most = 0;
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, churn, &most), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    assert_slots_returned(most);
+}
+END_TEST
+
+START_TEST(pools_free_empties_every_pool)
+{
+    unsigned most = 0;
+    churn(&most);
+    ep_request_pools_free();
+    assert_slots_returned(most);
+    /* The pool is empty but still this thread's: it fills again. */
+    ep_request_t *r = new_req(1);
+    ck_assert_ptr_eq(ep_request_get(r->handle), r);
+    ep_request_destroy(r);
+    ep_request_pools_free();
+}
+END_TEST
+
+static void *destroy_it(void *arg)
+{
+    ep_request_destroy(arg);
+    return NULL;
+}
+
+/* A thread that never made a request (UCX's progress helper finishing a
+ * freed send) keeps no pool: what it frees goes back at once. */
+START_TEST(a_thread_without_requests_keeps_none)
+{
+    ep_request_t *r = new_req(1);
+    int h = (int)r->handle;
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, destroy_it, r), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    ck_assert_ptr_null(ep_request_get((MPI_Request)h));
+    ck_assert_int_eq(ep_registry_live(), 0);
+    ep_object_t o = {EP_OBJ_REQUEST};
+    int h2 = ep_registry_add(EP_HTYPE_REQUEST, &o);
+    ck_assert_uint_eq(ep_handle_index(h2), ep_handle_index(h)); /* its slot is free again */
+    ep_registry_remove(h2);
+    ep_request_pools_free();
+}
+END_TEST
+
+START_TEST(the_shared_sent_request_is_never_freed)
+{
+    ep_request_t *s = ep_request_get(EP_REQUEST_SENT);
+    ck_assert_ptr_eq(s, &ep_request_sent);
+    ep_request_destroy(s);
+    ep_request_drop_handle(s);
+    ck_assert_ptr_eq(ep_request_get(EP_REQUEST_SENT), &ep_request_sent);
+    ck_assert_int_eq(ep_request_state(s), EP_RS_DONE);
+    ep_request_t *r = new_req(0);
+    ck_assert_ptr_ne(r, s);
+    ep_request_destroy(r);
+    ep_request_pools_free();
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("request");
+    TCase *tc = tcase_create("pools");
+    tcase_add_test(tc, objects_come_back_most_recently_freed_first);
+    tcase_add_test(tc, reused_objects_are_cleared);
+    tcase_add_test(tc, slots_are_reused_late_and_stay_few);
+    tcase_add_test(tc, requests_without_handles_take_no_slot);
+    tcase_add_test(tc, a_thread_that_exits_gives_its_pool_back);
+    tcase_add_test(tc, pools_free_empties_every_pool);
+    tcase_add_test(tc, a_thread_without_requests_keeps_none);
+    tcase_add_test(tc, the_shared_sent_request_is_never_freed);
+    suite_add_tcase(s, tc);
+    /* Each test in a process of its own: they count registry slots from a
+     * fresh registry. */
+    return ep_unit_run_mode(s, CK_FORK);
+}

@@ -135,7 +135,8 @@ void ep_coll_bcast(ep_coll_args_t *a, ep_endpoint_t *ep, void *buf, int count, M
  *
  * Hierarchical: the local inputs are folded (local indices follow rank
  * order) and one PMPI reduction runs over the processes, which are in rank
- * order too when the communicator is blocked.  Otherwise non-commutative
+ * order too when the communicator has its ranks by process
+ * (ranks_by_process).  Otherwise non-commutative
  * operations take the gathered path: an exchange brings every input to the
  * ranks that need it, which fold them in rank order. */
 
@@ -347,7 +348,7 @@ static const ep_coll_kind_t *reduction_kind(ep_endpoint_t *ep, MPI_Op op)
 {
     int commute = 1;
     ep_op_commutative(op, &commute);
-    return (!commute && !ep->comm->blocked) || ep->comm->inter || ep_config.coll_gathered ? &gathered_kind
+    return (!commute && !ep->comm->ranks_by_process) || ep->comm->inter || ep_config.coll_gathered ? &gathered_kind
                                                                                           : &reduce_kind;
 }
 
@@ -394,7 +395,7 @@ void ep_coll_reduce_scatter(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sb
     a->rcount = counts ? counts[ep_local_rank(ep)] : count;
 }
 
-/* ---- scans: on a blocked communicator, local index 0 folds the local
+/* ---- scans: with ranks by process, local index 0 folds the local
  * prefixes and gets the earlier processes' prefix with one PMPI_Iexscan of
  * the local totals; otherwise the gathered path. ------------------------ */
 
@@ -456,7 +457,7 @@ static const ep_coll_kind_t scan_kind = {
 void ep_coll_scan(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count, MPI_Datatype type,
                   MPI_Op op, int exclusive)
 {
-    const ep_coll_kind_t *k = !ep->comm->blocked || ep_config.coll_gathered ? &gathered_kind : &scan_kind;
+    const ep_coll_kind_t *k = !ep->comm->ranks_by_process || ep_config.coll_gathered ? &gathered_kind : &scan_kind;
     reduction_args(a, ep, k, sbuf, rbuf, count, type, op);
     a->all = 1;
     a->scan = exclusive ? 2 : 1;

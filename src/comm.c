@@ -392,14 +392,14 @@ ep_status_t ep_comm_build_on(MPI_Comm pc, int nnew, const ep_new_ep_t *neweps, M
         rc = EP_ERR_NO_MEM;
         goto fail;
     }
-    c->blocked = 1;
+    c->ranks_by_process = 1;
     for (int r = 0; r < total; r++) {
         int p = e[r].proc;
         c->ranks[r].proc = p;
         c->ranks[r].lidx = next[p]++;
         c->proc_ranks[c->proc_first[p] + c->ranks[r].lidx] = r;
         if (r > 0 && p < c->ranks[r - 1].proc)
-            c->blocked = 0;
+            c->ranks_by_process = 0;
         pg[r] = e[r].pgid;
     }
     free(next);
@@ -467,7 +467,7 @@ ep_status_t ep_comm_clone_begin(ep_comm_t *pc, ep_comm_t **out, MPI_Request *req
     c->nprocs = pc->nprocs;
     c->myproc = pc->myproc;
     c->nlocal = pc->nlocal;
-    c->blocked = pc->blocked;
+    c->ranks_by_process = pc->ranks_by_process;
     c->ranks = dup_array(pc->ranks, (size_t)pc->size, sizeof *pc->ranks, &ok);
     c->gids = dup_array(pc->gids, (size_t)pc->size, sizeof *pc->gids, &ok);
     c->proc_world = dup_array(pc->proc_world, (size_t)pc->nprocs, sizeof(int), &ok);

@@ -115,7 +115,7 @@ struct ep_comm {
     int nprocs;              /* processes holding ranks */
     int myproc;              /* this process's index */
     int nlocal;              /* ranks in this process */
-    int blocked;             /* each process's ranks are contiguous, in process order */
+    int ranks_by_process;    /* each process's ranks are contiguous, in process order */
     int inter;               /* an intercommunicator: ranks[] holds group 0, then group 1 */
     int direct;              /* one endpoint per process, rank r in process r: point-to-point
                                 goes straight to MPICH over pcomm (direct.h) */

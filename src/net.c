@@ -387,7 +387,7 @@ static void check_header(int src_world, const ep_wire_hdr_t *h, MPI_Count receiv
 }
 
 /* Returns 1 when the header completed a posted receive. */
-static int deliver(int src_world, const ep_wire_hdr_t *h, const void *payload)
+static int deliver_header(int src_world, const ep_wire_hdr_t *h, const void *payload)
 {
     EP_ASSERT(PROGRESS_HELD());
     ep_comm_t *c = ep_ctx_lookup(h->ctx);
@@ -443,7 +443,7 @@ static void poll_ring(void)
                      "code %d)", world_rank, rc);
         const ep_wire_hdr_t *h = (const ep_wire_hdr_t *)s->buf;
         check_header(st.MPI_SOURCE, h, received);
-        int completed = deliver(st.MPI_SOURCE, h, h + 1);
+        int completed = deliver_header(st.MPI_SOURCE, h, h + 1);
         ring_head = (ring_head + 1) % EP_RING;
         ring_unposted++;
         if (completed)
@@ -544,7 +544,7 @@ void ep_net_comm_ready(ep_comm_t *c)
             *pp = e->next;
             if (early_tailp == &e->next)
                 early_tailp = pp;
-            deliver(e->src_world, &e->hdr, e->payload);
+            deliver_header(e->src_world, &e->hdr, e->payload);
             free(e);
         } else {
             pp = &e->next;

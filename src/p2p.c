@@ -310,7 +310,7 @@ void ep_p2p_drain(ep_endpoint_t *dst, int block)
 /* Delivers m to dst; with drain, the lanes into dst are drained first.  A
  * matched receive is completed after the lock is released: that may copy
  * megabytes, and the progress engine may be waiting for the lock. */
-static int deliver(ep_endpoint_t *dst, const ep_msg_t *m, int drain)
+static int deliver_msg(ep_endpoint_t *dst, const ep_msg_t *m, int drain)
 {
     ep_lock(&dst->lock);
     if (drain)
@@ -323,7 +323,7 @@ static int deliver(ep_endpoint_t *dst, const ep_msg_t *m, int drain)
 }
 
 /* From another process: no lane carries that sender's messages. */
-int ep_p2p_arrive(ep_endpoint_t *dst, const ep_msg_t *m) { return deliver(dst, m, 0); }
+int ep_p2p_arrive(ep_endpoint_t *dst, const ep_msg_t *m) { return deliver_msg(dst, m, 0); }
 
 /* ---- lanes from this thread --------------------------------------------- */
 
@@ -370,8 +370,8 @@ static ep_lane_t *lane_make(ep_endpoint_t *ep, int lidx)
 }
 
 /* The lane from ep to dst that the calling thread may fill, made on first
- * use, or NULL: another thread owns it, or memory ran out (the direct path
- * serves then). */
+ * use, or NULL: another thread owns it, or memory ran out (the shared-copy
+ * path serves then). */
 static inline ep_lane_t *lane_to(ep_endpoint_t *ep, int lidx)
 {
     ep_lane_t *l = lane_of(ep, lidx);
@@ -380,8 +380,8 @@ static inline ep_lane_t *lane_to(ep_endpoint_t *ep, int lidx)
     return l->owner == ep_lane_token() ? l : NULL;
 }
 
-/* Whether the lane from ep to dst may still hold messages: the direct path
- * must then drain it first, or this message would overtake them.  Its
+/* Whether the lane from ep to dst may still hold messages: the shared-copy
+ * path must then drain it first, or this message would overtake them.  Its
  * owner knows from its own counters, reading the consumer's only when they
  * leave a doubt; for any other thread the lane's counters are not safe to
  * read, so it drains. */
@@ -423,7 +423,7 @@ static inline __attribute__((always_inline)) int lane_put(ep_endpoint_t *ep, int
 /* Sends s through its lane to dst if it fits in a slot; 0 when it does not,
  * or the lane cannot take it now.  Only small standard, ready or buffered
  * sends go this way, inline, and complete at once.  A larger message does
- * better on the direct path: there the sender copies straight into a
+ * better on the shared-copy path: there the sender copies straight into a
  * posted receive, while through a lane the receiver would have to fetch
  * the sender's request and buffer and then hand the completion back. */
 static int lane_send(ep_endpoint_t *ep, int lidx, ep_request_t *s)
@@ -504,7 +504,7 @@ ep_status_t ep_send_start(ep_request_t *s)
         ep_msg_t m = {.kind = EP_MSG_LOCAL_RNDV, .bytes = s->lay.bytes, .sreq = s};
         m.link.source = ep_local_rank(ep);
         m.link.tag = s->tag;
-        deliver(dst, &m, lane_pending(ep, loc.lidx));
+        deliver_msg(dst, &m, lane_pending(ep, loc.lidx));
         return EP_OK;
     }
     rc = c->direct ? ep_direct_send(s)

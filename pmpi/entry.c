@@ -87,6 +87,13 @@ int ep_raise_status(ep_endpoint_t *ep, const char *call, ep_status_t st, const c
     return ep_raise(ep, call, ep_status_class(st), "%s%s%s", ep_status_take_text(st), *detail ? ": " : "", detail);
 }
 
+int ep_raise_start(ep_endpoint_t *ep, const char *call, ep_status_t st, int count)
+{
+    if (st == EP_ERR_BSEND_SPACE)
+        return ep_raise_status(ep, call, st, "a buffered send of %d elements", count);
+    return ep_raise_status(ep, call, st, NULL);
+}
+
 int ep_unsupported(const char *call, const char *what, int cls)
 {
     return ep_raise(NULL, call, cls, "not supported on endpoint %s", what);

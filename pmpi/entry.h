@@ -119,6 +119,9 @@ static inline void ep_status_give(MPI_Status *st, const MPI_Status *from)
 /* "not supported on endpoint <what>" for a handle of a function that does
  * not take endpoints (yet). */
 int ep_unsupported(const char *call, const char *what, int cls);
+/* A send of count elements could not start (status st): for want of
+ * attached buffer space, the message says how many elements. */
+int ep_raise_start(ep_endpoint_t *ep, const char *call, ep_status_t st, int count);
 /* A large-count call on endpoints whose count does not fit in an int
  * (raised on comm's handler when it is an endpoint communicator). */
 int ep_count_too_large(const char *call, MPI_Comm comm, MPI_Count count);

@@ -13,14 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int start_failed(ep_endpoint_t *ep, const char *call, ep_status_t st, int count)
-{
-    if (st == EP_ERR_BUFFER)
-        return ep_raise(ep, call, MPI_ERR_BUFFER,
-                        "not enough space in the buffer attached with MPI_Buffer_attach for %d elements", count);
-    return ep_raise_status(ep, call, st, NULL);
-}
-
 /* ---- sends -------------------------------------------------------------- */
 
 /* A send that is over at once needs no request (p2p.h); buffered sends
@@ -49,7 +41,7 @@ static __attribute__((noinline)) int send_wait(const char *call, ep_endpoint_t *
     ep_status_t st = ep_send_start(&r);
     if (st) {
         free(r.tmp);
-        return start_failed(ep, call, st, count);
+        return ep_raise_start(ep, call, st, count);
     }
     ep_diag_enter(ep, call);
     ep_request_wait(&r);
@@ -92,7 +84,7 @@ static int send_nonblocking(const char *call, const void *buf, int count, MPI_Da
         ep_status_t st = ep_send_start(r);
         if (st) {
             ep_request_destroy(r);
-            return start_failed(ep, call, st, count);
+            return ep_raise_start(ep, call, st, count);
         }
     }
     *request = r->handle;
@@ -305,7 +297,7 @@ static int isendrecv_start(const char *call, ep_endpoint_t *ep, const void *sbuf
     ep_status_t st = ep_pair_start(pair);
     if (st) {
         ep_request_destroy(pair);
-        return start_failed(ep, call, st, scount);
+        return ep_raise_start(ep, call, st, scount);
     }
     *request = pair->handle;
     return MPI_SUCCESS;

@@ -488,12 +488,7 @@ static int start_one(const char *call, MPI_Request *h)
     if (!ep_request_inactive(r))
         return ep_raise(r->ep, call, MPI_ERR_REQUEST, "request 0x%x is already active", (unsigned)*h);
     ep_status_t st = ep_persistent_start(r);
-    if (st) {
-        if (st == EP_ERR_BUFFER)
-            return ep_raise(r->ep, call, MPI_ERR_BUFFER, "not enough space in the buffer attached with MPI_Buffer_attach");
-        return ep_raise_status(r->ep, call, st, NULL);
-    }
-    return MPI_SUCCESS;
+    return st ? ep_raise_start(r->ep, call, st, r->count) : MPI_SUCCESS;
 }
 
 EP_API int MPI_Start(MPI_Request *request)

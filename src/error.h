@@ -31,7 +31,7 @@
     X(ERR_COUNT, MPI_ERR_COUNT, "invalid count")                              \
     X(ERR_TYPE, MPI_ERR_TYPE, "invalid datatype")                             \
     X(ERR_OP, MPI_ERR_OP, "invalid reduction operation")                      \
-    X(ERR_BUFFER, MPI_ERR_BUFFER, "invalid buffer")                           \
+    X(ERR_BSEND_SPACE, MPI_ERR_BUFFER, "not enough space in the buffer attached with MPI_Buffer_attach") \
     X(ERR_TRUNCATE, MPI_ERR_TRUNCATE, "message truncated")                    \
     X(ERR_REQUEST, MPI_ERR_REQUEST, "invalid request")                        \
     X(ERR_GROUP, MPI_ERR_GROUP, "invalid group")                              \

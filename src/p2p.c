@@ -491,7 +491,7 @@ ep_status_t ep_send_start(ep_request_t *s)
     if (s->mode == EP_SEND_BUFFERED) {
         size_t need = (size_t)s->lay.bytes + MPI_BSEND_OVERHEAD;
         if (!bsend_reserve(need))
-            return EP_ERR_BUFFER;
+            return EP_ERR_BSEND_SPACE;
         s->bsend_bytes = need;
     }
     atomic_store_explicit(&s->state, EP_RS_PENDING, memory_order_relaxed);

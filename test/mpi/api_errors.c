@@ -190,6 +190,19 @@ static void point_to_point_errors(int r, int s)
 
     rc = MPI_Send(NULL, 4, MPI_INT, r, 0, MPI_COMM_WORLD);
     expect_err(rc, MPI_ERR_BUFFER, "MPI_Send", "buffer", "MPI_Send from a NULL buffer");
+
+    /* No buffer is attached: a buffered send has no space, and sends nothing. */
+    rc = MPI_Bsend(v, 4, MPI_INT, r, 0, MPI_COMM_WORLD);
+    expect_err(rc, MPI_ERR_BUFFER, "MPI_Bsend", "MPI_Buffer_attach", "MPI_Bsend without an attached buffer");
+    rc = MPI_Ibsend(v, 4, MPI_INT, r, 0, MPI_COMM_WORLD, &rq);
+    expect_err(rc, MPI_ERR_BUFFER, "MPI_Ibsend", "4 elements", "MPI_Ibsend without an attached buffer");
+    EPT_OK(MPI_Bsend_init(v, 4, MPI_INT, r, 0, MPI_COMM_WORLD, &rq));
+    rc = MPI_Start(&rq);
+    expect_err(rc, MPI_ERR_BUFFER, "MPI_Start", "MPI_Buffer_attach", "MPI_Start of a MPI_Bsend_init without a buffer");
+    EPT_OK(MPI_Request_free(&rq)); /* inactive again: it can be freed */
+    int flag = 1;
+    EPT_OK(MPI_Iprobe(r, 0, MPI_COMM_WORLD, &flag, &st));
+    SOFT_CHECK(!flag, "a buffered send that failed for want of space sent a message");
 }
 
 static void collective_errors(int s)

@@ -12,22 +12,12 @@
 #include "world.h"
 
 #include <stdio.h>
-#include <time.h>
 
 int ep_tag_ub = 32767;
 
 static int engine_up;
 
-static void fatal_setup(const char *call, const char *msg)
-{
-    fprintf(stderr, "epmpi: %s: %s\n", call, msg);
-    fflush(stderr);
-    /* mpiexec may drop what a job printed just before it aborted: give
-     * the message a moment to leave (a failed start, so time is no cost). */
-    struct timespec pause = {0, 200 * 1000 * 1000};
-    nanosleep(&pause, NULL);
-    PMPI_Abort(MPI_COMM_WORLD, 1);
-}
+static void fatal_setup(const char *call, const char *msg) { ep_die(1, "%s: %s", call, msg); }
 
 /* --verbose: one line per process saying how it runs. */
 static void describe(void)

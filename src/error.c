@@ -300,15 +300,25 @@ int ep_errhandler_invoke(MPI_Errhandler eh, MPI_Comm comm, int code)
     ep_error_code_class(code, &cls);
     char who[MPI_MAX_OBJECT_NAME + 160];
     ep_diag_whoami(comm, who, sizeof who);
-    fprintf(stderr, "epmpi: fatal error in %s: %s\n", who, buf);
+    ep_die(cls ? cls : 1, "fatal error in %s: %s", who, buf);
+}
+
+void ep_die(int exit_code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("epmpi: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
     fflush(stderr);
     /* mpiexec drops what a process printed just before the job was
      * aborted (seen for about one abort in three): give the message a
      * moment to leave; the job is over anyway. */
     struct timespec pause = {0, 200 * 1000 * 1000};
     nanosleep(&pause, NULL);
-    PMPI_Abort(MPI_COMM_WORLD, cls ? cls : 1);
-    return code;
+    PMPI_Abort(MPI_COMM_WORLD, exit_code);
+    abort(); /* PMPI_Abort does not return */
 }
 
 void ep_fatal(int cls, const char *fmt, ...)

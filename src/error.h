@@ -125,5 +125,9 @@ int ep_errhandler_invoke(MPI_Errhandler eh, MPI_Comm comm, int code);
  * corrupt header): prints "epmpi: fatal error: " and the message, and
  * aborts the job. */
 void ep_fatal(int cls, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn, cold));
+/* Prints "epmpi: <text>" on stderr and aborts the job with exit_code:
+ * what every fatal error ends with (ep_fatal, a fatal error handler, a
+ * failed start-up). */
+void ep_die(int exit_code, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn, cold));
 
 #endif

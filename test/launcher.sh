@@ -60,6 +60,15 @@ else
     # EPMPI_UCX_* reaches epmpi's UCX context alone: TCP between two
     # processes of one machine, where UCX would take shared memory.
     hello=$(dirname "$L")/examples/hello_endpoints
+    # A setting epmpi cannot use stops the job at start-up, saying why.
+    if out=$(EPMPI_WAIT=bogus "$L" -n 1 -t 1 "$hello" 2>&1); then
+        fail "EPMPI_WAIT=bogus: the job did not fail: $out"
+    else
+        case $out in
+            *"epmpi: MPI_Init"*"EPMPI_WAIT='bogus' is not valid"*) echo "ok: a bad setting stops MPI_Init" ;;
+            *) fail "EPMPI_WAIT=bogus: no message naming MPI_Init and the setting: $out" ;;
+        esac
+    fi
     out=$("$L" -n 2 -t 1 --verbose "$hello" 2>&1)
     case $out in
         *"transport ucx ("*) out=$(EPMPI_UCX_TLS=tcp,self "$L" -n 2 -t 1 --verbose "$hello" 2>&1)

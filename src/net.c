@@ -185,7 +185,6 @@ void ep_net_finalize(void)
 {
     /* Freed requests still inside MPICH (buffered sends, rendezvous data)
      * must finish before the communicators go. */
-    ep_progress();
     EP_WAIT_UNTIL(abandon_detached() == 0);
     if (atomic_load(&ep_net_ring_on)) {
         progress_take();

@@ -276,6 +276,17 @@ void ep_ucx_stop_helper(void)
     }
 }
 
+/* Drives worker u until q, what a _nbx call returned, is over, then
+ * frees it (NULL: over at once; an error: nothing started).  Only where
+ * waiting is rare: shutdown, a dropped message. */
+static void finish_nbx(ep_ucx_worker_t *u, void *q)
+{
+    if (!q || UCS_PTR_IS_ERR(q))
+        return;
+    EP_BACKOFF_UNTIL((ucp_worker_progress(u->w), ucp_request_check_status(q) != UCS_INPROGRESS));
+    ucp_request_free(q);
+}
+
 void ep_ucx_finalize(void)
 {
     size_t neps = (size_t)ep_net_world_size() * (size_t)wmax;
@@ -286,11 +297,7 @@ void ep_ucx_finalize(void)
             if (!u->eps[k])
                 continue;
             ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = UCP_EP_CLOSE_FLAG_FORCE};
-            void *r = ucp_ep_close_nbx(u->eps[k], &prm);
-            if (r && !UCS_PTR_IS_ERR(r)) {
-                EP_BACKOFF_UNTIL((ucp_worker_progress(u->w), ucp_request_check_status(r) != UCS_INPROGRESS));
-                ucp_request_free(r);
-            }
+            finish_nbx(u, ucp_ep_close_nbx(u->eps[k], &prm));
         }
         free(u->eps);
         free(u->slots);
@@ -845,11 +852,7 @@ void ep_ucx_msg_discard(ep_msg_t *m)
     int took = hold(u);
     void *q = ucp_tag_msg_recv_nbx(u->w, sink, (size_t)m->bytes, (ucp_tag_message_h)m->umsg, &prm);
     m->umsg = NULL;
-    /* A rendezvous message comes from its sender, in another process. */
-    EP_BACKOFF_UNTIL(!q || UCS_PTR_IS_ERR(q) ||
-                     (ucp_worker_progress(u->w), ucp_request_check_status(q) != UCS_INPROGRESS));
-    if (q && !UCS_PTR_IS_ERR(q))
-        ucp_request_free(q);
+    finish_nbx(u, q); /* a rendezvous message's data come from another process */
     if (took)
         unlock_worker(u);
     free(sink);

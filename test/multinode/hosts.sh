@@ -96,7 +96,16 @@ case $cmd in
         trap 'down "$EPMN_DIR"; rm -rf "$EPMN_DIR"' EXIT
         trap 'exit 130' INT TERM
         (up "$EPMN_DIR" "$n") || exit 1
-        "$@"
+        # In the background and waited for: a shell runs its traps only
+        # when its foreground command ends, but a signal interrupts
+        # `wait`, so the hosts go (and their processes with them, `down`)
+        # as soon as this script is told to stop.  Standard input goes
+        # along through fd 3 (sh gives a background command /dev/null).
+        exec 3<&0
+        "$@" <&3 3<&- &
+        child=$!
+        trap 'kill -TERM $child 2> /dev/null; exit 130' INT TERM
+        wait $child
         exit $? ;;
     *) echo "usage: hosts.sh up DIR N | down DIR | can | run N COMMAND..." >&2; exit 2 ;;
 esac

@@ -31,9 +31,10 @@ void ep_backoff(ep_backoff_t *b);
 
 /* The wait loop of every blocking operation: until COND holds, drive
  * progress (ep_progress, net.h) and back off.  Each round checks COND
- * before and right after progress, which may just have made it true
- * (one check a round, after the back-off, cost 4% of a 1 KiB ping-pong
- * between two processes over UCX).  COND is evaluated until it is true,
+ * right after progress, which may just have made it true (no back-off
+ * then), and again after backing off, when another thread may have (no
+ * progress then), as ep_request_wait always did.  So a check should be
+ * cheap next to progress.  COND is evaluated until it is true,
  * never after: it may complete what it finds complete.  A statement
  * after the macro is the loop's body, run when the check before progress
  * fails (a watch on the partner awaited, say); a `;` gives none. */

@@ -396,7 +396,7 @@ def f_convert(cname, params, ts, comm):
         elif name == "flag":
             args.append(name)
             post.append("ep_f_logical(flag);")
-        elif name == "indx":
+        elif name == "indx" and not is_arr:  # MPI_Waitany's index, not MPI_Graph_create's array
             pre.append("*indx = MPI_UNDEFINED;")
             args.append(name)
             post.append("ep_f_indices(indx, 1);")

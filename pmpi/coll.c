@@ -5,6 +5,7 @@
  * the caller's, which gets the request. */
 #include "coll.h"
 #include "entry.h"
+#include "topo.h"
 
 #define BLOCKING EP_BLOCKING
 #define coll_go ep_coll_go
@@ -39,7 +40,7 @@ static int check_block(ep_endpoint_t *ep, const char *call, const void *buf, int
 }
 
 /* n per-rank counts (and displacements). */
-static int check_counts_n(ep_endpoint_t *ep, const char *call, const char *what, const int *counts, const int *displs,
+static int check_counts_n(ep_endpoint_t *ep, const char *call, const char *what, const int *counts, const void *displs,
                           int n)
 {
     if (!counts || !displs)
@@ -57,15 +58,20 @@ static int check_counts(ep_endpoint_t *ep, const char *call, const char *what, c
     return check_counts_n(ep, call, what, counts, displs, ep_remote_size(ep));
 }
 
-static int check_types(ep_endpoint_t *ep, const char *call, const MPI_Datatype *types, const int *counts)
+static int check_types_n(ep_endpoint_t *ep, const char *call, const MPI_Datatype *types, const int *counts, int n)
 {
     int rc;
     if (!types)
         return ep_raise(ep, call, MPI_ERR_ARG, "datatype array is NULL");
-    for (int r = 0; r < ep_remote_size(ep); r++)
+    for (int r = 0; r < n; r++)
         if (counts[r] > 0 && (rc = ep_check_type(ep, call, types[r])))
             return rc;
     return MPI_SUCCESS;
+}
+
+static int check_types(ep_endpoint_t *ep, const char *call, const MPI_Datatype *types, const int *counts)
+{
+    return check_types_n(ep, call, types, counts, ep_remote_size(ep));
 }
 
 static int check_reduction(ep_endpoint_t *ep, const char *call, int count, MPI_Datatype type, MPI_Op op)
@@ -593,4 +599,189 @@ EP_API int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
     return scan_ep("MPI_Iexscan", sendbuf, recvbuf, count, datatype, op, comm, 1, request);
+}
+
+/* ---- neighbourhood collectives ----------------------------------------------
+ * On the communicator's topology (src/topo.h), through the same exchange as
+ * the all-to-alls.  The persistent forms (_init) are refused, like every
+ * persistent collective on endpoints. */
+
+/* The communicator must carry a topology; MPI_IN_PLACE means nothing here. */
+static int nbr_entry(const char *call, MPI_Comm comm, const void *sendbuf, ep_endpoint_t **ep)
+{
+    int rc;
+    if ((rc = ep_entry_endpoint(call, comm, ep)))
+        return rc;
+    if (!(*ep)->topo)
+        return ep_raise(*ep, call, MPI_ERR_TOPOLOGY, "the communicator has no topology");
+    if (sendbuf == MPI_IN_PLACE)
+        return ep_raise(*ep, call, MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed in neighbourhood collectives");
+    return MPI_SUCCESS;
+}
+
+/* v forms: n counts and displacements (NULL allowed when n is 0). */
+static int check_nbr_counts(ep_endpoint_t *ep, const char *call, const char *what, const int *counts,
+                            const void *displs, int n)
+{
+    return n ? check_counts_n(ep, call, what, counts, displs, n) : MPI_SUCCESS;
+}
+
+/* recvcounts NULL: Neighbor_allgather, recvcount from each in-neighbour. */
+static int nbr_allgather_ep(const char *call, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, const int *recvcounts, const int *displs,
+                            MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req)
+{
+    ep_endpoint_t *ep;
+    ep_coll_args_t a;
+    int rc;
+    if ((rc = nbr_entry(call, comm, sendbuf, &ep)) || (rc = check_block(ep, call, sendbuf, sendcount, sendtype)) ||
+        (!recvcounts && (rc = check_block(ep, call, recvbuf, recvcount, recvtype))) ||
+        (recvcounts && ((rc = ep_check_type(ep, call, recvtype)) ||
+                        (rc = check_nbr_counts(ep, call, "receive", recvcounts, displs, ep->topo->indegree)))))
+        return rc;
+    ep_coll_neighbor(&a, ep, 1, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, recvcounts, displs,
+                     recvtype);
+    return coll_go(ep, call, &a, req);
+}
+
+EP_API int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return nbr_allgather_ep("MPI_Neighbor_allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL,
+                            recvtype, comm, BLOCKING);
+}
+
+EP_API int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    return nbr_allgather_ep("MPI_Ineighbor_allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL,
+                            recvtype, comm, request);
+}
+
+EP_API int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                   const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+    return nbr_allgather_ep("MPI_Neighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
+                            recvtype, comm, BLOCKING);
+}
+
+EP_API int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                    const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                                    MPI_Request *request)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+                                         request);
+    return nbr_allgather_ep("MPI_Ineighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
+                            recvtype, comm, request);
+}
+
+/* sendcounts NULL: Neighbor_alltoall, the uniform counts. */
+static int nbr_alltoall_ep(const char *call, const void *sendbuf, int sendcount, const int *sendcounts,
+                           const int *sdispls, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                           const int *recvcounts, const int *rdispls, MPI_Datatype recvtype, MPI_Comm comm,
+                           MPI_Request *req)
+{
+    ep_endpoint_t *ep;
+    ep_coll_args_t a;
+    int rc;
+    if ((rc = nbr_entry(call, comm, sendbuf, &ep)))
+        return rc;
+    if (!sendcounts ? (rc = check_block(ep, call, sendbuf, sendcount, sendtype)) ||
+                          (rc = check_block(ep, call, recvbuf, recvcount, recvtype))
+                    : (rc = ep_check_type(ep, call, sendtype)) || (rc = ep_check_type(ep, call, recvtype)) ||
+                          (rc = check_nbr_counts(ep, call, "send", sendcounts, sdispls, ep->topo->outdegree)) ||
+                          (rc = check_nbr_counts(ep, call, "receive", recvcounts, rdispls, ep->topo->indegree)))
+        return rc;
+    ep_coll_neighbor(&a, ep, 0, sendbuf, sendcount, sendcounts, sdispls, sendtype, recvbuf, recvcount, recvcounts,
+                     rdispls, recvtype);
+    return coll_go(ep, call, &a, req);
+}
+
+EP_API int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return nbr_alltoall_ep("MPI_Neighbor_alltoall", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount,
+                           NULL, NULL, recvtype, comm, BLOCKING);
+}
+
+EP_API int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    return nbr_alltoall_ep("MPI_Ineighbor_alltoall", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount,
+                           NULL, NULL, recvtype, comm, request);
+}
+
+EP_API int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+                                  MPI_Datatype recvtype, MPI_Comm comm)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                                       recvtype, comm);
+    return nbr_alltoall_ep("MPI_Neighbor_alltoallv", sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0,
+                           recvcounts, rdispls, recvtype, comm, BLOCKING);
+}
+
+EP_API int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+                                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                                        recvtype, comm, request);
+    return nbr_alltoall_ep("MPI_Ineighbor_alltoallv", sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0,
+                           recvcounts, rdispls, recvtype, comm, request);
+}
+
+static int nbr_alltoallw_ep(const char *call, const void *sendbuf, const int *sendcounts, const MPI_Aint *sdispls,
+                            const MPI_Datatype *sendtypes, void *recvbuf, const int *recvcounts,
+                            const MPI_Aint *rdispls, const MPI_Datatype *recvtypes, MPI_Comm comm, MPI_Request *req)
+{
+    ep_endpoint_t *ep;
+    ep_coll_args_t a;
+    int rc;
+    if ((rc = nbr_entry(call, comm, sendbuf, &ep)))
+        return rc;
+    int out = ep->topo->outdegree, in = ep->topo->indegree;
+    if ((out && ((rc = check_counts_n(ep, call, "send", sendcounts, sdispls, out)) ||
+                 (rc = check_types_n(ep, call, sendtypes, sendcounts, out)))) ||
+        (in && ((rc = check_counts_n(ep, call, "receive", recvcounts, rdispls, in)) ||
+                (rc = check_types_n(ep, call, recvtypes, recvcounts, in)))))
+        return rc;
+    ep_coll_neighbor_w(&a, ep, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
+    return coll_go(ep, call, &a, req);
+}
+
+EP_API int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                                  const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                                  const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                                       recvtypes, comm);
+    return nbr_alltoallw_ep("MPI_Neighbor_alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                            rdispls, recvtypes, comm, BLOCKING);
+}
+
+EP_API int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                                   const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                   MPI_Request *request)
+{
+    if (!ep_entry_comm_is_ep(comm))
+        return PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                                        recvtypes, comm, request);
+    return nbr_alltoallw_ep("MPI_Ineighbor_alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                            rdispls, recvtypes, comm, request);
 }

@@ -120,76 +120,52 @@ EP_API void mpi_cancel_f08_(MPI_Request *request, MPI_Fint *ierror)
     ep_f_return(ierror, rc);
 }
 
-extern void pmpir_cart_coords_f08_(const MPI_Comm *comm, const int *rank, const int *maxdims, int coords[], MPI_Fint *ierror) EP_F_WEAK;
 EP_API void mpi_cart_coords_f08_(const MPI_Comm *comm, const int *rank, const int *maxdims, int coords[], MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPI_Cart_coords", *comm));
-    else
-        pmpir_cart_coords_f08_(comm, rank, maxdims, coords, ierror);
+    int rc = MPI_Cart_coords(*comm, *rank, *maxdims, coords);
+    ep_f_return(ierror, rc);
 }
 
-extern void pmpir_cart_create_f08_(const MPI_Comm *comm_old, const int *ndims, const int dims[], const int periods[], const int *reorder, MPI_Comm *comm_cart, MPI_Fint *ierror) EP_F_WEAK;
 EP_API void mpi_cart_create_f08_(const MPI_Comm *comm_old, const int *ndims, const int dims[], const int periods[], const int *reorder, MPI_Comm *comm_cart, MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm_old))
-        ep_f_return(ierror, ep_unsupported_comm("MPI_Cart_create", *comm_old));
-    else
-        pmpir_cart_create_f08_(comm_old, ndims, dims, periods, reorder, comm_cart, ierror);
+    int rc = MPI_Cart_create(*comm_old, *ndims, dims, periods, *reorder, comm_cart);
+    ep_f_return(ierror, rc);
 }
 
-extern void pmpir_cart_get_f08_(const MPI_Comm *comm, const int *maxdims, int dims[], int periods[], int coords[], MPI_Fint *ierror) EP_F_WEAK;
 EP_API void mpi_cart_get_f08_(const MPI_Comm *comm, const int *maxdims, int dims[], int periods[], int coords[], MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPI_Cart_get", *comm));
-    else
-        pmpir_cart_get_f08_(comm, maxdims, dims, periods, coords, ierror);
+    int rc = MPI_Cart_get(*comm, *maxdims, dims, periods, coords);
+    ep_f_return(ierror, rc);
 }
 
-extern void pmpir_cart_map_f08_(const MPI_Comm *comm, const int *ndims, const int dims[], const int periods[], int *newrank, MPI_Fint *ierror) EP_F_WEAK;
 EP_API void mpi_cart_map_f08_(const MPI_Comm *comm, const int *ndims, const int dims[], const int periods[], int *newrank, MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPI_Cart_map", *comm));
-    else
-        pmpir_cart_map_f08_(comm, ndims, dims, periods, newrank, ierror);
+    int rc = MPI_Cart_map(*comm, *ndims, dims, periods, newrank);
+    ep_f_return(ierror, rc);
 }
 
-extern void pmpir_cart_rank_f08_(const MPI_Comm *comm, const int coords[], int *rank, MPI_Fint *ierror) EP_F_WEAK;
 EP_API void mpi_cart_rank_f08_(const MPI_Comm *comm, const int coords[], int *rank, MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPI_Cart_rank", *comm));
-    else
-        pmpir_cart_rank_f08_(comm, coords, rank, ierror);
+    int rc = MPI_Cart_rank(*comm, coords, rank);
+    ep_f_return(ierror, rc);
 }
 
-extern void pmpir_cart_shift_f08_(const MPI_Comm *comm, const int *direction, const int *disp, int *rank_source, int *rank_dest, MPI_Fint *ierror) EP_F_WEAK;
 EP_API void mpi_cart_shift_f08_(const MPI_Comm *comm, const int *direction, const int *disp, int *rank_source, int *rank_dest, MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPI_Cart_shift", *comm));
-    else
-        pmpir_cart_shift_f08_(comm, direction, disp, rank_source, rank_dest, ierror);
+    int rc = MPI_Cart_shift(*comm, *direction, *disp, rank_source, rank_dest);
+    ep_f_return(ierror, rc);
 }
 
-extern void pmpir_cart_sub_f08_(const MPI_Comm *comm, const int remain_dims[], MPI_Comm *newcomm, MPI_Fint *ierror) EP_F_WEAK;
 EP_API void mpi_cart_sub_f08_(const MPI_Comm *comm, const int remain_dims[], MPI_Comm *newcomm, MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPI_Cart_sub", *comm));
-    else
-        pmpir_cart_sub_f08_(comm, remain_dims, newcomm, ierror);
+    int rc = MPI_Cart_sub(*comm, remain_dims, newcomm);
+    ep_f_return(ierror, rc);
 }
 
-extern void pmpir_cartdim_get_f08_(const MPI_Comm *comm, int *ndims, MPI_Fint *ierror) EP_F_WEAK;
 EP_API void mpi_cartdim_get_f08_(const MPI_Comm *comm, int *ndims, MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPI_Cartdim_get", *comm));
-    else
-        pmpir_cartdim_get_f08_(comm, ndims, ierror);
+    int rc = MPI_Cartdim_get(*comm, ndims);
+    ep_f_return(ierror, rc);
 }
 
 extern void pmpir_comm_accept_f08_(const char *port_name, const MPI_Info *info, const int *root, const MPI_Comm *comm, MPI_Comm *newcomm, MPI_Fint *ierror, size_t port_name_len) EP_F_WEAK;
@@ -405,40 +381,28 @@ EP_API void mpi_comm_test_inter_f08_(const MPI_Comm *comm, int *flag, MPI_Fint *
     ep_f_return(ierror, rc);
 }
 
-extern void pmpir_dist_graph_create_adjacent_f08_(const MPI_Comm *comm_old, const int *indegree, const int sources[], const int sourceweights[], const int *outdegree, const int destinations[], const int destweights[], const MPI_Info *info, const int *reorder, MPI_Comm *comm_dist_graph, MPI_Fint *ierror) EP_F_WEAK;
 EP_API void mpi_dist_graph_create_adjacent_f08_(const MPI_Comm *comm_old, const int *indegree, const int sources[], const int sourceweights[], const int *outdegree, const int destinations[], const int destweights[], const MPI_Info *info, const int *reorder, MPI_Comm *comm_dist_graph, MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm_old))
-        ep_f_return(ierror, ep_unsupported_comm("MPI_Dist_graph_create_adjacent", *comm_old));
-    else
-        pmpir_dist_graph_create_adjacent_f08_(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph, ierror);
+    int rc = MPI_Dist_graph_create_adjacent(*comm_old, *indegree, sources, sourceweights, *outdegree, destinations, destweights, *info, *reorder, comm_dist_graph);
+    ep_f_return(ierror, rc);
 }
 
-extern void pmpir_dist_graph_create_f08_(const MPI_Comm *comm_old, const int *n, const int sources[], const int degrees[], const int destinations[], const int weights[], const MPI_Info *info, const int *reorder, MPI_Comm *comm_dist_graph, MPI_Fint *ierror) EP_F_WEAK;
 EP_API void mpi_dist_graph_create_f08_(const MPI_Comm *comm_old, const int *n, const int sources[], const int degrees[], const int destinations[], const int weights[], const MPI_Info *info, const int *reorder, MPI_Comm *comm_dist_graph, MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm_old))
-        ep_f_return(ierror, ep_unsupported_comm("MPI_Dist_graph_create", *comm_old));
-    else
-        pmpir_dist_graph_create_f08_(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph, ierror);
+    int rc = MPI_Dist_graph_create(*comm_old, *n, sources, degrees, destinations, weights, *info, *reorder, comm_dist_graph);
+    ep_f_return(ierror, rc);
 }
 
-extern void pmpir_dist_graph_neighbors_count_f08_(const MPI_Comm *comm, int *indegree, int *outdegree, int *weighted, MPI_Fint *ierror) EP_F_WEAK;
 EP_API void mpi_dist_graph_neighbors_count_f08_(const MPI_Comm *comm, int *indegree, int *outdegree, int *weighted, MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPI_Dist_graph_neighbors_count", *comm));
-    else
-        pmpir_dist_graph_neighbors_count_f08_(comm, indegree, outdegree, weighted, ierror);
+    int rc = MPI_Dist_graph_neighbors_count(*comm, indegree, outdegree, weighted);
+    ep_f_return(ierror, rc);
 }
 
-extern void pmpir_dist_graph_neighbors_f08_(const MPI_Comm *comm, const int *maxindegree, int sources[], int sourceweights[], const int *maxoutdegree, int destinations[], int destweights[], MPI_Fint *ierror) EP_F_WEAK;
 EP_API void mpi_dist_graph_neighbors_f08_(const MPI_Comm *comm, const int *maxindegree, int sources[], int sourceweights[], const int *maxoutdegree, int destinations[], int destweights[], MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPI_Dist_graph_neighbors", *comm));
-    else
-        pmpir_dist_graph_neighbors_f08_(comm, maxindegree, sources, sourceweights, maxoutdegree, destinations, destweights, ierror);
+    int rc = MPI_Dist_graph_neighbors(*comm, *maxindegree, sources, sourceweights, *maxoutdegree, destinations, destweights);
+    ep_f_return(ierror, rc);
 }
 
 EP_API void mpi_errhandler_free_f08_(MPI_Errhandler *errhandler, MPI_Fint *ierror)
@@ -471,58 +435,40 @@ EP_API void mpi_file_open_f08_(const MPI_Comm *comm, const char *filename, const
         pmpir_file_open_f08_(comm, filename, amode, info, fh, ierror, filename_len);
 }
 
-extern void pmpir_graph_create_f08_(const MPI_Comm *comm_old, const int *nnodes, const int indx[], const int edges[], const int *reorder, MPI_Comm *comm_graph, MPI_Fint *ierror) EP_F_WEAK;
 EP_API void mpi_graph_create_f08_(const MPI_Comm *comm_old, const int *nnodes, const int indx[], const int edges[], const int *reorder, MPI_Comm *comm_graph, MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm_old))
-        ep_f_return(ierror, ep_unsupported_comm("MPI_Graph_create", *comm_old));
-    else
-        pmpir_graph_create_f08_(comm_old, nnodes, indx, edges, reorder, comm_graph, ierror);
+    int rc = MPI_Graph_create(*comm_old, *nnodes, indx, edges, *reorder, comm_graph);
+    ep_f_return(ierror, rc);
 }
 
-extern void pmpir_graph_get_f08_(const MPI_Comm *comm, const int *maxindex, const int *maxedges, int indx[], int edges[], MPI_Fint *ierror) EP_F_WEAK;
 EP_API void mpi_graph_get_f08_(const MPI_Comm *comm, const int *maxindex, const int *maxedges, int indx[], int edges[], MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPI_Graph_get", *comm));
-    else
-        pmpir_graph_get_f08_(comm, maxindex, maxedges, indx, edges, ierror);
+    int rc = MPI_Graph_get(*comm, *maxindex, *maxedges, indx, edges);
+    ep_f_return(ierror, rc);
 }
 
-extern void pmpir_graph_map_f08_(const MPI_Comm *comm, const int *nnodes, const int indx[], const int edges[], int *newrank, MPI_Fint *ierror) EP_F_WEAK;
 EP_API void mpi_graph_map_f08_(const MPI_Comm *comm, const int *nnodes, const int indx[], const int edges[], int *newrank, MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPI_Graph_map", *comm));
-    else
-        pmpir_graph_map_f08_(comm, nnodes, indx, edges, newrank, ierror);
+    int rc = MPI_Graph_map(*comm, *nnodes, indx, edges, newrank);
+    ep_f_return(ierror, rc);
 }
 
-extern void pmpir_graph_neighbors_count_f08_(const MPI_Comm *comm, const int *rank, int *nneighbors, MPI_Fint *ierror) EP_F_WEAK;
 EP_API void mpi_graph_neighbors_count_f08_(const MPI_Comm *comm, const int *rank, int *nneighbors, MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPI_Graph_neighbors_count", *comm));
-    else
-        pmpir_graph_neighbors_count_f08_(comm, rank, nneighbors, ierror);
+    int rc = MPI_Graph_neighbors_count(*comm, *rank, nneighbors);
+    ep_f_return(ierror, rc);
 }
 
-extern void pmpir_graph_neighbors_f08_(const MPI_Comm *comm, const int *rank, const int *maxneighbors, int neighbors[], MPI_Fint *ierror) EP_F_WEAK;
 EP_API void mpi_graph_neighbors_f08_(const MPI_Comm *comm, const int *rank, const int *maxneighbors, int neighbors[], MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPI_Graph_neighbors", *comm));
-    else
-        pmpir_graph_neighbors_f08_(comm, rank, maxneighbors, neighbors, ierror);
+    int rc = MPI_Graph_neighbors(*comm, *rank, *maxneighbors, neighbors);
+    ep_f_return(ierror, rc);
 }
 
-extern void pmpir_graphdims_get_f08_(const MPI_Comm *comm, int *nnodes, int *nedges, MPI_Fint *ierror) EP_F_WEAK;
 EP_API void mpi_graphdims_get_f08_(const MPI_Comm *comm, int *nnodes, int *nedges, MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPI_Graphdims_get", *comm));
-    else
-        pmpir_graphdims_get_f08_(comm, nnodes, nedges, ierror);
+    int rc = MPI_Graphdims_get(*comm, nnodes, nedges);
+    ep_f_return(ierror, rc);
 }
 
 extern void pmpir_grequest_complete_f08_(const MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
@@ -944,13 +890,123 @@ EP_API void mpi_imrecv_f08ts_large_(const ep_gfc_array_t *buf, const MPI_Count *
     ep_f_return(ierror, rc);
 }
 
+extern void pmpir_ineighbor_allgather_f08ts_(const ep_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_ineighbor_allgather_f08ts_(const ep_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(ep_entry_comm_is_ep(*comm))) {
+        pmpir_ineighbor_allgather_f08ts_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = ep_f08_buffer("MPI_Ineighbor_allgather", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = ep_f08_buffer("MPI_Ineighbor_allgather", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Ineighbor_allgather(sendbuf_c, *sendcount, *sendtype, recvbuf_c, *recvcount, *recvtype, *comm, request);
+    ep_f_return(ierror, rc);
+}
+
+extern void pmpir_ineighbor_allgather_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_ineighbor_allgather_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(ep_entry_comm_is_ep(*comm))) {
+        pmpir_ineighbor_allgather_f08ts_large_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = ep_f08_buffer("MPI_Ineighbor_allgather_c", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = ep_f08_buffer("MPI_Ineighbor_allgather_c", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Ineighbor_allgather_c(sendbuf_c, *sendcount, *sendtype, recvbuf_c, *recvcount, *recvtype, *comm, request);
+    ep_f_return(ierror, rc);
+}
+
+extern void pmpir_ineighbor_allgatherv_f08ts_(const ep_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const int recvcounts[], const int displs[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_ineighbor_allgatherv_f08ts_(const ep_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const int recvcounts[], const int displs[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(ep_entry_comm_is_ep(*comm))) {
+        pmpir_ineighbor_allgatherv_f08ts_(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = ep_f08_buffer("MPI_Ineighbor_allgatherv", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = ep_f08_buffer("MPI_Ineighbor_allgatherv", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Ineighbor_allgatherv(sendbuf_c, *sendcount, *sendtype, recvbuf_c, recvcounts, displs, *recvtype, *comm, request);
+    ep_f_return(ierror, rc);
+}
+
+extern void pmpir_ineighbor_alltoall_f08ts_(const ep_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_ineighbor_alltoall_f08ts_(const ep_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(ep_entry_comm_is_ep(*comm))) {
+        pmpir_ineighbor_alltoall_f08ts_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = ep_f08_buffer("MPI_Ineighbor_alltoall", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = ep_f08_buffer("MPI_Ineighbor_alltoall", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Ineighbor_alltoall(sendbuf_c, *sendcount, *sendtype, recvbuf_c, *recvcount, *recvtype, *comm, request);
+    ep_f_return(ierror, rc);
+}
+
+extern void pmpir_ineighbor_alltoall_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_ineighbor_alltoall_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(ep_entry_comm_is_ep(*comm))) {
+        pmpir_ineighbor_alltoall_f08ts_large_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = ep_f08_buffer("MPI_Ineighbor_alltoall_c", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = ep_f08_buffer("MPI_Ineighbor_alltoall_c", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Ineighbor_alltoall_c(sendbuf_c, *sendcount, *sendtype, recvbuf_c, *recvcount, *recvtype, *comm, request);
+    ep_f_return(ierror, rc);
+}
+
+extern void pmpir_ineighbor_alltoallv_f08ts_(const ep_gfc_array_t *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_ineighbor_alltoallv_f08ts_(const ep_gfc_array_t *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(ep_entry_comm_is_ep(*comm))) {
+        pmpir_ineighbor_alltoallv_f08ts_(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = ep_f08_buffer("MPI_Ineighbor_alltoallv", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = ep_f08_buffer("MPI_Ineighbor_alltoallv", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Ineighbor_alltoallv(sendbuf_c, sendcounts, sdispls, *sendtype, recvbuf_c, recvcounts, rdispls, *recvtype, *comm, request);
+    ep_f_return(ierror, rc);
+}
+
 extern void pmpir_ineighbor_alltoallw_f08ts_(const ep_gfc_array_t *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
 EP_API void mpi_ineighbor_alltoallw_f08ts_(const ep_gfc_array_t *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPI_Ineighbor_alltoallw", *comm));
-    else
+    if (!(ep_entry_comm_is_ep(*comm))) {
         pmpir_ineighbor_alltoallw_f08ts_(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = ep_f08_buffer("MPI_Ineighbor_alltoallw", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = ep_f08_buffer("MPI_Ineighbor_alltoallw", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Ineighbor_alltoallw(sendbuf_c, sendcounts, sdispls, sendtypes, recvbuf_c, recvcounts, rdispls, recvtypes, *comm, request);
+    ep_f_return(ierror, rc);
 }
 
 extern void pmpir_ineighbor_alltoallw_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
@@ -1344,10 +1400,18 @@ EP_API void mpi_mprobe_f08_(const int *source, const int *tag, const MPI_Comm *c
 extern void pmpir_neighbor_alltoallw_f08ts_(const ep_gfc_array_t *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Fint *ierror) EP_F_WEAK;
 EP_API void mpi_neighbor_alltoallw_f08ts_(const ep_gfc_array_t *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPI_Neighbor_alltoallw", *comm));
-    else
+    if (!(ep_entry_comm_is_ep(*comm))) {
         pmpir_neighbor_alltoallw_f08ts_(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = ep_f08_buffer("MPI_Neighbor_alltoallw", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = ep_f08_buffer("MPI_Neighbor_alltoallw", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Neighbor_alltoallw(sendbuf_c, sendcounts, sdispls, sendtypes, recvbuf_c, recvcounts, rdispls, recvtypes, *comm);
+    ep_f_return(ierror, rc);
 }
 
 extern void pmpir_neighbor_alltoallw_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Fint *ierror) EP_F_WEAK;
@@ -1993,4 +2057,4 @@ EP_API void mpix_comm_shrink_f08_(const MPI_Comm *comm, MPI_Comm *newcomm, MPI_F
         pmpixr_comm_shrink_f08_(comm, newcomm, ierror);
 }
 
-/* 210 entry points. */
+/* 216 entry points. */

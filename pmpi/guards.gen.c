@@ -83,60 +83,11 @@ EP_API int(MPI_Gatherv_init)(const void *sendbuf, int sendcount, MPI_Datatype se
     return PMPI_Gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
 }
 
-EP_API int(MPI_Ineighbor_allgather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Ineighbor_allgather", comm);
-    return PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-}
-
-EP_API int(MPI_Ineighbor_allgatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Ineighbor_allgatherv", comm);
-    return PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
-}
-
-EP_API int(MPI_Ineighbor_alltoall)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Ineighbor_alltoall", comm);
-    return PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-}
-
-EP_API int(MPI_Ineighbor_alltoallv)(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Ineighbor_alltoallv", comm);
-    return PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
-}
-
-EP_API int(MPI_Ineighbor_alltoallw)(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Ineighbor_alltoallw", comm);
-    return PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
-}
-
-EP_API int(MPI_Neighbor_allgather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Neighbor_allgather", comm);
-    return PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-}
-
 EP_API int(MPI_Neighbor_allgather_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
         return ep_unsupported_comm("MPI_Neighbor_allgather_init", comm);
     return PMPI_Neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-}
-
-EP_API int(MPI_Neighbor_allgatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Neighbor_allgatherv", comm);
-    return PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 }
 
 EP_API int(MPI_Neighbor_allgatherv_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -146,13 +97,6 @@ EP_API int(MPI_Neighbor_allgatherv_init)(const void *sendbuf, int sendcount, MPI
     return PMPI_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 }
 
-EP_API int(MPI_Neighbor_alltoall)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Neighbor_alltoall", comm);
-    return PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-}
-
 EP_API int(MPI_Neighbor_alltoall_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
@@ -160,25 +104,11 @@ EP_API int(MPI_Neighbor_alltoall_init)(const void *sendbuf, int sendcount, MPI_D
     return PMPI_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
-EP_API int(MPI_Neighbor_alltoallv)(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Neighbor_alltoallv", comm);
-    return PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
-}
-
 EP_API int(MPI_Neighbor_alltoallv_init)(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
         return ep_unsupported_comm("MPI_Neighbor_alltoallv_init", comm);
     return PMPI_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
-}
-
-EP_API int(MPI_Neighbor_alltoallw)(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Neighbor_alltoallw", comm);
-    return PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 }
 
 EP_API int(MPI_Neighbor_alltoallw_init)(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -361,132 +291,6 @@ EP_API int(MPI_Comm_spawn_multiple)(int count, char *array_of_commands[], char *
     if (ep_entry_comm_is_ep(comm))
         return ep_unsupported_comm("MPI_Comm_spawn_multiple", comm);
     return PMPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes);
-}
-
-EP_API int(MPI_Cart_coords)(MPI_Comm comm, int rank, int maxdims, int coords[])
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Cart_coords", comm);
-    return PMPI_Cart_coords(comm, rank, maxdims, coords);
-}
-
-EP_API int(MPI_Cart_create)(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart)
-{
-    if (ep_entry_comm_is_ep(comm_old))
-        return ep_unsupported_comm("MPI_Cart_create", comm_old);
-    return PMPI_Cart_create(comm_old, ndims, dims, periods, reorder, comm_cart);
-}
-
-EP_API int(MPI_Cart_get)(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[])
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Cart_get", comm);
-    return PMPI_Cart_get(comm, maxdims, dims, periods, coords);
-}
-
-EP_API int(MPI_Cart_map)(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Cart_map", comm);
-    return PMPI_Cart_map(comm, ndims, dims, periods, newrank);
-}
-
-EP_API int(MPI_Cart_rank)(MPI_Comm comm, const int coords[], int *rank)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Cart_rank", comm);
-    return PMPI_Cart_rank(comm, coords, rank);
-}
-
-EP_API int(MPI_Cart_shift)(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Cart_shift", comm);
-    return PMPI_Cart_shift(comm, direction, disp, rank_source, rank_dest);
-}
-
-EP_API int(MPI_Cart_sub)(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Cart_sub", comm);
-    return PMPI_Cart_sub(comm, remain_dims, newcomm);
-}
-
-EP_API int(MPI_Cartdim_get)(MPI_Comm comm, int *ndims)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Cartdim_get", comm);
-    return PMPI_Cartdim_get(comm, ndims);
-}
-
-EP_API int(MPI_Dist_graph_create)(MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[], const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
-{
-    if (ep_entry_comm_is_ep(comm_old))
-        return ep_unsupported_comm("MPI_Dist_graph_create", comm_old);
-    return PMPI_Dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph);
-}
-
-EP_API int(MPI_Dist_graph_create_adjacent)(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[], int outdegree, const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
-{
-    if (ep_entry_comm_is_ep(comm_old))
-        return ep_unsupported_comm("MPI_Dist_graph_create_adjacent", comm_old);
-    return PMPI_Dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph);
-}
-
-EP_API int(MPI_Dist_graph_neighbors)(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[], int maxoutdegree, int destinations[], int destweights[])
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Dist_graph_neighbors", comm);
-    return PMPI_Dist_graph_neighbors(comm, maxindegree, sources, sourceweights, maxoutdegree, destinations, destweights);
-}
-
-EP_API int(MPI_Dist_graph_neighbors_count)(MPI_Comm comm, int *indegree, int *outdegree, int *weighted)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Dist_graph_neighbors_count", comm);
-    return PMPI_Dist_graph_neighbors_count(comm, indegree, outdegree, weighted);
-}
-
-EP_API int(MPI_Graph_create)(MPI_Comm comm_old, int nnodes, const int indx[], const int edges[], int reorder, MPI_Comm *comm_graph)
-{
-    if (ep_entry_comm_is_ep(comm_old))
-        return ep_unsupported_comm("MPI_Graph_create", comm_old);
-    return PMPI_Graph_create(comm_old, nnodes, indx, edges, reorder, comm_graph);
-}
-
-EP_API int(MPI_Graph_get)(MPI_Comm comm, int maxindex, int maxedges, int indx[], int edges[])
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Graph_get", comm);
-    return PMPI_Graph_get(comm, maxindex, maxedges, indx, edges);
-}
-
-EP_API int(MPI_Graph_map)(MPI_Comm comm, int nnodes, const int indx[], const int edges[], int *newrank)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Graph_map", comm);
-    return PMPI_Graph_map(comm, nnodes, indx, edges, newrank);
-}
-
-EP_API int(MPI_Graph_neighbors)(MPI_Comm comm, int rank, int maxneighbors, int neighbors[])
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Graph_neighbors", comm);
-    return PMPI_Graph_neighbors(comm, rank, maxneighbors, neighbors);
-}
-
-EP_API int(MPI_Graph_neighbors_count)(MPI_Comm comm, int rank, int *nneighbors)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Graph_neighbors_count", comm);
-    return PMPI_Graph_neighbors_count(comm, rank, nneighbors);
-}
-
-EP_API int(MPI_Graphdims_get)(MPI_Comm comm, int *nnodes, int *nedges)
-{
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Graphdims_get", comm);
-    return PMPI_Graphdims_get(comm, nnodes, nedges);
 }
 
 EP_API int(MPI_Allgather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
@@ -737,9 +541,13 @@ EP_API int(MPI_Igatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
 
 EP_API int(MPI_Ineighbor_allgather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Ineighbor_allgather_c", comm);
-    return PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return ep_count_too_large("MPI_Ineighbor_allgather_c", comm, sendcount);
+    if (recvcount > INT_MAX || recvcount < INT_MIN)
+        return ep_count_too_large("MPI_Ineighbor_allgather_c", comm, recvcount);
+    return MPI_Ineighbor_allgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
 }
 
 EP_API int(MPI_Ineighbor_allgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
@@ -751,9 +559,13 @@ EP_API int(MPI_Ineighbor_allgatherv_c)(const void *sendbuf, MPI_Count sendcount,
 
 EP_API int(MPI_Ineighbor_alltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Ineighbor_alltoall_c", comm);
-    return PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return ep_count_too_large("MPI_Ineighbor_alltoall_c", comm, sendcount);
+    if (recvcount > INT_MAX || recvcount < INT_MIN)
+        return ep_count_too_large("MPI_Ineighbor_alltoall_c", comm, recvcount);
+    return MPI_Ineighbor_alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
 }
 
 EP_API int(MPI_Ineighbor_alltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
@@ -824,9 +636,13 @@ EP_API int(MPI_Iscatterv_c)(const void *sendbuf, const MPI_Count sendcounts[], c
 
 EP_API int(MPI_Neighbor_allgather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Neighbor_allgather_c", comm);
-    return PMPI_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return ep_count_too_large("MPI_Neighbor_allgather_c", comm, sendcount);
+    if (recvcount > INT_MAX || recvcount < INT_MIN)
+        return ep_count_too_large("MPI_Neighbor_allgather_c", comm, recvcount);
+    return MPI_Neighbor_allgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm);
 }
 
 EP_API int(MPI_Neighbor_allgather_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -852,9 +668,13 @@ EP_API int(MPI_Neighbor_allgatherv_init_c)(const void *sendbuf, MPI_Count sendco
 
 EP_API int(MPI_Neighbor_alltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Neighbor_alltoall_c", comm);
-    return PMPI_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return ep_count_too_large("MPI_Neighbor_alltoall_c", comm, sendcount);
+    if (recvcount > INT_MAX || recvcount < INT_MIN)
+        return ep_count_too_large("MPI_Neighbor_alltoall_c", comm, recvcount);
+    return MPI_Neighbor_alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm);
 }
 
 EP_API int(MPI_Neighbor_alltoall_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -1306,4 +1126,4 @@ EP_API int(MPI_File_open)(MPI_Comm comm, const char *filename, int amode, MPI_In
     return PMPI_File_open(comm, filename, amode, info, fh);
 }
 
-/* 166 entry points. */
+/* 138 entry points. */

@@ -62,13 +62,3 @@ EP_API int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm co
     MPI_Comm c = local_comm("MPI_Pack_size_c", comm, &rc);
     return rc ? rc : PMPI_Pack_size_c(incount, datatype, c, size);
 }
-
-/* Endpoint communicators carry no topology (yet). */
-EP_API int MPI_Topo_test(MPI_Comm comm, int *status)
-{
-    ep_endpoint_t *ep;
-    EP_ENTRY("MPI_Topo_test", comm, ep, PMPI_Topo_test(comm, status));
-    (void)ep;
-    *status = MPI_UNDEFINED;
-    return MPI_SUCCESS;
-}

@@ -297,19 +297,23 @@ static const ep_coll_kind_t reduce_kind = {.start = reduce_start, .finish = redu
 /* How many inputs the scan of `rank` folds (ranks 0 .. n-1). */
 static int scan_inputs(const ep_coll_args_t *a, int rank) { return a->scan == 2 ? rank : rank + 1; }
 
-static void gathered_send(const ep_coll_args_t *a, int peer, ep_block_t *b)
+static int gathered_send(const ep_coll_args_t *a, int peer, int k, ep_block_t *b)
 {
+    (void)k;
     *b = (ep_block_t){NULL, 0, MPI_BYTE};
     if (ep_coll_slot(a, peer) >= 0 && (a->scan ? a->me < scan_inputs(a, peer) : a->all || peer == a->root))
         *b = (ep_block_t){ep_coll_input(a), a->scount, a->stype};
+    return 0;
 }
 
-static void gathered_recv(const ep_coll_args_t *a, int peer, ep_block_t *b)
+static int gathered_recv(const ep_coll_args_t *a, int peer, int k, ep_block_t *b)
 {
+    (void)k;
     int r = ep_coll_slot(a, peer);
     *b = (ep_block_t){NULL, 0, MPI_BYTE};
     if (r >= 0 && (a->scan ? peer < scan_inputs(a, a->me) : wants_result(a)))
         *b = (ep_block_t){(char *)a->tmp + (MPI_Aint)r * a->scount * a->sext, a->scount, a->stype};
+    return 0;
 }
 
 static ep_status_t gathered_finish(ep_coll_inst_t *in, int lidx)

@@ -58,12 +58,15 @@ typedef struct ep_coll_kind {
 } ep_coll_kind_t;
 
 /* One endpoint's part of a collective call.  The exchange kinds
- * (coll_xchg.c) describe it through send_block / recv_block: the block
- * this rank sends to / receives from each peer rank. */
+ * (coll_xchg.c) describe it through send_block / recv_block: block k
+ * (0, 1, ...) of those this rank sends to / receives from peer rank; they
+ * return 1 when a block k + 1 follows.  Most kinds move one block per peer;
+ * a neighbourhood collective moves one per edge, and a pair of ranks can
+ * share several edges. */
 struct ep_coll_args {
     const ep_coll_kind_t *kind;
-    void (*send_block)(const ep_coll_args_t *a, int peer, ep_block_t *b);
-    void (*recv_block)(const ep_coll_args_t *a, int peer, ep_block_t *b);
+    int (*send_block)(const ep_coll_args_t *a, int peer, int k, ep_block_t *b);
+    int (*recv_block)(const ep_coll_args_t *a, int peer, int k, ep_block_t *b);
     int me;       /* position in the rank map (ep->rank) */
     int roff, rsize; /* the ranks this one addresses: ranks[roff .. roff+rsize-1] (the remote
                         group of an intercommunicator, everyone in an intracommunicator) */
@@ -82,6 +85,8 @@ struct ep_coll_args {
     const int *rcounts, *rdispls;
     MPI_Datatype rtype;
     const MPI_Datatype *rtypes;
+    int nstypes, nrtypes; /* entries of stypes / rtypes */
+    const MPI_Aint *sbdispls, *rbdispls; /* Neighbor_alltoallw's byte displacements */
     MPI_Aint rext;
     MPI_Op op;
     int part_off;  /* reductions: first element of the result this rank keeps */
@@ -92,6 +97,7 @@ struct ep_coll_args {
                       bytes of Bcast, the element count of reductions; -1: nothing */
     void *tmp;     /* scratch of this rank's finish */
     void *extra;   /* a kind's own arguments (window creation) */
+    const struct ep_topo *topo; /* neighbourhood collectives: this rank's topology (topo.h) */
     ep_dt_rec_t **held; /* non-blocking: the records of the derived types it holds */
     int nheld;
     int op_held;        /* non-blocking: op is held (ep_op_hold) */
@@ -218,6 +224,19 @@ void ep_coll_alltoallw(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, i
                        const int *sdispls, MPI_Datatype stype, const MPI_Datatype *stypes, void *rbuf, int rcount,
                        const int *rcounts, const int *rdispls, MPI_Datatype rtype, const MPI_Datatype *rtypes,
                        int byte_displs);
+
+/* Neighbourhood collectives on ep's topology (ep->topo, set): one block
+ * to each out-neighbour and from each in-neighbour, in MPI's buffer order.
+ * allgather: the same send block to every out-neighbour (Neighbor_allgather
+ * and _allgatherv); otherwise block j of the send side to out-neighbour j.
+ * counts NULL: the uniform form.  The _w form has a count, a byte
+ * displacement and a type per neighbour. */
+void ep_coll_neighbor(ep_coll_args_t *a, ep_endpoint_t *ep, int allgather, const void *sbuf, int scount,
+                      const int *scounts, const int *sdispls, MPI_Datatype stype, void *rbuf, int rcount,
+                      const int *rcounts, const int *rdispls, MPI_Datatype rtype);
+void ep_coll_neighbor_w(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, const int *scounts,
+                        const MPI_Aint *sdispls, const MPI_Datatype *stypes, void *rbuf, const int *rcounts,
+                        const MPI_Aint *rdispls, const MPI_Datatype *rtypes);
 
 /* Bcast as an exchange: the root's block to every rank it addresses (the
  * form intercommunicators use). */

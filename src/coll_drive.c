@@ -157,11 +157,11 @@ static ep_status_t args_hold(ep_coll_args_t *a)
     int n = 0;
     if (a->sbuf != MPI_IN_PLACE) {
         a->held[n++] = ep_type_hold_rec(a->stype);
-        for (int i = 0; a->stypes && i < a->rsize; i++)
+        for (int i = 0; a->stypes && i < a->nstypes; i++)
             a->held[n++] = ep_type_hold_rec(a->stypes[i]);
     }
     a->held[n++] = ep_type_hold_rec(a->rtype);
-    for (int i = 0; a->rtypes && i < a->rsize; i++)
+    for (int i = 0; a->rtypes && i < a->nrtypes; i++)
         a->held[n++] = ep_type_hold_rec(a->rtypes[i]);
     a->nheld = n;
     ep_status_t rc = ep_op_hold(a->op);
@@ -247,10 +247,10 @@ ep_status_t ep_coll_start(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_request
 {
     ep_comm_t *c = ep->comm;
     ep_request_t *r = ep_request_new(EP_REQ_COLL, ep, 1);
-    /* The copy keeps its own Alltoallw type arrays: their types are
+    /* The copy keeps its own type arrays (the w forms): their types are
      * released when the instance goes, after the caller may have freed its
      * arrays. */
-    int ns = a->stypes && a->sbuf != MPI_IN_PLACE ? a->rsize : 0, nr = a->rtypes ? a->rsize : 0;
+    int ns = a->stypes && a->sbuf != MPI_IN_PLACE ? a->nstypes : 0, nr = a->rtypes ? a->nrtypes : 0;
     size_t nrec = 2 + (size_t)(ns + nr); /* at most: stype, rtype and the arrays */
     ep_coll_args_t *copy =
         malloc(sizeof *copy + sizeof(ep_dt_rec_t *) * nrec + sizeof(MPI_Datatype) * (size_t)(ns + nr));

@@ -8,7 +8,8 @@
  *
  *     for each destination process q:
  *       for each local source endpoint i (lidx order):
- *         for each rank r living in q (q's lidx order): block i -> r
+ *         for each rank r living in q (q's lidx order): blocks i -> r
+ *           (block 0, 1, ...: several only in neighbourhood collectives)
  *
  * and runs one PMPI_Ialltoallv on the process-level communicator (or none
  * when the communicator lives in one process: the receive layout is then
@@ -19,6 +20,7 @@
 #include "coll.h"
 
 #include "datatype.h"
+#include "topo.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -57,9 +59,12 @@ ep_status_t ep_coll_xchg_start(ep_coll_inst_t *in)
         for (int i = 0; i < n; i++) {
             const ep_coll_args_t *ai = in->args[i];
             for (int k = 0; k < c->proc_nlocal[q]; k++) {
-                ep_block_t b = {NULL, 0, MPI_BYTE};
-                ai->send_block(ai, c->proc_ranks[c->proc_first[q] + k], &b);
-                total_s += block_bytes(&b);
+                int peer = c->proc_ranks[c->proc_first[q] + k], more = 1;
+                for (int e = 0; more; e++) {
+                    ep_block_t b = {NULL, 0, MPI_BYTE};
+                    more = ai->send_block(ai, peer, e, &b);
+                    total_s += block_bytes(&b);
+                }
             }
         }
         scnt[q] = total_s - sd[q];
@@ -70,10 +75,12 @@ ep_status_t ep_coll_xchg_start(ep_coll_inst_t *in)
             int s = c->proc_ranks[c->proc_first[p] + k];
             for (int j = 0; j < n; j++) {
                 const ep_coll_args_t *aj = in->args[j];
-                ep_block_t b = {NULL, 0, MPI_BYTE};
-                aj->recv_block(aj, s, &b);
                 off[(size_t)s * n + j] = total_r;
-                total_r += block_bytes(&b);
+                for (int e = 0, more = 1; more; e++) {
+                    ep_block_t b = {NULL, 0, MPI_BYTE};
+                    more = aj->recv_block(aj, s, e, &b);
+                    total_r += block_bytes(&b);
+                }
             }
         }
         rcnt[p] = total_r - rd[p];
@@ -88,12 +95,15 @@ ep_status_t ep_coll_xchg_start(ep_coll_inst_t *in)
         for (int i = 0; i < n; i++) {
             const ep_coll_args_t *ai = in->args[i];
             for (int k = 0; k < c->proc_nlocal[q]; k++) {
-                ep_block_t b = {NULL, 0, MPI_BYTE};
-                ep_dt_layout_t l;
-                ai->send_block(ai, c->proc_ranks[c->proc_first[q] + k], &b);
-                if (b.count > 0 && !ep_dt_layout(b.type, b.count, &l)) {
-                    ep_dt_pack(b.buf, b.count, b.type, &l, pos);
-                    pos += l.bytes;
+                int peer = c->proc_ranks[c->proc_first[q] + k], more = 1;
+                for (int e = 0; more; e++) {
+                    ep_block_t b = {NULL, 0, MPI_BYTE};
+                    ep_dt_layout_t l;
+                    more = ai->send_block(ai, peer, e, &b);
+                    if (b.count > 0 && !ep_dt_layout(b.type, b.count, &l)) {
+                        ep_dt_pack(b.buf, b.count, b.type, &l, pos);
+                        pos += l.bytes;
+                    }
                 }
             }
         }
@@ -122,7 +132,8 @@ out:
     return rc;
 }
 
-/* Unpacks the blocks addressed to local endpoint lidx, in rank order. */
+/* Unpacks the blocks addressed to local endpoint lidx, in rank order (a
+ * peer's several blocks follow each other). */
 ep_status_t ep_coll_xchg_finish(ep_coll_inst_t *in, int lidx)
 {
     ep_comm_t *c = in->c;
@@ -130,11 +141,16 @@ ep_status_t ep_coll_xchg_finish(ep_coll_inst_t *in, int lidx)
     const char *buf = in->scratch[1] ? in->scratch[1] : in->scratch[0];
     const int64_t *off = in->scratch[2];
     for (int s = 0; s < c->size; s++) {
-        ep_block_t b = {NULL, 0, MPI_BYTE};
-        ep_dt_layout_t l;
-        a->recv_block(a, s, &b);
-        if (b.count > 0 && !ep_dt_layout(b.type, b.count, &l))
-            ep_dt_unpack(buf + off[(size_t)s * c->nlocal + lidx], l.bytes, (void *)b.buf, b.count, b.type, &l);
+        const char *from = buf + off[(size_t)s * c->nlocal + lidx];
+        for (int e = 0, more = 1; more; e++) {
+            ep_block_t b = {NULL, 0, MPI_BYTE};
+            ep_dt_layout_t l;
+            more = a->recv_block(a, s, e, &b);
+            if (b.count > 0 && !ep_dt_layout(b.type, b.count, &l)) {
+                ep_dt_unpack(from, l.bytes, (void *)b.buf, b.count, b.type, &l);
+                from += l.bytes;
+            }
+        }
     }
     return EP_OK;
 }
@@ -166,18 +182,22 @@ static void block_at(const void *buf, int count, const int *counts, const int *d
 }
 
 /* Bcast: the root's buffer to everyone it addresses. */
-static void bcast_send(const ep_coll_args_t *x, int peer, ep_block_t *b)
+static int bcast_send(const ep_coll_args_t *x, int peer, int k, ep_block_t *b)
 {
+    (void)k;
     *b = none;
     if (x->at_root && ep_coll_slot(x, peer) >= 0)
         *b = (ep_block_t){x->rbuf, x->rcount, x->rtype};
+    return 0;
 }
 
-static void bcast_recv(const ep_coll_args_t *x, int peer, ep_block_t *b)
+static int bcast_recv(const ep_coll_args_t *x, int peer, int k, ep_block_t *b)
 {
+    (void)k;
     *b = none;
     if (peer == x->root && !x->at_root)
         *b = (ep_block_t){x->rbuf, x->rcount, x->rtype};
+    return 0;
 }
 
 void ep_coll_xchg_bcast(ep_coll_args_t *a, ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int root)
@@ -191,19 +211,23 @@ void ep_coll_xchg_bcast(ep_coll_args_t *a, ep_endpoint_t *ep, void *buf, int cou
 
 /* Gather(v): everyone sends one block to the root; the root receives one
  * from everyone (its own stays in place under MPI_IN_PLACE). */
-static void gather_send(const ep_coll_args_t *x, int peer, ep_block_t *b)
+static int gather_send(const ep_coll_args_t *x, int peer, int k, ep_block_t *b)
 {
+    (void)k;
     *b = none;
     if (peer == x->root && !(x->at_root && x->sbuf == MPI_IN_PLACE))
         *b = (ep_block_t){x->sbuf, x->scount, x->stype};
+    return 0;
 }
 
-static void gather_recv(const ep_coll_args_t *x, int peer, ep_block_t *b)
+static int gather_recv(const ep_coll_args_t *x, int peer, int k, ep_block_t *b)
 {
+    (void)k;
     int r = ep_coll_slot(x, peer);
     *b = none;
     if (x->at_root && r >= 0 && !(peer == x->me && x->sbuf == MPI_IN_PLACE))
         block_at(x->rbuf, x->rcount, x->rcounts, x->rdispls, x->rtype, NULL, x->rext, r, b);
+    return 0;
 }
 
 void ep_coll_gatherv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype,
@@ -222,19 +246,23 @@ void ep_coll_gatherv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int
 }
 
 /* Scatter(v): the mirror image. */
-static void scatter_send(const ep_coll_args_t *x, int peer, ep_block_t *b)
+static int scatter_send(const ep_coll_args_t *x, int peer, int k, ep_block_t *b)
 {
+    (void)k;
     int r = ep_coll_slot(x, peer);
     *b = none;
     if (x->at_root && r >= 0 && !(peer == x->me && x->rbuf == MPI_IN_PLACE))
         block_at(x->sbuf, x->scount, x->scounts, x->sdispls, x->stype, NULL, x->sext, r, b);
+    return 0;
 }
 
-static void scatter_recv(const ep_coll_args_t *x, int peer, ep_block_t *b)
+static int scatter_recv(const ep_coll_args_t *x, int peer, int k, ep_block_t *b)
 {
+    (void)k;
     *b = none;
     if (peer == x->root && !(x->at_root && x->rbuf == MPI_IN_PLACE))
         *b = (ep_block_t){x->rbuf, x->rcount, x->rtype};
+    return 0;
 }
 
 void ep_coll_scatterv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, const int *scounts,
@@ -254,23 +282,27 @@ void ep_coll_scatterv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, in
 
 /* Allgather(v): one block to everyone; under MPI_IN_PLACE the block is
  * this rank's part of the receive buffer, which stays where it is. */
-static void allgatherv_send(const ep_coll_args_t *x, int peer, ep_block_t *b)
+static int allgatherv_send(const ep_coll_args_t *x, int peer, int k, ep_block_t *b)
 {
+    (void)k;
     *b = none;
     if (ep_coll_slot(x, peer) < 0 || (peer == x->me && x->sbuf == MPI_IN_PLACE))
-        return;
+        return 0;
     if (x->sbuf != MPI_IN_PLACE)
         *b = (ep_block_t){x->sbuf, x->scount, x->stype};
     else
         block_at(x->rbuf, x->rcount, x->rcounts, x->rdispls, x->rtype, NULL, x->rext, x->me, b);
+    return 0;
 }
 
-static void allgatherv_recv(const ep_coll_args_t *x, int peer, ep_block_t *b)
+static int allgatherv_recv(const ep_coll_args_t *x, int peer, int k, ep_block_t *b)
 {
+    (void)k;
     int r = ep_coll_slot(x, peer);
     *b = none;
     if (r >= 0 && !(peer == x->me && x->sbuf == MPI_IN_PLACE))
         block_at(x->rbuf, x->rcount, x->rcounts, x->rdispls, x->rtype, NULL, x->rext, r, b);
+    return 0;
 }
 
 void ep_coll_allgatherv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype,
@@ -289,24 +321,28 @@ void ep_coll_allgatherv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, 
 /* All-to-all in its three forms.  Under MPI_IN_PLACE the send blocks are
  * the receive blocks: safe, because every block is packed before any
  * receive buffer is written. */
-static void a2a_send(const ep_coll_args_t *x, int peer, ep_block_t *b)
+static int a2a_send(const ep_coll_args_t *x, int peer, int k, ep_block_t *b)
 {
+    (void)k;
     int r = ep_coll_slot(x, peer);
     *b = none;
     if (r < 0)
-        return;
+        return 0;
     if (x->sbuf == MPI_IN_PLACE)
         block_at(x->rbuf, x->rcount, x->rcounts, x->rdispls, x->rtype, x->rtypes, x->rext, r, b);
     else
         block_at(x->sbuf, x->scount, x->scounts, x->sdispls, x->stype, x->stypes, x->sext, r, b);
+    return 0;
 }
 
-static void a2a_recv(const ep_coll_args_t *x, int peer, ep_block_t *b)
+static int a2a_recv(const ep_coll_args_t *x, int peer, int k, ep_block_t *b)
 {
+    (void)k;
     int r = ep_coll_slot(x, peer);
     *b = none;
     if (r >= 0)
         block_at(x->rbuf, x->rcount, x->rcounts, x->rdispls, x->rtype, x->rtypes, x->rext, r, b);
+    return 0;
 }
 
 void ep_coll_alltoallw(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, const int *scounts,
@@ -325,7 +361,94 @@ void ep_coll_alltoallw(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, i
     a->rcounts = rcounts;
     a->rdispls = rdispls;
     a->rtypes = rtypes;
+    a->nstypes = stypes ? a->rsize : 0;
+    a->nrtypes = rtypes ? a->rsize : 0;
     /* Displacements count extents of the type, or bytes (Alltoallw). */
     a->sext = byte_displs || sbuf == MPI_IN_PLACE ? 1 : ep_coll_extent(stype);
     a->rext = byte_displs ? 1 : ep_coll_extent(rtype);
+}
+
+/* Neighbourhood collectives: block k between this rank and a peer is
+ * their k-th edge in the order both sides agree on (topo.h); the edge's
+ * slot places it in the buffers. */
+static int nbr_next(const ep_edge_t *e, int n, int peer, int k)
+{
+    return ep_topo_edge(e, n, peer, k + 1) != NULL;
+}
+
+static int nbr_send(const ep_coll_args_t *x, int peer, int k, ep_block_t *b)
+{
+    const ep_topo_t *t = x->topo;
+    const ep_edge_t *e = ep_topo_edge(t->out, t->nout, peer, k);
+    *b = none;
+    if (!e)
+        return 0;
+    if (x->sbdispls)
+        *b = (ep_block_t){(const char *)x->sbuf + x->sbdispls[e->slot], x->scounts[e->slot], x->stypes[e->slot]};
+    else
+        block_at(x->sbuf, x->scount, x->scounts, x->sdispls, x->stype, NULL, x->sext, e->slot, b);
+    return nbr_next(t->out, t->nout, peer, k);
+}
+
+/* Neighbor_allgather(v): the one send block along every out-edge. */
+static int nbr_allgather_send(const ep_coll_args_t *x, int peer, int k, ep_block_t *b)
+{
+    const ep_topo_t *t = x->topo;
+    *b = none;
+    if (!ep_topo_edge(t->out, t->nout, peer, k))
+        return 0;
+    *b = (ep_block_t){x->sbuf, x->scount, x->stype};
+    return nbr_next(t->out, t->nout, peer, k);
+}
+
+static int nbr_recv(const ep_coll_args_t *x, int peer, int k, ep_block_t *b)
+{
+    const ep_topo_t *t = x->topo;
+    const ep_edge_t *e = ep_topo_edge(t->in, t->nin, peer, k);
+    *b = none;
+    if (!e)
+        return 0;
+    if (x->rbdispls)
+        *b = (ep_block_t){(char *)x->rbuf + x->rbdispls[e->slot], x->rcounts[e->slot], x->rtypes[e->slot]};
+    else
+        block_at(x->rbuf, x->rcount, x->rcounts, x->rdispls, x->rtype, NULL, x->rext, e->slot, b);
+    return nbr_next(t->in, t->nin, peer, k);
+}
+
+void ep_coll_neighbor(ep_coll_args_t *a, ep_endpoint_t *ep, int allgather, const void *sbuf, int scount,
+                      const int *scounts, const int *sdispls, MPI_Datatype stype, void *rbuf, int rcount,
+                      const int *rcounts, const int *rdispls, MPI_Datatype rtype)
+{
+    ep_coll_args_init(a, &xchg_kind, ep);
+    a->topo = ep->topo;
+    a->send_block = allgather ? nbr_allgather_send : nbr_send;
+    a->recv_block = nbr_recv;
+    ep_coll_send_side(a, sbuf, scount, stype);
+    a->scounts = scounts;
+    a->sdispls = sdispls;
+    a->sext = ep_coll_extent(stype);
+    ep_coll_recv_side(a, rbuf, rcount, rtype);
+    a->rcounts = rcounts;
+    a->rdispls = rdispls;
+    a->rext = ep_coll_extent(rtype);
+}
+
+void ep_coll_neighbor_w(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, const int *scounts,
+                        const MPI_Aint *sdispls, const MPI_Datatype *stypes, void *rbuf, const int *rcounts,
+                        const MPI_Aint *rdispls, const MPI_Datatype *rtypes)
+{
+    ep_coll_args_init(a, &xchg_kind, ep);
+    a->topo = ep->topo;
+    a->send_block = nbr_send;
+    a->recv_block = nbr_recv;
+    ep_coll_send_side(a, sbuf, 0, MPI_BYTE);
+    a->scounts = scounts;
+    a->sbdispls = sdispls;
+    a->stypes = stypes;
+    a->nstypes = ep->topo->outdegree;
+    ep_coll_recv_side(a, rbuf, 0, MPI_BYTE);
+    a->rcounts = rcounts;
+    a->rbdispls = rdispls;
+    a->rtypes = rtypes;
+    a->nrtypes = ep->topo->indegree;
 }

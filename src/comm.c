@@ -8,6 +8,7 @@
 #include "handle.h"
 #include "lane.h"
 #include "net.h"
+#include "topo.h"
 #include "ucx.h"
 #include "wait.h"
 
@@ -157,6 +158,7 @@ static void comm_destroy(ep_comm_t *c)
         ep_errhandler_assign(&ep->errhandler, MPI_ERRORS_ARE_FATAL); /* releases it */
         if (ep->info != MPI_INFO_NULL)
             PMPI_Info_free(&ep->info);
+        ep_topo_free(ep->topo);
         while ((it = ep_mq_pop(&ep->unexpected)))
             ep_msg_destroy(ep_container_of(it, ep_msg_t, link));
         pthread_mutex_destroy(&ep->attr_lock);

@@ -81,6 +81,8 @@ typedef struct ep_endpoint {
     void *attrs;                 /* attribute list (attr.c), guarded by attr_lock */
     pthread_mutex_t attr_lock;   /* guards attrs */
     MPI_Info info;               /* hints from MPI_Comm_set_info, or MPI_INFO_NULL */
+    struct ep_topo *topo;        /* its virtual topology (topo.h), or NULL; set once, before its
+                                    owner returns the handle */
     char name[MPI_MAX_OBJECT_NAME];
     uint64_t coll_seq;           /* non-blocking collectives started (coll_drive.c) */
     uint64_t local_seq;          /* calls of the one-process path (coll_local.c) */

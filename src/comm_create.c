@@ -4,6 +4,7 @@
 #include "meet.h"
 
 #include "net.h"
+#include "topo.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -110,11 +111,12 @@ static ep_status_t dup_finish(ep_coll_inst_t *in, int lidx)
     MPI_Comm *out = a->rbuf;
     dup->info = a->info; /* the hints of MPI_Comm_idup_with_info, already copied */
     a->info = MPI_INFO_NULL;
-    if (ep_attr_copy(ep_attr_of(&in->c->local[lidx]), ep_attr_of(dup)) != MPI_SUCCESS) {
+    ep_status_t st = ep_topo_copy(in->c->local[lidx].topo, &dup->topo);
+    if (st || ep_attr_copy(ep_attr_of(&in->c->local[lidx]), ep_attr_of(dup)) != MPI_SUCCESS) {
         ep_attr_delete_all(ep_attr_of(dup));
         ep_endpoint_free(dup);
         *out = MPI_COMM_NULL;
-        return EP_ERR_ATTR_COPY;
+        return st ? st : EP_ERR_ATTR_COPY;
     }
     *out = dup->handle;
     return EP_OK;

@@ -65,3 +65,6 @@ MPI_TESTS += test/mpi/coll_mismatch
 test_mpi_coll_mismatch_CFLAGS = $(MPI_TEST_CFLAGS)
 MPI_TESTS += test/mpi/api_errhandlers
 test_mpi_api_errhandlers_CFLAGS = $(MPI_TEST_CFLAGS)
+MPI_TESTS += test/mpi/topo_query test/mpi/topo_neighbor
+test_mpi_topo_query_CFLAGS = $(MPI_TEST_CFLAGS)
+test_mpi_topo_neighbor_CFLAGS = $(MPI_TEST_CFLAGS)

@@ -20,6 +20,20 @@ void ep_f_indices(int *indices, int n)
             indices[i]++;
 }
 
+/* mpi_f08's MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY are arrays of its own
+ * module (absent when the program does not use mpi_f08). */
+extern int __mpi_f08_link_constants_MOD_mpi_unweighted __attribute__((weak));
+extern int __mpi_f08_link_constants_MOD_mpi_weights_empty __attribute__((weak));
+
+int *ep_f08_weights(const int *w)
+{
+    if (w && w == &__mpi_f08_link_constants_MOD_mpi_unweighted)
+        return MPI_UNWEIGHTED;
+    if (w && w == &__mpi_f08_link_constants_MOD_mpi_weights_empty)
+        return MPI_WEIGHTS_EMPTY;
+    return (int *)w;
+}
+
 MPI_Status *ep_f08_status(MPI_Status *status)
 {
     return (void *)status == (void *)MPI_F08_STATUS_IGNORE ? MPI_STATUS_IGNORE : status;

@@ -35,10 +35,18 @@ EP_API void mpi_alltoallw_f08ts_(const ep_gfc_array_t *sendbuf, const int sendco
 extern void pmpir_alltoallw_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Fint *ierror) EP_F_WEAK;
 EP_API void mpi_alltoallw_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPI_Alltoallw_c", *comm));
-    else
+    if (!(ep_entry_comm_is_ep(*comm))) {
         pmpir_alltoallw_f08ts_large_(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = ep_f08_buffer("MPI_Alltoallw_c", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = ep_f08_buffer("MPI_Alltoallw_c", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Alltoallw_c(sendbuf_c, sendcounts, sdispls, sendtypes, recvbuf_c, recvcounts, rdispls, recvtypes, *comm);
+    ep_f_return(ierror, rc);
 }
 
 extern void pmpir_alltoallw_init_f08ts_(const ep_gfc_array_t *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
@@ -383,13 +391,13 @@ EP_API void mpi_comm_test_inter_f08_(const MPI_Comm *comm, int *flag, MPI_Fint *
 
 EP_API void mpi_dist_graph_create_adjacent_f08_(const MPI_Comm *comm_old, const int *indegree, const int sources[], const int sourceweights[], const int *outdegree, const int destinations[], const int destweights[], const MPI_Info *info, const int *reorder, MPI_Comm *comm_dist_graph, MPI_Fint *ierror)
 {
-    int rc = MPI_Dist_graph_create_adjacent(*comm_old, *indegree, sources, sourceweights, *outdegree, destinations, destweights, *info, *reorder, comm_dist_graph);
+    int rc = MPI_Dist_graph_create_adjacent(*comm_old, *indegree, sources, ep_f08_weights(sourceweights), *outdegree, destinations, ep_f08_weights(destweights), *info, *reorder, comm_dist_graph);
     ep_f_return(ierror, rc);
 }
 
 EP_API void mpi_dist_graph_create_f08_(const MPI_Comm *comm_old, const int *n, const int sources[], const int degrees[], const int destinations[], const int weights[], const MPI_Info *info, const int *reorder, MPI_Comm *comm_dist_graph, MPI_Fint *ierror)
 {
-    int rc = MPI_Dist_graph_create(*comm_old, *n, sources, degrees, destinations, weights, *info, *reorder, comm_dist_graph);
+    int rc = MPI_Dist_graph_create(*comm_old, *n, sources, degrees, destinations, ep_f08_weights(weights), *info, *reorder, comm_dist_graph);
     ep_f_return(ierror, rc);
 }
 
@@ -401,7 +409,7 @@ EP_API void mpi_dist_graph_neighbors_count_f08_(const MPI_Comm *comm, int *indeg
 
 EP_API void mpi_dist_graph_neighbors_f08_(const MPI_Comm *comm, const int *maxindegree, int sources[], int sourceweights[], const int *maxoutdegree, int destinations[], int destweights[], MPI_Fint *ierror)
 {
-    int rc = MPI_Dist_graph_neighbors(*comm, *maxindegree, sources, sourceweights, *maxoutdegree, destinations, destweights);
+    int rc = MPI_Dist_graph_neighbors(*comm, *maxindegree, sources, ep_f08_weights(sourceweights), *maxoutdegree, destinations, ep_f08_weights(destweights));
     ep_f_return(ierror, rc);
 }
 
@@ -603,6 +611,23 @@ EP_API void mpi_iallgatherv_f08ts_(const ep_gfc_array_t *sendbuf, const int *sen
     ep_f_return(ierror, rc);
 }
 
+extern void pmpir_iallgatherv_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_iallgatherv_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(ep_entry_comm_is_ep(*comm))) {
+        pmpir_iallgatherv_f08ts_large_(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = ep_f08_buffer("MPI_Iallgatherv_c", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = ep_f08_buffer("MPI_Iallgatherv_c", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Iallgatherv_c(sendbuf_c, *sendcount, *sendtype, recvbuf_c, recvcounts, displs, *recvtype, *comm, request);
+    ep_f_return(ierror, rc);
+}
+
 extern void pmpir_iallreduce_f08ts_(const ep_gfc_array_t *sendbuf, const ep_gfc_array_t *recvbuf, const int *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
 EP_API void mpi_iallreduce_f08ts_(const ep_gfc_array_t *sendbuf, const ep_gfc_array_t *recvbuf, const int *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
@@ -688,6 +713,23 @@ EP_API void mpi_ialltoallv_f08ts_(const ep_gfc_array_t *sendbuf, const int sendc
     ep_f_return(ierror, rc);
 }
 
+extern void pmpir_ialltoallv_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_ialltoallv_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(ep_entry_comm_is_ep(*comm))) {
+        pmpir_ialltoallv_f08ts_large_(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = ep_f08_buffer("MPI_Ialltoallv_c", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = ep_f08_buffer("MPI_Ialltoallv_c", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Ialltoallv_c(sendbuf_c, sendcounts, sdispls, *sendtype, recvbuf_c, recvcounts, rdispls, *recvtype, *comm, request);
+    ep_f_return(ierror, rc);
+}
+
 extern void pmpir_ialltoallw_f08ts_(const ep_gfc_array_t *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
 EP_API void mpi_ialltoallw_f08ts_(const ep_gfc_array_t *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
@@ -708,10 +750,18 @@ EP_API void mpi_ialltoallw_f08ts_(const ep_gfc_array_t *sendbuf, const int sendc
 extern void pmpir_ialltoallw_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
 EP_API void mpi_ialltoallw_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPI_Ialltoallw_c", *comm));
-    else
+    if (!(ep_entry_comm_is_ep(*comm))) {
         pmpir_ialltoallw_f08ts_large_(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = ep_f08_buffer("MPI_Ialltoallw_c", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = ep_f08_buffer("MPI_Ialltoallw_c", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Ialltoallw_c(sendbuf_c, sendcounts, sdispls, sendtypes, recvbuf_c, recvcounts, rdispls, recvtypes, *comm, request);
+    ep_f_return(ierror, rc);
 }
 
 EP_API void mpi_ibarrier_f08_(const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
@@ -855,6 +905,23 @@ EP_API void mpi_igatherv_f08ts_(const ep_gfc_array_t *sendbuf, const int *sendco
     ep_f_return(ierror, rc);
 }
 
+extern void pmpir_igatherv_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_igatherv_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(ep_entry_comm_is_ep(*comm))) {
+        pmpir_igatherv_f08ts_large_(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = ep_f08_buffer("MPI_Igatherv_c", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = ep_f08_buffer("MPI_Igatherv_c", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Igatherv_c(sendbuf_c, *sendcount, *sendtype, recvbuf_c, recvcounts, displs, *recvtype, *root, *comm, request);
+    ep_f_return(ierror, rc);
+}
+
 EP_API void mpi_improbe_f08_(const int *source, const int *tag, const MPI_Comm *comm, int *flag, MPI_Message *message, MPI_Status *status, MPI_Fint *ierror)
 {
     int rc = MPI_Improbe(*source, *tag, *comm, flag, message, ep_f08_status(status));
@@ -941,6 +1008,23 @@ EP_API void mpi_ineighbor_allgatherv_f08ts_(const ep_gfc_array_t *sendbuf, const
     ep_f_return(ierror, rc);
 }
 
+extern void pmpir_ineighbor_allgatherv_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_ineighbor_allgatherv_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(ep_entry_comm_is_ep(*comm))) {
+        pmpir_ineighbor_allgatherv_f08ts_large_(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = ep_f08_buffer("MPI_Ineighbor_allgatherv_c", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = ep_f08_buffer("MPI_Ineighbor_allgatherv_c", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Ineighbor_allgatherv_c(sendbuf_c, *sendcount, *sendtype, recvbuf_c, recvcounts, displs, *recvtype, *comm, request);
+    ep_f_return(ierror, rc);
+}
+
 extern void pmpir_ineighbor_alltoall_f08ts_(const ep_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
 EP_API void mpi_ineighbor_alltoall_f08ts_(const ep_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
@@ -992,6 +1076,23 @@ EP_API void mpi_ineighbor_alltoallv_f08ts_(const ep_gfc_array_t *sendbuf, const 
     ep_f_return(ierror, rc);
 }
 
+extern void pmpir_ineighbor_alltoallv_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_ineighbor_alltoallv_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(ep_entry_comm_is_ep(*comm))) {
+        pmpir_ineighbor_alltoallv_f08ts_large_(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = ep_f08_buffer("MPI_Ineighbor_alltoallv_c", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = ep_f08_buffer("MPI_Ineighbor_alltoallv_c", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Ineighbor_alltoallv_c(sendbuf_c, sendcounts, sdispls, *sendtype, recvbuf_c, recvcounts, rdispls, *recvtype, *comm, request);
+    ep_f_return(ierror, rc);
+}
+
 extern void pmpir_ineighbor_alltoallw_f08ts_(const ep_gfc_array_t *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
 EP_API void mpi_ineighbor_alltoallw_f08ts_(const ep_gfc_array_t *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
@@ -1012,10 +1113,18 @@ EP_API void mpi_ineighbor_alltoallw_f08ts_(const ep_gfc_array_t *sendbuf, const 
 extern void pmpir_ineighbor_alltoallw_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
 EP_API void mpi_ineighbor_alltoallw_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPI_Ineighbor_alltoallw_c", *comm));
-    else
+    if (!(ep_entry_comm_is_ep(*comm))) {
         pmpir_ineighbor_alltoallw_f08ts_large_(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = ep_f08_buffer("MPI_Ineighbor_alltoallw_c", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = ep_f08_buffer("MPI_Ineighbor_alltoallw_c", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Ineighbor_alltoallw_c(sendbuf_c, sendcounts, sdispls, sendtypes, recvbuf_c, recvcounts, rdispls, recvtypes, *comm, request);
+    ep_f_return(ierror, rc);
 }
 
 EP_API void mpi_intercomm_create_f08_(const MPI_Comm *local_comm, const int *local_leader, const MPI_Comm *peer_comm, const int *remote_leader, const int *tag, MPI_Comm *newintercomm, MPI_Fint *ierror)
@@ -1160,6 +1269,23 @@ EP_API void mpi_ireduce_scatter_f08ts_(const ep_gfc_array_t *sendbuf, const ep_g
     ep_f_return(ierror, rc);
 }
 
+extern void pmpir_ireduce_scatter_f08ts_large_(const ep_gfc_array_t *sendbuf, const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_ireduce_scatter_f08ts_large_(const ep_gfc_array_t *sendbuf, const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(ep_entry_comm_is_ep(*comm))) {
+        pmpir_ireduce_scatter_f08ts_large_(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = ep_f08_buffer("MPI_Ireduce_scatter_c", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = ep_f08_buffer("MPI_Ireduce_scatter_c", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Ireduce_scatter_c(sendbuf_c, recvbuf_c, recvcounts, *datatype, *op, *comm, request);
+    ep_f_return(ierror, rc);
+}
+
 extern void pmpir_irsend_f08ts_(const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
 EP_API void mpi_irsend_f08ts_(const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
@@ -1270,6 +1396,23 @@ EP_API void mpi_iscatterv_f08ts_(const ep_gfc_array_t *sendbuf, const int sendco
         rc = ep_f08_buffer("MPI_Iscatterv", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Iscatterv(sendbuf_c, sendcounts, displs, *sendtype, recvbuf_c, *recvcount, *recvtype, *root, *comm, request);
+    ep_f_return(ierror, rc);
+}
+
+extern void pmpir_iscatterv_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_iscatterv_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(ep_entry_comm_is_ep(*comm))) {
+        pmpir_iscatterv_f08ts_large_(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = ep_f08_buffer("MPI_Iscatterv_c", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = ep_f08_buffer("MPI_Iscatterv_c", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Iscatterv_c(sendbuf_c, sendcounts, displs, *sendtype, recvbuf_c, *recvcount, *recvtype, *root, *comm, request);
     ep_f_return(ierror, rc);
 }
 
@@ -1417,10 +1560,18 @@ EP_API void mpi_neighbor_alltoallw_f08ts_(const ep_gfc_array_t *sendbuf, const i
 extern void pmpir_neighbor_alltoallw_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Fint *ierror) EP_F_WEAK;
 EP_API void mpi_neighbor_alltoallw_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPI_Neighbor_alltoallw_c", *comm));
-    else
+    if (!(ep_entry_comm_is_ep(*comm))) {
         pmpir_neighbor_alltoallw_f08ts_large_(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = ep_f08_buffer("MPI_Neighbor_alltoallw_c", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = ep_f08_buffer("MPI_Neighbor_alltoallw_c", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Neighbor_alltoallw_c(sendbuf_c, sendcounts, sdispls, sendtypes, recvbuf_c, recvcounts, rdispls, recvtypes, *comm);
+    ep_f_return(ierror, rc);
 }
 
 extern void pmpir_neighbor_alltoallw_init_f08ts_(const ep_gfc_array_t *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
@@ -2057,4 +2208,4 @@ EP_API void mpix_comm_shrink_f08_(const MPI_Comm *comm, MPI_Comm *newcomm, MPI_F
         pmpixr_comm_shrink_f08_(comm, newcomm, ierror);
 }
 
-/* 216 entry points. */
+/* 223 entry points. */

@@ -59,6 +59,8 @@ static inline void ep_f_logical(int *flag) { *flag = *flag ? EP_F_TRUE : EP_F_FA
 /* Makes the first n indices 1-based, as Fortran counts; entries (or an n)
  * of MPI_UNDEFINED stay. */
 void ep_f_indices(int *indices, int n);
+/* A weights array of mpi_f08: its MPI_UNWEIGHTED / MPI_WEIGHTS_EMPTY as C's. */
+int *ep_f08_weights(const int *w);
 
 /* mpi_f08's MPI_STATUS_IGNORE / MPI_STATUSES_IGNORE as C's. */
 MPI_Status *ep_f08_status(MPI_Status *status);

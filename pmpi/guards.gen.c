@@ -6,6 +6,8 @@
  * the counts fit in an int. */
 #include "entry.h"
 
+#include <stdlib.h>
+
 EP_API int(MPI_Allgather_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
@@ -313,9 +315,18 @@ EP_API int(MPI_Allgather_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_D
 
 EP_API int(MPI_Allgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Allgatherv_c", comm);
-    return PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return ep_count_too_large("MPI_Allgatherv_c", comm, sendcount);
+    ep_endpoint_t *ep;
+    int rc = ep_entry_endpoint("MPI_Allgatherv_c", comm, &ep);
+    int *recvcounts_i = NULL, *displs_i = NULL;
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Allgatherv_c", recvcounts, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &recvcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Allgatherv_c", displs, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &displs_i))))
+        rc = MPI_Allgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, comm);
+    free(recvcounts_i);
+    free(displs_i);
+    return rc;
 }
 
 EP_API int(MPI_Allgatherv_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -361,9 +372,18 @@ EP_API int(MPI_Alltoall_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Da
 
 EP_API int(MPI_Alltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Alltoallv_c", comm);
-    return PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+    ep_endpoint_t *ep;
+    int rc = ep_entry_endpoint("MPI_Alltoallv_c", comm, &ep);
+    int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Alltoallv_c", sendcounts, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sendcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Alltoallv_c", sdispls, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sdispls_i)) || (rc = ep_narrow_counts(ep, "MPI_Alltoallv_c", recvcounts, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &recvcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Alltoallv_c", rdispls, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &rdispls_i))))
+        rc = MPI_Alltoallv(sendbuf, sendcounts_i, sdispls_i, sendtype, recvbuf, recvcounts_i, rdispls_i, recvtype, comm);
+    free(sendcounts_i);
+    free(sdispls_i);
+    free(recvcounts_i);
+    free(rdispls_i);
+    return rc;
 }
 
 EP_API int(MPI_Alltoallv_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -375,9 +395,18 @@ EP_API int(MPI_Alltoallv_init_c)(const void *sendbuf, const MPI_Count sendcounts
 
 EP_API int(MPI_Alltoallw_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Alltoallw_c", comm);
-    return PMPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+    ep_endpoint_t *ep;
+    int rc = ep_entry_endpoint("MPI_Alltoallw_c", comm, &ep);
+    int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Alltoallw_c", sendcounts, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sendcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Alltoallw_c", sdispls, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sdispls_i)) || (rc = ep_narrow_counts(ep, "MPI_Alltoallw_c", recvcounts, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &recvcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Alltoallw_c", rdispls, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &rdispls_i))))
+        rc = MPI_Alltoallw(sendbuf, sendcounts_i, sdispls_i, sendtypes, recvbuf, recvcounts_i, rdispls_i, recvtypes, comm);
+    free(sendcounts_i);
+    free(sdispls_i);
+    free(recvcounts_i);
+    free(rdispls_i);
+    return rc;
 }
 
 EP_API int(MPI_Alltoallw_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -439,9 +468,18 @@ EP_API int(MPI_Gather_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Data
 
 EP_API int(MPI_Gatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Gatherv_c", comm);
-    return PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return ep_count_too_large("MPI_Gatherv_c", comm, sendcount);
+    ep_endpoint_t *ep;
+    int rc = ep_entry_endpoint("MPI_Gatherv_c", comm, &ep);
+    int *recvcounts_i = NULL, *displs_i = NULL;
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Gatherv_c", recvcounts, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &recvcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Gatherv_c", displs, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &displs_i))))
+        rc = MPI_Gatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, root, comm);
+    free(recvcounts_i);
+    free(displs_i);
+    return rc;
 }
 
 EP_API int(MPI_Gatherv_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -464,9 +502,18 @@ EP_API int(MPI_Iallgather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datat
 
 EP_API int(MPI_Iallgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Iallgatherv_c", comm);
-    return PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return ep_count_too_large("MPI_Iallgatherv_c", comm, sendcount);
+    ep_endpoint_t *ep;
+    int rc = ep_entry_endpoint("MPI_Iallgatherv_c", comm, &ep);
+    int *recvcounts_i = NULL, *displs_i = NULL;
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Iallgatherv_c", recvcounts, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &recvcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Iallgatherv_c", displs, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &displs_i))))
+        rc = MPI_Iallgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, comm, request);
+    free(recvcounts_i);
+    free(displs_i);
+    return rc;
 }
 
 EP_API int(MPI_Iallreduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
@@ -491,16 +538,34 @@ EP_API int(MPI_Ialltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Dataty
 
 EP_API int(MPI_Ialltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Ialltoallv_c", comm);
-    return PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+    ep_endpoint_t *ep;
+    int rc = ep_entry_endpoint("MPI_Ialltoallv_c", comm, &ep);
+    int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Ialltoallv_c", sendcounts, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sendcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Ialltoallv_c", sdispls, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sdispls_i)) || (rc = ep_narrow_counts(ep, "MPI_Ialltoallv_c", recvcounts, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &recvcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Ialltoallv_c", rdispls, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &rdispls_i))))
+        rc = MPI_Ialltoallv(sendbuf, sendcounts_i, sdispls_i, sendtype, recvbuf, recvcounts_i, rdispls_i, recvtype, comm, request);
+    free(sendcounts_i);
+    free(sdispls_i);
+    free(recvcounts_i);
+    free(rdispls_i);
+    return rc;
 }
 
 EP_API int(MPI_Ialltoallw_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Ialltoallw_c", comm);
-    return PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+    ep_endpoint_t *ep;
+    int rc = ep_entry_endpoint("MPI_Ialltoallw_c", comm, &ep);
+    int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Ialltoallw_c", sendcounts, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sendcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Ialltoallw_c", sdispls, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sdispls_i)) || (rc = ep_narrow_counts(ep, "MPI_Ialltoallw_c", recvcounts, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &recvcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Ialltoallw_c", rdispls, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &rdispls_i))))
+        rc = MPI_Ialltoallw(sendbuf, sendcounts_i, sdispls_i, sendtypes, recvbuf, recvcounts_i, rdispls_i, recvtypes, comm, request);
+    free(sendcounts_i);
+    free(sdispls_i);
+    free(recvcounts_i);
+    free(rdispls_i);
+    return rc;
 }
 
 EP_API int(MPI_Ibcast_c)(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
@@ -534,9 +599,18 @@ EP_API int(MPI_Igather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype
 
 EP_API int(MPI_Igatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Igatherv_c", comm);
-    return PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return ep_count_too_large("MPI_Igatherv_c", comm, sendcount);
+    ep_endpoint_t *ep;
+    int rc = ep_entry_endpoint("MPI_Igatherv_c", comm, &ep);
+    int *recvcounts_i = NULL, *displs_i = NULL;
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Igatherv_c", recvcounts, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &recvcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Igatherv_c", displs, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &displs_i))))
+        rc = MPI_Igatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, root, comm, request);
+    free(recvcounts_i);
+    free(displs_i);
+    return rc;
 }
 
 EP_API int(MPI_Ineighbor_allgather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
@@ -552,9 +626,18 @@ EP_API int(MPI_Ineighbor_allgather_c)(const void *sendbuf, MPI_Count sendcount, 
 
 EP_API int(MPI_Ineighbor_allgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Ineighbor_allgatherv_c", comm);
-    return PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return ep_count_too_large("MPI_Ineighbor_allgatherv_c", comm, sendcount);
+    ep_endpoint_t *ep;
+    int rc = ep_entry_endpoint("MPI_Ineighbor_allgatherv_c", comm, &ep);
+    int *recvcounts_i = NULL, *displs_i = NULL;
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Ineighbor_allgatherv_c", recvcounts, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Ineighbor_allgatherv_c", displs, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &displs_i))))
+        rc = MPI_Ineighbor_allgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, comm, request);
+    free(recvcounts_i);
+    free(displs_i);
+    return rc;
 }
 
 EP_API int(MPI_Ineighbor_alltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
@@ -570,16 +653,32 @@ EP_API int(MPI_Ineighbor_alltoall_c)(const void *sendbuf, MPI_Count sendcount, M
 
 EP_API int(MPI_Ineighbor_alltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Ineighbor_alltoallv_c", comm);
-    return PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+    ep_endpoint_t *ep;
+    int rc = ep_entry_endpoint("MPI_Ineighbor_alltoallv_c", comm, &ep);
+    int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Ineighbor_alltoallv_c", sendcounts, ep_entry_peers(ep, EP_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Ineighbor_alltoallv_c", sdispls, ep_entry_peers(ep, EP_OUT_NEIGHBORS, 0, sendbuf), &sdispls_i)) || (rc = ep_narrow_counts(ep, "MPI_Ineighbor_alltoallv_c", recvcounts, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Ineighbor_alltoallv_c", rdispls, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &rdispls_i))))
+        rc = MPI_Ineighbor_alltoallv(sendbuf, sendcounts_i, sdispls_i, sendtype, recvbuf, recvcounts_i, rdispls_i, recvtype, comm, request);
+    free(sendcounts_i);
+    free(sdispls_i);
+    free(recvcounts_i);
+    free(rdispls_i);
+    return rc;
 }
 
 EP_API int(MPI_Ineighbor_alltoallw_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Ineighbor_alltoallw_c", comm);
-    return PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+    ep_endpoint_t *ep;
+    int rc = ep_entry_endpoint("MPI_Ineighbor_alltoallw_c", comm, &ep);
+    int *sendcounts_i = NULL, *recvcounts_i = NULL;
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Ineighbor_alltoallw_c", sendcounts, ep_entry_peers(ep, EP_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i)) || (rc = ep_narrow_counts(ep, "MPI_Ineighbor_alltoallw_c", recvcounts, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i))))
+        rc = MPI_Ineighbor_alltoallw(sendbuf, sendcounts_i, sdispls, sendtypes, recvbuf, recvcounts_i, rdispls, recvtypes, comm, request);
+    free(sendcounts_i);
+    free(recvcounts_i);
+    return rc;
 }
 
 EP_API int(MPI_Ireduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
@@ -593,9 +692,15 @@ EP_API int(MPI_Ireduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count, M
 
 EP_API int(MPI_Ireduce_scatter_c)(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Ireduce_scatter_c", comm);
-    return PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
+    ep_endpoint_t *ep;
+    int rc = ep_entry_endpoint("MPI_Ireduce_scatter_c", comm, &ep);
+    int *recvcounts_i = NULL;
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Ireduce_scatter_c", recvcounts, ep_entry_peers(ep, EP_GROUP, 0, sendbuf), &recvcounts_i))))
+        rc = MPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts_i, datatype, op, comm, request);
+    free(recvcounts_i);
+    return rc;
 }
 
 EP_API int(MPI_Ireduce_scatter_block_c)(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
@@ -629,9 +734,18 @@ EP_API int(MPI_Iscatter_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
 
 EP_API int(MPI_Iscatterv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Iscatterv_c", comm);
-    return PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+    if (recvcount > INT_MAX || recvcount < INT_MIN)
+        return ep_count_too_large("MPI_Iscatterv_c", comm, recvcount);
+    ep_endpoint_t *ep;
+    int rc = ep_entry_endpoint("MPI_Iscatterv_c", comm, &ep);
+    int *sendcounts_i = NULL, *displs_i = NULL;
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Iscatterv_c", sendcounts, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &sendcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Iscatterv_c", displs, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &displs_i))))
+        rc = MPI_Iscatterv(sendbuf, sendcounts_i, displs_i, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, request);
+    free(sendcounts_i);
+    free(displs_i);
+    return rc;
 }
 
 EP_API int(MPI_Neighbor_allgather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
@@ -654,9 +768,18 @@ EP_API int(MPI_Neighbor_allgather_init_c)(const void *sendbuf, MPI_Count sendcou
 
 EP_API int(MPI_Neighbor_allgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Neighbor_allgatherv_c", comm);
-    return PMPI_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return ep_count_too_large("MPI_Neighbor_allgatherv_c", comm, sendcount);
+    ep_endpoint_t *ep;
+    int rc = ep_entry_endpoint("MPI_Neighbor_allgatherv_c", comm, &ep);
+    int *recvcounts_i = NULL, *displs_i = NULL;
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Neighbor_allgatherv_c", recvcounts, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Neighbor_allgatherv_c", displs, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &displs_i))))
+        rc = MPI_Neighbor_allgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, comm);
+    free(recvcounts_i);
+    free(displs_i);
+    return rc;
 }
 
 EP_API int(MPI_Neighbor_allgatherv_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -686,9 +809,18 @@ EP_API int(MPI_Neighbor_alltoall_init_c)(const void *sendbuf, MPI_Count sendcoun
 
 EP_API int(MPI_Neighbor_alltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Neighbor_alltoallv_c", comm);
-    return PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+    ep_endpoint_t *ep;
+    int rc = ep_entry_endpoint("MPI_Neighbor_alltoallv_c", comm, &ep);
+    int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Neighbor_alltoallv_c", sendcounts, ep_entry_peers(ep, EP_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Neighbor_alltoallv_c", sdispls, ep_entry_peers(ep, EP_OUT_NEIGHBORS, 0, sendbuf), &sdispls_i)) || (rc = ep_narrow_counts(ep, "MPI_Neighbor_alltoallv_c", recvcounts, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Neighbor_alltoallv_c", rdispls, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &rdispls_i))))
+        rc = MPI_Neighbor_alltoallv(sendbuf, sendcounts_i, sdispls_i, sendtype, recvbuf, recvcounts_i, rdispls_i, recvtype, comm);
+    free(sendcounts_i);
+    free(sdispls_i);
+    free(recvcounts_i);
+    free(rdispls_i);
+    return rc;
 }
 
 EP_API int(MPI_Neighbor_alltoallv_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -700,9 +832,16 @@ EP_API int(MPI_Neighbor_alltoallv_init_c)(const void *sendbuf, const MPI_Count s
 
 EP_API int(MPI_Neighbor_alltoallw_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Neighbor_alltoallw_c", comm);
-    return PMPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+    ep_endpoint_t *ep;
+    int rc = ep_entry_endpoint("MPI_Neighbor_alltoallw_c", comm, &ep);
+    int *sendcounts_i = NULL, *recvcounts_i = NULL;
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Neighbor_alltoallw_c", sendcounts, ep_entry_peers(ep, EP_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i)) || (rc = ep_narrow_counts(ep, "MPI_Neighbor_alltoallw_c", recvcounts, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i))))
+        rc = MPI_Neighbor_alltoallw(sendbuf, sendcounts_i, sdispls, sendtypes, recvbuf, recvcounts_i, rdispls, recvtypes, comm);
+    free(sendcounts_i);
+    free(recvcounts_i);
+    return rc;
 }
 
 EP_API int(MPI_Neighbor_alltoallw_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -730,9 +869,15 @@ EP_API int(MPI_Reduce_init_c)(const void *sendbuf, void *recvbuf, MPI_Count coun
 
 EP_API int(MPI_Reduce_scatter_c)(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Reduce_scatter_c", comm);
-    return PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
+    ep_endpoint_t *ep;
+    int rc = ep_entry_endpoint("MPI_Reduce_scatter_c", comm, &ep);
+    int *recvcounts_i = NULL;
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Reduce_scatter_c", recvcounts, ep_entry_peers(ep, EP_GROUP, 0, sendbuf), &recvcounts_i))))
+        rc = MPI_Reduce_scatter(sendbuf, recvbuf, recvcounts_i, datatype, op, comm);
+    free(recvcounts_i);
+    return rc;
 }
 
 EP_API int(MPI_Reduce_scatter_block_c)(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
@@ -794,9 +939,18 @@ EP_API int(MPI_Scatter_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 
 EP_API int(MPI_Scatterv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Scatterv_c", comm);
-    return PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    if (recvcount > INT_MAX || recvcount < INT_MIN)
+        return ep_count_too_large("MPI_Scatterv_c", comm, recvcount);
+    ep_endpoint_t *ep;
+    int rc = ep_entry_endpoint("MPI_Scatterv_c", comm, &ep);
+    int *sendcounts_i = NULL, *displs_i = NULL;
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Scatterv_c", sendcounts, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &sendcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Scatterv_c", displs, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &displs_i))))
+        rc = MPI_Scatterv(sendbuf, sendcounts_i, displs_i, sendtype, recvbuf, (int)recvcount, recvtype, root, comm);
+    free(sendcounts_i);
+    free(displs_i);
+    return rc;
 }
 
 EP_API int(MPI_Scatterv_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)

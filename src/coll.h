@@ -85,7 +85,8 @@ struct ep_coll_args {
     const int *rcounts, *rdispls;
     MPI_Datatype rtype;
     const MPI_Datatype *rtypes;
-    int nstypes, nrtypes; /* entries of stypes / rtypes */
+    int ns, nr;    /* entries of the per-peer arrays the call reads: scounts, sdispls (or
+                      sbdispls) and stypes; rcounts, rdispls (or rbdispls) and rtypes */
     const MPI_Aint *sbdispls, *rbdispls; /* Neighbor_alltoallw's byte displacements */
     MPI_Aint rext;
     MPI_Op op;

@@ -157,11 +157,11 @@ static ep_status_t args_hold(ep_coll_args_t *a)
     int n = 0;
     if (a->sbuf != MPI_IN_PLACE) {
         a->held[n++] = ep_type_hold_rec(a->stype);
-        for (int i = 0; a->stypes && i < a->nstypes; i++)
+        for (int i = 0; a->stypes && i < a->ns; i++)
             a->held[n++] = ep_type_hold_rec(a->stypes[i]);
     }
     a->held[n++] = ep_type_hold_rec(a->rtype);
-    for (int i = 0; a->rtypes && i < a->nrtypes; i++)
+    for (int i = 0; a->rtypes && i < a->nr; i++)
         a->held[n++] = ep_type_hold_rec(a->rtypes[i]);
     a->nheld = n;
     ep_status_t rc = ep_op_hold(a->op);
@@ -243,17 +243,30 @@ static void inst_unlink(ep_comm_t *c, ep_coll_inst_t *in)
         }
 }
 
+/* n entries of v (each sz bytes) copied to *pos, which moves past them; v
+ * itself when there is nothing to copy. */
+static const void *keep(const void *v, int n, size_t sz, char **pos)
+{
+    if (!v || n <= 0)
+        return v;
+    void *p = memcpy(*pos, v, sz * (size_t)n);
+    *pos += sz * (size_t)n;
+    return p;
+}
+
 ep_status_t ep_coll_start(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_request_t **out)
 {
     ep_comm_t *c = ep->comm;
     ep_request_t *r = ep_request_new(EP_REQ_COLL, ep, 1);
-    /* The copy keeps its own type arrays (the w forms): their types are
+    /* The copy keeps its own per-peer arrays (counts, displacements, the w
+     * forms' types): the entry points may pass arrays of their own that go
+     * when the call returns (the large-count forms), and the types are
      * released when the instance goes, after the caller may have freed its
      * arrays. */
-    int ns = a->stypes && a->sbuf != MPI_IN_PLACE ? a->nstypes : 0, nr = a->rtypes ? a->nrtypes : 0;
-    size_t nrec = 2 + (size_t)(ns + nr); /* at most: stype, rtype and the arrays */
-    ep_coll_args_t *copy =
-        malloc(sizeof *copy + sizeof(ep_dt_rec_t *) * nrec + sizeof(MPI_Datatype) * (size_t)(ns + nr));
+    int ns = a->sbuf != MPI_IN_PLACE ? a->ns : 0, nr = a->nr;
+    size_t nrec = 2 + (size_t)(ns + nr); /* at most: stype, rtype and the type arrays */
+    size_t room = sizeof(ep_dt_rec_t *) * nrec + (sizeof(MPI_Aint) + 3 * sizeof(int)) * (size_t)(ns + nr);
+    ep_coll_args_t *copy = malloc(sizeof *copy + room);
 
     *out = NULL;
     if (!r || !copy) {
@@ -265,11 +278,15 @@ ep_status_t ep_coll_start(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_request
     *copy = *a;
     copy->held = (ep_dt_rec_t **)(void *)(copy + 1);
     copy->nheld = 0;
-    MPI_Datatype *types = (MPI_Datatype *)(void *)(copy->held + nrec);
-    if (ns)
-        copy->stypes = memcpy(types, a->stypes, sizeof *types * (size_t)ns);
-    if (nr)
-        copy->rtypes = memcpy(types + ns, a->rtypes, sizeof *types * (size_t)nr);
+    char *pos = (char *)(copy->held + nrec); /* the MPI_Aint arrays first, then the ints */
+    copy->sbdispls = keep(a->sbdispls, ns, sizeof(MPI_Aint), &pos);
+    copy->rbdispls = keep(a->rbdispls, nr, sizeof(MPI_Aint), &pos);
+    copy->stypes = keep(a->stypes, ns, sizeof(MPI_Datatype), &pos);
+    copy->scounts = keep(a->scounts, ns, sizeof(int), &pos);
+    copy->sdispls = keep(a->sdispls, ns, sizeof(int), &pos);
+    copy->rtypes = keep(a->rtypes, nr, sizeof(MPI_Datatype), &pos);
+    copy->rcounts = keep(a->rcounts, nr, sizeof(int), &pos);
+    copy->rdispls = keep(a->rdispls, nr, sizeof(int), &pos);
     atomic_store(&r->state, EP_RS_PENDING);
     /* Every endpoint numbers its calls alike: the n-th call of each local
      * endpoint meets the others' n-th call. */

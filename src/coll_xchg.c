@@ -241,8 +241,10 @@ void ep_coll_gatherv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int
     ep_coll_recv_side(a, rbuf, rcount, rtype);
     a->rcounts = rcounts;
     a->rdispls = displs;
-    if (a->at_root) /* the receive side means something at the root only */
+    if (a->at_root) { /* the receive side means something at the root only */
         a->rext = ep_coll_extent(rtype);
+        a->nr = rcounts ? a->rsize : 0;
+    }
 }
 
 /* Scatter(v): the mirror image. */
@@ -276,8 +278,10 @@ void ep_coll_scatterv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, in
     a->scounts = scounts;
     a->sdispls = displs;
     ep_coll_recv_side(a, rbuf, rcount, rtype);
-    if (a->at_root)
+    if (a->at_root) {
         a->sext = ep_coll_extent(stype);
+        a->ns = scounts ? a->rsize : 0;
+    }
 }
 
 /* Allgather(v): one block to everyone; under MPI_IN_PLACE the block is
@@ -315,6 +319,7 @@ void ep_coll_allgatherv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, 
     ep_coll_recv_side(a, rbuf, rcount, rtype);
     a->rcounts = rcounts;
     a->rdispls = displs;
+    a->nr = rcounts ? a->rsize : 0;
     a->rext = ep_coll_extent(rtype);
 }
 
@@ -361,8 +366,8 @@ void ep_coll_alltoallw(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, i
     a->rcounts = rcounts;
     a->rdispls = rdispls;
     a->rtypes = rtypes;
-    a->nstypes = stypes ? a->rsize : 0;
-    a->nrtypes = rtypes ? a->rsize : 0;
+    a->ns = scounts && sbuf != MPI_IN_PLACE ? a->rsize : 0;
+    a->nr = rcounts ? a->rsize : 0;
     /* Displacements count extents of the type, or bytes (Alltoallw). */
     a->sext = byte_displs || sbuf == MPI_IN_PLACE ? 1 : ep_coll_extent(stype);
     a->rext = byte_displs ? 1 : ep_coll_extent(rtype);
@@ -426,10 +431,12 @@ void ep_coll_neighbor(ep_coll_args_t *a, ep_endpoint_t *ep, int allgather, const
     ep_coll_send_side(a, sbuf, scount, stype);
     a->scounts = scounts;
     a->sdispls = sdispls;
+    a->ns = scounts ? ep->topo->outdegree : 0;
     a->sext = ep_coll_extent(stype);
     ep_coll_recv_side(a, rbuf, rcount, rtype);
     a->rcounts = rcounts;
     a->rdispls = rdispls;
+    a->nr = rcounts ? ep->topo->indegree : 0;
     a->rext = ep_coll_extent(rtype);
 }
 
@@ -445,10 +452,10 @@ void ep_coll_neighbor_w(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, 
     a->scounts = scounts;
     a->sbdispls = sdispls;
     a->stypes = stypes;
-    a->nstypes = ep->topo->outdegree;
+    a->ns = ep->topo->outdegree;
     ep_coll_recv_side(a, rbuf, 0, MPI_BYTE);
     a->rcounts = rcounts;
     a->rbdispls = rdispls;
     a->rtypes = rtypes;
-    a->nrtypes = ep->topo->indegree;
+    a->nr = ep->topo->indegree;
 }

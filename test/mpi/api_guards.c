@@ -5,7 +5,8 @@
  * once with MPI_COMM_WORLD itself, under MPI_ERRORS_RETURN.  Each call must
  * return the error class of the handle's kind (MPI_ERR_COMM, MPI_ERR_GROUP,
  * MPI_ERR_REQUEST, MPI_ERR_WIN; MPI_ERR_COUNT for a large-count _c form given
- * a count beyond INT_MAX) with a message naming the function, and must have
+ * a count beyond INT_MAX, MPI_ERR_TOPOLOGY for a neighbourhood one on a
+ * communicator without topology) with a message naming the function, and must have
  * done nothing: afterwards the endpoint request is still pending and can be
  * cancelled, the endpoint message can still be received, and the
  * communicator still works.  Failures are collected and listed together. */
@@ -62,8 +63,9 @@ static void body(void)
 
     n = ept_call_guards(dup, group, request, message, win);
     n += ept_call_guards(MPI_COMM_WORLD, group, request, message, win);
-    /* MPICH 4.0.2: 173 handle-taking functions epmpi does not implement. */
-    EPT_CHECK(n >= 2 * 150, "only %d calls", n);
+    /* MPICH 4.0.2: 138 handle-taking functions epmpi does not implement by
+     * hand (a floor, in case the generator lost most of them). */
+    EPT_CHECK(n >= 2 * 130, "only %d calls", n);
 
     /* Nothing happened to the handles. */
     EPT_OK(MPI_Test(&request, &flag, &st));

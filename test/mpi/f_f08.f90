@@ -12,7 +12,8 @@
 ! MPI_Allreduce on the half, MPI_Comm_get_attr(MPI_TAG_UB) (the value), a
 ! keyval with Fortran callbacks through MPI_Comm_dup and MPI_Comm_free, a
 ! window (MPI_Win_create) with its predefined attributes and a keyval whose
-! Fortran delete callback MPI_Win_free calls, names,
+! Fortran delete callback MPI_Win_free calls, names, a periodic ring with
+! MPI_Neighbor_alltoall and a distributed graph given MPI_UNWEIGHTED,
 ! and errors with MPI_ERRORS_RETURN: MPI_Send to a bad rank (MPI_ERR_RANK, a
 ! message naming MPI_Send) and MPI_Isend of a non-contiguous section
 ! (MPI_ERR_BUFFER: not taken on endpoints); then with a Fortran error handler.
@@ -57,8 +58,36 @@ contains
         call split(comm, r, n)
         call attributes(comm, r)
         call window(comm, r)
+        call topology(comm, r, n)
         call errors(comm, n)
     end subroutine ranks
+
+    ! A periodic ring (LOGICAL periods, MPI_Cart_shift) with
+    ! MPI_Neighbor_alltoall, and a distributed graph given MPI_UNWEIGHTED.
+    subroutine topology(comm, r, n)
+        type(MPI_Comm), intent(in) :: comm
+        integer, intent(in) :: r, n
+        type(MPI_Comm) :: ring, g
+        integer :: src, dst, sb(2), rb(2), indeg, outdeg, srcs(1), dsts(1)
+        logical :: weighted
+
+        call MPI_Cart_create(comm, 1, [n], [.true.], .false., ring)
+        call MPI_Cart_shift(ring, 0, 1, src, dst)
+        call check(src == mod(r + n - 1, n) .and. dst == mod(r + 1, n), 'MPI_Cart_shift')
+        sb = [100 * r, 100 * r + 1]
+        rb = -1
+        call MPI_Neighbor_alltoall(sb, 1, MPI_INTEGER, rb, 1, MPI_INTEGER, ring)
+        ! the block from -1 is what that rank sent towards +1
+        call check(rb(1) == 100 * src + 1 .and. rb(2) == 100 * dst, 'MPI_Neighbor_alltoall on a ring')
+        call MPI_Comm_free(ring)
+        call MPI_Dist_graph_create_adjacent(comm, 1, [mod(r + n - 1, n)], MPI_UNWEIGHTED, 1, [mod(r + 1, n)], &
+                                            MPI_UNWEIGHTED, MPI_INFO_NULL, .false., g)
+        call MPI_Dist_graph_neighbors_count(g, indeg, outdeg, weighted)
+        call check(indeg == 1 .and. outdeg == 1 .and. .not. weighted, 'MPI_Dist_graph_neighbors_count')
+        call MPI_Dist_graph_neighbors(g, 1, srcs, MPI_UNWEIGHTED, 1, dsts, MPI_UNWEIGHTED)
+        call check(srcs(1) == mod(r + n - 1, n) .and. dsts(1) == mod(r + 1, n), 'MPI_Dist_graph_neighbors')
+        call MPI_Comm_free(g)
+    end subroutine topology
 
     subroutine ring(comm, r, n)
         type(MPI_Comm), intent(in) :: comm

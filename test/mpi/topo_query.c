@@ -138,8 +138,8 @@ static void cart(MPI_Comm comm, int r, int n)
         EPT_CHECK(members[i] == want[0] * dims[1] + i, "row member %d is rank %d", i, members[i]);
     free(members);
     /* No dimension kept: every rank is a zero-dimensional grid of its own
-     * (MPI-4.0 8.5.7).  MPICH 4.0.2 gives MPI_COMM_NULL to all but rank 0,
-     * so the classic run skips the check. */
+     * (MPI-4.0, MPI_CART_SUB).  MPICH 4.0.2 gives MPI_COMM_NULL to all but
+     * rank 0, so the classic run skips the check. */
     EPT_OK(MPI_Cart_sub(g, none, &point));
     if (!ept_classic) {
         EPT_CHECK(point != MPI_COMM_NULL, "no dimension kept: MPI_COMM_NULL");

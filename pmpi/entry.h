@@ -127,6 +127,8 @@ int ep_raise_start(ep_endpoint_t *ep, const char *call, ep_status_t st, int coun
 int ep_count_too_large(const char *call, MPI_Comm comm, MPI_Count count);
 /* The same for an endpoint communicator argument, raised on its handler. */
 int ep_unsupported_comm(const char *call, MPI_Comm comm);
+/* The same for a large-count file call (file.c), raised on the file's handler. */
+int ep_file_count_too_large(const char *call, MPI_File fh, MPI_Count count);
 
 /* The large-count (_c) forms with count arrays run their int form on
  * endpoints (generated in guards.gen.c): the arrays are copied to ints.

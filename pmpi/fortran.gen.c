@@ -434,6 +434,219 @@ EP_API void mpi_error_string_f08_(const int *errorcode, char *string, int *resul
     ep_f_return(ierror, rc);
 }
 
+extern void pmpir_file_call_errhandler_f08_(const MPI_File *fh, const int *errorcode, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_call_errhandler_f08_(const MPI_File *fh, const int *errorcode, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_call_errhandler", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_call_errhandler_f08_(fh, errorcode, ierror);
+}
+
+extern void pmpir_file_close_f08_(MPI_File *fh, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_close_f08_(MPI_File *fh, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_close", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_close_f08_(fh, ierror);
+}
+
+EP_API void mpi_file_create_errhandler_f08_(MPI_File_errhandler_function *file_errhandler_fn, MPI_Errhandler *errhandler, MPI_Fint *ierror)
+{
+    int rc = MPI_File_create_errhandler(file_errhandler_fn, errhandler);
+    ep_f_return(ierror, rc);
+}
+
+extern void pmpir_file_get_amode_f08_(const MPI_File *fh, int *amode, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_get_amode_f08_(const MPI_File *fh, int *amode, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_get_amode", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_get_amode_f08_(fh, amode, ierror);
+}
+
+extern void pmpir_file_get_atomicity_f08_(const MPI_File *fh, int *flag, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_get_atomicity_f08_(const MPI_File *fh, int *flag, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_get_atomicity", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_get_atomicity_f08_(fh, flag, ierror);
+}
+
+extern void pmpir_file_get_byte_offset_f08_(const MPI_File *fh, const MPI_Offset *offset, MPI_Offset *disp, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_get_byte_offset_f08_(const MPI_File *fh, const MPI_Offset *offset, MPI_Offset *disp, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_get_byte_offset", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_get_byte_offset_f08_(fh, offset, disp, ierror);
+}
+
+extern void pmpir_file_get_errhandler_f08_(const MPI_File *file, MPI_Errhandler *errhandler, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_get_errhandler_f08_(const MPI_File *file, MPI_Errhandler *errhandler, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*file))
+        ep_f_return(ierror, ep_unsupported("MPI_File_get_errhandler", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_get_errhandler_f08_(file, errhandler, ierror);
+}
+
+extern void pmpir_file_get_group_f08_(const MPI_File *fh, MPI_Group *group, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_get_group_f08_(const MPI_File *fh, MPI_Group *group, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_get_group", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_get_group_f08_(fh, group, ierror);
+}
+
+extern void pmpir_file_get_info_f08_(const MPI_File *fh, MPI_Info *info_used, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_get_info_f08_(const MPI_File *fh, MPI_Info *info_used, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_get_info", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_get_info_f08_(fh, info_used, ierror);
+}
+
+extern void pmpir_file_get_position_f08_(const MPI_File *fh, MPI_Offset *offset, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_get_position_f08_(const MPI_File *fh, MPI_Offset *offset, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_get_position", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_get_position_f08_(fh, offset, ierror);
+}
+
+extern void pmpir_file_get_position_shared_f08_(const MPI_File *fh, MPI_Offset *offset, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_get_position_shared_f08_(const MPI_File *fh, MPI_Offset *offset, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_get_position_shared", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_get_position_shared_f08_(fh, offset, ierror);
+}
+
+extern void pmpir_file_get_size_f08_(const MPI_File *fh, MPI_Offset *size, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_get_size_f08_(const MPI_File *fh, MPI_Offset *size, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_get_size", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_get_size_f08_(fh, size, ierror);
+}
+
+extern void pmpir_file_get_type_extent_f08_(const MPI_File *fh, const MPI_Datatype *datatype, MPI_Aint *extent, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_get_type_extent_f08_(const MPI_File *fh, const MPI_Datatype *datatype, MPI_Aint *extent, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_get_type_extent", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_get_type_extent_f08_(fh, datatype, extent, ierror);
+}
+
+extern void pmpir_file_get_view_f08_(const MPI_File *fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype, char *datarep, MPI_Fint *ierror, size_t datarep_len) EP_F_WEAK;
+EP_API void mpi_file_get_view_f08_(const MPI_File *fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype, char *datarep, MPI_Fint *ierror, size_t datarep_len)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_get_view", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_get_view_f08_(fh, disp, etype, filetype, datarep, ierror, datarep_len);
+}
+
+extern void pmpir_file_iread_all_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_iread_all_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_iread_all", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_iread_all_f08ts_(fh, buf, count, datatype, request, ierror);
+}
+
+extern void pmpir_file_iread_at_all_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_iread_at_all_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_iread_at_all", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_iread_at_all_f08ts_(fh, offset, buf, count, datatype, request, ierror);
+}
+
+extern void pmpir_file_iread_at_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPIO_Request *request, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_iread_at_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPIO_Request *request, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_iread_at", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_iread_at_f08ts_(fh, offset, buf, count, datatype, request, ierror);
+}
+
+extern void pmpir_file_iread_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPIO_Request *request, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_iread_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPIO_Request *request, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_iread", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_iread_f08ts_(fh, buf, count, datatype, request, ierror);
+}
+
+extern void pmpir_file_iread_shared_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPIO_Request *request, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_iread_shared_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPIO_Request *request, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_iread_shared", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_iread_shared_f08ts_(fh, buf, count, datatype, request, ierror);
+}
+
+extern void pmpir_file_iwrite_all_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_iwrite_all_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_iwrite_all", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_iwrite_all_f08ts_(fh, buf, count, datatype, request, ierror);
+}
+
+extern void pmpir_file_iwrite_at_all_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_iwrite_at_all_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_iwrite_at_all", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_iwrite_at_all_f08ts_(fh, offset, buf, count, datatype, request, ierror);
+}
+
+extern void pmpir_file_iwrite_at_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPIO_Request *request, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_iwrite_at_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPIO_Request *request, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_iwrite_at", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_iwrite_at_f08ts_(fh, offset, buf, count, datatype, request, ierror);
+}
+
+extern void pmpir_file_iwrite_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPIO_Request *request, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_iwrite_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPIO_Request *request, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_iwrite", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_iwrite_f08ts_(fh, buf, count, datatype, request, ierror);
+}
+
+extern void pmpir_file_iwrite_shared_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPIO_Request *request, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_iwrite_shared_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPIO_Request *request, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_iwrite_shared", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_iwrite_shared_f08ts_(fh, buf, count, datatype, request, ierror);
+}
+
 extern void pmpir_file_open_f08_(const MPI_Comm *comm, const char *filename, const int *amode, const MPI_Info *info, MPI_File *fh, MPI_Fint *ierror, size_t filename_len) EP_F_WEAK;
 EP_API void mpi_file_open_f08_(const MPI_Comm *comm, const char *filename, const int *amode, const MPI_Info *info, MPI_File *fh, MPI_Fint *ierror, size_t filename_len)
 {
@@ -441,6 +654,303 @@ EP_API void mpi_file_open_f08_(const MPI_Comm *comm, const char *filename, const
         ep_f_return(ierror, ep_unsupported_comm("MPI_File_open", *comm));
     else
         pmpir_file_open_f08_(comm, filename, amode, info, fh, ierror, filename_len);
+}
+
+extern void pmpir_file_preallocate_f08_(const MPI_File *fh, const MPI_Offset *size, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_preallocate_f08_(const MPI_File *fh, const MPI_Offset *size, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_preallocate", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_preallocate_f08_(fh, size, ierror);
+}
+
+extern void pmpir_file_read_all_begin_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_read_all_begin_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_read_all_begin", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_read_all_begin_f08ts_(fh, buf, count, datatype, ierror);
+}
+
+extern void pmpir_file_read_all_end_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, MPI_Status *status, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_read_all_end_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, MPI_Status *status, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_read_all_end", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_read_all_end_f08ts_(fh, buf, status, ierror);
+}
+
+extern void pmpir_file_read_all_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_read_all_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_read_all", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_read_all_f08ts_(fh, buf, count, datatype, status, ierror);
+}
+
+extern void pmpir_file_read_at_all_begin_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_read_at_all_begin_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_read_at_all_begin", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_read_at_all_begin_f08ts_(fh, offset, buf, count, datatype, ierror);
+}
+
+extern void pmpir_file_read_at_all_end_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, MPI_Status *status, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_read_at_all_end_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, MPI_Status *status, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_read_at_all_end", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_read_at_all_end_f08ts_(fh, buf, status, ierror);
+}
+
+extern void pmpir_file_read_at_all_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_read_at_all_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_read_at_all", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_read_at_all_f08ts_(fh, offset, buf, count, datatype, status, ierror);
+}
+
+extern void pmpir_file_read_at_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_read_at_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_read_at", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_read_at_f08ts_(fh, offset, buf, count, datatype, status, ierror);
+}
+
+extern void pmpir_file_read_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_read_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_read", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_read_f08ts_(fh, buf, count, datatype, status, ierror);
+}
+
+extern void pmpir_file_read_ordered_begin_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_read_ordered_begin_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_read_ordered_begin", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_read_ordered_begin_f08ts_(fh, buf, count, datatype, ierror);
+}
+
+extern void pmpir_file_read_ordered_end_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, MPI_Status *status, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_read_ordered_end_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, MPI_Status *status, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_read_ordered_end", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_read_ordered_end_f08ts_(fh, buf, status, ierror);
+}
+
+extern void pmpir_file_read_ordered_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_read_ordered_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_read_ordered", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_read_ordered_f08ts_(fh, buf, count, datatype, status, ierror);
+}
+
+extern void pmpir_file_read_shared_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_read_shared_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_read_shared", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_read_shared_f08ts_(fh, buf, count, datatype, status, ierror);
+}
+
+extern void pmpir_file_seek_f08_(const MPI_File *fh, const MPI_Offset *offset, const int *whence, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_seek_f08_(const MPI_File *fh, const MPI_Offset *offset, const int *whence, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_seek", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_seek_f08_(fh, offset, whence, ierror);
+}
+
+extern void pmpir_file_seek_shared_f08_(const MPI_File *fh, const MPI_Offset *offset, const int *whence, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_seek_shared_f08_(const MPI_File *fh, const MPI_Offset *offset, const int *whence, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_seek_shared", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_seek_shared_f08_(fh, offset, whence, ierror);
+}
+
+extern void pmpir_file_set_atomicity_f08_(const MPI_File *fh, const int *flag, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_set_atomicity_f08_(const MPI_File *fh, const int *flag, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_set_atomicity", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_set_atomicity_f08_(fh, flag, ierror);
+}
+
+extern void pmpir_file_set_errhandler_f08_(const MPI_File *file, const MPI_Errhandler *errhandler, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_set_errhandler_f08_(const MPI_File *file, const MPI_Errhandler *errhandler, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*file))
+        ep_f_return(ierror, ep_unsupported("MPI_File_set_errhandler", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_set_errhandler_f08_(file, errhandler, ierror);
+}
+
+extern void pmpir_file_set_info_f08_(const MPI_File *fh, const MPI_Info *info, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_set_info_f08_(const MPI_File *fh, const MPI_Info *info, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_set_info", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_set_info_f08_(fh, info, ierror);
+}
+
+extern void pmpir_file_set_size_f08_(const MPI_File *fh, const MPI_Offset *size, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_set_size_f08_(const MPI_File *fh, const MPI_Offset *size, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_set_size", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_set_size_f08_(fh, size, ierror);
+}
+
+extern void pmpir_file_set_view_f08_(const MPI_File *fh, const MPI_Offset *disp, const MPI_Datatype *etype, const MPI_Datatype *filetype, const char *datarep, const MPI_Info *info, MPI_Fint *ierror, size_t datarep_len) EP_F_WEAK;
+EP_API void mpi_file_set_view_f08_(const MPI_File *fh, const MPI_Offset *disp, const MPI_Datatype *etype, const MPI_Datatype *filetype, const char *datarep, const MPI_Info *info, MPI_Fint *ierror, size_t datarep_len)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_set_view", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_set_view_f08_(fh, disp, etype, filetype, datarep, info, ierror, datarep_len);
+}
+
+extern void pmpir_file_sync_f08_(const MPI_File *fh, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_sync_f08_(const MPI_File *fh, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_sync", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_sync_f08_(fh, ierror);
+}
+
+extern void pmpir_file_write_all_begin_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_write_all_begin_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_write_all_begin", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_write_all_begin_f08ts_(fh, buf, count, datatype, ierror);
+}
+
+extern void pmpir_file_write_all_end_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, MPI_Status *status, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_write_all_end_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, MPI_Status *status, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_write_all_end", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_write_all_end_f08ts_(fh, buf, status, ierror);
+}
+
+extern void pmpir_file_write_all_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_write_all_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_write_all", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_write_all_f08ts_(fh, buf, count, datatype, status, ierror);
+}
+
+extern void pmpir_file_write_at_all_begin_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_write_at_all_begin_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_write_at_all_begin", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_write_at_all_begin_f08ts_(fh, offset, buf, count, datatype, ierror);
+}
+
+extern void pmpir_file_write_at_all_end_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, MPI_Status *status, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_write_at_all_end_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, MPI_Status *status, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_write_at_all_end", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_write_at_all_end_f08ts_(fh, buf, status, ierror);
+}
+
+extern void pmpir_file_write_at_all_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_write_at_all_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_write_at_all", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_write_at_all_f08ts_(fh, offset, buf, count, datatype, status, ierror);
+}
+
+extern void pmpir_file_write_at_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_write_at_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_write_at", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_write_at_f08ts_(fh, offset, buf, count, datatype, status, ierror);
+}
+
+extern void pmpir_file_write_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_write_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_write", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_write_f08ts_(fh, buf, count, datatype, status, ierror);
+}
+
+extern void pmpir_file_write_ordered_begin_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_write_ordered_begin_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_write_ordered_begin", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_write_ordered_begin_f08ts_(fh, buf, count, datatype, ierror);
+}
+
+extern void pmpir_file_write_ordered_end_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, MPI_Status *status, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_write_ordered_end_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, MPI_Status *status, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_write_ordered_end", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_write_ordered_end_f08ts_(fh, buf, status, ierror);
+}
+
+extern void pmpir_file_write_ordered_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_write_ordered_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_write_ordered", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_write_ordered_f08ts_(fh, buf, count, datatype, status, ierror);
+}
+
+extern void pmpir_file_write_shared_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror) EP_F_WEAK;
+EP_API void mpi_file_write_shared_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror)
+{
+    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        ep_f_return(ierror, ep_unsupported("MPI_File_write_shared", "files", MPI_ERR_FILE));
+    else
+        pmpir_file_write_shared_f08ts_(fh, buf, count, datatype, status, ierror);
 }
 
 EP_API void mpi_graph_create_f08_(const MPI_Comm *comm_old, const int *nnodes, const int indx[], const int edges[], const int *reorder, MPI_Comm *comm_graph, MPI_Fint *ierror)
@@ -2208,4 +2718,4 @@ EP_API void mpix_comm_shrink_f08_(const MPI_Comm *comm, MPI_Comm *newcomm, MPI_F
         pmpixr_comm_shrink_f08_(comm, newcomm, ierror);
 }
 
-/* 223 entry points. */
+/* 280 entry points. */

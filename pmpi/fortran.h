@@ -59,6 +59,8 @@ static inline void ep_f_logical(int *flag) { *flag = *flag ? EP_F_TRUE : EP_F_FA
 /* Makes the first n indices 1-based, as Fortran counts; entries (or an n)
  * of MPI_UNDEFINED stay. */
 void ep_f_indices(int *indices, int n);
+/* A file's Fortran handle is an endpoint file's (MPI_File_c2f, file.c). */
+static inline int ep_file_fint_is_ep(MPI_Fint f) { return ep_registry_get((int)f, EP_OBJ_FILE) != NULL; }
 /* A weights array of mpi_f08: its MPI_UNWEIGHTED / MPI_WEIGHTS_EMPTY as C's. */
 int *ep_f08_weights(const int *w);
 

@@ -1273,11 +1273,256 @@ EP_API int(MPI_Win_shared_query_c)(MPI_Win win, int rank, MPI_Aint *size, MPI_Ai
     return PMPI_Win_shared_query_c(win, rank, size, disp_unit, baseptr);
 }
 
-EP_API int(MPI_File_open)(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
+EP_API int(MPI_File_read_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_File_open", comm);
-    return PMPI_File_open(comm, filename, amode, info, fh);
+    if (!(ep_file_handle_is_ep(fh)))
+        return PMPI_File_read_c(fh, buf, count, datatype, status);
+    if (count > INT_MAX || count < INT_MIN)
+        return ep_file_count_too_large("MPI_File_read_c", fh, count);
+    return MPI_File_read(fh, buf, (int)count, datatype, status);
 }
 
-/* 138 entry points. */
+EP_API int(MPI_File_read_all_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+    if (!(ep_file_handle_is_ep(fh)))
+        return PMPI_File_read_all_c(fh, buf, count, datatype, status);
+    if (count > INT_MAX || count < INT_MIN)
+        return ep_file_count_too_large("MPI_File_read_all_c", fh, count);
+    return MPI_File_read_all(fh, buf, (int)count, datatype, status);
+}
+
+EP_API int(MPI_File_read_all_begin_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+    if (!(ep_file_handle_is_ep(fh)))
+        return PMPI_File_read_all_begin_c(fh, buf, count, datatype);
+    if (count > INT_MAX || count < INT_MIN)
+        return ep_file_count_too_large("MPI_File_read_all_begin_c", fh, count);
+    return MPI_File_read_all_begin(fh, buf, (int)count, datatype);
+}
+
+EP_API int(MPI_File_read_at_c)(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+    if (!(ep_file_handle_is_ep(fh)))
+        return PMPI_File_read_at_c(fh, offset, buf, count, datatype, status);
+    if (count > INT_MAX || count < INT_MIN)
+        return ep_file_count_too_large("MPI_File_read_at_c", fh, count);
+    return MPI_File_read_at(fh, offset, buf, (int)count, datatype, status);
+}
+
+EP_API int(MPI_File_read_at_all_c)(MPI_File fh, MPI_Offset offset, void * buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+    if (!(ep_file_handle_is_ep(fh)))
+        return PMPI_File_read_at_all_c(fh, offset, buf, count, datatype, status);
+    if (count > INT_MAX || count < INT_MIN)
+        return ep_file_count_too_large("MPI_File_read_at_all_c", fh, count);
+    return MPI_File_read_at_all(fh, offset, buf, (int)count, datatype, status);
+}
+
+EP_API int(MPI_File_read_at_all_begin_c)(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+    if (!(ep_file_handle_is_ep(fh)))
+        return PMPI_File_read_at_all_begin_c(fh, offset, buf, count, datatype);
+    if (count > INT_MAX || count < INT_MIN)
+        return ep_file_count_too_large("MPI_File_read_at_all_begin_c", fh, count);
+    return MPI_File_read_at_all_begin(fh, offset, buf, (int)count, datatype);
+}
+
+EP_API int(MPI_File_read_ordered_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+    if (!(ep_file_handle_is_ep(fh)))
+        return PMPI_File_read_ordered_c(fh, buf, count, datatype, status);
+    if (count > INT_MAX || count < INT_MIN)
+        return ep_file_count_too_large("MPI_File_read_ordered_c", fh, count);
+    return MPI_File_read_ordered(fh, buf, (int)count, datatype, status);
+}
+
+EP_API int(MPI_File_read_ordered_begin_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+    if (!(ep_file_handle_is_ep(fh)))
+        return PMPI_File_read_ordered_begin_c(fh, buf, count, datatype);
+    if (count > INT_MAX || count < INT_MIN)
+        return ep_file_count_too_large("MPI_File_read_ordered_begin_c", fh, count);
+    return MPI_File_read_ordered_begin(fh, buf, (int)count, datatype);
+}
+
+EP_API int(MPI_File_read_shared_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+    if (!(ep_file_handle_is_ep(fh)))
+        return PMPI_File_read_shared_c(fh, buf, count, datatype, status);
+    if (count > INT_MAX || count < INT_MIN)
+        return ep_file_count_too_large("MPI_File_read_shared_c", fh, count);
+    return MPI_File_read_shared(fh, buf, (int)count, datatype, status);
+}
+
+EP_API int(MPI_File_write_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+    if (!(ep_file_handle_is_ep(fh)))
+        return PMPI_File_write_c(fh, buf, count, datatype, status);
+    if (count > INT_MAX || count < INT_MIN)
+        return ep_file_count_too_large("MPI_File_write_c", fh, count);
+    return MPI_File_write(fh, buf, (int)count, datatype, status);
+}
+
+EP_API int(MPI_File_write_all_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+    if (!(ep_file_handle_is_ep(fh)))
+        return PMPI_File_write_all_c(fh, buf, count, datatype, status);
+    if (count > INT_MAX || count < INT_MIN)
+        return ep_file_count_too_large("MPI_File_write_all_c", fh, count);
+    return MPI_File_write_all(fh, buf, (int)count, datatype, status);
+}
+
+EP_API int(MPI_File_write_all_begin_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+    if (!(ep_file_handle_is_ep(fh)))
+        return PMPI_File_write_all_begin_c(fh, buf, count, datatype);
+    if (count > INT_MAX || count < INT_MIN)
+        return ep_file_count_too_large("MPI_File_write_all_begin_c", fh, count);
+    return MPI_File_write_all_begin(fh, buf, (int)count, datatype);
+}
+
+EP_API int(MPI_File_write_at_c)(MPI_File fh, MPI_Offset offset, const void * buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+    if (!(ep_file_handle_is_ep(fh)))
+        return PMPI_File_write_at_c(fh, offset, buf, count, datatype, status);
+    if (count > INT_MAX || count < INT_MIN)
+        return ep_file_count_too_large("MPI_File_write_at_c", fh, count);
+    return MPI_File_write_at(fh, offset, buf, (int)count, datatype, status);
+}
+
+EP_API int(MPI_File_write_at_all_c)(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+    if (!(ep_file_handle_is_ep(fh)))
+        return PMPI_File_write_at_all_c(fh, offset, buf, count, datatype, status);
+    if (count > INT_MAX || count < INT_MIN)
+        return ep_file_count_too_large("MPI_File_write_at_all_c", fh, count);
+    return MPI_File_write_at_all(fh, offset, buf, (int)count, datatype, status);
+}
+
+EP_API int(MPI_File_write_at_all_begin_c)(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+    if (!(ep_file_handle_is_ep(fh)))
+        return PMPI_File_write_at_all_begin_c(fh, offset, buf, count, datatype);
+    if (count > INT_MAX || count < INT_MIN)
+        return ep_file_count_too_large("MPI_File_write_at_all_begin_c", fh, count);
+    return MPI_File_write_at_all_begin(fh, offset, buf, (int)count, datatype);
+}
+
+EP_API int(MPI_File_write_ordered_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+    if (!(ep_file_handle_is_ep(fh)))
+        return PMPI_File_write_ordered_c(fh, buf, count, datatype, status);
+    if (count > INT_MAX || count < INT_MIN)
+        return ep_file_count_too_large("MPI_File_write_ordered_c", fh, count);
+    return MPI_File_write_ordered(fh, buf, (int)count, datatype, status);
+}
+
+EP_API int(MPI_File_write_ordered_begin_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+    if (!(ep_file_handle_is_ep(fh)))
+        return PMPI_File_write_ordered_begin_c(fh, buf, count, datatype);
+    if (count > INT_MAX || count < INT_MIN)
+        return ep_file_count_too_large("MPI_File_write_ordered_begin_c", fh, count);
+    return MPI_File_write_ordered_begin(fh, buf, (int)count, datatype);
+}
+
+EP_API int(MPI_File_write_shared_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+    if (!(ep_file_handle_is_ep(fh)))
+        return PMPI_File_write_shared_c(fh, buf, count, datatype, status);
+    if (count > INT_MAX || count < INT_MIN)
+        return ep_file_count_too_large("MPI_File_write_shared_c", fh, count);
+    return MPI_File_write_shared(fh, buf, (int)count, datatype, status);
+}
+
+EP_API int(MPI_File_iread_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
+{
+    if (!(ep_file_handle_is_ep(fh)))
+        return PMPI_File_iread_c(fh, buf, count, datatype, request);
+    if (count > INT_MAX || count < INT_MIN)
+        return ep_file_count_too_large("MPI_File_iread_c", fh, count);
+    return MPI_File_iread(fh, buf, (int)count, datatype, request);
+}
+
+EP_API int(MPI_File_iread_all_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+{
+    if (!(ep_file_handle_is_ep(fh)))
+        return PMPI_File_iread_all_c(fh, buf, count, datatype, request);
+    if (count > INT_MAX || count < INT_MIN)
+        return ep_file_count_too_large("MPI_File_iread_all_c", fh, count);
+    return MPI_File_iread_all(fh, buf, (int)count, datatype, request);
+}
+
+EP_API int(MPI_File_iread_at_c)(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
+{
+    if (!(ep_file_handle_is_ep(fh)))
+        return PMPI_File_iread_at_c(fh, offset, buf, count, datatype, request);
+    if (count > INT_MAX || count < INT_MIN)
+        return ep_file_count_too_large("MPI_File_iread_at_c", fh, count);
+    return MPI_File_iread_at(fh, offset, buf, (int)count, datatype, request);
+}
+
+EP_API int(MPI_File_iread_at_all_c)(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+{
+    if (!(ep_file_handle_is_ep(fh)))
+        return PMPI_File_iread_at_all_c(fh, offset, buf, count, datatype, request);
+    if (count > INT_MAX || count < INT_MIN)
+        return ep_file_count_too_large("MPI_File_iread_at_all_c", fh, count);
+    return MPI_File_iread_at_all(fh, offset, buf, (int)count, datatype, request);
+}
+
+EP_API int(MPI_File_iread_shared_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
+{
+    if (!(ep_file_handle_is_ep(fh)))
+        return PMPI_File_iread_shared_c(fh, buf, count, datatype, request);
+    if (count > INT_MAX || count < INT_MIN)
+        return ep_file_count_too_large("MPI_File_iread_shared_c", fh, count);
+    return MPI_File_iread_shared(fh, buf, (int)count, datatype, request);
+}
+
+EP_API int(MPI_File_iwrite_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
+{
+    if (!(ep_file_handle_is_ep(fh)))
+        return PMPI_File_iwrite_c(fh, buf, count, datatype, request);
+    if (count > INT_MAX || count < INT_MIN)
+        return ep_file_count_too_large("MPI_File_iwrite_c", fh, count);
+    return MPI_File_iwrite(fh, buf, (int)count, datatype, request);
+}
+
+EP_API int(MPI_File_iwrite_all_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+{
+    if (!(ep_file_handle_is_ep(fh)))
+        return PMPI_File_iwrite_all_c(fh, buf, count, datatype, request);
+    if (count > INT_MAX || count < INT_MIN)
+        return ep_file_count_too_large("MPI_File_iwrite_all_c", fh, count);
+    return MPI_File_iwrite_all(fh, buf, (int)count, datatype, request);
+}
+
+EP_API int(MPI_File_iwrite_at_c)(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
+{
+    if (!(ep_file_handle_is_ep(fh)))
+        return PMPI_File_iwrite_at_c(fh, offset, buf, count, datatype, request);
+    if (count > INT_MAX || count < INT_MIN)
+        return ep_file_count_too_large("MPI_File_iwrite_at_c", fh, count);
+    return MPI_File_iwrite_at(fh, offset, buf, (int)count, datatype, request);
+}
+
+EP_API int(MPI_File_iwrite_at_all_c)(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+{
+    if (!(ep_file_handle_is_ep(fh)))
+        return PMPI_File_iwrite_at_all_c(fh, offset, buf, count, datatype, request);
+    if (count > INT_MAX || count < INT_MIN)
+        return ep_file_count_too_large("MPI_File_iwrite_at_all_c", fh, count);
+    return MPI_File_iwrite_at_all(fh, offset, buf, (int)count, datatype, request);
+}
+
+EP_API int(MPI_File_iwrite_shared_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
+{
+    if (!(ep_file_handle_is_ep(fh)))
+        return PMPI_File_iwrite_shared_c(fh, buf, count, datatype, request);
+    if (count > INT_MAX || count < INT_MIN)
+        return ep_file_count_too_large("MPI_File_iwrite_shared_c", fh, count);
+    return MPI_File_iwrite_shared(fh, buf, (int)count, datatype, request);
+}
+
+/* 165 entry points. */

@@ -282,6 +282,18 @@ static MPI_Comm_errhandler_function *user_fn(MPI_Errhandler eh)
     return fn;
 }
 
+/* MPI_ERRORS_ARE_FATAL (and a handler epmpi does not know): the message,
+ * then the job ends. */
+static void die_of(int code, const char *who)
+{
+    char buf[MPI_MAX_ERROR_STRING];
+    int len, cls = MPI_ERR_OTHER;
+    if (!ep_error_code_string(code, buf, &len))
+        PMPI_Error_string(code, buf, &len);
+    ep_error_code_class(code, &cls);
+    ep_die(cls ? cls : 1, "fatal error in %s: %s", who, buf);
+}
+
 int ep_errhandler_invoke(MPI_Errhandler eh, MPI_Comm comm, int code)
 {
     if (code == MPI_SUCCESS || eh == MPI_ERRORS_RETURN)
@@ -293,14 +305,25 @@ int ep_errhandler_invoke(MPI_Errhandler eh, MPI_Comm comm, int code)
             return code;
         }
     }
-    char buf[MPI_MAX_ERROR_STRING];
-    int len, cls = MPI_ERR_OTHER;
-    if (!ep_error_code_string(code, buf, &len))
-        PMPI_Error_string(code, buf, &len);
-    ep_error_code_class(code, &cls);
     char who[MPI_MAX_OBJECT_NAME + 160];
     ep_diag_whoami(comm, who, sizeof who);
-    ep_die(cls ? cls : 1, "fatal error in %s: %s", who, buf);
+    die_of(code, who);
+    return code;
+}
+
+int ep_errhandler_invoke_file(MPI_Errhandler eh, MPI_File file, int code)
+{
+    if (code == MPI_SUCCESS || eh == MPI_ERRORS_RETURN)
+        return code;
+    if (eh != MPI_ERRORS_ARE_FATAL && eh != MPI_ERRORS_ABORT) {
+        MPI_Comm_errhandler_function *fn = user_fn(eh);
+        if (fn) { /* recorded by MPI_File_create_errhandler: a file handler */
+            ((MPI_File_errhandler_function *)(void (*)(void))fn)(&file, &code);
+            return code;
+        }
+    }
+    die_of(code, "a file");
+    return code;
 }
 
 void ep_die(int exit_code, const char *fmt, ...)

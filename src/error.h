@@ -60,6 +60,7 @@
     X(ERR_UCX_FAILED, MPI_ERR_OTHER, "the UCX transport failed while moving the message's data") \
     X(ERR_SEND_FAILED, MPI_ERR_OTHER, "the transport failed to send the message's data after its header; the receiver was told") \
     X(ERR_PEER_FAILED, MPI_ERR_OTHER, "the sender's transport failed to send the message's data after its header") \
+    X(ERR_IO, MPI_ERR_IO, "the MPI-IO layer (ROMIO) reported an error")      \
     X(ERR_INTERN, MPI_ERR_INTERN, "internal error")                           \
     X(ERR_OTHER, MPI_ERR_OTHER, "error")
 
@@ -119,6 +120,8 @@ void ep_errhandler_finalize(void);
 /* Invokes eh for communicator handle comm with code; returns code when the
  * handler returns.  ERRORS_ARE_FATAL / ABORT print the message and abort. */
 int ep_errhandler_invoke(MPI_Errhandler eh, MPI_Comm comm, int code);
+/* The same for an error on a file: a user handler is a file handler. */
+int ep_errhandler_invoke_file(MPI_Errhandler eh, MPI_File file, int code);
 
 /* An error that no communicator can be told about and that leaves the
  * engine unable to go on (a message in hand and no memory to keep it, a

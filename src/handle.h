@@ -38,6 +38,7 @@ enum ep_handle_type {
     EP_HTYPE_COMM = 0x1,
     EP_HTYPE_GROUP = 0x2,
     EP_HTYPE_DATATYPE = 0x3,
+    EP_HTYPE_FILE = 0x4,
     EP_HTYPE_WIN = 0x8,
     EP_HTYPE_REQUEST = 0xb, /* requests and messages share it */
 };
@@ -70,6 +71,14 @@ static inline int ep_request_handle_is_ep(MPI_Request r) { return ep_handle_is_e
 static inline int ep_message_handle_is_ep(MPI_Message m) { return ep_handle_is_ep((int)m); }
 static inline int ep_group_handle_is_ep(MPI_Group g) { return ep_handle_is_ep((int)g); }
 static inline int ep_win_handle_is_ep(MPI_Win w) { return ep_handle_is_ep((int)w); }
+
+/* MPI_File is a pointer (ROMIO's struct); an endpoint file handle is an
+ * odd value, (registry handle << 1) | 1, which no pointer to a struct can
+ * be.  Its Fortran handle is the registry handle itself, far above the
+ * small indices ROMIO hands out. */
+static inline int ep_file_handle_is_ep(MPI_File f) { return ((uintptr_t)f & 1u) != 0; }
+static inline MPI_File ep_file_handle_make(int h) { return (MPI_File)(((uintptr_t)(unsigned)h << 1) | 1u); }
+static inline int ep_file_handle_id(MPI_File f) { return (int)(unsigned)((uintptr_t)f >> 1); }
 
 /* A handle MPICH may have handed out (kind 01, 10 or 11) of MPICH type
  * htype; MPICH validates the rest. */

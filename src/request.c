@@ -188,6 +188,16 @@ ep_request_t *ep_request_new(ep_req_kind_t kind, ep_endpoint_t *ep, int with_han
     return r;
 }
 
+ep_request_t *ep_request_completed(ep_endpoint_t *ep, const MPI_Status *st)
+{
+    ep_request_t *r = ep_request_new(EP_REQ_COLL, ep, 1);
+    if (r) {
+        r->status = *st;
+        ep_request_set_done(r);
+    }
+    return r;
+}
+
 void ep_request_drop_handle(ep_request_t *r)
 {
     if (r == &ep_request_sent)

@@ -140,6 +140,9 @@ typedef struct ep_msg {
  * the stack); ep_request_new allocates one, with a handle if asked. */
 void ep_request_init(ep_request_t *r, ep_req_kind_t kind, ep_endpoint_t *ep);
 ep_request_t *ep_request_new(ep_req_kind_t kind, ep_endpoint_t *ep, int with_handle);
+/* A request on ep complete already, with status st (non-blocking calls
+ * that finish before they return: the file calls), or NULL. */
+ep_request_t *ep_request_completed(ep_endpoint_t *ep, const MPI_Status *st);
 /* Releases the object (and its handle, if any). */
 void ep_request_destroy(ep_request_t *r);
 /* Invalidates r's handle now (MPI_Request_free while the operation goes on). */

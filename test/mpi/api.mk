@@ -70,3 +70,5 @@ test_mpi_topo_query_CFLAGS = $(MPI_TEST_CFLAGS)
 test_mpi_topo_neighbor_CFLAGS = $(MPI_TEST_CFLAGS)
 MPI_TESTS += test/mpi/coll_count_c
 test_mpi_coll_count_c_CFLAGS = $(MPI_TEST_CFLAGS)
+MPI_TESTS += test/mpi/file_io
+test_mpi_file_io_CFLAGS = $(MPI_TEST_CFLAGS)

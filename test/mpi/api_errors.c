@@ -21,7 +21,8 @@
  * handler (a user handler that counts its calls), while an error MPICH
  * raises with no communicator (MPI_Type_commit of MPI_DATATYPE_NULL) must
  * reach the calling thread's MPI_COMM_WORLD handler.  Last, MPI_File_open
- * (ROMIO, mpio.h) on a dup must be refused like the others.
+ * of a missing file on a dup: MPI_ERR_NO_SUCH_FILE through the files'
+ * default handler, not the communicator's.
  * Checks of expected errors are collected, so one run lists every problem;
  * the program fails at the end if any was found. */
 #include "eptest.h"
@@ -499,14 +500,16 @@ int main(int argc, char **argv)
         EPT_OK(MPI_Allreduce(&x, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
         EPT_CHECK(sum == s * (s - 1) / 2, "final allreduce: %d", sum);
 
-        /* Last, ROMIO's MPI_File_open (declared in mpio.h), which takes a
-         * communicator too, on a dup.  (Not on MPI_COMM_WORLD: were it not
-         * caught, MPICH would run it as a collective over the processes,
-         * called by T threads at once.) */
+        /* Last, MPI_File_open of a missing file on a dup whose handler
+         * counts: the error goes to the files' default handler
+         * (MPI_ERRORS_RETURN), not to the communicator's. */
         EPT_OK(MPI_Comm_dup(MPI_COMM_WORLD, &d));
+        EPT_OK(MPI_Comm_set_errhandler(d, counting));
+        world_eh_calls[t] = 0;
         MPI_File fh = MPI_FILE_NULL;
-        rc = MPI_File_open(d, "/dev/null", MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
-        expect_err(rc, MPI_ERR_COMM, "MPI_File_open", "not supported", "MPI_File_open on a dup of MPI_COMM_WORLD");
+        rc = MPI_File_open(d, "/nonexistent-epmpi-dir/file", MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
+        expect_err(rc, MPI_ERR_NO_SUCH_FILE, "MPI_File_open", "", "MPI_File_open of a missing file on a dup");
+        SOFT_CHECK(world_eh_calls[t] == 0, "MPI_File_open's error reached the communicator's handler");
         EPT_OK(MPI_Comm_free(&d));
     }
     EPT_OK(MPI_Errhandler_free(&counting));

@@ -1,6 +1,6 @@
 /* Every generated entry point (pmpi/guards.gen.c) refuses endpoint handles
  * cleanly, in world mode: each thread calls all of them (api_guards.gen.c)
- * with an endpoint communicator, group, request, message and window in each
+ * with an endpoint communicator, group, request, message, window and file in each
  * handle argument they check, once with a duplicate of MPI_COMM_WORLD and
  * once with MPI_COMM_WORLD itself, under MPI_ERRORS_RETURN.  Each call must
  * return the error class of the handle's kind (MPI_ERR_COMM, MPI_ERR_GROUP,
@@ -43,6 +43,7 @@ static void body(void)
     MPI_Message message;
     MPI_Status st;
     MPI_Win win;
+    MPI_File file;
     int me, flag = 0, sent, got = -1, never = -1, n;
 
     EPT_OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
@@ -50,6 +51,11 @@ static void body(void)
     EPT_OK(MPI_Comm_rank(dup, &me));
     EPT_OK(MPI_Comm_group(dup, &group));
     EPT_OK(MPI_Win_create(NULL, 0, 1, MPI_INFO_NULL, dup, &win));
+    int id = (int)getpid();
+    char path[64];
+    EPT_OK(MPI_Bcast(&id, 1, MPI_INT, 0, dup));
+    snprintf(path, sizeof path, "/tmp/epmpi_api_guards_%d", id);
+    EPT_OK(MPI_File_open(dup, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL, &file));
     EPT_OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
     EPT_OK(MPI_Irecv(&never, 1, MPI_INT, me, 2, dup, &request));
     sent = 1000 + me;
@@ -61,8 +67,8 @@ static void body(void)
               "not all endpoint handles: comm 0x%x group 0x%x request 0x%x message 0x%x win 0x%x", (unsigned)dup,
               (unsigned)group, (unsigned)request, (unsigned)message, (unsigned)win);
 
-    n = ept_call_guards(dup, group, request, message, win);
-    n += ept_call_guards(MPI_COMM_WORLD, group, request, message, win);
+    n = ept_call_guards(dup, group, request, message, win, file);
+    n += ept_call_guards(MPI_COMM_WORLD, group, request, message, win, file);
     /* MPICH 4.0.2: 138 handle-taking functions epmpi does not implement by
      * hand (a floor, in case the generator lost most of them). */
     EPT_CHECK(n >= 2 * 130, "only %d calls", n);
@@ -78,6 +84,7 @@ static void body(void)
     EPT_CHECK(got == sent && st.MPI_SOURCE == me, "matched message: %d from %d", got, st.MPI_SOURCE);
     EPT_OK(MPI_Group_free(&group));
     EPT_OK(MPI_Win_free(&win));
+    EPT_OK(MPI_File_close(&file));
     EPT_OK(MPI_Barrier(dup));
     EPT_OK(MPI_Comm_free(&dup));
     if (me == 0)

@@ -14,8 +14,10 @@ static void *const ept_scratch = ept_scratch_mem;
 #define EPT_BIG (MPI_Count)INT_MAX + 1
 static const MPI_Count ept_big_counts[64] = {[0 ... 63] = EPT_BIG};
 
-int ept_call_guards(MPI_Comm comm, MPI_Group group, MPI_Request request, MPI_Message message, MPI_Win win)
+int ept_call_guards(MPI_Comm comm, MPI_Group group, MPI_Request request, MPI_Message message, MPI_Win win,
+                    MPI_File file)
 {
+    MPI_File file_v = file;
     MPI_Comm comm_v = comm;
     MPI_Group group_v = group;
     MPI_Request request_v = request;
@@ -297,8 +299,62 @@ int ept_call_guards(MPI_Comm comm, MPI_Group group, MPI_Request request, MPI_Mes
     n++;
     ept_guard_expect(MPI_Win_shared_query_c(win, 0, ept_scratch, ept_scratch, ept_scratch), MPI_ERR_WIN, "MPI_Win_shared_query_c", "not supported");
     n++;
-    ept_guard_expect(MPI_File_open(comm, ept_scratch, 0, MPI_INFO_NULL, ept_scratch), MPI_ERR_COMM, "MPI_File_open", "not supported");
+    ept_guard_expect(MPI_File_read_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_read_c", "does not fit");
     n++;
-    (void)comm_v, (void)group_v, (void)request_v, (void)message_v, (void)win_v;
+    ept_guard_expect(MPI_File_read_all_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_read_all_c", "does not fit");
+    n++;
+    ept_guard_expect(MPI_File_read_all_begin_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL), MPI_ERR_COUNT, "MPI_File_read_all_begin_c", "does not fit");
+    n++;
+    ept_guard_expect(MPI_File_read_at_c(file, 0, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_read_at_c", "does not fit");
+    n++;
+    ept_guard_expect(MPI_File_read_at_all_c(file, 0, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_read_at_all_c", "does not fit");
+    n++;
+    ept_guard_expect(MPI_File_read_at_all_begin_c(file, 0, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL), MPI_ERR_COUNT, "MPI_File_read_at_all_begin_c", "does not fit");
+    n++;
+    ept_guard_expect(MPI_File_read_ordered_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_read_ordered_c", "does not fit");
+    n++;
+    ept_guard_expect(MPI_File_read_ordered_begin_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL), MPI_ERR_COUNT, "MPI_File_read_ordered_begin_c", "does not fit");
+    n++;
+    ept_guard_expect(MPI_File_read_shared_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_read_shared_c", "does not fit");
+    n++;
+    ept_guard_expect(MPI_File_write_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_write_c", "does not fit");
+    n++;
+    ept_guard_expect(MPI_File_write_all_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_write_all_c", "does not fit");
+    n++;
+    ept_guard_expect(MPI_File_write_all_begin_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL), MPI_ERR_COUNT, "MPI_File_write_all_begin_c", "does not fit");
+    n++;
+    ept_guard_expect(MPI_File_write_at_c(file, 0, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_write_at_c", "does not fit");
+    n++;
+    ept_guard_expect(MPI_File_write_at_all_c(file, 0, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_write_at_all_c", "does not fit");
+    n++;
+    ept_guard_expect(MPI_File_write_at_all_begin_c(file, 0, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL), MPI_ERR_COUNT, "MPI_File_write_at_all_begin_c", "does not fit");
+    n++;
+    ept_guard_expect(MPI_File_write_ordered_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_write_ordered_c", "does not fit");
+    n++;
+    ept_guard_expect(MPI_File_write_ordered_begin_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL), MPI_ERR_COUNT, "MPI_File_write_ordered_begin_c", "does not fit");
+    n++;
+    ept_guard_expect(MPI_File_write_shared_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_write_shared_c", "does not fit");
+    n++;
+    ept_guard_expect(MPI_File_iread_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_iread_c", "does not fit");
+    n++;
+    ept_guard_expect(MPI_File_iread_all_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_iread_all_c", "does not fit");
+    n++;
+    ept_guard_expect(MPI_File_iread_at_c(file, 0, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_iread_at_c", "does not fit");
+    n++;
+    ept_guard_expect(MPI_File_iread_at_all_c(file, 0, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_iread_at_all_c", "does not fit");
+    n++;
+    ept_guard_expect(MPI_File_iread_shared_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_iread_shared_c", "does not fit");
+    n++;
+    ept_guard_expect(MPI_File_iwrite_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_iwrite_c", "does not fit");
+    n++;
+    ept_guard_expect(MPI_File_iwrite_all_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_iwrite_all_c", "does not fit");
+    n++;
+    ept_guard_expect(MPI_File_iwrite_at_c(file, 0, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_iwrite_at_c", "does not fit");
+    n++;
+    ept_guard_expect(MPI_File_iwrite_at_all_c(file, 0, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_iwrite_at_all_c", "does not fit");
+    n++;
+    ept_guard_expect(MPI_File_iwrite_shared_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_iwrite_shared_c", "does not fit");
+    n++;
+    (void)comm_v, (void)group_v, (void)request_v, (void)message_v, (void)win_v, (void)file_v;
     return n;
 }

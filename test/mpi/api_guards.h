@@ -7,7 +7,8 @@
 
 /* Calls every generated entry point with the given endpoint handles (see
  * api_guards.gen.c); returns the number of calls. */
-int ept_call_guards(MPI_Comm comm, MPI_Group group, MPI_Request request, MPI_Message message, MPI_Win win);
+int ept_call_guards(MPI_Comm comm, MPI_Group group, MPI_Request request, MPI_Message message, MPI_Win win,
+                    MPI_File file);
 
 /* Checks one return code: an error of class cls whose message names call
  * and contains word. */

@@ -15,8 +15,9 @@
 ! Fortran delete callback MPI_Win_free calls, names, a periodic ring with
 ! MPI_Neighbor_alltoall and a distributed graph given MPI_UNWEIGHTED,
 ! and errors with MPI_ERRORS_RETURN: MPI_Send to a bad rank (MPI_ERR_RANK, a
-! message naming MPI_Send) and MPI_Isend of a non-contiguous section
-! (MPI_ERR_BUFFER: not taken on endpoints); then with a Fortran error handler.
+! message naming MPI_Send), MPI_Isend of a non-contiguous section
+! (MPI_ERR_BUFFER: not taken on endpoints) and MPI_File_open (MPI_ERR_COMM:
+! files on endpoints are not for mpi_f08); then with a Fortran error handler.
 module f08_checks
     use mpi_f08
     use omp_lib
@@ -324,6 +325,7 @@ contains
         type(MPI_Comm) :: dup
         type(MPI_Request) :: req
         type(MPI_Errhandler) :: eh
+        type(MPI_File) :: fh
         integer :: code, cls, length, v(10), before, after
         character(len=MPI_MAX_ERROR_STRING) :: msg
         character(len=MPI_MAX_OBJECT_NAME) :: name
@@ -343,6 +345,10 @@ contains
         call MPI_Error_string(code, msg, length)
         call check(index(msg(1:length), 'MPI_Isend') > 0 .and. index(msg(1:length), 'non-contiguous') > 0, &
                    'MPI_Isend of a strided section: '//msg(1:length))
+        ! files on endpoint communicators are for C, mpif.h and use mpi
+        call MPI_File_open(dup, '/tmp/epmpi-f08-refused', MPI_MODE_RDONLY, MPI_INFO_NULL, fh, code)
+        call MPI_Error_class(code, cls)
+        call check(cls == MPI_ERR_COMM, 'MPI_File_open of mpi_f08 on an endpoint: not MPI_ERR_COMM')
         ! A Fortran error handler, called by epmpi on the endpoint.
         call MPI_Comm_create_errhandler(count_error, eh)
         call MPI_Comm_set_errhandler(dup, eh)

@@ -1,0 +1,603 @@
+/* MPI-IO on endpoint communicators (src/file.h): every MPI_File_ call.
+ * Classic files (ROMIO's pointers) go straight to PMPI_; an endpoint file
+ * handle is an odd value (src/handle.h).  Errors go to the file's error
+ * handler (MPI_ERRORS_RETURN unless the program changed the default with
+ * MPI_File_set_errhandler(MPI_FILE_NULL, ...)); those of MPI_File_open to
+ * that default's.
+ *
+ * The non-blocking calls (MPI_File_iread ... _iwrite_at_all) and the split
+ * collectives (_begin / _end) do their transfer when they start: the
+ * request comes back complete, and _end returns what _begin did.  MPI
+ * allows it; a non-blocking collective thus waits for the other ranks of
+ * the file, as the blocking one does. */
+#include "entry.h"
+#include "file.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- errors ---------------------------------------------------------------- */
+
+/* The error handler of MPI_FILE_NULL: files take it when they open, and
+ * errors tied to no valid file go to it. */
+static MPI_Errhandler default_handler(void)
+{
+    MPI_Errhandler eh = MPI_ERRORS_RETURN;
+    if (PMPI_File_get_errhandler(MPI_FILE_NULL, &eh) == MPI_SUCCESS && eh != MPI_ERRORS_RETURN &&
+        eh != MPI_ERRORS_ARE_FATAL && eh != MPI_ERRORS_ABORT) {
+        MPI_Errhandler ref = eh; /* keep the handle, give MPICH's reference back */
+        PMPI_Errhandler_free(&ref);
+    }
+    return eh;
+}
+
+/* Raises an error of class cls on file f (NULL: on MPI_FILE_NULL's handler). */
+static int file_raise(ep_file_t *f, const char *call, int cls, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int file_raise(ep_file_t *f, const char *call, int cls, const char *fmt, ...)
+{
+    char text[MPI_MAX_ERROR_STRING];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    int code = ep_error_code_make(cls, "%s: %s", call, text);
+    return f ? ep_errhandler_invoke_file(f->errhandler, f->handle, code)
+             : ep_errhandler_invoke_file(default_handler(), MPI_FILE_NULL, code);
+}
+
+/* An engine status; EP_ERR_IO carries ROMIO's code (class and text). */
+static int file_status(ep_file_t *f, const char *call, ep_status_t st, int romio_code)
+{
+    if (st == EP_OK)
+        return MPI_SUCCESS;
+    if (st == EP_ERR_IO) {
+        char text[MPI_MAX_ERROR_STRING] = "";
+        int len = 0, cls = MPI_ERR_IO;
+        PMPI_Error_class(romio_code, &cls);
+        PMPI_Error_string(romio_code, text, &len);
+        return file_raise(f, call, cls, "%s", text);
+    }
+    return file_raise(f, call, ep_status_class(st), "%s", ep_status_take_text(st));
+}
+
+/* Resolves an endpoint file handle, or raises MPI_ERR_FILE. */
+static int file_get(const char *call, MPI_File fh, ep_file_t **f)
+{
+    if ((*f = ep_file_get(fh)))
+        return MPI_SUCCESS;
+    return file_raise(NULL, call, MPI_ERR_FILE, "invalid file handle %p (closed already?)", (void *)fh);
+}
+
+/* In an entry point taking a file: classic files go to the PMPI_ call. */
+#define FILE_ENTRY(call, fh, f, pass)                                          \
+    do {                                                                       \
+        int rc_;                                                               \
+        if (!ep_file_handle_is_ep(fh))                                         \
+            return (pass);                                                     \
+        if ((rc_ = file_get(call, fh, &(f))))                                  \
+            return rc_;                                                        \
+    } while (0)
+
+#define CHECK_PTR(f, call, p, what)                                            \
+    do {                                                                       \
+        if (!(p))                                                              \
+            return file_raise(f, call, MPI_ERR_ARG, "%s is NULL", what);       \
+    } while (0)
+
+/* ---- open and close ------------------------------------------------------------ */
+
+EP_API int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
+{
+    static const char call[] = "MPI_File_open";
+    ep_endpoint_t *ep;
+    ep_file_t *f;
+    int rc, code = MPI_SUCCESS;
+    EP_ENTRY(call, comm, ep, PMPI_File_open(comm, filename, amode, info, fh));
+    if ((rc = ep_check_intra(ep, call)))
+        return rc;
+    if (!fh || !filename)
+        return file_raise(NULL, call, MPI_ERR_ARG, "%s is NULL", fh ? "filename" : "the file handle pointer");
+    if (amode & MPI_MODE_SEQUENTIAL)
+        return file_raise(NULL, call, MPI_ERR_UNSUPPORTED_OPERATION,
+                          "MPI_MODE_SEQUENTIAL is not supported on endpoint communicators");
+    ep_status_t st = ep_file_open(ep, filename, amode, info, default_handler(), &f, &code);
+    if (st)
+        return file_status(NULL, call, st, code);
+    *fh = f->handle;
+    return MPI_SUCCESS;
+}
+
+EP_API int MPI_File_close(MPI_File *fh)
+{
+    static const char call[] = "MPI_File_close";
+    ep_file_t *f;
+    int code = MPI_SUCCESS, rc = MPI_SUCCESS;
+    if (!fh)
+        return PMPI_File_close(fh);
+    FILE_ENTRY(call, *fh, f, PMPI_File_close(fh));
+    if (f->split)
+        return file_raise(f, call, MPI_ERR_OTHER, "a split collective begun on the file has not ended");
+    /* The file goes: an error is raised on its handler, held until then,
+     * with MPI_FILE_NULL for the file. */
+    MPI_Errhandler eh = f->errhandler;
+    ep_errhandler_hold(eh);
+    ep_status_t st = ep_file_close(f, &code);
+    *fh = MPI_FILE_NULL;
+    if (st) {
+        char text[MPI_MAX_ERROR_STRING] = "";
+        int len = 0, cls = ep_status_class(st);
+        if (st == EP_ERR_IO) {
+            PMPI_Error_class(code, &cls);
+            PMPI_Error_string(code, text, &len);
+        } else {
+            snprintf(text, sizeof text, "%s", ep_status_take_text(st));
+        }
+        rc = ep_errhandler_invoke_file(eh, MPI_FILE_NULL, ep_error_code_make(cls, "%s: %s", call, text));
+    }
+    ep_errhandler_release(eh);
+    return rc;
+}
+
+EP_API MPI_Fint MPI_File_c2f(MPI_File fh)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_c2f(fh);
+    return (MPI_Fint)ep_file_handle_id(fh);
+}
+
+EP_API MPI_File MPI_File_f2c(MPI_Fint fh)
+{
+    if (ep_registry_get((int)fh, EP_OBJ_FILE))
+        return ep_file_handle_make((int)fh);
+    return PMPI_File_f2c(fh);
+}
+
+/* ---- error handlers ---------------------------------------------------------- */
+
+EP_API int MPI_File_create_errhandler(MPI_File_errhandler_function *fn, MPI_Errhandler *errhandler)
+{
+    int rc = PMPI_File_create_errhandler(fn, errhandler);
+    if (rc == MPI_SUCCESS &&
+        ep_errhandler_record(*errhandler, (MPI_Comm_errhandler_function *)(void (*)(void))fn)) {
+        PMPI_Errhandler_free(errhandler);
+        return file_raise(NULL, "MPI_File_create_errhandler", MPI_ERR_NO_MEM, "out of memory recording the handler");
+    }
+    return rc;
+}
+
+EP_API int MPI_File_set_errhandler(MPI_File fh, MPI_Errhandler errhandler)
+{
+    static const char call[] = "MPI_File_set_errhandler";
+    ep_file_t *f;
+    FILE_ENTRY(call, fh, f, PMPI_File_set_errhandler(fh, errhandler));
+    if (errhandler == MPI_ERRHANDLER_NULL)
+        return file_raise(f, call, MPI_ERR_ARG, "errhandler is MPI_ERRHANDLER_NULL");
+    ep_errhandler_assign(&f->errhandler, errhandler);
+    return MPI_SUCCESS;
+}
+
+EP_API int MPI_File_get_errhandler(MPI_File fh, MPI_Errhandler *errhandler)
+{
+    static const char call[] = "MPI_File_get_errhandler";
+    ep_file_t *f;
+    FILE_ENTRY(call, fh, f, PMPI_File_get_errhandler(fh, errhandler));
+    CHECK_PTR(f, call, errhandler, "errhandler");
+    *errhandler = f->errhandler;
+    ep_errhandler_give(*errhandler); /* the caller's reference, for its MPI_Errhandler_free */
+    return MPI_SUCCESS;
+}
+
+EP_API int MPI_File_call_errhandler(MPI_File fh, int errorcode)
+{
+    ep_file_t *f;
+    FILE_ENTRY("MPI_File_call_errhandler", fh, f, PMPI_File_call_errhandler(fh, errorcode));
+    ep_errhandler_invoke_file(f->errhandler, fh, errorcode);
+    return MPI_SUCCESS;
+}
+
+/* ---- queries and collective settings --------------------------------------------- */
+
+EP_API int MPI_File_get_amode(MPI_File fh, int *amode)
+{
+    static const char call[] = "MPI_File_get_amode";
+    ep_file_t *f;
+    FILE_ENTRY(call, fh, f, PMPI_File_get_amode(fh, amode));
+    CHECK_PTR(f, call, amode, "amode");
+    *amode = f->amode;
+    return MPI_SUCCESS;
+}
+
+EP_API int MPI_File_get_group(MPI_File fh, MPI_Group *group)
+{
+    static const char call[] = "MPI_File_get_group";
+    ep_file_t *f;
+    FILE_ENTRY(call, fh, f, PMPI_File_get_group(fh, group));
+    CHECK_PTR(f, call, group, "group");
+    return MPI_Comm_group(f->ep->handle, group);
+}
+
+EP_API int MPI_File_get_info(MPI_File fh, MPI_Info *info_used)
+{
+    static const char call[] = "MPI_File_get_info";
+    ep_file_t *f;
+    FILE_ENTRY(call, fh, f, PMPI_File_get_info(fh, info_used));
+    CHECK_PTR(f, call, info_used, "info_used");
+    int rc = PMPI_File_get_info(ep_file_romio(f), info_used);
+    return rc ? file_status(f, call, EP_ERR_IO, rc) : MPI_SUCCESS;
+}
+
+EP_API int MPI_File_get_size(MPI_File fh, MPI_Offset *size)
+{
+    static const char call[] = "MPI_File_get_size";
+    ep_file_t *f;
+    FILE_ENTRY(call, fh, f, PMPI_File_get_size(fh, size));
+    CHECK_PTR(f, call, size, "size");
+    return file_status(f, call, ep_file_size(f, size), f->romio_code);
+}
+
+EP_API int MPI_File_get_atomicity(MPI_File fh, int *flag)
+{
+    static const char call[] = "MPI_File_get_atomicity";
+    ep_file_t *f;
+    FILE_ENTRY(call, fh, f, PMPI_File_get_atomicity(fh, flag));
+    CHECK_PTR(f, call, flag, "flag");
+    *flag = ep_file_atomicity(f);
+    return MPI_SUCCESS;
+}
+
+EP_API int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent)
+{
+    static const char call[] = "MPI_File_get_type_extent";
+    ep_file_t *f;
+    FILE_ENTRY(call, fh, f, PMPI_File_get_type_extent(fh, datatype, extent));
+    CHECK_PTR(f, call, extent, "extent");
+    int rc = PMPI_File_get_type_extent(ep_file_romio(f), datatype, extent);
+    return rc ? file_status(f, call, EP_ERR_IO, rc) : MPI_SUCCESS;
+}
+
+EP_API int MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent)
+{
+    static const char call[] = "MPI_File_get_type_extent_c";
+    ep_file_t *f;
+    FILE_ENTRY(call, fh, f, PMPI_File_get_type_extent_c(fh, datatype, extent));
+    CHECK_PTR(f, call, extent, "extent");
+    int rc = PMPI_File_get_type_extent_c(ep_file_romio(f), datatype, extent);
+    return rc ? file_status(f, call, EP_ERR_IO, rc) : MPI_SUCCESS;
+}
+
+int ep_file_count_too_large(const char *call, MPI_File fh, MPI_Count count)
+{
+    return file_raise(ep_file_get(fh), call, MPI_ERR_COUNT,
+                      "count %lld does not fit in an int, the largest count on endpoint files", (long long)count);
+}
+
+/* The collective settings: every rank of the file calls them. */
+static int collective(const char *call, MPI_File fh, ep_file_coll_t what, MPI_Offset arg, int whence)
+{
+    ep_file_t *f = ep_file_get(fh);
+    if (!f)
+        return file_raise(NULL, call, MPI_ERR_FILE, "invalid file handle %p (closed already?)", (void *)fh);
+    return file_status(f, call, ep_file_collective(f, what, arg, whence), f->romio_code);
+}
+
+EP_API int MPI_File_set_size(MPI_File fh, MPI_Offset size)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_set_size(fh, size);
+    if (size < 0)
+        return file_raise(ep_file_get(fh), "MPI_File_set_size", MPI_ERR_ARG, "size %lld is negative", (long long)size);
+    return collective("MPI_File_set_size", fh, EP_FILE_SET_SIZE, size, 0);
+}
+
+EP_API int MPI_File_preallocate(MPI_File fh, MPI_Offset size)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_preallocate(fh, size);
+    if (size < 0)
+        return file_raise(ep_file_get(fh), "MPI_File_preallocate", MPI_ERR_ARG, "size %lld is negative",
+                          (long long)size);
+    return collective("MPI_File_preallocate", fh, EP_FILE_PREALLOCATE, size, 0);
+}
+
+EP_API int MPI_File_sync(MPI_File fh)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_sync(fh);
+    return collective("MPI_File_sync", fh, EP_FILE_SYNC, 0, 0);
+}
+
+EP_API int MPI_File_set_atomicity(MPI_File fh, int flag)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_set_atomicity(fh, flag);
+    return collective("MPI_File_set_atomicity", fh, EP_FILE_SET_ATOMICITY, flag != 0, 0);
+}
+
+EP_API int MPI_File_set_info(MPI_File fh, MPI_Info info)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_set_info(fh, info);
+    return collective("MPI_File_set_info", fh, EP_FILE_SET_INFO, (MPI_Offset)info, 0);
+}
+
+/* ---- views and file pointers ---------------------------------------------------------- */
+
+EP_API int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                             const char *datarep, MPI_Info info)
+{
+    static const char call[] = "MPI_File_set_view";
+    ep_file_t *f;
+    int rc;
+    FILE_ENTRY(call, fh, f, PMPI_File_set_view(fh, disp, etype, filetype, datarep, info));
+    (void)info; /* hints change nothing here; MPI lets them be ignored */
+    if ((rc = ep_check_type(f->ep, call, etype)) || (rc = ep_check_type(f->ep, call, filetype)))
+        return rc;
+    if (!datarep || strcmp(datarep, "native"))
+        return file_raise(f, call, MPI_ERR_UNSUPPORTED_DATAREP,
+                          "data representation '%s': only \"native\" on endpoint communicators",
+                          datarep ? datarep : "(null)");
+    if (disp < 0 && disp != MPI_DISPLACEMENT_CURRENT)
+        return file_raise(f, call, MPI_ERR_ARG, "disp %lld is negative", (long long)disp);
+    if (disp == MPI_DISPLACEMENT_CURRENT)
+        return file_raise(f, call, MPI_ERR_ARG, "MPI_DISPLACEMENT_CURRENT is for MPI_MODE_SEQUENTIAL files only");
+    if (f->split)
+        return file_raise(f, call, MPI_ERR_OTHER, "a split collective begun on the file has not ended");
+    return file_status(f, call, ep_file_set_view(f, disp, etype, filetype), f->romio_code);
+}
+
+/* A copy the caller owns: predefined types as they are. */
+static int give_type(MPI_Datatype t, MPI_Datatype *out)
+{
+    if (ep_datatype_builtin_size(t) > 0) {
+        *out = t;
+        return MPI_SUCCESS;
+    }
+    return PMPI_Type_dup(t, out);
+}
+
+EP_API int MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype,
+                             char *datarep)
+{
+    static const char call[] = "MPI_File_get_view";
+    ep_file_t *f;
+    FILE_ENTRY(call, fh, f, PMPI_File_get_view(fh, disp, etype, filetype, datarep));
+    if (!disp || !etype || !filetype || !datarep)
+        return file_raise(f, call, MPI_ERR_ARG, "an output argument is NULL");
+    *disp = f->view.disp;
+    if (give_type(f->view.etype, etype) || give_type(f->view.filetype, filetype))
+        return file_raise(f, call, MPI_ERR_INTERN, "could not copy the view's datatypes");
+    strcpy(datarep, "native");
+    return MPI_SUCCESS;
+}
+
+EP_API int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
+{
+    static const char call[] = "MPI_File_seek";
+    ep_file_t *f;
+    FILE_ENTRY(call, fh, f, PMPI_File_seek(fh, offset, whence));
+    if (whence != MPI_SEEK_SET && whence != MPI_SEEK_CUR && whence != MPI_SEEK_END)
+        return file_raise(f, call, MPI_ERR_ARG, "invalid whence %d", whence);
+    return file_status(f, call, ep_file_seek(f, offset, whence), f->romio_code);
+}
+
+EP_API int MPI_File_get_position(MPI_File fh, MPI_Offset *offset)
+{
+    static const char call[] = "MPI_File_get_position";
+    ep_file_t *f;
+    FILE_ENTRY(call, fh, f, PMPI_File_get_position(fh, offset));
+    CHECK_PTR(f, call, offset, "offset");
+    *offset = f->pos;
+    return MPI_SUCCESS;
+}
+
+EP_API int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
+{
+    static const char call[] = "MPI_File_get_byte_offset";
+    ep_file_t *f;
+    FILE_ENTRY(call, fh, f, PMPI_File_get_byte_offset(fh, offset, disp));
+    CHECK_PTR(f, call, disp, "disp");
+    if (offset < 0)
+        return file_raise(f, call, MPI_ERR_ARG, "offset %lld is negative", (long long)offset);
+    *disp = ep_file_byte_offset(f, offset);
+    return MPI_SUCCESS;
+}
+
+EP_API int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
+{
+    static const char call[] = "MPI_File_seek_shared";
+    ep_file_t *f;
+    FILE_ENTRY(call, fh, f, PMPI_File_seek_shared(fh, offset, whence));
+    if (whence != MPI_SEEK_SET && whence != MPI_SEEK_CUR && whence != MPI_SEEK_END)
+        return file_raise(f, call, MPI_ERR_ARG, "invalid whence %d", whence);
+    return collective(call, fh, EP_FILE_SEEK_SHARED, offset, whence);
+}
+
+EP_API int MPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset)
+{
+    static const char call[] = "MPI_File_get_position_shared";
+    ep_file_t *f;
+    FILE_ENTRY(call, fh, f, PMPI_File_get_position_shared(fh, offset));
+    CHECK_PTR(f, call, offset, "offset");
+    return file_status(f, call, ep_file_shared_position(f, offset), f->romio_code);
+}
+
+/* ---- data access ------------------------------------------------------------------------
+ * Every read and write is one call of access(): how says where the offset
+ * comes from and whether the call is collective (src/file.h); status for
+ * the blocking calls, request for the non-blocking ones. */
+
+static int access(const char *call, MPI_File fh, int how, MPI_Offset offset, const void *buf, int count,
+                  MPI_Datatype type, MPI_Status *status, MPI_Request *request)
+{
+    ep_file_t *f;
+    int rc, read = (how & EP_FILE_READ) != 0;
+    if ((rc = file_get(call, fh, &f)))
+        return rc;
+    if (count < 0)
+        return file_raise(f, call, MPI_ERR_COUNT, "invalid count %d (must be non-negative)", count);
+    if ((rc = ep_check_type(f->ep, call, type)))
+        return rc;
+    if (!buf && count > 0)
+        return file_raise(f, call, MPI_ERR_BUFFER, "the buffer is NULL");
+    if (read && (f->amode & MPI_MODE_WRONLY))
+        return file_raise(f, call, MPI_ERR_ACCESS, "the file was opened MPI_MODE_WRONLY");
+    if (!read && (f->amode & MPI_MODE_RDONLY))
+        return file_raise(f, call, MPI_ERR_READ_ONLY, "the file was opened MPI_MODE_RDONLY");
+    if ((how & EP_FILE_WHERE) == EP_FILE_AT && offset < 0)
+        return file_raise(f, call, MPI_ERR_ARG, "offset %lld is negative", (long long)offset);
+    MPI_Status st;
+    ep_status_t s = ep_file_access(f, how, offset, (void *)buf, count, type, &st);
+    if (s)
+        return file_status(f, call, s, f->romio_code);
+    if (request) {
+        ep_request_t *r = ep_request_completed(f->ep, &st);
+        if (!r)
+            return file_raise(f, call, MPI_ERR_NO_MEM, "out of memory for the request");
+        *request = r->handle;
+    } else if (status) { /* NULL: ignored, as MPI_STATUS_IGNORE */
+        ep_status_give(status, &st);
+    }
+    return MPI_SUCCESS;
+}
+
+static int blocking(const char *call, MPI_File fh, int how, MPI_Offset offset, const void *buf, int count,
+                    MPI_Datatype type, MPI_Status *status)
+{
+    return access(call, fh, how, offset, buf, count, type, status, NULL);
+}
+
+static int nonblocking(const char *call, MPI_File fh, int how, MPI_Offset offset, const void *buf, int count,
+                       MPI_Datatype type, MPI_Request *request)
+{
+    if (!request) {
+        ep_file_t *f = ep_file_get(fh);
+        return file_raise(f, call, MPI_ERR_REQUEST, "the request pointer is NULL");
+    }
+    return access(call, fh, how, offset, buf, count, type, NULL, request);
+}
+
+#define R EP_FILE_READ
+#define W 0
+
+/* The entry points, by their arguments: explicit offset or not, blocking
+ * (status) or not (request).  The write forms take a const buffer. */
+#define AT_BLOCKING(name, how, cv)                                                                              \
+    EP_API int MPI_##name(MPI_File fh, MPI_Offset offset, cv void *buf, int count, MPI_Datatype datatype,       \
+                          MPI_Status *status)                                                                   \
+    {                                                                                                           \
+        if (!ep_file_handle_is_ep(fh))                                                                          \
+            return PMPI_##name(fh, offset, buf, count, datatype, status);                                      \
+        return blocking("MPI_" #name, fh, how, offset, buf, count, datatype, status);                          \
+    }
+#define PTR_BLOCKING(name, how, cv)                                                                             \
+    EP_API int MPI_##name(MPI_File fh, cv void *buf, int count, MPI_Datatype datatype, MPI_Status *status)      \
+    {                                                                                                           \
+        if (!ep_file_handle_is_ep(fh))                                                                          \
+            return PMPI_##name(fh, buf, count, datatype, status);                                              \
+        return blocking("MPI_" #name, fh, how, 0, buf, count, datatype, status);                               \
+    }
+#define AT_NONBLOCKING(name, how, cv)                                                                           \
+    EP_API int MPI_##name(MPI_File fh, MPI_Offset offset, cv void *buf, int count, MPI_Datatype datatype,       \
+                          MPI_Request *request)                                                                 \
+    {                                                                                                           \
+        if (!ep_file_handle_is_ep(fh))                                                                          \
+            return PMPI_##name(fh, offset, buf, count, datatype, request);                                     \
+        return nonblocking("MPI_" #name, fh, how, offset, buf, count, datatype, request);                      \
+    }
+#define PTR_NONBLOCKING(name, how, cv)                                                                          \
+    EP_API int MPI_##name(MPI_File fh, cv void *buf, int count, MPI_Datatype datatype, MPI_Request *request)    \
+    {                                                                                                           \
+        if (!ep_file_handle_is_ep(fh))                                                                          \
+            return PMPI_##name(fh, buf, count, datatype, request);                                             \
+        return nonblocking("MPI_" #name, fh, how, 0, buf, count, datatype, request);                           \
+    }
+
+AT_BLOCKING(File_read_at, R | EP_FILE_AT, )
+AT_BLOCKING(File_write_at, W | EP_FILE_AT, const)
+AT_BLOCKING(File_read_at_all, R | EP_FILE_AT | EP_FILE_COLL, )
+AT_BLOCKING(File_write_at_all, W | EP_FILE_AT | EP_FILE_COLL, const)
+PTR_BLOCKING(File_read, R | EP_FILE_INDIVIDUAL, )
+PTR_BLOCKING(File_write, W | EP_FILE_INDIVIDUAL, const)
+PTR_BLOCKING(File_read_all, R | EP_FILE_INDIVIDUAL | EP_FILE_COLL, )
+PTR_BLOCKING(File_write_all, W | EP_FILE_INDIVIDUAL | EP_FILE_COLL, const)
+PTR_BLOCKING(File_read_shared, R | EP_FILE_SHARED, )
+PTR_BLOCKING(File_write_shared, W | EP_FILE_SHARED, const)
+PTR_BLOCKING(File_read_ordered, R | EP_FILE_ORDERED, )
+PTR_BLOCKING(File_write_ordered, W | EP_FILE_ORDERED, const)
+AT_NONBLOCKING(File_iread_at, R | EP_FILE_AT, )
+AT_NONBLOCKING(File_iwrite_at, W | EP_FILE_AT, const)
+AT_NONBLOCKING(File_iread_at_all, R | EP_FILE_AT | EP_FILE_COLL, )
+AT_NONBLOCKING(File_iwrite_at_all, W | EP_FILE_AT | EP_FILE_COLL, const)
+PTR_NONBLOCKING(File_iread, R | EP_FILE_INDIVIDUAL, )
+PTR_NONBLOCKING(File_iwrite, W | EP_FILE_INDIVIDUAL, const)
+PTR_NONBLOCKING(File_iread_all, R | EP_FILE_INDIVIDUAL | EP_FILE_COLL, )
+PTR_NONBLOCKING(File_iwrite_all, W | EP_FILE_INDIVIDUAL | EP_FILE_COLL, const)
+PTR_NONBLOCKING(File_iread_shared, R | EP_FILE_SHARED, )
+PTR_NONBLOCKING(File_iwrite_shared, W | EP_FILE_SHARED, const)
+
+/* ---- split collectives: _begin does the transfer, _end reports it ------------------------------- */
+
+static int split_begin(const char *call, MPI_File fh, int how, MPI_Offset offset, const void *buf, int count,
+                       MPI_Datatype type)
+{
+    ep_file_t *f;
+    int rc;
+    if ((rc = file_get(call, fh, &f)))
+        return rc;
+    if (f->split)
+        return file_raise(f, call, MPI_ERR_OTHER, "a split collective begun on the file has not ended");
+    rc = access(call, fh, how, offset, buf, count, type, &f->split_status, NULL);
+    f->split = how | 32; /* begun, even when it failed: _end ends it */
+    f->split_buf = buf;
+    f->split_rc = rc;
+    return rc;
+}
+
+static int split_end(const char *call, MPI_File fh, int how, const void *buf, MPI_Status *status)
+{
+    ep_file_t *f;
+    int rc;
+    if ((rc = file_get(call, fh, &f)))
+        return rc;
+    if ((f->split & ~32) != how)
+        return file_raise(f, call, MPI_ERR_OTHER, "no matching split collective was begun on the file");
+    if (buf != f->split_buf)
+        return file_raise(f, call, MPI_ERR_BUFFER, "the buffer is not the one given to the _begin call");
+    f->split = 0;
+    if (status)
+        ep_status_give(status, &f->split_status);
+    return f->split_rc;
+}
+
+#define SPLIT_AT(name, how, cv)                                                                                 \
+    EP_API int MPI_##name##_begin(MPI_File fh, MPI_Offset offset, cv void *buf, int count, MPI_Datatype datatype) \
+    {                                                                                                           \
+        if (!ep_file_handle_is_ep(fh))                                                                          \
+            return PMPI_##name##_begin(fh, offset, buf, count, datatype);                                      \
+        return split_begin("MPI_" #name "_begin", fh, how, offset, buf, count, datatype);                      \
+    }                                                                                                           \
+    SPLIT_END(name, how, cv)
+#define SPLIT_PTR(name, how, cv)                                                                                \
+    EP_API int MPI_##name##_begin(MPI_File fh, cv void *buf, int count, MPI_Datatype datatype)                  \
+    {                                                                                                           \
+        if (!ep_file_handle_is_ep(fh))                                                                          \
+            return PMPI_##name##_begin(fh, buf, count, datatype);                                              \
+        return split_begin("MPI_" #name "_begin", fh, how, 0, buf, count, datatype);                           \
+    }                                                                                                           \
+    SPLIT_END(name, how, cv)
+#define SPLIT_END(name, how, cv)                                                                                \
+    EP_API int MPI_##name##_end(MPI_File fh, cv void *buf, MPI_Status *status)                                  \
+    {                                                                                                           \
+        if (!ep_file_handle_is_ep(fh))                                                                          \
+            return PMPI_##name##_end(fh, buf, status);                                                          \
+        return split_end("MPI_" #name "_end", fh, how, buf, status);                                            \
+    }
+
+SPLIT_AT(File_read_at_all, R | EP_FILE_AT | EP_FILE_COLL, )
+SPLIT_AT(File_write_at_all, W | EP_FILE_AT | EP_FILE_COLL, const)
+SPLIT_PTR(File_read_all, R | EP_FILE_INDIVIDUAL | EP_FILE_COLL, )
+SPLIT_PTR(File_write_all, W | EP_FILE_INDIVIDUAL | EP_FILE_COLL, const)
+SPLIT_PTR(File_read_ordered, R | EP_FILE_ORDERED, )
+SPLIT_PTR(File_write_ordered, W | EP_FILE_ORDERED, const)

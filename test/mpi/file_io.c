@@ -1,0 +1,265 @@
+/* MPI-IO on the test communicator (MPI_COMM_WORLD in world mode, endpoints
+ * in explicit shapes, the classic MPI_COMM_WORLD in P:0 shapes, where MPICH
+ * and ROMIO check the test itself), with real files in /tmp:
+ *  - every rank writes its ints collectively through a view that
+ *    interleaves the ranks (a resized vector filetype, disp by rank), then a
+ *    communicator of another shape (ranks reversed) reads the file back
+ *    with contiguous views, collectively and independently, and checks
+ *    every value; MPI_File_get_view, _get_byte_offset;
+ *  - explicit offsets and the individual file pointer (read, write, seek,
+ *    get_position, the pointer moved by the data), non-blocking reads and
+ *    writes, a split collective, MPI_File_get_size / set_size /
+ *    preallocate / sync, atomicity, get_amode, get_group, get_info;
+ *  - the shared file pointer: one MPI_File_write_shared per rank (every
+ *    rank's value once, in some order), MPI_File_write_ordered (rank order)
+ *    and _read_ordered, seek_shared and get_position_shared;
+ *  - errors through the files' default handler, MPI_ERRORS_RETURN: a write
+ *    to an MPI_MODE_RDONLY file (MPI_ERR_READ_ONLY), opening a missing file
+ *    (MPI_ERR_NO_SUCH_FILE); MPI_File_close sets MPI_FILE_NULL. */
+#include "eptest.h"
+
+static void path_for(MPI_Comm comm, const char *what, char *path, size_t n)
+{
+    int id = 0, r;
+    EPT_OK(MPI_Comm_rank(comm, &r));
+    if (r == 0)
+        id = (int)getpid();
+    EPT_OK(MPI_Bcast(&id, 1, MPI_INT, 0, comm));
+    snprintf(path, n, "/tmp/epmpi_file_io_%d_%s", id, what);
+}
+
+static int val(int owner, int k) { return owner * 1000 + k; }
+
+#define B 5 /* ints per rank */
+
+static void views(MPI_Comm comm, int r, int n)
+{
+    char path[128];
+    MPI_File fh;
+    MPI_Datatype vec, ftype;
+    MPI_Status st;
+    int buf[B], cnt = -1;
+    PHASE("views: interleaved collective write");
+    path_for(comm, "views", path, sizeof path);
+    EPT_OK(MPI_File_open(comm, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    /* Rank r's k-th int goes to slot k * n + r. */
+    EPT_OK(MPI_Type_vector(B, 1, n, MPI_INT, &vec));
+    EPT_OK(MPI_Type_create_resized(vec, 0, (MPI_Aint)(B * n * sizeof(int)), &ftype));
+    EPT_OK(MPI_Type_commit(&ftype));
+    EPT_OK(MPI_File_set_view(fh, (MPI_Offset)(r * sizeof(int)), MPI_INT, ftype, "native", MPI_INFO_NULL));
+    for (int k = 0; k < B; k++)
+        buf[k] = val(r, k);
+    EPT_OK(MPI_File_write_all(fh, buf, B, MPI_INT, &st));
+    EPT_OK(MPI_Get_count(&st, MPI_INT, &cnt));
+    EPT_CHECK(cnt == B, "write_all moved %d ints", cnt);
+    MPI_Offset pos = -1, byte = -1, disp = -1;
+    EPT_OK(MPI_File_get_position(fh, &pos));
+    EPT_CHECK(pos == B, "individual pointer %lld after the write", (long long)pos);
+    EPT_OK(MPI_File_get_byte_offset(fh, 2, &byte));
+    EPT_CHECK(byte == (MPI_Offset)((2 * n + r) * sizeof(int)), "byte offset of etype 2: %lld", (long long)byte);
+    MPI_Datatype et, ft;
+    char rep[MPI_MAX_DATAREP_STRING];
+    EPT_OK(MPI_File_get_view(fh, &disp, &et, &ft, rep));
+    int same = 0;
+    MPI_Count fsz = 0;
+    EPT_OK(MPI_Type_size_x(ft, &fsz));
+    EPT_CHECK(disp == (MPI_Offset)(r * sizeof(int)) && et == MPI_INT && fsz == B * (MPI_Count)sizeof(int) &&
+                  !strcmp(rep, "native"),
+              "get_view: disp %lld, filetype of %lld bytes, '%s'", (long long)disp, (long long)fsz, rep);
+    (void)same;
+    EPT_OK(MPI_Type_free(&ft));
+    EPT_OK(MPI_File_close(&fh));
+    EPT_CHECK(fh == MPI_FILE_NULL, "MPI_File_close left the handle");
+    EPT_OK(MPI_Type_free(&ftype));
+    EPT_OK(MPI_Type_free(&vec));
+
+    PHASE("views: read back in another shape");
+    MPI_Comm rev;
+    int rr, total = B * n;
+    EPT_OK(MPI_Comm_split(comm, 0, n - 1 - r, &rev));
+    EPT_OK(MPI_Comm_rank(rev, &rr));
+    EPT_OK(MPI_File_open(rev, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
+    int got[B];
+    /* Rank rr reads ints [rr B, rr B + B) with a contiguous view. */
+    EPT_OK(MPI_File_set_view(fh, (MPI_Offset)(rr * B * sizeof(int)), MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
+    memset(got, 0, sizeof got);
+    EPT_OK(MPI_File_read_all(fh, got, B, MPI_INT, &st));
+    for (int j = 0; j < B; j++) {
+        int g = rr * B + j;
+        EPT_CHECK(got[j] == val(g % n, g / n), "read_all: int %d of the file is %d, expected %d", g, got[j],
+                  val(g % n, g / n));
+    }
+    /* Every int, independently, at explicit offsets of the byte view. */
+    EPT_OK(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    for (int g = rr; g < total; g += n) {
+        int v = -1;
+        EPT_OK(MPI_File_read_at(fh, (MPI_Offset)(g * sizeof(int)), &v, 1, MPI_INT, &st));
+        EPT_CHECK(v == val(g % n, g / n), "read_at: int %d is %d", g, v);
+    }
+    /* Reading past the end: a short count. */
+    int tail[4];
+    EPT_OK(MPI_File_read_at(fh, (MPI_Offset)((total - 1) * sizeof(int)), tail, 4, MPI_INT, &st));
+    EPT_OK(MPI_Get_count(&st, MPI_INT, &cnt));
+    EPT_CHECK(cnt == 1 && tail[0] == val((total - 1) % n, (total - 1) / n), "read at the end: %d ints", cnt);
+    EPT_OK(MPI_File_close(&fh));
+    EPT_OK(MPI_Comm_free(&rev));
+    EPT_OK(MPI_Barrier(comm));
+    if (r == 0)
+        EPT_OK(MPI_File_delete(path, MPI_INFO_NULL));
+}
+
+static void pointers(MPI_Comm comm, int r, int n)
+{
+    char path[128];
+    MPI_File fh;
+    MPI_Status st;
+    MPI_Request q[2];
+    int a[4], b[4];
+    PHASE("pointers: explicit, individual, non-blocking, split");
+    path_for(comm, "ptr", path, sizeof path);
+    EPT_OK(MPI_File_open(comm, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL,
+                         &fh));
+    int amode = 0;
+    EPT_OK(MPI_File_get_amode(fh, &amode));
+    EPT_CHECK(amode == (MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE), "amode %d", amode);
+    MPI_Group g;
+    int gs = -1, cmp = -1;
+    EPT_OK(MPI_File_get_group(fh, &g));
+    EPT_OK(MPI_Group_size(g, &gs));
+    MPI_Group cg;
+    EPT_OK(MPI_Comm_group(comm, &cg));
+    EPT_OK(MPI_Group_compare(g, cg, &cmp));
+    EPT_CHECK(gs == n && cmp == MPI_IDENT, "file group of %d, compare %d", gs, cmp);
+    EPT_OK(MPI_Group_free(&g));
+    EPT_OK(MPI_Group_free(&cg));
+    MPI_Info info;
+    EPT_OK(MPI_File_get_info(fh, &info));
+    EPT_CHECK(info != MPI_INFO_NULL, "no info");
+    EPT_OK(MPI_Info_free(&info));
+    EPT_OK(MPI_File_preallocate(fh, (MPI_Offset)(16 * n * sizeof(int))));
+    /* Each rank's region: 16 ints at 16 r. */
+    MPI_Offset base = (MPI_Offset)(16 * r * sizeof(int));
+    for (int i = 0; i < 4; i++)
+        a[i] = val(r, i);
+    EPT_OK(MPI_File_write_at(fh, base, a, 4, MPI_INT, &st));
+    EPT_OK(MPI_File_seek(fh, base + (MPI_Offset)(4 * sizeof(int)), MPI_SEEK_SET));
+    for (int i = 0; i < 4; i++)
+        a[i] = val(r, 4 + i);
+    EPT_OK(MPI_File_write(fh, a, 4, MPI_INT, MPI_STATUS_IGNORE));
+    MPI_Offset pos = -1;
+    EPT_OK(MPI_File_get_position(fh, &pos));
+    EPT_CHECK(pos == base + (MPI_Offset)(8 * sizeof(int)), "position %lld after write", (long long)pos);
+    EPT_OK(MPI_File_seek(fh, -(MPI_Offset)(8 * sizeof(int)), MPI_SEEK_CUR));
+    for (int i = 0; i < 4; i++)
+        a[i] = val(r, 8 + i);
+    EPT_OK(MPI_File_iwrite_at(fh, base + (MPI_Offset)(8 * sizeof(int)), a, 4, MPI_INT, &q[0]));
+    EPT_OK(MPI_File_iread(fh, b, 4, MPI_INT, &q[1]));
+    EPT_OK(MPI_Waitall(2, q, statuses_ignore()));
+    for (int i = 0; i < 4; i++)
+        EPT_CHECK(b[i] == val(r, i), "iread element %d: %d", i, b[i]);
+    EPT_OK(MPI_File_sync(fh));
+    EPT_OK(MPI_Barrier(comm));
+    EPT_OK(MPI_File_sync(fh));
+    /* A split collective read of the next rank's first 12 ints. */
+    int nb = (r + 1) % n, c12[12];
+    EPT_OK(MPI_File_read_at_all_begin(fh, (MPI_Offset)(16 * nb * sizeof(int)), c12, 12, MPI_INT));
+    EPT_OK(MPI_File_read_at_all_end(fh, c12, &st));
+    for (int i = 0; i < 12; i++)
+        EPT_CHECK(c12[i] == val(nb, i), "split read: int %d of rank %d is %d", i, nb, c12[i]);
+    /* iread_all through the individual pointer (at base after the iread). */
+    EPT_OK(MPI_File_seek(fh, base, MPI_SEEK_SET));
+    EPT_OK(MPI_File_iread_all(fh, c12, 12, MPI_INT, &q[0]));
+    EPT_OK(MPI_Wait(&q[0], &st));
+    int cnt = -1;
+    EPT_OK(MPI_Get_count(&st, MPI_INT, &cnt));
+    EPT_CHECK(cnt == 12 && c12[11] == val(r, 11), "iread_all: %d ints, last %d", cnt, c12[11]);
+    MPI_Offset size = -1;
+    EPT_OK(MPI_File_get_size(fh, &size));
+    EPT_CHECK(size >= (MPI_Offset)(16 * n * sizeof(int)), "size %lld", (long long)size);
+    EPT_OK(MPI_File_set_size(fh, (MPI_Offset)(16 * n * sizeof(int) + 3)));
+    EPT_OK(MPI_File_get_size(fh, &size));
+    EPT_CHECK(size == (MPI_Offset)(16 * n * sizeof(int) + 3), "size %lld after set_size", (long long)size);
+    int flag = -1;
+    EPT_OK(MPI_File_set_atomicity(fh, 1));
+    EPT_OK(MPI_File_get_atomicity(fh, &flag));
+    EPT_CHECK(flag == 1, "atomicity %d", flag);
+    EPT_OK(MPI_File_set_atomicity(fh, 0));
+    EPT_OK(MPI_File_close(&fh));
+}
+
+static int cmp_int(const void *x, const void *y) { return *(const int *)x - *(const int *)y; }
+
+static void shared(MPI_Comm comm, int r, int n)
+{
+    char path[128];
+    MPI_File fh;
+    MPI_Status st;
+    PHASE("shared file pointer");
+    path_for(comm, "shared", path, sizeof path);
+    EPT_OK(MPI_File_open(comm, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL,
+                         &fh));
+    EPT_OK(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
+    int v = val(r, 0);
+    EPT_OK(MPI_File_write_shared(fh, &v, 1, MPI_INT, &st));
+    EPT_OK(MPI_File_sync(fh));
+    EPT_OK(MPI_Barrier(comm));
+    EPT_OK(MPI_File_sync(fh));
+    MPI_Offset sp = -1;
+    EPT_OK(MPI_File_get_position_shared(fh, &sp));
+    EPT_CHECK(sp == n, "shared pointer %lld after %d writes", (long long)sp, n);
+    int *all = malloc(sizeof(int) * (size_t)n);
+    EPT_OK(MPI_File_read_at(fh, 0, all, n, MPI_INT, &st));
+    qsort(all, (size_t)n, sizeof *all, cmp_int);
+    for (int q = 0; q < n; q++)
+        EPT_CHECK(all[q] == val(q, 0), "write_shared: sorted slot %d holds %d", q, all[q]);
+    free(all);
+    EPT_OK(MPI_Barrier(comm)); /* everyone has looked before the pointer moves on */
+    /* Ordered: rank q writes q + 1 ints after the n above. */
+    int mine[64];
+    for (int i = 0; i <= r; i++)
+        mine[i] = val(r, 1 + i);
+    EPT_OK(MPI_File_write_ordered(fh, mine, r + 1, MPI_INT, &st));
+    EPT_OK(MPI_File_seek_shared(fh, n, MPI_SEEK_SET));
+    int back[64];
+    EPT_OK(MPI_File_read_ordered(fh, back, r + 1, MPI_INT, &st));
+    for (int i = 0; i <= r; i++)
+        EPT_CHECK(back[i] == val(r, 1 + i), "read_ordered: int %d is %d", i, back[i]);
+    EPT_OK(MPI_File_get_position_shared(fh, &sp));
+    EPT_CHECK(sp == n + (MPI_Offset)n * (n + 1) / 2, "shared pointer %lld after the ordered calls", (long long)sp);
+    EPT_OK(MPI_File_close(&fh));
+}
+
+static void errors(MPI_Comm comm, int r)
+{
+    char path[128];
+    MPI_File fh;
+    int cls = -1, x = 1;
+    PHASE("errors");
+    path_for(comm, "missing", path, sizeof path);
+    int rc = MPI_File_open(comm, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
+    MPI_Error_class(rc, &cls);
+    EPT_CHECK(cls == MPI_ERR_NO_SUCH_FILE, "opening a missing file: class %d", cls);
+    path_for(comm, "ro", path, sizeof path);
+    EPT_OK(MPI_File_open(comm, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
+    EPT_OK(MPI_File_close(&fh));
+    EPT_OK(MPI_File_open(comm, path, MPI_MODE_RDONLY | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL, &fh));
+    rc = MPI_File_write_at(fh, 0, &x, 1, MPI_INT, MPI_STATUS_IGNORE);
+    MPI_Error_class(rc, &cls);
+    EPT_CHECK(cls == MPI_ERR_READ_ONLY || cls == MPI_ERR_ACCESS, "writing a read-only file: class %d", cls);
+    EPT_OK(MPI_File_close(&fh));
+    (void)r;
+}
+
+static void body(MPI_Comm comm, void *arg)
+{
+    int r, n;
+    (void)arg;
+    EPT_OK(MPI_Comm_rank(comm, &r));
+    EPT_OK(MPI_Comm_size(comm, &n));
+    views(comm, r, n);
+    pointers(comm, r, n);
+    shared(comm, r, n);
+    errors(comm, r);
+}
+
+int main(int argc, char **argv) { return ept_main_classic(argc, argv, 100, body, NULL); }

@@ -11,6 +11,7 @@
  * allows it; a non-blocking collective thus waits for the other ranks of
  * the file, as the blocking one does. */
 #include "entry.h"
+#include "datatype.h"
 #include "file.h"
 
 #include <stdarg.h>
@@ -68,6 +69,17 @@ static int file_get(const char *call, MPI_File fh, ep_file_t **f)
     if ((*f = ep_file_get(fh)))
         return MPI_SUCCESS;
     return file_raise(NULL, call, MPI_ERR_FILE, "invalid file handle %p (closed already?)", (void *)fh);
+}
+
+/* A datatype argument: errors on the file's handler. */
+static int check_type(ep_file_t *f, const char *call, MPI_Datatype t)
+{
+    if (t == MPI_DATATYPE_NULL)
+        return file_raise(f, call, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
+    ep_status_t st = ep_dt_check(t);
+    return st ? file_raise(f, call, ep_status_class(st), "invalid datatype 0x%x (%s)", (unsigned)t,
+                           ep_status_take_text(st))
+              : MPI_SUCCESS;
 }
 
 /* In an entry point taking a file: classic files go to the PMPI_ call. */
@@ -332,7 +344,7 @@ EP_API int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, M
     int rc;
     FILE_ENTRY(call, fh, f, PMPI_File_set_view(fh, disp, etype, filetype, datarep, info));
     (void)info; /* hints change nothing here; MPI lets them be ignored */
-    if ((rc = ep_check_type(f->ep, call, etype)) || (rc = ep_check_type(f->ep, call, filetype)))
+    if ((rc = check_type(f, call, etype)) || (rc = check_type(f, call, filetype)))
         return rc;
     if (!datarep || strcmp(datarep, "native"))
         return file_raise(f, call, MPI_ERR_UNSUPPORTED_DATAREP,
@@ -424,11 +436,11 @@ EP_API int MPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset)
 }
 
 /* ---- data access ------------------------------------------------------------------------
- * Every read and write is one call of access(): how says where the offset
+ * Every read and write is one call of data_access(): how says where the offset
  * comes from and whether the call is collective (src/file.h); status for
  * the blocking calls, request for the non-blocking ones. */
 
-static int access(const char *call, MPI_File fh, int how, MPI_Offset offset, const void *buf, int count,
+static int data_access(const char *call, MPI_File fh, int how, MPI_Offset offset, const void *buf, int count,
                   MPI_Datatype type, MPI_Status *status, MPI_Request *request)
 {
     ep_file_t *f;
@@ -437,7 +449,7 @@ static int access(const char *call, MPI_File fh, int how, MPI_Offset offset, con
         return rc;
     if (count < 0)
         return file_raise(f, call, MPI_ERR_COUNT, "invalid count %d (must be non-negative)", count);
-    if ((rc = ep_check_type(f->ep, call, type)))
+    if ((rc = check_type(f, call, type)))
         return rc;
     if (!buf && count > 0)
         return file_raise(f, call, MPI_ERR_BUFFER, "the buffer is NULL");
@@ -465,7 +477,7 @@ static int access(const char *call, MPI_File fh, int how, MPI_Offset offset, con
 static int blocking(const char *call, MPI_File fh, int how, MPI_Offset offset, const void *buf, int count,
                     MPI_Datatype type, MPI_Status *status)
 {
-    return access(call, fh, how, offset, buf, count, type, status, NULL);
+    return data_access(call, fh, how, offset, buf, count, type, status, NULL);
 }
 
 static int nonblocking(const char *call, MPI_File fh, int how, MPI_Offset offset, const void *buf, int count,
@@ -475,7 +487,7 @@ static int nonblocking(const char *call, MPI_File fh, int how, MPI_Offset offset
         ep_file_t *f = ep_file_get(fh);
         return file_raise(f, call, MPI_ERR_REQUEST, "the request pointer is NULL");
     }
-    return access(call, fh, how, offset, buf, count, type, NULL, request);
+    return data_access(call, fh, how, offset, buf, count, type, NULL, request);
 }
 
 #define R EP_FILE_READ
@@ -548,7 +560,7 @@ static int split_begin(const char *call, MPI_File fh, int how, MPI_Offset offset
         return rc;
     if (f->split)
         return file_raise(f, call, MPI_ERR_OTHER, "a split collective begun on the file has not ended");
-    rc = access(call, fh, how, offset, buf, count, type, &f->split_status, NULL);
+    rc = data_access(call, fh, how, offset, buf, count, type, &f->split_status, NULL);
     f->split = how | 32; /* begun, even when it failed: _end ends it */
     f->split_buf = buf;
     f->split_rc = rc;

@@ -1,28 +1,38 @@
 /* MPI-IO with libepmpi.so preloaded, without world mode (shapes P:a,b,..:
- * process p also makes the p-th number of endpoints).  On an endpoint
- * communicator MPI_File_open is refused: MPI_ERR_COMM, a message naming
- * MPI_File_open, no file handle.  On the classic MPI_COMM_WORLD, MPI-IO is
- * MPICH's (ROMIO), untouched: collective writes at offsets, a non-blocking
- * write completed by MPI_Wait, a file view with a strided datatype, reads of
- * what the other processes wrote, the file size, and MPICH's own error for a
- * missing file. */
+ * process p also makes the p-th number of endpoints): a file on the
+ * endpoint communicator (every rank writes its rank collectively and reads
+ * all of them back) next to MPICH's own MPI-IO on the classic
+ * MPI_COMM_WORLD (ROMIO), untouched: its handle is ROMIO's, collective
+ * writes at offsets, a non-blocking write completed by MPI_Wait, a file view
+ * with a strided datatype, reads of what the other processes wrote, the file
+ * size, and MPICH's own error for a missing file.  file_io tests MPI-IO on
+ * endpoints in depth. */
 #include "eptest.h"
+
+#include <stdint.h>
 
 #define N 1000 /* ints per process and block */
 
-static void refuse_on_endpoint(MPI_Comm ep, const char *path)
+static void endpoint_file(MPI_Comm ep, const char *path)
 {
     MPI_File fh = MPI_FILE_NULL;
-    char msg[MPI_MAX_ERROR_STRING] = "";
-    int rc, cls = -1, len;
-    EPT_OK(MPI_Comm_set_errhandler(ep, MPI_ERRORS_RETURN));
-    rc = MPI_File_open(ep, path, MPI_MODE_RDWR | MPI_MODE_CREATE, MPI_INFO_NULL, &fh);
-    EPT_CHECK(rc != MPI_SUCCESS, "MPI_File_open on an endpoint communicator succeeded");
-    EPT_OK(MPI_Error_class(rc, &cls));
-    EPT_OK(MPI_Error_string(rc, msg, &len));
-    EPT_CHECK(cls == MPI_ERR_COMM && strstr(msg, "MPI_File_open") && strstr(msg, "not supported on endpoint"),
-              "MPI_File_open on an endpoint: class %d, message '%s'", cls, msg);
-    EPT_CHECK(fh == MPI_FILE_NULL, "a file handle %p came back", (void *)fh);
+    MPI_Status st;
+    int r, n;
+    EPT_OK(MPI_Comm_rank(ep, &r));
+    EPT_OK(MPI_Comm_size(ep, &n));
+    EPT_OK(MPI_File_open(ep, path, MPI_MODE_RDWR | MPI_MODE_CREATE | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL, &fh));
+    EPT_CHECK(((uintptr_t)fh & 1) == 1, "the endpoint file handle %p is not epmpi's", (void *)fh);
+    EPT_OK(MPI_File_write_at_all(fh, (MPI_Offset)r * (MPI_Offset)sizeof(int), &r, 1, MPI_INT, &st));
+    EPT_OK(MPI_File_sync(fh));
+    EPT_OK(MPI_Barrier(ep));
+    EPT_OK(MPI_File_sync(fh));
+    int *all = malloc(sizeof(int) * (size_t)n);
+    EPT_OK(MPI_File_read_at_all(fh, 0, all, n, MPI_INT, &st));
+    for (int q = 0; q < n; q++)
+        EPT_CHECK(all[q] == q, "endpoint file: int %d is %d", q, all[q]);
+    free(all);
+    EPT_OK(MPI_File_close(&fh));
+    EPT_CHECK(fh == MPI_FILE_NULL, "close did not null the endpoint handle");
 }
 
 int main(int argc, char **argv)
@@ -48,18 +58,21 @@ int main(int argc, char **argv)
     }
     EPT_OK(MPI_Bcast(path, sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD));
 
-    PHASE("MPI_File_open on endpoints");
+    PHASE("a file on endpoints");
+    char eppath[80];
+    snprintf(eppath, sizeof eppath, "%s.ep", path);
     EPT_OK(MPI_Comm_create_endpoints(MPI_COMM_WORLD, n, MPI_INFO_NULL, h));
 #pragma omp parallel num_threads(n)
     {
-        refuse_on_endpoint(h[omp_get_thread_num()], path);
+        endpoint_file(h[omp_get_thread_num()], eppath);
         EPT_OK(MPI_Comm_free(&h[omp_get_thread_num()]));
     }
 
     PHASE("classic MPI-IO");
     EPT_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE | MPI_MODE_DELETE_ON_CLOSE,
                          MPI_INFO_NULL, &fh));
-    EPT_CHECK(fh != MPI_FILE_NULL, "no file handle");
+    EPT_CHECK(fh != MPI_FILE_NULL && ((uintptr_t)fh & 1) == 0, "the classic file handle %p is not ROMIO's",
+              (void *)fh);
     for (int i = 0; i < 2 * N; i++)
         buf[i] = me * 100000 + i;
     /* Block 0 of each process collectively, block 1 without blocking. */

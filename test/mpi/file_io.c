@@ -13,6 +13,7 @@
  *  - the shared file pointer: one MPI_File_write_shared per rank (every
  *    rank's value once, in some order), MPI_File_write_ordered (rank order)
  *    and _read_ordered, seek_shared and get_position_shared;
+ *  - a file per rank on MPI_COMM_SELF, all ranks at once;
  *  - errors through the files' default handler, MPI_ERRORS_RETURN: a write
  *    to an MPI_MODE_RDONLY file (MPI_ERR_READ_ONLY), opening a missing file
  *    (MPI_ERR_NO_SUCH_FILE); MPI_File_close sets MPI_FILE_NULL. */
@@ -250,6 +251,29 @@ static void errors(MPI_Comm comm, int r)
     (void)r;
 }
 
+/* Each rank its own file on MPI_COMM_SELF (each endpoint's own in world
+ * mode), all at once: an I/O server's threads writing their files. */
+static void self_files(MPI_Comm comm, int r)
+{
+    char path[160], base[128];
+    MPI_File fh;
+    MPI_Status st;
+    int v[64], w[64], cnt = -1;
+    PHASE("a file per rank on MPI_COMM_SELF");
+    path_for(comm, "self", base, sizeof base);
+    snprintf(path, sizeof path, "%s_%d", base, r);
+    EPT_OK(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
+                         MPI_INFO_NULL, &fh));
+    for (int i = 0; i < 64; i++)
+        v[i] = val(r, i);
+    for (int k = 0; k < 8; k++)
+        EPT_OK(MPI_File_write_at_all(fh, (MPI_Offset)(k * sizeof v), v, 64, MPI_INT, &st));
+    EPT_OK(MPI_File_read_at(fh, (MPI_Offset)(7 * sizeof v), w, 64, MPI_INT, &st));
+    EPT_OK(MPI_Get_count(&st, MPI_INT, &cnt));
+    EPT_CHECK(cnt == 64 && !memcmp(v, w, sizeof v), "own file: %d ints read back", cnt);
+    EPT_OK(MPI_File_close(&fh));
+}
+
 static void body(MPI_Comm comm, void *arg)
 {
     int r, n;
@@ -259,6 +283,7 @@ static void body(MPI_Comm comm, void *arg)
     views(comm, r, n);
     pointers(comm, r, n);
     shared(comm, r, n);
+    self_files(comm, r);
     errors(comm, r);
 }
 

@@ -310,7 +310,7 @@ static ep_status_t flatten(MPI_Datatype t, MPI_Offset base, int64_t count, runs_
     return rc;
 }
 
-static void view_free(ep_file_view_t *v)
+void ep_file_view_free(ep_file_view_t *v)
 {
     if (v->etype != MPI_DATATYPE_NULL && ep_datatype_builtin_size(v->etype) <= 0)
         PMPI_Type_free(&v->etype);
@@ -331,7 +331,7 @@ static int keep_type(MPI_Datatype t, MPI_Datatype *out)
     return PMPI_Type_dup(t, out);
 }
 
-static ep_status_t view_make(ep_file_view_t *v, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype)
+ep_status_t ep_file_view_make(ep_file_view_t *v, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype)
 {
     MPI_Count esize, fsize, lb, ext;
     runs_t r = {0};
@@ -354,7 +354,7 @@ static ep_status_t view_make(ep_file_view_t *v, MPI_Offset disp, MPI_Datatype et
     v->run_len = r.len;
     v->nrun = r.n;
     if (rc) {
-        view_free(v);
+        ep_file_view_free(v);
         return rc;
     }
     for (int i = 0; i < r.n; i++)
@@ -367,7 +367,7 @@ static ep_status_t view_make(ep_file_view_t *v, MPI_Offset disp, MPI_Datatype et
 }
 
 /* The byte of the file where byte b of the view's data lies. */
-static MPI_Offset view_byte(const ep_file_view_t *v, int64_t b, int *run)
+MPI_Offset ep_file_view_byte(const ep_file_view_t *v, int64_t b, int *run)
 {
     int64_t tile = b / v->size, rem = b % v->size;
     int lo = 0, hi = v->nrun - 1; /* the last run starting at or before rem */
@@ -385,11 +385,11 @@ static MPI_Offset view_byte(const ep_file_view_t *v, int64_t b, int *run)
 
 MPI_Offset ep_file_byte_offset(const ep_file_t *f, MPI_Offset offset)
 {
-    return view_byte(&f->view, offset * f->view.esize, NULL);
+    return ep_file_view_byte(&f->view, offset * f->view.esize, NULL);
 }
 
 /* Bytes of the view's data that lie before byte x of the file. */
-static int64_t view_data_before(const ep_file_view_t *v, MPI_Offset x)
+int64_t ep_file_view_data_before(const ep_file_view_t *v, MPI_Offset x)
 {
     if (x <= v->disp)
         return 0;
@@ -437,10 +437,10 @@ static ep_status_t view_pieces(const ep_file_view_t *v, int64_t b, int64_t bytes
 {
     int64_t done = 0;
     if (v->nrun == 1 && v->run_len[0] == v->extent) /* dense: one piece */
-        return bytes ? piece_add(ps, view_byte(v, b, NULL), bytes, 0) : EP_OK;
+        return bytes ? piece_add(ps, ep_file_view_byte(v, b, NULL), bytes, 0) : EP_OK;
     while (done < bytes) {
         int run;
-        MPI_Offset at = view_byte(v, b + done, &run);
+        MPI_Offset at = ep_file_view_byte(v, b + done, &run);
         int64_t rem = (b + done) % v->size - v->run_pos[run], left = v->run_len[run] - rem;
         int64_t n = left < bytes - done ? left : bytes - done;
         ep_status_t rc = piece_add(ps, at, n, done);
@@ -767,7 +767,7 @@ ep_status_t ep_file_open(ep_endpoint_t *ep, const char *name, int amode, MPI_Inf
         f->proc = p;
         f->amode = amode;
         ep_errhandler_assign(&f->errhandler, eh);
-        rc = view_make(&f->view, 0, MPI_BYTE, MPI_BYTE);
+        rc = ep_file_view_make(&f->view, 0, MPI_BYTE, MPI_BYTE);
         int h = rc ? 0 : ep_registry_add(EP_HTYPE_FILE, &f->obj);
         if (!rc && !h)
             rc = EP_ERR_NO_MEM;
@@ -778,7 +778,7 @@ ep_status_t ep_file_open(ep_endpoint_t *ep, const char *name, int amode, MPI_Inf
             *romio_code = code;
         if (f) {
             ep_errhandler_assign(&f->errhandler, MPI_ERRORS_RETURN);
-            view_free(&f->view);
+            ep_file_view_free(&f->view);
             free(f);
         }
         ep_endpoint_free(d);
@@ -809,7 +809,7 @@ ep_status_t ep_file_close(ep_file_t *f, int *romio_code)
     }
     ep_registry_remove(ep_file_handle_id(f->handle));
     ep_errhandler_assign(&f->errhandler, MPI_ERRORS_RETURN);
-    view_free(&f->view);
+    ep_file_view_free(&f->view);
     free(f);
     ep_endpoint_free(d);
     return rc;
@@ -837,15 +837,15 @@ static ep_status_t view_lead(ep_comm_t *c, void *const *all, void *arg)
 ep_status_t ep_file_set_view(ep_file_t *f, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype)
 {
     ep_file_view_t v;
-    ep_status_t made = view_make(&v, disp, etype, filetype);
+    ep_status_t made = ep_file_view_make(&v, disp, etype, filetype);
     ep_status_t rc = meet(f->ep, NULL, view_lead, f->proc);
     if (made)
         return made;
     if (rc) {
-        view_free(&v);
+        ep_file_view_free(&v);
         return rc;
     }
-    view_free(&f->view);
+    ep_file_view_free(&f->view);
     f->view = v;
     f->pos = 0;
     return EP_OK;
@@ -884,7 +884,7 @@ static ep_status_t coll_lead(ep_comm_t *c, void *const *all, void *arg)
             if (a->whence == MPI_SEEK_CUR)
                 rc = sfp_add(p, 0, &cur);
             else if (a->whence == MPI_SEEK_END && !(rc = romio_all(PMPI_File_get_size(p->fh, &size), c->nlocal, all)))
-                cur = view_data_before(&a->f->view, size) / a->f->view.esize;
+                cur = ep_file_view_data_before(&a->f->view, size) / a->f->view.esize;
             if (!rc && cur + a->arg < 0)
                 rc = EP_ERR_ARG;
             if (!rc)
@@ -920,7 +920,7 @@ ep_status_t ep_file_seek(ep_file_t *f, MPI_Offset offset, int whence)
     else if (whence == MPI_SEEK_END) {
         if ((rc = ep_file_size(f, &size)))
             return rc;
-        base = view_data_before(&f->view, size) / f->view.esize;
+        base = ep_file_view_data_before(&f->view, size) / f->view.esize;
     }
     if (base + offset < 0) {
         ep_status_explain(EP_ERR_ARG, "the file pointer would be %lld, before the start of the view",

@@ -47,6 +47,17 @@ typedef struct ep_file_view {
     int64_t *run_pos;             /* [nrun] bytes of the filetype's data before run i */
 } ep_file_view_t;
 
+/* A view of (disp, etype, filetype): the filetype flattened from its
+ * constructors, the types kept (duplicated when derived).  EP_ERR_ARG
+ * when the filetype holds no whole number of etypes. */
+ep_status_t ep_file_view_make(ep_file_view_t *v, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype);
+void ep_file_view_free(ep_file_view_t *v);
+/* The byte of the file where byte b of the view's data lies; *run (may be
+ * NULL) the filetype run it falls in. */
+MPI_Offset ep_file_view_byte(const ep_file_view_t *v, int64_t b, int *run);
+/* How many bytes of the view's data lie before byte x of the file. */
+int64_t ep_file_view_data_before(const ep_file_view_t *v, MPI_Offset x);
+
 typedef struct ep_file {
     ep_object_t obj;  /* EP_OBJ_FILE */
     MPI_File handle;  /* its handle (handle.h) */

@@ -1,0 +1,141 @@
+/* src/file.c's file views: filetypes flattened from their constructors
+ * into byte runs in typemap order (vector, indexed block, struct with
+ * resize, C and Fortran subarrays, and darray through the packing
+ * fallback), the byte of the file where each byte of the view's data lies
+ * (tiles of the filetype from disp), how much of the data lies before a
+ * byte of the file, and a filetype that holds no whole etype refused. */
+#include "file.h"
+#include "unit.h"
+
+#include <mpi.h>
+
+/* Checks v's runs against want[n][2] = {offset, length}. */
+static void expect_runs(const ep_file_view_t *v, const int64_t (*want)[2], int n)
+{
+    ck_assert_int_eq(v->nrun, n);
+    for (int i = 0; i < n; i++) {
+        ck_assert_int_eq(v->run_off[i], want[i][0]);
+        ck_assert_int_eq(v->run_len[i], want[i][1]);
+    }
+}
+
+static void view_of(ep_file_view_t *v, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype t)
+{
+    ck_assert_int_eq(PMPI_Type_commit(&t), MPI_SUCCESS);
+    ck_assert_int_eq(ep_file_view_make(v, disp, etype, t), EP_OK);
+    PMPI_Type_free(&t); /* the view keeps its own */
+}
+
+START_TEST(vector_runs_and_tiles)
+{
+    MPI_Datatype t;
+    ep_file_view_t v;
+    ck_assert_int_eq(PMPI_Type_vector(3, 2, 5, MPI_INT, &t), MPI_SUCCESS);
+    view_of(&v, 100, MPI_INT, t);
+    const int64_t want[3][2] = {{0, 8}, {20, 8}, {40, 8}};
+    expect_runs(&v, want, 3);
+    ck_assert_int_eq(v.size, 24);
+    ck_assert_int_eq(v.extent, 48);
+    ck_assert_int_eq(ep_file_view_byte(&v, 0, NULL), 100);
+    ck_assert_int_eq(ep_file_view_byte(&v, 8, NULL), 120);   /* the second run */
+    ck_assert_int_eq(ep_file_view_byte(&v, 23, NULL), 147);
+    ck_assert_int_eq(ep_file_view_byte(&v, 24, NULL), 148);  /* the next tile, 48 bytes on */
+    ck_assert_int_eq(ep_file_view_data_before(&v, 100), 0);
+    ck_assert_int_eq(ep_file_view_data_before(&v, 126), 14); /* 8 bytes, then 6 of the second run */
+    ck_assert_int_eq(ep_file_view_data_before(&v, 130), 16); /* and no more: the run is 8 long */
+    ck_assert_int_eq(ep_file_view_data_before(&v, 148 + 4), 28);
+    ep_file_view_free(&v);
+}
+END_TEST
+
+START_TEST(indexed_block_and_resized_struct)
+{
+    MPI_Datatype t, s, r;
+    ep_file_view_t v;
+    int disp[2] = {0, 5};
+    ck_assert_int_eq(PMPI_Type_create_indexed_block(2, 2, disp, MPI_INT, &t), MPI_SUCCESS);
+    view_of(&v, 0, MPI_INT, t);
+    const int64_t want[2][2] = {{0, 8}, {20, 8}};
+    expect_runs(&v, want, 2);
+    ep_file_view_free(&v);
+    /* {int at 0, double at 8}, resized to 24 bytes: a hole of 4, then one at the end. */
+    int bl[2] = {1, 1};
+    MPI_Aint off[2] = {0, 8};
+    MPI_Datatype ty[2] = {MPI_INT, MPI_DOUBLE};
+    ck_assert_int_eq(PMPI_Type_create_struct(2, bl, off, ty, &s), MPI_SUCCESS);
+    ck_assert_int_eq(PMPI_Type_create_resized(s, 0, 24, &r), MPI_SUCCESS);
+    PMPI_Type_free(&s);
+    view_of(&v, 0, MPI_BYTE, r);
+    const int64_t want2[2][2] = {{0, 4}, {8, 8}};
+    expect_runs(&v, want2, 2);
+    ck_assert_int_eq(v.extent, 24);
+    ck_assert_int_eq(ep_file_view_byte(&v, 12, NULL), 24); /* tile 1 starts again at its int */
+    ep_file_view_free(&v);
+}
+END_TEST
+
+/* A 2 x 3 block at (1, 2) of a 4 x 6 array of ints. */
+START_TEST(subarrays_in_both_orders)
+{
+    MPI_Datatype t;
+    ep_file_view_t v;
+    int sizes[2] = {4, 6}, sub[2] = {2, 3}, start[2] = {1, 2};
+    ck_assert_int_eq(PMPI_Type_create_subarray(2, sizes, sub, start, MPI_ORDER_C, MPI_INT, &t), MPI_SUCCESS);
+    view_of(&v, 0, MPI_INT, t);
+    const int64_t c_rows[2][2] = {{32, 12}, {56, 12}}; /* rows 1 and 2, columns 2 to 4 */
+    expect_runs(&v, c_rows, 2);
+    ck_assert_int_eq(v.extent, 96);
+    ep_file_view_free(&v);
+    ck_assert_int_eq(PMPI_Type_create_subarray(2, sizes, sub, start, MPI_ORDER_FORTRAN, MPI_INT, &t), MPI_SUCCESS);
+    view_of(&v, 0, MPI_INT, t);
+    const int64_t f_cols[3][2] = {{36, 8}, {52, 8}, {68, 8}}; /* columns 2 to 4, rows 1 and 2 */
+    expect_runs(&v, f_cols, 3);
+    ep_file_view_free(&v);
+}
+END_TEST
+
+/* darray has no constructor decoding: its runs come from packing. */
+START_TEST(darray_through_packing)
+{
+    MPI_Datatype t;
+    ep_file_view_t v;
+    int gs[1] = {8}, dist[1] = {MPI_DISTRIBUTE_BLOCK}, darg[1] = {MPI_DISTRIBUTE_DFLT_DARG}, ps[1] = {2};
+    ck_assert_int_eq(PMPI_Type_create_darray(2, 1, 1, gs, dist, darg, ps, MPI_ORDER_C, MPI_INT, &t), MPI_SUCCESS);
+    view_of(&v, 0, MPI_INT, t);
+    const int64_t want[1][2] = {{16, 16}}; /* process 1's half: ints 4 to 7 */
+    expect_runs(&v, want, 1);
+    ck_assert_int_eq(v.extent, 32);
+    ep_file_view_free(&v);
+}
+END_TEST
+
+START_TEST(filetype_must_hold_whole_etypes)
+{
+    MPI_Datatype t;
+    ep_file_view_t v;
+    ck_assert_int_eq(PMPI_Type_contiguous(3, MPI_SHORT, &t), MPI_SUCCESS); /* 6 bytes */
+    ck_assert_int_eq(PMPI_Type_commit(&t), MPI_SUCCESS);
+    ck_assert_int_eq(ep_file_view_make(&v, 0, MPI_INT, t), EP_ERR_ARG);
+    PMPI_Type_free(&t);
+    ck_assert_int_eq(ep_file_view_make(&v, 0, MPI_BYTE, MPI_BYTE), EP_OK); /* the default view */
+    ck_assert_int_eq(ep_file_view_byte(&v, 12345, NULL), 12345);
+    ep_file_view_free(&v);
+}
+END_TEST
+
+int main(int argc, char **argv)
+{
+    int provided;
+    PMPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    Suite *s = suite_create("file_view");
+    TCase *tc = tcase_create("views");
+    tcase_add_test(tc, vector_runs_and_tiles);
+    tcase_add_test(tc, indexed_block_and_resized_struct);
+    tcase_add_test(tc, subarrays_in_both_orders);
+    tcase_add_test(tc, darray_through_packing);
+    tcase_add_test(tc, filetype_must_hold_whole_etypes);
+    suite_add_tcase(s, tc);
+    int rc = ep_unit_run_nofork(s);
+    PMPI_Finalize();
+    return rc;
+}

@@ -353,7 +353,7 @@ END {
         ratio = bm > 0 ? em / bm : 0
         t = target(f[1], f[2], f[3], f[4]); met = ""
         if (t != "") { split(t, tt, " "); met = (tt[1] == "<=" ? ratio <= tt[2] + 0 : ratio >= tt[2] + 0) ? "yes" : "no" }
-        printf "%s,%s,%s,%s,%s,%d,%s,%s,%.6g,%.6g,%.4f,%s,%s,%d,%.6g,%.6g,%.6g,%.6g\n", f[1], csvq(ep[f[1]]), csvq(bs[f[1]]), f[2], f[3], f[4], unit[k], better, bm, em, ratio, t, met, n, blo, bhi, elo, ehi
+        printf "%s,%s,%s,%s,%s,%d,%s,%s,%.6g,%.6g,%.4g,%s,%s,%d,%.6g,%.6g,%.6g,%.6g\n", f[1], csvq(ep[f[1]]), csvq(bs[f[1]]), f[2], f[3], f[4], unit[k], better, bm, em, ratio, t, met, n, blo, bhi, elo, ehi
     }
 }' "$tmp/desc" "$tmp/samples" > "$OUT/latest.csv"
 

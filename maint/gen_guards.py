@@ -204,22 +204,50 @@ def check_error(name, check, fortran=False):
     return 'ep_unsupported("%s", "%s", %s)' % (name, what, cls)
 
 
+# The large-count forms with count arrays: how many entries each array has
+# (ep_peers_t in pmpi/entry.h), by the int form's name and the parameter.
+ARRAY_PEERS = {"recvcounts": "EP_PEERS", "displs": "EP_PEERS", "sendcounts": "EP_PEERS_SEND",
+               "sdispls": "EP_PEERS_SEND", "rdispls": "EP_PEERS"}
+ARRAY_PEERS_BY_CALL = {
+    "Gatherv": {"recvcounts": "EP_PEERS_AT_ROOT", "displs": "EP_PEERS_AT_ROOT"},
+    "Scatterv": {"sendcounts": "EP_PEERS_AT_ROOT", "displs": "EP_PEERS_AT_ROOT"},
+    "Reduce_scatter": {"recvcounts": "EP_GROUP"},
+    "Neighbor_allgatherv": {"recvcounts": "EP_IN_NEIGHBORS", "displs": "EP_IN_NEIGHBORS"},
+    "Neighbor_alltoallv": {"sendcounts": "EP_OUT_NEIGHBORS", "sdispls": "EP_OUT_NEIGHBORS",
+                           "recvcounts": "EP_IN_NEIGHBORS", "rdispls": "EP_IN_NEIGHBORS"},
+    "Neighbor_alltoallw": {"sendcounts": "EP_OUT_NEIGHBORS", "recvcounts": "EP_IN_NEIGHBORS"},
+}
+
+
+def array_peers(name, pname):
+    """The ep_peers_t of array pname of large-count function name."""
+    base = re.sub(r"^MPI_I?(.*?)(_c)?$", r"\1", name)
+    base = base[0].upper() + base[1:]
+    return ARRAY_PEERS_BY_CALL.get(base, {}).get(pname) or ARRAY_PEERS[pname]
+
+
 def narrowed(params_c, params_int):
-    """The MPI_Count parameters of a large-count (_c) function whose int form
-    has the same parameters but for int in their place, or None."""
+    """How a large-count (_c) function whose int form has the same
+    parameters, but for int in place of MPI_Count (and of MPI_Aint in
+    arrays), calls that form: [(parameter, "scalar" | "counts" | "displs")],
+    or None."""
     if len(params_c) != len(params_int):
         return None
-    counts = []
+    out = []
     for pc, pi in zip(params_c, params_int):
         if pc[1] != pi[1]:
             return None
         if pc[0] == pi[0]:
             continue
         if pc[0] == "MPI_Count" and pi[0] == "int" and not pc[3]:
-            counts.append(pc[1])
+            out.append((pc[1], "scalar"))
+        elif pc[0] == "const MPI_Count" and pi[0] == "const int" and pc[3]:
+            out.append((pc[1], "counts"))
+        elif pc[0] == "const MPI_Aint" and pi[0] == "const int" and pc[3]:
+            out.append((pc[1], "displs"))
         else:
             return None
-    return counts
+    return out
 
 
 class Api:
@@ -321,19 +349,38 @@ def generate_guards(api):
         out.append("{")
         if counts:
             # A large-count form of a call epmpi implements: on endpoints, the
-            # int form runs when the counts fit in an int.
+            # int form runs when the counts fit in an int (arrays are copied).
             out.append("    if (!(%s))" % " || ".join(check_test(c) for c in checks))
             out.append("        return P%s(%s);" % (name, args))
             comm = next((c[1] for c in checks if c[0] == "MPI_Comm"), "MPI_COMM_NULL")
             fh = next((c[1] for c in checks if c[0] == "MPI_File"), None)
-            for c in counts:
-                out.append("    if (%s > INT_MAX || %s < INT_MIN)" % (c, c))
-                if fh:  # raised on the file's error handler
-                    out.append('        return ep_file_count_too_large("%s", %s, %s);' % (name, fh, c))
-                else:
-                    out.append('        return ep_count_too_large("%s", %s, %s);' % (name, comm, c))
-            out.append("    return %s(%s);" % (name[:-2], ", ".join("(int)" + p[1] if p[1] in counts else p[1]
-                                                                 for p in params)))
+            for c, how in counts:
+                if how == "scalar":
+                    out.append("    if (%s > INT_MAX || %s < INT_MIN)" % (c, c))
+                    if fh:  # raised on the file's error handler
+                        out.append('        return ep_file_count_too_large("%s", %s, %s);' % (name, fh, c))
+                    else:
+                        out.append('        return ep_count_too_large("%s", %s, %s);' % (name, comm, c))
+            arrays = [(c, how) for c, how in counts if how != "scalar"]
+            call = "%s(%s)" % (name[:-2], ", ".join("(int)" + p[1] if (p[1], "scalar") in counts
+                                                   else p[1] + "_i" if any(p[1] == a for a, _ in arrays)
+                                                   else p[1] for p in params))
+            if not arrays:
+                out.append("    return %s;" % call)
+            else:
+                pnames = [p[1] for p in params]
+                root = "root" if "root" in pnames else "0"
+                sbuf = "sendbuf" if "sendbuf" in pnames else "NULL"
+                out.append("    ep_endpoint_t *ep;")
+                out.append('    int rc = ep_entry_endpoint("%s", %s, &ep);' % (name, comm))
+                out.append("    int %s;" % ", ".join("*%s_i = NULL" % a for a, _ in arrays))
+                tests = ['(rc = ep_narrow_%s(ep, "%s", %s, ep_entry_peers(ep, %s, %s, %s), &%s_i))'
+                         % (how, name, a, array_peers(name, a), root, sbuf, a) for a, how in arrays]
+                out.append("    if (!rc && !(%s))" % " || ".join(tests))
+                out.append("        rc = %s;" % call)
+                for a, _ in arrays:
+                    out.append("    free(%s_i);" % a)
+                out.append("    return rc;")
         else:
             for c in checks:
                 out.append("    if (%s)" % check_test(c))
@@ -480,14 +527,15 @@ def generate_fortran(api):
 
 # ---- test/mpi/api_guards.gen.c ----------------------------------------------
 
-def test_arg(p, tested, counts):
+def test_arg(p, tested, big):
     """The value a test passes for parameter p; tested: the check whose
-    argument carries the endpoint handle."""
+    argument carries the endpoint handle; big: the count (or count array)
+    given beyond INT_MAX."""
     ctype, name, is_ptr, is_arr, base, _ = p
     if tested and name == tested[1]:
         return "&%s_v" % base[4:].lower() if tested[2] else base[4:].lower()
-    if counts and name == counts[0]:
-        return "(MPI_Count)INT_MAX + 1"
+    if name == big:
+        return "ept_big_counts" if is_arr else "(MPI_Count)INT_MAX + 1"
     if is_ptr and base.endswith("_function"):
         return "NULL"
     if is_ptr or is_arr:
@@ -506,13 +554,16 @@ def generate_test(api):
         " * argument it checks (the others: null handles, zeroed memory, 0) and",
         " * hands each return code to ept_guard_expect with the error class and a",
         " * word the message must have: a large-count (_c) form that runs its int",
-        " * form on endpoints gets a count beyond INT_MAX instead. */",
+        " * form on endpoints gets a count beyond INT_MAX instead (in an array of",
+        " * 64 when it has no scalar count). */",
         '#include "api_guards.h"',
         "",
         "#include <limits.h>",
         "",
         "static char ept_scratch_mem[1 << 16] __attribute__((aligned(64)));",
         "static void *const ept_scratch = ept_scratch_mem;",
+        "#define EPT_BIG (MPI_Count)INT_MAX + 1",
+        "static const MPI_Count ept_big_counts[64] = {[0 ... 63] = EPT_BIG};",
         "",
         "int ept_call_guards(MPI_Comm comm, MPI_Group group, MPI_Request request, MPI_Message message, MPI_Win win,",
         "                    MPI_File file)",
@@ -527,13 +578,21 @@ def generate_test(api):
         "",
     ]
     for name, params, checks, counts in api.guards:
-        # (A large-count form gets a count beyond INT_MAX.)
-        if counts:
-            cases = [(checks[0], "MPI_ERR_COUNT", "does not fit", name)]
-        else:
+        # A large-count form: a scalar count beyond INT_MAX, else a count
+        # array of them; a neighbourhood one with count arrays only reads
+        # none on a communicator without topology, whose int form refuses.
+        scalars = [c for c, how in counts or [] if how == "scalar"]
+        arrays = [c for c, how in counts or [] if how == "counts"]
+        big = (scalars or arrays or [None])[0]
+        # (The int form raises that error under its own name.)
+        if not counts:
             cases = [(c, BY_VALUE[c[0]][1], "not supported", name) for c in checks]
+        elif not scalars and "eighbor" in name:
+            cases = [(checks[0], "MPI_ERR_TOPOLOGY", "topology", name[:-2])]
+        else:
+            cases = [(checks[0], "MPI_ERR_COUNT", "does not fit", name)]
         for tested, cls, word, says in cases:
-            args = ", ".join(test_arg(p, tested, counts) for p in params)
+            args = ", ".join(test_arg(p, tested, big) for p in params)
             out.append("    ept_guard_expect(%s(%s), %s, \"%s\", \"%s\");" % (name, args, cls, says, word))
             out.append("    n++;")
     out += ["    (void)comm_v, (void)group_v, (void)request_v, (void)message_v, (void)win_v, (void)file_v;",

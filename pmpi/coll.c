@@ -7,8 +7,6 @@
 #include "entry.h"
 #include "topo.h"
 
-#include <stdlib.h>
-
 #define BLOCKING EP_BLOCKING
 #define coll_go ep_coll_go
 
@@ -32,7 +30,7 @@
 /* ---- argument checks shared by the collectives below ------------------------- */
 
 /* A (buffer, count, type) triple. */
-static int check_block(ep_endpoint_t *ep, const char *call, const void *buf, MPI_Count count, MPI_Datatype type)
+static int check_block(ep_endpoint_t *ep, const char *call, const void *buf, int count, MPI_Datatype type)
 {
     int rc;
     if ((rc = ep_check_count(ep, call, count)) || (rc = ep_check_type(ep, call, type)) ||
@@ -41,59 +39,29 @@ static int check_block(ep_endpoint_t *ep, const char *call, const void *buf, MPI
     return MPI_SUCCESS;
 }
 
-/* Per-peer counts and displacements as a call passes them: ints (the
- * MPI-3 forms) or 64 bits (the _c forms, and Neighbor_alltoallw's
- * displacements).  The exchange reads 64 bits (src/coll.h). */
-typedef struct vec {
-    const int *counts, *displs;
-    const MPI_Count *counts_c;
-    const MPI_Aint *displs_c;
-} vec_t;
-#define VEC(c, d) ((vec_t){(c), (d), NULL, NULL})
-#define VEC_C(c, d) ((vec_t){NULL, NULL, (c), (d)})
-
-/* v's n entries, as 64 bits (*c, *d), checked: present, counts
- * non-negative.  Int arrays are widened into *blk, which the caller frees
- * once the call has started (a non-blocking one keeps its own copy). */
-static int vec_read(ep_endpoint_t *ep, const char *call, const char *what, vec_t v, int n, const MPI_Count **c,
-                    const MPI_Aint **d, void **blk)
+/* n per-rank counts (and displacements). */
+static int check_counts_n(ep_endpoint_t *ep, const char *call, const char *what, const int *counts, const void *displs,
+                          int n)
 {
-    *blk = NULL;
-    *c = v.counts_c;
-    *d = v.displs_c;
-    if ((!v.counts && !v.counts_c) || (!v.displs && !v.displs_c))
-        return n ? ep_raise(ep, call, MPI_ERR_ARG, "%s counts or displacements are NULL", what) : MPI_SUCCESS;
-    if (v.counts || v.displs) {
-        char *b = *blk = malloc((sizeof(MPI_Count) + sizeof(MPI_Aint)) * (size_t)(n > 0 ? n : 1));
-        if (!b)
-            return ep_raise(ep, call, MPI_ERR_NO_MEM, "out of memory for %d counts", n);
-        MPI_Count *cc = (MPI_Count *)(void *)b;
-        MPI_Aint *dd = (MPI_Aint *)(void *)(b + sizeof(MPI_Count) * (size_t)(n > 0 ? n : 1));
-        for (int r = 0; r < n; r++) {
-            if (v.counts)
-                cc[r] = v.counts[r];
-            if (v.displs)
-                dd[r] = v.displs[r];
-        }
-        if (v.counts)
-            *c = cc;
-        if (v.displs)
-            *d = dd;
-    }
+    if (!counts || !displs)
+        return ep_raise(ep, call, MPI_ERR_ARG, "%s counts or displacements are NULL", what);
     for (int r = 0; r < n; r++)
-        if ((*c)[r] < 0) {
-            free(*blk);
-            *blk = NULL;
-            return ep_raise(ep, call, MPI_ERR_COUNT, "%s count %lld for rank %d is negative", what,
-                            (long long)(*c)[r], r);
-        }
+        if (counts[r] < 0)
+            return ep_raise(ep, call, MPI_ERR_COUNT, "%s count %d for rank %d is negative", what, counts[r], r);
     return MPI_SUCCESS;
 }
 
-static int check_types(ep_endpoint_t *ep, const char *call, const MPI_Datatype *types, const MPI_Count *counts, int n)
+/* The v / w forms: one count per rank addressed (the remote group of an
+ * intercommunicator). */
+static int check_counts(ep_endpoint_t *ep, const char *call, const char *what, const int *counts, const int *displs)
+{
+    return check_counts_n(ep, call, what, counts, displs, ep_remote_size(ep));
+}
+
+static int check_types_n(ep_endpoint_t *ep, const char *call, const MPI_Datatype *types, const int *counts, int n)
 {
     int rc;
-    if (!types && n > 0)
+    if (!types)
         return ep_raise(ep, call, MPI_ERR_ARG, "datatype array is NULL");
     for (int r = 0; r < n; r++)
         if (counts[r] > 0 && (rc = ep_check_type(ep, call, types[r])))
@@ -101,13 +69,9 @@ static int check_types(ep_endpoint_t *ep, const char *call, const MPI_Datatype *
     return MPI_SUCCESS;
 }
 
-/* Runs a described call and frees the widened arrays. */
-static int go_free(ep_endpoint_t *ep, const char *call, ep_coll_args_t *a, MPI_Request *req, void *b1, void *b2)
+static int check_types(ep_endpoint_t *ep, const char *call, const MPI_Datatype *types, const int *counts)
 {
-    int rc = coll_go(ep, call, a, req);
-    free(b1);
-    free(b2);
-    return rc;
+    return check_types_n(ep, call, types, counts, ep_remote_size(ep));
 }
 
 static int check_reduction(ep_endpoint_t *ep, const char *call, int count, MPI_Datatype type, MPI_Op op)
@@ -267,18 +231,14 @@ EP_API int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendt
 
 /* ---- rooted data movement ------------------------------------------------------ */
 
-/* The rooted calls' checks: the root, the non-root side (buf, count,
- * type), and at the root its per-rank side: root_count elements or the
- * per-rank counts and displacements (read into *c, *d, *blk; `what`:
- * "receive" for gathers, "send" for scatters). */
-static int check_rooted(ep_endpoint_t *ep, const char *call, int root, const void *buf, MPI_Count count,
-                        MPI_Datatype type, MPI_Count root_count, const vec_t *v, MPI_Datatype root_type,
-                        const char *what, const MPI_Count **c, const MPI_Aint **d, void **blk)
+/* The checks of the rooted data-movement calls: every rank's own block
+ * (MPI_IN_PLACE allowed only at the root), and at the root the per-rank
+ * side (`what`: "receive" for gathers, "send" for scatters). */
+static int check_rooted(ep_endpoint_t *ep, const char *call, int root, const void *buf, int count,
+                        MPI_Datatype type, int root_count, const int *root_counts, const int *displs,
+                        MPI_Datatype root_type, const char *what)
 {
     int rc;
-    *c = NULL;
-    *d = NULL;
-    *blk = NULL;
     if ((rc = ep_check_root(ep, call, root)))
         return rc;
     /* Intercommunicators: MPI_ROOT holds the root's side, the other group
@@ -290,29 +250,25 @@ static int check_rooted(ep_endpoint_t *ep, const char *call, int root, const voi
     if ((!inter || root >= 0) && buf != MPI_IN_PLACE && (rc = check_block(ep, call, buf, count, type)))
         return rc;
     if (at_root && ((rc = ep_check_type(ep, call, root_type)) ||
-                    (v ? (rc = vec_read(ep, call, what, *v, ep_remote_size(ep), c, d, blk))
-                       : (rc = ep_check_count(ep, call, root_count)))))
+                    (root_counts ? (rc = check_counts(ep, call, what, root_counts, displs))
+                                 : (rc = ep_check_count(ep, call, root_count)))))
         return rc;
     return MPI_SUCCESS;
 }
 
-/* v NULL: the uniform form (recvcount from each rank). */
-static int gather_ep(const char *call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                     void *recvbuf, MPI_Count recvcount, const vec_t *v, MPI_Datatype recvtype, int root,
+static int gather_ep(const char *call, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     int recvcount, const int *recvcounts, const int *displs, MPI_Datatype recvtype, int root,
                      MPI_Comm comm, MPI_Request *req)
 {
     ep_endpoint_t *ep;
     ep_coll_args_t a;
-    const MPI_Count *c;
-    const MPI_Aint *d;
-    void *blk;
     int rc;
     EP_ENTRY_EP(call, comm, ep);
-    if ((rc = check_rooted(ep, call, root, sendbuf, sendcount, sendtype, recvcount, v, recvtype, "receive", &c, &d,
-                           &blk)))
+    if ((rc = check_rooted(ep, call, root, sendbuf, sendcount, sendtype, recvcount, recvcounts, displs, recvtype,
+                           "receive")))
         return rc;
-    ep_coll_gatherv(&a, ep, sendbuf, sendcount, sendtype, recvbuf, recvcount, c, d, recvtype, root);
-    return go_free(ep, call, &a, req, blk, NULL);
+    ep_coll_gatherv(&a, ep, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvcounts, displs, recvtype, root);
+    return coll_go(ep, call, &a, req);
 }
 
 EP_API int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
@@ -320,8 +276,8 @@ EP_API int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-    return gather_ep("MPI_Gather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, recvtype, root, comm,
-                     BLOCKING);
+    return gather_ep("MPI_Gather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL, recvtype, root,
+                     comm, BLOCKING);
 }
 
 EP_API int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
@@ -329,8 +285,8 @@ EP_API int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-    return gather_ep("MPI_Igather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, recvtype, root, comm,
-                     request);
+    return gather_ep("MPI_Igather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL, recvtype, root,
+                     comm, request);
 }
 
 EP_API int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -338,8 +294,8 @@ EP_API int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
-    vec_t v = VEC(recvcounts, displs);
-    return gather_ep("MPI_Gatherv", sendbuf, sendcount, sendtype, recvbuf, 0, &v, recvtype, root, comm, BLOCKING);
+    return gather_ep("MPI_Gatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, root,
+                     comm, BLOCKING);
 }
 
 EP_API int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -349,27 +305,23 @@ EP_API int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
                              request);
-    vec_t v = VEC(recvcounts, displs);
-    return gather_ep("MPI_Igatherv", sendbuf, sendcount, sendtype, recvbuf, 0, &v, recvtype, root, comm, request);
+    return gather_ep("MPI_Igatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, root,
+                     comm, request);
 }
 
-/* v NULL: the uniform form (sendcount to each rank). */
-static int scatter_ep(const char *call, const void *sendbuf, MPI_Count sendcount, const vec_t *v,
-                      MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+static int scatter_ep(const char *call, const void *sendbuf, int sendcount, const int *sendcounts, const int *displs,
+                      MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                       MPI_Comm comm, MPI_Request *req)
 {
     ep_endpoint_t *ep;
     ep_coll_args_t a;
-    const MPI_Count *c;
-    const MPI_Aint *d;
-    void *blk;
     int rc;
     EP_ENTRY_EP(call, comm, ep);
-    if ((rc = check_rooted(ep, call, root, recvbuf, recvcount, recvtype, sendcount, v, sendtype, "send", &c, &d,
-                           &blk)))
+    if ((rc = check_rooted(ep, call, root, recvbuf, recvcount, recvtype, sendcount, sendcounts, displs, sendtype,
+                           "send")))
         return rc;
-    ep_coll_scatterv(&a, ep, sendbuf, sendcount, c, d, sendtype, recvbuf, recvcount, recvtype, root);
-    return go_free(ep, call, &a, req, blk, NULL);
+    ep_coll_scatterv(&a, ep, sendbuf, sendcount, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
+    return coll_go(ep, call, &a, req);
 }
 
 EP_API int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
@@ -377,8 +329,8 @@ EP_API int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-    return scatter_ep("MPI_Scatter", sendbuf, sendcount, NULL, sendtype, recvbuf, recvcount, recvtype, root, comm,
-                      BLOCKING);
+    return scatter_ep("MPI_Scatter", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, recvtype, root,
+                      comm, BLOCKING);
 }
 
 EP_API int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
@@ -386,8 +338,8 @@ EP_API int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-    return scatter_ep("MPI_Iscatter", sendbuf, sendcount, NULL, sendtype, recvbuf, recvcount, recvtype, root, comm,
-                      request);
+    return scatter_ep("MPI_Iscatter", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, recvtype, root,
+                      comm, request);
 }
 
 EP_API int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
@@ -395,8 +347,8 @@ EP_API int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int d
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
-    vec_t v = VEC(sendcounts, displs);
-    return scatter_ep("MPI_Scatterv", sendbuf, 0, &v, sendtype, recvbuf, recvcount, recvtype, root, comm, BLOCKING);
+    return scatter_ep("MPI_Scatterv", sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                      comm, BLOCKING);
 }
 
 EP_API int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
@@ -406,28 +358,25 @@ EP_API int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int 
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
                               request);
-    vec_t v = VEC(sendcounts, displs);
-    return scatter_ep("MPI_Iscatterv", sendbuf, 0, &v, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+    return scatter_ep("MPI_Iscatterv", sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                      comm, request);
 }
 
 /* ---- all to all ---------------------------------------------------------------- */
 
-static int allgatherv_ep(const char *call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                         void *recvbuf, vec_t v, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req)
+static int allgatherv_ep(const char *call, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                         const int *recvcounts, const int *displs, MPI_Datatype recvtype, MPI_Comm comm,
+                         MPI_Request *req)
 {
     ep_endpoint_t *ep;
     ep_coll_args_t a;
-    const MPI_Count *c;
-    const MPI_Aint *d;
-    void *blk = NULL;
     int rc;
     COLL_ENTRY(call, comm, ep, sendbuf);
     if ((sendbuf != MPI_IN_PLACE && (rc = check_block(ep, call, sendbuf, sendcount, sendtype))) ||
-        (rc = ep_check_type(ep, call, recvtype)) ||
-        (rc = vec_read(ep, call, "receive", v, ep_remote_size(ep), &c, &d, &blk)))
+        (rc = ep_check_type(ep, call, recvtype)) || (rc = check_counts(ep, call, "receive", recvcounts, displs)))
         return rc;
-    ep_coll_allgatherv(&a, ep, sendbuf, sendcount, sendtype, recvbuf, 0, c, d, recvtype);
-    return go_free(ep, call, &a, req, blk, NULL);
+    ep_coll_allgatherv(&a, ep, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype);
+    return coll_go(ep, call, &a, req);
 }
 
 EP_API int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -435,8 +384,8 @@ EP_API int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendt
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
-    return allgatherv_ep("MPI_Allgatherv", sendbuf, sendcount, sendtype, recvbuf, VEC(recvcounts, displs), recvtype,
-                         comm, BLOCKING);
+    return allgatherv_ep("MPI_Allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+                         BLOCKING);
 }
 
 EP_API int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -445,12 +394,12 @@ EP_API int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype send
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
-    return allgatherv_ep("MPI_Iallgatherv", sendbuf, sendcount, sendtype, recvbuf, VEC(recvcounts, displs),
-                         recvtype, comm, request);
+    return allgatherv_ep("MPI_Iallgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                         comm, request);
 }
 
-static int alltoall_ep(const char *call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                       void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req)
+static int alltoall_ep(const char *call, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req)
 {
     ep_endpoint_t *ep;
     ep_coll_args_t a;
@@ -480,34 +429,21 @@ EP_API int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendty
     return alltoall_ep("MPI_Ialltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
-/* The v forms, and the w forms (w: a type per rank, displacements in
- * bytes). */
-static int alltoallvw_ep(const char *call, int w, const void *sendbuf, vec_t sv, MPI_Datatype sendtype,
-                         const MPI_Datatype *sendtypes, void *recvbuf, vec_t rv, MPI_Datatype recvtype,
-                         const MPI_Datatype *recvtypes, MPI_Comm comm, MPI_Request *req)
+static int alltoallv_ep(const char *call, const void *sendbuf, const int *sendcounts, const int *sdispls,
+                        MPI_Datatype sendtype, void *recvbuf, const int *recvcounts, const int *rdispls,
+                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req)
 {
     ep_endpoint_t *ep;
     ep_coll_args_t a;
-    const MPI_Count *sc = NULL, *rc_ = NULL;
-    const MPI_Aint *sd = NULL, *rd = NULL;
-    void *sblk = NULL, *rblk = NULL;
     int rc;
     COLL_ENTRY(call, comm, ep, sendbuf);
-    int n = ep_remote_size(ep);
-    if (sendbuf != MPI_IN_PLACE &&
-        ((!w && (rc = ep_check_type(ep, call, sendtype))) || (rc = vec_read(ep, call, "send", sv, n, &sc, &sd, &sblk)) ||
-         (w && (rc = check_types(ep, call, sendtypes, sc, n)))))
-        goto fail;
-    if ((!w && (rc = ep_check_type(ep, call, recvtype))) || (rc = vec_read(ep, call, "receive", rv, n, &rc_, &rd, &rblk)) ||
-        (w && (rc = check_types(ep, call, recvtypes, rc_, n))))
-        goto fail;
-    ep_coll_alltoallw(&a, ep, sendbuf, 0, sc, sd, w ? MPI_BYTE : sendtype, sendtypes, recvbuf, 0, rc_, rd,
-                      w ? MPI_BYTE : recvtype, recvtypes, w);
-    return go_free(ep, call, &a, req, sblk, rblk);
-fail:
-    free(sblk);
-    free(rblk);
-    return rc;
+    if ((sendbuf != MPI_IN_PLACE && ((rc = ep_check_type(ep, call, sendtype)) ||
+                                     (rc = check_counts(ep, call, "send", sendcounts, sdispls)))) ||
+        (rc = ep_check_type(ep, call, recvtype)) || (rc = check_counts(ep, call, "receive", recvcounts, rdispls)))
+        return rc;
+    ep_coll_alltoallw(&a, ep, sendbuf, 0, sendcounts, sdispls, sendtype, NULL, recvbuf, 0, recvcounts, rdispls,
+                      recvtype, NULL, 0);
+    return coll_go(ep, call, &a, req);
 }
 
 EP_API int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
@@ -516,8 +452,8 @@ EP_API int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int 
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
-    return alltoallvw_ep("MPI_Alltoallv", 0, sendbuf, VEC(sendcounts, sdispls), sendtype, NULL, recvbuf,
-                         VEC(recvcounts, rdispls), recvtype, NULL, comm, BLOCKING);
+    return alltoallv_ep("MPI_Alltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                        recvtype, comm, BLOCKING);
 }
 
 EP_API int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
@@ -527,8 +463,26 @@ EP_API int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
                                request);
-    return alltoallvw_ep("MPI_Ialltoallv", 0, sendbuf, VEC(sendcounts, sdispls), sendtype, NULL, recvbuf,
-                         VEC(recvcounts, rdispls), recvtype, NULL, comm, request);
+    return alltoallv_ep("MPI_Ialltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                        recvtype, comm, request);
+}
+
+static int alltoallw_ep(const char *call, const void *sendbuf, const int *sendcounts, const int *sdispls,
+                        const MPI_Datatype *sendtypes, void *recvbuf, const int *recvcounts, const int *rdispls,
+                        const MPI_Datatype *recvtypes, MPI_Comm comm, MPI_Request *req)
+{
+    ep_endpoint_t *ep;
+    ep_coll_args_t a;
+    int rc;
+    COLL_ENTRY(call, comm, ep, sendbuf);
+    if ((sendbuf != MPI_IN_PLACE && ((rc = check_counts(ep, call, "send", sendcounts, sdispls)) ||
+                                     (rc = check_types(ep, call, sendtypes, sendcounts)))) ||
+        (rc = check_counts(ep, call, "receive", recvcounts, rdispls)) ||
+        (rc = check_types(ep, call, recvtypes, recvcounts)))
+        return rc;
+    ep_coll_alltoallw(&a, ep, sendbuf, 0, sendcounts, sdispls, MPI_BYTE, sendtypes, recvbuf, 0, recvcounts, rdispls,
+                      MPI_BYTE, recvtypes, 1);
+    return coll_go(ep, call, &a, req);
 }
 
 EP_API int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -537,8 +491,8 @@ EP_API int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int 
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
-    return alltoallvw_ep("MPI_Alltoallw", 1, sendbuf, VEC(sendcounts, sdispls), MPI_BYTE, sendtypes, recvbuf,
-                         VEC(recvcounts, rdispls), MPI_BYTE, recvtypes, comm, BLOCKING);
+    return alltoallw_ep("MPI_Alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                        recvtypes, comm, BLOCKING);
 }
 
 EP_API int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -548,8 +502,8 @@ EP_API int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
                                request);
-    return alltoallvw_ep("MPI_Ialltoallw", 1, sendbuf, VEC(sendcounts, sdispls), MPI_BYTE, sendtypes, recvbuf,
-                         VEC(recvcounts, rdispls), MPI_BYTE, recvtypes, comm, request);
+    return alltoallw_ep("MPI_Ialltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                        recvtypes, comm, request);
 }
 
 /* ---- reduce-scatter and scans ----------------------------------------------------- */
@@ -564,11 +518,9 @@ static int reduce_scatter_ep(const char *call, const void *sendbuf, void *recvbu
     ep_coll_args_t a;
     int rc;
     COLL_ENTRY(call, comm, ep, sendbuf);
-    if ((rc = check_reduction(ep, call, count, datatype, op)))
+    if ((rc = check_reduction(ep, call, count, datatype, op)) ||
+        (counts && (rc = check_counts_n(ep, call, "receive", counts, counts, ep_local_size(ep)))))
         return rc;
-    for (int r = 0; counts && r < ep_local_size(ep); r++)
-        if (counts[r] < 0)
-            return ep_raise(ep, call, MPI_ERR_COUNT, "receive count %d for rank %d is negative", counts[r], r);
     ep_coll_reduce_scatter(&a, ep, sendbuf, recvbuf, count, counts, datatype, op);
     return coll_go(ep, call, &a, req);
 }
@@ -604,50 +556,6 @@ EP_API int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int rec
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
     return reduce_scatter_ep("MPI_Ireduce_scatter", sendbuf, recvbuf, 0, recvcounts, datatype, op, comm, request);
-}
-
-/* The _c forms: a reduction's counts must fit in an int on endpoints
- * (its fold runs by ints), so the counts are narrowed first. */
-static int reduce_scatter_c(const char *call, const void *sendbuf, void *recvbuf, const MPI_Count *recvcounts,
-                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *req)
-{
-    ep_endpoint_t *ep;
-    int rc;
-    EP_ENTRY_EP(call, comm, ep);
-    if (!recvcounts)
-        return ep_raise(ep, call, MPI_ERR_ARG, "receive counts are NULL");
-    int n = ep_local_size(ep), *counts = malloc(sizeof *counts * (size_t)(n > 0 ? n : 1));
-    if (!counts)
-        return ep_raise(ep, call, MPI_ERR_NO_MEM, "out of memory for %d counts", n);
-    for (int r = 0; r < n; r++) {
-        if (recvcounts[r] > INT_MAX) {
-            free(counts);
-            return ep_raise(ep, call, MPI_ERR_COUNT,
-                            "count %lld (rank %d) does not fit in an int, the largest count of a reduction on "
-                            "endpoint communicators",
-                            (long long)recvcounts[r], r);
-        }
-        counts[r] = (int)(recvcounts[r] < INT_MIN ? INT_MIN : recvcounts[r]);
-    }
-    rc = reduce_scatter_ep(call, sendbuf, recvbuf, 0, counts, datatype, op, comm, req);
-    free(counts); /* read when the call is described */
-    return rc;
-}
-
-EP_API int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
-                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
-    return reduce_scatter_c("MPI_Reduce_scatter_c", sendbuf, recvbuf, recvcounts, datatype, op, comm, BLOCKING);
-}
-
-EP_API int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
-                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
-    return reduce_scatter_c("MPI_Ireduce_scatter_c", sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 }
 
 static int scan_ep(const char *call, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
@@ -711,25 +619,29 @@ static int nbr_entry(const char *call, MPI_Comm comm, const void *sendbuf, ep_en
     return MPI_SUCCESS;
 }
 
-/* v NULL: Neighbor_allgather, recvcount from each in-neighbour. */
-static int nbr_allgather_ep(const char *call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                            void *recvbuf, MPI_Count recvcount, const vec_t *v, MPI_Datatype recvtype, MPI_Comm comm,
-                            MPI_Request *req)
+/* v forms: n counts and displacements (NULL allowed when n is 0). */
+static int check_nbr_counts(ep_endpoint_t *ep, const char *call, const char *what, const int *counts,
+                            const void *displs, int n)
+{
+    return n ? check_counts_n(ep, call, what, counts, displs, n) : MPI_SUCCESS;
+}
+
+/* recvcounts NULL: Neighbor_allgather, recvcount from each in-neighbour. */
+static int nbr_allgather_ep(const char *call, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, const int *recvcounts, const int *displs,
+                            MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req)
 {
     ep_endpoint_t *ep;
     ep_coll_args_t a;
-    const MPI_Count *c = NULL;
-    const MPI_Aint *d = NULL;
-    void *blk = NULL;
     int rc;
     if ((rc = nbr_entry(call, comm, sendbuf, &ep)) || (rc = check_block(ep, call, sendbuf, sendcount, sendtype)) ||
-        (!v && (rc = check_block(ep, call, recvbuf, recvcount, recvtype))) ||
-        (v && ((rc = ep_check_type(ep, call, recvtype)) ||
-               (rc = vec_read(ep, call, "receive", *v, ep->topo->indegree, &c, &d, &blk)))))
+        (!recvcounts && (rc = check_block(ep, call, recvbuf, recvcount, recvtype))) ||
+        (recvcounts && ((rc = ep_check_type(ep, call, recvtype)) ||
+                        (rc = check_nbr_counts(ep, call, "receive", recvcounts, displs, ep->topo->indegree)))))
         return rc;
-    ep_coll_neighbor(&a, ep, 1, sendbuf, sendcount, NULL, NULL, sendtype, NULL, recvbuf, recvcount, c, d, recvtype,
-                     NULL, 0);
-    return go_free(ep, call, &a, req, blk, NULL);
+    ep_coll_neighbor(&a, ep, 1, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, recvcounts, displs,
+                     recvtype);
+    return coll_go(ep, call, &a, req);
 }
 
 EP_API int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -737,7 +649,7 @@ EP_API int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Dataty
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    return nbr_allgather_ep("MPI_Neighbor_allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
+    return nbr_allgather_ep("MPI_Neighbor_allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL,
                             recvtype, comm, BLOCKING);
 }
 
@@ -746,7 +658,7 @@ EP_API int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datat
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-    return nbr_allgather_ep("MPI_Ineighbor_allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
+    return nbr_allgather_ep("MPI_Ineighbor_allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL,
                             recvtype, comm, request);
 }
 
@@ -755,9 +667,8 @@ EP_API int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datat
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
-    vec_t v = VEC(recvcounts, displs);
-    return nbr_allgather_ep("MPI_Neighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0, &v, recvtype, comm,
-                            BLOCKING);
+    return nbr_allgather_ep("MPI_Neighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
+                            recvtype, comm, BLOCKING);
 }
 
 EP_API int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -767,43 +678,30 @@ EP_API int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Data
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
                                          request);
-    vec_t v = VEC(recvcounts, displs);
-    return nbr_allgather_ep("MPI_Ineighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0, &v, recvtype, comm,
-                            request);
+    return nbr_allgather_ep("MPI_Ineighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
+                            recvtype, comm, request);
 }
 
-/* sv / rv NULL: Neighbor_alltoall, the uniform counts; w: a type per
- * neighbour, displacements in bytes. */
-static int nbr_alltoall_ep(const char *call, int w, const void *sendbuf, MPI_Count sendcount, const vec_t *sv,
-                           MPI_Datatype sendtype, const MPI_Datatype *sendtypes, void *recvbuf, MPI_Count recvcount,
-                           const vec_t *rv, MPI_Datatype recvtype, const MPI_Datatype *recvtypes, MPI_Comm comm,
+/* sendcounts NULL: Neighbor_alltoall, the uniform counts. */
+static int nbr_alltoall_ep(const char *call, const void *sendbuf, int sendcount, const int *sendcounts,
+                           const int *sdispls, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                           const int *recvcounts, const int *rdispls, MPI_Datatype recvtype, MPI_Comm comm,
                            MPI_Request *req)
 {
     ep_endpoint_t *ep;
     ep_coll_args_t a;
-    const MPI_Count *sc = NULL, *rc_ = NULL;
-    const MPI_Aint *sd = NULL, *rd = NULL;
-    void *sblk = NULL, *rblk = NULL;
     int rc;
     if ((rc = nbr_entry(call, comm, sendbuf, &ep)))
         return rc;
-    int out = ep->topo->outdegree, in = ep->topo->indegree;
-    if (!sv) {
-        if ((rc = check_block(ep, call, sendbuf, sendcount, sendtype)) ||
-            (rc = check_block(ep, call, recvbuf, recvcount, recvtype)))
-            return rc;
-    } else if ((!w && ((rc = ep_check_type(ep, call, sendtype)) || (rc = ep_check_type(ep, call, recvtype)))) ||
-               (rc = vec_read(ep, call, "send", *sv, out, &sc, &sd, &sblk)) ||
-               (rc = vec_read(ep, call, "receive", *rv, in, &rc_, &rd, &rblk)) ||
-               (w && ((rc = check_types(ep, call, sendtypes, sc, out)) ||
-                      (rc = check_types(ep, call, recvtypes, rc_, in))))) {
-        free(sblk);
-        free(rblk);
+    if (!sendcounts ? (rc = check_block(ep, call, sendbuf, sendcount, sendtype)) ||
+                          (rc = check_block(ep, call, recvbuf, recvcount, recvtype))
+                    : (rc = ep_check_type(ep, call, sendtype)) || (rc = ep_check_type(ep, call, recvtype)) ||
+                          (rc = check_nbr_counts(ep, call, "send", sendcounts, sdispls, ep->topo->outdegree)) ||
+                          (rc = check_nbr_counts(ep, call, "receive", recvcounts, rdispls, ep->topo->indegree)))
         return rc;
-    }
-    ep_coll_neighbor(&a, ep, 0, sendbuf, sendcount, sc, sd, w ? MPI_BYTE : sendtype, sendtypes, recvbuf, recvcount,
-                     rc_, rd, w ? MPI_BYTE : recvtype, recvtypes, w);
-    return go_free(ep, call, &a, req, sblk, rblk);
+    ep_coll_neighbor(&a, ep, 0, sendbuf, sendcount, sendcounts, sdispls, sendtype, recvbuf, recvcount, recvcounts,
+                     rdispls, recvtype);
+    return coll_go(ep, call, &a, req);
 }
 
 EP_API int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -811,8 +709,8 @@ EP_API int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatyp
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    return nbr_alltoall_ep("MPI_Neighbor_alltoall", 0, sendbuf, sendcount, NULL, sendtype, NULL, recvbuf, recvcount,
-                           NULL, recvtype, NULL, comm, BLOCKING);
+    return nbr_alltoall_ep("MPI_Neighbor_alltoall", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount,
+                           NULL, NULL, recvtype, comm, BLOCKING);
 }
 
 EP_API int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -820,8 +718,8 @@ EP_API int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Dataty
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-    return nbr_alltoall_ep("MPI_Ineighbor_alltoall", 0, sendbuf, sendcount, NULL, sendtype, NULL, recvbuf, recvcount,
-                           NULL, recvtype, NULL, comm, request);
+    return nbr_alltoall_ep("MPI_Ineighbor_alltoall", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount,
+                           NULL, NULL, recvtype, comm, request);
 }
 
 EP_API int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -831,9 +729,8 @@ EP_API int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], c
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                                        recvtype, comm);
-    vec_t sv = VEC(sendcounts, sdispls), rv = VEC(recvcounts, rdispls);
-    return nbr_alltoall_ep("MPI_Neighbor_alltoallv", 0, sendbuf, 0, &sv, sendtype, NULL, recvbuf, 0, &rv, recvtype,
-                           NULL, comm, BLOCKING);
+    return nbr_alltoall_ep("MPI_Neighbor_alltoallv", sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0,
+                           recvcounts, rdispls, recvtype, comm, BLOCKING);
 }
 
 EP_API int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -843,12 +740,29 @@ EP_API int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], 
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                                         recvtype, comm, request);
-    vec_t sv = VEC(sendcounts, sdispls), rv = VEC(recvcounts, rdispls);
-    return nbr_alltoall_ep("MPI_Ineighbor_alltoallv", 0, sendbuf, 0, &sv, sendtype, NULL, recvbuf, 0, &rv, recvtype,
-                           NULL, comm, request);
+    return nbr_alltoall_ep("MPI_Ineighbor_alltoallv", sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0,
+                           recvcounts, rdispls, recvtype, comm, request);
 }
 
-/* Neighbor_alltoallw's displacements are MPI_Aint already. */
+static int nbr_alltoallw_ep(const char *call, const void *sendbuf, const int *sendcounts, const MPI_Aint *sdispls,
+                            const MPI_Datatype *sendtypes, void *recvbuf, const int *recvcounts,
+                            const MPI_Aint *rdispls, const MPI_Datatype *recvtypes, MPI_Comm comm, MPI_Request *req)
+{
+    ep_endpoint_t *ep;
+    ep_coll_args_t a;
+    int rc;
+    if ((rc = nbr_entry(call, comm, sendbuf, &ep)))
+        return rc;
+    int out = ep->topo->outdegree, in = ep->topo->indegree;
+    if ((out && ((rc = check_counts_n(ep, call, "send", sendcounts, sdispls, out)) ||
+                 (rc = check_types_n(ep, call, sendtypes, sendcounts, out)))) ||
+        (in && ((rc = check_counts_n(ep, call, "receive", recvcounts, rdispls, in)) ||
+                (rc = check_types_n(ep, call, recvtypes, recvcounts, in)))))
+        return rc;
+    ep_coll_neighbor_w(&a, ep, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
+    return coll_go(ep, call, &a, req);
+}
+
 EP_API int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
                                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                                   const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
@@ -856,9 +770,8 @@ EP_API int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], c
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                                        recvtypes, comm);
-    vec_t sv = {sendcounts, NULL, NULL, sdispls}, rv = {recvcounts, NULL, NULL, rdispls};
-    return nbr_alltoall_ep("MPI_Neighbor_alltoallw", 1, sendbuf, 0, &sv, MPI_BYTE, sendtypes, recvbuf, 0, &rv,
-                           MPI_BYTE, recvtypes, comm, BLOCKING);
+    return nbr_alltoallw_ep("MPI_Neighbor_alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                            rdispls, recvtypes, comm, BLOCKING);
 }
 
 EP_API int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
@@ -869,284 +782,6 @@ EP_API int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], 
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                                         recvtypes, comm, request);
-    vec_t sv = {sendcounts, NULL, NULL, sdispls}, rv = {recvcounts, NULL, NULL, rdispls};
-    return nbr_alltoall_ep("MPI_Ineighbor_alltoallw", 1, sendbuf, 0, &sv, MPI_BYTE, sendtypes, recvbuf, 0, &rv,
-                           MPI_BYTE, recvtypes, comm, request);
-}
-
-/* ---- the large-count (_c) forms of the exchange collectives ---------------------
- * Counts of 64 bits go through as they are (the exchange and
- * PMPI_Ialltoallv_c between processes carry them); a derived type packed
- * through MPICH still needs its data under 2 GiB per block (MPI_ERR_COUNT). */
-
-EP_API int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                        MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-    return gather_ep("MPI_Gather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, recvtype, root, comm,
-                     BLOCKING);
-}
-
-EP_API int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                         MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
-{
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-    return gather_ep("MPI_Igather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, recvtype, root, comm,
-                     request);
-}
-
-EP_API int MPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                         const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,
-                         MPI_Comm comm)
-{
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
-    vec_t v = VEC_C(recvcounts, displs);
-    return gather_ep("MPI_Gatherv_c", sendbuf, sendcount, sendtype, recvbuf, 0, &v, recvtype, root, comm, BLOCKING);
-}
-
-EP_API int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                          const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,
-                          MPI_Comm comm, MPI_Request *request)
-{
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
-                               request);
-    vec_t v = VEC_C(recvcounts, displs);
-    return gather_ep("MPI_Igatherv_c", sendbuf, sendcount, sendtype, recvbuf, 0, &v, recvtype, root, comm, request);
-}
-
-EP_API int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                         MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-    return scatter_ep("MPI_Scatter_c", sendbuf, sendcount, NULL, sendtype, recvbuf, recvcount, recvtype, root, comm,
-                      BLOCKING);
-}
-
-EP_API int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                          MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
-{
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-    return scatter_ep("MPI_Iscatter_c", sendbuf, sendcount, NULL, sendtype, recvbuf, recvcount, recvtype, root, comm,
-                      request);
-}
-
-EP_API int MPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
-                          MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
-                          MPI_Comm comm)
-{
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
-    vec_t v = VEC_C(sendcounts, displs);
-    return scatter_ep("MPI_Scatterv_c", sendbuf, 0, &v, sendtype, recvbuf, recvcount, recvtype, root, comm,
-                      BLOCKING);
-}
-
-EP_API int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
-                           MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                           int root, MPI_Comm comm, MPI_Request *request)
-{
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
-                                request);
-    vec_t v = VEC_C(sendcounts, displs);
-    return scatter_ep("MPI_Iscatterv_c", sendbuf, 0, &v, sendtype, recvbuf, recvcount, recvtype, root, comm,
-                      request);
-}
-
-EP_API int MPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                            const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
-                            MPI_Comm comm)
-{
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
-    return allgatherv_ep("MPI_Allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, VEC_C(recvcounts, displs),
-                         recvtype, comm, BLOCKING);
-}
-
-EP_API int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                             const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
-                             MPI_Comm comm, MPI_Request *request)
-{
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
-                                  request);
-    return allgatherv_ep("MPI_Iallgatherv_c", sendbuf, sendcount, sendtype, recvbuf, VEC_C(recvcounts, displs),
-                         recvtype, comm, request);
-}
-
-EP_API int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                          MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    return alltoall_ep("MPI_Alltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, BLOCKING);
-}
-
-EP_API int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                           MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-    return alltoall_ep("MPI_Ialltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-}
-
-EP_API int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                           MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
-                           const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                                comm);
-    return alltoallvw_ep("MPI_Alltoallv_c", 0, sendbuf, VEC_C(sendcounts, sdispls), sendtype, NULL, recvbuf,
-                         VEC_C(recvcounts, rdispls), recvtype, NULL, comm, BLOCKING);
-}
-
-EP_API int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                            MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
-                            const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                                 comm, request);
-    return alltoallvw_ep("MPI_Ialltoallv_c", 0, sendbuf, VEC_C(sendcounts, sdispls), sendtype, NULL, recvbuf,
-                         VEC_C(recvcounts, rdispls), recvtype, NULL, comm, request);
-}
-
-EP_API int MPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                           const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
-                           const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
-{
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
-                                comm);
-    return alltoallvw_ep("MPI_Alltoallw_c", 1, sendbuf, VEC_C(sendcounts, sdispls), MPI_BYTE, sendtypes, recvbuf,
-                         VEC_C(recvcounts, rdispls), MPI_BYTE, recvtypes, comm, BLOCKING);
-}
-
-EP_API int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                            const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
-                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                            MPI_Request *request)
-{
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
-                                 comm, request);
-    return alltoallvw_ep("MPI_Ialltoallw_c", 1, sendbuf, VEC_C(sendcounts, sdispls), MPI_BYTE, sendtypes, recvbuf,
-                         VEC_C(recvcounts, rdispls), MPI_BYTE, recvtypes, comm, request);
-}
-
-EP_API int MPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    return nbr_allgather_ep("MPI_Neighbor_allgather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
-                            recvtype, comm, BLOCKING);
-}
-
-EP_API int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                                     void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                                     MPI_Request *request)
-{
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-    return nbr_allgather_ep("MPI_Ineighbor_allgather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
-                            recvtype, comm, request);
-}
-
-EP_API int MPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                                     const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
-                                     MPI_Comm comm)
-{
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
-    vec_t v = VEC_C(recvcounts, displs);
-    return nbr_allgather_ep("MPI_Neighbor_allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, 0, &v, recvtype,
-                            comm, BLOCKING);
-}
-
-EP_API int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                                      void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
-                                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
-                                           request);
-    vec_t v = VEC_C(recvcounts, displs);
-    return nbr_allgather_ep("MPI_Ineighbor_allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, 0, &v, recvtype,
-                            comm, request);
-}
-
-EP_API int MPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                                   MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    return nbr_alltoall_ep("MPI_Neighbor_alltoall_c", 0, sendbuf, sendcount, NULL, sendtype, NULL, recvbuf,
-                           recvcount, NULL, recvtype, NULL, comm, BLOCKING);
-}
-
-EP_API int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-    return nbr_alltoall_ep("MPI_Ineighbor_alltoall_c", 0, sendbuf, sendcount, NULL, sendtype, NULL, recvbuf,
-                           recvcount, NULL, recvtype, NULL, comm, request);
-}
-
-EP_API int MPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                                    MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
-                                    const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                                         recvtype, comm);
-    vec_t sv = VEC_C(sendcounts, sdispls), rv = VEC_C(recvcounts, rdispls);
-    return nbr_alltoall_ep("MPI_Neighbor_alltoallv_c", 0, sendbuf, 0, &sv, sendtype, NULL, recvbuf, 0, &rv,
-                           recvtype, NULL, comm, BLOCKING);
-}
-
-EP_API int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
-                                     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                                     MPI_Request *request)
-{
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                                          recvtype, comm, request);
-    vec_t sv = VEC_C(sendcounts, sdispls), rv = VEC_C(recvcounts, rdispls);
-    return nbr_alltoall_ep("MPI_Ineighbor_alltoallv_c", 0, sendbuf, 0, &sv, sendtype, NULL, recvbuf, 0, &rv,
-                           recvtype, NULL, comm, request);
-}
-
-EP_API int MPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                                    const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
-                                    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
-{
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                                         recvtypes, comm);
-    vec_t sv = VEC_C(sendcounts, sdispls), rv = VEC_C(recvcounts, rdispls);
-    return nbr_alltoall_ep("MPI_Neighbor_alltoallw_c", 1, sendbuf, 0, &sv, MPI_BYTE, sendtypes, recvbuf, 0, &rv,
-                           MPI_BYTE, recvtypes, comm, BLOCKING);
-}
-
-EP_API int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                                     const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
-                                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                                     MPI_Request *request)
-{
-    if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                                          recvtypes, comm, request);
-    vec_t sv = VEC_C(sendcounts, sdispls), rv = VEC_C(recvcounts, rdispls);
-    return nbr_alltoall_ep("MPI_Ineighbor_alltoallw_c", 1, sendbuf, 0, &sv, MPI_BYTE, sendtypes, recvbuf, 0, &rv,
-                           MPI_BYTE, recvtypes, comm, request);
+    return nbr_alltoallw_ep("MPI_Ineighbor_alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                            rdispls, recvtypes, comm, request);
 }

@@ -5,10 +5,12 @@
 #include "op.h"
 #include "thread.h"
 #include "threadcomm.h"
+#include "topo.h"
 #include "win.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 /* The handler of classic communicator c (MPI_COMM_WORLD's when c is null). */
 static int invoke_classic(MPI_Comm c, int code)
@@ -110,6 +112,60 @@ int ep_count_too_large(const char *call, MPI_Comm comm, MPI_Count count)
                     (long long)count);
 }
 
+int ep_entry_peers(ep_endpoint_t *ep, ep_peers_t kind, int root, const void *sendbuf)
+{
+    const ep_topo_t *t = ep->topo;
+    switch (kind) {
+    case EP_PEERS:
+        return ep_remote_size(ep);
+    case EP_PEERS_SEND:
+        return sendbuf == MPI_IN_PLACE ? 0 : ep_remote_size(ep);
+    case EP_PEERS_AT_ROOT:
+        return (ep->comm->inter ? root == MPI_ROOT : root == ep_local_rank(ep)) ? ep_remote_size(ep) : 0;
+    case EP_GROUP:
+        return ep_local_size(ep);
+    case EP_OUT_NEIGHBORS:
+        return t ? t->outdegree : 0;
+    case EP_IN_NEIGHBORS:
+        return t ? t->indegree : 0;
+    }
+    return 0;
+}
+
+static long long count_at(const void *v, int i) { return ((const MPI_Count *)v)[i]; }
+static long long aint_at(const void *v, int i) { return ((const MPI_Aint *)v)[i]; }
+
+/* n values (at(v, i)) as ints: MPI_ERR_COUNT for counts, MPI_ERR_ARG for
+ * displacements that do not fit. */
+static int narrow(ep_endpoint_t *ep, const char *call, const void *v, int n, long long (*at)(const void *, int),
+                  const char *what, int cls, int **out)
+{
+    *out = NULL;
+    if (!v)
+        return MPI_SUCCESS;
+    if (!(*out = malloc(sizeof **out * (size_t)(n > 0 ? n : 1))))
+        return ep_raise(ep, call, MPI_ERR_NO_MEM, "out of memory converting %d %ss", n, what);
+    for (int i = 0; i < n; i++) {
+        long long x = at(v, i);
+        if (x > INT_MAX || x < INT_MIN)
+            return ep_raise(ep, call, cls,
+                            "%s %lld (entry %d) does not fit in an int, the largest on endpoint communicators", what,
+                            x, i);
+        (*out)[i] = (int)x;
+    }
+    return MPI_SUCCESS;
+}
+
+int ep_narrow_counts(ep_endpoint_t *ep, const char *call, const MPI_Count *v, int n, int **out)
+{
+    return narrow(ep, call, v, n, count_at, "count", MPI_ERR_COUNT, out);
+}
+
+int ep_narrow_displs(ep_endpoint_t *ep, const char *call, const MPI_Aint *v, int n, int **out)
+{
+    return narrow(ep, call, v, n, aint_at, "displacement", MPI_ERR_ARG, out);
+}
+
 int ep_unsupported_comm(const char *call, MPI_Comm comm)
 {
     ep_endpoint_t *ep;
@@ -165,9 +221,9 @@ int ep_entry_win(const char *call, MPI_Win win, ep_win_ep_t **out)
     return ep_raise(NULL, call, MPI_ERR_WIN, "invalid window 0x%x (freed already?)", (unsigned)win);
 }
 
-int ep_check_count(ep_endpoint_t *ep, const char *call, MPI_Count count)
+int ep_check_count(ep_endpoint_t *ep, const char *call, int count)
 {
-    return count < 0 ? ep_raise(ep, call, MPI_ERR_COUNT, "invalid count %lld (must be non-negative)", (long long)count)
+    return count < 0 ? ep_raise(ep, call, MPI_ERR_COUNT, "invalid count %d (must be non-negative)", count)
                      : MPI_SUCCESS;
 }
 
@@ -183,11 +239,11 @@ int ep_check_type(ep_endpoint_t *ep, const char *call, MPI_Datatype t)
     return MPI_SUCCESS;
 }
 
-int ep_check_buf(ep_endpoint_t *ep, const char *call, const void *buf, MPI_Count count, MPI_Datatype t)
+int ep_check_buf(ep_endpoint_t *ep, const char *call, const void *buf, int count, MPI_Datatype t)
 {
     /* NULL is MPI_BOTTOM, legal with a derived type of absolute addresses. */
     if (buf == NULL && count > 0 && ep_datatype_builtin_size(t) >= 0)
-        return ep_raise(ep, call, MPI_ERR_BUFFER, "buffer is NULL but count is %lld", (long long)count);
+        return ep_raise(ep, call, MPI_ERR_BUFFER, "buffer is NULL but count is %d", count);
     return MPI_SUCCESS;
 }
 

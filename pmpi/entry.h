@@ -130,11 +130,28 @@ int ep_unsupported_comm(const char *call, MPI_Comm comm);
 /* The same for a large-count file call (file.c), raised on the file's handler. */
 int ep_file_count_too_large(const char *call, MPI_File fh, MPI_Count count);
 
+/* The large-count (_c) forms with count arrays run their int form on
+ * endpoints (generated in guards.gen.c): the arrays are copied to ints.
+ * How many entries an array has, by what it describes: */
+typedef enum {
+    EP_PEERS,         /* every rank addressed (the remote group of an intercommunicator) */
+    EP_PEERS_SEND,    /* the same, none when sendbuf is MPI_IN_PLACE (all-to-alls) */
+    EP_PEERS_AT_ROOT, /* the same at the root, none elsewhere (Gatherv, Scatterv) */
+    EP_GROUP,         /* the caller's own group (Reduce_scatter) */
+    EP_OUT_NEIGHBORS, /* the topology's out- and in-neighbours */
+    EP_IN_NEIGHBORS,
+} ep_peers_t;
+int ep_entry_peers(ep_endpoint_t *ep, ep_peers_t kind, int root, const void *sendbuf);
+/* *out: an int copy of n counts / displacements (NULL for NULL; the
+ * caller frees it), or an MPI_ERR_COUNT / MPI_ERR_ARG error raised on ep
+ * when one does not fit. */
+int ep_narrow_counts(ep_endpoint_t *ep, const char *call, const MPI_Count *v, int n, int **out);
+int ep_narrow_displs(ep_endpoint_t *ep, const char *call, const MPI_Aint *v, int n, int **out);
 
 /* Argument checks; each returns MPI_SUCCESS or the raised code. */
-int ep_check_count(ep_endpoint_t *ep, const char *call, MPI_Count count);
+int ep_check_count(ep_endpoint_t *ep, const char *call, int count);
 int ep_check_type(ep_endpoint_t *ep, const char *call, MPI_Datatype t);
-int ep_check_buf(ep_endpoint_t *ep, const char *call, const void *buf, MPI_Count count, MPI_Datatype t);
+int ep_check_buf(ep_endpoint_t *ep, const char *call, const void *buf, int count, MPI_Datatype t);
 int ep_check_dest(ep_endpoint_t *ep, const char *call, int dest);
 int ep_check_source(ep_endpoint_t *ep, const char *call, int source);
 int ep_check_send_tag(ep_endpoint_t *ep, const char *call, int tag);

@@ -313,6 +313,22 @@ EP_API int(MPI_Allgather_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_D
     return PMPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
+EP_API int(MPI_Allgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return ep_count_too_large("MPI_Allgatherv_c", comm, sendcount);
+    ep_endpoint_t *ep;
+    int rc = ep_entry_endpoint("MPI_Allgatherv_c", comm, &ep);
+    int *recvcounts_i = NULL, *displs_i = NULL;
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Allgatherv_c", recvcounts, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &recvcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Allgatherv_c", displs, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &displs_i))))
+        rc = MPI_Allgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, comm);
+    free(recvcounts_i);
+    free(displs_i);
+    return rc;
+}
+
 EP_API int(MPI_Allgatherv_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
@@ -336,6 +352,17 @@ EP_API int(MPI_Allreduce_init_c)(const void *sendbuf, void *recvbuf, MPI_Count c
     return PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
+EP_API int(MPI_Alltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return ep_count_too_large("MPI_Alltoall_c", comm, sendcount);
+    if (recvcount > INT_MAX || recvcount < INT_MIN)
+        return ep_count_too_large("MPI_Alltoall_c", comm, recvcount);
+    return MPI_Alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm);
+}
+
 EP_API int(MPI_Alltoall_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
@@ -343,11 +370,43 @@ EP_API int(MPI_Alltoall_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Da
     return PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
+EP_API int(MPI_Alltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+    ep_endpoint_t *ep;
+    int rc = ep_entry_endpoint("MPI_Alltoallv_c", comm, &ep);
+    int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Alltoallv_c", sendcounts, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sendcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Alltoallv_c", sdispls, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sdispls_i)) || (rc = ep_narrow_counts(ep, "MPI_Alltoallv_c", recvcounts, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &recvcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Alltoallv_c", rdispls, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &rdispls_i))))
+        rc = MPI_Alltoallv(sendbuf, sendcounts_i, sdispls_i, sendtype, recvbuf, recvcounts_i, rdispls_i, recvtype, comm);
+    free(sendcounts_i);
+    free(sdispls_i);
+    free(recvcounts_i);
+    free(rdispls_i);
+    return rc;
+}
+
 EP_API int(MPI_Alltoallv_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
         return ep_unsupported_comm("MPI_Alltoallv_init_c", comm);
     return PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+}
+
+EP_API int(MPI_Alltoallw_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+    ep_endpoint_t *ep;
+    int rc = ep_entry_endpoint("MPI_Alltoallw_c", comm, &ep);
+    int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Alltoallw_c", sendcounts, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sendcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Alltoallw_c", sdispls, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sdispls_i)) || (rc = ep_narrow_counts(ep, "MPI_Alltoallw_c", recvcounts, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &recvcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Alltoallw_c", rdispls, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &rdispls_i))))
+        rc = MPI_Alltoallw(sendbuf, sendcounts_i, sdispls_i, sendtypes, recvbuf, recvcounts_i, rdispls_i, recvtypes, comm);
+    free(sendcounts_i);
+    free(sdispls_i);
+    free(recvcounts_i);
+    free(rdispls_i);
+    return rc;
 }
 
 EP_API int(MPI_Alltoallw_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -389,11 +448,38 @@ EP_API int(MPI_Exscan_init_c)(const void *sendbuf, void *recvbuf, MPI_Count coun
     return PMPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
+EP_API int(MPI_Gather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return ep_count_too_large("MPI_Gather_c", comm, sendcount);
+    if (recvcount > INT_MAX || recvcount < INT_MIN)
+        return ep_count_too_large("MPI_Gather_c", comm, recvcount);
+    return MPI_Gather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm);
+}
+
 EP_API int(MPI_Gather_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
         return ep_unsupported_comm("MPI_Gather_init_c", comm);
     return PMPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+}
+
+EP_API int(MPI_Gatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return ep_count_too_large("MPI_Gatherv_c", comm, sendcount);
+    ep_endpoint_t *ep;
+    int rc = ep_entry_endpoint("MPI_Gatherv_c", comm, &ep);
+    int *recvcounts_i = NULL, *displs_i = NULL;
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Gatherv_c", recvcounts, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &recvcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Gatherv_c", displs, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &displs_i))))
+        rc = MPI_Gatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, root, comm);
+    free(recvcounts_i);
+    free(displs_i);
+    return rc;
 }
 
 EP_API int(MPI_Gatherv_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -414,6 +500,22 @@ EP_API int(MPI_Iallgather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datat
     return MPI_Iallgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
 }
 
+EP_API int(MPI_Iallgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return ep_count_too_large("MPI_Iallgatherv_c", comm, sendcount);
+    ep_endpoint_t *ep;
+    int rc = ep_entry_endpoint("MPI_Iallgatherv_c", comm, &ep);
+    int *recvcounts_i = NULL, *displs_i = NULL;
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Iallgatherv_c", recvcounts, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &recvcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Iallgatherv_c", displs, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &displs_i))))
+        rc = MPI_Iallgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, comm, request);
+    free(recvcounts_i);
+    free(displs_i);
+    return rc;
+}
+
 EP_API int(MPI_Iallreduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     if (!(ep_entry_comm_is_ep(comm)))
@@ -421,6 +523,49 @@ EP_API int(MPI_Iallreduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count
     if (count > INT_MAX || count < INT_MIN)
         return ep_count_too_large("MPI_Iallreduce_c", comm, count);
     return MPI_Iallreduce(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
+}
+
+EP_API int(MPI_Ialltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return ep_count_too_large("MPI_Ialltoall_c", comm, sendcount);
+    if (recvcount > INT_MAX || recvcount < INT_MIN)
+        return ep_count_too_large("MPI_Ialltoall_c", comm, recvcount);
+    return MPI_Ialltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
+}
+
+EP_API int(MPI_Ialltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+    ep_endpoint_t *ep;
+    int rc = ep_entry_endpoint("MPI_Ialltoallv_c", comm, &ep);
+    int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Ialltoallv_c", sendcounts, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sendcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Ialltoallv_c", sdispls, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sdispls_i)) || (rc = ep_narrow_counts(ep, "MPI_Ialltoallv_c", recvcounts, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &recvcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Ialltoallv_c", rdispls, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &rdispls_i))))
+        rc = MPI_Ialltoallv(sendbuf, sendcounts_i, sdispls_i, sendtype, recvbuf, recvcounts_i, rdispls_i, recvtype, comm, request);
+    free(sendcounts_i);
+    free(sdispls_i);
+    free(recvcounts_i);
+    free(rdispls_i);
+    return rc;
+}
+
+EP_API int(MPI_Ialltoallw_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+{
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+    ep_endpoint_t *ep;
+    int rc = ep_entry_endpoint("MPI_Ialltoallw_c", comm, &ep);
+    int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Ialltoallw_c", sendcounts, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sendcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Ialltoallw_c", sdispls, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sdispls_i)) || (rc = ep_narrow_counts(ep, "MPI_Ialltoallw_c", recvcounts, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &recvcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Ialltoallw_c", rdispls, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &rdispls_i))))
+        rc = MPI_Ialltoallw(sendbuf, sendcounts_i, sdispls_i, sendtypes, recvbuf, recvcounts_i, rdispls_i, recvtypes, comm, request);
+    free(sendcounts_i);
+    free(sdispls_i);
+    free(recvcounts_i);
+    free(rdispls_i);
+    return rc;
 }
 
 EP_API int(MPI_Ibcast_c)(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
@@ -441,6 +586,101 @@ EP_API int(MPI_Iexscan_c)(const void *sendbuf, void *recvbuf, MPI_Count count, M
     return MPI_Iexscan(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
 }
 
+EP_API int(MPI_Igather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return ep_count_too_large("MPI_Igather_c", comm, sendcount);
+    if (recvcount > INT_MAX || recvcount < INT_MIN)
+        return ep_count_too_large("MPI_Igather_c", comm, recvcount);
+    return MPI_Igather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, request);
+}
+
+EP_API int(MPI_Igatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return ep_count_too_large("MPI_Igatherv_c", comm, sendcount);
+    ep_endpoint_t *ep;
+    int rc = ep_entry_endpoint("MPI_Igatherv_c", comm, &ep);
+    int *recvcounts_i = NULL, *displs_i = NULL;
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Igatherv_c", recvcounts, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &recvcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Igatherv_c", displs, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &displs_i))))
+        rc = MPI_Igatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, root, comm, request);
+    free(recvcounts_i);
+    free(displs_i);
+    return rc;
+}
+
+EP_API int(MPI_Ineighbor_allgather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return ep_count_too_large("MPI_Ineighbor_allgather_c", comm, sendcount);
+    if (recvcount > INT_MAX || recvcount < INT_MIN)
+        return ep_count_too_large("MPI_Ineighbor_allgather_c", comm, recvcount);
+    return MPI_Ineighbor_allgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
+}
+
+EP_API int(MPI_Ineighbor_allgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return ep_count_too_large("MPI_Ineighbor_allgatherv_c", comm, sendcount);
+    ep_endpoint_t *ep;
+    int rc = ep_entry_endpoint("MPI_Ineighbor_allgatherv_c", comm, &ep);
+    int *recvcounts_i = NULL, *displs_i = NULL;
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Ineighbor_allgatherv_c", recvcounts, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Ineighbor_allgatherv_c", displs, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &displs_i))))
+        rc = MPI_Ineighbor_allgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, comm, request);
+    free(recvcounts_i);
+    free(displs_i);
+    return rc;
+}
+
+EP_API int(MPI_Ineighbor_alltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return ep_count_too_large("MPI_Ineighbor_alltoall_c", comm, sendcount);
+    if (recvcount > INT_MAX || recvcount < INT_MIN)
+        return ep_count_too_large("MPI_Ineighbor_alltoall_c", comm, recvcount);
+    return MPI_Ineighbor_alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
+}
+
+EP_API int(MPI_Ineighbor_alltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+    ep_endpoint_t *ep;
+    int rc = ep_entry_endpoint("MPI_Ineighbor_alltoallv_c", comm, &ep);
+    int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Ineighbor_alltoallv_c", sendcounts, ep_entry_peers(ep, EP_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Ineighbor_alltoallv_c", sdispls, ep_entry_peers(ep, EP_OUT_NEIGHBORS, 0, sendbuf), &sdispls_i)) || (rc = ep_narrow_counts(ep, "MPI_Ineighbor_alltoallv_c", recvcounts, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Ineighbor_alltoallv_c", rdispls, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &rdispls_i))))
+        rc = MPI_Ineighbor_alltoallv(sendbuf, sendcounts_i, sdispls_i, sendtype, recvbuf, recvcounts_i, rdispls_i, recvtype, comm, request);
+    free(sendcounts_i);
+    free(sdispls_i);
+    free(recvcounts_i);
+    free(rdispls_i);
+    return rc;
+}
+
+EP_API int(MPI_Ineighbor_alltoallw_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+{
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+    ep_endpoint_t *ep;
+    int rc = ep_entry_endpoint("MPI_Ineighbor_alltoallw_c", comm, &ep);
+    int *sendcounts_i = NULL, *recvcounts_i = NULL;
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Ineighbor_alltoallw_c", sendcounts, ep_entry_peers(ep, EP_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i)) || (rc = ep_narrow_counts(ep, "MPI_Ineighbor_alltoallw_c", recvcounts, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i))))
+        rc = MPI_Ineighbor_alltoallw(sendbuf, sendcounts_i, sdispls, sendtypes, recvbuf, recvcounts_i, rdispls, recvtypes, comm, request);
+    free(sendcounts_i);
+    free(recvcounts_i);
+    return rc;
+}
+
 EP_API int(MPI_Ireduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
     if (!(ep_entry_comm_is_ep(comm)))
@@ -448,6 +688,19 @@ EP_API int(MPI_Ireduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count, M
     if (count > INT_MAX || count < INT_MIN)
         return ep_count_too_large("MPI_Ireduce_c", comm, count);
     return MPI_Ireduce(sendbuf, recvbuf, (int)count, datatype, op, root, comm, request);
+}
+
+EP_API int(MPI_Ireduce_scatter_c)(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
+    ep_endpoint_t *ep;
+    int rc = ep_entry_endpoint("MPI_Ireduce_scatter_c", comm, &ep);
+    int *recvcounts_i = NULL;
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Ireduce_scatter_c", recvcounts, ep_entry_peers(ep, EP_GROUP, 0, sendbuf), &recvcounts_i))))
+        rc = MPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts_i, datatype, op, comm, request);
+    free(recvcounts_i);
+    return rc;
 }
 
 EP_API int(MPI_Ireduce_scatter_block_c)(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
@@ -468,11 +721,65 @@ EP_API int(MPI_Iscan_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI
     return MPI_Iscan(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
 }
 
+EP_API int(MPI_Iscatter_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return ep_count_too_large("MPI_Iscatter_c", comm, sendcount);
+    if (recvcount > INT_MAX || recvcount < INT_MIN)
+        return ep_count_too_large("MPI_Iscatter_c", comm, recvcount);
+    return MPI_Iscatter(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, request);
+}
+
+EP_API int(MPI_Iscatterv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+    if (recvcount > INT_MAX || recvcount < INT_MIN)
+        return ep_count_too_large("MPI_Iscatterv_c", comm, recvcount);
+    ep_endpoint_t *ep;
+    int rc = ep_entry_endpoint("MPI_Iscatterv_c", comm, &ep);
+    int *sendcounts_i = NULL, *displs_i = NULL;
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Iscatterv_c", sendcounts, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &sendcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Iscatterv_c", displs, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &displs_i))))
+        rc = MPI_Iscatterv(sendbuf, sendcounts_i, displs_i, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, request);
+    free(sendcounts_i);
+    free(displs_i);
+    return rc;
+}
+
+EP_API int(MPI_Neighbor_allgather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return ep_count_too_large("MPI_Neighbor_allgather_c", comm, sendcount);
+    if (recvcount > INT_MAX || recvcount < INT_MIN)
+        return ep_count_too_large("MPI_Neighbor_allgather_c", comm, recvcount);
+    return MPI_Neighbor_allgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm);
+}
+
 EP_API int(MPI_Neighbor_allgather_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
         return ep_unsupported_comm("MPI_Neighbor_allgather_init_c", comm);
     return PMPI_Neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+}
+
+EP_API int(MPI_Neighbor_allgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return ep_count_too_large("MPI_Neighbor_allgatherv_c", comm, sendcount);
+    ep_endpoint_t *ep;
+    int rc = ep_entry_endpoint("MPI_Neighbor_allgatherv_c", comm, &ep);
+    int *recvcounts_i = NULL, *displs_i = NULL;
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Neighbor_allgatherv_c", recvcounts, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Neighbor_allgatherv_c", displs, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &displs_i))))
+        rc = MPI_Neighbor_allgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, comm);
+    free(recvcounts_i);
+    free(displs_i);
+    return rc;
 }
 
 EP_API int(MPI_Neighbor_allgatherv_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -482,6 +789,17 @@ EP_API int(MPI_Neighbor_allgatherv_init_c)(const void *sendbuf, MPI_Count sendco
     return PMPI_Neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 }
 
+EP_API int(MPI_Neighbor_alltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return ep_count_too_large("MPI_Neighbor_alltoall_c", comm, sendcount);
+    if (recvcount > INT_MAX || recvcount < INT_MIN)
+        return ep_count_too_large("MPI_Neighbor_alltoall_c", comm, recvcount);
+    return MPI_Neighbor_alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm);
+}
+
 EP_API int(MPI_Neighbor_alltoall_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
@@ -489,11 +807,41 @@ EP_API int(MPI_Neighbor_alltoall_init_c)(const void *sendbuf, MPI_Count sendcoun
     return PMPI_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
+EP_API int(MPI_Neighbor_alltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+    ep_endpoint_t *ep;
+    int rc = ep_entry_endpoint("MPI_Neighbor_alltoallv_c", comm, &ep);
+    int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Neighbor_alltoallv_c", sendcounts, ep_entry_peers(ep, EP_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Neighbor_alltoallv_c", sdispls, ep_entry_peers(ep, EP_OUT_NEIGHBORS, 0, sendbuf), &sdispls_i)) || (rc = ep_narrow_counts(ep, "MPI_Neighbor_alltoallv_c", recvcounts, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Neighbor_alltoallv_c", rdispls, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &rdispls_i))))
+        rc = MPI_Neighbor_alltoallv(sendbuf, sendcounts_i, sdispls_i, sendtype, recvbuf, recvcounts_i, rdispls_i, recvtype, comm);
+    free(sendcounts_i);
+    free(sdispls_i);
+    free(recvcounts_i);
+    free(rdispls_i);
+    return rc;
+}
+
 EP_API int(MPI_Neighbor_alltoallv_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
         return ep_unsupported_comm("MPI_Neighbor_alltoallv_init_c", comm);
     return PMPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+}
+
+EP_API int(MPI_Neighbor_alltoallw_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+    ep_endpoint_t *ep;
+    int rc = ep_entry_endpoint("MPI_Neighbor_alltoallw_c", comm, &ep);
+    int *sendcounts_i = NULL, *recvcounts_i = NULL;
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Neighbor_alltoallw_c", sendcounts, ep_entry_peers(ep, EP_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i)) || (rc = ep_narrow_counts(ep, "MPI_Neighbor_alltoallw_c", recvcounts, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i))))
+        rc = MPI_Neighbor_alltoallw(sendbuf, sendcounts_i, sdispls, sendtypes, recvbuf, recvcounts_i, rdispls, recvtypes, comm);
+    free(sendcounts_i);
+    free(recvcounts_i);
+    return rc;
 }
 
 EP_API int(MPI_Neighbor_alltoallw_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -517,6 +865,19 @@ EP_API int(MPI_Reduce_init_c)(const void *sendbuf, void *recvbuf, MPI_Count coun
     if (ep_entry_comm_is_ep(comm))
         return ep_unsupported_comm("MPI_Reduce_init_c", comm);
     return PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
+}
+
+EP_API int(MPI_Reduce_scatter_c)(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
+    ep_endpoint_t *ep;
+    int rc = ep_entry_endpoint("MPI_Reduce_scatter_c", comm, &ep);
+    int *recvcounts_i = NULL;
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Reduce_scatter_c", recvcounts, ep_entry_peers(ep, EP_GROUP, 0, sendbuf), &recvcounts_i))))
+        rc = MPI_Reduce_scatter(sendbuf, recvbuf, recvcounts_i, datatype, op, comm);
+    free(recvcounts_i);
+    return rc;
 }
 
 EP_API int(MPI_Reduce_scatter_block_c)(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
@@ -558,11 +919,38 @@ EP_API int(MPI_Scan_init_c)(const void *sendbuf, void *recvbuf, MPI_Count count,
     return PMPI_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
+EP_API int(MPI_Scatter_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return ep_count_too_large("MPI_Scatter_c", comm, sendcount);
+    if (recvcount > INT_MAX || recvcount < INT_MIN)
+        return ep_count_too_large("MPI_Scatter_c", comm, recvcount);
+    return MPI_Scatter(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm);
+}
+
 EP_API int(MPI_Scatter_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (ep_entry_comm_is_ep(comm))
         return ep_unsupported_comm("MPI_Scatter_init_c", comm);
     return PMPI_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+}
+
+EP_API int(MPI_Scatterv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    if (!(ep_entry_comm_is_ep(comm)))
+        return PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    if (recvcount > INT_MAX || recvcount < INT_MIN)
+        return ep_count_too_large("MPI_Scatterv_c", comm, recvcount);
+    ep_endpoint_t *ep;
+    int rc = ep_entry_endpoint("MPI_Scatterv_c", comm, &ep);
+    int *sendcounts_i = NULL, *displs_i = NULL;
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Scatterv_c", sendcounts, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &sendcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Scatterv_c", displs, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &displs_i))))
+        rc = MPI_Scatterv(sendbuf, sendcounts_i, displs_i, sendtype, recvbuf, (int)recvcount, recvtype, root, comm);
+    free(sendcounts_i);
+    free(displs_i);
+    return rc;
 }
 
 EP_API int(MPI_Scatterv_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -1137,4 +1525,4 @@ EP_API int(MPI_File_iwrite_shared_c)(MPI_File fh, const void *buf, MPI_Count cou
     return MPI_File_iwrite_shared(fh, buf, (int)count, datatype, request);
 }
 
-/* 137 entry points. */
+/* 165 entry points. */

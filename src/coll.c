@@ -536,8 +536,8 @@ static ep_status_t allgather_finish(ep_coll_inst_t *in, int lidx)
 
 static const ep_coll_kind_t allgather_kind = {.start = allgather_start, .finish = allgather_finish};
 
-void ep_coll_allgather(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int64_t scount, MPI_Datatype stype,
-                       void *rbuf, int64_t rcount, MPI_Datatype rtype)
+void ep_coll_allgather(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype,
+                       void *rbuf, int rcount, MPI_Datatype rtype)
 {
     if (ep->comm->inter) {
         ep_coll_allgatherv(a, ep, sbuf, scount, stype, rbuf, rcount, NULL, NULL, rtype);

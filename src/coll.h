@@ -41,7 +41,7 @@ typedef enum { EP_LOCAL_NONE, EP_LOCAL_BARRIER, EP_LOCAL_BCAST, EP_LOCAL_REDUCE 
 
 typedef struct ep_block {
     const void *buf;
-    int64_t count; /* 0: nothing */
+    int count; /* 0: nothing */
     MPI_Datatype type;
 } ep_block_t;
 
@@ -75,20 +75,19 @@ struct ep_coll_args {
     int at_root;  /* this rank holds the root's arguments (the root; MPI_ROOT) */
     int all;      /* reductions: every rank receives the result (Allreduce) */
     const void *sbuf;
-    int64_t scount;
-    const MPI_Count *scounts; /* per-peer counts (the v and w forms), 64-bit for the _c forms */
-    const MPI_Aint *sdispls;  /* displacements: in extents of stype, or bytes (sext 1) */
+    int scount;
+    const int *scounts, *sdispls;
     MPI_Datatype stype;
     const MPI_Datatype *stypes;
     MPI_Aint sext;
     void *rbuf;
-    int64_t rcount;
-    const MPI_Count *rcounts;
-    const MPI_Aint *rdispls;
+    int rcount;
+    const int *rcounts, *rdispls;
     MPI_Datatype rtype;
     const MPI_Datatype *rtypes;
-    int ns, nr;    /* entries of the per-peer arrays the call reads: scounts, sdispls and
-                      stypes; rcounts, rdispls and rtypes */
+    int ns, nr;    /* entries of the per-peer arrays the call reads: scounts, sdispls (or
+                      sbdispls) and stypes; rcounts, rdispls (or rbdispls) and rtypes */
+    const MPI_Aint *sbdispls, *rbdispls; /* Neighbor_alltoallw's byte displacements */
     MPI_Aint rext;
     MPI_Op op;
     int part_off;  /* reductions: first element of the result this rank keeps */
@@ -171,13 +170,13 @@ ep_status_t ep_coll_agree(const ep_comm_t *c, const ep_coll_args_t *a, const ep_
 /* Empty arguments of kind k for ep (no root). */
 void ep_coll_args_init(ep_coll_args_t *a, const ep_coll_kind_t *k, const ep_endpoint_t *ep);
 /* The send side / receive side of a's call: buffer, count, type. */
-static inline void ep_coll_send_side(ep_coll_args_t *a, const void *buf, int64_t count, MPI_Datatype type)
+static inline void ep_coll_send_side(ep_coll_args_t *a, const void *buf, int count, MPI_Datatype type)
 {
     a->sbuf = buf;
     a->scount = count;
     a->stype = type;
 }
-static inline void ep_coll_recv_side(ep_coll_args_t *a, void *buf, int64_t count, MPI_Datatype type)
+static inline void ep_coll_recv_side(ep_coll_args_t *a, void *buf, int count, MPI_Datatype type)
 {
     a->rbuf = buf;
     a->rcount = count;
@@ -211,39 +210,37 @@ void ep_coll_reduce_scatter(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sb
                             const int *counts, MPI_Datatype type, MPI_Op op);
 void ep_coll_scan(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count, MPI_Datatype type,
                   MPI_Op op, int exclusive);
-void ep_coll_allgather(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int64_t scount, MPI_Datatype stype,
-                       void *rbuf, int64_t rcount, MPI_Datatype rtype);
-/* The exchange kinds take counts and displacements of 64 bits (the _c
- * forms pass theirs; the int forms widen theirs, ep_widen in pmpi/). */
-void ep_coll_gatherv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int64_t scount, MPI_Datatype stype,
-                     void *rbuf, int64_t rcount, const MPI_Count *rcounts, const MPI_Aint *displs, MPI_Datatype rtype,
-                     int root);
-void ep_coll_scatterv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int64_t scount,
-                      const MPI_Count *scounts, const MPI_Aint *displs, MPI_Datatype stype, void *rbuf,
-                      int64_t rcount, MPI_Datatype rtype, int root);
+void ep_coll_allgather(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype,
+                       void *rbuf, int rcount, MPI_Datatype rtype);
+void ep_coll_gatherv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype,
+                     void *rbuf, int rcount, const int *rcounts, const int *displs, MPI_Datatype rtype, int root);
+void ep_coll_scatterv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, const int *scounts,
+                      const int *displs, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root);
 /* rcounts NULL: rcount from every rank (Allgather on an intercommunicator). */
-void ep_coll_allgatherv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int64_t scount, MPI_Datatype stype,
-                        void *rbuf, int64_t rcount, const MPI_Count *rcounts, const MPI_Aint *displs,
-                        MPI_Datatype rtype);
+void ep_coll_allgatherv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype,
+                        void *rbuf, int rcount, const int *rcounts, const int *displs, MPI_Datatype rtype);
 /* All-to-all: counts/displs/types NULL mean the uniform form; displs in
  * elements unless byte_displs (MPI_Alltoallw). */
-void ep_coll_alltoallw(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int64_t scount,
-                       const MPI_Count *scounts, const MPI_Aint *sdispls, MPI_Datatype stype,
-                       const MPI_Datatype *stypes, void *rbuf, int64_t rcount, const MPI_Count *rcounts,
-                       const MPI_Aint *rdispls, MPI_Datatype rtype, const MPI_Datatype *rtypes, int byte_displs);
+void ep_coll_alltoallw(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, const int *scounts,
+                       const int *sdispls, MPI_Datatype stype, const MPI_Datatype *stypes, void *rbuf, int rcount,
+                       const int *rcounts, const int *rdispls, MPI_Datatype rtype, const MPI_Datatype *rtypes,
+                       int byte_displs);
 
 /* Neighbourhood collectives on ep's topology (ep->topo, set): one block
  * to each out-neighbour and from each in-neighbour, in MPI's buffer order.
  * allgather: the same send block to every out-neighbour (Neighbor_allgather
  * and _allgatherv); otherwise block j of the send side to out-neighbour j.
- * Counts, displacements and types as for ep_coll_alltoallw. */
-void ep_coll_neighbor(ep_coll_args_t *a, ep_endpoint_t *ep, int allgather, const void *sbuf, int64_t scount,
-                      const MPI_Count *scounts, const MPI_Aint *sdispls, MPI_Datatype stype,
-                      const MPI_Datatype *stypes, void *rbuf, int64_t rcount, const MPI_Count *rcounts,
-                      const MPI_Aint *rdispls, MPI_Datatype rtype, const MPI_Datatype *rtypes, int byte_displs);
+ * counts NULL: the uniform form.  The _w form has a count, a byte
+ * displacement and a type per neighbour. */
+void ep_coll_neighbor(ep_coll_args_t *a, ep_endpoint_t *ep, int allgather, const void *sbuf, int scount,
+                      const int *scounts, const int *sdispls, MPI_Datatype stype, void *rbuf, int rcount,
+                      const int *rcounts, const int *rdispls, MPI_Datatype rtype);
+void ep_coll_neighbor_w(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, const int *scounts,
+                        const MPI_Aint *sdispls, const MPI_Datatype *stypes, void *rbuf, const int *rcounts,
+                        const MPI_Aint *rdispls, const MPI_Datatype *rtypes);
 
 /* Bcast as an exchange: the root's block to every rank it addresses (the
  * form intercommunicators use). */
-void ep_coll_xchg_bcast(ep_coll_args_t *a, ep_endpoint_t *ep, void *buf, int64_t count, MPI_Datatype type, int root);
+void ep_coll_xchg_bcast(ep_coll_args_t *a, ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int root);
 
 #endif

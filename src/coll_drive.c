@@ -265,8 +265,7 @@ ep_status_t ep_coll_start(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_request
      * arrays. */
     int ns = a->sbuf != MPI_IN_PLACE ? a->ns : 0, nr = a->nr;
     size_t nrec = 2 + (size_t)(ns + nr); /* at most: stype, rtype and the type arrays */
-    size_t room = sizeof(ep_dt_rec_t *) * nrec +
-                  (sizeof(MPI_Count) + sizeof(MPI_Aint) + sizeof(MPI_Datatype)) * (size_t)(ns + nr);
+    size_t room = sizeof(ep_dt_rec_t *) * nrec + (sizeof(MPI_Aint) + 3 * sizeof(int)) * (size_t)(ns + nr);
     ep_coll_args_t *copy = malloc(sizeof *copy + room);
 
     *out = NULL;
@@ -279,13 +278,15 @@ ep_status_t ep_coll_start(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_request
     *copy = *a;
     copy->held = (ep_dt_rec_t **)(void *)(copy + 1);
     copy->nheld = 0;
-    char *pos = (char *)(copy->held + nrec); /* the 8-byte arrays first, then the types */
-    copy->scounts = keep(a->scounts, ns, sizeof(MPI_Count), &pos);
-    copy->sdispls = keep(a->sdispls, ns, sizeof(MPI_Aint), &pos);
-    copy->rcounts = keep(a->rcounts, nr, sizeof(MPI_Count), &pos);
-    copy->rdispls = keep(a->rdispls, nr, sizeof(MPI_Aint), &pos);
+    char *pos = (char *)(copy->held + nrec); /* the MPI_Aint arrays first, then the ints */
+    copy->sbdispls = keep(a->sbdispls, ns, sizeof(MPI_Aint), &pos);
+    copy->rbdispls = keep(a->rbdispls, nr, sizeof(MPI_Aint), &pos);
     copy->stypes = keep(a->stypes, ns, sizeof(MPI_Datatype), &pos);
+    copy->scounts = keep(a->scounts, ns, sizeof(int), &pos);
+    copy->sdispls = keep(a->sdispls, ns, sizeof(int), &pos);
     copy->rtypes = keep(a->rtypes, nr, sizeof(MPI_Datatype), &pos);
+    copy->rcounts = keep(a->rcounts, nr, sizeof(int), &pos);
+    copy->rdispls = keep(a->rdispls, nr, sizeof(int), &pos);
     atomic_store(&r->state, EP_RS_PENDING);
     /* Every endpoint numbers its calls alike: the n-th call of each local
      * endpoint meets the others' n-th call. */

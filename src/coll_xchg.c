@@ -28,8 +28,7 @@
 /* Where blocks land: scratch[0] the packed send buffer, scratch[1] the
  * received bytes (NULL when one process: the send buffer is the receive
  * buffer), scratch[2] the offsets [rank * nlocal + lidx] of block
- * rank -> lidx, scratch[3] the PMPI counts and displacements (64 bits:
- * PMPI_Ialltoallv_c). */
+ * rank -> lidx, scratch[3] the PMPI counts and displacements. */
 
 static int64_t block_bytes(const ep_block_t *b)
 {
@@ -102,8 +101,7 @@ ep_status_t ep_coll_xchg_start(ep_coll_inst_t *in)
                     ep_dt_layout_t l;
                     more = ai->send_block(ai, peer, e, &b);
                     if (b.count > 0 && !ep_dt_layout(b.type, b.count, &l)) {
-                        ep_status_t p = ep_dt_pack(b.buf, b.count, b.type, &l, pos);
-                        rc = rc ? rc : p; /* the other blocks still take their places */
+                        ep_dt_pack(b.buf, b.count, b.type, &l, pos);
                         pos += l.bytes;
                     }
                 }
@@ -111,25 +109,23 @@ ep_status_t ep_coll_xchg_start(ep_coll_inst_t *in)
         }
     if (c->pcomm == MPI_COMM_NULL)
         goto out; /* one process: what it sends is what it receives */
-    /* Counts and displacements of 64 bits: more than 2 GiB may go to a
-     * process. */
-    char *blk = in->scratch[3] = malloc((sizeof(MPI_Count) + sizeof(MPI_Aint)) * 2 * (size_t)np);
-    MPI_Count *cv = (MPI_Count *)(void *)blk;
-    MPI_Aint *dv = (MPI_Aint *)(void *)(blk + sizeof(MPI_Count) * 2 * (size_t)np);
-    if (!blk || !(in->scratch[1] = malloc(total_r ? (size_t)total_r : 1))) {
+    if (total_s > INT32_MAX || total_r > INT32_MAX) {
+        rc = EP_ERR_COUNT; /* byte displacements of PMPI_Alltoallv are ints */
+        goto out;
+    }
+    int *iv = in->scratch[3] = malloc(4 * sizeof(int) * (size_t)np);
+    if (!iv || !(in->scratch[1] = malloc(total_r ? (size_t)total_r : 1))) {
         rc = EP_ERR_NO_MEM;
         goto out;
     }
     for (int p = 0; p < np; p++) {
-        cv[p] = scnt[p];
-        dv[p] = (MPI_Aint)sd[p];
-        cv[np + p] = rcnt[p];
-        dv[np + p] = (MPI_Aint)rd[p];
+        iv[p] = (int)scnt[p];
+        iv[np + p] = (int)sd[p];
+        iv[2 * np + p] = (int)rcnt[p];
+        iv[3 * np + p] = (int)rd[p];
     }
-    /* Started even after a local failure, which the instance's status
-     * reports: the other processes wait for this process's part. */
-    if (PMPI_Ialltoallv_c(sendbuf, cv, dv, MPI_BYTE, in->scratch[1], cv + np, dv + np, MPI_BYTE, c->pcomm,
-                          &in->preq) != MPI_SUCCESS && !rc)
+    if (PMPI_Ialltoallv(sendbuf, iv, iv + np, MPI_BYTE, in->scratch[1], iv + 2 * np, iv + 3 * np, MPI_BYTE, c->pcomm,
+                        &in->preq) != MPI_SUCCESS)
         rc = EP_ERR_INTERN;
 out:
     free(sd);
@@ -144,7 +140,6 @@ ep_status_t ep_coll_xchg_finish(ep_coll_inst_t *in, int lidx)
     const ep_coll_args_t *a = in->args[lidx];
     const char *buf = in->scratch[1] ? in->scratch[1] : in->scratch[0];
     const int64_t *off = in->scratch[2];
-    ep_status_t rc = EP_OK;
     for (int s = 0; s < c->size; s++) {
         const char *from = buf + off[(size_t)s * c->nlocal + lidx];
         for (int e = 0, more = 1; more; e++) {
@@ -152,13 +147,12 @@ ep_status_t ep_coll_xchg_finish(ep_coll_inst_t *in, int lidx)
             ep_dt_layout_t l;
             more = a->recv_block(a, s, e, &b);
             if (b.count > 0 && !ep_dt_layout(b.type, b.count, &l)) {
-                ep_status_t u = ep_dt_unpack(from, l.bytes, (void *)b.buf, b.count, b.type, &l);
-                rc = rc ? rc : u;
+                ep_dt_unpack(from, l.bytes, (void *)b.buf, b.count, b.type, &l);
                 from += l.bytes;
             }
         }
     }
-    return rc;
+    return EP_OK;
 }
 
 static const ep_coll_kind_t xchg_kind = {.start = ep_coll_xchg_start, .finish = ep_coll_xchg_finish};
@@ -178,13 +172,13 @@ static const char *at(const void *buf, MPI_Aint disp, MPI_Aint ext) { return (co
 
 /* Block r of a per-rank buffer: counts NULL for the uniform form, types
  * NULL when all blocks have one type. */
-static void block_at(const void *buf, int64_t count, const MPI_Count *counts, const MPI_Aint *displs,
-                     MPI_Datatype type, const MPI_Datatype *types, MPI_Aint ext, int r, ep_block_t *b)
+static void block_at(const void *buf, int count, const int *counts, const int *displs, MPI_Datatype type,
+                     const MPI_Datatype *types, MPI_Aint ext, int r, ep_block_t *b)
 {
     if (counts)
         *b = (ep_block_t){at(buf, displs[r], ext), counts[r], types ? types[r] : type};
     else
-        *b = (ep_block_t){at(buf, (MPI_Aint)(r * count), ext), count, type};
+        *b = (ep_block_t){at(buf, (MPI_Aint)r * count, ext), count, type};
 }
 
 /* Bcast: the root's buffer to everyone it addresses. */
@@ -206,7 +200,7 @@ static int bcast_recv(const ep_coll_args_t *x, int peer, int k, ep_block_t *b)
     return 0;
 }
 
-void ep_coll_xchg_bcast(ep_coll_args_t *a, ep_endpoint_t *ep, void *buf, int64_t count, MPI_Datatype type, int root)
+void ep_coll_xchg_bcast(ep_coll_args_t *a, ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int root)
 {
     ep_coll_args_init(a, &xchg_kind, ep);
     a->send_block = bcast_send;
@@ -236,9 +230,8 @@ static int gather_recv(const ep_coll_args_t *x, int peer, int k, ep_block_t *b)
     return 0;
 }
 
-void ep_coll_gatherv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int64_t scount, MPI_Datatype stype,
-                     void *rbuf, int64_t rcount, const MPI_Count *rcounts, const MPI_Aint *displs, MPI_Datatype rtype,
-                     int root)
+void ep_coll_gatherv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype,
+                     void *rbuf, int rcount, const int *rcounts, const int *displs, MPI_Datatype rtype, int root)
 {
     ep_coll_args_init(a, &xchg_kind, ep);
     ep_coll_set_root(a, ep, root);
@@ -274,9 +267,8 @@ static int scatter_recv(const ep_coll_args_t *x, int peer, int k, ep_block_t *b)
     return 0;
 }
 
-void ep_coll_scatterv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int64_t scount,
-                      const MPI_Count *scounts, const MPI_Aint *displs, MPI_Datatype stype, void *rbuf,
-                      int64_t rcount, MPI_Datatype rtype, int root)
+void ep_coll_scatterv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, const int *scounts,
+                      const int *displs, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root)
 {
     ep_coll_args_init(a, &xchg_kind, ep);
     ep_coll_set_root(a, ep, root);
@@ -317,9 +309,8 @@ static int allgatherv_recv(const ep_coll_args_t *x, int peer, int k, ep_block_t 
     return 0;
 }
 
-void ep_coll_allgatherv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int64_t scount, MPI_Datatype stype,
-                        void *rbuf, int64_t rcount, const MPI_Count *rcounts, const MPI_Aint *displs,
-                        MPI_Datatype rtype)
+void ep_coll_allgatherv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype,
+                        void *rbuf, int rcount, const int *rcounts, const int *displs, MPI_Datatype rtype)
 {
     ep_coll_args_init(a, &xchg_kind, ep);
     a->send_block = allgatherv_send;
@@ -359,10 +350,10 @@ static int a2a_recv(const ep_coll_args_t *x, int peer, int k, ep_block_t *b)
     return 0;
 }
 
-void ep_coll_alltoallw(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int64_t scount,
-                       const MPI_Count *scounts, const MPI_Aint *sdispls, MPI_Datatype stype,
-                       const MPI_Datatype *stypes, void *rbuf, int64_t rcount, const MPI_Count *rcounts,
-                       const MPI_Aint *rdispls, MPI_Datatype rtype, const MPI_Datatype *rtypes, int byte_displs)
+void ep_coll_alltoallw(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, const int *scounts,
+                       const int *sdispls, MPI_Datatype stype, const MPI_Datatype *stypes, void *rbuf, int rcount,
+                       const int *rcounts, const int *rdispls, MPI_Datatype rtype, const MPI_Datatype *rtypes,
+                       int byte_displs)
 {
     ep_coll_args_init(a, &xchg_kind, ep);
     a->send_block = a2a_send;
@@ -397,7 +388,10 @@ static int nbr_send(const ep_coll_args_t *x, int peer, int k, ep_block_t *b)
     *b = none;
     if (!e)
         return 0;
-    block_at(x->sbuf, x->scount, x->scounts, x->sdispls, x->stype, x->stypes, x->sext, e->slot, b);
+    if (x->sbdispls)
+        *b = (ep_block_t){(const char *)x->sbuf + x->sbdispls[e->slot], x->scounts[e->slot], x->stypes[e->slot]};
+    else
+        block_at(x->sbuf, x->scount, x->scounts, x->sdispls, x->stype, NULL, x->sext, e->slot, b);
     return nbr_next(t->out, t->nout, peer, k);
 }
 
@@ -419,14 +413,16 @@ static int nbr_recv(const ep_coll_args_t *x, int peer, int k, ep_block_t *b)
     *b = none;
     if (!e)
         return 0;
-    block_at(x->rbuf, x->rcount, x->rcounts, x->rdispls, x->rtype, x->rtypes, x->rext, e->slot, b);
+    if (x->rbdispls)
+        *b = (ep_block_t){(char *)x->rbuf + x->rbdispls[e->slot], x->rcounts[e->slot], x->rtypes[e->slot]};
+    else
+        block_at(x->rbuf, x->rcount, x->rcounts, x->rdispls, x->rtype, NULL, x->rext, e->slot, b);
     return nbr_next(t->in, t->nin, peer, k);
 }
 
-void ep_coll_neighbor(ep_coll_args_t *a, ep_endpoint_t *ep, int allgather, const void *sbuf, int64_t scount,
-                      const MPI_Count *scounts, const MPI_Aint *sdispls, MPI_Datatype stype,
-                      const MPI_Datatype *stypes, void *rbuf, int64_t rcount, const MPI_Count *rcounts,
-                      const MPI_Aint *rdispls, MPI_Datatype rtype, const MPI_Datatype *rtypes, int byte_displs)
+void ep_coll_neighbor(ep_coll_args_t *a, ep_endpoint_t *ep, int allgather, const void *sbuf, int scount,
+                      const int *scounts, const int *sdispls, MPI_Datatype stype, void *rbuf, int rcount,
+                      const int *rcounts, const int *rdispls, MPI_Datatype rtype)
 {
     ep_coll_args_init(a, &xchg_kind, ep);
     a->topo = ep->topo;
@@ -435,14 +431,31 @@ void ep_coll_neighbor(ep_coll_args_t *a, ep_endpoint_t *ep, int allgather, const
     ep_coll_send_side(a, sbuf, scount, stype);
     a->scounts = scounts;
     a->sdispls = sdispls;
-    a->stypes = stypes;
     a->ns = scounts ? ep->topo->outdegree : 0;
+    a->sext = ep_coll_extent(stype);
     ep_coll_recv_side(a, rbuf, rcount, rtype);
     a->rcounts = rcounts;
     a->rdispls = rdispls;
-    a->rtypes = rtypes;
     a->nr = rcounts ? ep->topo->indegree : 0;
-    /* Displacements count extents of the type, or bytes (the w form). */
-    a->sext = byte_displs ? 1 : ep_coll_extent(stype);
-    a->rext = byte_displs ? 1 : ep_coll_extent(rtype);
+    a->rext = ep_coll_extent(rtype);
+}
+
+void ep_coll_neighbor_w(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, const int *scounts,
+                        const MPI_Aint *sdispls, const MPI_Datatype *stypes, void *rbuf, const int *rcounts,
+                        const MPI_Aint *rdispls, const MPI_Datatype *rtypes)
+{
+    ep_coll_args_init(a, &xchg_kind, ep);
+    a->topo = ep->topo;
+    a->send_block = nbr_send;
+    a->recv_block = nbr_recv;
+    ep_coll_send_side(a, sbuf, 0, MPI_BYTE);
+    a->scounts = scounts;
+    a->sbdispls = sdispls;
+    a->stypes = stypes;
+    a->ns = ep->topo->outdegree;
+    ep_coll_recv_side(a, rbuf, 0, MPI_BYTE);
+    a->rcounts = rcounts;
+    a->rbdispls = rdispls;
+    a->rtypes = rtypes;
+    a->nr = ep->topo->indegree;
 }

@@ -231,7 +231,7 @@ static int rec_kind(MPI_Datatype t)
            !ep_handle_is_builtin((int)t);
 }
 
-ep_status_t ep_dt_layout_derived(MPI_Datatype t, int64_t count, ep_dt_layout_t *out)
+ep_status_t ep_dt_layout_derived(MPI_Datatype t, int count, ep_dt_layout_t *out)
 {
     ep_status_t why;
     ep_dt_rec_t *rec = rec_of(t, &why);
@@ -263,7 +263,7 @@ static MPI_Datatype bottom_shift(const void **buf, MPI_Datatype t, const ep_dt_l
     return nt;
 }
 
-ep_status_t ep_dt_pack(const void *buf, int64_t count, MPI_Datatype t, const ep_dt_layout_t *lay, void *out)
+ep_status_t ep_dt_pack(const void *buf, int count, MPI_Datatype t, const ep_dt_layout_t *lay, void *out)
 {
     if (lay->bytes == 0)
         return EP_OK;
@@ -271,17 +271,17 @@ ep_status_t ep_dt_pack(const void *buf, int64_t count, MPI_Datatype t, const ep_
         memcpy(out, (const char *)buf + lay->offset, (size_t)lay->bytes);
         return EP_OK;
     }
-    if (lay->bytes > INT32_MAX || count > INT32_MAX)
-        return EP_ERR_COUNT; /* MPICH packs a derived type by ints */
+    if (lay->bytes > INT32_MAX)
+        return EP_ERR_COUNT;
     MPI_Datatype pt = bottom_shift(&buf, t, lay);
     int ipos = 0;
-    int rc = PMPI_Pack(buf, (int)count, pt, out, (int)lay->bytes, &ipos, MPI_COMM_SELF);
+    int rc = PMPI_Pack(buf, count, pt, out, (int)lay->bytes, &ipos, MPI_COMM_SELF);
     if (pt != t)
         PMPI_Type_free(&pt);
     return rc == MPI_SUCCESS ? EP_OK : EP_ERR_TYPE;
 }
 
-ep_status_t ep_dt_unpack(const void *in, int64_t bytes, void *buf, int64_t count, MPI_Datatype t,
+ep_status_t ep_dt_unpack(const void *in, int64_t bytes, void *buf, int count, MPI_Datatype t,
                          const ep_dt_layout_t *lay)
 {
     if (bytes > lay->bytes)
@@ -294,19 +294,17 @@ ep_status_t ep_dt_unpack(const void *in, int64_t bytes, void *buf, int64_t count
     }
     if (bytes > INT32_MAX)
         return EP_ERR_COUNT;
-    if (count > INT32_MAX) /* no more elements than the bytes can fill */
-        count = bytes;
     /* With the full count MPICH stores a trailing partial element too. */
     const void *cbuf = buf;
     MPI_Datatype ut = bottom_shift(&cbuf, t, lay);
     int ipos = 0;
-    int rc = PMPI_Unpack(in, (int)bytes, &ipos, (void *)cbuf, (int)count, ut, MPI_COMM_SELF);
+    int rc = PMPI_Unpack(in, (int)bytes, &ipos, (void *)cbuf, count, ut, MPI_COMM_SELF);
     if (ut != t)
         PMPI_Type_free(&ut);
     return rc == MPI_SUCCESS ? EP_OK : EP_ERR_TYPE;
 }
 
-ep_status_t ep_dt_copy(const void *sbuf, int64_t scount, MPI_Datatype st, void *rbuf, int64_t rcount,
+ep_status_t ep_dt_copy(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
                        MPI_Datatype rt, int64_t *sent)
 {
     ep_dt_layout_t sl, rl;
@@ -317,8 +315,8 @@ ep_status_t ep_dt_copy(const void *sbuf, int64_t scount, MPI_Datatype st, void *
     return ep_dt_copy_laid(sbuf, scount, st, &sl, rbuf, rcount, rt, &rl);
 }
 
-ep_status_t ep_dt_copy_laid(const void *sbuf, int64_t scount, MPI_Datatype st, const ep_dt_layout_t *sl,
-                            void *rbuf, int64_t rcount, MPI_Datatype rt, const ep_dt_layout_t *rl)
+ep_status_t ep_dt_copy_laid(const void *sbuf, int scount, MPI_Datatype st, const ep_dt_layout_t *sl, void *rbuf,
+                            int rcount, MPI_Datatype rt, const ep_dt_layout_t *rl)
 {
     ep_status_t rc;
     int64_t n = sl->bytes < rl->bytes ? sl->bytes : rl->bytes;

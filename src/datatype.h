@@ -23,8 +23,8 @@ typedef struct ep_dt_layout {
 
 /* Describes count elements of t; EP_ERR_TYPE for an invalid or uncommitted
  * type.  Builtin types, on every message path, are described inline. */
-ep_status_t ep_dt_layout_derived(MPI_Datatype t, int64_t count, ep_dt_layout_t *out);
-static inline ep_status_t ep_dt_layout(MPI_Datatype t, int64_t count, ep_dt_layout_t *out)
+ep_status_t ep_dt_layout_derived(MPI_Datatype t, int count, ep_dt_layout_t *out);
+static inline ep_status_t ep_dt_layout(MPI_Datatype t, int count, ep_dt_layout_t *out)
 {
     int bs = ep_datatype_builtin_size(t);
     if (bs <= 0)
@@ -40,22 +40,22 @@ static inline ep_status_t ep_dt_layout(MPI_Datatype t, int64_t count, ep_dt_layo
 void ep_dt_finalize(void);
 
 /* Packs count elements of t at buf into out (which holds lay->bytes). */
-ep_status_t ep_dt_pack(const void *buf, int64_t count, MPI_Datatype t, const ep_dt_layout_t *lay, void *out);
+ep_status_t ep_dt_pack(const void *buf, int count, MPI_Datatype t, const ep_dt_layout_t *lay, void *out);
 
 /* Unpacks `bytes` packed bytes into buf (count elements of t at most);
  * only whole elements are written. */
-ep_status_t ep_dt_unpack(const void *in, int64_t bytes, void *buf, int64_t count, MPI_Datatype t,
+ep_status_t ep_dt_unpack(const void *in, int64_t bytes, void *buf, int count, MPI_Datatype t,
                          const ep_dt_layout_t *lay);
 
 /* Copies (sbuf, scount, st) into (rbuf, rcount, rt), at most the receive
  * capacity; returns the number of bytes the sender offered in *sent. */
-ep_status_t ep_dt_copy(const void *sbuf, int64_t scount, MPI_Datatype st, void *rbuf, int64_t rcount,
+ep_status_t ep_dt_copy(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
                        MPI_Datatype rt, int64_t *sent);
 
 /* The same with both layouts already known (the message path computes each
  * request's layout once, when it starts). */
-ep_status_t ep_dt_copy_laid(const void *sbuf, int64_t scount, MPI_Datatype st, const ep_dt_layout_t *sl,
-                            void *rbuf, int64_t rcount, MPI_Datatype rt, const ep_dt_layout_t *rl);
+ep_status_t ep_dt_copy_laid(const void *sbuf, int scount, MPI_Datatype st, const ep_dt_layout_t *sl, void *rbuf,
+                            int rcount, MPI_Datatype rt, const ep_dt_layout_t *rl);
 
 /* Checks that t is a usable datatype; a derived type's record (datatype.c)
  * is learnt here at its first use. */

@@ -320,17 +320,14 @@ ep_status_t ep_topo_dist_create(ep_endpoint_t *ep, int n, const int *sources, co
     int size = ep_local_size(ep), total = 0, rtotal = 0, ok = 1;
     for (int i = 0; i < n; i++)
         total += degrees[i];
-    /* counts and fill marks, displacements, sent and received (64 bits:
-     * what the exchange reads) */
-    MPI_Count *v = calloc(3 * (size_t)size + 1, sizeof *v), *scount = v, *rcount = v + size, *fill = v + 2 * size;
-    MPI_Aint *dv = calloc(2 * (size_t)size + 1, sizeof *dv), *sdispl = dv, *rdispl = dv + size;
-    if (!v || !dv)
-        ok = 0;
+    /* counts, displacements and fill marks, sent and received */
+    int *v = ints(NULL, 5 * size, &ok), *scount = v, *sdispl = v + size, *rcount = v + 2 * size,
+        *rdispl = v + 3 * size, *fill = v + 4 * size;
     int *rec = ints(NULL, 2 * total * EDGE_INTS, &ok), *got = NULL;
     ep_coll_args_t a;
     ep_status_t st;
     if (!ok) { /* a few ints: the others' exchanges fail too if memory is this short */
-        free(v), free(dv), free(rec);
+        free(v), free(rec);
         return EP_ERR_NO_MEM;
     }
     for (int i = 0, e = 0; i < n; i++)
@@ -350,11 +347,11 @@ ep_status_t ep_topo_dist_create(ep_endpoint_t *ep, int n, const int *sources, co
             o[0] = EDGE_OUT, o[1] = d, o[2] = w;
             p[0] = EDGE_IN, p[1] = s, p[2] = w;
         }
-    ep_coll_alltoallw(&a, ep, scount, 1, NULL, NULL, MPI_COUNT, NULL, rcount, 1, NULL, NULL, MPI_COUNT, NULL, 0);
+    ep_coll_alltoallw(&a, ep, scount, 1, NULL, NULL, MPI_INT, NULL, rcount, 1, NULL, NULL, MPI_INT, NULL, 0);
     st = ep_coll_run(ep, &a);
     for (int r = 0; r < size && !st; r++) {
         rdispl[r] = rtotal;
-        rtotal += (int)rcount[r];
+        rtotal += rcount[r];
     }
     if (!st && !(got = ints(NULL, rtotal, &ok)))
         st = EP_ERR_NO_MEM;
@@ -380,6 +377,6 @@ ep_status_t ep_topo_dist_create(ep_endpoint_t *ep, int n, const int *sources, co
     }
     ep_topo_t *t = NULL;
     ep_status_t made = st ? st : ep_topo_dist(ep_local_rank(ep), indeg, src, sw, outdeg, dst, dw, weighted, &t);
-    free(v), free(dv), free(rec), free(got), free(nb);
+    free(v), free(rec), free(got), free(nb);
     return split_attach(ep, 0, made, t, out);
 }

@@ -72,5 +72,3 @@ MPI_TESTS += test/mpi/coll_count_c
 test_mpi_coll_count_c_CFLAGS = $(MPI_TEST_CFLAGS)
 MPI_TESTS += test/mpi/file_io
 test_mpi_file_io_CFLAGS = $(MPI_TEST_CFLAGS)
-MPI_TESTS += test/mpi/coll_huge_c
-test_mpi_coll_huge_c_CFLAGS = $(MPI_TEST_CFLAGS)

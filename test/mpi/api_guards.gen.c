@@ -3,13 +3,16 @@
  * argument it checks (the others: null handles, zeroed memory, 0) and
  * hands each return code to ept_guard_expect with the error class and a
  * word the message must have: a large-count (_c) form that runs its int
- * form on endpoints gets a count beyond INT_MAX instead. */
+ * form on endpoints gets a count beyond INT_MAX instead (in an array of
+ * 64 when it has no scalar count). */
 #include "api_guards.h"
 
 #include <limits.h>
 
 static char ept_scratch_mem[1 << 16] __attribute__((aligned(64)));
 static void *const ept_scratch = ept_scratch_mem;
+#define EPT_BIG (MPI_Count)INT_MAX + 1
+static const MPI_Count ept_big_counts[64] = {[0 ... 63] = EPT_BIG};
 
 int ept_call_guards(MPI_Comm comm, MPI_Group group, MPI_Request request, MPI_Message message, MPI_Win win,
                     MPI_File file)
@@ -108,15 +111,23 @@ int ept_call_guards(MPI_Comm comm, MPI_Group group, MPI_Request request, MPI_Mes
     n++;
     ept_guard_expect(MPI_Allgather_init_c(ept_scratch, 0, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COMM, "MPI_Allgather_init_c", "not supported");
     n++;
+    ept_guard_expect(MPI_Allgatherv_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, comm), MPI_ERR_COUNT, "MPI_Allgatherv_c", "does not fit");
+    n++;
     ept_guard_expect(MPI_Allgatherv_init_c(ept_scratch, 0, MPI_DATATYPE_NULL, ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COMM, "MPI_Allgatherv_init_c", "not supported");
     n++;
     ept_guard_expect(MPI_Allreduce_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, comm), MPI_ERR_COUNT, "MPI_Allreduce_c", "does not fit");
     n++;
     ept_guard_expect(MPI_Allreduce_init_c(ept_scratch, ept_scratch, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COMM, "MPI_Allreduce_init_c", "not supported");
     n++;
+    ept_guard_expect(MPI_Alltoall_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, comm), MPI_ERR_COUNT, "MPI_Alltoall_c", "does not fit");
+    n++;
     ept_guard_expect(MPI_Alltoall_init_c(ept_scratch, 0, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COMM, "MPI_Alltoall_init_c", "not supported");
     n++;
+    ept_guard_expect(MPI_Alltoallv_c(ept_scratch, ept_big_counts, ept_scratch, MPI_DATATYPE_NULL, ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, comm), MPI_ERR_COUNT, "MPI_Alltoallv_c", "does not fit");
+    n++;
     ept_guard_expect(MPI_Alltoallv_init_c(ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COMM, "MPI_Alltoallv_init_c", "not supported");
+    n++;
+    ept_guard_expect(MPI_Alltoallw_c(ept_scratch, ept_big_counts, ept_scratch, ept_scratch, ept_scratch, ept_scratch, ept_scratch, ept_scratch, comm), MPI_ERR_COUNT, "MPI_Alltoallw_c", "does not fit");
     n++;
     ept_guard_expect(MPI_Alltoallw_init_c(ept_scratch, ept_scratch, ept_scratch, ept_scratch, ept_scratch, ept_scratch, ept_scratch, ept_scratch, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COMM, "MPI_Alltoallw_init_c", "not supported");
     n++;
@@ -128,37 +139,81 @@ int ept_call_guards(MPI_Comm comm, MPI_Group group, MPI_Request request, MPI_Mes
     n++;
     ept_guard_expect(MPI_Exscan_init_c(ept_scratch, ept_scratch, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COMM, "MPI_Exscan_init_c", "not supported");
     n++;
+    ept_guard_expect(MPI_Gather_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, 0, comm), MPI_ERR_COUNT, "MPI_Gather_c", "does not fit");
+    n++;
     ept_guard_expect(MPI_Gather_init_c(ept_scratch, 0, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, 0, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COMM, "MPI_Gather_init_c", "not supported");
+    n++;
+    ept_guard_expect(MPI_Gatherv_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, 0, comm), MPI_ERR_COUNT, "MPI_Gatherv_c", "does not fit");
     n++;
     ept_guard_expect(MPI_Gatherv_init_c(ept_scratch, 0, MPI_DATATYPE_NULL, ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, 0, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COMM, "MPI_Gatherv_init_c", "not supported");
     n++;
     ept_guard_expect(MPI_Iallgather_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, comm, ept_scratch), MPI_ERR_COUNT, "MPI_Iallgather_c", "does not fit");
     n++;
+    ept_guard_expect(MPI_Iallgatherv_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, comm, ept_scratch), MPI_ERR_COUNT, "MPI_Iallgatherv_c", "does not fit");
+    n++;
     ept_guard_expect(MPI_Iallreduce_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, comm, ept_scratch), MPI_ERR_COUNT, "MPI_Iallreduce_c", "does not fit");
+    n++;
+    ept_guard_expect(MPI_Ialltoall_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, comm, ept_scratch), MPI_ERR_COUNT, "MPI_Ialltoall_c", "does not fit");
+    n++;
+    ept_guard_expect(MPI_Ialltoallv_c(ept_scratch, ept_big_counts, ept_scratch, MPI_DATATYPE_NULL, ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, comm, ept_scratch), MPI_ERR_COUNT, "MPI_Ialltoallv_c", "does not fit");
+    n++;
+    ept_guard_expect(MPI_Ialltoallw_c(ept_scratch, ept_big_counts, ept_scratch, ept_scratch, ept_scratch, ept_scratch, ept_scratch, ept_scratch, comm, ept_scratch), MPI_ERR_COUNT, "MPI_Ialltoallw_c", "does not fit");
     n++;
     ept_guard_expect(MPI_Ibcast_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, 0, comm, ept_scratch), MPI_ERR_COUNT, "MPI_Ibcast_c", "does not fit");
     n++;
     ept_guard_expect(MPI_Iexscan_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, comm, ept_scratch), MPI_ERR_COUNT, "MPI_Iexscan_c", "does not fit");
     n++;
+    ept_guard_expect(MPI_Igather_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, 0, comm, ept_scratch), MPI_ERR_COUNT, "MPI_Igather_c", "does not fit");
+    n++;
+    ept_guard_expect(MPI_Igatherv_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, 0, comm, ept_scratch), MPI_ERR_COUNT, "MPI_Igatherv_c", "does not fit");
+    n++;
+    ept_guard_expect(MPI_Ineighbor_allgather_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, comm, ept_scratch), MPI_ERR_COUNT, "MPI_Ineighbor_allgather_c", "does not fit");
+    n++;
+    ept_guard_expect(MPI_Ineighbor_allgatherv_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, comm, ept_scratch), MPI_ERR_COUNT, "MPI_Ineighbor_allgatherv_c", "does not fit");
+    n++;
+    ept_guard_expect(MPI_Ineighbor_alltoall_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, comm, ept_scratch), MPI_ERR_COUNT, "MPI_Ineighbor_alltoall_c", "does not fit");
+    n++;
+    ept_guard_expect(MPI_Ineighbor_alltoallv_c(ept_scratch, ept_big_counts, ept_scratch, MPI_DATATYPE_NULL, ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, comm, ept_scratch), MPI_ERR_TOPOLOGY, "MPI_Ineighbor_alltoallv", "topology");
+    n++;
+    ept_guard_expect(MPI_Ineighbor_alltoallw_c(ept_scratch, ept_big_counts, ept_scratch, ept_scratch, ept_scratch, ept_scratch, ept_scratch, ept_scratch, comm, ept_scratch), MPI_ERR_TOPOLOGY, "MPI_Ineighbor_alltoallw", "topology");
+    n++;
     ept_guard_expect(MPI_Ireduce_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, comm, ept_scratch), MPI_ERR_COUNT, "MPI_Ireduce_c", "does not fit");
+    n++;
+    ept_guard_expect(MPI_Ireduce_scatter_c(ept_scratch, ept_scratch, ept_big_counts, MPI_DATATYPE_NULL, MPI_OP_NULL, comm, ept_scratch), MPI_ERR_COUNT, "MPI_Ireduce_scatter_c", "does not fit");
     n++;
     ept_guard_expect(MPI_Ireduce_scatter_block_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, comm, ept_scratch), MPI_ERR_COUNT, "MPI_Ireduce_scatter_block_c", "does not fit");
     n++;
     ept_guard_expect(MPI_Iscan_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, comm, ept_scratch), MPI_ERR_COUNT, "MPI_Iscan_c", "does not fit");
     n++;
+    ept_guard_expect(MPI_Iscatter_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, 0, comm, ept_scratch), MPI_ERR_COUNT, "MPI_Iscatter_c", "does not fit");
+    n++;
+    ept_guard_expect(MPI_Iscatterv_c(ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, 0, comm, ept_scratch), MPI_ERR_COUNT, "MPI_Iscatterv_c", "does not fit");
+    n++;
+    ept_guard_expect(MPI_Neighbor_allgather_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, comm), MPI_ERR_COUNT, "MPI_Neighbor_allgather_c", "does not fit");
+    n++;
     ept_guard_expect(MPI_Neighbor_allgather_init_c(ept_scratch, 0, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COMM, "MPI_Neighbor_allgather_init_c", "not supported");
+    n++;
+    ept_guard_expect(MPI_Neighbor_allgatherv_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, comm), MPI_ERR_COUNT, "MPI_Neighbor_allgatherv_c", "does not fit");
     n++;
     ept_guard_expect(MPI_Neighbor_allgatherv_init_c(ept_scratch, 0, MPI_DATATYPE_NULL, ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COMM, "MPI_Neighbor_allgatherv_init_c", "not supported");
     n++;
+    ept_guard_expect(MPI_Neighbor_alltoall_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, comm), MPI_ERR_COUNT, "MPI_Neighbor_alltoall_c", "does not fit");
+    n++;
     ept_guard_expect(MPI_Neighbor_alltoall_init_c(ept_scratch, 0, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COMM, "MPI_Neighbor_alltoall_init_c", "not supported");
     n++;
+    ept_guard_expect(MPI_Neighbor_alltoallv_c(ept_scratch, ept_big_counts, ept_scratch, MPI_DATATYPE_NULL, ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, comm), MPI_ERR_TOPOLOGY, "MPI_Neighbor_alltoallv", "topology");
+    n++;
     ept_guard_expect(MPI_Neighbor_alltoallv_init_c(ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COMM, "MPI_Neighbor_alltoallv_init_c", "not supported");
+    n++;
+    ept_guard_expect(MPI_Neighbor_alltoallw_c(ept_scratch, ept_big_counts, ept_scratch, ept_scratch, ept_scratch, ept_scratch, ept_scratch, ept_scratch, comm), MPI_ERR_TOPOLOGY, "MPI_Neighbor_alltoallw", "topology");
     n++;
     ept_guard_expect(MPI_Neighbor_alltoallw_init_c(ept_scratch, ept_scratch, ept_scratch, ept_scratch, ept_scratch, ept_scratch, ept_scratch, ept_scratch, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COMM, "MPI_Neighbor_alltoallw_init_c", "not supported");
     n++;
     ept_guard_expect(MPI_Reduce_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, comm), MPI_ERR_COUNT, "MPI_Reduce_c", "does not fit");
     n++;
     ept_guard_expect(MPI_Reduce_init_c(ept_scratch, ept_scratch, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COMM, "MPI_Reduce_init_c", "not supported");
+    n++;
+    ept_guard_expect(MPI_Reduce_scatter_c(ept_scratch, ept_scratch, ept_big_counts, MPI_DATATYPE_NULL, MPI_OP_NULL, comm), MPI_ERR_COUNT, "MPI_Reduce_scatter_c", "does not fit");
     n++;
     ept_guard_expect(MPI_Reduce_scatter_block_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, comm), MPI_ERR_COUNT, "MPI_Reduce_scatter_block_c", "does not fit");
     n++;
@@ -170,7 +225,11 @@ int ept_call_guards(MPI_Comm comm, MPI_Group group, MPI_Request request, MPI_Mes
     n++;
     ept_guard_expect(MPI_Scan_init_c(ept_scratch, ept_scratch, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COMM, "MPI_Scan_init_c", "not supported");
     n++;
+    ept_guard_expect(MPI_Scatter_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, 0, comm), MPI_ERR_COUNT, "MPI_Scatter_c", "does not fit");
+    n++;
     ept_guard_expect(MPI_Scatter_init_c(ept_scratch, 0, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, 0, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COMM, "MPI_Scatter_init_c", "not supported");
+    n++;
+    ept_guard_expect(MPI_Scatterv_c(ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, 0, comm), MPI_ERR_COUNT, "MPI_Scatterv_c", "does not fit");
     n++;
     ept_guard_expect(MPI_Scatterv_init_c(ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, 0, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COMM, "MPI_Scatterv_init_c", "not supported");
     n++;

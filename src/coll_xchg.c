@@ -101,7 +101,11 @@ ep_status_t ep_coll_xchg_start(ep_coll_inst_t *in)
                     ep_dt_layout_t l;
                     more = ai->send_block(ai, peer, e, &b);
                     if (b.count > 0 && !ep_dt_layout(b.type, b.count, &l)) {
-                        ep_dt_pack(b.buf, b.count, b.type, &l, pos);
+                        /* A block that cannot be packed fails the call; the
+                         * others still take their places and the PMPI step
+                         * still runs, so the processes stay in step. */
+                        ep_status_t p = ep_dt_pack(b.buf, b.count, b.type, &l, pos);
+                        rc = rc ? rc : p;
                         pos += l.bytes;
                     }
                 }
@@ -110,6 +114,8 @@ ep_status_t ep_coll_xchg_start(ep_coll_inst_t *in)
     if (c->pcomm == MPI_COMM_NULL)
         goto out; /* one process: what it sends is what it receives */
     if (total_s > INT32_MAX || total_r > INT32_MAX) {
+        ep_status_explain(EP_ERR_COUNT, "more than 2 GiB would go to or come from one process in one call "
+                                        "(MPICH's all-to-all takes int byte counts)");
         rc = EP_ERR_COUNT; /* byte displacements of PMPI_Alltoallv are ints */
         goto out;
     }
@@ -125,7 +131,7 @@ ep_status_t ep_coll_xchg_start(ep_coll_inst_t *in)
         iv[3 * np + p] = (int)rd[p];
     }
     if (PMPI_Ialltoallv(sendbuf, iv, iv + np, MPI_BYTE, in->scratch[1], iv + 2 * np, iv + 3 * np, MPI_BYTE, c->pcomm,
-                        &in->preq) != MPI_SUCCESS)
+                        &in->preq) != MPI_SUCCESS && !rc)
         rc = EP_ERR_INTERN;
 out:
     free(sd);
@@ -140,6 +146,7 @@ ep_status_t ep_coll_xchg_finish(ep_coll_inst_t *in, int lidx)
     const ep_coll_args_t *a = in->args[lidx];
     const char *buf = in->scratch[1] ? in->scratch[1] : in->scratch[0];
     const int64_t *off = in->scratch[2];
+    ep_status_t rc = EP_OK;
     for (int s = 0; s < c->size; s++) {
         const char *from = buf + off[(size_t)s * c->nlocal + lidx];
         for (int e = 0, more = 1; more; e++) {
@@ -147,12 +154,13 @@ ep_status_t ep_coll_xchg_finish(ep_coll_inst_t *in, int lidx)
             ep_dt_layout_t l;
             more = a->recv_block(a, s, e, &b);
             if (b.count > 0 && !ep_dt_layout(b.type, b.count, &l)) {
-                ep_dt_unpack(from, l.bytes, (void *)b.buf, b.count, b.type, &l);
+                ep_status_t u = ep_dt_unpack(from, l.bytes, (void *)b.buf, b.count, b.type, &l);
+                rc = rc ? rc : u;
                 from += l.bytes;
             }
         }
     }
-    return EP_OK;
+    return rc;
 }
 
 static const ep_coll_kind_t xchg_kind = {.start = ep_coll_xchg_start, .finish = ep_coll_xchg_finish};

@@ -263,6 +263,15 @@ static MPI_Datatype bottom_shift(const void **buf, MPI_Datatype t, const ep_dt_l
     return nt;
 }
 
+/* MPICH packs by ints: a non-contiguous block is at most 2 GiB. */
+static ep_status_t too_big(int64_t bytes)
+{
+    ep_status_explain(EP_ERR_COUNT, "%lld bytes of a non-contiguous datatype in one block: more than the 2 GiB "
+                                    "MPICH can pack",
+                      (long long)bytes);
+    return EP_ERR_COUNT;
+}
+
 ep_status_t ep_dt_pack(const void *buf, int count, MPI_Datatype t, const ep_dt_layout_t *lay, void *out)
 {
     if (lay->bytes == 0)
@@ -272,7 +281,7 @@ ep_status_t ep_dt_pack(const void *buf, int count, MPI_Datatype t, const ep_dt_l
         return EP_OK;
     }
     if (lay->bytes > INT32_MAX)
-        return EP_ERR_COUNT;
+        return too_big(lay->bytes);
     MPI_Datatype pt = bottom_shift(&buf, t, lay);
     int ipos = 0;
     int rc = PMPI_Pack(buf, count, pt, out, (int)lay->bytes, &ipos, MPI_COMM_SELF);
@@ -293,7 +302,7 @@ ep_status_t ep_dt_unpack(const void *in, int64_t bytes, void *buf, int count, MP
         return EP_OK;
     }
     if (bytes > INT32_MAX)
-        return EP_ERR_COUNT;
+        return too_big(bytes);
     /* With the full count MPICH stores a trailing partial element too. */
     const void *cbuf = buf;
     MPI_Datatype ut = bottom_shift(&cbuf, t, lay);

@@ -47,35 +47,51 @@ static ep_status_t romio_all(int rc, int n, void *const *all)
     return romio(rc, NULL);
 }
 
-/* ---- the local ranks meet --------------------------------------------------
- * Collective file calls run once per process: every local rank of the
- * file's communicator publishes `mine`, local index 0 runs lead() on all of
- * them, and everyone gets its status. */
+/* ---- collective steps ------------------------------------------------------
+ * A collective file call is a collective kind (coll.h) run by the blocking
+ * driver: every local rank of the file's communicator describes its part
+ * (`mine`), local index 0 runs the step's lead() once for the process with
+ * all the parts, and every rank gets the lead's status.  That status comes
+ * back through finish, not start: a lead makes its ROMIO calls whatever
+ * failed before them, so its failure leaves no process out of step, and
+ * must not mark the communicator broken as a failed start would. */
 
 typedef ep_status_t lead_fn(ep_comm_t *c, void *const *all, void *arg);
 
+typedef struct step {
+    void *mine;
+    lead_fn *lead;
+    void *arg;        /* local index 0's is the one used */
+    ep_status_t done; /* local index 0's: what its lead returned */
+} step_t;
+
+static ep_status_t step_start(ep_coll_inst_t *in)
+{
+    step_t *s0 = in->args[0]->extra;
+    void **all = in->scratch[0] = malloc(sizeof *all * (size_t)in->c->nlocal); /* freed with the instance */
+    if (!all)
+        return EP_ERR_NO_MEM;
+    for (int j = 0; j < in->c->nlocal; j++)
+        all[j] = ((step_t *)in->args[j]->extra)->mine;
+    s0->done = s0->lead(in->c, all, s0->arg);
+    return EP_OK;
+}
+
+static ep_status_t step_finish(ep_coll_inst_t *in, int lidx)
+{
+    (void)lidx;
+    return ((step_t *)in->args[0]->extra)->done;
+}
+
+static const ep_coll_kind_t step_kind = {.start = step_start, .finish = step_finish};
+
 static ep_status_t meet(ep_endpoint_t *d, void *mine, lead_fn *lead, void *arg)
 {
-    ep_comm_t *c = d->comm;
-    atomic_store(&c->sync.ptr[d->lidx], mine);
-    ep_status_t rc = ep_sync_enter(c, d->lidx);
-    if (rc)
-        return rc;
-    if (d->lidx == 0) {
-        void **all = malloc(sizeof *all * (size_t)c->nlocal);
-        ep_status_t st = EP_ERR_NO_MEM;
-        if (all) {
-            for (int j = 0; j < c->nlocal; j++)
-                all[j] = atomic_load(&c->sync.ptr[j]);
-            st = lead(c, all, arg);
-            free(all);
-        }
-        atomic_store(&c->sync.status, st);
-    }
-    ep_sync_barrier(c);
-    rc = atomic_load(&c->sync.status);
-    ep_sync_barrier(c); /* the published records may go */
-    return rc;
+    step_t s = {mine, lead, arg, EP_OK};
+    ep_coll_args_t a;
+    ep_coll_args_init(&a, &step_kind, d);
+    a.extra = &s;
+    return ep_coll_run(d, &a);
 }
 
 static ep_status_t proc_barrier(ep_file_proc_t *p)

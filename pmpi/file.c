@@ -33,6 +33,27 @@ static MPI_Errhandler default_handler(void)
     return eh;
 }
 
+/* Raises an error of class cls with handler eh, for file handle h. */
+static int raise_on(MPI_Errhandler eh, MPI_File h, const char *call, int cls, const char *text)
+{
+    return ep_errhandler_invoke_file(eh, h, ep_error_code_make(cls, "%s: %s", call, text));
+}
+
+/* An engine status on handler eh; EP_ERR_IO carries ROMIO's code (class
+ * and text). */
+static int status_on(MPI_Errhandler eh, MPI_File h, const char *call, ep_status_t st, int romio_code)
+{
+    char text[MPI_MAX_ERROR_STRING] = "";
+    int len = 0, cls = MPI_ERR_IO;
+    if (st == EP_OK)
+        return MPI_SUCCESS;
+    if (st != EP_ERR_IO)
+        return raise_on(eh, h, call, ep_status_class(st), ep_status_take_text(st));
+    PMPI_Error_class(romio_code, &cls);
+    PMPI_Error_string(romio_code, text, &len);
+    return raise_on(eh, h, call, cls, text);
+}
+
 /* Raises an error of class cls on file f (NULL: on MPI_FILE_NULL's handler). */
 static int file_raise(ep_file_t *f, const char *call, int cls, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -43,24 +64,15 @@ static int file_raise(ep_file_t *f, const char *call, int cls, const char *fmt, 
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    int code = ep_error_code_make(cls, "%s: %s", call, text);
-    return f ? ep_errhandler_invoke_file(f->errhandler, f->handle, code)
-             : ep_errhandler_invoke_file(default_handler(), MPI_FILE_NULL, code);
+    return f ? raise_on(f->errhandler, f->handle, call, cls, text)
+             : raise_on(default_handler(), MPI_FILE_NULL, call, cls, text);
 }
 
-/* An engine status; EP_ERR_IO carries ROMIO's code (class and text). */
+/* The same for an engine status. */
 static int file_status(ep_file_t *f, const char *call, ep_status_t st, int romio_code)
 {
-    if (st == EP_OK)
-        return MPI_SUCCESS;
-    if (st == EP_ERR_IO) {
-        char text[MPI_MAX_ERROR_STRING] = "";
-        int len = 0, cls = MPI_ERR_IO;
-        PMPI_Error_class(romio_code, &cls);
-        PMPI_Error_string(romio_code, text, &len);
-        return file_raise(f, call, cls, "%s", text);
-    }
-    return file_raise(f, call, ep_status_class(st), "%s", ep_status_take_text(st));
+    return f ? status_on(f->errhandler, f->handle, call, st, romio_code)
+             : status_on(default_handler(), MPI_FILE_NULL, call, st, romio_code);
 }
 
 /* Resolves an endpoint file handle, or raises MPI_ERR_FILE. */
@@ -125,7 +137,7 @@ EP_API int MPI_File_close(MPI_File *fh)
 {
     static const char call[] = "MPI_File_close";
     ep_file_t *f;
-    int code = MPI_SUCCESS, rc = MPI_SUCCESS;
+    int code = MPI_SUCCESS;
     if (!fh)
         return PMPI_File_close(fh);
     FILE_ENTRY(call, *fh, f, PMPI_File_close(fh));
@@ -137,17 +149,7 @@ EP_API int MPI_File_close(MPI_File *fh)
     ep_errhandler_hold(eh);
     ep_status_t st = ep_file_close(f, &code);
     *fh = MPI_FILE_NULL;
-    if (st) {
-        char text[MPI_MAX_ERROR_STRING] = "";
-        int len = 0, cls = ep_status_class(st);
-        if (st == EP_ERR_IO) {
-            PMPI_Error_class(code, &cls);
-            PMPI_Error_string(code, text, &len);
-        } else {
-            snprintf(text, sizeof text, "%s", ep_status_take_text(st));
-        }
-        rc = ep_errhandler_invoke_file(eh, MPI_FILE_NULL, ep_error_code_make(cls, "%s: %s", call, text));
-    }
+    int rc = status_on(eh, MPI_FILE_NULL, call, st, code);
     ep_errhandler_release(eh);
     return rc;
 }
@@ -561,7 +563,7 @@ static int split_begin(const char *call, MPI_File fh, int how, MPI_Offset offset
     if (f->split)
         return file_raise(f, call, MPI_ERR_OTHER, "a split collective begun on the file has not ended");
     rc = data_access(call, fh, how, offset, buf, count, type, &f->split_status, NULL);
-    f->split = how | 32; /* begun, even when it failed: _end ends it */
+    f->split = how; /* begun, even when it failed: _end ends it (how is never 0) */
     f->split_buf = buf;
     f->split_rc = rc;
     return rc;
@@ -573,7 +575,7 @@ static int split_end(const char *call, MPI_File fh, int how, const void *buf, MP
     int rc;
     if ((rc = file_get(call, fh, &f)))
         return rc;
-    if ((f->split & ~32) != how)
+    if (f->split != how)
         return file_raise(f, call, MPI_ERR_OTHER, "no matching split collective was begun on the file");
     if (buf != f->split_buf)
         return file_raise(f, call, MPI_ERR_BUFFER, "the buffer is not the one given to the _begin call");

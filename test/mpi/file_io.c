@@ -8,7 +8,9 @@
  *    every value; MPI_File_get_view, _get_byte_offset;
  *  - explicit offsets and the individual file pointer (read, write, seek,
  *    get_position, the pointer moved by the data), non-blocking reads and
- *    writes, a split collective, MPI_File_get_size / set_size /
+ *    writes, a split collective (an _end without its _begin, or of another
+ *    kind, refused: the latter on endpoints only, ROMIO accepts it),
+ *    MPI_File_get_size / set_size /
  *    preallocate / sync, atomicity, get_amode, get_group, get_info;
  *  - the shared file pointer: one MPI_File_write_shared per rank (every
  *    rank's value once, in some order), MPI_File_write_ordered (rank order)
@@ -167,6 +169,13 @@ static void pointers(MPI_Comm comm, int r, int n)
     EPT_OK(MPI_File_read_at_all_end(fh, c12, &st));
     for (int i = 0; i < 12; i++)
         EPT_CHECK(c12[i] == val(nb, i), "split read: int %d of rank %d is %d", i, nb, c12[i]);
+    /* An _end with no _begin, and one of the other kind, are errors. */
+    EPT_CHECK(MPI_File_read_at_all_end(fh, c12, &st) != MPI_SUCCESS, "an _end without its _begin succeeded");
+    if (!ept_classic) { /* ROMIO ends any split with any _end */
+        EPT_OK(MPI_File_read_all_begin(fh, c12, 0, MPI_INT));
+        EPT_CHECK(MPI_File_read_at_all_end(fh, c12, &st) != MPI_SUCCESS, "the _end of another split succeeded");
+        EPT_OK(MPI_File_read_all_end(fh, c12, &st));
+    }
     /* iread_all through the individual pointer (at base after the iread). */
     EPT_OK(MPI_File_seek(fh, base, MPI_SEEK_SET));
     EPT_OK(MPI_File_iread_all(fh, c12, 12, MPI_INT, &q[0]));

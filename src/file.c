@@ -831,30 +831,13 @@ ep_status_t ep_file_close(ep_file_t *f, int *romio_code)
     return rc;
 }
 
-typedef struct view_arg {
-    MPI_Offset disp;
-    MPI_Datatype etype, filetype;
-    ep_status_t made;
-} view_arg_t;
-
-/* set_view resets the shared file pointer, in every process: process 0
- * zeroes it between two barriers of the processes. */
-static ep_status_t view_lead(ep_comm_t *c, void *const *all, void *arg)
-{
-    ep_file_proc_t *p = arg;
-    ep_status_t rc = proc_barrier(p);
-    (void)all;
-    if (!rc && c->myproc == 0)
-        rc = sfp_set(p, 0);
-    ep_status_t b = proc_barrier(p);
-    return rc ? rc : b;
-}
-
 ep_status_t ep_file_set_view(ep_file_t *f, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype)
 {
     ep_file_view_t v;
     ep_status_t made = ep_file_view_make(&v, disp, etype, filetype);
-    ep_status_t rc = meet(f->ep, NULL, view_lead, f->proc);
+    /* A new view puts the shared file pointer back at 0, in every process
+     * (a collective step whatever failed here). */
+    ep_status_t rc = ep_file_collective(f, EP_FILE_SEEK_SHARED, 0, MPI_SEEK_SET);
     if (made)
         return made;
     if (rc) {
@@ -868,7 +851,6 @@ ep_status_t ep_file_set_view(ep_file_t *f, MPI_Offset disp, MPI_Datatype etype, 
 }
 
 typedef struct coll_arg {
-    ep_file_proc_t *p;
     ep_file_coll_t what;
     MPI_Offset arg;
     int whence;
@@ -878,7 +860,7 @@ typedef struct coll_arg {
 static ep_status_t coll_lead(ep_comm_t *c, void *const *all, void *arg)
 {
     coll_arg_t *a = arg;
-    ep_file_proc_t *p = a->p;
+    ep_file_proc_t *p = a->f->proc;
     ep_status_t rc = EP_OK;
     MPI_Offset cur = 0, size = 0;
     switch (a->what) {
@@ -914,7 +896,7 @@ static ep_status_t coll_lead(ep_comm_t *c, void *const *all, void *arg)
 
 ep_status_t ep_file_collective(ep_file_t *f, ep_file_coll_t what, MPI_Offset arg, int whence)
 {
-    coll_arg_t a = {f->proc, what, arg, whence, f};
+    coll_arg_t a = {what, arg, whence, f};
     return meet(f->ep, f, coll_lead, &a);
 }
 

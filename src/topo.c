@@ -246,9 +246,9 @@ const ep_edge_t *ep_topo_edge(const ep_edge_t *e, int n, int peer, int k)
 
 /* ---- constructors ----------------------------------------------------------- */
 
-/* Splits ep's communicator: the first n ranks, in order, get the new
- * communicator and t (made for their rank, or NULL for the others);
- * failures free t. */
+/* Splits ep's communicator by colour (MPI_UNDEFINED: left out), ranks
+ * in their old order; the rank's new endpoint gets t, made for its rank
+ * (`made`: the status of making it).  Whatever fails frees t. */
 static ep_status_t split_attach(ep_endpoint_t *ep, int color, ep_status_t made, ep_topo_t *t, MPI_Comm *out)
 {
     /* A rank that could not make its topology still takes part in the

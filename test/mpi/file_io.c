@@ -14,7 +14,8 @@
  *    preallocate / sync, atomicity, get_amode, get_group, get_info;
  *  - the shared file pointer: one MPI_File_write_shared per rank (every
  *    rank's value once, in some order), MPI_File_write_ordered (rank order)
- *    and _read_ordered, seek_shared and get_position_shared;
+ *    and _read_ordered, seek_shared and get_position_shared, set_view
+ *    putting it back at 0;
  *  - a file per rank on MPI_COMM_SELF, all ranks at once;
  *  - errors through the files' default handler, MPI_ERRORS_RETURN: a write
  *    to an MPI_MODE_RDONLY file (MPI_ERR_READ_ONLY), opening a missing file
@@ -236,6 +237,10 @@ static void shared(MPI_Comm comm, int r, int n)
         EPT_CHECK(back[i] == val(r, 1 + i), "read_ordered: int %d is %d", i, back[i]);
     EPT_OK(MPI_File_get_position_shared(fh, &sp));
     EPT_CHECK(sp == n + (MPI_Offset)n * (n + 1) / 2, "shared pointer %lld after the ordered calls", (long long)sp);
+    /* A new view puts it back at 0 (MPI_File_set_view). */
+    EPT_OK(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
+    EPT_OK(MPI_File_get_position_shared(fh, &sp));
+    EPT_CHECK(sp == 0, "shared pointer %lld after MPI_File_set_view", (long long)sp);
     EPT_OK(MPI_File_close(&fh));
 }
 

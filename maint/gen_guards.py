@@ -221,9 +221,34 @@ ARRAY_PEERS_BY_CALL = {
 
 def array_peers(name, pname):
     """The ep_peers_t of array pname of large-count function name."""
-    base = re.sub(r"^MPI_I?(.*?)(_c)?$", r"\1", name)
-    base = base[0].upper() + base[1:]
+    base = call_base(name)
     return ARRAY_PEERS_BY_CALL.get(base, {}).get(pname) or ARRAY_PEERS[pname]
+
+
+# Counts beyond INT_MAX (see pmpi/entry.h).  The array _c forms of these
+# calls have a hand-written body for them, ep_wide_<base>; the scalar _c
+# forms of every call but the reductions make a type of the count's
+# elements (ep_big_type).  Reductions keep int counts: their fold takes
+# int counts.
+WIDE_ARRAY_BODIES = {"Gatherv", "Scatterv", "Allgatherv", "Alltoallv", "Alltoallw", "Neighbor_allgatherv",
+                     "Neighbor_alltoallv", "Neighbor_alltoallw"}
+
+
+def call_base(name):
+    """MPI_Ineighbor_alltoallv_c -> Neighbor_alltoallv."""
+    base = re.sub(r"^MPI_I?(.*?)(_c)?$", r"\1", name)
+    return base[0].upper() + base[1:]
+
+
+def big_mode(name, counts, checks):
+    """What the _c form name does on endpoints with a count beyond INT_MAX:
+    "wide" (its ep_wide_ body), "type" (ep_big_type) or "refuse"."""
+    arrays = any(how != "scalar" for _, how in counts)
+    if any(c[0] == "MPI_File" for c in checks) or re.search(r"reduce|scan", name, re.I):
+        return "refuse"
+    if arrays:
+        return "wide" if call_base(name) in WIDE_ARRAY_BODIES else "refuse"
+    return "type"
 
 
 def narrowed(params_c, params_int):
@@ -349,35 +374,76 @@ def generate_guards(api):
         out.append("{")
         if counts:
             # A large-count form of a call epmpi implements: on endpoints, the
-            # int form runs when the counts fit in an int (arrays are copied).
+            # int form runs when the counts fit in an int (arrays are copied);
+            # beyond, see WIDE_ARRAY_BODIES.
             out.append("    if (!(%s))" % " || ".join(check_test(c) for c in checks))
             out.append("        return P%s(%s);" % (name, args))
             comm = next((c[1] for c in checks if c[0] == "MPI_Comm"), "MPI_COMM_NULL")
             fh = next((c[1] for c in checks if c[0] == "MPI_File"), None)
-            for c, how in counts:
-                if how == "scalar":
+            pnames = [p[1] for p in params]
+            scalars = [c for c, how in counts if how == "scalar"]
+            arrays = [(c, how) for c, how in counts if how != "scalar"]
+            mode = big_mode(name, counts, checks)
+            wide_body, big_types = mode == "wide", mode == "type"
+            fits = " && ".join("%s <= INT_MAX && %s >= INT_MIN" % (c, c) for c in scalars)
+            if not wide_body and not big_types:
+                for c in scalars:
                     out.append("    if (%s > INT_MAX || %s < INT_MIN)" % (c, c))
                     if fh:  # raised on the file's error handler
                         out.append('        return ep_file_count_too_large("%s", %s, %s);' % (name, fh, c))
                     else:
                         out.append('        return ep_count_too_large("%s", %s, %s);' % (name, comm, c))
-            arrays = [(c, how) for c, how in counts if how != "scalar"]
             call = "%s(%s)" % (name[:-2], ", ".join("(int)" + p[1] if (p[1], "scalar") in counts
                                                    else p[1] + "_i" if any(p[1] == a for a, _ in arrays)
                                                    else p[1] for p in params))
-            if not arrays:
+            if big_types:
+                # Each count beyond INT_MAX becomes one element of a type of
+                # its elements: the type parameter follows its count, and the
+                # buffer comes before.
+                out.append("    if (%s)" % fits)
+                out.append("        return %s;" % call)
+                conv = {}
+                for c in scalars:
+                    i = pnames.index(c)
+                    if i + 1 >= len(params) or params[i + 1][4] != "MPI_Datatype":
+                        sys.exit("gen_guards: %s: no datatype follows count %s" % (name, c))
+                    buf = next((p[1] for p in reversed(params[:i]) if p[4] == "void" and p[2]), None)
+                    if not buf:
+                        sys.exit("gen_guards: %s: no buffer before count %s" % (name, c))
+                    conv[c] = ("EP_BIG_COUNT(%s, %s_t)" % (c, c), buf)
+                    conv[params[i + 1][1]] = ("EP_BIG_TYPE(%s, %s_t)" % (params[i + 1][1], c), None)
+                out.append("    MPI_Datatype %s;" % ", ".join("%s_t = MPI_DATATYPE_NULL" % c for c in scalars))
+                out.append("    int rc = MPI_SUCCESS;")
+                tests = ['(rc = ep_big_type("%s", %s, %s, %s, %s, &%s_t))'
+                         % (name, comm, conv[c][1], c, params[pnames.index(c) + 1][1], c) for c in scalars]
+                out.append("    (void)(%s);" % " || ".join(tests))
+                out.append("    if (!rc)")
+                out.append("        rc = %s(%s);" % (name[:-2], ", ".join(conv[p][0] if p in conv else p
+                                                                         for p in pnames)))
+                for c in scalars:
+                    out.append("    ep_big_type_free(&%s_t);" % c)
+                out.append("    return rc;")
+            elif not arrays:
                 out.append("    return %s;" % call)
             else:
-                pnames = [p[1] for p in params]
                 root = "root" if "root" in pnames else "0"
                 sbuf = "sendbuf" if "sendbuf" in pnames else "NULL"
                 out.append("    ep_endpoint_t *ep;")
                 out.append('    int rc = ep_entry_endpoint("%s", %s, &ep);' % (name, comm))
+                if wide_body:
+                    out.append("    int wide = %s;" % ("!(%s)" % fits if scalars else "0"))
                 out.append("    int %s;" % ", ".join("*%s_i = NULL" % a for a, _ in arrays))
-                tests = ['(rc = ep_narrow_%s(ep, "%s", %s, ep_entry_peers(ep, %s, %s, %s), &%s_i))'
-                         % (how, name, a, array_peers(name, a), root, sbuf, a) for a, how in arrays]
+                tests = ['(rc = ep_narrow_%s(ep, "%s", %s, ep_entry_peers(ep, %s, %s, %s), &%s_i, %s))'
+                         % (how, name, a, array_peers(name, a), root, sbuf, a, "&wide" if wide_body else "NULL")
+                         for a, how in arrays]
                 out.append("    if (!rc && !(%s))" % " || ".join(tests))
-                out.append("        rc = %s;" % call)
+                if wide_body:
+                    req = [] if "request" in pnames else ["EP_BLOCKING"]
+                    out.append('        rc = wide ? ep_wide_%s("%s", %s)' % (call_base(name), name,
+                                                                          ", ".join(pnames + req)))
+                    out.append("                  : %s;" % call)
+                else:
+                    out.append("        rc = %s;" % call)
                 for a, _ in arrays:
                     out.append("    free(%s_i);" % a)
                 out.append("    return rc;")
@@ -555,7 +621,8 @@ def generate_test(api):
         " * hands each return code to ept_guard_expect with the error class and a",
         " * word the message must have: a large-count (_c) form that runs its int",
         " * form on endpoints gets a count beyond INT_MAX instead (in an array of",
-        " * 64 when it has no scalar count). */",
+        " * 64 when it has no scalar count): refused by the reductions and the",
+        " * files, a datatype error elsewhere (the datatypes are null). */",
         '#include "api_guards.h"',
         "",
         "#include <limits.h>",
@@ -589,8 +656,12 @@ def generate_test(api):
             cases = [(c, BY_VALUE[c[0]][1], "not supported", name) for c in checks]
         elif not scalars and "eighbor" in name:
             cases = [(checks[0], "MPI_ERR_TOPOLOGY", "topology", name[:-2])]
-        else:
+        elif big_mode(name, counts, checks) == "refuse":
             cases = [(checks[0], "MPI_ERR_COUNT", "does not fit", name)]
+        elif big_mode(name, counts, checks) == "wide" and "eighbor" in name:
+            cases = [(checks[0], "MPI_ERR_TOPOLOGY", "topology", name)]
+        else:  # a type is made of the count's elements: they are MPI_DATATYPE_NULL
+            cases = [(checks[0], "MPI_ERR_TYPE", "datatype", name)]
         for tested, cls, word, says in cases:
             args = ", ".join(test_arg(p, tested, big) for p in params)
             out.append("    ept_guard_expect(%s(%s), %s, \"%s\", \"%s\");" % (name, args, cls, says, word))

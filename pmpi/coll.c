@@ -256,9 +256,10 @@ static int check_rooted(ep_endpoint_t *ep, const char *call, int root, const voi
     return MPI_SUCCESS;
 }
 
+/* rtypes: a type per rank (counts beyond INT_MAX: ep_wide_Gatherv), or NULL. */
 static int gather_ep(const char *call, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                     int recvcount, const int *recvcounts, const int *displs, MPI_Datatype recvtype, int root,
-                     MPI_Comm comm, MPI_Request *req)
+                     int recvcount, const int *recvcounts, const int *displs, MPI_Datatype recvtype,
+                     const MPI_Datatype *rtypes, int root, MPI_Comm comm, MPI_Request *req)
 {
     ep_endpoint_t *ep;
     ep_coll_args_t a;
@@ -268,6 +269,7 @@ static int gather_ep(const char *call, const void *sendbuf, int sendcount, MPI_D
                            "receive")))
         return rc;
     ep_coll_gatherv(&a, ep, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvcounts, displs, recvtype, root);
+    a.rtypes = rtypes;
     return coll_go(ep, call, &a, req);
 }
 
@@ -276,7 +278,7 @@ EP_API int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-    return gather_ep("MPI_Gather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL, recvtype, root,
+    return gather_ep("MPI_Gather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL, recvtype, NULL, root,
                      comm, BLOCKING);
 }
 
@@ -285,7 +287,7 @@ EP_API int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-    return gather_ep("MPI_Igather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL, recvtype, root,
+    return gather_ep("MPI_Igather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL, recvtype, NULL, root,
                      comm, request);
 }
 
@@ -294,7 +296,7 @@ EP_API int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
-    return gather_ep("MPI_Gatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, root,
+    return gather_ep("MPI_Gatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, NULL, root,
                      comm, BLOCKING);
 }
 
@@ -305,13 +307,13 @@ EP_API int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
                              request);
-    return gather_ep("MPI_Igatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, root,
+    return gather_ep("MPI_Igatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, NULL, root,
                      comm, request);
 }
 
 static int scatter_ep(const char *call, const void *sendbuf, int sendcount, const int *sendcounts, const int *displs,
-                      MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-                      MPI_Comm comm, MPI_Request *req)
+                      MPI_Datatype sendtype, const MPI_Datatype *stypes, void *recvbuf, int recvcount,
+                      MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *req)
 {
     ep_endpoint_t *ep;
     ep_coll_args_t a;
@@ -321,6 +323,7 @@ static int scatter_ep(const char *call, const void *sendbuf, int sendcount, cons
                            "send")))
         return rc;
     ep_coll_scatterv(&a, ep, sendbuf, sendcount, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
+    a.stypes = stypes;
     return coll_go(ep, call, &a, req);
 }
 
@@ -329,7 +332,7 @@ EP_API int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-    return scatter_ep("MPI_Scatter", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, recvtype, root,
+    return scatter_ep("MPI_Scatter", sendbuf, sendcount, NULL, NULL, sendtype, NULL, recvbuf, recvcount, recvtype, root,
                       comm, BLOCKING);
 }
 
@@ -338,7 +341,7 @@ EP_API int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-    return scatter_ep("MPI_Iscatter", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, recvtype, root,
+    return scatter_ep("MPI_Iscatter", sendbuf, sendcount, NULL, NULL, sendtype, NULL, recvbuf, recvcount, recvtype, root,
                       comm, request);
 }
 
@@ -347,7 +350,7 @@ EP_API int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int d
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
-    return scatter_ep("MPI_Scatterv", sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+    return scatter_ep("MPI_Scatterv", sendbuf, 0, sendcounts, displs, sendtype, NULL, recvbuf, recvcount, recvtype, root,
                       comm, BLOCKING);
 }
 
@@ -358,15 +361,15 @@ EP_API int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int 
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
                               request);
-    return scatter_ep("MPI_Iscatterv", sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+    return scatter_ep("MPI_Iscatterv", sendbuf, 0, sendcounts, displs, sendtype, NULL, recvbuf, recvcount, recvtype, root,
                       comm, request);
 }
 
 /* ---- all to all ---------------------------------------------------------------- */
 
 static int allgatherv_ep(const char *call, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                         const int *recvcounts, const int *displs, MPI_Datatype recvtype, MPI_Comm comm,
-                         MPI_Request *req)
+                         const int *recvcounts, const int *displs, MPI_Datatype recvtype,
+                         const MPI_Datatype *rtypes, MPI_Comm comm, MPI_Request *req)
 {
     ep_endpoint_t *ep;
     ep_coll_args_t a;
@@ -376,6 +379,7 @@ static int allgatherv_ep(const char *call, const void *sendbuf, int sendcount, M
         (rc = ep_check_type(ep, call, recvtype)) || (rc = check_counts(ep, call, "receive", recvcounts, displs)))
         return rc;
     ep_coll_allgatherv(&a, ep, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype);
+    a.rtypes = rtypes;
     return coll_go(ep, call, &a, req);
 }
 
@@ -384,8 +388,8 @@ EP_API int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendt
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
-    return allgatherv_ep("MPI_Allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
-                         BLOCKING);
+    return allgatherv_ep("MPI_Allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, NULL,
+                         comm, BLOCKING);
 }
 
 EP_API int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -394,7 +398,7 @@ EP_API int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype send
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
-    return allgatherv_ep("MPI_Iallgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+    return allgatherv_ep("MPI_Iallgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, NULL,
                          comm, request);
 }
 
@@ -629,7 +633,7 @@ static int check_nbr_counts(ep_endpoint_t *ep, const char *call, const char *wha
 /* recvcounts NULL: Neighbor_allgather, recvcount from each in-neighbour. */
 static int nbr_allgather_ep(const char *call, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                             void *recvbuf, int recvcount, const int *recvcounts, const int *displs,
-                            MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req)
+                            MPI_Datatype recvtype, const MPI_Datatype *rtypes, MPI_Comm comm, MPI_Request *req)
 {
     ep_endpoint_t *ep;
     ep_coll_args_t a;
@@ -641,6 +645,7 @@ static int nbr_allgather_ep(const char *call, const void *sendbuf, int sendcount
         return rc;
     ep_coll_neighbor(&a, ep, 1, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, recvcounts, displs,
                      recvtype);
+    a.rtypes = rtypes;
     return coll_go(ep, call, &a, req);
 }
 
@@ -650,7 +655,7 @@ EP_API int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Dataty
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     return nbr_allgather_ep("MPI_Neighbor_allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL,
-                            recvtype, comm, BLOCKING);
+                            recvtype, NULL, comm, BLOCKING);
 }
 
 EP_API int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -659,7 +664,7 @@ EP_API int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datat
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
     return nbr_allgather_ep("MPI_Ineighbor_allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL,
-                            recvtype, comm, request);
+                            recvtype, NULL, comm, request);
 }
 
 EP_API int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -668,7 +673,7 @@ EP_API int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datat
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
     return nbr_allgather_ep("MPI_Neighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
-                            recvtype, comm, BLOCKING);
+                            recvtype, NULL, comm, BLOCKING);
 }
 
 EP_API int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -679,7 +684,7 @@ EP_API int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Data
         return PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
                                          request);
     return nbr_allgather_ep("MPI_Ineighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
-                            recvtype, comm, request);
+                            recvtype, NULL, comm, request);
 }
 
 /* sendcounts NULL: Neighbor_alltoall, the uniform counts. */
@@ -784,4 +789,192 @@ EP_API int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], 
                                         recvtypes, comm, request);
     return nbr_alltoallw_ep("MPI_Ineighbor_alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
                             rdispls, recvtypes, comm, request);
+}
+
+/* ---- counts beyond INT_MAX: the array _c forms ------------------------------
+ * guards.gen.c runs the int form when every count and displacement of a _c
+ * call fits in an int, and one of these otherwise.  Each block becomes one
+ * element of a type made for it (ep_wide_blocks), and the int form's body
+ * runs with a type per rank.  Another rank of the same call may take the
+ * int form: what must match between two ranks is the bytes of each block,
+ * and those are the same either way. */
+
+/* One side of a call: n blocks, block i counts[i] elements of types[i]
+ * at displs[i] bytes (typed: the w forms), or of type at displs[i] extents
+ * of type. */
+static int wide_side(ep_endpoint_t *ep, const char *call, const char *what, int n, const MPI_Count *counts,
+                     const MPI_Aint *displs, MPI_Datatype type, const MPI_Datatype *types, int typed,
+                     ep_wide_blocks_t *w)
+{
+    MPI_Aint unit = 1;
+    int rc;
+    if (n > 0 && typed && !types)
+        return ep_raise(ep, call, MPI_ERR_ARG, "datatype array is NULL");
+    if (n > 0 && !typed) {
+        if ((rc = ep_check_type(ep, call, type)))
+            return rc;
+        unit = ep_coll_extent(type);
+    }
+    return ep_wide_blocks(ep, call, what, n, counts, displs, unit, type, typed ? types : NULL, w);
+}
+
+/* Both sides of an all-to-all: ns send blocks, nr receive blocks. */
+static int wide_sides(ep_endpoint_t *ep, const char *call, int ns, const MPI_Count *scounts, const MPI_Aint *sdispls,
+                      MPI_Datatype stype, const MPI_Datatype *stypes, int nr, const MPI_Count *rcounts,
+                      const MPI_Aint *rdispls, MPI_Datatype rtype, const MPI_Datatype *rtypes, int typed,
+                      ep_wide_blocks_t *ws, ep_wide_blocks_t *wr)
+{
+    int rc = wide_side(ep, call, "send", ns, scounts, sdispls, stype, stypes, typed, ws);
+    return rc ? rc : wide_side(ep, call, "receive", nr, rcounts, rdispls, rtype, rtypes, typed, wr);
+}
+
+int ep_wide_Gatherv(const char *call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                    void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                    int root, MPI_Comm comm, MPI_Request *request)
+{
+    ep_endpoint_t *ep;
+    ep_wide_blocks_t w = {0};
+    MPI_Datatype st = MPI_DATATYPE_NULL;
+    int rc;
+    EP_ENTRY_EP(call, comm, ep);
+    int n = ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf);
+    if (!(rc = ep_big_type(call, comm, sendbuf, sendcount, sendtype, &st)) &&
+        !(rc = wide_side(ep, call, "receive", n, recvcounts, displs, recvtype, NULL, 0, &w)))
+        rc = gather_ep(call, sendbuf, EP_BIG_COUNT(sendcount, st), EP_BIG_TYPE(sendtype, st), recvbuf, 0, w.counts,
+                       w.displs, recvtype, n ? w.types : NULL, root, comm, request);
+    ep_wide_blocks_free(&w);
+    ep_big_type_free(&st);
+    return rc;
+}
+
+int ep_wide_Scatterv(const char *call, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                     MPI_Comm comm, MPI_Request *request)
+{
+    ep_endpoint_t *ep;
+    ep_wide_blocks_t w = {0};
+    MPI_Datatype rt = MPI_DATATYPE_NULL;
+    int rc;
+    EP_ENTRY_EP(call, comm, ep);
+    int n = ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf);
+    if (!(rc = ep_big_type(call, comm, recvbuf, recvcount, recvtype, &rt)) &&
+        !(rc = wide_side(ep, call, "send", n, sendcounts, displs, sendtype, NULL, 0, &w)))
+        rc = scatter_ep(call, sendbuf, 0, w.counts, w.displs, sendtype, n ? w.types : NULL, recvbuf,
+                        EP_BIG_COUNT(recvcount, rt), EP_BIG_TYPE(recvtype, rt), root, comm, request);
+    ep_wide_blocks_free(&w);
+    ep_big_type_free(&rt);
+    return rc;
+}
+
+int ep_wide_Allgatherv(const char *call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                       void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                       MPI_Comm comm, MPI_Request *request)
+{
+    ep_endpoint_t *ep;
+    ep_wide_blocks_t w = {0};
+    MPI_Datatype st = MPI_DATATYPE_NULL;
+    int rc;
+    EP_ENTRY_EP(call, comm, ep);
+    int n = ep_entry_peers(ep, EP_PEERS, 0, sendbuf);
+    if (!(rc = ep_big_type(call, comm, sendbuf, sendcount, sendtype, &st)) &&
+        !(rc = wide_side(ep, call, "receive", n, recvcounts, displs, recvtype, NULL, 0, &w)))
+        rc = allgatherv_ep(call, sendbuf, EP_BIG_COUNT(sendcount, st), EP_BIG_TYPE(sendtype, st), recvbuf, w.counts,
+                           w.displs, recvtype, w.types, comm, request);
+    ep_wide_blocks_free(&w);
+    ep_big_type_free(&st);
+    return rc;
+}
+
+/* The all-to-alls become Alltoallw with a type per rank. */
+static int wide_alltoall(const char *call, const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
+                         MPI_Datatype sendtype, const MPI_Datatype *sendtypes, void *recvbuf,
+                         const MPI_Count *recvcounts, const MPI_Aint *rdispls, MPI_Datatype recvtype,
+                         const MPI_Datatype *recvtypes, int typed, MPI_Comm comm, MPI_Request *request)
+{
+    ep_endpoint_t *ep;
+    ep_wide_blocks_t ws = {0}, wr = {0};
+    int rc;
+    EP_ENTRY_EP(call, comm, ep);
+    int ns = ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), nr = ep_entry_peers(ep, EP_PEERS, 0, sendbuf);
+    if (!(rc = wide_sides(ep, call, ns, sendcounts, sdispls, sendtype, sendtypes, nr, recvcounts, rdispls, recvtype,
+                          recvtypes, typed, &ws, &wr)))
+        rc = alltoallw_ep(call, sendbuf, ws.counts, ws.displs, ws.types, recvbuf, wr.counts, wr.displs, wr.types,
+                          comm, request);
+    ep_wide_blocks_free(&ws);
+    ep_wide_blocks_free(&wr);
+    return rc;
+}
+
+int ep_wide_Alltoallv(const char *call, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                      MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    return wide_alltoall(call, sendbuf, sendcounts, sdispls, sendtype, NULL, recvbuf, recvcounts, rdispls, recvtype,
+                         NULL, 0, comm, request);
+}
+
+int ep_wide_Alltoallw(const char *call, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                      const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+{
+    return wide_alltoall(call, sendbuf, sendcounts, sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts,
+                         rdispls, MPI_DATATYPE_NULL, recvtypes, 1, comm, request);
+}
+
+int ep_wide_Neighbor_allgatherv(const char *call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                                MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    ep_endpoint_t *ep;
+    ep_wide_blocks_t w = {0};
+    MPI_Datatype st = MPI_DATATYPE_NULL;
+    int rc;
+    if ((rc = nbr_entry(call, comm, sendbuf, &ep)))
+        return rc;
+    if (!(rc = ep_big_type(call, comm, sendbuf, sendcount, sendtype, &st)) &&
+        !(rc = wide_side(ep, call, "receive", ep->topo->indegree, recvcounts, displs, recvtype, NULL, 0, &w)))
+        rc = nbr_allgather_ep(call, sendbuf, EP_BIG_COUNT(sendcount, st), EP_BIG_TYPE(sendtype, st), recvbuf, 0,
+                              w.counts, w.displs, recvtype, w.types, comm, request);
+    ep_wide_blocks_free(&w);
+    ep_big_type_free(&st);
+    return rc;
+}
+
+/* The neighbourhood all-to-alls become Neighbor_alltoallw. */
+static int wide_nbr_alltoall(const char *call, const void *sendbuf, const MPI_Count *sendcounts,
+                             const MPI_Aint *sdispls, MPI_Datatype sendtype, const MPI_Datatype *sendtypes,
+                             void *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *rdispls,
+                             MPI_Datatype recvtype, const MPI_Datatype *recvtypes, int typed, MPI_Comm comm,
+                             MPI_Request *request)
+{
+    ep_endpoint_t *ep;
+    ep_wide_blocks_t ws = {0}, wr = {0};
+    int rc;
+    if ((rc = nbr_entry(call, comm, sendbuf, &ep)))
+        return rc;
+    if (!(rc = wide_sides(ep, call, ep->topo->outdegree, sendcounts, sdispls, sendtype, sendtypes,
+                          ep->topo->indegree, recvcounts, rdispls, recvtype, recvtypes, typed, &ws, &wr)))
+        rc = nbr_alltoallw_ep(call, sendbuf, ws.counts, ws.bdispls, ws.types, recvbuf, wr.counts, wr.bdispls,
+                              wr.types, comm, request);
+    ep_wide_blocks_free(&ws);
+    ep_wide_blocks_free(&wr);
+    return rc;
+}
+
+int ep_wide_Neighbor_alltoallv(const char *call, const void *sendbuf, const MPI_Count sendcounts[],
+                               const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                               const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                               MPI_Comm comm, MPI_Request *request)
+{
+    return wide_nbr_alltoall(call, sendbuf, sendcounts, sdispls, sendtype, NULL, recvbuf, recvcounts, rdispls,
+                             recvtype, NULL, 0, comm, request);
+}
+
+int ep_wide_Neighbor_alltoallw(const char *call, const void *sendbuf, const MPI_Count sendcounts[],
+                               const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+                               const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                               const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+{
+    return wide_nbr_alltoall(call, sendbuf, sendcounts, sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts,
+                             rdispls, MPI_DATATYPE_NULL, recvtypes, 1, comm, request);
 }

@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The handler of classic communicator c (MPI_COMM_WORLD's when c is null). */
 static int invoke_classic(MPI_Comm c, int code)
@@ -108,7 +109,7 @@ int ep_count_too_large(const char *call, MPI_Comm comm, MPI_Count count)
     if (ep_entry_comm_is_ep(comm) && (rc = ep_entry_endpoint(call, comm, &ep)))
         return rc;
     return ep_raise(ep, call, MPI_ERR_COUNT,
-                    "count %lld does not fit in an int, the largest count on endpoint communicators",
+                    "count %lld does not fit in an int: reductions on endpoint communicators take int counts",
                     (long long)count);
 }
 
@@ -136,9 +137,10 @@ static long long count_at(const void *v, int i) { return ((const MPI_Count *)v)[
 static long long aint_at(const void *v, int i) { return ((const MPI_Aint *)v)[i]; }
 
 /* n values (at(v, i)) as ints: MPI_ERR_COUNT for counts, MPI_ERR_ARG for
- * displacements that do not fit. */
+ * displacements that do not fit, or *wide set when the caller has a form
+ * for them. */
 static int narrow(ep_endpoint_t *ep, const char *call, const void *v, int n, long long (*at)(const void *, int),
-                  const char *what, int cls, int **out)
+                  const char *what, int cls, int **out, int *wide)
 {
     *out = NULL;
     if (!v)
@@ -147,23 +149,119 @@ static int narrow(ep_endpoint_t *ep, const char *call, const void *v, int n, lon
         return ep_raise(ep, call, MPI_ERR_NO_MEM, "out of memory converting %d %ss", n, what);
     for (int i = 0; i < n; i++) {
         long long x = at(v, i);
-        if (x > INT_MAX || x < INT_MIN)
+        if (x > INT_MAX || x < INT_MIN) {
+            if (wide) {
+                *wide = 1;
+                return MPI_SUCCESS;
+            }
             return ep_raise(ep, call, cls,
-                            "%s %lld (entry %d) does not fit in an int, the largest on endpoint communicators", what,
+                            "%s %lld (entry %d) does not fit in an int: reductions on endpoint communicators "
+                            "take int counts",
+                            what,
                             x, i);
+        }
         (*out)[i] = (int)x;
     }
     return MPI_SUCCESS;
 }
 
-int ep_narrow_counts(ep_endpoint_t *ep, const char *call, const MPI_Count *v, int n, int **out)
+int ep_narrow_counts(ep_endpoint_t *ep, const char *call, const MPI_Count *v, int n, int **out, int *wide)
 {
-    return narrow(ep, call, v, n, count_at, "count", MPI_ERR_COUNT, out);
+    return narrow(ep, call, v, n, count_at, "count", MPI_ERR_COUNT, out, wide);
 }
 
-int ep_narrow_displs(ep_endpoint_t *ep, const char *call, const MPI_Aint *v, int n, int **out)
+int ep_narrow_displs(ep_endpoint_t *ep, const char *call, const MPI_Aint *v, int n, int **out, int *wide)
 {
-    return narrow(ep, call, v, n, aint_at, "displacement", MPI_ERR_ARG, out);
+    return narrow(ep, call, v, n, aint_at, "displacement", MPI_ERR_ARG, out, wide);
+}
+
+/* A committed type for count elements of t at byte displacement disp. */
+static int big_block(ep_endpoint_t *ep, const char *call, MPI_Count count, MPI_Count disp, MPI_Datatype t,
+                     MPI_Datatype *out)
+{
+    int rc;
+    if ((rc = ep_check_type(ep, call, t)))
+        return rc;
+    if (count < 0)
+        return ep_raise(ep, call, MPI_ERR_COUNT, "count %lld is negative", (long long)count);
+    if (PMPI_Type_create_hindexed_c(1, &count, &disp, t, out) != MPI_SUCCESS)
+        return ep_raise(ep, call, MPI_ERR_INTERN, "cannot make a datatype of %lld elements", (long long)count);
+    if (PMPI_Type_commit(out) != MPI_SUCCESS) {
+        PMPI_Type_free(out);
+        return ep_raise(ep, call, MPI_ERR_INTERN, "cannot commit a datatype of %lld elements", (long long)count);
+    }
+    return MPI_SUCCESS;
+}
+
+int ep_big_type(const char *call, MPI_Comm comm, const void *buf, MPI_Count count, MPI_Datatype t,
+                MPI_Datatype *big)
+{
+    ep_endpoint_t *ep = NULL; /* no communicator (MPI_Mrecv_c): the default handler */
+    int rc;
+    *big = MPI_DATATYPE_NULL;
+    if ((count <= INT_MAX && count >= INT_MIN) || buf == MPI_IN_PLACE)
+        return MPI_SUCCESS;
+    if (comm != MPI_COMM_NULL && (rc = ep_entry_endpoint(call, comm, &ep)))
+        return rc;
+    return big_block(ep, call, count, 0, t, big);
+}
+
+/* MPI_Type_free (the entry point): a non-blocking call may still hold the
+ * type, which then goes when the call is over. */
+void ep_big_type_free(MPI_Datatype *big)
+{
+    if (*big != MPI_DATATYPE_NULL && *big != MPI_BYTE)
+        MPI_Type_free(big);
+    *big = MPI_DATATYPE_NULL;
+}
+
+int ep_wide_blocks(ep_endpoint_t *ep, const char *call, const char *what, int n, const MPI_Count *counts,
+                   const MPI_Aint *displs, MPI_Aint unit, MPI_Datatype type, const MPI_Datatype *types,
+                   ep_wide_blocks_t *w)
+{
+    size_t room = n > 0 ? (size_t)n : 1;
+    memset(w, 0, sizeof *w);
+    if (n > 0 && (!counts || !displs))
+        return ep_raise(ep, call, MPI_ERR_ARG, "%s counts or displacements are NULL", what);
+    w->counts = calloc(room, sizeof *w->counts);
+    w->displs = calloc(room, sizeof *w->displs);
+    w->bdispls = calloc(room, sizeof *w->bdispls);
+    w->types = malloc(sizeof *w->types * room);
+    if (!w->counts || !w->displs || !w->bdispls || !w->types) {
+        ep_wide_blocks_free(w);
+        return ep_raise(ep, call, MPI_ERR_NO_MEM, "out of memory describing %d blocks", n);
+    }
+    for (int i = 0; i < n; i++)
+        w->types[i] = MPI_BYTE;
+    w->n = n;
+    for (int i = 0; i < n; i++) {
+        int rc;
+        if (counts[i] < 0) {
+            ep_wide_blocks_free(w);
+            return ep_raise(ep, call, MPI_ERR_COUNT, "%s count %lld for rank %d is negative", what,
+                            (long long)counts[i], i);
+        }
+        if (counts[i] == 0)
+            continue;
+        if ((rc = big_block(ep, call, counts[i], (MPI_Count)displs[i] * unit, types ? types[i] : type,
+                            &w->types[i]))) {
+            ep_wide_blocks_free(w);
+            return rc;
+        }
+        w->counts[i] = 1;
+    }
+    return MPI_SUCCESS;
+}
+
+void ep_wide_blocks_free(ep_wide_blocks_t *w)
+{
+    for (int i = 0; w->types && i < w->n; i++)
+        ep_big_type_free(&w->types[i]);
+    free(w->counts);
+    free(w->displs);
+    free(w->bdispls);
+    free(w->types);
+    memset(w, 0, sizeof *w);
 }
 
 int ep_unsupported_comm(const char *call, MPI_Comm comm)

@@ -143,10 +143,73 @@ typedef enum {
 } ep_peers_t;
 int ep_entry_peers(ep_endpoint_t *ep, ep_peers_t kind, int root, const void *sendbuf);
 /* *out: an int copy of n counts / displacements (NULL for NULL; the
- * caller frees it), or an MPI_ERR_COUNT / MPI_ERR_ARG error raised on ep
- * when one does not fit. */
-int ep_narrow_counts(ep_endpoint_t *ep, const char *call, const MPI_Count *v, int n, int **out);
-int ep_narrow_displs(ep_endpoint_t *ep, const char *call, const MPI_Aint *v, int n, int **out);
+ * caller frees it).  When one does not fit: *wide set to 1 and no error
+ * when wide is given (the call has a form for such counts, below), else an
+ * MPI_ERR_COUNT / MPI_ERR_ARG error raised on ep. */
+int ep_narrow_counts(ep_endpoint_t *ep, const char *call, const MPI_Count *v, int n, int **out, int *wide);
+int ep_narrow_displs(ep_endpoint_t *ep, const char *call, const MPI_Aint *v, int n, int **out, int *wide);
+
+/* Counts beyond INT_MAX (the _c forms), as MPI's large-count technique
+ * does it: a block of count elements becomes one element of a derived
+ * type made for it, which the int form and the engine then move like any
+ * other (64-bit sizes throughout; more than 2 GiB between processes goes
+ * through MPICH's _c all-to-all).
+ *
+ * ep_big_type: *big gets a contiguous type of count elements of t, or
+ * MPI_DATATYPE_NULL when count fits in an int or buf is MPI_IN_PLACE (t
+ * and count are then used as they are).  Errors are raised on comm's
+ * handler.  Free *big with ep_big_type_free. */
+int ep_big_type(const char *call, MPI_Comm comm, const void *buf, MPI_Count count, MPI_Datatype t,
+                MPI_Datatype *big);
+void ep_big_type_free(MPI_Datatype *big);
+/* In the generated _c forms: the int count to pass, and its type. */
+#define EP_BIG_COUNT(count, big) ((big) != MPI_DATATYPE_NULL ? 1 : (int)(count))
+#define EP_BIG_TYPE(type, big) ((big) != MPI_DATATYPE_NULL ? (big) : (type))
+
+/* The same for a count array: n blocks, block i counts[i] elements of
+ * types[i] (or of type when types is NULL) at displs[i] * unit bytes from
+ * the buffer, become one element each of a type of its own (MPI_BYTE for
+ * an empty block), with counts 1 or 0 and displacements 0. */
+typedef struct ep_wide_blocks {
+    int n;
+    int *counts;        /* 1 or 0 */
+    int *displs;        /* zeros */
+    MPI_Aint *bdispls;  /* zeros, for the byte-displacement forms */
+    MPI_Datatype *types;
+} ep_wide_blocks_t;
+int ep_wide_blocks(ep_endpoint_t *ep, const char *call, const char *what, int n, const MPI_Count *counts,
+                   const MPI_Aint *displs, MPI_Aint unit, MPI_Datatype type, const MPI_Datatype *types,
+                   ep_wide_blocks_t *w);
+void ep_wide_blocks_free(ep_wide_blocks_t *w);
+
+/* The array _c forms' bodies for counts beyond INT_MAX (pmpi/coll.c); the
+ * blocking form passes EP_BLOCKING as the request. */
+int ep_wide_Gatherv(const char *call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                    void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                    int root, MPI_Comm comm, MPI_Request *request);
+int ep_wide_Scatterv(const char *call, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                     MPI_Comm comm, MPI_Request *request);
+int ep_wide_Allgatherv(const char *call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                       void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                       MPI_Comm comm, MPI_Request *request);
+int ep_wide_Alltoallv(const char *call, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                      MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+int ep_wide_Alltoallw(const char *call, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                      const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request);
+int ep_wide_Neighbor_allgatherv(const char *call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                                MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+int ep_wide_Neighbor_alltoallv(const char *call, const void *sendbuf, const MPI_Count sendcounts[],
+                               const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                               const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                               MPI_Comm comm, MPI_Request *request);
+int ep_wide_Neighbor_alltoallw(const char *call, const void *sendbuf, const MPI_Count sendcounts[],
+                               const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+                               const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                               const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request);
 
 /* Argument checks; each returns MPI_SUCCESS or the raised code. */
 int ep_check_count(ep_endpoint_t *ep, const char *call, int count);

@@ -299,11 +299,16 @@ EP_API int(MPI_Allgather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Dataty
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    if (sendcount > INT_MAX || sendcount < INT_MIN)
-        return ep_count_too_large("MPI_Allgather_c", comm, sendcount);
-    if (recvcount > INT_MAX || recvcount < INT_MIN)
-        return ep_count_too_large("MPI_Allgather_c", comm, recvcount);
-    return MPI_Allgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm);
+    if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
+        return MPI_Allgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm);
+    MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Allgather_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = ep_big_type("MPI_Allgather_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    if (!rc)
+        rc = MPI_Allgather(sendbuf, EP_BIG_COUNT(sendcount, sendcount_t), EP_BIG_TYPE(sendtype, sendcount_t), recvbuf, EP_BIG_COUNT(recvcount, recvcount_t), EP_BIG_TYPE(recvtype, recvcount_t), comm);
+    ep_big_type_free(&sendcount_t);
+    ep_big_type_free(&recvcount_t);
+    return rc;
 }
 
 EP_API int(MPI_Allgather_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -317,13 +322,13 @@ EP_API int(MPI_Allgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datat
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
-    if (sendcount > INT_MAX || sendcount < INT_MIN)
-        return ep_count_too_large("MPI_Allgatherv_c", comm, sendcount);
     ep_endpoint_t *ep;
     int rc = ep_entry_endpoint("MPI_Allgatherv_c", comm, &ep);
+    int wide = !(sendcount <= INT_MAX && sendcount >= INT_MIN);
     int *recvcounts_i = NULL, *displs_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Allgatherv_c", recvcounts, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &recvcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Allgatherv_c", displs, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &displs_i))))
-        rc = MPI_Allgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, comm);
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Allgatherv_c", recvcounts, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Allgatherv_c", displs, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &displs_i, &wide))))
+        rc = wide ? ep_wide_Allgatherv("MPI_Allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, EP_BLOCKING)
+                  : MPI_Allgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, comm);
     free(recvcounts_i);
     free(displs_i);
     return rc;
@@ -356,11 +361,16 @@ EP_API int(MPI_Alltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    if (sendcount > INT_MAX || sendcount < INT_MIN)
-        return ep_count_too_large("MPI_Alltoall_c", comm, sendcount);
-    if (recvcount > INT_MAX || recvcount < INT_MIN)
-        return ep_count_too_large("MPI_Alltoall_c", comm, recvcount);
-    return MPI_Alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm);
+    if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
+        return MPI_Alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm);
+    MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Alltoall_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = ep_big_type("MPI_Alltoall_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    if (!rc)
+        rc = MPI_Alltoall(sendbuf, EP_BIG_COUNT(sendcount, sendcount_t), EP_BIG_TYPE(sendtype, sendcount_t), recvbuf, EP_BIG_COUNT(recvcount, recvcount_t), EP_BIG_TYPE(recvtype, recvcount_t), comm);
+    ep_big_type_free(&sendcount_t);
+    ep_big_type_free(&recvcount_t);
+    return rc;
 }
 
 EP_API int(MPI_Alltoall_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -376,9 +386,11 @@ EP_API int(MPI_Alltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], c
         return PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
     ep_endpoint_t *ep;
     int rc = ep_entry_endpoint("MPI_Alltoallv_c", comm, &ep);
+    int wide = 0;
     int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Alltoallv_c", sendcounts, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sendcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Alltoallv_c", sdispls, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sdispls_i)) || (rc = ep_narrow_counts(ep, "MPI_Alltoallv_c", recvcounts, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &recvcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Alltoallv_c", rdispls, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &rdispls_i))))
-        rc = MPI_Alltoallv(sendbuf, sendcounts_i, sdispls_i, sendtype, recvbuf, recvcounts_i, rdispls_i, recvtype, comm);
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Alltoallv_c", sendcounts, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sendcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Alltoallv_c", sdispls, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sdispls_i, &wide)) || (rc = ep_narrow_counts(ep, "MPI_Alltoallv_c", recvcounts, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Alltoallv_c", rdispls, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &rdispls_i, &wide))))
+        rc = wide ? ep_wide_Alltoallv("MPI_Alltoallv_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, EP_BLOCKING)
+                  : MPI_Alltoallv(sendbuf, sendcounts_i, sdispls_i, sendtype, recvbuf, recvcounts_i, rdispls_i, recvtype, comm);
     free(sendcounts_i);
     free(sdispls_i);
     free(recvcounts_i);
@@ -399,9 +411,11 @@ EP_API int(MPI_Alltoallw_c)(const void *sendbuf, const MPI_Count sendcounts[], c
         return PMPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
     ep_endpoint_t *ep;
     int rc = ep_entry_endpoint("MPI_Alltoallw_c", comm, &ep);
+    int wide = 0;
     int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Alltoallw_c", sendcounts, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sendcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Alltoallw_c", sdispls, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sdispls_i)) || (rc = ep_narrow_counts(ep, "MPI_Alltoallw_c", recvcounts, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &recvcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Alltoallw_c", rdispls, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &rdispls_i))))
-        rc = MPI_Alltoallw(sendbuf, sendcounts_i, sdispls_i, sendtypes, recvbuf, recvcounts_i, rdispls_i, recvtypes, comm);
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Alltoallw_c", sendcounts, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sendcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Alltoallw_c", sdispls, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sdispls_i, &wide)) || (rc = ep_narrow_counts(ep, "MPI_Alltoallw_c", recvcounts, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Alltoallw_c", rdispls, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &rdispls_i, &wide))))
+        rc = wide ? ep_wide_Alltoallw("MPI_Alltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, EP_BLOCKING)
+                  : MPI_Alltoallw(sendbuf, sendcounts_i, sdispls_i, sendtypes, recvbuf, recvcounts_i, rdispls_i, recvtypes, comm);
     free(sendcounts_i);
     free(sdispls_i);
     free(recvcounts_i);
@@ -420,9 +434,15 @@ EP_API int(MPI_Bcast_c)(void *buffer, MPI_Count count, MPI_Datatype datatype, in
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Bcast_c(buffer, count, datatype, root, comm);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_count_too_large("MPI_Bcast_c", comm, count);
-    return MPI_Bcast(buffer, (int)count, datatype, root, comm);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_Bcast(buffer, (int)count, datatype, root, comm);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Bcast_c", comm, buffer, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_Bcast(buffer, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), root, comm);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_Bcast_init_c)(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -452,11 +472,16 @@ EP_API int(MPI_Gather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype 
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-    if (sendcount > INT_MAX || sendcount < INT_MIN)
-        return ep_count_too_large("MPI_Gather_c", comm, sendcount);
-    if (recvcount > INT_MAX || recvcount < INT_MIN)
-        return ep_count_too_large("MPI_Gather_c", comm, recvcount);
-    return MPI_Gather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm);
+    if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
+        return MPI_Gather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm);
+    MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Gather_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = ep_big_type("MPI_Gather_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    if (!rc)
+        rc = MPI_Gather(sendbuf, EP_BIG_COUNT(sendcount, sendcount_t), EP_BIG_TYPE(sendtype, sendcount_t), recvbuf, EP_BIG_COUNT(recvcount, recvcount_t), EP_BIG_TYPE(recvtype, recvcount_t), root, comm);
+    ep_big_type_free(&sendcount_t);
+    ep_big_type_free(&recvcount_t);
+    return rc;
 }
 
 EP_API int(MPI_Gather_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -470,13 +495,13 @@ EP_API int(MPI_Gatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
-    if (sendcount > INT_MAX || sendcount < INT_MIN)
-        return ep_count_too_large("MPI_Gatherv_c", comm, sendcount);
     ep_endpoint_t *ep;
     int rc = ep_entry_endpoint("MPI_Gatherv_c", comm, &ep);
+    int wide = !(sendcount <= INT_MAX && sendcount >= INT_MIN);
     int *recvcounts_i = NULL, *displs_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Gatherv_c", recvcounts, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &recvcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Gatherv_c", displs, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &displs_i))))
-        rc = MPI_Gatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, root, comm);
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Gatherv_c", recvcounts, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &recvcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Gatherv_c", displs, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &displs_i, &wide))))
+        rc = wide ? ep_wide_Gatherv("MPI_Gatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, EP_BLOCKING)
+                  : MPI_Gatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, root, comm);
     free(recvcounts_i);
     free(displs_i);
     return rc;
@@ -493,24 +518,29 @@ EP_API int(MPI_Iallgather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datat
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-    if (sendcount > INT_MAX || sendcount < INT_MIN)
-        return ep_count_too_large("MPI_Iallgather_c", comm, sendcount);
-    if (recvcount > INT_MAX || recvcount < INT_MIN)
-        return ep_count_too_large("MPI_Iallgather_c", comm, recvcount);
-    return MPI_Iallgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
+    if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
+        return MPI_Iallgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
+    MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Iallgather_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = ep_big_type("MPI_Iallgather_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    if (!rc)
+        rc = MPI_Iallgather(sendbuf, EP_BIG_COUNT(sendcount, sendcount_t), EP_BIG_TYPE(sendtype, sendcount_t), recvbuf, EP_BIG_COUNT(recvcount, recvcount_t), EP_BIG_TYPE(recvtype, recvcount_t), comm, request);
+    ep_big_type_free(&sendcount_t);
+    ep_big_type_free(&recvcount_t);
+    return rc;
 }
 
 EP_API int(MPI_Iallgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
-    if (sendcount > INT_MAX || sendcount < INT_MIN)
-        return ep_count_too_large("MPI_Iallgatherv_c", comm, sendcount);
     ep_endpoint_t *ep;
     int rc = ep_entry_endpoint("MPI_Iallgatherv_c", comm, &ep);
+    int wide = !(sendcount <= INT_MAX && sendcount >= INT_MIN);
     int *recvcounts_i = NULL, *displs_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Iallgatherv_c", recvcounts, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &recvcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Iallgatherv_c", displs, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &displs_i))))
-        rc = MPI_Iallgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, comm, request);
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Iallgatherv_c", recvcounts, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Iallgatherv_c", displs, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &displs_i, &wide))))
+        rc = wide ? ep_wide_Allgatherv("MPI_Iallgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request)
+                  : MPI_Iallgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, comm, request);
     free(recvcounts_i);
     free(displs_i);
     return rc;
@@ -529,11 +559,16 @@ EP_API int(MPI_Ialltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Dataty
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-    if (sendcount > INT_MAX || sendcount < INT_MIN)
-        return ep_count_too_large("MPI_Ialltoall_c", comm, sendcount);
-    if (recvcount > INT_MAX || recvcount < INT_MIN)
-        return ep_count_too_large("MPI_Ialltoall_c", comm, recvcount);
-    return MPI_Ialltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
+    if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
+        return MPI_Ialltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
+    MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Ialltoall_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = ep_big_type("MPI_Ialltoall_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    if (!rc)
+        rc = MPI_Ialltoall(sendbuf, EP_BIG_COUNT(sendcount, sendcount_t), EP_BIG_TYPE(sendtype, sendcount_t), recvbuf, EP_BIG_COUNT(recvcount, recvcount_t), EP_BIG_TYPE(recvtype, recvcount_t), comm, request);
+    ep_big_type_free(&sendcount_t);
+    ep_big_type_free(&recvcount_t);
+    return rc;
 }
 
 EP_API int(MPI_Ialltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
@@ -542,9 +577,11 @@ EP_API int(MPI_Ialltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], 
         return PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
     ep_endpoint_t *ep;
     int rc = ep_entry_endpoint("MPI_Ialltoallv_c", comm, &ep);
+    int wide = 0;
     int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Ialltoallv_c", sendcounts, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sendcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Ialltoallv_c", sdispls, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sdispls_i)) || (rc = ep_narrow_counts(ep, "MPI_Ialltoallv_c", recvcounts, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &recvcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Ialltoallv_c", rdispls, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &rdispls_i))))
-        rc = MPI_Ialltoallv(sendbuf, sendcounts_i, sdispls_i, sendtype, recvbuf, recvcounts_i, rdispls_i, recvtype, comm, request);
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Ialltoallv_c", sendcounts, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sendcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Ialltoallv_c", sdispls, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sdispls_i, &wide)) || (rc = ep_narrow_counts(ep, "MPI_Ialltoallv_c", recvcounts, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Ialltoallv_c", rdispls, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &rdispls_i, &wide))))
+        rc = wide ? ep_wide_Alltoallv("MPI_Ialltoallv_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request)
+                  : MPI_Ialltoallv(sendbuf, sendcounts_i, sdispls_i, sendtype, recvbuf, recvcounts_i, rdispls_i, recvtype, comm, request);
     free(sendcounts_i);
     free(sdispls_i);
     free(recvcounts_i);
@@ -558,9 +595,11 @@ EP_API int(MPI_Ialltoallw_c)(const void *sendbuf, const MPI_Count sendcounts[], 
         return PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
     ep_endpoint_t *ep;
     int rc = ep_entry_endpoint("MPI_Ialltoallw_c", comm, &ep);
+    int wide = 0;
     int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Ialltoallw_c", sendcounts, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sendcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Ialltoallw_c", sdispls, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sdispls_i)) || (rc = ep_narrow_counts(ep, "MPI_Ialltoallw_c", recvcounts, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &recvcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Ialltoallw_c", rdispls, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &rdispls_i))))
-        rc = MPI_Ialltoallw(sendbuf, sendcounts_i, sdispls_i, sendtypes, recvbuf, recvcounts_i, rdispls_i, recvtypes, comm, request);
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Ialltoallw_c", sendcounts, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sendcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Ialltoallw_c", sdispls, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sdispls_i, &wide)) || (rc = ep_narrow_counts(ep, "MPI_Ialltoallw_c", recvcounts, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Ialltoallw_c", rdispls, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &rdispls_i, &wide))))
+        rc = wide ? ep_wide_Alltoallw("MPI_Ialltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request)
+                  : MPI_Ialltoallw(sendbuf, sendcounts_i, sdispls_i, sendtypes, recvbuf, recvcounts_i, rdispls_i, recvtypes, comm, request);
     free(sendcounts_i);
     free(sdispls_i);
     free(recvcounts_i);
@@ -572,9 +611,15 @@ EP_API int(MPI_Ibcast_c)(void *buffer, MPI_Count count, MPI_Datatype datatype, i
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_count_too_large("MPI_Ibcast_c", comm, count);
-    return MPI_Ibcast(buffer, (int)count, datatype, root, comm, request);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_Ibcast(buffer, (int)count, datatype, root, comm, request);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Ibcast_c", comm, buffer, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_Ibcast(buffer, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), root, comm, request);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_Iexscan_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
@@ -590,24 +635,29 @@ EP_API int(MPI_Igather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-    if (sendcount > INT_MAX || sendcount < INT_MIN)
-        return ep_count_too_large("MPI_Igather_c", comm, sendcount);
-    if (recvcount > INT_MAX || recvcount < INT_MIN)
-        return ep_count_too_large("MPI_Igather_c", comm, recvcount);
-    return MPI_Igather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, request);
+    if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
+        return MPI_Igather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, request);
+    MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Igather_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = ep_big_type("MPI_Igather_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    if (!rc)
+        rc = MPI_Igather(sendbuf, EP_BIG_COUNT(sendcount, sendcount_t), EP_BIG_TYPE(sendtype, sendcount_t), recvbuf, EP_BIG_COUNT(recvcount, recvcount_t), EP_BIG_TYPE(recvtype, recvcount_t), root, comm, request);
+    ep_big_type_free(&sendcount_t);
+    ep_big_type_free(&recvcount_t);
+    return rc;
 }
 
 EP_API int(MPI_Igatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
-    if (sendcount > INT_MAX || sendcount < INT_MIN)
-        return ep_count_too_large("MPI_Igatherv_c", comm, sendcount);
     ep_endpoint_t *ep;
     int rc = ep_entry_endpoint("MPI_Igatherv_c", comm, &ep);
+    int wide = !(sendcount <= INT_MAX && sendcount >= INT_MIN);
     int *recvcounts_i = NULL, *displs_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Igatherv_c", recvcounts, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &recvcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Igatherv_c", displs, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &displs_i))))
-        rc = MPI_Igatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, root, comm, request);
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Igatherv_c", recvcounts, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &recvcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Igatherv_c", displs, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &displs_i, &wide))))
+        rc = wide ? ep_wide_Gatherv("MPI_Igatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request)
+                  : MPI_Igatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, root, comm, request);
     free(recvcounts_i);
     free(displs_i);
     return rc;
@@ -617,24 +667,29 @@ EP_API int(MPI_Ineighbor_allgather_c)(const void *sendbuf, MPI_Count sendcount, 
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-    if (sendcount > INT_MAX || sendcount < INT_MIN)
-        return ep_count_too_large("MPI_Ineighbor_allgather_c", comm, sendcount);
-    if (recvcount > INT_MAX || recvcount < INT_MIN)
-        return ep_count_too_large("MPI_Ineighbor_allgather_c", comm, recvcount);
-    return MPI_Ineighbor_allgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
+    if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
+        return MPI_Ineighbor_allgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
+    MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Ineighbor_allgather_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = ep_big_type("MPI_Ineighbor_allgather_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    if (!rc)
+        rc = MPI_Ineighbor_allgather(sendbuf, EP_BIG_COUNT(sendcount, sendcount_t), EP_BIG_TYPE(sendtype, sendcount_t), recvbuf, EP_BIG_COUNT(recvcount, recvcount_t), EP_BIG_TYPE(recvtype, recvcount_t), comm, request);
+    ep_big_type_free(&sendcount_t);
+    ep_big_type_free(&recvcount_t);
+    return rc;
 }
 
 EP_API int(MPI_Ineighbor_allgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
-    if (sendcount > INT_MAX || sendcount < INT_MIN)
-        return ep_count_too_large("MPI_Ineighbor_allgatherv_c", comm, sendcount);
     ep_endpoint_t *ep;
     int rc = ep_entry_endpoint("MPI_Ineighbor_allgatherv_c", comm, &ep);
+    int wide = !(sendcount <= INT_MAX && sendcount >= INT_MIN);
     int *recvcounts_i = NULL, *displs_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Ineighbor_allgatherv_c", recvcounts, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Ineighbor_allgatherv_c", displs, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &displs_i))))
-        rc = MPI_Ineighbor_allgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, comm, request);
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Ineighbor_allgatherv_c", recvcounts, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Ineighbor_allgatherv_c", displs, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &displs_i, &wide))))
+        rc = wide ? ep_wide_Neighbor_allgatherv("MPI_Ineighbor_allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request)
+                  : MPI_Ineighbor_allgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, comm, request);
     free(recvcounts_i);
     free(displs_i);
     return rc;
@@ -644,11 +699,16 @@ EP_API int(MPI_Ineighbor_alltoall_c)(const void *sendbuf, MPI_Count sendcount, M
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-    if (sendcount > INT_MAX || sendcount < INT_MIN)
-        return ep_count_too_large("MPI_Ineighbor_alltoall_c", comm, sendcount);
-    if (recvcount > INT_MAX || recvcount < INT_MIN)
-        return ep_count_too_large("MPI_Ineighbor_alltoall_c", comm, recvcount);
-    return MPI_Ineighbor_alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
+    if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
+        return MPI_Ineighbor_alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
+    MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Ineighbor_alltoall_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = ep_big_type("MPI_Ineighbor_alltoall_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    if (!rc)
+        rc = MPI_Ineighbor_alltoall(sendbuf, EP_BIG_COUNT(sendcount, sendcount_t), EP_BIG_TYPE(sendtype, sendcount_t), recvbuf, EP_BIG_COUNT(recvcount, recvcount_t), EP_BIG_TYPE(recvtype, recvcount_t), comm, request);
+    ep_big_type_free(&sendcount_t);
+    ep_big_type_free(&recvcount_t);
+    return rc;
 }
 
 EP_API int(MPI_Ineighbor_alltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
@@ -657,9 +717,11 @@ EP_API int(MPI_Ineighbor_alltoallv_c)(const void *sendbuf, const MPI_Count sendc
         return PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
     ep_endpoint_t *ep;
     int rc = ep_entry_endpoint("MPI_Ineighbor_alltoallv_c", comm, &ep);
+    int wide = 0;
     int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Ineighbor_alltoallv_c", sendcounts, ep_entry_peers(ep, EP_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Ineighbor_alltoallv_c", sdispls, ep_entry_peers(ep, EP_OUT_NEIGHBORS, 0, sendbuf), &sdispls_i)) || (rc = ep_narrow_counts(ep, "MPI_Ineighbor_alltoallv_c", recvcounts, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Ineighbor_alltoallv_c", rdispls, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &rdispls_i))))
-        rc = MPI_Ineighbor_alltoallv(sendbuf, sendcounts_i, sdispls_i, sendtype, recvbuf, recvcounts_i, rdispls_i, recvtype, comm, request);
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Ineighbor_alltoallv_c", sendcounts, ep_entry_peers(ep, EP_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Ineighbor_alltoallv_c", sdispls, ep_entry_peers(ep, EP_OUT_NEIGHBORS, 0, sendbuf), &sdispls_i, &wide)) || (rc = ep_narrow_counts(ep, "MPI_Ineighbor_alltoallv_c", recvcounts, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Ineighbor_alltoallv_c", rdispls, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &rdispls_i, &wide))))
+        rc = wide ? ep_wide_Neighbor_alltoallv("MPI_Ineighbor_alltoallv_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request)
+                  : MPI_Ineighbor_alltoallv(sendbuf, sendcounts_i, sdispls_i, sendtype, recvbuf, recvcounts_i, rdispls_i, recvtype, comm, request);
     free(sendcounts_i);
     free(sdispls_i);
     free(recvcounts_i);
@@ -673,9 +735,11 @@ EP_API int(MPI_Ineighbor_alltoallw_c)(const void *sendbuf, const MPI_Count sendc
         return PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
     ep_endpoint_t *ep;
     int rc = ep_entry_endpoint("MPI_Ineighbor_alltoallw_c", comm, &ep);
+    int wide = 0;
     int *sendcounts_i = NULL, *recvcounts_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Ineighbor_alltoallw_c", sendcounts, ep_entry_peers(ep, EP_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i)) || (rc = ep_narrow_counts(ep, "MPI_Ineighbor_alltoallw_c", recvcounts, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i))))
-        rc = MPI_Ineighbor_alltoallw(sendbuf, sendcounts_i, sdispls, sendtypes, recvbuf, recvcounts_i, rdispls, recvtypes, comm, request);
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Ineighbor_alltoallw_c", sendcounts, ep_entry_peers(ep, EP_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i, &wide)) || (rc = ep_narrow_counts(ep, "MPI_Ineighbor_alltoallw_c", recvcounts, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &wide))))
+        rc = wide ? ep_wide_Neighbor_alltoallw("MPI_Ineighbor_alltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request)
+                  : MPI_Ineighbor_alltoallw(sendbuf, sendcounts_i, sdispls, sendtypes, recvbuf, recvcounts_i, rdispls, recvtypes, comm, request);
     free(sendcounts_i);
     free(recvcounts_i);
     return rc;
@@ -697,7 +761,7 @@ EP_API int(MPI_Ireduce_scatter_c)(const void *sendbuf, void *recvbuf, const MPI_
     ep_endpoint_t *ep;
     int rc = ep_entry_endpoint("MPI_Ireduce_scatter_c", comm, &ep);
     int *recvcounts_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Ireduce_scatter_c", recvcounts, ep_entry_peers(ep, EP_GROUP, 0, sendbuf), &recvcounts_i))))
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Ireduce_scatter_c", recvcounts, ep_entry_peers(ep, EP_GROUP, 0, sendbuf), &recvcounts_i, NULL))))
         rc = MPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts_i, datatype, op, comm, request);
     free(recvcounts_i);
     return rc;
@@ -725,24 +789,29 @@ EP_API int(MPI_Iscatter_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-    if (sendcount > INT_MAX || sendcount < INT_MIN)
-        return ep_count_too_large("MPI_Iscatter_c", comm, sendcount);
-    if (recvcount > INT_MAX || recvcount < INT_MIN)
-        return ep_count_too_large("MPI_Iscatter_c", comm, recvcount);
-    return MPI_Iscatter(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, request);
+    if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
+        return MPI_Iscatter(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, request);
+    MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Iscatter_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = ep_big_type("MPI_Iscatter_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    if (!rc)
+        rc = MPI_Iscatter(sendbuf, EP_BIG_COUNT(sendcount, sendcount_t), EP_BIG_TYPE(sendtype, sendcount_t), recvbuf, EP_BIG_COUNT(recvcount, recvcount_t), EP_BIG_TYPE(recvtype, recvcount_t), root, comm, request);
+    ep_big_type_free(&sendcount_t);
+    ep_big_type_free(&recvcount_t);
+    return rc;
 }
 
 EP_API int(MPI_Iscatterv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-    if (recvcount > INT_MAX || recvcount < INT_MIN)
-        return ep_count_too_large("MPI_Iscatterv_c", comm, recvcount);
     ep_endpoint_t *ep;
     int rc = ep_entry_endpoint("MPI_Iscatterv_c", comm, &ep);
+    int wide = !(recvcount <= INT_MAX && recvcount >= INT_MIN);
     int *sendcounts_i = NULL, *displs_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Iscatterv_c", sendcounts, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &sendcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Iscatterv_c", displs, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &displs_i))))
-        rc = MPI_Iscatterv(sendbuf, sendcounts_i, displs_i, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, request);
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Iscatterv_c", sendcounts, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &sendcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Iscatterv_c", displs, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &displs_i, &wide))))
+        rc = wide ? ep_wide_Scatterv("MPI_Iscatterv_c", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request)
+                  : MPI_Iscatterv(sendbuf, sendcounts_i, displs_i, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, request);
     free(sendcounts_i);
     free(displs_i);
     return rc;
@@ -752,11 +821,16 @@ EP_API int(MPI_Neighbor_allgather_c)(const void *sendbuf, MPI_Count sendcount, M
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    if (sendcount > INT_MAX || sendcount < INT_MIN)
-        return ep_count_too_large("MPI_Neighbor_allgather_c", comm, sendcount);
-    if (recvcount > INT_MAX || recvcount < INT_MIN)
-        return ep_count_too_large("MPI_Neighbor_allgather_c", comm, recvcount);
-    return MPI_Neighbor_allgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm);
+    if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
+        return MPI_Neighbor_allgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm);
+    MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Neighbor_allgather_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = ep_big_type("MPI_Neighbor_allgather_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    if (!rc)
+        rc = MPI_Neighbor_allgather(sendbuf, EP_BIG_COUNT(sendcount, sendcount_t), EP_BIG_TYPE(sendtype, sendcount_t), recvbuf, EP_BIG_COUNT(recvcount, recvcount_t), EP_BIG_TYPE(recvtype, recvcount_t), comm);
+    ep_big_type_free(&sendcount_t);
+    ep_big_type_free(&recvcount_t);
+    return rc;
 }
 
 EP_API int(MPI_Neighbor_allgather_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -770,13 +844,13 @@ EP_API int(MPI_Neighbor_allgatherv_c)(const void *sendbuf, MPI_Count sendcount, 
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
-    if (sendcount > INT_MAX || sendcount < INT_MIN)
-        return ep_count_too_large("MPI_Neighbor_allgatherv_c", comm, sendcount);
     ep_endpoint_t *ep;
     int rc = ep_entry_endpoint("MPI_Neighbor_allgatherv_c", comm, &ep);
+    int wide = !(sendcount <= INT_MAX && sendcount >= INT_MIN);
     int *recvcounts_i = NULL, *displs_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Neighbor_allgatherv_c", recvcounts, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Neighbor_allgatherv_c", displs, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &displs_i))))
-        rc = MPI_Neighbor_allgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, comm);
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Neighbor_allgatherv_c", recvcounts, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Neighbor_allgatherv_c", displs, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &displs_i, &wide))))
+        rc = wide ? ep_wide_Neighbor_allgatherv("MPI_Neighbor_allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, EP_BLOCKING)
+                  : MPI_Neighbor_allgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, comm);
     free(recvcounts_i);
     free(displs_i);
     return rc;
@@ -793,11 +867,16 @@ EP_API int(MPI_Neighbor_alltoall_c)(const void *sendbuf, MPI_Count sendcount, MP
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    if (sendcount > INT_MAX || sendcount < INT_MIN)
-        return ep_count_too_large("MPI_Neighbor_alltoall_c", comm, sendcount);
-    if (recvcount > INT_MAX || recvcount < INT_MIN)
-        return ep_count_too_large("MPI_Neighbor_alltoall_c", comm, recvcount);
-    return MPI_Neighbor_alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm);
+    if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
+        return MPI_Neighbor_alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm);
+    MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Neighbor_alltoall_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = ep_big_type("MPI_Neighbor_alltoall_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    if (!rc)
+        rc = MPI_Neighbor_alltoall(sendbuf, EP_BIG_COUNT(sendcount, sendcount_t), EP_BIG_TYPE(sendtype, sendcount_t), recvbuf, EP_BIG_COUNT(recvcount, recvcount_t), EP_BIG_TYPE(recvtype, recvcount_t), comm);
+    ep_big_type_free(&sendcount_t);
+    ep_big_type_free(&recvcount_t);
+    return rc;
 }
 
 EP_API int(MPI_Neighbor_alltoall_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -813,9 +892,11 @@ EP_API int(MPI_Neighbor_alltoallv_c)(const void *sendbuf, const MPI_Count sendco
         return PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
     ep_endpoint_t *ep;
     int rc = ep_entry_endpoint("MPI_Neighbor_alltoallv_c", comm, &ep);
+    int wide = 0;
     int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Neighbor_alltoallv_c", sendcounts, ep_entry_peers(ep, EP_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Neighbor_alltoallv_c", sdispls, ep_entry_peers(ep, EP_OUT_NEIGHBORS, 0, sendbuf), &sdispls_i)) || (rc = ep_narrow_counts(ep, "MPI_Neighbor_alltoallv_c", recvcounts, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Neighbor_alltoallv_c", rdispls, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &rdispls_i))))
-        rc = MPI_Neighbor_alltoallv(sendbuf, sendcounts_i, sdispls_i, sendtype, recvbuf, recvcounts_i, rdispls_i, recvtype, comm);
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Neighbor_alltoallv_c", sendcounts, ep_entry_peers(ep, EP_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Neighbor_alltoallv_c", sdispls, ep_entry_peers(ep, EP_OUT_NEIGHBORS, 0, sendbuf), &sdispls_i, &wide)) || (rc = ep_narrow_counts(ep, "MPI_Neighbor_alltoallv_c", recvcounts, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Neighbor_alltoallv_c", rdispls, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &rdispls_i, &wide))))
+        rc = wide ? ep_wide_Neighbor_alltoallv("MPI_Neighbor_alltoallv_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, EP_BLOCKING)
+                  : MPI_Neighbor_alltoallv(sendbuf, sendcounts_i, sdispls_i, sendtype, recvbuf, recvcounts_i, rdispls_i, recvtype, comm);
     free(sendcounts_i);
     free(sdispls_i);
     free(recvcounts_i);
@@ -836,9 +917,11 @@ EP_API int(MPI_Neighbor_alltoallw_c)(const void *sendbuf, const MPI_Count sendco
         return PMPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
     ep_endpoint_t *ep;
     int rc = ep_entry_endpoint("MPI_Neighbor_alltoallw_c", comm, &ep);
+    int wide = 0;
     int *sendcounts_i = NULL, *recvcounts_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Neighbor_alltoallw_c", sendcounts, ep_entry_peers(ep, EP_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i)) || (rc = ep_narrow_counts(ep, "MPI_Neighbor_alltoallw_c", recvcounts, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i))))
-        rc = MPI_Neighbor_alltoallw(sendbuf, sendcounts_i, sdispls, sendtypes, recvbuf, recvcounts_i, rdispls, recvtypes, comm);
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Neighbor_alltoallw_c", sendcounts, ep_entry_peers(ep, EP_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i, &wide)) || (rc = ep_narrow_counts(ep, "MPI_Neighbor_alltoallw_c", recvcounts, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &wide))))
+        rc = wide ? ep_wide_Neighbor_alltoallw("MPI_Neighbor_alltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, EP_BLOCKING)
+                  : MPI_Neighbor_alltoallw(sendbuf, sendcounts_i, sdispls, sendtypes, recvbuf, recvcounts_i, rdispls, recvtypes, comm);
     free(sendcounts_i);
     free(recvcounts_i);
     return rc;
@@ -874,7 +957,7 @@ EP_API int(MPI_Reduce_scatter_c)(const void *sendbuf, void *recvbuf, const MPI_C
     ep_endpoint_t *ep;
     int rc = ep_entry_endpoint("MPI_Reduce_scatter_c", comm, &ep);
     int *recvcounts_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Reduce_scatter_c", recvcounts, ep_entry_peers(ep, EP_GROUP, 0, sendbuf), &recvcounts_i))))
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Reduce_scatter_c", recvcounts, ep_entry_peers(ep, EP_GROUP, 0, sendbuf), &recvcounts_i, NULL))))
         rc = MPI_Reduce_scatter(sendbuf, recvbuf, recvcounts_i, datatype, op, comm);
     free(recvcounts_i);
     return rc;
@@ -923,11 +1006,16 @@ EP_API int(MPI_Scatter_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-    if (sendcount > INT_MAX || sendcount < INT_MIN)
-        return ep_count_too_large("MPI_Scatter_c", comm, sendcount);
-    if (recvcount > INT_MAX || recvcount < INT_MIN)
-        return ep_count_too_large("MPI_Scatter_c", comm, recvcount);
-    return MPI_Scatter(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm);
+    if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
+        return MPI_Scatter(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm);
+    MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Scatter_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = ep_big_type("MPI_Scatter_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    if (!rc)
+        rc = MPI_Scatter(sendbuf, EP_BIG_COUNT(sendcount, sendcount_t), EP_BIG_TYPE(sendtype, sendcount_t), recvbuf, EP_BIG_COUNT(recvcount, recvcount_t), EP_BIG_TYPE(recvtype, recvcount_t), root, comm);
+    ep_big_type_free(&sendcount_t);
+    ep_big_type_free(&recvcount_t);
+    return rc;
 }
 
 EP_API int(MPI_Scatter_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -941,13 +1029,13 @@ EP_API int(MPI_Scatterv_c)(const void *sendbuf, const MPI_Count sendcounts[], co
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
-    if (recvcount > INT_MAX || recvcount < INT_MIN)
-        return ep_count_too_large("MPI_Scatterv_c", comm, recvcount);
     ep_endpoint_t *ep;
     int rc = ep_entry_endpoint("MPI_Scatterv_c", comm, &ep);
+    int wide = !(recvcount <= INT_MAX && recvcount >= INT_MIN);
     int *sendcounts_i = NULL, *displs_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Scatterv_c", sendcounts, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &sendcounts_i)) || (rc = ep_narrow_displs(ep, "MPI_Scatterv_c", displs, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &displs_i))))
-        rc = MPI_Scatterv(sendbuf, sendcounts_i, displs_i, sendtype, recvbuf, (int)recvcount, recvtype, root, comm);
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Scatterv_c", sendcounts, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &sendcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Scatterv_c", displs, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &displs_i, &wide))))
+        rc = wide ? ep_wide_Scatterv("MPI_Scatterv_c", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, EP_BLOCKING)
+                  : MPI_Scatterv(sendbuf, sendcounts_i, displs_i, sendtype, recvbuf, (int)recvcount, recvtype, root, comm);
     free(sendcounts_i);
     free(displs_i);
     return rc;
@@ -964,285 +1052,447 @@ EP_API int(MPI_Bsend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype,
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Bsend_c(buf, count, datatype, dest, tag, comm);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_count_too_large("MPI_Bsend_c", comm, count);
-    return MPI_Bsend(buf, (int)count, datatype, dest, tag, comm);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_Bsend(buf, (int)count, datatype, dest, tag, comm);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Bsend_c", comm, buf, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_Bsend(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), dest, tag, comm);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_Bsend_init_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Bsend_init_c(buf, count, datatype, dest, tag, comm, request);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_count_too_large("MPI_Bsend_init_c", comm, count);
-    return MPI_Bsend_init(buf, (int)count, datatype, dest, tag, comm, request);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_Bsend_init(buf, (int)count, datatype, dest, tag, comm, request);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Bsend_init_c", comm, buf, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_Bsend_init(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_Ibsend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Ibsend_c(buf, count, datatype, dest, tag, comm, request);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_count_too_large("MPI_Ibsend_c", comm, count);
-    return MPI_Ibsend(buf, (int)count, datatype, dest, tag, comm, request);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_Ibsend(buf, (int)count, datatype, dest, tag, comm, request);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Ibsend_c", comm, buf, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_Ibsend(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_Imrecv_c)(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
 {
     if (!((message && ep_message_handle_is_ep(*message))))
         return PMPI_Imrecv_c(buf, count, datatype, message, request);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_count_too_large("MPI_Imrecv_c", MPI_COMM_NULL, count);
-    return MPI_Imrecv(buf, (int)count, datatype, message, request);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_Imrecv(buf, (int)count, datatype, message, request);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Imrecv_c", MPI_COMM_NULL, buf, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_Imrecv(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), message, request);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_Irecv_c)(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Irecv_c(buf, count, datatype, source, tag, comm, request);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_count_too_large("MPI_Irecv_c", comm, count);
-    return MPI_Irecv(buf, (int)count, datatype, source, tag, comm, request);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_Irecv(buf, (int)count, datatype, source, tag, comm, request);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Irecv_c", comm, buf, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_Irecv(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), source, tag, comm, request);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_Irsend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Irsend_c(buf, count, datatype, dest, tag, comm, request);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_count_too_large("MPI_Irsend_c", comm, count);
-    return MPI_Irsend(buf, (int)count, datatype, dest, tag, comm, request);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_Irsend(buf, (int)count, datatype, dest, tag, comm, request);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Irsend_c", comm, buf, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_Irsend(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_Isend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Isend_c(buf, count, datatype, dest, tag, comm, request);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_count_too_large("MPI_Isend_c", comm, count);
-    return MPI_Isend(buf, (int)count, datatype, dest, tag, comm, request);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_Isend(buf, (int)count, datatype, dest, tag, comm, request);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Isend_c", comm, buf, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_Isend(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_Isendrecv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
-    if (sendcount > INT_MAX || sendcount < INT_MIN)
-        return ep_count_too_large("MPI_Isendrecv_c", comm, sendcount);
-    if (recvcount > INT_MAX || recvcount < INT_MIN)
-        return ep_count_too_large("MPI_Isendrecv_c", comm, recvcount);
-    return MPI_Isendrecv(sendbuf, (int)sendcount, sendtype, dest, sendtag, recvbuf, (int)recvcount, recvtype, source, recvtag, comm, request);
+    if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
+        return MPI_Isendrecv(sendbuf, (int)sendcount, sendtype, dest, sendtag, recvbuf, (int)recvcount, recvtype, source, recvtag, comm, request);
+    MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Isendrecv_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = ep_big_type("MPI_Isendrecv_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    if (!rc)
+        rc = MPI_Isendrecv(sendbuf, EP_BIG_COUNT(sendcount, sendcount_t), EP_BIG_TYPE(sendtype, sendcount_t), dest, sendtag, recvbuf, EP_BIG_COUNT(recvcount, recvcount_t), EP_BIG_TYPE(recvtype, recvcount_t), source, recvtag, comm, request);
+    ep_big_type_free(&sendcount_t);
+    ep_big_type_free(&recvcount_t);
+    return rc;
 }
 
 EP_API int(MPI_Isendrecv_replace_c)(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_count_too_large("MPI_Isendrecv_replace_c", comm, count);
-    return MPI_Isendrecv_replace(buf, (int)count, datatype, dest, sendtag, source, recvtag, comm, request);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_Isendrecv_replace(buf, (int)count, datatype, dest, sendtag, source, recvtag, comm, request);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Isendrecv_replace_c", comm, buf, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_Isendrecv_replace(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), dest, sendtag, source, recvtag, comm, request);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_Issend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Issend_c(buf, count, datatype, dest, tag, comm, request);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_count_too_large("MPI_Issend_c", comm, count);
-    return MPI_Issend(buf, (int)count, datatype, dest, tag, comm, request);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_Issend(buf, (int)count, datatype, dest, tag, comm, request);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Issend_c", comm, buf, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_Issend(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_Mrecv_c)(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
 {
     if (!((message && ep_message_handle_is_ep(*message))))
         return PMPI_Mrecv_c(buf, count, datatype, message, status);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_count_too_large("MPI_Mrecv_c", MPI_COMM_NULL, count);
-    return MPI_Mrecv(buf, (int)count, datatype, message, status);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_Mrecv(buf, (int)count, datatype, message, status);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Mrecv_c", MPI_COMM_NULL, buf, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_Mrecv(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), message, status);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_Recv_c)(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Recv_c(buf, count, datatype, source, tag, comm, status);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_count_too_large("MPI_Recv_c", comm, count);
-    return MPI_Recv(buf, (int)count, datatype, source, tag, comm, status);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_Recv(buf, (int)count, datatype, source, tag, comm, status);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Recv_c", comm, buf, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_Recv(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), source, tag, comm, status);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_Recv_init_c)(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_count_too_large("MPI_Recv_init_c", comm, count);
-    return MPI_Recv_init(buf, (int)count, datatype, source, tag, comm, request);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_Recv_init(buf, (int)count, datatype, source, tag, comm, request);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Recv_init_c", comm, buf, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_Recv_init(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), source, tag, comm, request);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_Rsend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Rsend_c(buf, count, datatype, dest, tag, comm);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_count_too_large("MPI_Rsend_c", comm, count);
-    return MPI_Rsend(buf, (int)count, datatype, dest, tag, comm);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_Rsend(buf, (int)count, datatype, dest, tag, comm);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Rsend_c", comm, buf, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_Rsend(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), dest, tag, comm);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_Rsend_init_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_count_too_large("MPI_Rsend_init_c", comm, count);
-    return MPI_Rsend_init(buf, (int)count, datatype, dest, tag, comm, request);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_Rsend_init(buf, (int)count, datatype, dest, tag, comm, request);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Rsend_init_c", comm, buf, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_Rsend_init(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_Send_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Send_c(buf, count, datatype, dest, tag, comm);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_count_too_large("MPI_Send_c", comm, count);
-    return MPI_Send(buf, (int)count, datatype, dest, tag, comm);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_Send(buf, (int)count, datatype, dest, tag, comm);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Send_c", comm, buf, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_Send(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), dest, tag, comm);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_Send_init_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Send_init_c(buf, count, datatype, dest, tag, comm, request);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_count_too_large("MPI_Send_init_c", comm, count);
-    return MPI_Send_init(buf, (int)count, datatype, dest, tag, comm, request);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_Send_init(buf, (int)count, datatype, dest, tag, comm, request);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Send_init_c", comm, buf, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_Send_init(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_Sendrecv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
-    if (sendcount > INT_MAX || sendcount < INT_MIN)
-        return ep_count_too_large("MPI_Sendrecv_c", comm, sendcount);
-    if (recvcount > INT_MAX || recvcount < INT_MIN)
-        return ep_count_too_large("MPI_Sendrecv_c", comm, recvcount);
-    return MPI_Sendrecv(sendbuf, (int)sendcount, sendtype, dest, sendtag, recvbuf, (int)recvcount, recvtype, source, recvtag, comm, status);
+    if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
+        return MPI_Sendrecv(sendbuf, (int)sendcount, sendtype, dest, sendtag, recvbuf, (int)recvcount, recvtype, source, recvtag, comm, status);
+    MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Sendrecv_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = ep_big_type("MPI_Sendrecv_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    if (!rc)
+        rc = MPI_Sendrecv(sendbuf, EP_BIG_COUNT(sendcount, sendcount_t), EP_BIG_TYPE(sendtype, sendcount_t), dest, sendtag, recvbuf, EP_BIG_COUNT(recvcount, recvcount_t), EP_BIG_TYPE(recvtype, recvcount_t), source, recvtag, comm, status);
+    ep_big_type_free(&sendcount_t);
+    ep_big_type_free(&recvcount_t);
+    return rc;
 }
 
 EP_API int(MPI_Sendrecv_replace_c)(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_count_too_large("MPI_Sendrecv_replace_c", comm, count);
-    return MPI_Sendrecv_replace(buf, (int)count, datatype, dest, sendtag, source, recvtag, comm, status);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_Sendrecv_replace(buf, (int)count, datatype, dest, sendtag, source, recvtag, comm, status);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Sendrecv_replace_c", comm, buf, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_Sendrecv_replace(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), dest, sendtag, source, recvtag, comm, status);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_Ssend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Ssend_c(buf, count, datatype, dest, tag, comm);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_count_too_large("MPI_Ssend_c", comm, count);
-    return MPI_Ssend(buf, (int)count, datatype, dest, tag, comm);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_Ssend(buf, (int)count, datatype, dest, tag, comm);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Ssend_c", comm, buf, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_Ssend(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), dest, tag, comm);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_Ssend_init_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_count_too_large("MPI_Ssend_init_c", comm, count);
-    return MPI_Ssend_init(buf, (int)count, datatype, dest, tag, comm, request);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_Ssend_init(buf, (int)count, datatype, dest, tag, comm, request);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Ssend_init_c", comm, buf, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_Ssend_init(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_Accumulate_c)(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
     if (!(ep_win_handle_is_ep(win)))
         return PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
-    if (origin_count > INT_MAX || origin_count < INT_MIN)
-        return ep_count_too_large("MPI_Accumulate_c", MPI_COMM_NULL, origin_count);
-    if (target_count > INT_MAX || target_count < INT_MIN)
-        return ep_count_too_large("MPI_Accumulate_c", MPI_COMM_NULL, target_count);
-    return MPI_Accumulate(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, op, win);
+    if (origin_count <= INT_MAX && origin_count >= INT_MIN && target_count <= INT_MAX && target_count >= INT_MIN)
+        return MPI_Accumulate(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, op, win);
+    MPI_Datatype origin_count_t = MPI_DATATYPE_NULL, target_count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Accumulate_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = ep_big_type("MPI_Accumulate_c", MPI_COMM_NULL, origin_addr, target_count, target_datatype, &target_count_t)));
+    if (!rc)
+        rc = MPI_Accumulate(origin_addr, EP_BIG_COUNT(origin_count, origin_count_t), EP_BIG_TYPE(origin_datatype, origin_count_t), target_rank, target_disp, EP_BIG_COUNT(target_count, target_count_t), EP_BIG_TYPE(target_datatype, target_count_t), op, win);
+    ep_big_type_free(&origin_count_t);
+    ep_big_type_free(&target_count_t);
+    return rc;
 }
 
 EP_API int(MPI_Get_c)(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
     if (!(ep_win_handle_is_ep(win)))
         return PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
-    if (origin_count > INT_MAX || origin_count < INT_MIN)
-        return ep_count_too_large("MPI_Get_c", MPI_COMM_NULL, origin_count);
-    if (target_count > INT_MAX || target_count < INT_MIN)
-        return ep_count_too_large("MPI_Get_c", MPI_COMM_NULL, target_count);
-    return MPI_Get(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, win);
+    if (origin_count <= INT_MAX && origin_count >= INT_MIN && target_count <= INT_MAX && target_count >= INT_MIN)
+        return MPI_Get(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, win);
+    MPI_Datatype origin_count_t = MPI_DATATYPE_NULL, target_count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Get_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = ep_big_type("MPI_Get_c", MPI_COMM_NULL, origin_addr, target_count, target_datatype, &target_count_t)));
+    if (!rc)
+        rc = MPI_Get(origin_addr, EP_BIG_COUNT(origin_count, origin_count_t), EP_BIG_TYPE(origin_datatype, origin_count_t), target_rank, target_disp, EP_BIG_COUNT(target_count, target_count_t), EP_BIG_TYPE(target_datatype, target_count_t), win);
+    ep_big_type_free(&origin_count_t);
+    ep_big_type_free(&target_count_t);
+    return rc;
 }
 
 EP_API int(MPI_Get_accumulate_c)(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
     if (!(ep_win_handle_is_ep(win)))
         return PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
-    if (origin_count > INT_MAX || origin_count < INT_MIN)
-        return ep_count_too_large("MPI_Get_accumulate_c", MPI_COMM_NULL, origin_count);
-    if (result_count > INT_MAX || result_count < INT_MIN)
-        return ep_count_too_large("MPI_Get_accumulate_c", MPI_COMM_NULL, result_count);
-    if (target_count > INT_MAX || target_count < INT_MIN)
-        return ep_count_too_large("MPI_Get_accumulate_c", MPI_COMM_NULL, target_count);
-    return MPI_Get_accumulate(origin_addr, (int)origin_count, origin_datatype, result_addr, (int)result_count, result_datatype, target_rank, target_disp, (int)target_count, target_datatype, op, win);
+    if (origin_count <= INT_MAX && origin_count >= INT_MIN && result_count <= INT_MAX && result_count >= INT_MIN && target_count <= INT_MAX && target_count >= INT_MIN)
+        return MPI_Get_accumulate(origin_addr, (int)origin_count, origin_datatype, result_addr, (int)result_count, result_datatype, target_rank, target_disp, (int)target_count, target_datatype, op, win);
+    MPI_Datatype origin_count_t = MPI_DATATYPE_NULL, result_count_t = MPI_DATATYPE_NULL, target_count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Get_accumulate_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = ep_big_type("MPI_Get_accumulate_c", MPI_COMM_NULL, result_addr, result_count, result_datatype, &result_count_t)) || (rc = ep_big_type("MPI_Get_accumulate_c", MPI_COMM_NULL, result_addr, target_count, target_datatype, &target_count_t)));
+    if (!rc)
+        rc = MPI_Get_accumulate(origin_addr, EP_BIG_COUNT(origin_count, origin_count_t), EP_BIG_TYPE(origin_datatype, origin_count_t), result_addr, EP_BIG_COUNT(result_count, result_count_t), EP_BIG_TYPE(result_datatype, result_count_t), target_rank, target_disp, EP_BIG_COUNT(target_count, target_count_t), EP_BIG_TYPE(target_datatype, target_count_t), op, win);
+    ep_big_type_free(&origin_count_t);
+    ep_big_type_free(&result_count_t);
+    ep_big_type_free(&target_count_t);
+    return rc;
 }
 
 EP_API int(MPI_Put_c)(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
     if (!(ep_win_handle_is_ep(win)))
         return PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
-    if (origin_count > INT_MAX || origin_count < INT_MIN)
-        return ep_count_too_large("MPI_Put_c", MPI_COMM_NULL, origin_count);
-    if (target_count > INT_MAX || target_count < INT_MIN)
-        return ep_count_too_large("MPI_Put_c", MPI_COMM_NULL, target_count);
-    return MPI_Put(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, win);
+    if (origin_count <= INT_MAX && origin_count >= INT_MIN && target_count <= INT_MAX && target_count >= INT_MIN)
+        return MPI_Put(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, win);
+    MPI_Datatype origin_count_t = MPI_DATATYPE_NULL, target_count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Put_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = ep_big_type("MPI_Put_c", MPI_COMM_NULL, origin_addr, target_count, target_datatype, &target_count_t)));
+    if (!rc)
+        rc = MPI_Put(origin_addr, EP_BIG_COUNT(origin_count, origin_count_t), EP_BIG_TYPE(origin_datatype, origin_count_t), target_rank, target_disp, EP_BIG_COUNT(target_count, target_count_t), EP_BIG_TYPE(target_datatype, target_count_t), win);
+    ep_big_type_free(&origin_count_t);
+    ep_big_type_free(&target_count_t);
+    return rc;
 }
 
 EP_API int(MPI_Raccumulate_c)(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
     if (!(ep_win_handle_is_ep(win)))
         return PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
-    if (origin_count > INT_MAX || origin_count < INT_MIN)
-        return ep_count_too_large("MPI_Raccumulate_c", MPI_COMM_NULL, origin_count);
-    if (target_count > INT_MAX || target_count < INT_MIN)
-        return ep_count_too_large("MPI_Raccumulate_c", MPI_COMM_NULL, target_count);
-    return MPI_Raccumulate(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, op, win, request);
+    if (origin_count <= INT_MAX && origin_count >= INT_MIN && target_count <= INT_MAX && target_count >= INT_MIN)
+        return MPI_Raccumulate(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, op, win, request);
+    MPI_Datatype origin_count_t = MPI_DATATYPE_NULL, target_count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Raccumulate_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = ep_big_type("MPI_Raccumulate_c", MPI_COMM_NULL, origin_addr, target_count, target_datatype, &target_count_t)));
+    if (!rc)
+        rc = MPI_Raccumulate(origin_addr, EP_BIG_COUNT(origin_count, origin_count_t), EP_BIG_TYPE(origin_datatype, origin_count_t), target_rank, target_disp, EP_BIG_COUNT(target_count, target_count_t), EP_BIG_TYPE(target_datatype, target_count_t), op, win, request);
+    ep_big_type_free(&origin_count_t);
+    ep_big_type_free(&target_count_t);
+    return rc;
 }
 
 EP_API int(MPI_Rget_c)(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
     if (!(ep_win_handle_is_ep(win)))
         return PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
-    if (origin_count > INT_MAX || origin_count < INT_MIN)
-        return ep_count_too_large("MPI_Rget_c", MPI_COMM_NULL, origin_count);
-    if (target_count > INT_MAX || target_count < INT_MIN)
-        return ep_count_too_large("MPI_Rget_c", MPI_COMM_NULL, target_count);
-    return MPI_Rget(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, win, request);
+    if (origin_count <= INT_MAX && origin_count >= INT_MIN && target_count <= INT_MAX && target_count >= INT_MIN)
+        return MPI_Rget(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, win, request);
+    MPI_Datatype origin_count_t = MPI_DATATYPE_NULL, target_count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Rget_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = ep_big_type("MPI_Rget_c", MPI_COMM_NULL, origin_addr, target_count, target_datatype, &target_count_t)));
+    if (!rc)
+        rc = MPI_Rget(origin_addr, EP_BIG_COUNT(origin_count, origin_count_t), EP_BIG_TYPE(origin_datatype, origin_count_t), target_rank, target_disp, EP_BIG_COUNT(target_count, target_count_t), EP_BIG_TYPE(target_datatype, target_count_t), win, request);
+    ep_big_type_free(&origin_count_t);
+    ep_big_type_free(&target_count_t);
+    return rc;
 }
 
 EP_API int(MPI_Rget_accumulate_c)(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
     if (!(ep_win_handle_is_ep(win)))
         return PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
-    if (origin_count > INT_MAX || origin_count < INT_MIN)
-        return ep_count_too_large("MPI_Rget_accumulate_c", MPI_COMM_NULL, origin_count);
-    if (result_count > INT_MAX || result_count < INT_MIN)
-        return ep_count_too_large("MPI_Rget_accumulate_c", MPI_COMM_NULL, result_count);
-    if (target_count > INT_MAX || target_count < INT_MIN)
-        return ep_count_too_large("MPI_Rget_accumulate_c", MPI_COMM_NULL, target_count);
-    return MPI_Rget_accumulate(origin_addr, (int)origin_count, origin_datatype, result_addr, (int)result_count, result_datatype, target_rank, target_disp, (int)target_count, target_datatype, op, win, request);
+    if (origin_count <= INT_MAX && origin_count >= INT_MIN && result_count <= INT_MAX && result_count >= INT_MIN && target_count <= INT_MAX && target_count >= INT_MIN)
+        return MPI_Rget_accumulate(origin_addr, (int)origin_count, origin_datatype, result_addr, (int)result_count, result_datatype, target_rank, target_disp, (int)target_count, target_datatype, op, win, request);
+    MPI_Datatype origin_count_t = MPI_DATATYPE_NULL, result_count_t = MPI_DATATYPE_NULL, target_count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Rget_accumulate_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = ep_big_type("MPI_Rget_accumulate_c", MPI_COMM_NULL, result_addr, result_count, result_datatype, &result_count_t)) || (rc = ep_big_type("MPI_Rget_accumulate_c", MPI_COMM_NULL, result_addr, target_count, target_datatype, &target_count_t)));
+    if (!rc)
+        rc = MPI_Rget_accumulate(origin_addr, EP_BIG_COUNT(origin_count, origin_count_t), EP_BIG_TYPE(origin_datatype, origin_count_t), result_addr, EP_BIG_COUNT(result_count, result_count_t), EP_BIG_TYPE(result_datatype, result_count_t), target_rank, target_disp, EP_BIG_COUNT(target_count, target_count_t), EP_BIG_TYPE(target_datatype, target_count_t), op, win, request);
+    ep_big_type_free(&origin_count_t);
+    ep_big_type_free(&result_count_t);
+    ep_big_type_free(&target_count_t);
+    return rc;
 }
 
 EP_API int(MPI_Rput_c)(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
     if (!(ep_win_handle_is_ep(win)))
         return PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
-    if (origin_count > INT_MAX || origin_count < INT_MIN)
-        return ep_count_too_large("MPI_Rput_c", MPI_COMM_NULL, origin_count);
-    if (target_count > INT_MAX || target_count < INT_MIN)
-        return ep_count_too_large("MPI_Rput_c", MPI_COMM_NULL, target_count);
-    return MPI_Rput(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, win, request);
+    if (origin_count <= INT_MAX && origin_count >= INT_MIN && target_count <= INT_MAX && target_count >= INT_MIN)
+        return MPI_Rput(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, win, request);
+    MPI_Datatype origin_count_t = MPI_DATATYPE_NULL, target_count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_big_type("MPI_Rput_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = ep_big_type("MPI_Rput_c", MPI_COMM_NULL, origin_addr, target_count, target_datatype, &target_count_t)));
+    if (!rc)
+        rc = MPI_Rput(origin_addr, EP_BIG_COUNT(origin_count, origin_count_t), EP_BIG_TYPE(origin_datatype, origin_count_t), target_rank, target_disp, EP_BIG_COUNT(target_count, target_count_t), EP_BIG_TYPE(target_datatype, target_count_t), win, request);
+    ep_big_type_free(&origin_count_t);
+    ep_big_type_free(&target_count_t);
+    return rc;
 }
 
 EP_API int(MPI_Win_allocate_c)(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)

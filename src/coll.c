@@ -89,15 +89,57 @@ void ep_coll_barrier(ep_coll_args_t *a, ep_endpoint_t *ep)
 /* ---- bcast: the root's endpoint (or local index 0 where the root is
  * remote) takes part in the PMPI broadcast; the others copy from it. ------ */
 
+/* MPICH 4.0.2's non-blocking broadcast fails beyond 2 GiB (MPI_Ibcast_c
+ * of MPI_BYTE too), which counts beyond INT_MAX reach: a larger contiguous
+ * buffer goes in pieces of this many bytes, one PMPI_Ibcast each. */
+#define EP_BCAST_PIECE ((int64_t)1 << 30)
+
+/* Piece k of the source's buffer (contiguous, over 2 GiB). */
+static ep_status_t bcast_piece(ep_coll_inst_t *in, int k)
+{
+    ep_comm_t *c = in->c;
+    const ep_coll_args_t *s = in->args[in->src];
+    ep_dt_layout_t lay;
+    ep_status_t rc;
+    if ((rc = ep_dt_layout(s->rtype, s->rcount, &lay)))
+        return rc;
+    int64_t off = (int64_t)k * EP_BCAST_PIECE, left = lay.bytes - off;
+    int n = (int)(left < EP_BCAST_PIECE ? left : EP_BCAST_PIECE);
+    return pmpi_rc(PMPI_Ibcast((char *)s->rbuf + lay.offset + off, n, MPI_BYTE, c->ranks[s->root].proc, c->pcomm,
+                               &in->preq));
+}
+
 static ep_status_t bcast_start(ep_coll_inst_t *in)
 {
     ep_comm_t *c = in->c;
     ep_rank_loc_t rl = c->ranks[in->args[0]->root];
     in->src = rl.proc == c->myproc ? rl.lidx : 0;
     const ep_coll_args_t *s = in->args[in->src];
+    ep_dt_layout_t lay;
     if (!has_pcomm(in))
         return EP_OK;
+    if (!ep_dt_layout(s->rtype, s->rcount, &lay) && lay.bytes > INT32_MAX) {
+        if (!lay.contig) {
+            ep_status_explain(EP_ERR_COUNT, "%lld bytes of a non-contiguous datatype in one broadcast between "
+                                            "processes: MPICH's non-blocking broadcast fails beyond 2 GiB",
+                              (long long)lay.bytes);
+            return EP_ERR_COUNT;
+        }
+        return bcast_piece(in, 0);
+    }
     return pmpi_rc(PMPI_Ibcast(s->rbuf, s->rcount, s->rtype, rl.proc, c->pcomm, &in->preq));
+}
+
+/* After piece in->stage (start sent piece 0): the next one, if any. */
+static ep_status_t bcast_complete(ep_coll_inst_t *in)
+{
+    const ep_coll_args_t *s = in->args[in->src];
+    ep_dt_layout_t lay;
+    int next = in->stage + 1;
+    if (!has_pcomm(in) || ep_dt_layout(s->rtype, s->rcount, &lay) || lay.bytes <= INT32_MAX ||
+        (int64_t)next * EP_BCAST_PIECE >= lay.bytes)
+        return EP_OK;
+    return bcast_piece(in, next);
 }
 
 static ep_status_t bcast_finish(ep_coll_inst_t *in, int lidx)
@@ -109,7 +151,7 @@ static ep_status_t bcast_finish(ep_coll_inst_t *in, int lidx)
     return ep_dt_copy(s->rbuf, s->rcount, s->rtype, a->rbuf, a->rcount, a->rtype, &n);
 }
 
-static const ep_coll_kind_t bcast_kind = {.start = bcast_start, .finish = bcast_finish};
+static const ep_coll_kind_t bcast_kind = {.start = bcast_start, .complete = bcast_complete, .finish = bcast_finish};
 
 void ep_coll_bcast(ep_coll_args_t *a, ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int root)
 {
@@ -485,6 +527,7 @@ static ep_status_t allgather_start(ep_coll_inst_t *in)
     char *all = malloc(blk * c->size > 0 ? (size_t)(blk * c->size) : 1);
     if (!(in->scratch[0] = all))
         return EP_ERR_NO_MEM;
+    ep_status_t rc = EP_OK;
     for (int i = 0; i < c->nlocal; i++) {
         const ep_coll_args_t *a = in->args[i];
         ep_dt_layout_t sl;
@@ -496,21 +539,29 @@ static ep_status_t allgather_start(ep_coll_inst_t *in)
             count = a->rcount;
             type = a->rtype;
         }
-        if (!ep_dt_layout(type, count, &sl))
-            ep_dt_pack(buf, count, type, &sl, all + (c->proc_first[c->myproc] + i) * blk);
+        if (!ep_dt_layout(type, count, &sl)) {
+            /* a block that cannot be packed fails the call; the PMPI step
+             * still runs, so that the processes stay in step */
+            ep_status_t p = ep_dt_pack(buf, count, type, &sl, all + (c->proc_first[c->myproc] + i) * blk);
+            rc = rc ? rc : p;
+        }
     }
     if (!has_pcomm(in))
-        return EP_OK;
-    if (blk * c->size > INT32_MAX)
-        return EP_ERR_COUNT;
-    int *cnt = malloc(2 * sizeof(int) * (size_t)c->nprocs), *dsp = cnt + c->nprocs;
+        return rc;
+    /* Counts beyond INT_MAX (a block of a large derived type) can make more
+     * than 2 GiB: then the large-count all-gather, which takes MPI_Count /
+     * MPI_Aint. */
+    MPI_Count *cnt = malloc((sizeof(MPI_Count) + sizeof(MPI_Aint)) * (size_t)c->nprocs);
+    MPI_Aint *dsp = (MPI_Aint *)(cnt + c->nprocs);
     if (!(in->scratch[1] = cnt))
         return EP_ERR_NO_MEM;
     for (int p = 0; p < c->nprocs; p++) {
-        cnt[p] = (int)(c->proc_nlocal[p] * blk);
-        dsp[p] = (int)(c->proc_first[p] * blk);
+        cnt[p] = c->proc_nlocal[p] * blk;
+        dsp[p] = c->proc_first[p] * blk;
     }
-    return pmpi_rc(PMPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_BYTE, all, cnt, dsp, MPI_BYTE, c->pcomm, &in->preq));
+    ep_status_t st = pmpi_rc(PMPI_Iallgatherv_c(MPI_IN_PLACE, 0, MPI_BYTE, all, cnt, dsp, MPI_BYTE, c->pcomm,
+                                                &in->preq));
+    return rc ? rc : st;
 }
 
 static ep_status_t allgather_finish(ep_coll_inst_t *in, int lidx)

@@ -11,9 +11,10 @@
  *         for each rank r living in q (q's lidx order): blocks i -> r
  *           (block 0, 1, ...: several only in neighbourhood collectives)
  *
- * and runs one PMPI_Ialltoallv on the process-level communicator (or none
- * when the communicator lives in one process: the receive layout is then
- * the send layout).  Every endpoint then unpacks the blocks addressed to
+ * and runs one PMPI_Ialltoallv on the process-level communicator
+ * (PMPI_Ialltoallv_c when more than 2 GiB go to or come from this process;
+ * none when the communicator lives in one process: the receive layout is
+ * then the send layout).  Every endpoint then unpacks the blocks addressed to
  * it, in rank order, straight into its receive buffer.  Any rank map works:
  * ranks of one process need not be contiguous.  The gathered reductions
  * (coll.c) reuse the exchange. */
@@ -113,14 +114,32 @@ ep_status_t ep_coll_xchg_start(ep_coll_inst_t *in)
         }
     if (c->pcomm == MPI_COMM_NULL)
         goto out; /* one process: what it sends is what it receives */
+    if (!(in->scratch[1] = malloc(total_r ? (size_t)total_r : 1))) {
+        rc = EP_ERR_NO_MEM;
+        goto out;
+    }
     if (total_s > INT32_MAX || total_r > INT32_MAX) {
-        ep_status_explain(EP_ERR_COUNT, "more than 2 GiB would go to or come from one process in one call "
-                                        "(MPICH's all-to-all takes int byte counts)");
-        rc = EP_ERR_COUNT; /* byte displacements of PMPI_Alltoallv are ints */
+        /* More than 2 GiB to or from this process (counts beyond INT_MAX):
+         * the large-count all-to-all, which takes MPI_Count / MPI_Aint. */
+        MPI_Count *cv = in->scratch[3] = malloc((sizeof(MPI_Count) + sizeof(MPI_Aint)) * 2 * (size_t)np);
+        if (!cv) {
+            rc = EP_ERR_NO_MEM;
+            goto out;
+        }
+        MPI_Aint *dv = (MPI_Aint *)(cv + 2 * np);
+        for (int p = 0; p < np; p++) {
+            cv[p] = scnt[p];
+            cv[np + p] = rcnt[p];
+            dv[p] = sd[p];
+            dv[np + p] = rd[p];
+        }
+        if (PMPI_Ialltoallv_c(sendbuf, cv, dv, MPI_BYTE, in->scratch[1], cv + np, dv + np, MPI_BYTE, c->pcomm,
+                              &in->preq) != MPI_SUCCESS && !rc)
+            rc = EP_ERR_INTERN;
         goto out;
     }
     int *iv = in->scratch[3] = malloc(4 * sizeof(int) * (size_t)np);
-    if (!iv || !(in->scratch[1] = malloc(total_r ? (size_t)total_r : 1))) {
+    if (!iv) {
         rc = EP_ERR_NO_MEM;
         goto out;
     }
@@ -234,7 +253,7 @@ static int gather_recv(const ep_coll_args_t *x, int peer, int k, ep_block_t *b)
     int r = ep_coll_slot(x, peer);
     *b = none;
     if (x->at_root && r >= 0 && !(peer == x->me && x->sbuf == MPI_IN_PLACE))
-        block_at(x->rbuf, x->rcount, x->rcounts, x->rdispls, x->rtype, NULL, x->rext, r, b);
+        block_at(x->rbuf, x->rcount, x->rcounts, x->rdispls, x->rtype, x->rtypes, x->rext, r, b);
     return 0;
 }
 
@@ -262,7 +281,7 @@ static int scatter_send(const ep_coll_args_t *x, int peer, int k, ep_block_t *b)
     int r = ep_coll_slot(x, peer);
     *b = none;
     if (x->at_root && r >= 0 && !(peer == x->me && x->rbuf == MPI_IN_PLACE))
-        block_at(x->sbuf, x->scount, x->scounts, x->sdispls, x->stype, NULL, x->sext, r, b);
+        block_at(x->sbuf, x->scount, x->scounts, x->sdispls, x->stype, x->stypes, x->sext, r, b);
     return 0;
 }
 
@@ -303,7 +322,7 @@ static int allgatherv_send(const ep_coll_args_t *x, int peer, int k, ep_block_t 
     if (x->sbuf != MPI_IN_PLACE)
         *b = (ep_block_t){x->sbuf, x->scount, x->stype};
     else
-        block_at(x->rbuf, x->rcount, x->rcounts, x->rdispls, x->rtype, NULL, x->rext, x->me, b);
+        block_at(x->rbuf, x->rcount, x->rcounts, x->rdispls, x->rtype, x->rtypes, x->rext, x->me, b);
     return 0;
 }
 
@@ -313,7 +332,7 @@ static int allgatherv_recv(const ep_coll_args_t *x, int peer, int k, ep_block_t 
     int r = ep_coll_slot(x, peer);
     *b = none;
     if (r >= 0 && !(peer == x->me && x->sbuf == MPI_IN_PLACE))
-        block_at(x->rbuf, x->rcount, x->rcounts, x->rdispls, x->rtype, NULL, x->rext, r, b);
+        block_at(x->rbuf, x->rcount, x->rcounts, x->rdispls, x->rtype, x->rtypes, x->rext, r, b);
     return 0;
 }
 
@@ -399,7 +418,7 @@ static int nbr_send(const ep_coll_args_t *x, int peer, int k, ep_block_t *b)
     if (x->sbdispls)
         *b = (ep_block_t){(const char *)x->sbuf + x->sbdispls[e->slot], x->scounts[e->slot], x->stypes[e->slot]};
     else
-        block_at(x->sbuf, x->scount, x->scounts, x->sdispls, x->stype, NULL, x->sext, e->slot, b);
+        block_at(x->sbuf, x->scount, x->scounts, x->sdispls, x->stype, x->stypes, x->sext, e->slot, b);
     return nbr_next(t->out, t->nout, peer, k);
 }
 
@@ -424,7 +443,7 @@ static int nbr_recv(const ep_coll_args_t *x, int peer, int k, ep_block_t *b)
     if (x->rbdispls)
         *b = (ep_block_t){(char *)x->rbuf + x->rbdispls[e->slot], x->rcounts[e->slot], x->rtypes[e->slot]};
     else
-        block_at(x->rbuf, x->rcount, x->rcounts, x->rdispls, x->rtype, NULL, x->rext, e->slot, b);
+        block_at(x->rbuf, x->rcount, x->rcounts, x->rdispls, x->rtype, x->rtypes, x->rext, e->slot, b);
     return nbr_next(t->in, t->nin, peer, k);
 }
 

@@ -26,30 +26,41 @@ ep_status_t ep_dt_check(MPI_Datatype t)
 /* 1 when every element of t is one gap-free block laid out in type-map
  * order, so memcpy moves it.  Equal size and true extent is not enough: a
  * type map may list its pieces out of memory order.  Known from how the
- * type was built: builtin types, and contiguous / duplicated types of them. */
+ * type was built: builtin types, and contiguous / duplicated types of them,
+ * or one block of them at a displacement (hindexed: the types made for
+ * counts beyond INT_MAX).  The _c queries answer for every type, those of
+ * large counts too (the int ones fail on them, through MPI_COMM_WORLD's
+ * handler). */
 static int type_is_contiguous(MPI_Datatype t, MPI_Count size, MPI_Aint ext, MPI_Aint text)
 {
-    int ni, na, nd, comb;
+    MPI_Count ni, na, nl, nd;
+    int comb;
     if (ep_datatype_builtin_size(t) >= 0)
         return 1;
-    if (size != text || size != ext || PMPI_Type_get_envelope(t, &ni, &na, &nd, &comb) != MPI_SUCCESS)
+    if (size != text || size != ext || PMPI_Type_get_envelope_c(t, &ni, &na, &nl, &nd, &comb) != MPI_SUCCESS)
         return 0;
     if (comb == MPI_COMBINER_NAMED)
         return 1;
-    if ((comb != MPI_COMBINER_CONTIGUOUS && comb != MPI_COMBINER_DUP) || ni > 1 || na > 0 || nd != 1)
+    int one_block = comb == MPI_COMBINER_CONTIGUOUS || comb == MPI_COMBINER_DUP;
+    if ((!one_block && comb != MPI_COMBINER_HINDEXED) || ni > 3 || na > 1 || nl > 3 || nd != 1)
         return 0;
-    int ints[1];
+    int ints[3];
     MPI_Aint addrs[1];
+    MPI_Count larges[3];
     MPI_Datatype old;
-    if (PMPI_Type_get_contents(t, ni, na, nd, ints, addrs, &old) != MPI_SUCCESS)
+    if (PMPI_Type_get_contents_c(t, ni, na, nl, nd, ints, addrs, larges, &old) != MPI_SUCCESS)
         return 0;
+    if (comb == MPI_COMBINER_HINDEXED) /* the number of blocks comes first */
+        one_block = ni ? ints[0] == 1 : nl && larges[0] == 1;
     MPI_Count osz;
     MPI_Aint olb, oext, otlb, otext;
-    int contig = PMPI_Type_size_x(old, &osz) == MPI_SUCCESS && PMPI_Type_get_extent(old, &olb, &oext) == MPI_SUCCESS &&
+    int contig = one_block && PMPI_Type_size_x(old, &osz) == MPI_SUCCESS &&
+                 PMPI_Type_get_extent(old, &olb, &oext) == MPI_SUCCESS &&
                  PMPI_Type_get_true_extent(old, &otlb, &otext) == MPI_SUCCESS &&
                  type_is_contiguous(old, osz, oext, otext);
-    int oni, ona, ond, ocomb;
-    if (PMPI_Type_get_envelope(old, &oni, &ona, &ond, &ocomb) == MPI_SUCCESS && ocomb != MPI_COMBINER_NAMED)
+    MPI_Count oni, ona, onl, ond;
+    int ocomb;
+    if (PMPI_Type_get_envelope_c(old, &oni, &ona, &onl, &ond, &ocomb) == MPI_SUCCESS && ocomb != MPI_COMBINER_NAMED)
         PMPI_Type_free(&old);
     return contig;
 }
@@ -263,15 +274,6 @@ static MPI_Datatype bottom_shift(const void **buf, MPI_Datatype t, const ep_dt_l
     return nt;
 }
 
-/* MPICH packs by ints: a non-contiguous block is at most 2 GiB. */
-static ep_status_t too_big(int64_t bytes)
-{
-    ep_status_explain(EP_ERR_COUNT, "%lld bytes of a non-contiguous datatype in one block: more than the 2 GiB "
-                                    "MPICH can pack",
-                      (long long)bytes);
-    return EP_ERR_COUNT;
-}
-
 ep_status_t ep_dt_pack(const void *buf, int count, MPI_Datatype t, const ep_dt_layout_t *lay, void *out)
 {
     if (lay->bytes == 0)
@@ -280,11 +282,10 @@ ep_status_t ep_dt_pack(const void *buf, int count, MPI_Datatype t, const ep_dt_l
         memcpy(out, (const char *)buf + lay->offset, (size_t)lay->bytes);
         return EP_OK;
     }
-    if (lay->bytes > INT32_MAX)
-        return too_big(lay->bytes);
+    /* The large-count pack: a block may exceed 2 GiB (counts beyond INT_MAX). */
     MPI_Datatype pt = bottom_shift(&buf, t, lay);
-    int ipos = 0;
-    int rc = PMPI_Pack(buf, count, pt, out, (int)lay->bytes, &ipos, MPI_COMM_SELF);
+    MPI_Count pos = 0;
+    int rc = PMPI_Pack_c(buf, count, pt, out, lay->bytes, &pos, MPI_COMM_SELF);
     if (pt != t)
         PMPI_Type_free(&pt);
     return rc == MPI_SUCCESS ? EP_OK : EP_ERR_TYPE;
@@ -301,13 +302,11 @@ ep_status_t ep_dt_unpack(const void *in, int64_t bytes, void *buf, int count, MP
         memcpy((char *)buf + lay->offset, in, (size_t)bytes);
         return EP_OK;
     }
-    if (bytes > INT32_MAX)
-        return too_big(bytes);
     /* With the full count MPICH stores a trailing partial element too. */
     const void *cbuf = buf;
     MPI_Datatype ut = bottom_shift(&cbuf, t, lay);
-    int ipos = 0;
-    int rc = PMPI_Unpack(in, (int)bytes, &ipos, (void *)cbuf, count, ut, MPI_COMM_SELF);
+    MPI_Count pos = 0;
+    int rc = PMPI_Unpack_c(in, bytes, &pos, (void *)cbuf, count, ut, MPI_COMM_SELF);
     if (ut != t)
         PMPI_Type_free(&ut);
     return rc == MPI_SUCCESS ? EP_OK : EP_ERR_TYPE;

@@ -231,9 +231,20 @@ static ep_status_t flatten(MPI_Datatype t, MPI_Offset base, int64_t count, runs_
         }
         return EP_OK;
     }
+    /* A type built with large counts (MPI_Type_vector_c, ...) has no int
+     * envelope (MPICH fails the query, through MPI_COMM_WORLD's handler):
+     * it goes by packing, as darray does. */
+    MPI_Count cni, cna, cnl, cnd;
     int ni, na, nd, comb;
-    if (PMPI_Type_get_envelope(t, &ni, &na, &nd, &comb) != MPI_SUCCESS)
+    if (PMPI_Type_get_envelope_c(t, &cni, &cna, &cnl, &cnd, &comb) != MPI_SUCCESS)
         return EP_ERR_TYPE;
+    if (cnl > 0) {
+        ep_status_t rc = EP_OK;
+        for (int64_t i = 0; i < count && !rc; i++)
+            rc = flatten_packed(t, base + i * ext, r);
+        return rc;
+    }
+    ni = (int)cni, na = (int)cna, nd = (int)cnd;
     int *iv = malloc(sizeof(int) * (size_t)(ni + 1));
     MPI_Aint *av = malloc(sizeof(MPI_Aint) * (size_t)(na + 1));
     MPI_Datatype *dv = malloc(sizeof(MPI_Datatype) * (size_t)(nd + 1));
@@ -318,8 +329,9 @@ static ep_status_t flatten(MPI_Datatype t, MPI_Offset base, int64_t count, runs_
         }
     }
     for (int j = 0; j < nd && comb != MPI_COMBINER_NAMED; j++) {
-        int dn, dnn, dnd, dc;
-        if (PMPI_Type_get_envelope(dv[j], &dn, &dnn, &dnd, &dc) == MPI_SUCCESS && dc != MPI_COMBINER_NAMED)
+        MPI_Count dn, dnn, dnl, dnd;
+        int dc;
+        if (PMPI_Type_get_envelope_c(dv[j], &dn, &dnn, &dnl, &dnd, &dc) == MPI_SUCCESS && dc != MPI_COMBINER_NAMED)
             PMPI_Type_free(&dv[j]);
     }
     free(iv), free(av), free(dv);

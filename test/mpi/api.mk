@@ -74,3 +74,5 @@ MPI_TESTS += test/mpi/file_io
 test_mpi_file_io_CFLAGS = $(MPI_TEST_CFLAGS)
 MPI_TESTS += test/mpi/coll_bigblock
 test_mpi_coll_bigblock_CFLAGS = $(MPI_TEST_CFLAGS)
+MPI_TESTS += test/mpi/count_huge_c
+test_mpi_count_huge_c_CFLAGS = $(MPI_TEST_CFLAGS)

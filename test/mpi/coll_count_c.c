@@ -5,11 +5,36 @@
  * Alltoallw_c, Reduce_scatter_c, the non-blocking Iallgatherv_c and
  * Ialltoallv_c, and Neighbor_allgatherv_c, Neighbor_alltoallv_c,
  * Neighbor_alltoallw_c on a periodic ring; rank q sends k + 1 ints to rank
- * k, every value checked.  On endpoints, where counts must fit in an int, a
- * count beyond INT_MAX in an array is MPI_ERR_COUNT. */
+ * k, every value checked.
+ *
+ * Each call runs twice: with the displacements as they are, and with
+ * displacements beyond INT_MAX from a base address moved back as far (the
+ * same bytes move), which the int forms cannot express: on endpoints this
+ * takes the path for counts beyond INT_MAX, whose blocks become derived
+ * types (coll_huge_c moves more than 2 GiB).  Reductions keep int counts
+ * on endpoints: a count beyond INT_MAX in Reduce_scatter_c is
+ * MPI_ERR_COUNT. */
 #include "eptest.h"
 
 #include <limits.h>
+#include <stdint.h>
+
+/* The far round's extra displacement, in ints: past INT_MAX in elements
+ * and in bytes. */
+#define FAR ((MPI_Aint)INT_MAX + 12345)
+static _Thread_local MPI_Aint far; /* 0 or FAR: each rank (thread) its own */
+
+/* buf moved back by `far` ints: displacement d + far then addresses buf + d
+ * (computed as an integer, as MPI_BOTTOM addressing is). */
+static void *back(void *buf) { return (void *)((uintptr_t)buf - (uintptr_t)far * sizeof(int)); }
+
+static MPI_Aint *shifted(const MPI_Aint *d, int n, MPI_Aint unit)
+{
+    MPI_Aint *o = malloc(sizeof *o * (size_t)n);
+    for (int k = 0; k < n; k++)
+        o[k] = d[k] + far * unit;
+    return o;
+}
 
 static int val(int from, int to, int i) { return from * 10000 + to * 100 + i; }
 
@@ -30,10 +55,9 @@ static void check(const int *buf, int from, int to, int count, const char *what)
                   val(from, to, i));
 }
 
-static void body(MPI_Comm comm, void *arg)
+static void round_(MPI_Comm comm)
 {
     int r, n;
-    (void)arg;
     EPT_OK(MPI_Comm_rank(comm, &r));
     EPT_OK(MPI_Comm_size(comm, &n));
     int tot = n * (n + 1) / 2;
@@ -52,7 +76,8 @@ static void body(MPI_Comm comm, void *arg)
     int mine[64];
     for (int i = 0; i < r + 1; i++)
         mine[i] = val(r, 0, i);
-    EPT_OK(MPI_Gatherv_c(mine, r + 1, MPI_INT, rb, cnt, dsp, MPI_INT, 0, comm));
+    MPI_Aint *fd = shifted(dsp, n, 1), *frd = NULL, *fbytes = shifted(bytes, n, sizeof(int)), *frdb = NULL;
+    EPT_OK(MPI_Gatherv_c(mine, r + 1, MPI_INT, back(rb), cnt, fd, MPI_INT, 0, comm));
     for (int q = 0; q < n && r == 0; q++)
         check(rb + dsp[q], q, 0, q + 1, "Gatherv_c");
     for (int k = 0; k < tot && r == 0; k++)
@@ -60,9 +85,9 @@ static void body(MPI_Comm comm, void *arg)
     for (int k = 0; k < n && r == 0; k++)
         for (int i = 0; i <= k; i++)
             sb[dsp[k] + i] = val(0, k, i);
-    EPT_OK(MPI_Scatterv_c(sb, cnt, dsp, MPI_INT, rb, r + 1, MPI_INT, 0, comm));
+    EPT_OK(MPI_Scatterv_c(back(sb), cnt, fd, MPI_INT, rb, r + 1, MPI_INT, 0, comm));
     check(rb, 0, r, r + 1, "Scatterv_c");
-    EPT_OK(MPI_Allgatherv_c(mine, r + 1, MPI_INT, rb, cnt, dsp, MPI_INT, comm));
+    EPT_OK(MPI_Allgatherv_c(mine, r + 1, MPI_INT, back(rb), cnt, fd, MPI_INT, comm));
     for (int q = 0; q < n; q++)
         check(rb + dsp[q], q, 0, q + 1, "Allgatherv_c");
 
@@ -78,11 +103,13 @@ static void body(MPI_Comm comm, void *arg)
         rd[q] = (MPI_Aint)q * (r + 1);
         rdb[q] = rd[q] * (MPI_Aint)sizeof(int);
     }
-    EPT_OK(MPI_Alltoallv_c(sb, cnt, dsp, MPI_INT, rb, rc, rd, MPI_INT, comm));
+    frd = shifted(rd, n, 1);
+    frdb = shifted(rdb, n, sizeof(int));
+    EPT_OK(MPI_Alltoallv_c(back(sb), cnt, fd, MPI_INT, back(rb), rc, frd, MPI_INT, comm));
     for (int q = 0; q < n; q++)
         check(rb + rd[q], q, r, r + 1, "Alltoallv_c");
     memset(rb, 0, sizeof(int) * (size_t)(n * (r + 1)));
-    EPT_OK(MPI_Alltoallw_c(sb, cnt, bytes, types, rb, rc, rdb, types, comm));
+    EPT_OK(MPI_Alltoallw_c(back(sb), cnt, fbytes, types, back(rb), rc, frdb, types, comm));
     for (int q = 0; q < n; q++)
         check(rb + rd[q], q, r, r + 1, "Alltoallw_c");
 
@@ -105,8 +132,8 @@ static void body(MPI_Comm comm, void *arg)
     for (int k = 0; k < n; k++)
         for (int i = 0; i <= k; i++)
             sb[dsp[k] + i] = val(r, k, i);
-    EPT_OK(MPI_Iallgatherv_c(mine, r + 1, MPI_INT, rb2, cnt, dsp, MPI_INT, comm, &q[0]));
-    EPT_OK(MPI_Ialltoallv_c(sb, cnt, dsp, MPI_INT, rb, rc, rd, MPI_INT, comm, &q[1]));
+    EPT_OK(MPI_Iallgatherv_c(mine, r + 1, MPI_INT, back(rb2), cnt, fd, MPI_INT, comm, &q[0]));
+    EPT_OK(MPI_Ialltoallv_c(back(sb), cnt, fd, MPI_INT, back(rb), rc, frd, MPI_INT, comm, &q[1]));
     EPT_OK(MPI_Waitall(2, q, statuses_ignore()));
     for (int p = 0; p < n; p++) {
         check(rb2 + dsp[p], p, 0, p + 1, "Iallgatherv_c");
@@ -126,32 +153,49 @@ static void body(MPI_Comm comm, void *arg)
     MPI_Datatype t2[2] = {MPI_INT, MPI_INT};
     int s3[3] = {val(r, 0, 0), val(r, 1, 0), val(r, 1, 1)}, r3[3];
     int nb[2] = {src, dst};
-    EPT_OK(MPI_Neighbor_alltoallv_c(s3, sc2, sd2, MPI_INT, r3, rc2, rd2, MPI_INT, ring));
+    for (int k = 0; k < 2; k++) {
+        sd2[k] += far, rd2[k] += far;
+        sdb[k] += far * (MPI_Aint)sizeof(int), rdb2[k] += far * (MPI_Aint)sizeof(int);
+    }
+    EPT_OK(MPI_Neighbor_alltoallv_c(back(s3), sc2, sd2, MPI_INT, back(r3), rc2, rd2, MPI_INT, ring));
     check(r3, nb[0], 1, 2, "Neighbor_alltoallv_c from -1");
     check(r3 + 2, nb[1], 0, 1, "Neighbor_alltoallv_c from +1");
     memset(r3, 0, sizeof r3);
-    EPT_OK(MPI_Neighbor_alltoallw_c(s3, sc2, sdb, t2, r3, rc2, rdb2, t2, ring));
+    EPT_OK(MPI_Neighbor_alltoallw_c(back(s3), sc2, sdb, t2, back(r3), rc2, rdb2, t2, ring));
     check(r3, nb[0], 1, 2, "Neighbor_alltoallw_c from -1");
     check(r3 + 2, nb[1], 0, 1, "Neighbor_alltoallw_c from +1");
     MPI_Count ac[2] = {1, 1};
-    MPI_Aint ad[2] = {1, 0};
-    EPT_OK(MPI_Neighbor_allgatherv_c(s3, 1, MPI_INT, r3, ac, ad, MPI_INT, ring));
+    MPI_Aint ad[2] = {1 + far, far};
+    EPT_OK(MPI_Neighbor_allgatherv_c(s3, 1, MPI_INT, back(r3), ac, ad, MPI_INT, ring));
     EPT_CHECK(r3[1] == val(nb[0], 0, 0) && r3[0] == val(nb[1], 0, 0), "Neighbor_allgatherv_c: %d %d", r3[0], r3[1]);
     EPT_OK(MPI_Comm_free(&ring));
 
-    if (!ept_classic) {
-        PHASE("a count beyond INT_MAX");
+    if (!ept_classic && !far) {
+        PHASE("Reduce_scatter_c: a count beyond INT_MAX");
         MPI_Comm c;
-        int cls = -1;
+        int cls = -1, len = 0;
+        char msg[MPI_MAX_ERROR_STRING] = "";
         EPT_OK(MPI_Comm_dup(comm, &c));
         EPT_OK(MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN));
         cnt[n - 1] = (MPI_Count)INT_MAX + 1;
-        int rc_ = MPI_Alltoallv_c(sb, cnt, dsp, MPI_INT, rb, rc, rd, MPI_INT, c);
+        int rc_ = MPI_Reduce_scatter_c(sb, rb, cnt, MPI_INT, MPI_SUM, c);
         MPI_Error_class(rc_, &cls);
-        EPT_CHECK(cls == MPI_ERR_COUNT, "Alltoallv_c with a count beyond INT_MAX: class %d", cls);
+        MPI_Error_string(rc_, msg, &len);
+        EPT_CHECK(cls == MPI_ERR_COUNT && strstr(msg, "MPI_Reduce_scatter_c"),
+                  "Reduce_scatter_c with a count beyond INT_MAX: class %d, '%s'", cls, msg);
         EPT_OK(MPI_Comm_free(&c));
     }
+    free(fd), free(frd), free(fbytes), free(frdb);
     free(cnt), free(one), free(dsp), free(bytes), free(types), free(sb), free(rb), free(rc), free(rd), free(rdb);
+}
+
+static void body(MPI_Comm comm, void *arg)
+{
+    (void)arg;
+    far = 0;
+    round_(comm);
+    far = FAR;
+    round_(comm);
 }
 
 int main(int argc, char **argv) { return ept_main_classic(argc, argv, 60, body, NULL); }

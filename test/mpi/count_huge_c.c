@@ -1,0 +1,139 @@
+/* Counts beyond INT_MAX in the large-count (_c) forms on endpoints: NB >
+ * INT_MAX bytes between two ranks, in one process (1x2: the copy between
+ * threads and the exchange in shared memory) and in two (2:1,1: epmpi's
+ * transport, and MPICH's large-count all-to-all between the processes).
+ * Rank 0 sends, rank 1 receives; every 4096th byte and the last are
+ * checked, with the count the status reports:
+ *   send       MPI_Send_c / MPI_Recv_c (a count becomes one element of a
+ *              type of its elements);
+ *   bcast      MPI_Bcast_c from rank 0;
+ *   alltoallv  MPI_Alltoallv_c (per-rank blocks become derived types);
+ *   gatherv    MPI_Gatherv_c at root 1 with sendcount NB at rank 0;
+ *   ialltoallw MPI_Ialltoallw_c with a block of a type made by
+ *              MPI_Type_vector_c (large-count constructors have no int
+ *              envelope: MPICH fails that query), freed while in flight.
+ * The job needs about 14 GB of memory; the test skips (77) with less than
+ * 20 GB. */
+#include "eptest.h"
+
+#include <limits.h>
+#include <sys/sysinfo.h>
+
+#define NB ((MPI_Count)INT_MAX + 4099) /* bytes: over 2 GiB, not a round number */
+#define STRIDE 4096
+
+static unsigned char bpat(MPI_Count i, int salt) { return (unsigned char)(i * 7 + (i >> 20) + salt); }
+
+static void mark(unsigned char *b, MPI_Count n, int salt)
+{
+    for (MPI_Count i = 0; i < n; i += STRIDE)
+        b[i] = bpat(i, salt);
+    b[n - 1] = bpat(n - 1, salt);
+}
+
+static MPI_Count bad(const unsigned char *b, MPI_Count n, int salt)
+{
+    MPI_Count k = b[n - 1] != bpat(n - 1, salt);
+    for (MPI_Count i = 0; i < n; i += STRIDE)
+        k += b[i] != bpat(i, salt);
+    return k;
+}
+
+static void body(MPI_Comm comm, void *arg)
+{
+    int r, n;
+    (void)arg;
+    EPT_OK(MPI_Comm_rank(comm, &r));
+    EPT_OK(MPI_Comm_size(comm, &n));
+    EPT_CHECK(n == 2, "runs with 2 ranks, not %d", n);
+    unsigned char *b = malloc((size_t)NB), dummy = 0;
+    EPT_CHECK(b, "no memory for %lld bytes", (long long)NB);
+    MPI_Status st;
+    MPI_Request q;
+    MPI_Count cnt = -1;
+
+    PHASE("send");
+    memset(b, 0, (size_t)NB);
+    if (r == 0) {
+        mark(b, NB, 1);
+        EPT_OK(MPI_Send_c(b, NB, MPI_BYTE, 1, 1, comm));
+    } else {
+        EPT_OK(MPI_Recv_c(b, NB, MPI_BYTE, 0, 1, comm, &st));
+        MPI_Get_count_c(&st, MPI_BYTE, &cnt);
+        EPT_CHECK(cnt == NB && bad(b, NB, 1) == 0, "send: count %lld, %lld bad bytes", (long long)cnt,
+                  (long long)bad(b, NB, 1));
+    }
+
+    PHASE("bcast");
+    if (r == 0)
+        mark(b, NB, 6);
+    else
+        memset(b, 0, (size_t)NB);
+    EPT_OK(MPI_Bcast_c(b, NB, MPI_BYTE, 0, comm));
+    EPT_CHECK(bad(b, NB, 6) == 0, "bcast: %lld bad bytes", (long long)bad(b, NB, 6));
+
+    PHASE("alltoallv");
+    MPI_Count sc[2] = {0, r == 0 ? NB : 0}, rc[2] = {r == 1 ? NB : 0, 0};
+    MPI_Aint d[2] = {0, 0};
+    if (r == 0)
+        mark(b, NB, 3);
+    else
+        memset(b, 0, (size_t)NB);
+    EPT_OK(MPI_Alltoallv_c(r == 0 ? b : &dummy, sc, d, MPI_BYTE, r == 1 ? b : &dummy, rc, d, MPI_BYTE, comm));
+    EPT_CHECK(r == 0 || bad(b, NB, 3) == 0, "alltoallv: %lld bad bytes", (long long)bad(b, NB, 3));
+
+    PHASE("gatherv");
+    /* Root 1 gathers NB bytes from rank 0 and none from itself. */
+    MPI_Count gc[2] = {NB, 0};
+    if (r == 0)
+        mark(b, NB, 4);
+    else
+        memset(b, 0, (size_t)NB);
+    EPT_OK(MPI_Gatherv_c(r == 0 ? b : &dummy, r == 0 ? NB : 0, MPI_BYTE, r == 1 ? b : NULL, gc, d, MPI_BYTE, 1,
+                         comm));
+    EPT_CHECK(r == 0 || bad(b, NB, 4) == 0, "gatherv: %lld bad bytes", (long long)bad(b, NB, 4));
+
+    PHASE("ialltoallw");
+    /* Rank 0 sends every other byte of b (a vector: NB / 2 bytes of data),
+     * rank 1 receives them contiguously. */
+    MPI_Datatype every_other, types[2] = {MPI_BYTE, MPI_BYTE};
+    MPI_Count half = NB / 2;
+    EPT_OK(MPI_Type_vector_c(half, 1, 2, MPI_BYTE, &every_other));
+    EPT_OK(MPI_Type_commit(&every_other));
+    MPI_Count wc[2] = {0, r == 0 ? 1 : 0}, wr[2] = {r == 1 ? half : 0, 0};
+    if (r == 0) {
+        for (MPI_Count i = 0; i < half; i += STRIDE / 2)
+            b[2 * i] = bpat(i, 5);
+        b[2 * (half - 1)] = bpat(half - 1, 5);
+        types[1] = every_other;
+    } else {
+        memset(b, 0, (size_t)half);
+    }
+    EPT_OK(MPI_Ialltoallw_c(r == 0 ? b : &dummy, wc, d, types, r == 1 ? b : &dummy, wr, d, types, comm, &q));
+    EPT_OK(MPI_Type_free(&every_other)); /* the call holds it */
+    EPT_OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+    if (r == 1) {
+        MPI_Count k = b[half - 1] != bpat(half - 1, 5);
+        for (MPI_Count i = 0; i < half; i += STRIDE / 2)
+            k += b[i] != bpat(i, 5);
+        EPT_CHECK(k == 0, "ialltoallw: %lld bad bytes", (long long)k);
+    }
+    free(b);
+}
+
+int main(int argc, char **argv)
+{
+    struct sysinfo si;
+    int provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    if (sysinfo(&si) == 0 && (double)si.totalram * si.mem_unit < 20e9) {
+        fprintf(stderr, "skip: needs 20 GB of memory\n");
+        MPI_Finalize();
+        return 77;
+    }
+    watchdog_arm(300);
+    run_ranks(local_ranks(argc, argv), body, NULL);
+    PHASE("MPI_Finalize");
+    MPI_Finalize();
+    return 0;
+}

@@ -231,31 +231,27 @@ int ep_wide_blocks(ep_endpoint_t *ep, const char *call, const char *what, int n,
         ep_wide_blocks_free(w);
         return ep_raise(ep, call, MPI_ERR_NO_MEM, "out of memory describing %d blocks", n);
     }
-    for (int i = 0; i < n; i++)
-        w->types[i] = MPI_BYTE;
-    w->n = n;
+    int rc = MPI_SUCCESS;
     for (int i = 0; i < n; i++) {
-        int rc;
-        if (counts[i] < 0) {
-            ep_wide_blocks_free(w);
-            return ep_raise(ep, call, MPI_ERR_COUNT, "%s count %lld for rank %d is negative", what,
-                            (long long)counts[i], i);
-        }
-        if (counts[i] == 0)
-            continue;
-        if ((rc = big_block(ep, call, counts[i], (MPI_Count)displs[i] * unit, types ? types[i] : type,
-                            &w->types[i]))) {
+        w->types[i] = MPI_BYTE; /* an empty block, and what ep_wide_blocks_free leaves alone */
+        w->n = i + 1;
+        if (counts[i] < 0)
+            rc = ep_raise(ep, call, MPI_ERR_COUNT, "%s count %lld (entry %d) is negative", what,
+                          (long long)counts[i], i);
+        else if (counts[i] > 0 && !(rc = big_block(ep, call, counts[i], (MPI_Count)displs[i] * unit,
+                                                   types ? types[i] : type, &w->types[i])))
+            w->counts[i] = 1;
+        if (rc) {
             ep_wide_blocks_free(w);
             return rc;
         }
-        w->counts[i] = 1;
     }
     return MPI_SUCCESS;
 }
 
 void ep_wide_blocks_free(ep_wide_blocks_t *w)
 {
-    for (int i = 0; w->types && i < w->n; i++)
+    for (int i = 0; i < w->n; i++)
         ep_big_type_free(&w->types[i]);
     free(w->counts);
     free(w->displs);

@@ -510,7 +510,7 @@ void ep_coll_scan(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, void *
 }
 
 /* ---- allgather: local index 0 packs the local blocks at this process's
- * offset of one byte buffer, one PMPI_Iallgatherv fills in the others, and
+ * offset of one byte buffer, one PMPI_Iallgatherv_c fills in the others, and
  * each endpoint unpacks in rank order.  scratch: [0] the buffer, [1] the
  * PMPI counts and displacements. ------------------------------------------ */
 
@@ -548,9 +548,8 @@ static ep_status_t allgather_start(ep_coll_inst_t *in)
     }
     if (!has_pcomm(in))
         return rc;
-    /* Counts beyond INT_MAX (a block of a large derived type) can make more
-     * than 2 GiB: then the large-count all-gather, which takes MPI_Count /
-     * MPI_Aint. */
+    /* MPICH's large-count form, as the exchange's (coll_xchg.c): more than
+     * 2 GiB may come from a process. */
     MPI_Count *cnt = malloc((sizeof(MPI_Count) + sizeof(MPI_Aint)) * (size_t)c->nprocs);
     MPI_Aint *dsp = (MPI_Aint *)(cnt + c->nprocs);
     if (!(in->scratch[1] = cnt))

@@ -17,7 +17,6 @@ static void body(MPI_Comm comm, void *arg)
     EPT_OK(MPI_Comm_rank(comm, &r));
     EPT_OK(MPI_Comm_size(comm, &n));
     EPT_CHECK(n == 2, "runs with 2 ranks, not %d", n);
-    EPT_OK(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
     EPT_OK(MPI_Type_vector(NINT, 1, 2, MPI_INT, &every_other));
     EPT_OK(MPI_Type_commit(&every_other));
     /* Rank 0 sends one every_other (its ints at even places) to rank 1,

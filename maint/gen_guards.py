@@ -225,13 +225,13 @@ def array_peers(name, pname):
     return ARRAY_PEERS_BY_CALL.get(base, {}).get(pname) or ARRAY_PEERS[pname]
 
 
-# Counts beyond INT_MAX (see pmpi/entry.h).  The array _c forms of these
-# calls have a hand-written body for them, ep_wide_<base>; the scalar _c
-# forms of every call but the reductions make a type of the count's
-# elements (ep_big_type).  Reductions keep int counts: their fold takes
-# int counts.
-WIDE_ARRAY_BODIES = {"Gatherv", "Scatterv", "Allgatherv", "Alltoallv", "Alltoallw", "Neighbor_allgatherv",
-                     "Neighbor_alltoallv", "Neighbor_alltoallw"}
+# Counts beyond INT_MAX (see pmpi/entry.h).  The _c forms of these calls
+# have a hand-written body for them, ep_wide_<base>: the array forms, and
+# the reductions (MPICH's operations refuse the derived type of the count's
+# elements that the other scalar _c forms make with ep_big_type).
+WIDE_BODIES = {"Gatherv", "Scatterv", "Allgatherv", "Alltoallv", "Alltoallw", "Neighbor_allgatherv",
+               "Neighbor_alltoallv", "Neighbor_alltoallw", "Reduce", "Allreduce", "Scan", "Exscan",
+               "Reduce_scatter_block", "Reduce_scatter"}
 
 
 def call_base(name):
@@ -243,12 +243,11 @@ def call_base(name):
 def big_mode(name, counts, checks):
     """What the _c form name does on endpoints with a count beyond INT_MAX:
     "wide" (its ep_wide_ body), "type" (ep_big_type) or "refuse"."""
-    arrays = any(how != "scalar" for _, how in counts)
-    if any(c[0] == "MPI_File" for c in checks) or re.search(r"reduce|scan", name, re.I):
+    if any(c[0] == "MPI_File" for c in checks):
         return "refuse"
-    if arrays:
-        return "wide" if call_base(name) in WIDE_ARRAY_BODIES else "refuse"
-    return "type"
+    if call_base(name) in WIDE_BODIES:
+        return "wide"
+    return "refuse" if any(how != "scalar" for _, how in counts) else "type"
 
 
 def narrowed(params_c, params_int):
@@ -375,7 +374,7 @@ def generate_guards(api):
         if counts:
             # A large-count form of a call epmpi implements: on endpoints, the
             # int form runs when the counts fit in an int (arrays are copied);
-            # beyond, see WIDE_ARRAY_BODIES.
+            # beyond, see WIDE_BODIES.
             out.append("    if (!(%s))" % " || ".join(check_test(c) for c in checks))
             out.append("        return P%s(%s);" % (name, args))
             comm = next((c[1] for c in checks if c[0] == "MPI_Comm"), "MPI_COMM_NULL")
@@ -423,6 +422,11 @@ def generate_guards(api):
                 for c in scalars:
                     out.append("    ep_big_type_free(&%s_t);" % c)
                 out.append("    return rc;")
+            elif wide_body and not arrays:
+                req = [] if "request" in pnames else ["EP_BLOCKING"]
+                out.append("    if (%s)" % fits)
+                out.append("        return %s;" % call)
+                out.append('    return ep_wide_%s("%s", %s);' % (call_base(name), name, ", ".join(pnames + req)))
             elif not arrays:
                 out.append("    return %s;" % call)
             else:
@@ -621,8 +625,8 @@ def generate_test(api):
         " * hands each return code to ept_guard_expect with the error class and a",
         " * word the message must have: a large-count (_c) form that runs its int",
         " * form on endpoints gets a count beyond INT_MAX instead (in an array of",
-        " * 64 when it has no scalar count): refused by the reductions and the",
-        " * files, a datatype error elsewhere (the datatypes are null). */",
+        " * 64 when it has no scalar count): refused by the files, a datatype",
+        " * error elsewhere (the datatypes are null). */",
         '#include "api_guards.h"',
         "",
         "#include <limits.h>",

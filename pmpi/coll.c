@@ -5,7 +5,11 @@
  * the caller's, which gets the request. */
 #include "coll.h"
 #include "entry.h"
+#include "net.h"
 #include "topo.h"
+
+#include <stdint.h>
+#include <stdlib.h>
 
 #define BLOCKING EP_BLOCKING
 #define coll_go ep_coll_go
@@ -512,6 +516,10 @@ EP_API int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int
 
 /* ---- reduce-scatter and scans ----------------------------------------------------- */
 
+static int wide_reduce_scatter(ep_endpoint_t *ep, const char *call, const void *sendbuf, void *recvbuf,
+                               MPI_Count total, MPI_Count mine_off, MPI_Count mine, MPI_Datatype t, MPI_Op op,
+                               MPI_Comm comm, MPI_Request *req);
+
 /* counts NULL: the _block form with `count` per rank.  The counts describe
  * the caller's own group (on an intercommunicator, how the other group's
  * reduced vector is scattered here). */
@@ -525,6 +533,16 @@ static int reduce_scatter_ep(const char *call, const void *sendbuf, void *recvbu
     if ((rc = check_reduction(ep, call, count, datatype, op)) ||
         (counts && (rc = check_counts_n(ep, call, "receive", counts, counts, ep_local_size(ep)))))
         return rc;
+    /* A whole vector beyond INT_MAX goes in pieces (below). */
+    MPI_Count total = 0, mine_off = 0;
+    for (int r = 0; r < ep_local_size(ep); r++) {
+        if (r == ep_local_rank(ep))
+            mine_off = total;
+        total += counts ? counts[r] : count;
+    }
+    if (total > INT_MAX)
+        return wide_reduce_scatter(ep, call, sendbuf, recvbuf, total, mine_off,
+                                   counts ? counts[ep_local_rank(ep)] : count, datatype, op, comm, req);
     ep_coll_reduce_scatter(&a, ep, sendbuf, recvbuf, count, counts, datatype, op);
     return coll_go(ep, call, &a, req);
 }
@@ -977,4 +995,231 @@ int ep_wide_Neighbor_alltoallw(const char *call, const void *sendbuf, const MPI_
 {
     return wide_nbr_alltoall(call, sendbuf, sendcounts, sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts,
                              rdispls, MPI_DATATYPE_NULL, recvtypes, 1, comm, request);
+}
+
+/* ---- counts beyond INT_MAX: the reductions ----------------------------------
+ * The other calls make a type of a count's elements; MPICH 4.0.2's
+ * predefined operations refuse derived types, so a reduction cannot.  But
+ * every rank of a reduction passes the same count (a reduce-scatter the same
+ * total), so all take this path together: the vector goes in pieces of at
+ * most INT_MAX elements, one int-count call per piece, in the same order on
+ * every rank.  Operations combine element by element, so the pieces give
+ * the result of the whole.  A non-blocking form starts every piece and
+ * returns one request made of theirs (src/request.h). */
+
+typedef enum { WIDE_REDUCE, WIDE_ALLREDUCE, WIDE_SCAN, WIDE_EXSCAN } wide_reduction_t;
+
+/* buf moved on by bytes, unless it is no buffer (NULL, MPI_IN_PLACE). */
+static void *moved(const void *buf, MPI_Aint bytes)
+{
+    if (!buf || buf == MPI_IN_PLACE)
+        return (void *)buf;
+    return (void *)((uintptr_t)buf + (uintptr_t)bytes);
+}
+
+static int reduction_piece(const char *call, wide_reduction_t kind, const void *sbuf, void *rbuf, int n,
+                           MPI_Datatype t, MPI_Op op, int root, MPI_Comm comm, MPI_Request *req)
+{
+    switch (kind) {
+    case WIDE_REDUCE:
+        return reduce_ep(call, sbuf, rbuf, n, t, op, 0, root, comm, req);
+    case WIDE_ALLREDUCE:
+        return reduce_ep(call, sbuf, rbuf, n, t, op, 1, 0, comm, req);
+    default:
+        return scan_ep(call, sbuf, rbuf, n, t, op, comm, kind == WIDE_EXSCAN, req);
+    }
+}
+
+/* The pieces of a reduction of count elements, run to completion
+ * (group NULL) or started as group's parts.  When a piece fails to start
+ * after others did, those go on in a group the engine frees. */
+static int reduction_pieces(const char *call, wide_reduction_t kind, const void *sbuf, void *rbuf, MPI_Count count,
+                            MPI_Datatype t, MPI_Op op, int root, MPI_Comm comm, ep_request_t *group)
+{
+    MPI_Aint ext = ep_coll_extent(t);
+    int rc = MPI_SUCCESS, k = 0;
+    for (MPI_Count off = 0; off < count && !rc; off += INT_MAX, k++) {
+        int n = (int)(count - off < INT_MAX ? count - off : INT_MAX);
+        MPI_Request h = MPI_REQUEST_NULL;
+        rc = reduction_piece(call, kind, moved(sbuf, off * ext), moved(rbuf, off * ext), n, t, op, root, comm,
+                             group ? &h : BLOCKING);
+        if (!rc && group) {
+            group->part[k] = ep_request_get(h);
+            ep_request_drop_handle(group->part[k]);
+        }
+    }
+    if (rc && group && k > 1) {
+        group->nparts = k - 1;
+        group->then = NULL;
+        ep_request_drop_handle(group);
+        atomic_store(&group->state, EP_RS_PENDING);
+        ep_progress_detach(group);
+    } else if (rc && group)
+        ep_request_destroy(group);
+    return rc;
+}
+
+/* The request a non-blocking wide reduction returns: room for the parts of
+ * count elements, or NULL with the error raised in *rc. */
+static ep_request_t *wide_group(ep_endpoint_t *ep, const char *call, MPI_Count count, MPI_Request *req, int *rc)
+{
+    ep_request_t *g;
+    *rc = MPI_SUCCESS;
+    if (!req)
+        *rc = ep_raise(ep, call, MPI_ERR_REQUEST, "the request argument is NULL");
+    else if (!(g = ep_request_new(EP_REQ_COLL, ep, 1)))
+        *rc = ep_raise(ep, call, MPI_ERR_NO_MEM, "out of request handles");
+    else if (ep_request_set_parts(g, (int)((count + INT_MAX - 1) / INT_MAX))) {
+        ep_request_destroy(g);
+        *rc = ep_raise(ep, call, MPI_ERR_NO_MEM, "out of memory for the requests of a reduction");
+    } else
+        return g;
+    return NULL;
+}
+
+static int wide_reduction(const char *call, wide_reduction_t kind, const void *sbuf, void *rbuf, MPI_Count count,
+                          MPI_Datatype t, MPI_Op op, int root, MPI_Comm comm, MPI_Request *req)
+{
+    ep_endpoint_t *ep;
+    ep_request_t *g = NULL;
+    int rc;
+    EP_ENTRY_EP(call, comm, ep);
+    if (count < 0)
+        return ep_raise(ep, call, MPI_ERR_COUNT, "count %lld is negative", (long long)count);
+    if ((rc = check_reduction(ep, call, 0, t, op)))
+        return rc;
+    if (req != BLOCKING && !(g = wide_group(ep, call, count, req, &rc)))
+        return rc;
+    if (!(rc = reduction_pieces(call, kind, sbuf, rbuf, count, t, op, root, comm, g)) && g) {
+        atomic_store(&g->state, EP_RS_PENDING);
+        *req = g->handle;
+    }
+    return rc;
+}
+
+int ep_wide_Reduce(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                   MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
+{
+    return wide_reduction(call, WIDE_REDUCE, sendbuf, recvbuf, count, datatype, op, root, comm, request);
+}
+
+int ep_wide_Allreduce(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return wide_reduction(call, WIDE_ALLREDUCE, sendbuf, recvbuf, count, datatype, op, 0, comm, request);
+}
+
+int ep_wide_Scan(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                 MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return wide_reduction(call, WIDE_SCAN, sendbuf, recvbuf, count, datatype, op, 0, comm, request);
+}
+
+int ep_wide_Exscan(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return wide_reduction(call, WIDE_EXSCAN, sendbuf, recvbuf, count, datatype, op, 0, comm, request);
+}
+
+/* Reduce-scatter, as the engine runs it (src/coll.c): the whole vector is
+ * reduced on every rank, here into a scratch vector, and each rank keeps
+ * its block.  The scratch begins with where the block goes, so that a
+ * non-blocking call's request can copy it once its parts are over. */
+typedef struct kept_block {
+    void *dst;
+    MPI_Count count;
+    char *src;
+} kept_block_t;
+
+/* count elements of t from src to dst, in int-count pieces. */
+static ep_status_t copy_wide(const char *src, void *dst, MPI_Count count, MPI_Datatype t)
+{
+    MPI_Aint ext = ep_coll_extent(t);
+    ep_status_t st = EP_OK;
+    int64_t bytes;
+    for (MPI_Count off = 0; off < count && !st; off += INT_MAX) {
+        int n = (int)(count - off < INT_MAX ? count - off : INT_MAX);
+        st = ep_dt_copy(src + off * ext, n, t, (char *)dst + off * ext, n, t, &bytes);
+    }
+    return st;
+}
+
+static void keep_block(ep_request_t *r)
+{
+    const kept_block_t *k = r->tmp;
+    r->failure = copy_wide(k->src, k->dst, k->count, r->type);
+}
+
+static int wide_reduce_scatter(ep_endpoint_t *ep, const char *call, const void *sendbuf, void *recvbuf,
+                               MPI_Count total, MPI_Count mine_off, MPI_Count mine, MPI_Datatype t, MPI_Op op,
+                               MPI_Comm comm, MPI_Request *req)
+{
+    MPI_Aint lb, ext, tlb, text;
+    ep_request_t *g = NULL;
+    int rc;
+    if ((rc = check_reduction(ep, call, 0, t, op)))
+        return rc;
+    PMPI_Type_get_extent(t, &lb, &ext);
+    PMPI_Type_get_true_extent(t, &tlb, &text);
+    size_t head = (sizeof(kept_block_t) + 63) & ~(size_t)63;
+    kept_block_t *k = malloc(head + (size_t)((total - 1) * ext + text));
+    if (!k)
+        return ep_raise(ep, call, MPI_ERR_NO_MEM, "no memory for the %lld elements of a reduce-scatter",
+                        (long long)total);
+    *k = (kept_block_t){recvbuf, mine, (char *)k + head - tlb + mine_off * ext};
+    char *res = (char *)k + head - tlb;
+    const void *input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    if (req == BLOCKING) {
+        if (!(rc = reduction_pieces(call, WIDE_ALLREDUCE, input, res, total, t, op, 0, comm, NULL))) {
+            ep_status_t st = copy_wide(k->src, recvbuf, mine, t);
+            if (st)
+                rc = ep_raise_status(ep, call, st, NULL);
+        }
+        free(k);
+        return rc;
+    }
+    if (!(g = wide_group(ep, call, total, req, &rc))) {
+        free(k);
+        return rc;
+    }
+    g->tmp = k; /* freed with g */
+    g->type = t;
+    ep_request_hold_type(g);
+    g->then = keep_block;
+    if (!(rc = reduction_pieces(call, WIDE_ALLREDUCE, input, res, total, t, op, 0, comm, g))) {
+        atomic_store(&g->state, EP_RS_PENDING);
+        *req = g->handle;
+    }
+    return rc;
+}
+
+int ep_wide_Reduce_scatter_block(const char *call, const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    ep_endpoint_t *ep;
+    COLL_ENTRY(call, comm, ep, sendbuf);
+    if (recvcount < 0)
+        return ep_raise(ep, call, MPI_ERR_COUNT, "count %lld is negative", (long long)recvcount);
+    return wide_reduce_scatter(ep, call, sendbuf, recvbuf, recvcount * ep_local_size(ep),
+                               recvcount * ep_local_rank(ep), recvcount, datatype, op, comm, request);
+}
+
+int ep_wide_Reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    ep_endpoint_t *ep;
+    MPI_Count total = 0, mine_off = 0;
+    COLL_ENTRY(call, comm, ep, sendbuf);
+    if (!recvcounts)
+        return ep_raise(ep, call, MPI_ERR_ARG, "receive counts are NULL");
+    for (int r = 0; r < ep_local_size(ep); r++) {
+        if (recvcounts[r] < 0)
+            return ep_raise(ep, call, MPI_ERR_COUNT, "receive count %lld for rank %d is negative",
+                            (long long)recvcounts[r], r);
+        if (r == ep_local_rank(ep))
+            mine_off = total;
+        total += recvcounts[r];
+    }
+    return wide_reduce_scatter(ep, call, sendbuf, recvbuf, total, mine_off, recvcounts[ep_local_rank(ep)], datatype,
+                               op, comm, request);
 }

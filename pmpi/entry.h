@@ -211,6 +211,21 @@ int ep_wide_Neighbor_alltoallw(const char *call, const void *sendbuf, const MPI_
                                const MPI_Count recvcounts[], const MPI_Aint rdispls[],
                                const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request);
 
+/* The reductions' bodies for counts beyond INT_MAX, scalar (pmpi/coll.c:
+ * pieces of int counts); the blocking form passes EP_BLOCKING. */
+int ep_wide_Reduce(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                   MPI_Op op, int root, MPI_Comm comm, MPI_Request *request);
+int ep_wide_Allreduce(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Op op, MPI_Comm comm, MPI_Request *request);
+int ep_wide_Scan(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                 MPI_Op op, MPI_Comm comm, MPI_Request *request);
+int ep_wide_Exscan(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm, MPI_Request *request);
+int ep_wide_Reduce_scatter_block(const char *call, const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request);
+int ep_wide_Reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request);
+
 /* Argument checks; each returns MPI_SUCCESS or the raised code. */
 int ep_check_count(ep_endpoint_t *ep, const char *call, int count);
 int ep_check_type(ep_endpoint_t *ep, const char *call, MPI_Datatype t);

@@ -345,9 +345,9 @@ EP_API int(MPI_Allreduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count,
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_count_too_large("MPI_Allreduce_c", comm, count);
-    return MPI_Allreduce(sendbuf, recvbuf, (int)count, datatype, op, comm);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_Allreduce(sendbuf, recvbuf, (int)count, datatype, op, comm);
+    return ep_wide_Allreduce("MPI_Allreduce_c", sendbuf, recvbuf, count, datatype, op, comm, EP_BLOCKING);
 }
 
 EP_API int(MPI_Allreduce_init_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -456,9 +456,9 @@ EP_API int(MPI_Exscan_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MP
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_count_too_large("MPI_Exscan_c", comm, count);
-    return MPI_Exscan(sendbuf, recvbuf, (int)count, datatype, op, comm);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_Exscan(sendbuf, recvbuf, (int)count, datatype, op, comm);
+    return ep_wide_Exscan("MPI_Exscan_c", sendbuf, recvbuf, count, datatype, op, comm, EP_BLOCKING);
 }
 
 EP_API int(MPI_Exscan_init_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -550,9 +550,9 @@ EP_API int(MPI_Iallreduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_count_too_large("MPI_Iallreduce_c", comm, count);
-    return MPI_Iallreduce(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_Iallreduce(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
+    return ep_wide_Allreduce("MPI_Iallreduce_c", sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
 EP_API int(MPI_Ialltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
@@ -626,9 +626,9 @@ EP_API int(MPI_Iexscan_c)(const void *sendbuf, void *recvbuf, MPI_Count count, M
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_count_too_large("MPI_Iexscan_c", comm, count);
-    return MPI_Iexscan(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_Iexscan(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
+    return ep_wide_Exscan("MPI_Iexscan_c", sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
 EP_API int(MPI_Igather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
@@ -749,9 +749,9 @@ EP_API int(MPI_Ireduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count, M
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_count_too_large("MPI_Ireduce_c", comm, count);
-    return MPI_Ireduce(sendbuf, recvbuf, (int)count, datatype, op, root, comm, request);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_Ireduce(sendbuf, recvbuf, (int)count, datatype, op, root, comm, request);
+    return ep_wide_Reduce("MPI_Ireduce_c", sendbuf, recvbuf, count, datatype, op, root, comm, request);
 }
 
 EP_API int(MPI_Ireduce_scatter_c)(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
@@ -760,9 +760,11 @@ EP_API int(MPI_Ireduce_scatter_c)(const void *sendbuf, void *recvbuf, const MPI_
         return PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
     ep_endpoint_t *ep;
     int rc = ep_entry_endpoint("MPI_Ireduce_scatter_c", comm, &ep);
+    int wide = 0;
     int *recvcounts_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Ireduce_scatter_c", recvcounts, ep_entry_peers(ep, EP_GROUP, 0, sendbuf), &recvcounts_i, NULL))))
-        rc = MPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts_i, datatype, op, comm, request);
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Ireduce_scatter_c", recvcounts, ep_entry_peers(ep, EP_GROUP, 0, sendbuf), &recvcounts_i, &wide))))
+        rc = wide ? ep_wide_Reduce_scatter("MPI_Ireduce_scatter_c", sendbuf, recvbuf, recvcounts, datatype, op, comm, request)
+                  : MPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts_i, datatype, op, comm, request);
     free(recvcounts_i);
     return rc;
 }
@@ -771,18 +773,18 @@ EP_API int(MPI_Ireduce_scatter_block_c)(const void *sendbuf, void *recvbuf, MPI_
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
-    if (recvcount > INT_MAX || recvcount < INT_MIN)
-        return ep_count_too_large("MPI_Ireduce_scatter_block_c", comm, recvcount);
-    return MPI_Ireduce_scatter_block(sendbuf, recvbuf, (int)recvcount, datatype, op, comm, request);
+    if (recvcount <= INT_MAX && recvcount >= INT_MIN)
+        return MPI_Ireduce_scatter_block(sendbuf, recvbuf, (int)recvcount, datatype, op, comm, request);
+    return ep_wide_Reduce_scatter_block("MPI_Ireduce_scatter_block_c", sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 }
 
 EP_API int(MPI_Iscan_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_count_too_large("MPI_Iscan_c", comm, count);
-    return MPI_Iscan(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_Iscan(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
+    return ep_wide_Scan("MPI_Iscan_c", sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
 EP_API int(MPI_Iscatter_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
@@ -938,9 +940,9 @@ EP_API int(MPI_Reduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MP
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_count_too_large("MPI_Reduce_c", comm, count);
-    return MPI_Reduce(sendbuf, recvbuf, (int)count, datatype, op, root, comm);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_Reduce(sendbuf, recvbuf, (int)count, datatype, op, root, comm);
+    return ep_wide_Reduce("MPI_Reduce_c", sendbuf, recvbuf, count, datatype, op, root, comm, EP_BLOCKING);
 }
 
 EP_API int(MPI_Reduce_init_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -956,9 +958,11 @@ EP_API int(MPI_Reduce_scatter_c)(const void *sendbuf, void *recvbuf, const MPI_C
         return PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
     ep_endpoint_t *ep;
     int rc = ep_entry_endpoint("MPI_Reduce_scatter_c", comm, &ep);
+    int wide = 0;
     int *recvcounts_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Reduce_scatter_c", recvcounts, ep_entry_peers(ep, EP_GROUP, 0, sendbuf), &recvcounts_i, NULL))))
-        rc = MPI_Reduce_scatter(sendbuf, recvbuf, recvcounts_i, datatype, op, comm);
+    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Reduce_scatter_c", recvcounts, ep_entry_peers(ep, EP_GROUP, 0, sendbuf), &recvcounts_i, &wide))))
+        rc = wide ? ep_wide_Reduce_scatter("MPI_Reduce_scatter_c", sendbuf, recvbuf, recvcounts, datatype, op, comm, EP_BLOCKING)
+                  : MPI_Reduce_scatter(sendbuf, recvbuf, recvcounts_i, datatype, op, comm);
     free(recvcounts_i);
     return rc;
 }
@@ -967,9 +971,9 @@ EP_API int(MPI_Reduce_scatter_block_c)(const void *sendbuf, void *recvbuf, MPI_C
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
-    if (recvcount > INT_MAX || recvcount < INT_MIN)
-        return ep_count_too_large("MPI_Reduce_scatter_block_c", comm, recvcount);
-    return MPI_Reduce_scatter_block(sendbuf, recvbuf, (int)recvcount, datatype, op, comm);
+    if (recvcount <= INT_MAX && recvcount >= INT_MIN)
+        return MPI_Reduce_scatter_block(sendbuf, recvbuf, (int)recvcount, datatype, op, comm);
+    return ep_wide_Reduce_scatter_block("MPI_Reduce_scatter_block_c", sendbuf, recvbuf, recvcount, datatype, op, comm, EP_BLOCKING);
 }
 
 EP_API int(MPI_Reduce_scatter_block_init_c)(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -990,9 +994,9 @@ EP_API int(MPI_Scan_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_
 {
     if (!(ep_entry_comm_is_ep(comm)))
         return PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_count_too_large("MPI_Scan_c", comm, count);
-    return MPI_Scan(sendbuf, recvbuf, (int)count, datatype, op, comm);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_Scan(sendbuf, recvbuf, (int)count, datatype, op, comm);
+    return ep_wide_Scan("MPI_Scan_c", sendbuf, recvbuf, count, datatype, op, comm, EP_BLOCKING);
 }
 
 EP_API int(MPI_Scan_init_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)

@@ -286,7 +286,7 @@ static int isendrecv_start(const char *call, ep_endpoint_t *ep, const void *sbuf
         return ep_raise(ep, call, MPI_ERR_NO_MEM, "out of request handles");
     }
     pair->tmp = copy; /* from here the pair owns all, destroyed with it */
-    if (!(r = pair->part[0] = ep_request_new(EP_REQ_RECV, ep, 0)) ||
+    if (ep_request_set_parts(pair, 2) || !(r = pair->part[0] = ep_request_new(EP_REQ_RECV, ep, 0)) ||
         !(s = pair->part[1] = ep_request_new(EP_REQ_SEND, ep, 0))) {
         ep_request_destroy(pair);
         return ep_raise(ep, call, MPI_ERR_NO_MEM, "out of memory for the requests of a send-receive");

@@ -198,6 +198,16 @@ ep_request_t *ep_request_completed(ep_endpoint_t *ep, const MPI_Status *st)
     return r;
 }
 
+ep_status_t ep_request_set_parts(ep_request_t *r, int n)
+{
+    r->part = n <= 2 ? r->part_room : calloc((size_t)n, sizeof *r->part);
+    if (!r->part)
+        return EP_ERR_NO_MEM;
+    r->part_room[0] = r->part_room[1] = NULL;
+    r->nparts = n;
+    return EP_OK;
+}
+
 void ep_request_drop_handle(ep_request_t *r)
 {
     if (r == &ep_request_sent)
@@ -211,10 +221,11 @@ void ep_request_destroy(ep_request_t *r)
 {
     if (r == &ep_request_sent)
         return;
-    if (r->kind == EP_REQ_PAIR) /* only pairs made by ep_request_new are destroyed */
-        for (int i = 0; i < 2; i++)
-            if (r->part[i])
-                ep_request_destroy(r->part[i]);
+    for (int i = 0; i < r->nparts; i++)
+        if (r->part[i])
+            ep_request_destroy(r->part[i]);
+    if (r->part != r->part_room)
+        free(r->part);
     if (r->tmp)
         free(r->tmp);
     if (r->type_rec)
@@ -297,22 +308,34 @@ void ep_request_poll_net(ep_request_t *const rs[], int n)
     }
 }
 
-/* A pair is over when both its parts are.  Its status is the receive's;
- * its error the send's if that failed, else the receive's (the order
- * MPI_Sendrecv reports them in), with what ep_request_error_code needs to
- * describe it. */
-static int pair_poll(ep_request_t *r)
+/* A request of parts is over when all are.  Its status is its first
+ * part's (a pair's receive); its error the last failed part's (a pair's
+ * send if that failed, else its receive's: the order MPI_Sendrecv reports
+ * them in), with what ep_request_error_code needs to describe it. */
+static int parts_poll(ep_request_t *r)
 {
-    ep_request_t *recv = r->part[0], *send = r->part[1];
-    if (!(ep_request_poll(send) & ep_request_poll(recv)))
+    int over = 1;
+    for (int i = 0; i < r->nparts; i++)
+        over &= ep_request_poll(r->part[i]);
+    if (!over)
         return 0;
-    const ep_request_t *why = send->status.MPI_ERROR != MPI_SUCCESS ? send : recv;
-    r->status = recv->status;
+    const ep_request_t *why = r->part[0];
+    for (int i = r->nparts - 1; i >= 0; i--)
+        if (r->part[i]->status.MPI_ERROR != MPI_SUCCESS) {
+            why = r->part[i];
+            break;
+        }
+    r->status = r->part[0]->status;
     r->status.MPI_ERROR = why->status.MPI_ERROR;
     r->failure = why->failure;
     r->direct = why->direct;
     r->lay = why->lay;
     r->sent_bytes = why->sent_bytes;
+    if (r->then && r->status.MPI_ERROR == MPI_SUCCESS) {
+        r->then(r);
+        if (r->failure)
+            r->status.MPI_ERROR = ep_status_class(r->failure);
+    }
     ep_request_set_done(r);
     return 1;
 }
@@ -326,9 +349,9 @@ int ep_request_abandon(ep_request_t *r)
         ep_recv_cancel(recv);
     if (ep_request_poll(r))
         return 1;
-    int in_net = r->kind == EP_REQ_PAIR
-                     ? ep_request_state(r->part[0]) == EP_RS_NET || ep_request_state(r->part[1]) == EP_RS_NET
-                     : ep_request_state(r) == EP_RS_NET;
+    int in_net = ep_request_state(r) == EP_RS_NET;
+    for (int i = 0; i < r->nparts; i++)
+        in_net |= ep_request_state(r->part[i]) == EP_RS_NET;
     return in_net ? 0 : -1;
 }
 
@@ -337,10 +360,10 @@ int ep_request_poll(ep_request_t *r)
     int st = ep_request_state(r);
     if (st == EP_RS_DONE || st == EP_RS_INACTIVE)
         return 1;
+    if (r->nparts)
+        return parts_poll(r);
     if (r->kind == EP_REQ_COLL)
         return ep_coll_poll(r);
-    if (r->kind == EP_REQ_PAIR)
-        return pair_poll(r);
     if (st == EP_RS_PENDING) {
         /* The other side of a large message between threads may be
          * copying it: take chunks of the copy meanwhile (p2p.h). */

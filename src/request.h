@@ -33,7 +33,7 @@
 #include <stdint.h>
 
 /* EP_REQ_PAIR: a send and a receive that complete as one (MPI_Isendrecv,
- * MPI_Isendrecv_replace): PENDING until both its parts are over (request.c). */
+ * MPI_Isendrecv_replace), two parts of one request (ep_request_set_parts). */
 typedef enum { EP_REQ_SEND, EP_REQ_RECV, EP_REQ_COLL, EP_REQ_PAIR } ep_req_kind_t;
 typedef enum { EP_SEND_STANDARD, EP_SEND_SYNC, EP_SEND_READY, EP_SEND_BUFFERED } ep_send_mode_t;
 typedef enum { EP_RS_INACTIVE, EP_RS_PENDING, EP_RS_NET, EP_RS_DONE } ep_req_state_t;
@@ -101,8 +101,14 @@ typedef struct ep_request {
                                        and receives whose transport failed), or EP_OK */
     unsigned pool_slot;             /* the registry slot its handle had, once retired (0: none) */
     _Atomic int copy_open;          /* job holds a copy its owner may help with (ep_copy_job_t) */
-    struct ep_request *part[2];     /* EP_REQ_PAIR: its receive and its send, which ep_request_destroy
-                                       destroys with it; tmp may hold the send's data (a copy) */
+    /* A request made of others (ep_request_set_parts): an MPI_Isendrecv's receive and send (EP_REQ_PAIR;
+     * tmp may hold the send's data, a copy), or the pieces of a reduction beyond INT_MAX (EP_REQ_COLL,
+     * pmpi/coll.c).  PENDING until every part is over; ep_request_destroy destroys them with it. */
+    int nparts;
+    struct ep_request **part;
+    struct ep_request *part_room[2]; /* part when there are two at most */
+    void (*then)(struct ep_request *r); /* optional: runs once every part is over without error, before
+                                           r completes; may set r->failure */
     void *ucx_req;                  /* NET over UCX: the UCX request on ep's worker (ucx.h) */
     int ucx_posted;                 /* a receive posted in UCX itself (ucx.c): ucx_req is its UCX request
                                        until UCX completes it */
@@ -143,6 +149,8 @@ ep_request_t *ep_request_new(ep_req_kind_t kind, ep_endpoint_t *ep, int with_han
 /* A request on ep complete already, with status st (non-blocking calls
  * that finish before they return: the file calls), or NULL. */
 ep_request_t *ep_request_completed(ep_endpoint_t *ep, const MPI_Status *st);
+/* Gives r room for n parts (r->part[0 .. n-1], NULL until set); EP_ERR_NO_MEM. */
+ep_status_t ep_request_set_parts(ep_request_t *r, int n);
 /* Releases the object (and its handle, if any). */
 void ep_request_destroy(ep_request_t *r);
 /* Invalidates r's handle now (MPI_Request_free while the operation goes on). */

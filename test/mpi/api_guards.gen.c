@@ -4,8 +4,8 @@
  * hands each return code to ept_guard_expect with the error class and a
  * word the message must have: a large-count (_c) form that runs its int
  * form on endpoints gets a count beyond INT_MAX instead (in an array of
- * 64 when it has no scalar count): refused by the reductions and the
- * files, a datatype error elsewhere (the datatypes are null). */
+ * 64 when it has no scalar count): refused by the files, a datatype
+ * error elsewhere (the datatypes are null). */
 #include "api_guards.h"
 
 #include <limits.h>
@@ -116,7 +116,7 @@ int ept_call_guards(MPI_Comm comm, MPI_Group group, MPI_Request request, MPI_Mes
     n++;
     ept_guard_expect(MPI_Allgatherv_init_c(ept_scratch, 0, MPI_DATATYPE_NULL, ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COMM, "MPI_Allgatherv_init_c", "not supported");
     n++;
-    ept_guard_expect(MPI_Allreduce_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, comm), MPI_ERR_COUNT, "MPI_Allreduce_c", "does not fit");
+    ept_guard_expect(MPI_Allreduce_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, comm), MPI_ERR_TYPE, "MPI_Allreduce_c", "datatype");
     n++;
     ept_guard_expect(MPI_Allreduce_init_c(ept_scratch, ept_scratch, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COMM, "MPI_Allreduce_init_c", "not supported");
     n++;
@@ -136,7 +136,7 @@ int ept_call_guards(MPI_Comm comm, MPI_Group group, MPI_Request request, MPI_Mes
     n++;
     ept_guard_expect(MPI_Bcast_init_c(ept_scratch, 0, MPI_DATATYPE_NULL, 0, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COMM, "MPI_Bcast_init_c", "not supported");
     n++;
-    ept_guard_expect(MPI_Exscan_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, comm), MPI_ERR_COUNT, "MPI_Exscan_c", "does not fit");
+    ept_guard_expect(MPI_Exscan_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, comm), MPI_ERR_TYPE, "MPI_Exscan_c", "datatype");
     n++;
     ept_guard_expect(MPI_Exscan_init_c(ept_scratch, ept_scratch, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COMM, "MPI_Exscan_init_c", "not supported");
     n++;
@@ -152,7 +152,7 @@ int ept_call_guards(MPI_Comm comm, MPI_Group group, MPI_Request request, MPI_Mes
     n++;
     ept_guard_expect(MPI_Iallgatherv_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, comm, ept_scratch), MPI_ERR_TYPE, "MPI_Iallgatherv_c", "datatype");
     n++;
-    ept_guard_expect(MPI_Iallreduce_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, comm, ept_scratch), MPI_ERR_COUNT, "MPI_Iallreduce_c", "does not fit");
+    ept_guard_expect(MPI_Iallreduce_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, comm, ept_scratch), MPI_ERR_TYPE, "MPI_Iallreduce_c", "datatype");
     n++;
     ept_guard_expect(MPI_Ialltoall_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, comm, ept_scratch), MPI_ERR_TYPE, "MPI_Ialltoall_c", "datatype");
     n++;
@@ -162,7 +162,7 @@ int ept_call_guards(MPI_Comm comm, MPI_Group group, MPI_Request request, MPI_Mes
     n++;
     ept_guard_expect(MPI_Ibcast_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, 0, comm, ept_scratch), MPI_ERR_TYPE, "MPI_Ibcast_c", "datatype");
     n++;
-    ept_guard_expect(MPI_Iexscan_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, comm, ept_scratch), MPI_ERR_COUNT, "MPI_Iexscan_c", "does not fit");
+    ept_guard_expect(MPI_Iexscan_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, comm, ept_scratch), MPI_ERR_TYPE, "MPI_Iexscan_c", "datatype");
     n++;
     ept_guard_expect(MPI_Igather_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, 0, comm, ept_scratch), MPI_ERR_TYPE, "MPI_Igather_c", "datatype");
     n++;
@@ -178,13 +178,13 @@ int ept_call_guards(MPI_Comm comm, MPI_Group group, MPI_Request request, MPI_Mes
     n++;
     ept_guard_expect(MPI_Ineighbor_alltoallw_c(ept_scratch, ept_big_counts, ept_scratch, ept_scratch, ept_scratch, ept_scratch, ept_scratch, ept_scratch, comm, ept_scratch), MPI_ERR_TOPOLOGY, "MPI_Ineighbor_alltoallw", "topology");
     n++;
-    ept_guard_expect(MPI_Ireduce_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, comm, ept_scratch), MPI_ERR_COUNT, "MPI_Ireduce_c", "does not fit");
+    ept_guard_expect(MPI_Ireduce_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, comm, ept_scratch), MPI_ERR_TYPE, "MPI_Ireduce_c", "datatype");
     n++;
-    ept_guard_expect(MPI_Ireduce_scatter_c(ept_scratch, ept_scratch, ept_big_counts, MPI_DATATYPE_NULL, MPI_OP_NULL, comm, ept_scratch), MPI_ERR_COUNT, "MPI_Ireduce_scatter_c", "does not fit");
+    ept_guard_expect(MPI_Ireduce_scatter_c(ept_scratch, ept_scratch, ept_big_counts, MPI_DATATYPE_NULL, MPI_OP_NULL, comm, ept_scratch), MPI_ERR_TYPE, "MPI_Ireduce_scatter_c", "datatype");
     n++;
-    ept_guard_expect(MPI_Ireduce_scatter_block_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, comm, ept_scratch), MPI_ERR_COUNT, "MPI_Ireduce_scatter_block_c", "does not fit");
+    ept_guard_expect(MPI_Ireduce_scatter_block_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, comm, ept_scratch), MPI_ERR_TYPE, "MPI_Ireduce_scatter_block_c", "datatype");
     n++;
-    ept_guard_expect(MPI_Iscan_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, comm, ept_scratch), MPI_ERR_COUNT, "MPI_Iscan_c", "does not fit");
+    ept_guard_expect(MPI_Iscan_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, comm, ept_scratch), MPI_ERR_TYPE, "MPI_Iscan_c", "datatype");
     n++;
     ept_guard_expect(MPI_Iscatter_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, 0, comm, ept_scratch), MPI_ERR_TYPE, "MPI_Iscatter_c", "datatype");
     n++;
@@ -210,19 +210,19 @@ int ept_call_guards(MPI_Comm comm, MPI_Group group, MPI_Request request, MPI_Mes
     n++;
     ept_guard_expect(MPI_Neighbor_alltoallw_init_c(ept_scratch, ept_scratch, ept_scratch, ept_scratch, ept_scratch, ept_scratch, ept_scratch, ept_scratch, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COMM, "MPI_Neighbor_alltoallw_init_c", "not supported");
     n++;
-    ept_guard_expect(MPI_Reduce_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, comm), MPI_ERR_COUNT, "MPI_Reduce_c", "does not fit");
+    ept_guard_expect(MPI_Reduce_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, comm), MPI_ERR_TYPE, "MPI_Reduce_c", "datatype");
     n++;
     ept_guard_expect(MPI_Reduce_init_c(ept_scratch, ept_scratch, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COMM, "MPI_Reduce_init_c", "not supported");
     n++;
-    ept_guard_expect(MPI_Reduce_scatter_c(ept_scratch, ept_scratch, ept_big_counts, MPI_DATATYPE_NULL, MPI_OP_NULL, comm), MPI_ERR_COUNT, "MPI_Reduce_scatter_c", "does not fit");
+    ept_guard_expect(MPI_Reduce_scatter_c(ept_scratch, ept_scratch, ept_big_counts, MPI_DATATYPE_NULL, MPI_OP_NULL, comm), MPI_ERR_TYPE, "MPI_Reduce_scatter_c", "datatype");
     n++;
-    ept_guard_expect(MPI_Reduce_scatter_block_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, comm), MPI_ERR_COUNT, "MPI_Reduce_scatter_block_c", "does not fit");
+    ept_guard_expect(MPI_Reduce_scatter_block_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, comm), MPI_ERR_TYPE, "MPI_Reduce_scatter_block_c", "datatype");
     n++;
     ept_guard_expect(MPI_Reduce_scatter_block_init_c(ept_scratch, ept_scratch, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COMM, "MPI_Reduce_scatter_block_init_c", "not supported");
     n++;
     ept_guard_expect(MPI_Reduce_scatter_init_c(ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, MPI_OP_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COMM, "MPI_Reduce_scatter_init_c", "not supported");
     n++;
-    ept_guard_expect(MPI_Scan_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, comm), MPI_ERR_COUNT, "MPI_Scan_c", "does not fit");
+    ept_guard_expect(MPI_Scan_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, comm), MPI_ERR_TYPE, "MPI_Scan_c", "datatype");
     n++;
     ept_guard_expect(MPI_Scan_init_c(ept_scratch, ept_scratch, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COMM, "MPI_Scan_init_c", "not supported");
     n++;

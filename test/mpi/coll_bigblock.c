@@ -5,8 +5,6 @@
  * test skips (77) on a machine of less than 12 GB. */
 #include "eptest.h"
 
-#include <sys/sysinfo.h>
-
 #define NINT ((1 << 29) + 1) /* ints in the block: 2 GiB + 4 bytes */
 
 static void body(MPI_Comm comm, void *arg)
@@ -43,11 +41,9 @@ static void body(MPI_Comm comm, void *arg)
 
 int main(int argc, char **argv)
 {
-    struct sysinfo si;
     int provided;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    if (sysinfo(&si) == 0 && (double)si.totalram * si.mem_unit < 12e9) {
-        fprintf(stderr, "skip: needs 12 GB of memory\n");
+    if (ept_skip_huge(12)) {
         MPI_Finalize();
         return 77;
     }

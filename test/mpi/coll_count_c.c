@@ -11,9 +11,9 @@
  * displacements beyond INT_MAX from a base address moved back as far (the
  * same bytes move), which the int forms cannot express: on endpoints this
  * takes the path for counts beyond INT_MAX, whose blocks become derived
- * types (coll_huge_c moves more than 2 GiB).  Reductions keep int counts
- * on endpoints: a count beyond INT_MAX in Reduce_scatter_c is
- * MPI_ERR_COUNT. */
+ * types (count_huge_c moves more than 2 GiB).  A count beyond INT_MAX in
+ * Reduce_scatter_c takes the reductions' path in pieces, which checks the
+ * datatype first: a null one is MPI_ERR_TYPE naming the call. */
 #include "eptest.h"
 
 #include <limits.h>
@@ -171,17 +171,17 @@ static void round_(MPI_Comm comm)
     EPT_OK(MPI_Comm_free(&ring));
 
     if (!ept_classic && !far) {
-        PHASE("Reduce_scatter_c: a count beyond INT_MAX");
+        PHASE("Reduce_scatter_c: a count beyond INT_MAX, a null datatype");
         MPI_Comm c;
         int cls = -1, len = 0;
         char msg[MPI_MAX_ERROR_STRING] = "";
         EPT_OK(MPI_Comm_dup(comm, &c));
         EPT_OK(MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN));
         cnt[n - 1] = (MPI_Count)INT_MAX + 1;
-        int rc_ = MPI_Reduce_scatter_c(sb, rb, cnt, MPI_INT, MPI_SUM, c);
+        int rc_ = MPI_Reduce_scatter_c(sb, rb, cnt, MPI_DATATYPE_NULL, MPI_SUM, c);
         MPI_Error_class(rc_, &cls);
         MPI_Error_string(rc_, msg, &len);
-        EPT_CHECK(cls == MPI_ERR_COUNT && strstr(msg, "MPI_Reduce_scatter_c"),
+        EPT_CHECK(cls == MPI_ERR_TYPE && strstr(msg, "MPI_Reduce_scatter_c"),
                   "Reduce_scatter_c with a count beyond INT_MAX: class %d, '%s'", cls, msg);
         EPT_OK(MPI_Comm_free(&c));
     }

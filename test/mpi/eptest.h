@@ -9,6 +9,7 @@
 #include <mpi.h>
 #include <omp.h>
 #include <sys/mman.h>
+#include <sys/sysinfo.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -34,6 +35,25 @@
     } while (0)
 
 #define EPT_OK(call) EPT_CHECK((call) == MPI_SUCCESS, "%s failed", #call)
+
+/* The tests that move more than 2 GiB: 1 (after saying why) when they
+ * should skip, on a machine of less than gb GB of memory, or under
+ * EPMPI_TEST_HUGE=0 (CI's run from the release tarball, after the tree's
+ * run has covered them). */
+static inline int ept_skip_huge(double gb)
+{
+    struct sysinfo si;
+    const char *huge = getenv("EPMPI_TEST_HUGE");
+    if (huge && !strcmp(huge, "0")) {
+        fprintf(stderr, "skip: EPMPI_TEST_HUGE=0\n");
+        return 1;
+    }
+    if (sysinfo(&si) == 0 && (double)si.totalram * si.mem_unit < gb * 1e9) {
+        fprintf(stderr, "skip: needs %.0f GB of memory\n", gb);
+        return 1;
+    }
+    return 0;
+}
 
 /* Endpoints per process in world mode (EPMPI_ENDPOINTS), 0 when off. */
 static inline int ept_world_endpoints(void)

@@ -3,8 +3,9 @@
  * MPI_Bcast_c and MPI_Allreduce_c run like their int forms; MPI_Bsend_c
  * takes its space from a buffer attached with MPI_Buffer_attach_c (and
  * MPI_Buffer_detach_c gives it back); a reduction's count beyond INT_MAX
- * is MPI_ERR_COUNT naming the call (reductions keep int counts on
- * endpoints; the other calls take such counts: count_huge_c). */
+ * with a null datatype is MPI_ERR_TYPE naming the call, which checks its
+ * arguments before it cuts the vector in pieces (count_huge_c moves such
+ * counts). */
 #include "eptest.h"
 
 #include <limits.h>
@@ -53,11 +54,11 @@ static void body(MPI_Comm comm, void *arg)
     EPT_CHECK(sum == n * (n - 1) / 2, "MPI_Allreduce_c gave %d", sum);
 
     EPT_OK(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
-    int rc = MPI_Allreduce_c(&r, &sum, (MPI_Count)INT_MAX + 1, MPI_INT, MPI_SUM, comm), cls = -1, len;
+    int rc = MPI_Allreduce_c(&r, &sum, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_SUM, comm), cls = -1, len;
     char msg[MPI_MAX_ERROR_STRING];
     MPI_Error_class(rc, &cls);
     MPI_Error_string(rc, msg, &len);
-    EPT_CHECK(cls == MPI_ERR_COUNT && strstr(msg, "MPI_Allreduce_c"), "a count beyond INT_MAX: class %d, '%s'", cls,
+    EPT_CHECK(cls == MPI_ERR_TYPE && strstr(msg, "MPI_Allreduce_c"), "a count beyond INT_MAX: class %d, '%s'", cls,
               msg);
 }
 

@@ -13,7 +13,6 @@
 #include "eptest.h"
 
 #include <limits.h>
-#include <sys/sysinfo.h>
 
 #define N 537000000L /* 2.148e9 bytes of int: over 2 GiB */
 #define SHORT (N - (1L << 20))
@@ -66,9 +65,7 @@ int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     ept_require_world();
-    struct sysinfo si;
-    if (sysinfo(&si) == 0 && (double)si.totalram * si.mem_unit < 20e9) {
-        fprintf(stderr, "skip: needs 20 GB of memory\n");
+    if (ept_skip_huge(20)) {
         MPI_Finalize();
         return 77;
     }

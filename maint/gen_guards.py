@@ -242,12 +242,16 @@ def call_base(name):
 
 def big_mode(name, counts, checks):
     """What the _c form name does on endpoints with a count beyond INT_MAX:
-    "wide" (its ep_wide_ body), "type" (ep_big_type) or "refuse"."""
+    "wide" (its ep_wide_ body), "type" (ep_big_type) or, on endpoint files,
+    "refuse"."""
     if any(c[0] == "MPI_File" for c in checks):
         return "refuse"
     if call_base(name) in WIDE_BODIES:
         return "wide"
-    return "refuse" if any(how != "scalar" for _, how in counts) else "type"
+    if any(how != "scalar" for _, how in counts):
+        sys.exit("gen_guards: %s takes count arrays: write ep_wide_%s (pmpi/coll.c) for counts beyond INT_MAX "
+                 "and list it in WIDE_BODIES" % (name, call_base(name)))
+    return "type"
 
 
 def narrowed(params_c, params_int):
@@ -385,13 +389,10 @@ def generate_guards(api):
             mode = big_mode(name, counts, checks)
             wide_body, big_types = mode == "wide", mode == "type"
             fits = " && ".join("%s <= INT_MAX && %s >= INT_MIN" % (c, c) for c in scalars)
-            if not wide_body and not big_types:
+            if mode == "refuse":  # raised on the file's error handler
                 for c in scalars:
                     out.append("    if (%s > INT_MAX || %s < INT_MIN)" % (c, c))
-                    if fh:  # raised on the file's error handler
-                        out.append('        return ep_file_count_too_large("%s", %s, %s);' % (name, fh, c))
-                    else:
-                        out.append('        return ep_count_too_large("%s", %s, %s);' % (name, comm, c))
+                    out.append('        return ep_file_count_too_large("%s", %s, %s);' % (name, fh, c))
             call = "%s(%s)" % (name[:-2], ", ".join("(int)" + p[1] if (p[1], "scalar") in counts
                                                    else p[1] + "_i" if any(p[1] == a for a, _ in arrays)
                                                    else p[1] for p in params))
@@ -434,20 +435,15 @@ def generate_guards(api):
                 sbuf = "sendbuf" if "sendbuf" in pnames else "NULL"
                 out.append("    ep_endpoint_t *ep;")
                 out.append('    int rc = ep_entry_endpoint("%s", %s, &ep);' % (name, comm))
-                if wide_body:
-                    out.append("    int wide = %s;" % ("!(%s)" % fits if scalars else "0"))
+                out.append("    int wide = %s;" % ("!(%s)" % fits if scalars else "0"))
                 out.append("    int %s;" % ", ".join("*%s_i = NULL" % a for a, _ in arrays))
-                tests = ['(rc = ep_narrow_%s(ep, "%s", %s, ep_entry_peers(ep, %s, %s, %s), &%s_i, %s))'
-                         % (how, name, a, array_peers(name, a), root, sbuf, a, "&wide" if wide_body else "NULL")
-                         for a, how in arrays]
+                tests = ['(rc = ep_narrow_%s(ep, "%s", %s, ep_entry_peers(ep, %s, %s, %s), &%s_i, &wide))'
+                         % (how, name, a, array_peers(name, a), root, sbuf, a) for a, how in arrays]
                 out.append("    if (!rc && !(%s))" % " || ".join(tests))
-                if wide_body:
-                    req = [] if "request" in pnames else ["EP_BLOCKING"]
-                    out.append('        rc = wide ? ep_wide_%s("%s", %s)' % (call_base(name), name,
-                                                                          ", ".join(pnames + req)))
-                    out.append("                  : %s;" % call)
-                else:
-                    out.append("        rc = %s;" % call)
+                req = [] if "request" in pnames else ["EP_BLOCKING"]
+                out.append('        rc = wide ? ep_wide_%s("%s", %s)' % (call_base(name), name,
+                                                                      ", ".join(pnames + req)))
+                out.append("                  : %s;" % call)
                 for a, _ in arrays:
                     out.append("    free(%s_i);" % a)
                 out.append("    return rc;")

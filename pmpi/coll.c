@@ -1030,32 +1030,41 @@ static int reduction_piece(const char *call, wide_reduction_t kind, const void *
     }
 }
 
-/* The pieces of a reduction of count elements, run to completion
- * (group NULL) or started as group's parts.  When a piece fails to start
- * after others did, those go on in a group the engine frees. */
+/* The pieces of a reduction of count elements: run to completion (group
+ * NULL), or started as group's parts, after which group is pending and
+ * *req its handle.  When a piece fails to start after others did, those go
+ * on in the group, which the engine frees. */
 static int reduction_pieces(const char *call, wide_reduction_t kind, const void *sbuf, void *rbuf, MPI_Count count,
-                            MPI_Datatype t, MPI_Op op, int root, MPI_Comm comm, ep_request_t *group)
+                            MPI_Datatype t, MPI_Op op, int root, MPI_Comm comm, ep_request_t *group,
+                            MPI_Request *req)
 {
     MPI_Aint ext = ep_coll_extent(t);
-    int rc = MPI_SUCCESS, k = 0;
-    for (MPI_Count off = 0; off < count && !rc; off += INT_MAX, k++) {
+    int rc = MPI_SUCCESS, started = 0;
+    for (MPI_Count off = 0; off < count && !rc; off += INT_MAX) {
         int n = (int)(count - off < INT_MAX ? count - off : INT_MAX);
         MPI_Request h = MPI_REQUEST_NULL;
         rc = reduction_piece(call, kind, moved(sbuf, off * ext), moved(rbuf, off * ext), n, t, op, root, comm,
                              group ? &h : BLOCKING);
         if (!rc && group) {
-            group->part[k] = ep_request_get(h);
-            ep_request_drop_handle(group->part[k]);
+            group->part[started++] = ep_request_get(h);
+            ep_request_drop_handle(group->part[started - 1]);
         }
     }
-    if (rc && group && k > 1) {
-        group->nparts = k - 1;
-        group->then = NULL;
-        ep_request_drop_handle(group);
-        atomic_store(&group->state, EP_RS_PENDING);
-        ep_progress_detach(group);
-    } else if (rc && group)
+    if (!group)
+        return rc;
+    if (rc && !started) {
         ep_request_destroy(group);
+        return rc;
+    }
+    atomic_store(&group->state, EP_RS_PENDING);
+    if (!rc) {
+        *req = group->handle;
+        return rc;
+    }
+    group->nparts = started;
+    group->then = NULL;
+    ep_request_drop_handle(group);
+    ep_progress_detach(group);
     return rc;
 }
 
@@ -1090,11 +1099,7 @@ static int wide_reduction(const char *call, wide_reduction_t kind, const void *s
         return rc;
     if (req != BLOCKING && !(g = wide_group(ep, call, count, req, &rc)))
         return rc;
-    if (!(rc = reduction_pieces(call, kind, sbuf, rbuf, count, t, op, root, comm, g)) && g) {
-        atomic_store(&g->state, EP_RS_PENDING);
-        *req = g->handle;
-    }
-    return rc;
+    return reduction_pieces(call, kind, sbuf, rbuf, count, t, op, root, comm, g, req);
 }
 
 int ep_wide_Reduce(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
@@ -1170,7 +1175,7 @@ static int wide_reduce_scatter(ep_endpoint_t *ep, const char *call, const void *
     char *res = (char *)k + head - tlb;
     const void *input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     if (req == BLOCKING) {
-        if (!(rc = reduction_pieces(call, WIDE_ALLREDUCE, input, res, total, t, op, 0, comm, NULL))) {
+        if (!(rc = reduction_pieces(call, WIDE_ALLREDUCE, input, res, total, t, op, 0, comm, NULL, NULL))) {
             ep_status_t st = copy_wide(k->src, recvbuf, mine, t);
             if (st)
                 rc = ep_raise_status(ep, call, st, NULL);
@@ -1186,11 +1191,7 @@ static int wide_reduce_scatter(ep_endpoint_t *ep, const char *call, const void *
     g->type = t;
     ep_request_hold_type(g);
     g->then = keep_block;
-    if (!(rc = reduction_pieces(call, WIDE_ALLREDUCE, input, res, total, t, op, 0, comm, g))) {
-        atomic_store(&g->state, EP_RS_PENDING);
-        *req = g->handle;
-    }
-    return rc;
+    return reduction_pieces(call, WIDE_ALLREDUCE, input, res, total, t, op, 0, comm, g, req);
 }
 
 int ep_wide_Reduce_scatter_block(const char *call, const void *sendbuf, void *recvbuf, MPI_Count recvcount,

@@ -102,17 +102,6 @@ int ep_unsupported(const char *call, const char *what, int cls)
     return ep_raise(NULL, call, cls, "not supported on endpoint %s", what);
 }
 
-int ep_count_too_large(const char *call, MPI_Comm comm, MPI_Count count)
-{
-    ep_endpoint_t *ep = NULL;
-    int rc;
-    if (ep_entry_comm_is_ep(comm) && (rc = ep_entry_endpoint(call, comm, &ep)))
-        return rc;
-    return ep_raise(ep, call, MPI_ERR_COUNT,
-                    "count %lld does not fit in an int: reductions on endpoint communicators take int counts",
-                    (long long)count);
-}
-
 int ep_entry_peers(ep_endpoint_t *ep, ep_peers_t kind, int root, const void *sendbuf)
 {
     const ep_topo_t *t = ep->topo;
@@ -136,11 +125,10 @@ int ep_entry_peers(ep_endpoint_t *ep, ep_peers_t kind, int root, const void *sen
 static long long count_at(const void *v, int i) { return ((const MPI_Count *)v)[i]; }
 static long long aint_at(const void *v, int i) { return ((const MPI_Aint *)v)[i]; }
 
-/* n values (at(v, i)) as ints: MPI_ERR_COUNT for counts, MPI_ERR_ARG for
- * displacements that do not fit, or *wide set when the caller has a form
- * for them. */
+/* n values (at(v, i)) as ints, or *wide set when one does not fit (the
+ * caller then takes its form for such values). */
 static int narrow(ep_endpoint_t *ep, const char *call, const void *v, int n, long long (*at)(const void *, int),
-                  const char *what, int cls, int **out, int *wide)
+                  const char *what, int **out, int *wide)
 {
     *out = NULL;
     if (!v)
@@ -150,15 +138,8 @@ static int narrow(ep_endpoint_t *ep, const char *call, const void *v, int n, lon
     for (int i = 0; i < n; i++) {
         long long x = at(v, i);
         if (x > INT_MAX || x < INT_MIN) {
-            if (wide) {
-                *wide = 1;
-                return MPI_SUCCESS;
-            }
-            return ep_raise(ep, call, cls,
-                            "%s %lld (entry %d) does not fit in an int: reductions on endpoint communicators "
-                            "take int counts",
-                            what,
-                            x, i);
+            *wide = 1;
+            return MPI_SUCCESS;
         }
         (*out)[i] = (int)x;
     }
@@ -167,12 +148,12 @@ static int narrow(ep_endpoint_t *ep, const char *call, const void *v, int n, lon
 
 int ep_narrow_counts(ep_endpoint_t *ep, const char *call, const MPI_Count *v, int n, int **out, int *wide)
 {
-    return narrow(ep, call, v, n, count_at, "count", MPI_ERR_COUNT, out, wide);
+    return narrow(ep, call, v, n, count_at, "count", out, wide);
 }
 
 int ep_narrow_displs(ep_endpoint_t *ep, const char *call, const MPI_Aint *v, int n, int **out, int *wide)
 {
-    return narrow(ep, call, v, n, aint_at, "displacement", MPI_ERR_ARG, out, wide);
+    return narrow(ep, call, v, n, aint_at, "displacement", out, wide);
 }
 
 /* A committed type for count elements of t at byte displacement disp. */

@@ -116,18 +116,16 @@ static inline void ep_status_give(MPI_Status *st, const MPI_Status *from)
     }
 }
 
-/* "not supported on endpoint <what>" for a handle of a function that does
- * not take endpoints (yet). */
-int ep_unsupported(const char *call, const char *what, int cls);
 /* A send of count elements could not start (status st): for want of
  * attached buffer space, the message says how many elements. */
 int ep_raise_start(ep_endpoint_t *ep, const char *call, ep_status_t st, int count);
-/* A large-count call on endpoints whose count does not fit in an int
- * (raised on comm's handler when it is an endpoint communicator). */
-int ep_count_too_large(const char *call, MPI_Comm comm, MPI_Count count);
+/* "not supported on endpoint <what>" for a handle of a function that does
+ * not take endpoints (yet). */
+int ep_unsupported(const char *call, const char *what, int cls);
 /* The same for an endpoint communicator argument, raised on its handler. */
 int ep_unsupported_comm(const char *call, MPI_Comm comm);
-/* The same for a large-count file call (file.c), raised on the file's handler. */
+/* A large-count file call (file.c) whose count does not fit in an int,
+ * raised on the file's handler. */
 int ep_file_count_too_large(const char *call, MPI_File fh, MPI_Count count);
 
 /* The large-count (_c) forms with count arrays run their int form on
@@ -143,9 +141,8 @@ typedef enum {
 } ep_peers_t;
 int ep_entry_peers(ep_endpoint_t *ep, ep_peers_t kind, int root, const void *sendbuf);
 /* *out: an int copy of n counts / displacements (NULL for NULL; the
- * caller frees it).  When one does not fit: *wide set to 1 and no error
- * when wide is given (the call has a form for such counts, below), else an
- * MPI_ERR_COUNT / MPI_ERR_ARG error raised on ep. */
+ * caller frees it), or *wide set to 1 when one does not fit: the call then
+ * takes its body for such counts (ep_wide_<call>, below). */
 int ep_narrow_counts(ep_endpoint_t *ep, const char *call, const MPI_Count *v, int n, int **out, int *wide);
 int ep_narrow_displs(ep_endpoint_t *ep, const char *call, const MPI_Aint *v, int n, int **out, int *wide);
 

@@ -242,10 +242,8 @@ def call_base(name):
 
 def big_mode(name, counts, checks):
     """What the _c form name does on endpoints with a count beyond INT_MAX:
-    "wide" (its ep_wide_ body), "type" (ep_big_type) or, on endpoint files,
-    "refuse"."""
-    if any(c[0] == "MPI_File" for c in checks):
-        return "refuse"
+    "wide" (its ep_wide_ body) or "type" (ep_big_type, ep_file_big_type
+    for files)."""
     if call_base(name) in WIDE_BODIES:
         return "wide"
     if any(how != "scalar" for _, how in counts):
@@ -389,10 +387,6 @@ def generate_guards(api):
             mode = big_mode(name, counts, checks)
             wide_body, big_types = mode == "wide", mode == "type"
             fits = " && ".join("%s <= INT_MAX && %s >= INT_MIN" % (c, c) for c in scalars)
-            if mode == "refuse":  # raised on the file's error handler
-                for c in scalars:
-                    out.append("    if (%s > INT_MAX || %s < INT_MIN)" % (c, c))
-                    out.append('        return ep_file_count_too_large("%s", %s, %s);' % (name, fh, c))
             call = "%s(%s)" % (name[:-2], ", ".join("(int)" + p[1] if (p[1], "scalar") in counts
                                                    else p[1] + "_i" if any(p[1] == a for a, _ in arrays)
                                                    else p[1] for p in params))
@@ -414,8 +408,12 @@ def generate_guards(api):
                     conv[params[i + 1][1]] = ("EP_BIG_TYPE(%s, %s_t)" % (params[i + 1][1], c), None)
                 out.append("    MPI_Datatype %s;" % ", ".join("%s_t = MPI_DATATYPE_NULL" % c for c in scalars))
                 out.append("    int rc = MPI_SUCCESS;")
-                tests = ['(rc = ep_big_type("%s", %s, %s, %s, %s, &%s_t))'
-                         % (name, comm, conv[c][1], c, params[pnames.index(c) + 1][1], c) for c in scalars]
+                if fh:  # errors on the file's handler
+                    tests = ['(rc = ep_file_big_type("%s", %s, %s, %s, &%s_t))'
+                             % (name, fh, c, params[pnames.index(c) + 1][1], c) for c in scalars]
+                else:
+                    tests = ['(rc = ep_big_type("%s", %s, %s, %s, %s, &%s_t))'
+                             % (name, comm, conv[c][1], c, params[pnames.index(c) + 1][1], c) for c in scalars]
                 out.append("    (void)(%s);" % " || ".join(tests))
                 out.append("    if (!rc)")
                 out.append("        rc = %s(%s);" % (name[:-2], ", ".join(conv[p][0] if p in conv else p
@@ -621,8 +619,8 @@ def generate_test(api):
         " * hands each return code to ept_guard_expect with the error class and a",
         " * word the message must have: a large-count (_c) form that runs its int",
         " * form on endpoints gets a count beyond INT_MAX instead (in an array of",
-        " * 64 when it has no scalar count): refused by the files, a datatype",
-        " * error elsewhere (the datatypes are null). */",
+        " * 64 when it has no scalar count): a datatype error, since the",
+        " * datatypes are null. */",
         '#include "api_guards.h"',
         "",
         "#include <limits.h>",
@@ -656,8 +654,6 @@ def generate_test(api):
             cases = [(c, BY_VALUE[c[0]][1], "not supported", name) for c in checks]
         elif not scalars and "eighbor" in name:
             cases = [(checks[0], "MPI_ERR_TOPOLOGY", "topology", name[:-2])]
-        elif big_mode(name, counts, checks) == "refuse":
-            cases = [(checks[0], "MPI_ERR_COUNT", "does not fit", name)]
         elif big_mode(name, counts, checks) == "wide" and "eighbor" in name:
             cases = [(checks[0], "MPI_ERR_TOPOLOGY", "topology", name)]
         else:  # a type is made of the count's elements: they are MPI_DATATYPE_NULL

@@ -124,9 +124,6 @@ int ep_raise_start(ep_endpoint_t *ep, const char *call, ep_status_t st, int coun
 int ep_unsupported(const char *call, const char *what, int cls);
 /* The same for an endpoint communicator argument, raised on its handler. */
 int ep_unsupported_comm(const char *call, MPI_Comm comm);
-/* A large-count file call (file.c) whose count does not fit in an int,
- * raised on the file's handler. */
-int ep_file_count_too_large(const char *call, MPI_File fh, MPI_Count count);
 
 /* The large-count (_c) forms with count arrays run their int form on
  * endpoints (generated in guards.gen.c): the arrays are copied to ints.
@@ -159,6 +156,8 @@ int ep_narrow_displs(ep_endpoint_t *ep, const char *call, const MPI_Aint *v, int
 int ep_big_type(const char *call, MPI_Comm comm, const void *buf, MPI_Count count, MPI_Datatype t,
                 MPI_Datatype *big);
 void ep_big_type_free(MPI_Datatype *big);
+/* The same for a file call (file.c), errors on the file's handler. */
+int ep_file_big_type(const char *call, MPI_File fh, MPI_Count count, MPI_Datatype t, MPI_Datatype *big);
 /* In the generated _c forms: the int count to pass, and its type. */
 #define EP_BIG_COUNT(count, big) ((big) != MPI_DATATYPE_NULL ? 1 : (int)(count))
 #define EP_BIG_TYPE(type, big) ((big) != MPI_DATATYPE_NULL ? (big) : (type))

@@ -281,10 +281,24 @@ EP_API int MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Co
     return rc ? file_status(f, call, EP_ERR_IO, rc) : MPI_SUCCESS;
 }
 
-int ep_file_count_too_large(const char *call, MPI_File fh, MPI_Count count)
+int ep_file_big_type(const char *call, MPI_File fh, MPI_Count count, MPI_Datatype t, MPI_Datatype *big)
 {
-    return file_raise(ep_file_get(fh), call, MPI_ERR_COUNT,
-                      "count %lld does not fit in an int, the largest count on endpoint files", (long long)count);
+    ep_file_t *f;
+    int rc;
+    *big = MPI_DATATYPE_NULL;
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_SUCCESS;
+    if ((rc = file_get(call, fh, &f)) || (rc = check_type(f, call, t)))
+        return rc;
+    if (count < 0)
+        return file_raise(f, call, MPI_ERR_COUNT, "count %lld is negative", (long long)count);
+    if (PMPI_Type_contiguous_c(count, t, big) != MPI_SUCCESS)
+        return file_raise(f, call, MPI_ERR_INTERN, "cannot make a datatype of %lld elements", (long long)count);
+    if (PMPI_Type_commit(big) != MPI_SUCCESS) {
+        PMPI_Type_free(big);
+        return file_raise(f, call, MPI_ERR_INTERN, "cannot commit a datatype of %lld elements", (long long)count);
+    }
+    return MPI_SUCCESS;
 }
 
 /* The collective settings: every rank of the file calls them. */

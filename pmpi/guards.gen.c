@@ -1531,252 +1531,420 @@ EP_API int(MPI_File_read_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatyp
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_read_c(fh, buf, count, datatype, status);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_file_count_too_large("MPI_File_read_c", fh, count);
-    return MPI_File_read(fh, buf, (int)count, datatype, status);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_File_read(fh, buf, (int)count, datatype, status);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_file_big_type("MPI_File_read_c", fh, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_File_read(fh, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), status);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_File_read_all_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_read_all_c(fh, buf, count, datatype, status);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_file_count_too_large("MPI_File_read_all_c", fh, count);
-    return MPI_File_read_all(fh, buf, (int)count, datatype, status);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_File_read_all(fh, buf, (int)count, datatype, status);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_file_big_type("MPI_File_read_all_c", fh, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_File_read_all(fh, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), status);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_File_read_all_begin_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_read_all_begin_c(fh, buf, count, datatype);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_file_count_too_large("MPI_File_read_all_begin_c", fh, count);
-    return MPI_File_read_all_begin(fh, buf, (int)count, datatype);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_File_read_all_begin(fh, buf, (int)count, datatype);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_file_big_type("MPI_File_read_all_begin_c", fh, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_File_read_all_begin(fh, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t));
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_File_read_at_c)(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_read_at_c(fh, offset, buf, count, datatype, status);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_file_count_too_large("MPI_File_read_at_c", fh, count);
-    return MPI_File_read_at(fh, offset, buf, (int)count, datatype, status);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_File_read_at(fh, offset, buf, (int)count, datatype, status);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_file_big_type("MPI_File_read_at_c", fh, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_File_read_at(fh, offset, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), status);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_File_read_at_all_c)(MPI_File fh, MPI_Offset offset, void * buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_read_at_all_c(fh, offset, buf, count, datatype, status);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_file_count_too_large("MPI_File_read_at_all_c", fh, count);
-    return MPI_File_read_at_all(fh, offset, buf, (int)count, datatype, status);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_File_read_at_all(fh, offset, buf, (int)count, datatype, status);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_file_big_type("MPI_File_read_at_all_c", fh, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_File_read_at_all(fh, offset, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), status);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_File_read_at_all_begin_c)(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_read_at_all_begin_c(fh, offset, buf, count, datatype);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_file_count_too_large("MPI_File_read_at_all_begin_c", fh, count);
-    return MPI_File_read_at_all_begin(fh, offset, buf, (int)count, datatype);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_File_read_at_all_begin(fh, offset, buf, (int)count, datatype);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_file_big_type("MPI_File_read_at_all_begin_c", fh, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_File_read_at_all_begin(fh, offset, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t));
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_File_read_ordered_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_read_ordered_c(fh, buf, count, datatype, status);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_file_count_too_large("MPI_File_read_ordered_c", fh, count);
-    return MPI_File_read_ordered(fh, buf, (int)count, datatype, status);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_File_read_ordered(fh, buf, (int)count, datatype, status);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_file_big_type("MPI_File_read_ordered_c", fh, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_File_read_ordered(fh, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), status);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_File_read_ordered_begin_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_read_ordered_begin_c(fh, buf, count, datatype);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_file_count_too_large("MPI_File_read_ordered_begin_c", fh, count);
-    return MPI_File_read_ordered_begin(fh, buf, (int)count, datatype);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_File_read_ordered_begin(fh, buf, (int)count, datatype);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_file_big_type("MPI_File_read_ordered_begin_c", fh, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_File_read_ordered_begin(fh, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t));
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_File_read_shared_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_read_shared_c(fh, buf, count, datatype, status);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_file_count_too_large("MPI_File_read_shared_c", fh, count);
-    return MPI_File_read_shared(fh, buf, (int)count, datatype, status);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_File_read_shared(fh, buf, (int)count, datatype, status);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_file_big_type("MPI_File_read_shared_c", fh, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_File_read_shared(fh, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), status);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_File_write_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_write_c(fh, buf, count, datatype, status);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_file_count_too_large("MPI_File_write_c", fh, count);
-    return MPI_File_write(fh, buf, (int)count, datatype, status);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_File_write(fh, buf, (int)count, datatype, status);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_file_big_type("MPI_File_write_c", fh, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_File_write(fh, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), status);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_File_write_all_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_write_all_c(fh, buf, count, datatype, status);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_file_count_too_large("MPI_File_write_all_c", fh, count);
-    return MPI_File_write_all(fh, buf, (int)count, datatype, status);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_File_write_all(fh, buf, (int)count, datatype, status);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_file_big_type("MPI_File_write_all_c", fh, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_File_write_all(fh, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), status);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_File_write_all_begin_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_write_all_begin_c(fh, buf, count, datatype);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_file_count_too_large("MPI_File_write_all_begin_c", fh, count);
-    return MPI_File_write_all_begin(fh, buf, (int)count, datatype);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_File_write_all_begin(fh, buf, (int)count, datatype);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_file_big_type("MPI_File_write_all_begin_c", fh, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_File_write_all_begin(fh, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t));
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_File_write_at_c)(MPI_File fh, MPI_Offset offset, const void * buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_write_at_c(fh, offset, buf, count, datatype, status);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_file_count_too_large("MPI_File_write_at_c", fh, count);
-    return MPI_File_write_at(fh, offset, buf, (int)count, datatype, status);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_File_write_at(fh, offset, buf, (int)count, datatype, status);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_file_big_type("MPI_File_write_at_c", fh, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_File_write_at(fh, offset, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), status);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_File_write_at_all_c)(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_write_at_all_c(fh, offset, buf, count, datatype, status);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_file_count_too_large("MPI_File_write_at_all_c", fh, count);
-    return MPI_File_write_at_all(fh, offset, buf, (int)count, datatype, status);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_File_write_at_all(fh, offset, buf, (int)count, datatype, status);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_file_big_type("MPI_File_write_at_all_c", fh, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_File_write_at_all(fh, offset, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), status);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_File_write_at_all_begin_c)(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_write_at_all_begin_c(fh, offset, buf, count, datatype);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_file_count_too_large("MPI_File_write_at_all_begin_c", fh, count);
-    return MPI_File_write_at_all_begin(fh, offset, buf, (int)count, datatype);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_File_write_at_all_begin(fh, offset, buf, (int)count, datatype);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_file_big_type("MPI_File_write_at_all_begin_c", fh, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_File_write_at_all_begin(fh, offset, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t));
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_File_write_ordered_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_write_ordered_c(fh, buf, count, datatype, status);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_file_count_too_large("MPI_File_write_ordered_c", fh, count);
-    return MPI_File_write_ordered(fh, buf, (int)count, datatype, status);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_File_write_ordered(fh, buf, (int)count, datatype, status);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_file_big_type("MPI_File_write_ordered_c", fh, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_File_write_ordered(fh, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), status);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_File_write_ordered_begin_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_write_ordered_begin_c(fh, buf, count, datatype);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_file_count_too_large("MPI_File_write_ordered_begin_c", fh, count);
-    return MPI_File_write_ordered_begin(fh, buf, (int)count, datatype);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_File_write_ordered_begin(fh, buf, (int)count, datatype);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_file_big_type("MPI_File_write_ordered_begin_c", fh, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_File_write_ordered_begin(fh, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t));
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_File_write_shared_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_write_shared_c(fh, buf, count, datatype, status);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_file_count_too_large("MPI_File_write_shared_c", fh, count);
-    return MPI_File_write_shared(fh, buf, (int)count, datatype, status);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_File_write_shared(fh, buf, (int)count, datatype, status);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_file_big_type("MPI_File_write_shared_c", fh, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_File_write_shared(fh, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), status);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_File_iread_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_iread_c(fh, buf, count, datatype, request);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_file_count_too_large("MPI_File_iread_c", fh, count);
-    return MPI_File_iread(fh, buf, (int)count, datatype, request);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_File_iread(fh, buf, (int)count, datatype, request);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_file_big_type("MPI_File_iread_c", fh, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_File_iread(fh, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), request);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_File_iread_all_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_iread_all_c(fh, buf, count, datatype, request);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_file_count_too_large("MPI_File_iread_all_c", fh, count);
-    return MPI_File_iread_all(fh, buf, (int)count, datatype, request);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_File_iread_all(fh, buf, (int)count, datatype, request);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_file_big_type("MPI_File_iread_all_c", fh, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_File_iread_all(fh, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), request);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_File_iread_at_c)(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_iread_at_c(fh, offset, buf, count, datatype, request);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_file_count_too_large("MPI_File_iread_at_c", fh, count);
-    return MPI_File_iread_at(fh, offset, buf, (int)count, datatype, request);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_File_iread_at(fh, offset, buf, (int)count, datatype, request);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_file_big_type("MPI_File_iread_at_c", fh, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_File_iread_at(fh, offset, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), request);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_File_iread_at_all_c)(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_iread_at_all_c(fh, offset, buf, count, datatype, request);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_file_count_too_large("MPI_File_iread_at_all_c", fh, count);
-    return MPI_File_iread_at_all(fh, offset, buf, (int)count, datatype, request);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_File_iread_at_all(fh, offset, buf, (int)count, datatype, request);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_file_big_type("MPI_File_iread_at_all_c", fh, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_File_iread_at_all(fh, offset, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), request);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_File_iread_shared_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_iread_shared_c(fh, buf, count, datatype, request);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_file_count_too_large("MPI_File_iread_shared_c", fh, count);
-    return MPI_File_iread_shared(fh, buf, (int)count, datatype, request);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_File_iread_shared(fh, buf, (int)count, datatype, request);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_file_big_type("MPI_File_iread_shared_c", fh, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_File_iread_shared(fh, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), request);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_File_iwrite_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_iwrite_c(fh, buf, count, datatype, request);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_file_count_too_large("MPI_File_iwrite_c", fh, count);
-    return MPI_File_iwrite(fh, buf, (int)count, datatype, request);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_File_iwrite(fh, buf, (int)count, datatype, request);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_file_big_type("MPI_File_iwrite_c", fh, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_File_iwrite(fh, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), request);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_File_iwrite_all_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_iwrite_all_c(fh, buf, count, datatype, request);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_file_count_too_large("MPI_File_iwrite_all_c", fh, count);
-    return MPI_File_iwrite_all(fh, buf, (int)count, datatype, request);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_File_iwrite_all(fh, buf, (int)count, datatype, request);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_file_big_type("MPI_File_iwrite_all_c", fh, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_File_iwrite_all(fh, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), request);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_File_iwrite_at_c)(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_iwrite_at_c(fh, offset, buf, count, datatype, request);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_file_count_too_large("MPI_File_iwrite_at_c", fh, count);
-    return MPI_File_iwrite_at(fh, offset, buf, (int)count, datatype, request);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_File_iwrite_at(fh, offset, buf, (int)count, datatype, request);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_file_big_type("MPI_File_iwrite_at_c", fh, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_File_iwrite_at(fh, offset, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), request);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_File_iwrite_at_all_c)(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_iwrite_at_all_c(fh, offset, buf, count, datatype, request);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_file_count_too_large("MPI_File_iwrite_at_all_c", fh, count);
-    return MPI_File_iwrite_at_all(fh, offset, buf, (int)count, datatype, request);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_File_iwrite_at_all(fh, offset, buf, (int)count, datatype, request);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_file_big_type("MPI_File_iwrite_at_all_c", fh, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_File_iwrite_at_all(fh, offset, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), request);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 EP_API int(MPI_File_iwrite_shared_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_iwrite_shared_c(fh, buf, count, datatype, request);
-    if (count > INT_MAX || count < INT_MIN)
-        return ep_file_count_too_large("MPI_File_iwrite_shared_c", fh, count);
-    return MPI_File_iwrite_shared(fh, buf, (int)count, datatype, request);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_File_iwrite_shared(fh, buf, (int)count, datatype, request);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = ep_file_big_type("MPI_File_iwrite_shared_c", fh, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_File_iwrite_shared(fh, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), request);
+    ep_big_type_free(&count_t);
+    return rc;
 }
 
 /* 165 entry points. */

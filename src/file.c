@@ -485,29 +485,40 @@ static ep_status_t view_pieces(const ep_file_view_t *v, int64_t b, int64_t bytes
 typedef struct part {
     ep_file_t *f;
     pieces_t ps;
-    char *data;     /* the packed data (writes: to write; reads: to unpack) */
+    char *data;     /* the data: the caller's buffer, or a packed copy of it */
     int64_t bytes;  /* asked */
     int64_t got;    /* moved (reads: the prefix that was in the file) */
     int read;
 } part_t;
 
-/* Reads or writes the pieces of one endpoint, one ROMIO call each. */
+/* ROMIO's large-count calls (MPICH 4.0) still assert count <= INT_MAX:
+ * byte counts to ROMIO stay within this, larger data goes in steps or as
+ * one element of a type of its bytes. */
+#define EP_FILE_ROMIO_STEP ((int64_t)1 << 30)
+
+/* Reads or writes the pieces of one endpoint, one ROMIO call per piece
+ * (per step of a larger one). */
 static ep_status_t independent(ep_file_t *f, part_t *pt)
 {
     MPI_File fh = f->proc->fh;
     pt->got = 0;
     for (int i = 0; i < pt->ps.n; i++) {
         piece_t *q = &pt->ps.p[i];
-        MPI_Status st;
-        MPI_Count n = 0;
-        int rc = pt->read ? PMPI_File_read_at_c(fh, q->off, pt->data + q->pos, q->len, MPI_BYTE, &st)
-                          : PMPI_File_write_at_c(fh, q->off, pt->data + q->pos, q->len, MPI_BYTE, &st);
-        if (rc != MPI_SUCCESS)
-            return romio(rc, &f->romio_code);
-        PMPI_Get_count_c(&st, MPI_BYTE, &n);
-        pt->got += n;
-        if (n < q->len) /* the end of the file */
-            break;
+        for (int64_t done = 0; done < q->len;) {
+            int64_t len = q->len - done < EP_FILE_ROMIO_STEP ? q->len - done : EP_FILE_ROMIO_STEP;
+            char *at = pt->data + q->pos + done;
+            MPI_Status st;
+            MPI_Count n = 0;
+            int rc = pt->read ? PMPI_File_read_at_c(fh, q->off + done, at, len, MPI_BYTE, &st)
+                              : PMPI_File_write_at_c(fh, q->off + done, at, len, MPI_BYTE, &st);
+            if (rc != MPI_SUCCESS)
+                return romio(rc, &f->romio_code);
+            PMPI_Get_count_c(&st, MPI_BYTE, &n);
+            pt->got += n;
+            done += n;
+            if (n < len) /* the end of the file */
+                return EP_OK;
+        }
     }
     return EP_OK;
 }
@@ -595,17 +606,25 @@ static ep_status_t collective_lead(ep_comm_t *c, void *const *all, void *arg)
             }
     /* Every process makes the same three ROMIO calls, whatever failed
      * here, so that none is left waiting. */
-    MPI_Datatype ft = MPI_BYTE;
+    MPI_Datatype ft = MPI_BYTE, mt = MPI_BYTE;
     if (!rc && nb > 0 && (PMPI_Type_create_hindexed(nb, bl, bd, MPI_BYTE, &ft) || PMPI_Type_commit(&ft)))
         rc = EP_ERR_INTERN;
     MPI_Count n = 0, want = rc || nb == 0 ? 0 : total;
+    if (want > EP_FILE_ROMIO_STEP) { /* one element of a type of its bytes */
+        if (PMPI_Type_contiguous_c(want, MPI_BYTE, &mt) || PMPI_Type_commit(&mt))
+            rc = EP_ERR_INTERN, want = 0;
+        else
+            want = 1;
+    }
     MPI_Status st;
     int r1 = PMPI_File_set_view(p->fh, 0, MPI_BYTE, ft, "native", MPI_INFO_NULL);
-    int r2 = read ? PMPI_File_read_at_all_c(p->fh, 0, stage, want, MPI_BYTE, &st)
-                  : PMPI_File_write_at_all_c(p->fh, 0, stage, want, MPI_BYTE, &st);
+    int r2 = read ? PMPI_File_read_at_all_c(p->fh, 0, stage, want, mt, &st)
+                  : PMPI_File_write_at_all_c(p->fh, 0, stage, want, mt, &st);
     int r3 = PMPI_File_set_view(p->fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
     if (ft != MPI_BYTE)
         PMPI_Type_free(&ft);
+    if (mt != MPI_BYTE)
+        PMPI_Type_free(&mt);
     code = r1 ? r1 : r2 ? r2 : r3;
     if (!rc && code)
         rc = EP_ERR_IO;
@@ -691,10 +710,14 @@ ep_status_t ep_file_access(ep_file_t *f, int how, MPI_Offset offset, void *buf, 
         rc = EP_ERR_ARG;
         pt.bytes = 0;
     }
-    if (!rc && pt.bytes && !(pt.data = malloc((size_t)pt.bytes)))
+    /* Contiguous data moves in place; other data through a packed copy. */
+    char *packed = NULL;
+    if (!rc && pt.bytes && l.contig)
+        pt.data = (char *)buf + l.offset;
+    else if (!rc && pt.bytes && !(pt.data = packed = malloc((size_t)pt.bytes)))
         rc = EP_ERR_NO_MEM, pt.bytes = 0;
-    if (!rc && !pt.read && pt.bytes)
-        rc = ep_dt_pack(buf, count, type, &l, pt.data);
+    if (!rc && !pt.read && packed)
+        rc = ep_dt_pack(buf, count, type, &l, packed);
     if (!rc && pt.bytes)
         rc = view_pieces(&f->view, at * f->view.esize, pt.bytes, &pt.ps);
     if (rc)
@@ -705,13 +728,13 @@ ep_status_t ep_file_access(ep_file_t *f, int how, MPI_Offset offset, void *buf, 
     } else if (!rc) {
         rc = independent(f, &pt);
     }
-    if (!rc && pt.read && pt.got)
-        rc = ep_dt_unpack(pt.data, pt.got, buf, count, type, &l);
+    if (!rc && pt.read && pt.got && packed)
+        rc = ep_dt_unpack(packed, pt.got, buf, count, type, &l);
     if (!rc && (how & EP_FILE_WHERE) == EP_FILE_INDIVIDUAL)
         f->pos = at + pt.got / f->view.esize;
     if (st)
         ep_status_set(st, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, rc ? 0 : pt.got, 0);
-    free(pt.data);
+    free(packed);
     free(pt.ps.p);
     return rc;
 }

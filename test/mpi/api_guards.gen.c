@@ -4,8 +4,8 @@
  * hands each return code to ept_guard_expect with the error class and a
  * word the message must have: a large-count (_c) form that runs its int
  * form on endpoints gets a count beyond INT_MAX instead (in an array of
- * 64 when it has no scalar count): refused by the files, a datatype
- * error elsewhere (the datatypes are null). */
+ * 64 when it has no scalar count): a datatype error, since the
+ * datatypes are null. */
 #include "api_guards.h"
 
 #include <limits.h>
@@ -300,61 +300,61 @@ int ept_call_guards(MPI_Comm comm, MPI_Group group, MPI_Request request, MPI_Mes
     n++;
     ept_guard_expect(MPI_Win_shared_query_c(win, 0, ept_scratch, ept_scratch, ept_scratch), MPI_ERR_WIN, "MPI_Win_shared_query_c", "not supported");
     n++;
-    ept_guard_expect(MPI_File_read_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_read_c", "does not fit");
+    ept_guard_expect(MPI_File_read_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_File_read_c", "datatype");
     n++;
-    ept_guard_expect(MPI_File_read_all_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_read_all_c", "does not fit");
+    ept_guard_expect(MPI_File_read_all_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_File_read_all_c", "datatype");
     n++;
-    ept_guard_expect(MPI_File_read_all_begin_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL), MPI_ERR_COUNT, "MPI_File_read_all_begin_c", "does not fit");
+    ept_guard_expect(MPI_File_read_all_begin_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL), MPI_ERR_TYPE, "MPI_File_read_all_begin_c", "datatype");
     n++;
-    ept_guard_expect(MPI_File_read_at_c(file, 0, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_read_at_c", "does not fit");
+    ept_guard_expect(MPI_File_read_at_c(file, 0, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_File_read_at_c", "datatype");
     n++;
-    ept_guard_expect(MPI_File_read_at_all_c(file, 0, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_read_at_all_c", "does not fit");
+    ept_guard_expect(MPI_File_read_at_all_c(file, 0, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_File_read_at_all_c", "datatype");
     n++;
-    ept_guard_expect(MPI_File_read_at_all_begin_c(file, 0, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL), MPI_ERR_COUNT, "MPI_File_read_at_all_begin_c", "does not fit");
+    ept_guard_expect(MPI_File_read_at_all_begin_c(file, 0, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL), MPI_ERR_TYPE, "MPI_File_read_at_all_begin_c", "datatype");
     n++;
-    ept_guard_expect(MPI_File_read_ordered_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_read_ordered_c", "does not fit");
+    ept_guard_expect(MPI_File_read_ordered_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_File_read_ordered_c", "datatype");
     n++;
-    ept_guard_expect(MPI_File_read_ordered_begin_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL), MPI_ERR_COUNT, "MPI_File_read_ordered_begin_c", "does not fit");
+    ept_guard_expect(MPI_File_read_ordered_begin_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL), MPI_ERR_TYPE, "MPI_File_read_ordered_begin_c", "datatype");
     n++;
-    ept_guard_expect(MPI_File_read_shared_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_read_shared_c", "does not fit");
+    ept_guard_expect(MPI_File_read_shared_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_File_read_shared_c", "datatype");
     n++;
-    ept_guard_expect(MPI_File_write_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_write_c", "does not fit");
+    ept_guard_expect(MPI_File_write_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_File_write_c", "datatype");
     n++;
-    ept_guard_expect(MPI_File_write_all_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_write_all_c", "does not fit");
+    ept_guard_expect(MPI_File_write_all_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_File_write_all_c", "datatype");
     n++;
-    ept_guard_expect(MPI_File_write_all_begin_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL), MPI_ERR_COUNT, "MPI_File_write_all_begin_c", "does not fit");
+    ept_guard_expect(MPI_File_write_all_begin_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL), MPI_ERR_TYPE, "MPI_File_write_all_begin_c", "datatype");
     n++;
-    ept_guard_expect(MPI_File_write_at_c(file, 0, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_write_at_c", "does not fit");
+    ept_guard_expect(MPI_File_write_at_c(file, 0, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_File_write_at_c", "datatype");
     n++;
-    ept_guard_expect(MPI_File_write_at_all_c(file, 0, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_write_at_all_c", "does not fit");
+    ept_guard_expect(MPI_File_write_at_all_c(file, 0, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_File_write_at_all_c", "datatype");
     n++;
-    ept_guard_expect(MPI_File_write_at_all_begin_c(file, 0, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL), MPI_ERR_COUNT, "MPI_File_write_at_all_begin_c", "does not fit");
+    ept_guard_expect(MPI_File_write_at_all_begin_c(file, 0, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL), MPI_ERR_TYPE, "MPI_File_write_at_all_begin_c", "datatype");
     n++;
-    ept_guard_expect(MPI_File_write_ordered_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_write_ordered_c", "does not fit");
+    ept_guard_expect(MPI_File_write_ordered_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_File_write_ordered_c", "datatype");
     n++;
-    ept_guard_expect(MPI_File_write_ordered_begin_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL), MPI_ERR_COUNT, "MPI_File_write_ordered_begin_c", "does not fit");
+    ept_guard_expect(MPI_File_write_ordered_begin_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL), MPI_ERR_TYPE, "MPI_File_write_ordered_begin_c", "datatype");
     n++;
-    ept_guard_expect(MPI_File_write_shared_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_write_shared_c", "does not fit");
+    ept_guard_expect(MPI_File_write_shared_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_File_write_shared_c", "datatype");
     n++;
-    ept_guard_expect(MPI_File_iread_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_iread_c", "does not fit");
+    ept_guard_expect(MPI_File_iread_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_File_iread_c", "datatype");
     n++;
-    ept_guard_expect(MPI_File_iread_all_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_iread_all_c", "does not fit");
+    ept_guard_expect(MPI_File_iread_all_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_File_iread_all_c", "datatype");
     n++;
-    ept_guard_expect(MPI_File_iread_at_c(file, 0, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_iread_at_c", "does not fit");
+    ept_guard_expect(MPI_File_iread_at_c(file, 0, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_File_iread_at_c", "datatype");
     n++;
-    ept_guard_expect(MPI_File_iread_at_all_c(file, 0, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_iread_at_all_c", "does not fit");
+    ept_guard_expect(MPI_File_iread_at_all_c(file, 0, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_File_iread_at_all_c", "datatype");
     n++;
-    ept_guard_expect(MPI_File_iread_shared_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_iread_shared_c", "does not fit");
+    ept_guard_expect(MPI_File_iread_shared_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_File_iread_shared_c", "datatype");
     n++;
-    ept_guard_expect(MPI_File_iwrite_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_iwrite_c", "does not fit");
+    ept_guard_expect(MPI_File_iwrite_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_File_iwrite_c", "datatype");
     n++;
-    ept_guard_expect(MPI_File_iwrite_all_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_iwrite_all_c", "does not fit");
+    ept_guard_expect(MPI_File_iwrite_all_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_File_iwrite_all_c", "datatype");
     n++;
-    ept_guard_expect(MPI_File_iwrite_at_c(file, 0, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_iwrite_at_c", "does not fit");
+    ept_guard_expect(MPI_File_iwrite_at_c(file, 0, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_File_iwrite_at_c", "datatype");
     n++;
-    ept_guard_expect(MPI_File_iwrite_at_all_c(file, 0, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_iwrite_at_all_c", "does not fit");
+    ept_guard_expect(MPI_File_iwrite_at_all_c(file, 0, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_File_iwrite_at_all_c", "datatype");
     n++;
-    ept_guard_expect(MPI_File_iwrite_shared_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_File_iwrite_shared_c", "does not fit");
+    ept_guard_expect(MPI_File_iwrite_shared_c(file, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_File_iwrite_shared_c", "datatype");
     n++;
     (void)comm_v, (void)group_v, (void)request_v, (void)message_v, (void)win_v, (void)file_v;
     return n;

@@ -15,7 +15,11 @@
  *   reductions MPI_Ireduce_scatter_c with a block beyond INT_MAX (1x2),
  *              MPI_Ireduce_scatter with blocks that fit in an int but not
  *              their sum (2:1,1), MPI_Reduce_c at root 1 and MPI_Exscan_c
- *              (1x2), of NB elements in place (pieces of int counts).
+ *              (1x2), of NB elements in place (pieces of int counts);
+ *   file       MPI_File_write_at_all_c of NB bytes from rank 0, read back
+ *              by rank 1 with MPI_File_read_at_c (1x2; ROMIO's own _c
+ *              calls stop at INT_MAX, epmpi's file engine goes round that),
+ *              a read past the end of the file (the count it reports).
  * The job needs about 14 GB of memory; the test skips (77) with less than
  * 20 GB or under EPMPI_TEST_HUGE=0 (ept_skip_huge), and under
  * EPMPI_TRANSPORT=mpi: the collectives do not depend on the transport, and
@@ -177,6 +181,43 @@ static void body(MPI_Comm comm, void *arg)
         EPT_OK(MPI_Exscan_c(MPI_IN_PLACE, b, NB, MPI_UINT8_T, MPI_SUM, comm));
         EPT_CHECK(r == 0 || sum_bad(b, 0, NB, 30, 1) == 0, "exscan: %lld bad bytes",
                   (long long)sum_bad(b, 0, NB, 30, 1));
+
+        PHASE("file");
+        /* Rank 0 writes NB bytes at 0 and rank 1 STRIDE bytes after them,
+         * collectively; rank 1 reads rank 0's block back independently,
+         * rank 0 reads NB bytes from 10 before its end: 10 + STRIDE come. */
+        char path[64];
+        int id = (int)getpid();
+        MPI_File fh;
+        EPT_OK(MPI_Bcast(&id, 1, MPI_INT, 0, comm));
+        snprintf(path, sizeof path, "/tmp/epmpi_count_huge_c_%d", id);
+        EPT_OK(MPI_File_open(comm, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
+                             MPI_INFO_NULL, &fh));
+        MPI_Count wn = r == 0 ? NB : STRIDE;
+        if (r == 1)
+            memset(b, 0, (size_t)wn);
+        mark(b, wn, 40 + r);
+        EPT_OK(MPI_File_write_at_all_c(fh, r == 0 ? 0 : NB, b, wn, MPI_BYTE, &st));
+        MPI_Get_count_c(&st, MPI_BYTE, &cnt);
+        EPT_CHECK(cnt == wn, "file: wrote %lld bytes of %lld", (long long)cnt, (long long)wn);
+        EPT_OK(MPI_File_sync(fh));
+        EPT_OK(MPI_Barrier(comm));
+        EPT_OK(MPI_File_sync(fh));
+        memset(b, 0, (size_t)NB);
+        EPT_OK(MPI_File_read_at_c(fh, r == 0 ? NB - 10 : 0, b, NB, MPI_BYTE, &st));
+        MPI_Get_count_c(&st, MPI_BYTE, &cnt);
+        if (r == 1) {
+            EPT_CHECK(cnt == NB && bad(b, NB, 40) == 0, "file: read %lld bytes, %lld bad", (long long)cnt,
+                      (long long)bad(b, NB, 40));
+        } else {
+            MPI_Count k = (b[8] != bpat(NB - 2, 40)) + (b[9] != bpat(NB - 1, 40));
+            for (MPI_Count i = 0; i < STRIDE; i += 1024)
+                k += b[10 + i] != (i % STRIDE ? 0 : bpat(i, 41));
+            k += b[10 + STRIDE - 1] != bpat(STRIDE - 1, 41);
+            EPT_CHECK(cnt == 10 + STRIDE && k == 0, "file: read %lld bytes of the last %d, %lld bad",
+                      (long long)cnt, 10 + STRIDE, (long long)k);
+        }
+        EPT_OK(MPI_File_close(&fh));
     }
     free(b);
 }

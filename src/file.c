@@ -526,17 +526,24 @@ static ep_status_t independent(ep_file_t *f, part_t *pt)
 /* A union segment of the process's collective access. */
 typedef struct seg {
     MPI_Offset off;
-    int64_t len, stage; /* its place in the staging buffer */
+    int64_t len, stage; /* its place in the data, in file order */
 } seg_t;
 
-static int cmp_piece_ref(const void *a, const void *b)
+/* A piece of one local part, and where its bytes are. */
+typedef struct ref {
+    const piece_t *q;
+    char *data;
+} ref_t;
+
+static int cmp_ref(const void *a, const void *b)
 {
-    const piece_t *x = *(piece_t *const *)a, *y = *(piece_t *const *)b;
+    const piece_t *x = ((const ref_t *)a)->q, *y = ((const ref_t *)b)->q;
     return (x->off > y->off) - (x->off < y->off);
 }
 
-/* Where piece q lies in the staging buffer: in the union segment that
- * holds its first byte. */
+/* Where piece q's bytes come in the data of the access taken in file order
+ * (the staging buffer, when there is one): after the union segments
+ * before the one that holds its first byte. */
 static int64_t stage_of(const seg_t *s, int ns, const piece_t *q)
 {
     int lo = 0, hi = ns - 1;
@@ -550,29 +557,57 @@ static int64_t stage_of(const seg_t *s, int ns, const piece_t *q)
     return s[lo].stage + (q->off - s[lo].off);
 }
 
-/* Run by local index 0 for a collective access: the union of every local
- * part's pieces, staged in one buffer and moved with one ROMIO collective
- * call over a view of those pieces. */
+/* *t: the bytes of n blocks (at[i], len[i]), in blocks of at most INT_MAX
+ * bytes for MPI_Type_create_hindexed. */
+static ep_status_t bytes_type(int n, const MPI_Aint *at, const int64_t *len, MPI_Datatype *t)
+{
+    int nb = 0;
+    for (int i = 0; i < n; i++)
+        nb += (int)((len[i] + INT32_MAX - 1) / INT32_MAX);
+    int *bl = malloc(sizeof *bl * (size_t)(nb + 1));
+    MPI_Aint *bd = malloc(sizeof *bd * (size_t)(nb + 1));
+    ep_status_t rc = bl && bd ? EP_OK : EP_ERR_NO_MEM;
+    for (int i = 0, b = 0; i < n && !rc; i++)
+        for (int64_t o = 0; o < len[i]; o += INT32_MAX, b++) {
+            bd[b] = at[i] + (MPI_Aint)o;
+            bl[b] = (int)(len[i] - o < INT32_MAX ? len[i] - o : INT32_MAX);
+        }
+    if (!rc && PMPI_Type_create_hindexed(nb, bl, bd, MPI_BYTE, t) != MPI_SUCCESS)
+        rc = EP_ERR_INTERN;
+    else if (!rc && PMPI_Type_commit(t) != MPI_SUCCESS)
+        PMPI_Type_free(t), rc = EP_ERR_INTERN;
+    free(bl), free(bd);
+    return rc;
+}
+
+/* Run by local index 0 for a collective access: one ROMIO collective call
+ * over a view of the union of every local part's pieces.  Pieces that do
+ * not overlap go between ROMIO and their parts' data through a memory
+ * type of their addresses; overlapping ones (reads of the same bytes, say)
+ * through one staged copy of the union. */
 static ep_status_t collective_lead(ep_comm_t *c, void *const *all, void *arg)
 {
     ep_file_proc_t *p = arg;
     part_t *const *parts = (part_t *const *)all;
-    int read = parts[0]->read, np = 0, ns = 0, code = MPI_SUCCESS;
+    int read = parts[0]->read, np = 0, ns = 0, overlap = 0, code = MPI_SUCCESS;
     for (int j = 0; j < c->nlocal; j++)
         np += parts[j]->ps.n;
-    const piece_t **refs = malloc(sizeof *refs * (size_t)(np + 1));
+    ref_t *refs = malloc(sizeof *refs * (size_t)(np + 1));
     seg_t *seg = malloc(sizeof *seg * (size_t)(np + 1));
-    ep_status_t rc = refs && seg ? EP_OK : EP_ERR_NO_MEM;
+    MPI_Aint *at = malloc(sizeof *at * (size_t)(np + 1));
+    int64_t *len = malloc(sizeof *len * (size_t)(np + 1));
+    ep_status_t rc = refs && seg && at && len ? EP_OK : EP_ERR_NO_MEM;
     for (int j = 0, k = 0; j < c->nlocal && !rc; j++)
         for (int i = 0; i < parts[j]->ps.n; i++)
-            refs[k++] = &parts[j]->ps.p[i];
+            refs[k++] = (ref_t){&parts[j]->ps.p[i], parts[j]->data + parts[j]->ps.p[i].pos};
     if (!rc)
-        qsort(refs, (size_t)np, sizeof *refs, cmp_piece_ref);
+        qsort(refs, (size_t)np, sizeof *refs, cmp_ref);
     int64_t total = 0;
     for (int k = 0; k < np && !rc; k++) {
-        const piece_t *q = refs[k];
+        const piece_t *q = refs[k].q;
         if (ns && q->off <= seg[ns - 1].off + seg[ns - 1].len) { /* overlaps or touches the last one */
             int64_t end = q->off + q->len - seg[ns - 1].off;
+            overlap |= q->off < seg[ns - 1].off + seg[ns - 1].len;
             if (end > seg[ns - 1].len) {
                 total += end - seg[ns - 1].len;
                 seg[ns - 1].len = end;
@@ -582,44 +617,48 @@ static ep_status_t collective_lead(ep_comm_t *c, void *const *all, void *arg)
             total += q->len;
         }
     }
-    char *stage = rc ? NULL : malloc((size_t)total + 1);
-    if (!rc && !stage)
+    char *stage = NULL;
+    if (!rc && overlap && !(stage = malloc((size_t)total + 1)))
         rc = EP_ERR_NO_MEM;
-    /* The file type of the segments, in blocks of at most INT_MAX bytes. */
-    int nb = 0;
-    for (int s = 0; s < ns; s++)
-        nb += (int)((seg[s].len + INT32_MAX - 1) / INT32_MAX);
-    int *bl = malloc(sizeof *bl * (size_t)(nb + 1));
-    MPI_Aint *bd = malloc(sizeof *bd * (size_t)(nb + 1));
-    if (!rc && (!bl || !bd))
-        rc = EP_ERR_NO_MEM;
-    for (int s = 0, b = 0; s < ns && !rc; s++)
-        for (int64_t o = 0; o < seg[s].len; o += INT32_MAX, b++) {
-            bd[b] = (MPI_Aint)(seg[s].off + o);
-            bl[b] = (int)(seg[s].len - o < INT32_MAX ? seg[s].len - o : INT32_MAX);
-        }
-    if (!rc && !read)
+    if (!rc && stage && !read) /* part by part: a later one's bytes win */
         for (int j = 0; j < c->nlocal; j++)
             for (int i = 0; i < parts[j]->ps.n; i++) {
                 const piece_t *q = &parts[j]->ps.p[i];
                 memcpy(stage + stage_of(seg, ns, q), parts[j]->data + q->pos, (size_t)q->len);
             }
+    /* The file type (the segments) and the memory type. */
+    MPI_Datatype ft = MPI_BYTE, mt = MPI_BYTE;
+    void *mem = stage;
+    MPI_Count want = 0;
+    for (int s = 0; s < ns && !rc; s++)
+        at[s] = (MPI_Aint)seg[s].off, len[s] = seg[s].len;
+    if (!rc && total > 0 && !(rc = bytes_type(ns, at, len, &ft))) {
+        if (!stage) {
+            for (int k = 0; k < np; k++) {
+                PMPI_Get_address(refs[k].data, &at[k]);
+                len[k] = refs[k].q->len;
+            }
+            mem = MPI_BOTTOM;
+            if (!(rc = bytes_type(np, at, len, &mt)))
+                want = 1;
+        } else if (total > EP_FILE_ROMIO_STEP) { /* one element of a type of its bytes */
+            if (PMPI_Type_contiguous_c(total, MPI_BYTE, &mt) || PMPI_Type_commit(&mt))
+                rc = EP_ERR_INTERN;
+            else
+                want = 1;
+        } else {
+            want = total;
+        }
+    }
+    if (rc)
+        want = 0;
     /* Every process makes the same three ROMIO calls, whatever failed
      * here, so that none is left waiting. */
-    MPI_Datatype ft = MPI_BYTE, mt = MPI_BYTE;
-    if (!rc && nb > 0 && (PMPI_Type_create_hindexed(nb, bl, bd, MPI_BYTE, &ft) || PMPI_Type_commit(&ft)))
-        rc = EP_ERR_INTERN;
-    MPI_Count n = 0, want = rc || nb == 0 ? 0 : total;
-    if (want > EP_FILE_ROMIO_STEP) { /* one element of a type of its bytes */
-        if (PMPI_Type_contiguous_c(want, MPI_BYTE, &mt) || PMPI_Type_commit(&mt))
-            rc = EP_ERR_INTERN, want = 0;
-        else
-            want = 1;
-    }
+    MPI_Count n = 0;
     MPI_Status st;
     int r1 = PMPI_File_set_view(p->fh, 0, MPI_BYTE, ft, "native", MPI_INFO_NULL);
-    int r2 = read ? PMPI_File_read_at_all_c(p->fh, 0, stage, want, mt, &st)
-                  : PMPI_File_write_at_all_c(p->fh, 0, stage, want, mt, &st);
+    int r2 = read ? PMPI_File_read_at_all_c(p->fh, 0, mem, want, mt, &st)
+                  : PMPI_File_write_at_all_c(p->fh, 0, mem, want, mt, &st);
     int r3 = PMPI_File_set_view(p->fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
     if (ft != MPI_BYTE)
         PMPI_Type_free(&ft);
@@ -631,7 +670,7 @@ static ep_status_t collective_lead(ep_comm_t *c, void *const *all, void *arg)
     if (!rc)
         PMPI_Get_count_c(&st, MPI_BYTE, &n);
     /* Each part moved the prefix of its pieces that lies in the first n
-     * staged bytes (reads stop at the end of the file). */
+     * bytes in file order (reads stop at the end of the file). */
     for (int j = 0; j < c->nlocal; j++) {
         part_t *pt = parts[j];
         pt->got = 0;
@@ -639,17 +678,17 @@ static ep_status_t collective_lead(ep_comm_t *c, void *const *all, void *arg)
             pt->f->romio_code = code;
         for (int i = 0; i < pt->ps.n && !rc; i++) {
             const piece_t *q = &pt->ps.p[i];
-            int64_t at = stage_of(seg, ns, q), have = n - at < q->len ? n - at : q->len;
+            int64_t from = stage_of(seg, ns, q), have = n - from < q->len ? n - from : q->len;
             if (have <= 0)
                 break;
-            if (read)
-                memcpy(pt->data + q->pos, stage + at, (size_t)have);
+            if (read && stage)
+                memcpy(pt->data + q->pos, stage + from, (size_t)have);
             pt->got += have;
             if (have < q->len)
                 break;
         }
     }
-    free(refs), free(seg), free(stage), free(bl), free(bd);
+    free(refs), free(seg), free(at), free(len), free(stage);
     return rc;
 }
 

@@ -8,7 +8,8 @@
  *    every value; MPI_File_get_view, _get_byte_offset;
  *  - explicit offsets and the individual file pointer (read, write, seek,
  *    get_position, the pointer moved by the data), non-blocking reads and
- *    writes, a split collective (an _end without its _begin, or of another
+ *    writes, a collective read of the same bytes by every rank, a split
+ *    collective (an _end without its _begin, or of another
  *    kind, refused: the latter on endpoints only, ROMIO accepts it),
  *    MPI_File_get_size / set_size /
  *    preallocate / sync, atomicity, get_amode, get_group, get_info;
@@ -170,6 +171,12 @@ static void pointers(MPI_Comm comm, int r, int n)
     EPT_OK(MPI_File_read_at_all_end(fh, c12, &st));
     for (int i = 0; i < 12; i++)
         EPT_CHECK(c12[i] == val(nb, i), "split read: int %d of rank %d is %d", i, nb, c12[i]);
+    /* Every rank reads rank 0's first ints collectively: the same bytes
+     * for the endpoints of a process (a staged copy of their union). */
+    int c4[4] = {0};
+    EPT_OK(MPI_File_read_at_all(fh, 0, c4, 4, MPI_INT, &st));
+    for (int i = 0; i < 4; i++)
+        EPT_CHECK(c4[i] == val(0, i), "shared read: int %d of rank 0 is %d", i, c4[i]);
     /* An _end with no _begin, and one of the other kind, are errors. */
     EPT_CHECK(MPI_File_read_at_all_end(fh, c12, &st) != MPI_SUCCESS, "an _end without its _begin succeeded");
     if (!ept_classic) { /* ROMIO ends any split with any _end */

@@ -1,15 +1,16 @@
 /* Freeing a datatype or a user operation that non-blocking operations on
  * endpoints still use: MPI allows it, and the free takes effect when the
- * last of them is over (src/datatype.h).  Handles no such operation holds
- * go straight to MPICH. */
+ * last of them is over (src/datatype.h, src/op.h).  Handles no such
+ * operation holds go straight to MPICH. */
 #include "datatype.h"
 #include "entry.h"
+#include "op.h"
 
-/* 1 when epmpi answers the free of handle h itself (*rc): it is held (the
- * free is deferred) or was freed already; 0 when MPICH frees it now. */
-static int answered(const char *call, int h, int cls, const char *what, int *rc)
+/* 1 when epmpi answers the free of handle h itself (*rc): held says it is
+ * held (1: the free is deferred) or was freed already (-1); 0 when MPICH
+ * frees it now. */
+static int answered(const char *call, int held, int h, int cls, const char *what, int *rc)
 {
-    int held = ep_handle_free_deferred(h);
     *rc = held < 0 ? ep_raise(NULL, call, cls, "%s 0x%x was freed already", what, (unsigned)h) : MPI_SUCCESS;
     return held != 0;
 }
@@ -17,7 +18,8 @@ static int answered(const char *call, int h, int cls, const char *what, int *rc)
 EP_API int MPI_Type_free(MPI_Datatype *datatype)
 {
     int rc;
-    if (!datatype || !answered("MPI_Type_free", (int)*datatype, MPI_ERR_TYPE, "datatype", &rc))
+    if (!datatype ||
+        !answered("MPI_Type_free", ep_type_free_deferred(*datatype), (int)*datatype, MPI_ERR_TYPE, "datatype", &rc))
         return PMPI_Type_free(datatype);
     if (rc == MPI_SUCCESS)
         *datatype = MPI_DATATYPE_NULL;
@@ -27,7 +29,7 @@ EP_API int MPI_Type_free(MPI_Datatype *datatype)
 EP_API int MPI_Op_free(MPI_Op *op)
 {
     int rc;
-    if (!op || !answered("MPI_Op_free", (int)*op, MPI_ERR_OP, "operation", &rc))
+    if (!op || !answered("MPI_Op_free", ep_op_free_deferred(*op), (int)*op, MPI_ERR_OP, "operation", &rc))
         return PMPI_Op_free(op);
     if (rc == MPI_SUCCESS)
         *op = MPI_OP_NULL;

@@ -1,6 +1,7 @@
 /* Point-to-point entry points.  Blocking calls run an engine request that
  * lives on the caller's stack; non-blocking and persistent ones get a
  * request handle from the registry. */
+#include "bsend.h"
 #include "datatype.h"
 #include "direct.h"
 #include "diag.h"

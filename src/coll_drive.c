@@ -4,6 +4,7 @@
 #include "clear.h"
 #include "datatype.h"
 #include "net.h"
+#include "op.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -346,10 +346,9 @@ ep_status_t ep_dt_copy_laid(const void *sbuf, int scount, MPI_Datatype st, const
     return rc;
 }
 
-/* ---- keeping datatypes and operations alive --------------------------------
- * A derived datatype's holds are counted in its record; a user operation's
- * in a table of the operations held, with their hold counts.  Predefined
- * handles are never freed and are never counted. */
+/* ---- keeping datatypes alive ------------------------------------------------
+ * A derived datatype's holds are counted in its record (user operations:
+ * op.c).  Predefined handles are never freed and are never counted. */
 
 ep_dt_rec_t *ep_type_hold_rec(MPI_Datatype t)
 {
@@ -375,9 +374,7 @@ void ep_type_release_rec(ep_dt_rec_t *rec)
     }
 }
 
-/* MPI_Type_free of t: 1 when operations hold it (marked: the last release
- * frees it), -1 when it was marked already, 0 when MPICH may free it now. */
-static int type_free_deferred(MPI_Datatype t)
+int ep_type_free_deferred(MPI_Datatype t)
 {
     /* From the list, not from MPICH: a handle freed already gets
      * MPI_Type_free's own error from MPICH. */
@@ -397,79 +394,4 @@ static int type_free_deferred(MPI_Datatype t)
     } while (!atomic_compare_exchange_weak_explicit(&rec->state, &s, s | REC_FREED, memory_order_acq_rel,
                                                     memory_order_acquire));
     return 1;
-}
-
-typedef struct held_op {
-    int handle;
-    int count;
-    int freed; /* the program freed it: free it with the last release */
-} held_op_t;
-
-static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
-static held_op_t *held;
-static int nheld, held_cap;
-
-/* Operations never freed: predefined, null. */
-static int untracked(int h) { return h == 0 || ep_handle_is_builtin(h) || h == (int)MPI_OP_NULL; }
-
-static held_op_t *held_find(int h)
-{
-    for (int i = 0; i < nheld; i++)
-        if (held[i].handle == h)
-            return &held[i];
-    return NULL;
-}
-
-ep_status_t ep_op_hold(MPI_Op op)
-{
-    int h = (int)op;
-    if (untracked(h))
-        return EP_OK;
-    pthread_mutex_lock(&held_lock);
-    held_op_t *e = held_find(h);
-    if (!e && nheld == held_cap) {
-        int cap = held_cap ? 2 * held_cap : 16;
-        held_op_t *n = realloc(held, sizeof *held * (size_t)cap);
-        if (n) {
-            held = n;
-            held_cap = cap;
-        }
-    }
-    if (!e && nheld < held_cap) {
-        e = &held[nheld++];
-        *e = (held_op_t){h, 0, 0};
-    }
-    if (e)
-        e->count++;
-    pthread_mutex_unlock(&held_lock);
-    return e ? EP_OK : EP_ERR_NO_MEM;
-}
-
-void ep_op_release(MPI_Op op)
-{
-    int h = (int)op, free_it = 0;
-    if (untracked(h))
-        return;
-    pthread_mutex_lock(&held_lock);
-    held_op_t *e = held_find(h);
-    if (e && --e->count == 0) {
-        free_it = e->freed;
-        *e = held[--nheld];
-    }
-    pthread_mutex_unlock(&held_lock);
-    if (free_it)
-        PMPI_Op_free(&op);
-}
-
-int ep_handle_free_deferred(int h)
-{
-    if (ep_handle_is_mpich(h, EP_HTYPE_DATATYPE))
-        return type_free_deferred((MPI_Datatype)h);
-    pthread_mutex_lock(&held_lock);
-    held_op_t *e = held_find(h);
-    int r = !e ? 0 : e->freed ? -1 : 1;
-    if (e)
-        e->freed = 1;
-    pthread_mutex_unlock(&held_lock);
-    return r;
 }

@@ -61,21 +61,16 @@ ep_status_t ep_dt_copy_laid(const void *sbuf, int scount, MPI_Datatype st, const
  * is learnt here at its first use. */
 ep_status_t ep_dt_check(MPI_Datatype t);
 
-/* MPI lets a program free a datatype or a user operation while
+/* MPI lets a program free a datatype or a user operation (op.h) while
  * non-blocking operations still use it.  epmpi's requests name them by
  * handle, so every operation that outlives its call holds the handles it
- * uses until it is over; MPI_Type_free / MPI_Op_free of a held handle only
- * mark it (ep_handle_free_deferred: 1; -1 when it was marked already, 0
- * when it is not held), and the last release frees it in MPICH.
- * Predefined handles are ignored.  A derived type is held through its
- * record, which the holder keeps and releases (NULL for a predefined type:
- * nothing to release). */
+ * uses until it is over; MPI_Type_free of a held type only marks it
+ * (ep_type_free_deferred: 1; -1 when it was marked already, 0 when it is
+ * not held), and the last release frees it in MPICH.  Predefined types are
+ * ignored.  A derived type is held through its record, which the holder
+ * keeps and releases (NULL for a predefined type: nothing to release). */
 ep_dt_rec_t *ep_type_hold_rec(MPI_Datatype t);
 void ep_type_release_rec(ep_dt_rec_t *rec);
-/* EP_ERR_NO_MEM when the hold cannot be recorded: the caller must not use
- * op past its call then. */
-ep_status_t ep_op_hold(MPI_Op op);
-void ep_op_release(MPI_Op op);
-int ep_handle_free_deferred(int handle);
+int ep_type_free_deferred(MPI_Datatype t);
 
 #endif

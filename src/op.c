@@ -2,7 +2,9 @@
 
 #include "handle.h"
 
+#include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 /* One loop per (type, operation); the macros spell them out. */
 #define EP_LOOP(T, EXPR)                                                      \
@@ -93,4 +95,83 @@ int ep_op_commutative(MPI_Op op, int *commute)
         return MPI_SUCCESS;
     }
     return PMPI_Op_commutative(op, commute);
+}
+
+/* ---- keeping user operations alive -------------------------------------------
+ * A table of the operations held, with their hold counts. */
+
+typedef struct held_op {
+    int handle;
+    int count;
+    int freed; /* the program freed it: free it with the last release */
+} held_op_t;
+
+static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+static held_op_t *held;
+static int nheld, held_cap;
+
+/* Operations never freed: predefined, null. */
+static int untracked(int h) { return h == 0 || ep_handle_is_builtin(h) || h == (int)MPI_OP_NULL; }
+
+static held_op_t *held_find(int h)
+{
+    for (int i = 0; i < nheld; i++)
+        if (held[i].handle == h)
+            return &held[i];
+    return NULL;
+}
+
+ep_status_t ep_op_hold(MPI_Op op)
+{
+    int h = (int)op;
+    if (untracked(h))
+        return EP_OK;
+    pthread_mutex_lock(&held_lock);
+    held_op_t *e = held_find(h);
+    if (!e && nheld == held_cap) {
+        int cap = held_cap ? 2 * held_cap : 16;
+        held_op_t *n = realloc(held, sizeof *held * (size_t)cap);
+        if (n) {
+            held = n;
+            held_cap = cap;
+        }
+    }
+    if (!e && nheld < held_cap) {
+        e = &held[nheld++];
+        *e = (held_op_t){h, 0, 0};
+    }
+    if (e)
+        e->count++;
+    pthread_mutex_unlock(&held_lock);
+    return e ? EP_OK : EP_ERR_NO_MEM;
+}
+
+void ep_op_release(MPI_Op op)
+{
+    int h = (int)op, free_it = 0;
+    if (untracked(h))
+        return;
+    pthread_mutex_lock(&held_lock);
+    held_op_t *e = held_find(h);
+    if (e && --e->count == 0) {
+        free_it = e->freed;
+        *e = held[--nheld];
+    }
+    pthread_mutex_unlock(&held_lock);
+    if (free_it)
+        PMPI_Op_free(&op);
+}
+
+int ep_op_free_deferred(MPI_Op op)
+{
+    int h = (int)op;
+    if (untracked(h))
+        return 0;
+    pthread_mutex_lock(&held_lock);
+    held_op_t *e = held_find(h);
+    int r = !e ? 0 : e->freed ? -1 : 1;
+    if (e)
+        e->freed = 1;
+    pthread_mutex_unlock(&held_lock);
+    return r;
 }

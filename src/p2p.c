@@ -1,5 +1,6 @@
 #include "p2p.h"
 
+#include "bsend.h"
 #include "settings.h"
 #include "datatype.h"
 #include "diag.h"
@@ -13,45 +14,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- buffered sends ---------------------------------------------------- */
-
-static _Atomic size_t bsend_size; /* bytes attached by MPI_Buffer_attach */
-static _Atomic size_t bsend_used; /* bytes held by buffered messages in flight */
-
-void ep_bsend_attach(size_t size) { atomic_store(&bsend_size, size); }
-
-size_t ep_bsend_detach(void)
-{
-    EP_WAIT_UNTIL(atomic_load(&bsend_used) == 0);
-    return atomic_exchange(&bsend_size, 0);
-}
-
-static int bsend_try_reserve(size_t n)
-{
-    size_t used = atomic_load(&bsend_used);
-    do {
-        if (used + n > atomic_load(&bsend_size))
-            return 0;
-    } while (!atomic_compare_exchange_weak(&bsend_used, &used, used + n));
-    return 1;
-}
-
-/* Before reporting the buffer full, reclaim the space of buffered sends
- * that have finished in MPICH, as MPI's buffer model does. */
-static int bsend_reserve(size_t n)
-{
-    if (bsend_try_reserve(n))
-        return 1;
-    ep_progress_reclaim();
-    return bsend_try_reserve(n);
-}
-
-void ep_bsend_release(size_t n)
-{
-    if (n)
-        atomic_fetch_sub(&bsend_used, n);
-}
 
 /* ---- completion -------------------------------------------------------- */
 
@@ -490,7 +452,7 @@ ep_status_t ep_send_start(ep_request_t *s)
         return rc;
     if (s->mode == EP_SEND_BUFFERED) {
         size_t need = (size_t)s->lay.bytes + MPI_BSEND_OVERHEAD;
-        if (!bsend_reserve(need))
+        if (!ep_bsend_reserve(need))
             return EP_ERR_BSEND_SPACE;
         s->bsend_bytes = need;
     }

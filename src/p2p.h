@@ -71,11 +71,4 @@ void ep_request_wait(ep_request_t *r);
 /* Takes chunks of the copy open in r (ep_copy_job_t) until none is left. */
 void ep_copy_help(ep_request_t *r);
 
-/* Buffered-send space (MPI_Buffer_attach). */
-void ep_bsend_attach(size_t size);
-/* Waits until no buffered message is in flight; returns the size attached. */
-size_t ep_bsend_detach(void);
-/* Gives back space a buffered message held. */
-void ep_bsend_release(size_t n);
-
 #endif

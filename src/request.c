@@ -1,5 +1,6 @@
 #include "request.h"
 
+#include "bsend.h"
 #include "clear.h"
 #include "coll.h"
 #include "datatype.h"

@@ -5,6 +5,7 @@
 
 #ifdef EP_HAVE_UCX
 
+#include "bsend.h"
 #include "handle.h"
 #include "invariant.h"
 #include "net.h"

@@ -1,12 +1,29 @@
 /* src/op.c: the operations epmpi applies itself give what MPICH's
  * PMPI_Reduce_local gives, for every (type, predefined operation) it
  * claims, on values that include zero, negative numbers and ties; the
- * others are left to MPICH; the predefined operations are commutative. */
+ * others are left to MPICH; the predefined operations are commutative.
+ * Holding: a held user operation is freed only at its last release, a
+ * second free of it is told apart, predefined operations are never held,
+ * and a hold that cannot be recorded is reported. */
 #include "op.h"
 #include "unit.h"
 
 #include <mpi.h>
+#include <stddef.h>
 #include <string.h>
+
+/* This program's realloc, which the engine (linked in) calls: it fails
+ * while fail_realloc is set.  Not under a sanitizer, whose own allocator
+ * would then be handed glibc's blocks to free. */
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#define REALLOC_CAN_FAIL 1
+void *__libc_realloc(void *p, size_t n);
+static volatile int fail_realloc;
+void *realloc(void *p, size_t n)
+{
+    return fail_realloc ? NULL : __libc_realloc(p, n);
+}
+#endif
 
 #define N 7
 
@@ -118,6 +135,63 @@ START_TEST(commutativity)
 }
 END_TEST
 
+static void sum_fn(void *in, void *inout, int *len, MPI_Datatype *t)
+{
+    (void)t;
+    for (int i = 0; i < *len; i++)
+        ((int *)inout)[i] += ((int *)in)[i];
+}
+
+START_TEST(held_op_freed_at_last_release)
+{
+    MPI_Op op;
+    ck_assert_int_eq(PMPI_Op_create(sum_fn, 1, &op), MPI_SUCCESS);
+    ep_op_hold(op);
+    ck_assert_int_eq(ep_op_free_deferred(op), 1);
+    int a = 2, b = 3;
+    ck_assert_int_eq(PMPI_Reduce_local(&a, &b, 1, MPI_INT, op), MPI_SUCCESS); /* still usable */
+    ck_assert_int_eq(b, 5);
+    ep_op_release(op);
+    ck_assert_int_eq(ep_op_free_deferred(op), 0);
+    ep_op_hold(MPI_SUM); /* predefined: nothing held */
+    ck_assert_int_eq(ep_op_free_deferred(MPI_SUM), 0);
+    ep_op_release(MPI_SUM);
+}
+END_TEST
+
+#ifdef REALLOC_CAN_FAIL
+/* A hold that cannot be recorded (no memory to grow the table) says so,
+ * and the operation is then not held: MPI_Op_free would free it at once,
+ * so the caller must not go on with it (a non-blocking collective fails). */
+START_TEST(op_hold_out_of_memory_is_reported)
+{
+    enum { NOPS = 40 };
+    MPI_Op held_ops[NOPS];
+    ep_status_t st[NOPS];
+    int failed = -1;
+    fail_realloc = 1; /* the table has room for some, then must grow */
+    for (int i = 0; i < NOPS; i++) {
+        ck_assert_int_eq(PMPI_Op_create(sum_fn, 1, &held_ops[i]), MPI_SUCCESS);
+        st[i] = ep_op_hold(held_ops[i]);
+        if (st[i] && failed < 0)
+            failed = i;
+    }
+    fail_realloc = 0;
+    ck_assert_int_ge(failed, 0);
+    ck_assert_int_eq(st[failed], EP_ERR_NO_MEM);
+    ck_assert_int_eq(ep_op_free_deferred(held_ops[failed]), 0); /* not held */
+    for (int i = 0; i < NOPS; i++) {
+        if (!st[i]) {
+            ck_assert_int_eq(ep_op_free_deferred(held_ops[i]), 1); /* held: freed at its release */
+            ep_op_release(held_ops[i]);
+        } else {
+            ck_assert_int_eq(PMPI_Op_free(&held_ops[i]), MPI_SUCCESS);
+        }
+    }
+}
+END_TEST
+#endif
+
 int main(int argc, char **argv)
 {
     int provided;
@@ -128,6 +202,12 @@ int main(int argc, char **argv)
     tcase_add_test(tc, unsigned_order);
     tcase_add_test(tc, others_go_to_mpich);
     tcase_add_test(tc, commutativity);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("holds");
+    tcase_add_test(tc, held_op_freed_at_last_release);
+#ifdef REALLOC_CAN_FAIL
+    tcase_add_test(tc, op_hold_out_of_memory_is_reported);
+#endif
     suite_add_tcase(s, tc);
     int rc = ep_unit_run_nofork(s);
     PMPI_Finalize();

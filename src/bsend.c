@@ -1,0 +1,42 @@
+/* Buffered-send accounting (bsend.h): two atomic words, no lock. */
+#include "bsend.h"
+
+#include "net.h"
+#include "wait.h"
+
+#include <stdatomic.h>
+
+static _Atomic size_t bsend_size; /* bytes attached by MPI_Buffer_attach */
+static _Atomic size_t bsend_used; /* bytes held by buffered messages in flight */
+
+void ep_bsend_attach(size_t size) { atomic_store(&bsend_size, size); }
+
+size_t ep_bsend_detach(void)
+{
+    EP_WAIT_UNTIL(atomic_load(&bsend_used) == 0);
+    return atomic_exchange(&bsend_size, 0);
+}
+
+static int bsend_try_reserve(size_t n)
+{
+    size_t used = atomic_load(&bsend_used);
+    do {
+        if (used + n > atomic_load(&bsend_size))
+            return 0;
+    } while (!atomic_compare_exchange_weak(&bsend_used, &used, used + n));
+    return 1;
+}
+
+int ep_bsend_reserve(size_t n)
+{
+    if (bsend_try_reserve(n))
+        return 1;
+    ep_progress_reclaim();
+    return bsend_try_reserve(n);
+}
+
+void ep_bsend_release(size_t n)
+{
+    if (n)
+        atomic_fetch_sub(&bsend_used, n);
+}

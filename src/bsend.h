@@ -1,0 +1,19 @@
+/* Buffered-send space (MPI_Buffer_attach): a buffered message holds its
+ * packed size plus MPI_BSEND_OVERHEAD of the attached bytes from its start
+ * until its data has left (the message paths give it back), as MPI's
+ * buffer model counts it. */
+#ifndef EP_BSEND_H
+#define EP_BSEND_H
+
+#include <stddef.h>
+
+void ep_bsend_attach(size_t size);
+/* Waits until no buffered message is in flight; returns the size attached. */
+size_t ep_bsend_detach(void);
+/* 1 when n bytes of the attached space were free and are now held; before
+ * saying no, reclaims the space of buffered sends MPICH has finished. */
+int ep_bsend_reserve(size_t n);
+/* Gives back space a buffered message held. */
+void ep_bsend_release(size_t n);
+
+#endif

@@ -14,8 +14,9 @@
  *              envelope: MPICH fails that query), freed while in flight;
  *   reductions MPI_Ireduce_scatter_c with a block beyond INT_MAX (1x2),
  *              MPI_Ireduce_scatter with blocks that fit in an int but not
- *              their sum (2:1,1), MPI_Reduce_c at root 1 and MPI_Exscan_c
- *              (1x2), of NB elements in place (pieces of int counts);
+ *              their sum (2:1,1), MPI_Reduce_c at root 1, MPI_Allreduce_c
+ *              and MPI_Exscan_c (1x2), of NB elements in place (pieces of
+ *              int counts);
  *   file       MPI_File_write_at_all_c of NB bytes from rank 0, read back
  *              by rank 1 with MPI_File_read_at_c (1x2; ROMIO's own _c
  *              calls stop at INT_MAX, epmpi's file engine goes round that),
@@ -174,6 +175,11 @@ static void body(MPI_Comm comm, void *arg)
         EPT_OK(MPI_Reduce_c(r == 1 ? MPI_IN_PLACE : b, r == 1 ? b : NULL, NB, MPI_UINT8_T, MPI_SUM, 1, comm));
         EPT_CHECK(r == 0 || sum_bad(b, 0, NB, 20, 2) == 0, "reduce: %lld bad bytes",
                   (long long)sum_bad(b, 0, NB, 20, 2));
+
+        PHASE("allreduce");
+        mark(b, NB, 50 + r);
+        EPT_OK(MPI_Allreduce_c(MPI_IN_PLACE, b, NB, MPI_UINT8_T, MPI_SUM, comm));
+        EPT_CHECK(sum_bad(b, 0, NB, 50, 2) == 0, "allreduce: %lld bad bytes", (long long)sum_bad(b, 0, NB, 50, 2));
 
         PHASE("exscan");
         /* Rank 1 gets rank 0's vector; rank 0's buffer is undefined. */

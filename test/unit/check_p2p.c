@@ -4,6 +4,7 @@
  * the matching queues under threads that each drive an endpoint.
  * MPICH runs as a singleton; Check runs the tests in this process
  * (CK_NOFORK), since MPI cannot be initialised again in a child. */
+#include "bsend.h"
 #include "comm.h"
 #include "lane.h"
 #include "net.h"

@@ -25,6 +25,7 @@ static const struct {
     {"pingpong", case_pingpong, 1}, {"rate", case_rate, 1},     {"rma", case_rma, 0},
     {"coll", case_coll, 0},         {"create", case_create, 0}, {"memcpy", case_memcpy, 1},
     {"handoff", case_handoff, 1},   {"calls", case_calls, 1},   {"ucx", case_ucx, 0},
+    {"shm", case_shm, 0},
 };
 #define NCASES (int)(sizeof cases / sizeof *cases)
 #define MAX_CASE_RUNS 16
@@ -67,6 +68,11 @@ static void usage(FILE *f)
             "                            epmpi takes most), active messages copied by a handler\n"
             "                            (msgrate-am) (one thread per process; only when built\n"
             "                            with UCX)\n"
+            "                  shm       the floor of a transport of one's own between processes of\n"
+            "                            a node: the same ping-pong (8 B to 4 KiB) and rate windows\n"
+            "                            (8 B, 4 KiB) through rings of slots in shared memory, each\n"
+            "                            message copied in and out, no MPI or matching on its way\n"
+            "                            (one thread per process, the partners on one node)\n"
             "  --sizes LIST    message sizes in bytes, suffixes K and M allowed (8,64K,1M)\n"
             "  --iters N       iterations per batch (default: calibrated to the time budget)\n"
             "  --time MS       time budget per measurement (default 30 to 100 ms by case)\n"

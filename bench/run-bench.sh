@@ -20,7 +20,8 @@
 # and once per repetition the machine's limits inside a process: memcpy
 # bandwidth (one thread, and two threads copying a half each), the one-way handoff time between two threads and
 # their streaming rate through a ring of 64-byte slots; and between two
-# processes the UCX floor (epmpi-bench --case ucx) when the program has UCX.
+# processes the shared-memory floor (epmpi-bench --case shm) and the UCX
+# floor (--case ucx) when the program has UCX.
 #
 # Environment (make bench sets them): BENCH_PROG (epmpi-bench), BENCH_LIB
 # (libepmpi.so), BENCH_MPIEXEC, BENCH_SAN_PRELOAD (a sanitizer runtime to
@@ -257,11 +258,16 @@ run() {
 now() { date +%s%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b - a) / 1e9 }'; }
 
-# The UCX floor between two processes (epmpi-bench --case ucx), when the
-# program was built with UCX and not in a smoke run.
-UCX_FLOOR=0
-if [ "$SMOKE" = 0 ] && launch mpich:2 --case ucx --sizes 8 --iters 2 --batches 1 > /dev/null 2>&1; then
-    UCX_FLOOR=1
+# The floors between two processes, not in a smoke run: shared memory
+# (epmpi-bench --case shm) when the two share a node, and UCX (--case ucx)
+# when the program was built with it.
+FLOORS2=""
+if [ "$SMOKE" = 0 ]; then
+    for floor in shm ucx; do
+        if launch mpich:2 --case "$floor" --sizes 8 --iters 2 --batches 1 > /dev/null 2>&1; then
+            FLOORS2="${FLOORS2:+$FLOORS2,}$floor"
+        fi
+    done
 fi
 
 ncases=$(echo "$selected" | awk '{ n += split($4, c, ",") } END { print n }')
@@ -278,8 +284,8 @@ while [ "$rep" -le "$REPS" ]; do
     step=$((step + 1))
     t0=$(now)
     run memcpy baseline mpich:1 memcpy,handoff
-    [ "$UCX_FLOOR" = 0 ] || run memcpy baseline mpich:2 ucx
-    printf '[%3d/%d] rep %d/%d  memcpy bandwidth, thread handoff, UCX floor  %ss\n' "$step" "$total" "$rep" "$REPS" "$(secs "$t0" "$(now)")"
+    [ -z "$FLOORS2" ] || run memcpy baseline mpich:2 "$FLOORS2"
+    printf '[%3d/%d] rep %d/%d  memcpy bandwidth, thread handoff, floors between processes  %ss\n' "$step" "$total" "$rep" "$REPS" "$(secs "$t0" "$(now)")"
     # a here-document, not a pipe: run must be able to stop the driver
     while read -r id ep base cases; do
         for case in $(echo "$cases" | tr ',' ' '); do
@@ -346,7 +352,7 @@ END {
         better = unit[k] == "us" ? "lower" : "higher"
         bm = median(vals[k, "baseline"]); blo = lo; bhi = hi; n = count
         if (f[1] == "memcpy") {
-            printf "memcpy,,%s,%s,%s,%d,%s,%s,%.6g,,,,,%d,%.6g,%.6g,,\n", csvq(f[2] == "handoff" ? "two threads (no MPI)" : f[2] == "ucx" ? "UCX tag API between two processes (no MPI)" : f[3] == "halves" ? "memcpy: two threads a half each" : "memcpy: one thread"), f[2], f[3], f[4], unit[k], better, bm, n, blo, bhi
+            printf "memcpy,,%s,%s,%s,%d,%s,%s,%.6g,,,,,%d,%.6g,%.6g,,\n", csvq(f[2] == "handoff" ? "two threads (no MPI)" : f[2] == "ucx" ? "UCX tag API between two processes (no MPI)" : f[2] == "shm" ? "rings in shared memory between two processes (no MPI)" : f[3] == "halves" ? "memcpy: two threads a half each" : "memcpy: one thread"), f[2], f[3], f[4], unit[k], better, bm, n, blo, bhi
             continue
         }
         em = median(vals[k, "epmpi"]); elo = lo; ehi = hi
@@ -392,6 +398,10 @@ END {
         uf = uf sprintf("%s%s %s %.3g %s", uf == "" ? "" : ", ", human($6), $5, $9, $7); next
     }
     $1 == "memcpy" && $4 == "ucx" { next }
+    $1 == "memcpy" && $4 == "shm" && ($5 == "msgrate" || $5 == "latency") {
+        sf = sf sprintf("%s%s %s %.3g %s", sf == "" ? "" : ", ", human($6), $5, $9, $7); next
+    }
+    $1 == "memcpy" && $4 == "shm" { next }
     $1 == "memcpy" && $5 == "halves" { if ($6 >= 1048576) mh = mh sprintf("%s%s %.3g GB/s", mh == "" ? "" : ", ", human($6), $9); next }
     $1 == "memcpy" { if ($6 >= 1048576) mc = mc sprintf("%s%s %.3g GB/s", mc == "" ? "" : ", ", human($6), $9); next }
     shown($1, $4, $5, $6, $12) {
@@ -407,6 +417,7 @@ END {
         if (mh != "") printf "\nmemcpy bandwidth, two threads copying a half each (the limit for a large message between threads, which both threads copy): %s\n", mh
         if (ho != "") printf "\nThread handoff, one way (two threads passing a flag in one cache line, no MPI: the floor of any message between threads): %s\n", ho
         if (hr != "") printf "\nThread ring, streamed (two threads passing 8 B messages through a ring of 64-byte slots, no MPI: the floor of any message rate between threads): %s\n", hr
+        if (sf != "") printf "\nShared-memory floor (epmpi-bench --case shm: the ping-pong and rate structures through rings of slots in memory two processes share, each message copied in and out, no MPI or matching): %s\n", sf
         if (uf != "") printf "\nUCX floor (epmpi-bench --case ucx: the ping-pong and rate structures straight on UCX'"'"'s tag API between two processes, no MPI): %s\n", uf
         if (wr != "") printf "\nRate structure without MPI (the rate case'"'"'s windows of 64 x 8 B through a ring of 64-byte slots, matched in order, the next window posted before the acknowledgement; each send and receive call costing what is named, all else free): %s\n", wr
     }

@@ -5,8 +5,9 @@
 # (latency, ring rate and the rate structure) once, and must produce CSV rows and table lines for them;
 # the driver itself rejects any output line not in epmpi-bench's format.
 # Then epmpi-bench's rate case once in 1 process x 2 endpoints, which must
-# say where a message's time goes; and the UCX floor (epmpi-bench --case ucx)
-# in 2 plain processes when epmpi-bench was built with UCX.
+# say where a message's time goes; the shared-memory floor (epmpi-bench
+# --case shm) in 2 plain processes; and the UCX floor (--case ucx) there
+# too when epmpi-bench was built with UCX.
 # The environment comes from Makefile.am (AM_TESTS_ENVIRONMENT).
 # Without --out, a smoke run writes into a temporary directory of its own
 # and leaves bench/results (committed in the source tree) as it was.
@@ -60,6 +61,15 @@ echo "$rate" | grep -Eq '^# rate 8 B, per message: [0-9.]+ ns for the sender .*,
     exit 1
 }
 echo "$rate" | grep -Eq '^rate msgrate 8 [0-9.e+-]+ Mmsg/s$' || { echo "bench_smoke: no rate result:" >&2; echo "$rate" >&2; exit 1; }
+
+# The shared-memory floor: two plain processes (its ping-pong checks the
+# bytes before timing).
+shm=$(timeout -k 5 60 "$BENCH_MPIEXEC" -n 2 -genv OMP_NUM_THREADS 1 "$BENCH_PROG" --case shm --sizes 8,4K \
+    --iters 10 --batches 1 < /dev/null 2>&1) || { echo "$shm" >&2; echo "bench_smoke: the shm floor failed" >&2; exit 1; }
+for m in 'latency 8' 'latency 4096' 'msgrate 8' 'msgrate 4096'; do
+    echo "$shm" | grep -Eq "^shm $m [0-9.e+-]+ (us|Mmsg/s)\$" || {
+        echo "bench_smoke: no 'shm $m' result:" >&2; echo "$shm" >&2; exit 1; }
+done
 
 # The UCX floor, when epmpi-bench was built with UCX: two plain processes.
 ucx=$(timeout -k 5 60 "$BENCH_MPIEXEC" -n 2 -genv OMP_NUM_THREADS 1 "$BENCH_PROG" --case ucx --sizes 8,64K \

@@ -582,9 +582,9 @@ static ep_status_t bytes_type(int n, const MPI_Aint *at, const int64_t *len, MPI
 
 /* Run by local index 0 for a collective access: one ROMIO collective call
  * over a view of the union of every local part's pieces.  Pieces that do
- * not overlap go between ROMIO and their parts' data through a memory
- * type of their addresses; overlapping ones (reads of the same bytes, say)
- * through one staged copy of the union. */
+ * not overlap go between ROMIO and their parts' data in place (below);
+ * overlapping ones (reads of the same bytes, say) through one staged copy
+ * of the union. */
 static ep_status_t collective_lead(ep_comm_t *c, void *const *all, void *arg)
 {
     ep_file_proc_t *p = arg;
@@ -617,8 +617,15 @@ static ep_status_t collective_lead(ep_comm_t *c, void *const *all, void *arg)
             total += q->len;
         }
     }
+    /* In place: writes through a memory type of the pieces' addresses, or
+     * one block of memory; reads only into one block, since ROMIO (MPICH
+     * 4.0.2) reads into a memory type of several blocks 50 times slower
+     * than into a staged copy (17 s against 0.34 s for 512 MiB in 1x2). */
+    int one_block = np > 0;
+    for (int k = 1; k < np && one_block; k++)
+        one_block = refs[k - 1].data + refs[k - 1].q->len == refs[k].data;
     char *stage = NULL;
-    if (!rc && overlap && !(stage = malloc((size_t)total + 1)))
+    if (!rc && (overlap || (read && !one_block)) && !(stage = malloc((size_t)total + 1)))
         rc = EP_ERR_NO_MEM;
     if (!rc && stage && !read) /* part by part: a later one's bytes win */
         for (int j = 0; j < c->nlocal; j++)
@@ -628,17 +635,16 @@ static ep_status_t collective_lead(ep_comm_t *c, void *const *all, void *arg)
             }
     /* The file type (the segments) and the memory type. */
     MPI_Datatype ft = MPI_BYTE, mt = MPI_BYTE;
-    void *mem = stage;
+    void *mem = stage ? stage : one_block ? refs[0].data : MPI_BOTTOM;
     MPI_Count want = 0;
     for (int s = 0; s < ns && !rc; s++)
         at[s] = (MPI_Aint)seg[s].off, len[s] = seg[s].len;
     if (!rc && total > 0 && !(rc = bytes_type(ns, at, len, &ft))) {
-        if (!stage) {
+        if (mem == MPI_BOTTOM) {
             for (int k = 0; k < np; k++) {
                 PMPI_Get_address(refs[k].data, &at[k]);
                 len[k] = refs[k].q->len;
             }
-            mem = MPI_BOTTOM;
             if (!(rc = bytes_type(np, at, len, &mt)))
                 want = 1;
         } else if (total > EP_FILE_ROMIO_STEP) { /* one element of a type of its bytes */

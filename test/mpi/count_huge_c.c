@@ -18,9 +18,10 @@
  *              and MPI_Exscan_c (1x2), of NB elements in place (pieces of
  *              int counts);
  *   file       MPI_File_write_at_all_c of NB bytes from rank 0, read back
- *              by rank 1 with MPI_File_read_at_c (1x2; ROMIO's own _c
- *              calls stop at INT_MAX, epmpi's file engine goes round that),
- *              a read past the end of the file (the count it reports).
+ *              by rank 1 with MPI_File_read_at_c and by rank 0 with
+ *              MPI_File_read_at_all_c (1x2; ROMIO's own _c calls stop at
+ *              INT_MAX, epmpi's file engine goes round that), a read past
+ *              the end of the file (the count it reports).
  * The job needs about 14 GB of memory; the test skips (77) with less than
  * 20 GB or under EPMPI_TEST_HUGE=0 (ept_skip_huge), and under
  * EPMPI_TRANSPORT=mpi: the collectives do not depend on the transport, and
@@ -223,6 +224,13 @@ static void body(MPI_Comm comm, void *arg)
             EPT_CHECK(cnt == 10 + STRIDE && k == 0, "file: read %lld bytes of the last %d, %lld bad",
                       (long long)cnt, 10 + STRIDE, (long long)k);
         }
+        /* Rank 0 reads its block back collectively: two endpoints of one
+         * process, staged in more than 1 GiB. */
+        memset(b, 0, (size_t)NB);
+        EPT_OK(MPI_File_read_at_all_c(fh, 0, b, r == 0 ? NB : 0, MPI_BYTE, &st));
+        MPI_Get_count_c(&st, MPI_BYTE, &cnt);
+        EPT_CHECK(r == 1 || (cnt == NB && bad(b, NB, 40) == 0), "file: read_all %lld bytes, %lld bad",
+                  (long long)cnt, (long long)bad(b, NB, 40));
         EPT_OK(MPI_File_close(&fh));
     }
     free(b);

@@ -157,20 +157,28 @@ int ep_narrow_displs(ep_endpoint_t *ep, const char *call, const MPI_Aint *v, int
 }
 
 /* A committed type for count elements of t at byte displacement disp. */
+const char *ep_big_type_new(MPI_Count count, MPI_Count disp, MPI_Datatype t, MPI_Datatype *out)
+{
+    if (PMPI_Type_create_hindexed_c(1, &count, &disp, t, out) != MPI_SUCCESS)
+        return "make";
+    if (PMPI_Type_commit(out) != MPI_SUCCESS) {
+        PMPI_Type_free(out);
+        return "commit";
+    }
+    return NULL;
+}
+
 static int big_block(ep_endpoint_t *ep, const char *call, MPI_Count count, MPI_Count disp, MPI_Datatype t,
                      MPI_Datatype *out)
 {
     int rc;
+    const char *failed;
     if ((rc = ep_check_type(ep, call, t)))
         return rc;
     if (count < 0)
         return ep_raise(ep, call, MPI_ERR_COUNT, "count %lld is negative", (long long)count);
-    if (PMPI_Type_create_hindexed_c(1, &count, &disp, t, out) != MPI_SUCCESS)
-        return ep_raise(ep, call, MPI_ERR_INTERN, "cannot make a datatype of %lld elements", (long long)count);
-    if (PMPI_Type_commit(out) != MPI_SUCCESS) {
-        PMPI_Type_free(out);
-        return ep_raise(ep, call, MPI_ERR_INTERN, "cannot commit a datatype of %lld elements", (long long)count);
-    }
+    if ((failed = ep_big_type_new(count, disp, t, out)))
+        return ep_raise(ep, call, MPI_ERR_INTERN, "cannot %s a datatype of %lld elements", failed, (long long)count);
     return MPI_SUCCESS;
 }
 

@@ -158,6 +158,9 @@ int ep_big_type(const char *call, MPI_Comm comm, const void *buf, MPI_Count coun
 void ep_big_type_free(MPI_Datatype *big);
 /* The same for a file call (file.c), errors on the file's handler. */
 int ep_file_big_type(const char *call, MPI_File fh, MPI_Count count, MPI_Datatype t, MPI_Datatype *big);
+/* What both make: *out, a committed type of one block of count elements of
+ * t at disp bytes; NULL, or the step that failed ("make", "commit"). */
+const char *ep_big_type_new(MPI_Count count, MPI_Count disp, MPI_Datatype t, MPI_Datatype *out);
 /* In the generated _c forms: the int count to pass, and its type. */
 #define EP_BIG_COUNT(count, big) ((big) != MPI_DATATYPE_NULL ? 1 : (int)(count))
 #define EP_BIG_TYPE(type, big) ((big) != MPI_DATATYPE_NULL ? (big) : (type))

@@ -285,6 +285,7 @@ int ep_file_big_type(const char *call, MPI_File fh, MPI_Count count, MPI_Datatyp
 {
     ep_file_t *f;
     int rc;
+    const char *failed;
     *big = MPI_DATATYPE_NULL;
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_SUCCESS;
@@ -292,12 +293,8 @@ int ep_file_big_type(const char *call, MPI_File fh, MPI_Count count, MPI_Datatyp
         return rc;
     if (count < 0)
         return file_raise(f, call, MPI_ERR_COUNT, "count %lld is negative", (long long)count);
-    if (PMPI_Type_contiguous_c(count, t, big) != MPI_SUCCESS)
-        return file_raise(f, call, MPI_ERR_INTERN, "cannot make a datatype of %lld elements", (long long)count);
-    if (PMPI_Type_commit(big) != MPI_SUCCESS) {
-        PMPI_Type_free(big);
-        return file_raise(f, call, MPI_ERR_INTERN, "cannot commit a datatype of %lld elements", (long long)count);
-    }
+    if ((failed = ep_big_type_new(count, 0, t, big)))
+        return file_raise(f, call, MPI_ERR_INTERN, "cannot %s a datatype of %lld elements", failed, (long long)count);
     return MPI_SUCCESS;
 }
 

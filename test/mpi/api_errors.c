@@ -5,7 +5,7 @@
  * MPI_Error_class is the right class and whose MPI_Error_string names the
  * MPI function and the problem:
  *   bad destination / source ranks (size, -5), negative tags, negative
- *   counts, MPI_DATATYPE_NULL, a NULL buffer, invalid Bcast roots,
+ *   counts (MPI_Send_c's below INT_MIN too), MPI_DATATYPE_NULL, a NULL buffer, invalid Bcast roots,
  *   MPI_OP_NULL and a negative count in Allreduce, MPI_DATATYPE_NULL in
  *   Allgather, a freed (stale) endpoint communicator handle, MPI_Wait /
  *   MPI_Test / MPI_Request_free on a stale request handle, truncation
@@ -166,6 +166,8 @@ static void point_to_point_errors(int r, int s)
     expect_err(rc, MPI_ERR_COUNT, "MPI_Send", "count", "MPI_Send with count -1");
     rc = MPI_Recv(v, -2, MPI_INT, r, 0, MPI_COMM_WORLD, &st);
     expect_err(rc, MPI_ERR_COUNT, "MPI_Recv", "count", "MPI_Recv with count -2");
+    rc = MPI_Send_c(v, (MPI_Count)INT_MIN - 1, MPI_INT, r, 0, MPI_COMM_WORLD);
+    expect_err(rc, MPI_ERR_COUNT, "MPI_Send_c", "negative", "MPI_Send_c with count INT_MIN - 1");
 
     rc = MPI_Send(v, 1, MPI_DATATYPE_NULL, r, 0, MPI_COMM_WORLD);
     expect_err(rc, MPI_ERR_TYPE, "MPI_Send", "datatype", "MPI_Send with MPI_DATATYPE_NULL");

@@ -20,8 +20,11 @@
  *  - a file per rank on MPI_COMM_SELF, all ranks at once;
  *  - errors through the files' default handler, MPI_ERRORS_RETURN: a write
  *    to an MPI_MODE_RDONLY file (MPI_ERR_READ_ONLY), opening a missing file
- *    (MPI_ERR_NO_SUCH_FILE); MPI_File_close sets MPI_FILE_NULL. */
+ *    (MPI_ERR_NO_SUCH_FILE), on endpoints MPI_File_write_c with a count
+ *    below INT_MIN (MPI_ERR_COUNT); MPI_File_close sets MPI_FILE_NULL. */
 #include "eptest.h"
+
+#include <limits.h>
 
 static void path_for(MPI_Comm comm, const char *what, char *path, size_t n)
 {
@@ -142,6 +145,14 @@ static void pointers(MPI_Comm comm, int r, int n)
     EPT_CHECK(info != MPI_INFO_NULL, "no info");
     EPT_OK(MPI_Info_free(&info));
     EPT_OK(MPI_File_preallocate(fh, (MPI_Offset)(16 * n * sizeof(int))));
+    if (!ept_classic) { /* a large-count form's negative count, beyond INT_MIN: on the file's handler */
+        char msg[MPI_MAX_ERROR_STRING];
+        int cls = -1, len = 0, rc = MPI_File_write_c(fh, a, (MPI_Count)INT_MIN - 1, MPI_INT, &st);
+        MPI_Error_class(rc, &cls);
+        MPI_Error_string(rc, msg, &len);
+        EPT_CHECK(cls == MPI_ERR_COUNT && strstr(msg, "MPI_File_write_c") && strstr(msg, "negative"),
+                  "MPI_File_write_c with count INT_MIN - 1: class %d, '%s'", cls, msg);
+    }
     /* Each rank's region: 16 ints at 16 r. */
     MPI_Offset base = (MPI_Offset)(16 * r * sizeof(int));
     for (int i = 0; i < 4; i++)

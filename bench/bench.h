@@ -19,6 +19,8 @@
 #define EPMPI_BENCH_H
 
 #include <mpi.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 #define BENCH_MAX_SIZES 64
@@ -77,6 +79,17 @@ void party_fail(const struct party *p, const char *fmt, ...) __attribute__((form
 void party_report(const struct party *p, const char *name, const char *metric, long size, double value,
                   const char *unit);
 void *party_alloc(const struct party *p, size_t bytes);
+/* Spins until *flag is v, the floors' wait for a partner thread or
+ * process.  On a quiet machine the other side answers within a few
+ * hundred spins; when it is not running (more threads than cores),
+ * yielding lets it run instead of spinning out a time slice.  Inline, as
+ * the floors measure what a cache line's trip costs. */
+static inline void bench_await(_Atomic long *flag, long v)
+{
+    for (unsigned spins = 0; atomic_load_explicit(flag, memory_order_acquire) != v;)
+        if (++spins > 4096)
+            sched_yield();
+}
 /* Pairwise cases stop unless comm has an even number of ranks. */
 void party_need_pairs(const struct party *p, const char *name);
 

@@ -190,8 +190,6 @@ struct copy {
     long round;
 };
 
-static void await_value(_Atomic long *flag, long v);
-
 /* Through a volatile pointer, so that the compiler can neither drop nor
  * shorten copies nobody reads. */
 static void *(*volatile copy_fn)(void *, const void *, size_t) = memcpy;
@@ -208,7 +206,7 @@ static void *copy_half_peer(void *arg)
 {
     struct copy *c = arg;
     for (long i = 1;; i++) {
-        await_value(&c->go, i);
+        bench_await(&c->go, i);
         if (!c->bytes)
             return NULL;
         size_t h = c->bytes / 2;
@@ -225,7 +223,7 @@ static void memcpy_halves_run(const struct party *p, void *ctx, long n)
         long r = ++c->round;
         atomic_store_explicit(&c->go, r, memory_order_release);
         copy_fn(c->dst, c->src, c->bytes / 2);
-        await_value(&c->done, r);
+        bench_await(&c->done, r);
     }
 }
 
@@ -274,21 +272,12 @@ struct handoff {
     long rounds;
 };
 
-/* Spins until *flag is v.  On a quiet machine the other thread answers
- * within a few hundred spins; when it is not running (more threads than
- * cores), yielding lets it run instead of spinning out a time slice. */
-static void await_value(_Atomic long *flag, long v)
-{
-    for (unsigned spins = 0; atomic_load_explicit(flag, memory_order_acquire) != v;)
-        if (++spins > 4096)
-            sched_yield();
-}
 
 static void *handoff_peer(void *arg)
 {
     struct handoff *h = arg;
     for (long i = 1; i <= h->rounds; i++) {
-        await_value(&h->ping, i);
+        bench_await(&h->ping, i);
         atomic_store_explicit(&h->pong, i, memory_order_release);
     }
     return NULL;
@@ -304,7 +293,7 @@ static double handoff_once(const struct party *p, long rounds)
     double t0 = MPI_Wtime();
     for (long i = 1; i <= rounds; i++) {
         atomic_store_explicit(&h.ping, i, memory_order_release);
-        await_value(&h.pong, i);
+        bench_await(&h.pong, i);
     }
     double t1 = MPI_Wtime();
     pthread_join(t, NULL);
@@ -328,7 +317,7 @@ static void *ring_reader(void *arg)
 {
     struct ring *r = arg;
     for (long i = 1; i <= r->msgs; i++) {
-        await_value(&r->slot[i % RING_SLOTS].seq, i);
+        bench_await(&r->slot[i % RING_SLOTS].seq, i);
         r->sum += r->slot[i % RING_SLOTS].payload;
         atomic_store_explicit(&r->slot[i % RING_SLOTS].seq, 0, memory_order_release);
     }
@@ -382,7 +371,7 @@ static double ring_once(const struct party *p, struct ring *r, long msgs)
     int pinned = start_apart(p, &t, ring_reader, r, &saved);
     double t0 = MPI_Wtime();
     for (long i = 1; i <= msgs; i++) {
-        await_value(&r->slot[i % RING_SLOTS].seq, 0);
+        bench_await(&r->slot[i % RING_SLOTS].seq, 0);
         r->slot[i % RING_SLOTS].payload = i;
         atomic_store_explicit(&r->slot[i % RING_SLOTS].seq, i, memory_order_release);
     }
@@ -505,7 +494,7 @@ static double window_once(const struct party *p, struct window *w, long windows,
             w->slot[tail % WIN_MSGS].payload = tail;
             atomic_store_explicit(&w->slot[tail % WIN_MSGS].seq, tail + 1, memory_order_release);
         }
-        await_value(&w->ack, k);
+        bench_await(&w->ack, k);
     }
     pthread_join(t, NULL);
     double t1 = MPI_Wtime();

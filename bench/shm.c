@@ -20,7 +20,6 @@
  * The pair partners must be different processes of one node. */
 #include "bench.h"
 
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,18 +61,11 @@ static slot_t *slot_of(const struct ring *r, long i)
     return (slot_t *)(r->base + (size_t)((i - 1) % RING_SLOTS) * (size_t)r->stride);
 }
 
-static void await_seq(_Atomic long *seq, long v)
-{
-    for (unsigned spins = 0; atomic_load_explicit(seq, memory_order_acquire) != v;)
-        if (++spins > 4096)
-            sched_yield();
-}
-
 static void shm_send(struct ring *r, const void *buf, long n)
 {
     long i = ++r->next;
     slot_t *s = slot_of(r, i);
-    await_seq(&s->seq, 0);
+    bench_await(&s->seq, 0);
     memcpy(s->data, buf, (size_t)n);
     s->len = n;
     atomic_store_explicit(&s->seq, i, memory_order_release);
@@ -83,7 +75,7 @@ static long shm_recv(struct ring *r, void *buf)
 {
     long i = ++r->next;
     slot_t *s = slot_of(r, i);
-    await_seq(&s->seq, i);
+    bench_await(&s->seq, i);
     long n = s->len;
     memcpy(buf, s->data, (size_t)n);
     atomic_store_explicit(&s->seq, 0, memory_order_release);

@@ -61,23 +61,14 @@ static ep_comm_t *c; /* direct: one endpoint over a duplicate of MPI_COMM_SELF *
 static void isend(ep_request_t *r, int tag, int *buf, int count)
 {
     ep_request_init(r, EP_REQ_SEND, &c->local[0]);
-    r->buf = buf;
-    r->count = count;
-    r->type = MPI_INT;
-    r->peer = 0;
-    r->tag = tag;
-    r->mode = EP_SEND_STANDARD;
+    ep_request_describe_send(r, buf, count, MPI_INT, 0, tag, EP_SEND_STANDARD);
     ck_assert_int_eq(ep_send_start(r), EP_OK);
 }
 
 static void irecv(ep_request_t *r, int source, int tag, int *buf, int count)
 {
     ep_request_init(r, EP_REQ_RECV, &c->local[0]);
-    r->buf = buf;
-    r->count = count;
-    r->type = MPI_INT;
-    r->source_pat = source;
-    r->tag_pat = tag;
+    ep_request_describe_recv(r, buf, count, MPI_INT, source, tag);
     ck_assert_int_eq(ep_recv_start(r), EP_OK);
 }
 

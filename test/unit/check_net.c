@@ -52,11 +52,7 @@ static void *detach_worker(void *arg)
                 snprintf(w->err, sizeof w->err, "out of memory");
                 break;
             }
-            s->buf = payload;
-            s->count = EP_UNIT_BIG;
-            s->type = MPI_INT;
-            s->peer = p;
-            s->tag = k;
+            ep_request_describe_send(s, payload, EP_UNIT_BIG, MPI_INT, p, k, EP_SEND_STANDARD);
             if (w->send(s) != EP_OK)
                 snprintf(w->err, sizeof w->err, "sending failed");
             ep_registry_remove((int)s->handle);
@@ -66,11 +62,7 @@ static void *detach_worker(void *arg)
         for (int i = 0; i < n - 1; i++) {
             ep_request_t r;
             ep_request_init(&r, EP_REQ_RECV, ep);
-            r.buf = in;
-            r.count = EP_UNIT_BIG;
-            r.type = MPI_INT;
-            r.source_pat = MPI_ANY_SOURCE;
-            r.tag_pat = k;
+            ep_request_describe_recv(&r, in, EP_UNIT_BIG, MPI_INT, MPI_ANY_SOURCE, k);
             in[EP_UNIT_BIG - 1] = -1;
             if (ep_recv_start(&r) != EP_OK)
                 snprintf(w->err, sizeof w->err, "ep_recv_start failed");

@@ -22,12 +22,7 @@ static ep_comm_t *c; /* 3 endpoints, ranks 0..2, all in this process */
 static void send_prepare(ep_request_t *r, int from, int to, int tag, void *buf, int count, ep_send_mode_t mode)
 {
     ep_request_init(r, EP_REQ_SEND, &c->local[from]);
-    r->buf = buf;
-    r->count = count;
-    r->type = MPI_INT;
-    r->peer = to;
-    r->tag = tag;
-    r->mode = mode;
+    ep_request_describe_send(r, buf, count, MPI_INT, to, tag, mode);
 }
 
 static void isend(ep_request_t *r, int from, int to, int tag, void *buf, int count, ep_send_mode_t mode)
@@ -39,11 +34,7 @@ static void isend(ep_request_t *r, int from, int to, int tag, void *buf, int cou
 static void irecv(ep_request_t *r, int at, int source, int tag, void *buf, int count)
 {
     ep_request_init(r, EP_REQ_RECV, &c->local[at]);
-    r->buf = buf;
-    r->count = count;
-    r->type = MPI_INT;
-    r->source_pat = source;
-    r->tag_pat = tag;
+    ep_request_describe_recv(r, buf, count, MPI_INT, source, tag);
     ck_assert_int_eq(ep_recv_start(r), EP_OK);
 }
 

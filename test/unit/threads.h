@@ -65,11 +65,8 @@ static inline const char *ep_unit_round(ep_unit_worker_t *w, int k, int (*sbuf)[
         int p = (w->me + 1 + i) % n;
         for (int j = 0; j < 2; j++) {
             ep_request_init(&rr[i][j], EP_REQ_RECV, &w->c->local[w->me]);
-            rr[i][j].buf = rbuf[i][j];
-            rr[i][j].count = EP_UNIT_BIG;
-            rr[i][j].type = MPI_INT;
-            rr[i][j].source_pat = k % 3 == 0 ? MPI_ANY_SOURCE : p;
-            rr[i][j].tag_pat = k % 3 == 2 ? MPI_ANY_TAG : k;
+            ep_request_describe_recv(&rr[i][j], rbuf[i][j], EP_UNIT_BIG, MPI_INT, k % 3 == 0 ? MPI_ANY_SOURCE : p,
+                                     k % 3 == 2 ? MPI_ANY_TAG : k);
             if (ep_recv_start(&rr[i][j]) != EP_OK)
                 return "ep_recv_start failed";
         }
@@ -83,12 +80,7 @@ static inline const char *ep_unit_round(ep_unit_worker_t *w, int k, int (*sbuf)[
             sbuf[i][j][2] = j;
             sbuf[i][j][count - 1] = w->me * 1000 + p;
             ep_request_init(&sr[i][j], EP_REQ_SEND, &w->c->local[w->me]);
-            sr[i][j].buf = sbuf[i][j];
-            sr[i][j].count = count;
-            sr[i][j].type = MPI_INT;
-            sr[i][j].peer = p;
-            sr[i][j].tag = k;
-            sr[i][j].mode = mode;
+            ep_request_describe_send(&sr[i][j], sbuf[i][j], count, MPI_INT, p, k, mode);
             if (w->send(&sr[i][j]) != EP_OK)
                 return "sending failed";
         }

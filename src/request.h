@@ -136,6 +136,7 @@ typedef struct ep_msg {
     MPI_Message pmsg;       /* DIRECT: MPICH's handle of the message (direct.h) */
     void *umsg;             /* UCX: UCX's handle of the message, its data still in UCX (ucx.h) */
     struct ep_ucx_worker *uworker; /* UCX: the worker it arrived at */
+    uint64_t utag;          /* UCX, from a node inbox: the UCX tag its data follow with (umsg NULL) */
     MPI_Message handle;     /* mprobed: its handle */
     ep_endpoint_t *ep;      /* mprobed: the endpoint that probed it */
 } ep_msg_t;

@@ -6,7 +6,8 @@
 #include <string.h>
 
 /* The transport: UCX when it starts, else MPI (README, EPMPI_TRANSPORT). */
-#define EP_CONFIG_DEFAULTS {.wait = EP_WAIT_YIELD, .eager_limit = EP_EAGER_LIMIT_DEFAULT, .transport = EP_TRANSPORT_AUTO}
+#define EP_CONFIG_DEFAULTS                                                                                 \
+    {.wait = EP_WAIT_YIELD, .eager_limit = EP_EAGER_LIMIT_DEFAULT, .transport = EP_TRANSPORT_AUTO, .shm = 1}
 
 ep_config_t ep_config = EP_CONFIG_DEFAULTS;
 
@@ -124,6 +125,8 @@ int ep_config_load(char *err, size_t errlen)
         }
         c.ucx_workers = (int)v;
     }
+    if (parse_switch("EPMPI_SHM", &c.shm, err, errlen))
+        return -1;
     if (parse_auto_or("EPMPI_COLL_ALGORITHM", "gathered", &c.coll_gathered, err, errlen) ||
         parse_auto_or("EPMPI_P2P_PATH", "engine", &c.p2p_engine, err, errlen))
         return -1;

@@ -26,6 +26,8 @@ typedef struct ep_config {
                                  (ucx.h) or MPICH (net.c, the default); auto: UCX when built
                                  with it and it starts */
     int ucx_workers;          /* EPMPI_UCX_WORKERS: UCX workers per process, 0 = the default */
+    int shm;                  /* EPMPI_SHM: under UCX, messages between the processes of a node
+                                 go through epmpi's inboxes in shared memory (inbox.h) */
 } ep_config_t;
 
 #define EP_STATS_TABLE 1 /* EPMPI_STATS=1: a table on stderr at MPI_Finalize */

@@ -7,6 +7,7 @@
 
 #include "bsend.h"
 #include "handle.h"
+#include "inbox.h"
 #include "invariant.h"
 #include "net.h"
 #include "p2p.h"
@@ -24,7 +25,7 @@
 
 #define TAG_BITS 28
 #define SRC_BITS 20
-#define SLOT_BITS 16
+#define SLOT_BITS 15
 #define SRC_SHIFT TAG_BITS
 #define SLOT_SHIFT (TAG_BITS + SRC_BITS)
 #define TAG_MASK ((1ull << TAG_BITS) - 1)
@@ -34,6 +35,13 @@
 #define SWEEP_EVERY 32      /* ep_ucx_progress polls every worker once in this many calls */
 #define MAX_DEFAULT_WORKERS 16
 #define HELPER_PERIOD_NS 1000000 /* the progress helper's sleep between sweeps */
+/* The top bit of a UCX tag marks the data of a message whose envelope
+ * went through a node inbox (see "node inboxes" below): then
+ *   1 | sending world process (23 bits) | its worker (8) | a number (32). */
+#define DATA_BIT (1ull << 63)
+#define INBOX_BYTES (1u << 18)   /* the ring of each worker's inbox */
+#define INBOX_INLINE_MAX 4096    /* the largest payload that goes in an inbox record */
+#define UCX_EVERY 16             /* a worker busy with its inbox still progresses UCX once in this many polls */
 
 int ep_ucx_on;
 
@@ -48,6 +56,9 @@ typedef struct ep_ucx_worker {
     unsigned *free_slots; /* [nfree] slots given back */
     unsigned nfree;
     ucp_ep_h *eps; /* [world size * wmax] connections from w, made on first use */
+    ep_inbox_t *inbox; /* in shared memory when the node has other processes, else NULL */
+    uint32_t dseq;     /* numbers the data messages behind its inbox records */
+    unsigned polls;    /* drains since UCX last progressed */
 } ep_ucx_worker_t;
 
 static ucp_context_h ctx;
@@ -122,6 +133,119 @@ static void *helper_main(void *arg)
             ep_progress();
     }
     return NULL;
+}
+
+/* ---- node inboxes -------------------------------------------------------------
+ * Between two processes of one node, UCX's shared-memory transports cost
+ * more than the copies themselves (tag matching, an unexpected queue and
+ * a probe in UCX, then epmpi's own matching).  So each worker has an
+ * inbox (inbox.h) in memory the processes of the node share, and every
+ * message from another process of the node to an endpoint of that worker
+ * goes through it: up to INBOX_INLINE_MAX bytes in the record (a
+ * standard, ready or buffered send is then complete), else the record
+ * names a UCX message (DATA_BIT) that carries the data, which the
+ * receiver takes once the record is matched: UCX's rendezvous moves a
+ * large payload with one copy, and a synchronous send completes on that
+ * match.  One pair of endpoints thus always uses one way, and its
+ * messages keep their order.
+ *
+ * The inboxes are a shared window over the node (MPI_Win_allocate_shared,
+ * MPICH's node), made at MPI_Init and freed at MPI_Finalize. */
+static MPI_Comm node_comm = MPI_COMM_NULL;
+static MPI_Win node_win = MPI_WIN_NULL;
+static char **node_base;          /* [world size] each process's inboxes, NULL off this node (and for this process) */
+static _Atomic uint64_t *node_seen; /* [world size * wmax] this process's looks at each inbox's head */
+static size_t inbox_stride;       /* bytes between two workers' inboxes */
+static int node_procs;            /* processes of this node */
+
+static void node_stop(void)
+{
+    if (node_win != MPI_WIN_NULL)
+        PMPI_Win_free(&node_win);
+    if (node_comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&node_comm);
+    for (int i = 0; workers && i < nworkers; i++)
+        workers[i].inbox = NULL;
+    free(node_base);
+    free(node_seen);
+    node_base = NULL;
+    node_seen = NULL;
+    node_procs = 0;
+}
+
+/* Makes this process's inboxes and maps those of the other processes of
+ * the node (collective over MPI_COMM_WORLD).  When any process of the node
+ * cannot, the node goes without (UCX alone), which is always correct. */
+static void node_start(void)
+{
+    int np = ep_net_world_size(), n = 0, ok = 1, all_ok = 0, *mine = NULL, *world = NULL;
+    MPI_Group g = MPI_GROUP_NULL, wg = MPI_GROUP_NULL;
+    MPI_Request req;
+    char *base = NULL;
+
+    inbox_stride = (ep_inbox_size(INBOX_BYTES) + EP_INBOX_LINE - 1) & ~(size_t)(EP_INBOX_LINE - 1);
+    if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm) != MPI_SUCCESS) {
+        node_comm = MPI_COMM_NULL;
+        return; /* every process failed alike, or MPICH is broken anyway */
+    }
+    PMPI_Comm_size(node_comm, &n);
+    if (n < 2 || !ep_config.shm) {
+        node_stop();
+        return;
+    }
+    if (PMPI_Win_allocate_shared((MPI_Aint)(inbox_stride * (size_t)nworkers), EP_INBOX_LINE, MPI_INFO_NULL,
+                                 node_comm, &base, &node_win) != MPI_SUCCESS) {
+        node_win = MPI_WIN_NULL;
+        base = NULL;
+        ok = 0;
+    }
+    node_base = calloc((size_t)np, sizeof *node_base);
+    node_seen = calloc((size_t)np * (size_t)wmax, sizeof *node_seen);
+    mine = malloc(sizeof *mine * (size_t)n);
+    world = malloc(sizeof *world * (size_t)n);
+    if (!node_base || !node_seen || !mine || !world)
+        ok = 0;
+    for (int i = 0; ok && i < nworkers; i++)
+        ep_inbox_init((ep_inbox_t *)(base + (size_t)i * inbox_stride), INBOX_BYTES);
+    /* Every inbox is empty before anyone may write into it. */
+    if (ep_net_wait_started(PMPI_Iallreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, node_comm, &req), &req))
+        all_ok = 0;
+    for (int i = 0; i < n; i++)
+        mine[i] = i;
+    if (all_ok && (PMPI_Comm_group(node_comm, &g) != MPI_SUCCESS || PMPI_Comm_group(MPI_COMM_WORLD, &wg) != MPI_SUCCESS ||
+                   PMPI_Group_translate_ranks(g, n, mine, wg, world) != MPI_SUCCESS))
+        all_ok = 0; /* MPICH fails alike everywhere: local calls on the same groups */
+    int me = ep_net_world_rank();
+    for (int i = 0; all_ok && i < n; i++) {
+        MPI_Aint size;
+        int unit;
+        char *b;
+        if (world[i] == me)
+            continue;
+        if (PMPI_Win_shared_query(node_win, i, &size, &unit, &b) != MPI_SUCCESS) {
+            all_ok = 0;
+            break;
+        }
+        node_base[world[i]] = b;
+    }
+    /* Agreed again: a process that could not map a peer's inboxes goes
+     * without, and so must the node. */
+    int mapped = all_ok;
+    if (ep_net_wait_started(PMPI_Iallreduce(&mapped, &all_ok, 1, MPI_INT, MPI_MIN, node_comm, &req), &req))
+        all_ok = 0;
+    if (g != MPI_GROUP_NULL)
+        PMPI_Group_free(&g);
+    if (wg != MPI_GROUP_NULL)
+        PMPI_Group_free(&wg);
+    free(mine);
+    free(world);
+    if (!all_ok) {
+        node_stop();
+        return;
+    }
+    for (int i = 0; i < nworkers; i++)
+        workers[i].inbox = (ep_inbox_t *)(base + (size_t)i * inbox_stride);
+    node_procs = n;
 }
 
 /* ---- start-up and shutdown ------------------------------------------------- */
@@ -262,6 +386,7 @@ ep_status_t ep_ucx_init(char *err, size_t errlen)
                  st != UCS_OK ? ucs_status_string(st) : rc ? ep_status_text(rc) : "in another process");
         return EP_ERR_OTHER;
     }
+    node_start();
     ep_ucx_on = 1;
     atomic_store(&helper_stop, 0);
     helper_on = !pthread_create(&helper, NULL, helper_main, NULL);
@@ -292,6 +417,7 @@ void ep_ucx_finalize(void)
 {
     size_t neps = (size_t)ep_net_world_size() * (size_t)wmax;
     ep_ucx_stop_helper();
+    node_stop();
     for (int i = 0; workers && i < nworkers; i++) {
         ep_ucx_worker_t *u = &workers[i];
         for (size_t k = 0; u->eps && k < neps; k++) {
@@ -384,8 +510,9 @@ void ep_ucx_describe(char *buf, size_t len)
         free(text);
     }
     unlock_worker(&workers[0]);
-    snprintf(buf, len, "transport ucx (%d workers; UCX transports to process %d: %s)", nworkers, peer,
-             *tls ? tls : "unknown");
+    snprintf(buf, len, "transport ucx (%d workers; UCX transports to process %d: %s; %s)", nworkers, peer,
+             *tls ? tls : "unknown",
+             node_procs ? "node inboxes in shared memory to the other processes of this node" : "no node inboxes");
 }
 
 /* ---- communicators ---------------------------------------------------------- */
@@ -543,6 +670,74 @@ void ep_ucx_comm_gone(ep_comm_t *c)
 
 /* ---- sending ------------------------------------------------------------------ */
 
+/* The inbox of the worker of rank position idx of c when that rank is in
+ * another process of this node, with this process's look at its head;
+ * else NULL. */
+static inline ep_inbox_t *peer_inbox(const ep_comm_t *c, int idx, _Atomic uint64_t **seen)
+{
+    if (!node_base)
+        return NULL;
+    int p = c->proc_world[c->ranks[idx].proc];
+    char *b = node_base[p];
+    if (!b)
+        return NULL;
+    unsigned w = c->ucx_addr[idx] >> SLOT_BITS;
+    *seen = &node_seen[(size_t)p * (size_t)wmax + w];
+    return (ep_inbox_t *)(b + (size_t)w * inbox_stride);
+}
+
+/* Fills the envelope of an inbox record for rank position idx of c, from
+ * ep's rank. */
+static inline void rec_envelope(ep_inbox_rec_t *rec, ep_inbox_kind_t kind, const ep_endpoint_t *ep, int idx, int tag,
+                                int64_t bytes)
+{
+    rec->kind = (uint16_t)kind;
+    rec->slot = (uint16_t)(ep->comm->ucx_addr[idx] & (MAX_SLOTS - 1));
+    rec->source = ep_local_rank(ep);
+    rec->tag = tag;
+    rec->bytes = bytes;
+}
+
+/* A record in b for a payload of n bytes; while b is full, this thread
+ * progresses (its own worker's inbox among the rest, so two processes
+ * sending to each other both move on) and backs off.  No worker lock may
+ * be held. */
+static ep_inbox_rec_t *reserve_waiting(ep_inbox_t *b, _Atomic uint64_t *seen, uint64_t n, uint64_t *pos)
+{
+    ep_inbox_rec_t *rec;
+    EP_ASSERT(!held);
+    EP_WAIT_UNTIL((rec = ep_inbox_reserve(b, n, seen, pos)));
+    return rec;
+}
+
+/* Sends s through inbox b with its payload in the record; s is then
+ * complete (its data are copied out). */
+static ep_status_t inbox_send(ep_request_t *s, int idx, const ep_dt_layout_t *lay, ep_inbox_t *b,
+                              _Atomic uint64_t *seen)
+{
+    uint64_t pos;
+    ep_status_t rc = EP_OK;
+    home = s->ep->ucx_w;
+    ep_inbox_rec_t *rec = reserve_waiting(b, seen, (uint64_t)lay->bytes, &pos);
+    rec_envelope(rec, EP_INBOX_DATA, s->ep, idx, s->tag, lay->bytes);
+    if (lay->contig)
+        memcpy(rec->data, (const char *)s->buf + lay->offset, (size_t)lay->bytes);
+    else if ((rc = ep_dt_pack(s->buf, s->count, s->type, lay, rec->data))) {
+        /* Nothing to send after all: the record becomes padding, which
+         * the receiver skips. */
+        rec->kind = EP_INBOX_PAD;
+        rec->bytes = (int64_t)ep_inbox_span((uint64_t)lay->bytes);
+    }
+    ep_inbox_publish(rec, pos);
+    if (rc)
+        return rc;
+    ep_bsend_release(s->bsend_bytes);
+    s->bsend_bytes = 0;
+    ep_status_set(&s->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+    ep_request_set_done(s);
+    return EP_OK;
+}
+
 ep_status_t ep_ucx_send(ep_request_t *s, int idx, const ep_dt_layout_t *lay)
 {
     ep_endpoint_t *ep = s->ep;
@@ -552,6 +747,11 @@ ep_status_t ep_ucx_send(ep_request_t *s, int idx, const ep_dt_layout_t *lay)
     ucp_tag_t tag = msg_tag(c->ucx_addr[idx], ep_local_rank(ep), s->tag);
     ep_status_t rc = EP_OK;
     void *q = NULL;
+    _Atomic uint64_t *seen = NULL;
+    ep_inbox_t *b = peer_inbox(c, idx, &seen);
+
+    if (b && s->mode != EP_SEND_SYNC && lay->bytes <= INBOX_INLINE_MAX)
+        return inbox_send(s, idx, lay, b, seen);
 
     s->nnet = 0;
     s->tmp = NULL;
@@ -571,6 +771,8 @@ ep_status_t ep_ucx_send(ep_request_t *s, int idx, const ep_dt_layout_t *lay)
     home = u;
     int took = hold(u);
     ucp_ep_h e = peer_conn(u, c, idx);
+    if (b) /* the envelope goes through the inbox, the data under a tag of their own */
+        tag = DATA_BIT | (ucp_tag_t)ep_net_world_rank() << 40 | (ucp_tag_t)u->index << 32 | u->dseq++;
     if (!e) {
         rc = EP_ERR_UCX_START;
     } else {
@@ -584,6 +786,13 @@ ep_status_t ep_ucx_send(ep_request_t *s, int idx, const ep_dt_layout_t *lay)
     }
     if (took)
         unlock_worker(u);
+    if (b && !rc) {
+        uint64_t pos;
+        ep_inbox_rec_t *rec = reserve_waiting(b, seen, EP_INBOX_FOLLOWS_BYTES, &pos);
+        rec_envelope(rec, EP_INBOX_FOLLOWS, ep, idx, s->tag, lay->bytes);
+        memcpy(rec->data, &tag, sizeof tag);
+        ep_inbox_publish(rec, pos);
+    }
     if (rc || !q) { /* failed, or over at once */
         free(s->tmp);
         s->tmp = NULL;
@@ -604,6 +813,18 @@ int ep_ucx_send_now(ep_endpoint_t *ep, int idx, const void *buf, size_t bytes, i
 {
     ep_comm_t *c = ep->comm;
     ep_ucx_worker_t *u = ep->ucx_w;
+    _Atomic uint64_t *seen;
+    ep_inbox_t *b = peer_inbox(c, idx, &seen);
+    if (b) {
+        uint64_t pos;
+        ep_inbox_rec_t *rec = bytes <= INBOX_INLINE_MAX ? ep_inbox_reserve(b, bytes, seen, &pos) : NULL;
+        if (!rec)
+            return 0; /* full: the request path waits for room */
+        rec_envelope(rec, EP_INBOX_DATA, ep, idx, tag, (int64_t)bytes);
+        memcpy(rec->data, buf, bytes);
+        ep_inbox_publish(rec, pos);
+        return 1;
+    }
     ucp_tag_t utag = msg_tag(c->ucx_addr[idx], ep_local_rank(ep), tag);
     ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL};
     home = u;
@@ -639,7 +860,8 @@ void ep_ucx_recv(ep_request_t *r, ep_msg_t *m)
                   bytes < cap ? bytes : cap, 0);
     ucp_request_param_t prm = {0};
     int took = hold(u);
-    void *q = ucp_tag_msg_recv_nbx(u->w, into, (size_t)bytes, (ucp_tag_message_h)m->umsg, &prm);
+    void *q = m->umsg ? ucp_tag_msg_recv_nbx(u->w, into, (size_t)bytes, (ucp_tag_message_h)m->umsg, &prm)
+                      : ucp_tag_recv_nbx(u->w, into, (size_t)bytes, m->utag, ~(ucp_tag_t)0, &prm);
     if (UCS_PTR_IS_ERR(q)) {
         /* The receive fails.  UCX fails this call at once only before it
          * touches the message (no request to be had), so the message is
@@ -654,6 +876,7 @@ void ep_ucx_recv(ep_request_t *r, ep_msg_t *m)
     if (took)
         unlock_worker(u);
     m->umsg = NULL;
+    m->utag = 0;
     if (q) {
         r->ucx_req = q;
         atomic_store_explicit(&r->state, EP_RS_NET, memory_order_release);
@@ -723,7 +946,8 @@ int ep_ucx_recv_post(ep_request_t *r)
     ep_ucx_worker_t *u = ep->ucx_w;
     int any_tag = r->tag_pat == MPI_ANY_TAG;
     ucp_tag_t want = msg_tag((uint32_t)ep->ucx_slot, r->source_pat, any_tag ? 0 : r->tag_pat);
-    ucp_tag_t mask = (ucp_tag_t)(MAX_SLOTS - 1) << SLOT_SHIFT | SRC_MASK << SRC_SHIFT | (any_tag ? 0 : TAG_MASK);
+    ucp_tag_t mask =
+        DATA_BIT | (ucp_tag_t)(MAX_SLOTS - 1) << SLOT_SHIFT | SRC_MASK << SRC_SHIFT | (any_tag ? 0 : TAG_MASK);
     /* Always through posted_done: UCX 1.13 does not fill recv_info
      * reliably when a receive completes at once. */
     ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
@@ -732,6 +956,9 @@ int ep_ucx_recv_post(ep_request_t *r)
                                .user_data = r};
 
     EP_ASSERT(held == u);
+    _Atomic uint64_t *seen;
+    if (peer_inbox(ep->comm, ep_peer_index(ep, r->source_pat), &seen))
+        return 0; /* its messages come through u's inbox */
     home = u;
     r->ucx_posted = 1;
     posting = 1;
@@ -789,13 +1016,45 @@ int ep_ucx_test(ep_request_t *r)
     return st == UCS_OK ? EP_OK : EP_ERR_UCX_FAILED;
 }
 
-/* Delivers what arrived at u, oldest first; u's lock held. */
+/* Delivers the records of u's inbox, oldest first; u's lock held. */
+static void drain_inbox(ep_ucx_worker_t *u)
+{
+    ep_inbox_rec_t *rec;
+    while ((rec = ep_inbox_peek(u->inbox))) {
+        ep_endpoint_t *dst = rec->slot < u->nslots ? u->slots[rec->slot] : NULL;
+        ep_msg_t m = {.bytes = rec->bytes, .uworker = u, .handle = MPI_MESSAGE_NULL};
+        m.link.source = rec->source;
+        m.link.tag = rec->tag;
+        if (rec->kind == EP_INBOX_DATA) {
+            m.kind = EP_MSG_EAGER;
+            m.data = rec->data;
+        } else {
+            m.kind = EP_MSG_UCX;
+            memcpy(&m.utag, rec->data, sizeof m.utag);
+        }
+        if (dst && m.link.source < dst->comm->size)
+            ep_p2p_arrive(dst, &m);
+        else if (m.kind == EP_MSG_UCX) /* for a communicator freed here: dropped, as below */
+            ep_ucx_msg_discard(&m);
+        ep_inbox_release(u->inbox, rec);
+    }
+}
+
+/* Delivers what arrived at u, oldest first; u's lock held.  While its
+ * inbox is busy, UCX progresses once in UCX_EVERY drains: a progress call
+ * costs more than a small message through the inbox. */
 static void drain_worker(ep_ucx_worker_t *u)
 {
     ucp_tag_recv_info_t info;
     ucp_tag_message_h msg;
+    if (u->inbox && ep_inbox_peek(u->inbox)) {
+        drain_inbox(u);
+        if (++u->polls < UCX_EVERY)
+            return;
+    }
+    u->polls = 0;
     ucp_worker_progress(u->w);
-    while ((msg = ucp_tag_probe_nb(u->w, 0, 0, 1, &info))) {
+    while ((msg = ucp_tag_probe_nb(u->w, 0, DATA_BIT, 1, &info))) {
         unsigned slot = (unsigned)(info.sender_tag >> SLOT_SHIFT);
         ep_endpoint_t *dst = slot < u->nslots ? u->slots[slot] : NULL;
         ep_msg_t m = {.kind = EP_MSG_UCX, .bytes = (int64_t)info.length, .umsg = msg, .uworker = u,
@@ -844,15 +1103,17 @@ void ep_ucx_progress(void)
 void ep_ucx_msg_discard(ep_msg_t *m)
 {
     ep_ucx_worker_t *u = m->uworker;
-    if (!m->umsg)
+    if (!m->umsg && !m->utag)
         return;
     void *sink = malloc(m->bytes ? (size_t)m->bytes : 1);
     if (!sink)
         ep_fatal(MPI_ERR_NO_MEM, "out of memory dropping a %lld-byte message", (long long)m->bytes);
     ucp_request_param_t prm = {0};
     int took = hold(u);
-    void *q = ucp_tag_msg_recv_nbx(u->w, sink, (size_t)m->bytes, (ucp_tag_message_h)m->umsg, &prm);
+    void *q = m->umsg ? ucp_tag_msg_recv_nbx(u->w, sink, (size_t)m->bytes, (ucp_tag_message_h)m->umsg, &prm)
+                      : ucp_tag_recv_nbx(u->w, sink, (size_t)m->bytes, m->utag, ~(ucp_tag_t)0, &prm);
     m->umsg = NULL;
+    m->utag = 0;
     finish_nbx(u, q); /* a rendezvous message's data come from another process */
     if (took)
         unlock_worker(u);

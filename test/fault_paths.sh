@@ -16,7 +16,13 @@
 # and over the UCX transport (src/ucx.c), when epmpi was built with it:
 #   ucx send, ucx connect  UCX cannot start a 1 MiB send, or connect to
 #           the receiver: that MPI_Send fails with MPI_ERR_OTHER saying
-#           nothing was sent, and the same send again arrives whole;
+#           nothing was sent, and the same send again arrives whole (its
+#           envelope goes through the node inbox, its data over UCX);
+#   inbox irecv  UCX cannot receive the data of a 1 MiB message whose
+#           envelope came through the node inbox and matched: the receive
+#           fails saying the data were dropped, the sender completes, and
+#           the next message arrives whole;
+# and with the node inboxes off (EPMPI_SHM=0), every message over UCX:
 #   ucx irecv  UCX cannot receive a 1 MiB message that epmpi matched: the
 #           receive fails saying the data were dropped, the sender's
 #           rendezvous still completes (no hang), and the next message
@@ -99,6 +105,13 @@ for f in send:ucp_tag_send_nbx connect:ucp_ep_create; do
     want "ucx ${f%%:*}" "EPT_FAULT after ok"
     ended_ok "ucx ${f%%:*}"
 done
+run irecv $ucx -genv EPMPI_FAULT_NTH ucp_tag_recv_nbx:1 -genv EPMPI_FAULT_RANK 1
+want "inbox irecv" "epfault: failing ucp_tag_recv_nbx"
+want "inbox irecv" "EPT_FAULT receiver class=15 msg=MPI_Wait: UCX could not receive the matched message; its data were dropped"
+want "inbox irecv" "EPT_FAULT sender class=0"
+want "inbox irecv" "EPT_FAULT after ok"
+ended_ok "inbox irecv"
+ucx="$ucx -genv EPMPI_SHM 0"
 run irecv $ucx -genv EPMPI_FAULT_NTH ucp_tag_msg_recv_nbx:1 -genv EPMPI_FAULT_RANK 1
 want "ucx irecv" "epfault: failing ucp_tag_msg_recv_nbx"
 want "ucx irecv" "EPT_FAULT receiver class=15 msg=MPI_Wait: UCX could not receive the matched message; its data were dropped"

@@ -71,7 +71,18 @@ else
     fi
     out=$("$L" -n 2 -t 1 --verbose "$hello" 2>&1)
     case $out in
-        *"transport ucx ("*) out=$(EPMPI_UCX_TLS=tcp,self "$L" -n 2 -t 1 --verbose "$hello" 2>&1)
+        *"transport ucx ("*)
+            # Two processes of one node: the node inboxes carry their
+            # messages, unless EPMPI_SHM=0.
+            case $out in
+                *"; node inboxes in shared memory"*) echo "ok: node inboxes" ;;
+                *) fail "two processes of one node without node inboxes: $out" ;;
+            esac
+            case $(EPMPI_SHM=0 "$L" -n 2 -t 1 --verbose "$hello" 2>&1) in
+                *"; no node inboxes"*) echo "ok: EPMPI_SHM=0" ;;
+                *) fail "EPMPI_SHM=0 left the node inboxes on" ;;
+            esac
+            out=$(EPMPI_UCX_TLS=tcp,self "$L" -n 2 -t 1 --verbose "$hello" 2>&1)
             case $out in
                 *"transport ucx ("*"transports to process "[01]": tcp/"*) echo "ok: EPMPI_UCX_TLS" ;;
                 *) fail "EPMPI_UCX_TLS=tcp,self: $out" ;;

@@ -3,7 +3,8 @@
 # EPMPI_SOAK_MINUTES minutes in all (default 30), EPMPI_SOAK_RUN_SECONDS per
 # run (default 60), each run with a fresh seed; runs alternate
 # EPMPI_EAGER_LIMIT (default, 1024, 262144), EPMPI_WAIT (yield, sleep) and
-# EPMPI_TRANSPORT (ucx, mpi).  Prints every run's seed,
+# the transport (EPMPI_TRANSPORT=ucx with the node inboxes, mpi, ucx, ucx
+# with EPMPI_SHM=0: UCX alone).  Prints every run's seed,
 # messages and bytes per minute and mismatches, then the totals; stops at the
 # first failure with the command that replays it.
 # Environment: EPMPI_SOAK_SHAPES (shapes to rotate through, see
@@ -35,9 +36,12 @@ while :; do
         eager=$1
         wait=yield
         [ $((runs / 3 % 2)) -eq 0 ] || wait=sleep
-        transport=ucx
-        [ $((runs % 2)) -eq 0 ] || transport=mpi
-        settings="EPMPI_EAGER_LIMIT=$eager EPMPI_WAIT=$wait EPMPI_TRANSPORT=$transport"
+        case $((runs % 4)) in
+            1) transport="EPMPI_TRANSPORT=mpi" ;;
+            3) transport="EPMPI_TRANSPORT=ucx EPMPI_SHM=0" ;;
+            *) transport="EPMPI_TRANSPORT=ucx" ;;
+        esac
+        settings="EPMPI_EAGER_LIMIT=$eager EPMPI_WAIT=$wait $transport"
         env $settings EPMPI_TEST_SHAPES=$shape EPMPI_STRESS_SECONDS=$t EPMPI_TEST_TIMEOUT=$((t + 300)) \
             "$RUN_MPI" "$STRESS" >"$log" 2>&1
         rc=$?

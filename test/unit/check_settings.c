@@ -19,6 +19,7 @@ static void clear(void)
     unsetenv("EPMPI_DEBUG");
     unsetenv("EPMPI_STATS");
     unsetenv("EPMPI_STATS_FILE");
+    unsetenv("EPMPI_SHM");
 }
 
 START_TEST(defaults)
@@ -28,6 +29,7 @@ START_TEST(defaults)
     ck_assert_int_eq(ep_config_load(err, sizeof err), 0);
     ck_assert_int_eq(ep_config.endpoints, 0);
     ck_assert_int_eq(ep_config.wait, EP_WAIT_YIELD);
+    ck_assert_int_eq(ep_config.shm, 1);
 }
 END_TEST
 
@@ -123,6 +125,21 @@ START_TEST(diagnostics)
 }
 END_TEST
 
+START_TEST(node_inboxes_switch)
+{
+    char err[256];
+    clear();
+    setenv("EPMPI_SHM", "0", 1);
+    ck_assert_int_eq(ep_config_load(err, sizeof err), 0);
+    ck_assert_int_eq(ep_config.shm, 0);
+    setenv("EPMPI_SHM", "yes", 1);
+    ck_assert_int_eq(ep_config_load(err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "EPMPI_SHM='yes'"));
+    ck_assert_ptr_nonnull(strstr(err, "use 0 or 1"));
+    clear();
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("settings");
@@ -133,6 +150,7 @@ int main(void)
     tcase_add_test(tc, bad_wait_policy_lists_choices);
     tcase_add_loop_test(tc, auto_or_alternative, 0, (int)(sizeof auto_or / sizeof *auto_or));
     tcase_add_test(tc, diagnostics);
+    tcase_add_test(tc, node_inboxes_switch);
     suite_add_tcase(s, tc);
     return ep_unit_run(s);
 }

@@ -52,9 +52,11 @@ typedef struct ep_inbox_rec {
 _Static_assert(sizeof(ep_inbox_rec_t) == EP_INBOX_HEADER, "an inbox record's header is 32 bytes");
 
 typedef struct ep_inbox {
+    /* A line of its own, read by all and never written after init: next
+     * to head or tail, every record would fetch it again. */
+    _Alignas(EP_INBOX_LINE) uint64_t cap;          /* bytes of ring, a power of two */
     _Alignas(EP_INBOX_LINE) _Atomic uint64_t tail; /* the producers' line: next position to reserve */
     _Alignas(EP_INBOX_LINE) _Atomic uint64_t head; /* the consumer's line: next position to read */
-    uint64_t cap;                                 /* bytes of ring, a power of two */
     _Alignas(EP_INBOX_LINE) char ring[];
 } ep_inbox_t;
 

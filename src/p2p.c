@@ -214,25 +214,31 @@ static ep_request_t *take_locked(ep_endpoint_t *dst, const ep_msg_t *m)
     return NULL;
 }
 
-/* A message from a lane slot, dst->lock held.  Usually the oldest posted
- * receive is the one it matches: it completes that receive straight from
- * the slot, without a queue search or a message record.  Anything else
- * takes the general path (take_locked, then match_complete). */
-static void drain_slot(ep_endpoint_t *dst, int source, const ep_lane_slot_t *s)
+/* A message whose payload is at hand (a lane slot, a node inbox record),
+ * dst->lock held.  Usually the oldest posted receive is the one it
+ * matches: it completes that receive straight from the payload, without
+ * a queue search or a message record.  Anything else takes the general
+ * path (take_locked, then match_complete). */
+static inline void arrive_eager_locked(ep_endpoint_t *dst, int source, int tag, const void *data, int64_t bytes)
 {
     EP_ASSERT(ep_lock_held(&dst->lock));
     ep_match_item_t *it = dst->posted.head;
-    if (it && !dst->stats && ep_match_fits(it->source, it->tag, source, s->tag)) {
+    if (it && !dst->stats && ep_match_fits(it->source, it->tag, source, tag)) {
         ep_mq_pop(&dst->posted);
-        complete_eager(ep_container_of(it, ep_request_t, link), source, s->tag, s->data, s->bytes);
+        complete_eager(ep_container_of(it, ep_request_t, link), source, tag, data, bytes);
         return;
     }
-    ep_msg_t m = {.kind = EP_MSG_EAGER, .bytes = s->bytes, .data = (void *)s->data, .handle = MPI_MESSAGE_NULL};
+    ep_msg_t m = {.kind = EP_MSG_EAGER, .bytes = bytes, .data = (void *)data, .handle = MPI_MESSAGE_NULL};
     m.link.source = source;
-    m.link.tag = s->tag;
+    m.link.tag = tag;
     ep_request_t *r = take_locked(dst, &m);
     if (r)
         match_complete(r, &m, 0);
+}
+
+static void drain_slot(ep_endpoint_t *dst, int source, const ep_lane_slot_t *s)
+{
+    arrive_eager_locked(dst, source, s->tag, s->data, s->bytes);
 }
 
 /* Consumes every message the lanes into dst hold, oldest first in each
@@ -286,6 +292,11 @@ static int deliver_msg(ep_endpoint_t *dst, const ep_msg_t *m, int drain)
 
 /* From another process: no lane carries that sender's messages. */
 int ep_p2p_arrive(ep_endpoint_t *dst, const ep_msg_t *m) { return deliver_msg(dst, m, 0); }
+
+void ep_p2p_arrive_eager_locked(ep_endpoint_t *dst, int source, int tag, const void *data, int64_t bytes)
+{
+    arrive_eager_locked(dst, source, tag, data, bytes);
+}
 
 /* ---- lanes from this thread --------------------------------------------- */
 

@@ -61,6 +61,11 @@ int ep_recv_cancel(ep_request_t *r);
  * it.  m may live on the caller's stack; it is copied when queued. */
 /* Returns 1 when m completed a posted receive, 0 when it was queued. */
 int ep_p2p_arrive(ep_endpoint_t *dst, const ep_msg_t *m);
+/* The same for a small message whose payload is at hand (bytes at data,
+ * copied before the call returns), without a message record when the
+ * oldest posted receive takes it; dst->lock held, so that a run of
+ * messages to one endpoint takes it once. */
+void ep_p2p_arrive_eager_locked(ep_endpoint_t *dst, int source, int tag, const void *data, int64_t bytes);
 
 /* Matches what the lanes into dst hold.  Without block it gives up when
  * another thread holds dst's lock (callers poll). */

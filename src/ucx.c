@@ -9,6 +9,7 @@
 #include "handle.h"
 #include "inbox.h"
 #include "invariant.h"
+#include "lane.h"
 #include "net.h"
 #include "p2p.h"
 #include "settings.h"
@@ -821,7 +822,10 @@ int ep_ucx_send_now(ep_endpoint_t *ep, int idx, const void *buf, size_t bytes, i
         if (!rec)
             return 0; /* full: the request path waits for room */
         rec_envelope(rec, EP_INBOX_DATA, ep, idx, tag, (int64_t)bytes);
-        memcpy(rec->data, buf, bytes);
+        if (bytes <= EP_LANE_INLINE)
+            ep_lane_copy(rec->data, buf, bytes);
+        else
+            memcpy(rec->data, buf, bytes);
         ep_inbox_publish(rec, pos);
         return 1;
     }
@@ -1016,28 +1020,38 @@ int ep_ucx_test(ep_request_t *r)
     return st == UCS_OK ? EP_OK : EP_ERR_UCX_FAILED;
 }
 
-/* Delivers the records of u's inbox, oldest first; u's lock held. */
+/* Delivers the records of u's inbox, oldest first; u's lock held.  A run
+ * of small messages to one endpoint takes its lock once. */
 static void drain_inbox(ep_ucx_worker_t *u)
 {
     ep_inbox_rec_t *rec;
+    ep_endpoint_t *locked = NULL;
     while ((rec = ep_inbox_peek(u->inbox))) {
         ep_endpoint_t *dst = rec->slot < u->nslots ? u->slots[rec->slot] : NULL;
-        ep_msg_t m = {.bytes = rec->bytes, .uworker = u, .handle = MPI_MESSAGE_NULL};
-        m.link.source = rec->source;
-        m.link.tag = rec->tag;
-        if (rec->kind == EP_INBOX_DATA) {
-            m.kind = EP_MSG_EAGER;
-            m.data = rec->data;
-        } else {
-            m.kind = EP_MSG_UCX;
-            memcpy(&m.utag, rec->data, sizeof m.utag);
+        int known = dst && rec->source < dst->comm->size;
+        if (locked && (locked != dst || rec->kind != EP_INBOX_DATA)) {
+            ep_unlock(&locked->lock);
+            locked = NULL;
         }
-        if (dst && m.link.source < dst->comm->size)
-            ep_p2p_arrive(dst, &m);
-        else if (m.kind == EP_MSG_UCX) /* for a communicator freed here: dropped, as below */
-            ep_ucx_msg_discard(&m);
+        if (rec->kind == EP_INBOX_DATA) {
+            if (known && !locked)
+                ep_lock(&(locked = dst)->lock);
+            if (known) /* else for a communicator freed here: dropped, as below */
+                ep_p2p_arrive_eager_locked(dst, rec->source, rec->tag, rec->data, rec->bytes);
+        } else {
+            ep_msg_t m = {.kind = EP_MSG_UCX, .bytes = rec->bytes, .uworker = u, .handle = MPI_MESSAGE_NULL};
+            m.link.source = rec->source;
+            m.link.tag = rec->tag;
+            memcpy(&m.utag, rec->data, sizeof m.utag);
+            if (known)
+                ep_p2p_arrive(dst, &m);
+            else
+                ep_ucx_msg_discard(&m);
+        }
         ep_inbox_release(u->inbox, rec);
     }
+    if (locked)
+        ep_unlock(&locked->lock);
 }
 
 /* Delivers what arrived at u, oldest first; u's lock held.  While its

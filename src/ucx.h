@@ -13,10 +13,11 @@
  * communicator's process-level communicator (ep_ucx_comm_start, _finish).  A
  * message's 64-bit UCX tag is then
  *
- *   slot (16 bits) | source rank (20) | user tag (28)
+ *   0 | slot (15 bits) | source rank (20) | user tag (28)
  *
  * which names the receiving endpoint and communicator, the sender's rank
- * and the full MPI_TAG_UB of MPICH (2^28-1).  A communicator of more than
+ * and the full MPI_TAG_UB of MPICH (2^28-1).  (A top bit of 1 marks the
+ * data behind a node inbox's envelope, below.)  A communicator of more than
  * 2^20 ranks, or one for which a worker has no free slot, uses net.c.
  *
  * Matching stays epmpi's (p2p.c), so that wildcards cover the lanes of
@@ -32,6 +33,12 @@
  * the unexpected queue as UCX's message handle, its data still in UCX,
  * until a receive matches it.  A synchronous send (ucp_tag_send_sync_nbx)
  * completes when its message is received that way, that is once matched.
+ *
+ * Between two processes of one node, messages skip UCX's matching: the
+ * receiving worker's inbox in shared memory (inbox.h) carries each one,
+ * whole when small, else as an envelope whose data follow over UCX under
+ * a tag of their own, received once the envelope is matched ("node
+ * inboxes" in ucx.c; EPMPI_SHM).
  *
  * Lock order: a worker's lock, then an endpoint's matching lock (delivery
  * runs under the worker's lock); receiving a matched message takes the

@@ -27,12 +27,28 @@ static int bsend_try_reserve(size_t n)
     return 1;
 }
 
+/* How long a buffered send that finds no room waits for the space of
+ * messages in flight: their receivers may have taken them already while
+ * the transport has yet to say so (a rendezvous over UCX completes at the
+ * sender when the receiver's acknowledgement arrives, and the receiver's
+ * next message may come first another way, through a node inbox or
+ * MPICH).  Bounded: a send whose space never comes fails, as MPI says. */
+#define RECLAIM_WAIT_NS 20000000
+
 int ep_bsend_reserve(size_t n)
 {
     if (bsend_try_reserve(n))
         return 1;
-    ep_progress_reclaim();
-    return bsend_try_reserve(n);
+    uint64_t until = ep_now_ns() + RECLAIM_WAIT_NS;
+    ep_backoff_t b = EP_BACKOFF_INIT;
+    for (;;) {
+        ep_progress_reclaim();
+        if (bsend_try_reserve(n))
+            return 1;
+        if (!atomic_load(&bsend_used) || ep_now_ns() > until)
+            return 0;
+        ep_backoff(&b);
+    }
 }
 
 void ep_bsend_release(size_t n)

@@ -11,7 +11,8 @@ void ep_bsend_attach(size_t size);
 /* Waits until no buffered message is in flight; returns the size attached. */
 size_t ep_bsend_detach(void);
 /* 1 when n bytes of the attached space were free and are now held; before
- * saying no, reclaims the space of buffered sends MPICH has finished. */
+ * saying no, reclaims the space of buffered sends the transport has
+ * finished, waiting a little (20 ms at most) for those in flight. */
 int ep_bsend_reserve(size_t n);
 /* Gives back space a buffered message held. */
 void ep_bsend_release(size_t n);

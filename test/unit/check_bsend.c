@@ -8,6 +8,7 @@
 #include <mpi.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 #include <unistd.h>
 
 START_TEST(reserve_within_the_attached_space)
@@ -24,6 +25,37 @@ START_TEST(reserve_within_the_attached_space)
     ep_bsend_release(0); /* a send that held nothing */
     ck_assert_int_eq((int)ep_bsend_detach(), 100);
     ck_assert_int_eq(ep_bsend_reserve(1), 0); /* nothing attached */
+}
+END_TEST
+
+static void *release_later(void *arg)
+{
+    usleep(5000);
+    ep_bsend_release(*(size_t *)arg);
+    return NULL;
+}
+
+/* A message whose transport says it is over only a little after its
+ * receiver has it (a rendezvous acknowledgement still on its way): a
+ * buffered send that needs its space waits for it, briefly; when no space
+ * comes, it still fails. */
+START_TEST(reserve_waits_briefly_for_space_in_flight)
+{
+    size_t n = 60;
+    pthread_t t;
+    ep_bsend_attach(100);
+    ck_assert_int_eq(ep_bsend_reserve(n), 1);
+    ck_assert_int_eq(pthread_create(&t, NULL, release_later, &n), 0);
+    ck_assert_int_eq(ep_bsend_reserve(50), 1); /* once the 60 bytes come back */
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    ck_assert_int_eq(ep_bsend_reserve(60), 0); /* 50 + 60 > 100, and the 50 stay */
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    double waited = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+    ck_assert(waited < 2.0);
+    ep_bsend_release(50);
+    ck_assert_int_eq((int)ep_bsend_detach(), 100);
 }
 END_TEST
 
@@ -95,6 +127,7 @@ int main(int argc, char **argv)
     TCase *tc = tcase_create("space");
     tcase_add_test(tc, reserve_within_the_attached_space);
     tcase_add_test(tc, detach_waits_for_messages_in_flight);
+    tcase_add_test(tc, reserve_waits_briefly_for_space_in_flight);
     tcase_add_test(tc, concurrent_reservations_stay_within_the_space);
     suite_add_tcase(s, tc);
     int rc = ep_unit_run_nofork(s);

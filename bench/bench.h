@@ -43,11 +43,11 @@ struct bench_opts {
  * MPI itself.  slot[t] is written by thread t only, read by thread 0 after a
  * barrier; result is written by thread 0 only, read by all after a barrier. */
 struct team {
-    int dup;          /* dup mode (see above) */
-    int nthreads;     /* threads per process */
-    int nparties;     /* parties in the whole job */
-    double *slot;     /* one per thread */
-    double result;    /* thread 0's answer to all */
+    int dup;       /* dup mode (see above) */
+    int nthreads;  /* threads per process */
+    int nparties;  /* parties in the whole job */
+    double *slot;  /* one per thread */
+    double result; /* thread 0's answer to all */
 };
 
 /* One participant: a rank of comm driven by the calling thread. */
@@ -61,16 +61,10 @@ struct party {
 };
 
 /* Pairwise cases: the first half of comm's ranks talk to the second half. */
-static inline int party_peer(const struct party *p)
-{
-    return (p->rank + p->size / 2) % p->size;
-}
+static inline int party_peer(const struct party *p) { return (p->rank + p->size / 2) % p->size; }
 
 /* Byte i of a test pattern: checked data before timing. */
-static inline char bench_pattern(long i, int salt)
-{
-    return (char)(i * 7 + (i >> 10) + salt);
-}
+static inline char bench_pattern(long i, int salt) { return (char)(i * 7 + (i >> 10) + salt); }
 
 /* party.c: synchronisation over every party of the job, and timing. */
 void party_barrier(const struct party *p);
@@ -101,8 +95,7 @@ typedef void (*bench_fn)(const struct party *p, void *ctx, long n);
  * every party.  default_seconds is the case's budget for all the batches. */
 /* The median of v[0..n-1] (sorts v). */
 double bench_median(double *v, int n);
-double bench_measure(const struct party *p, const struct bench_opts *o, double default_seconds, bench_fn fn,
-                     void *ctx);
+double bench_measure(const struct party *p, const struct bench_opts *o, double default_seconds, bench_fn fn, void *ctx);
 
 /* The sizes to measure: the command line's, or the case's defaults. */
 int bench_sizes(const struct bench_opts *o, const long *defaults, int ndefaults, const long **sizes);

@@ -29,8 +29,8 @@ static const char *const coll_name[] = {"barrier", "bcast", "allreduce"};
 struct coll {
     enum coll_op op;
     int bytes;
-    unsigned char *bc;    /* Bcast buffer */
-    double *send, *recv;  /* Allreduce buffers */
+    unsigned char *bc;   /* Bcast buffer */
+    double *send, *recv; /* Allreduce buffers */
 };
 
 static void coll_run(const struct party *p, void *ctx, long n)
@@ -52,10 +52,7 @@ static void coll_run(const struct party *p, void *ctx, long n)
     }
 }
 
-static unsigned char pattern(size_t i)
-{
-    return (unsigned char)(i * 131u + (i >> 8) * 7u + 1u);
-}
+static unsigned char pattern(size_t i) { return (unsigned char)(i * 131u + (i >> 8) * 7u + 1u); }
 
 /* One call of known data, checked on every rank. */
 static void coll_check(const struct party *p, struct coll *c)
@@ -66,8 +63,7 @@ static void coll_check(const struct party *p, struct coll *c)
         MPI_Bcast(c->bc, c->bytes, MPI_BYTE, 0, p->comm);
         for (size_t i = 0; i < (size_t)c->bytes; i++)
             if (c->bc[i] != pattern(i))
-                party_fail(p, "MPI_Bcast of %d bytes: byte %zu is %d, expected %d", c->bytes, i, c->bc[i],
-                           pattern(i));
+                party_fail(p, "MPI_Bcast of %d bytes: byte %zu is %d, expected %d", c->bytes, i, c->bc[i], pattern(i));
     } else if (c->op == ALLREDUCE) {
         size_t count = (size_t)c->bytes / sizeof(double);
         for (size_t i = 0; i < count; i++) {
@@ -80,8 +76,8 @@ static void coll_check(const struct party *p, struct coll *c)
             /* the sum over ranks r of r + 1 + i % 5: exact in doubles */
             double want = n * (n + 1) / 2 + n * (double)(i % 5);
             if (c->recv[i] != want)
-                party_fail(p, "MPI_Allreduce of %d bytes: element %zu is %g, expected %g", c->bytes, i,
-                           c->recv[i], want);
+                party_fail(p, "MPI_Allreduce of %d bytes: element %zu is %g, expected %g", c->bytes, i, c->recv[i],
+                           want);
         }
     }
 }
@@ -93,8 +89,7 @@ void case_coll(const struct party *p, const struct bench_opts *o)
     long big = 0;
     for (int s = 0; s < nsizes; s++)
         big = sizes[s] > big ? sizes[s] : big;
-    struct coll c = {BARRIER, 0, party_alloc(p, (size_t)big), party_alloc(p, (size_t)big),
-                     party_alloc(p, (size_t)big)};
+    struct coll c = {BARRIER, 0, party_alloc(p, (size_t)big), party_alloc(p, (size_t)big), party_alloc(p, (size_t)big)};
     for (c.op = BARRIER; c.op <= ALLREDUCE; c.op++) {
         for (int s = 0; s < (c.op == BARRIER ? 1 : nsizes); s++) {
             c.bytes = c.op == BARRIER ? 0 : (int)sizes[s];

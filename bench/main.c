@@ -22,68 +22,66 @@ static const struct {
     void (*run)(const struct party *p, const struct bench_opts *o);
     int dup_ok; /* meaningful with --comm dup */
 } cases[] = {
-    {"pingpong", case_pingpong, 1}, {"rate", case_rate, 1},     {"rma", case_rma, 0},
-    {"coll", case_coll, 0},         {"create", case_create, 0}, {"memcpy", case_memcpy, 1},
-    {"handoff", case_handoff, 1},   {"calls", case_calls, 1},   {"ucx", case_ucx, 0},
-    {"shm", case_shm, 0},
+    {"pingpong", case_pingpong, 1}, {"rate", case_rate, 1},     {"rma", case_rma, 0},         {"coll", case_coll, 0},
+    {"create", case_create, 0},     {"memcpy", case_memcpy, 1}, {"handoff", case_handoff, 1}, {"calls", case_calls, 1},
+    {"ucx", case_ucx, 0},           {"shm", case_shm, 0},
 };
 #define NCASES (int)(sizeof cases / sizeof *cases)
 #define MAX_CASE_RUNS 16
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: epmpi-bench [--case LIST] [--sizes LIST] [--iters N] [--time MS] [--batches B]\n"
-            "                   [--window W] [--comm world|dup] | --help | --version\n"
-            "\n"
-            "Runs under mpiexec, as plain MPI or with epmpi preloaded (epmpiexec -t T).\n"
-            "  --case LIST     comma-separated, in order (default pingpong):\n"
-            "                  pingpong  latency and bandwidth between rank pairs, 8 B to 16 MiB\n"
-            "                  rate      messages per second, windows of non-blocking sends (8 B),\n"
-            "                            and a comment line with the time per message of\n"
-            "                            the senders' sending and of the receivers' posting\n"
-            "                  calls     MPI_Send + MPI_Recv with MPI_PROC_NULL (8 B): the time of\n"
-            "                            the two calls alone, no message\n"
-            "                  rma       one-sided, to the pair partner's MPI_Win_allocate window,\n"
-            "                            8 B to 16 MiB: MPI_Put and MPI_Get each with MPI_Win_flush\n"
-            "                            (in one MPI_Win_lock_all epoch), MPI_Put with MPI_Win_fence\n"
-            "                  coll      Barrier, Bcast, Allreduce (8 B, 64 KiB, 8 MiB)\n"
-            "                  create    MPI_Comm_dup, MPI_Comm_split, MPI_Comm_create_endpoints\n"
-            "                            (MPI_Comm_dup where that is missing), each with MPI_Comm_free\n"
-            "                  memcpy    memcpy bandwidth of each thread, 8 B to 16 MiB, and of\n"
-            "                            two threads copying a half each, 64 KiB and up (the limit\n"
-            "                            of a large message between threads, which both copy)\n"
-            "                  handoff   one-way time for two threads of one process to pass a\n"
-            "                            flag back and forth, and their rate streaming 8 B through\n"
-            "                            a ring of 64-byte slots (no MPI): the floors of any\n"
-            "                            message latency and rate between threads; and the rate\n"
-            "                            case's windows through such a ring, with send and receive\n"
-            "                            calls that cost nothing, 10, 15 or 20 ns: the rate left\n"
-            "                            for calls of that cost; printed by the first process only\n"
-            "                  ucx       the floor between processes: ping-pong (8 B to 4 MiB) and\n"
-            "                            the rate case's windows (8 B, 4 KiB) straight on UCX's\n"
-            "                            tag API, no MPI on a message's way; the rate three ways:\n"
-            "                            receives posted (msgrate), each message probed out of\n"
-            "                            UCX's unexpected queue and received (msgrate-probed, as\n"
-            "                            epmpi takes most), active messages copied by a handler\n"
-            "                            (msgrate-am) (one thread per process; only when built\n"
-            "                            with UCX)\n"
-            "                  shm       the floor of a transport of one's own between processes of\n"
-            "                            a node: the same ping-pong (8 B to 4 KiB) and rate windows\n"
-            "                            (8 B, 4 KiB) through rings of slots in shared memory, each\n"
-            "                            message copied in and out, no MPI or matching on its way\n"
-            "                            (one thread per process, the partners on one node)\n"
-            "  --sizes LIST    message sizes in bytes, suffixes K and M allowed (8,64K,1M)\n"
-            "  --iters N       iterations per batch (default: calibrated to the time budget)\n"
-            "  --time MS       time budget per measurement (default 30 to 100 ms by case)\n"
-            "  --batches B     timed batches per measurement, median reported (default 5)\n"
-            "  --window W      rate: messages in flight per window (default 64)\n"
-            "  --comm world    every OpenMP thread uses MPI_COMM_WORLD (default): a rank\n"
-            "                  per thread under epmpi world mode, else run 1 thread per process\n"
-            "  --comm dup      plain MPI_THREAD_MULTIPLE: thread t of each process uses its\n"
-            "                  own MPI_Comm_dup t of MPI_COMM_WORLD (pingpong, rate, memcpy)\n"
-            "Threads: OMP_NUM_THREADS.  Output: '# comment' lines and result lines\n"
-            "\"case metric size value unit\", printed by rank 0.\n");
+    fprintf(f, "usage: epmpi-bench [--case LIST] [--sizes LIST] [--iters N] [--time MS] [--batches B]\n"
+               "                   [--window W] [--comm world|dup] | --help | --version\n"
+               "\n"
+               "Runs under mpiexec, as plain MPI or with epmpi preloaded (epmpiexec -t T).\n"
+               "  --case LIST     comma-separated, in order (default pingpong):\n"
+               "                  pingpong  latency and bandwidth between rank pairs, 8 B to 16 MiB\n"
+               "                  rate      messages per second, windows of non-blocking sends (8 B),\n"
+               "                            and a comment line with the time per message of\n"
+               "                            the senders' sending and of the receivers' posting\n"
+               "                  calls     MPI_Send + MPI_Recv with MPI_PROC_NULL (8 B): the time of\n"
+               "                            the two calls alone, no message\n"
+               "                  rma       one-sided, to the pair partner's MPI_Win_allocate window,\n"
+               "                            8 B to 16 MiB: MPI_Put and MPI_Get each with MPI_Win_flush\n"
+               "                            (in one MPI_Win_lock_all epoch), MPI_Put with MPI_Win_fence\n"
+               "                  coll      Barrier, Bcast, Allreduce (8 B, 64 KiB, 8 MiB)\n"
+               "                  create    MPI_Comm_dup, MPI_Comm_split, MPI_Comm_create_endpoints\n"
+               "                            (MPI_Comm_dup where that is missing), each with MPI_Comm_free\n"
+               "                  memcpy    memcpy bandwidth of each thread, 8 B to 16 MiB, and of\n"
+               "                            two threads copying a half each, 64 KiB and up (the limit\n"
+               "                            of a large message between threads, which both copy)\n"
+               "                  handoff   one-way time for two threads of one process to pass a\n"
+               "                            flag back and forth, and their rate streaming 8 B through\n"
+               "                            a ring of 64-byte slots (no MPI): the floors of any\n"
+               "                            message latency and rate between threads; and the rate\n"
+               "                            case's windows through such a ring, with send and receive\n"
+               "                            calls that cost nothing, 10, 15 or 20 ns: the rate left\n"
+               "                            for calls of that cost; printed by the first process only\n"
+               "                  ucx       the floor between processes: ping-pong (8 B to 4 MiB) and\n"
+               "                            the rate case's windows (8 B, 4 KiB) straight on UCX's\n"
+               "                            tag API, no MPI on a message's way; the rate three ways:\n"
+               "                            receives posted (msgrate), each message probed out of\n"
+               "                            UCX's unexpected queue and received (msgrate-probed, as\n"
+               "                            epmpi takes most), active messages copied by a handler\n"
+               "                            (msgrate-am) (one thread per process; only when built\n"
+               "                            with UCX)\n"
+               "                  shm       the floor of a transport of one's own between processes of\n"
+               "                            a node: the same ping-pong (8 B to 4 KiB) and rate windows\n"
+               "                            (8 B, 4 KiB) through rings of slots in shared memory, each\n"
+               "                            message copied in and out, no MPI or matching on its way\n"
+               "                            (one thread per process, the partners on one node)\n"
+               "  --sizes LIST    message sizes in bytes, suffixes K and M allowed (8,64K,1M)\n"
+               "  --iters N       iterations per batch (default: calibrated to the time budget)\n"
+               "  --time MS       time budget per measurement (default 30 to 100 ms by case)\n"
+               "  --batches B     timed batches per measurement, median reported (default 5)\n"
+               "  --window W      rate: messages in flight per window (default 64)\n"
+               "  --comm world    every OpenMP thread uses MPI_COMM_WORLD (default): a rank\n"
+               "                  per thread under epmpi world mode, else run 1 thread per process\n"
+               "  --comm dup      plain MPI_THREAD_MULTIPLE: thread t of each process uses its\n"
+               "                  own MPI_Comm_dup t of MPI_COMM_WORLD (pingpong, rate, memcpy)\n"
+               "Threads: OMP_NUM_THREADS.  Output: '# comment' lines and result lines\n"
+               "\"case metric size value unit\", printed by rank 0.\n");
 }
 
 static void bad_usage(const char *fmt, const char *arg)
@@ -128,11 +126,11 @@ static int split_list(char *list, char **items, int max, const char *what)
 static int parse_args(int argc, char **argv, struct bench_opts *o, int *run)
 {
     static const struct option longopts[] = {
-        {"case", required_argument, 0, 'c'},   {"sizes", required_argument, 0, 's'},
-        {"iters", required_argument, 0, 'i'},  {"time", required_argument, 0, 't'},
+        {"case", required_argument, 0, 'c'},    {"sizes", required_argument, 0, 's'},
+        {"iters", required_argument, 0, 'i'},   {"time", required_argument, 0, 't'},
         {"batches", required_argument, 0, 'b'}, {"window", required_argument, 0, 'w'},
-        {"comm", required_argument, 0, 'm'},   {"help", no_argument, 0, 'h'},
-        {"version", no_argument, 0, 'V'},      {0, 0, 0, 0},
+        {"comm", required_argument, 0, 'm'},    {"help", no_argument, 0, 'h'},
+        {"version", no_argument, 0, 'V'},       {0, 0, 0, 0},
     };
     char *items[BENCH_MAX_SIZES];
     int nrun = 0, opt;
@@ -155,18 +153,31 @@ static int parse_args(int argc, char **argv, struct bench_opts *o, int *run)
             for (int i = 0; i < o->nsizes; i++)
                 o->sizes[i] = parse_long(items[i], "a size", 0, 1L << 30);
             break;
-        case 'i': o->iters = parse_long(optarg, "--iters", 1, 1L << 30); break;
-        case 't': o->seconds = (double)parse_long(optarg, "--time", 1, 3600000) / 1e3; break;
-        case 'b': o->batches = (int)parse_long(optarg, "--batches", 1, BENCH_MAX_BATCHES); break;
-        case 'w': o->window = (int)parse_long(optarg, "--window", 1, 1 << 16); break;
+        case 'i':
+            o->iters = parse_long(optarg, "--iters", 1, 1L << 30);
+            break;
+        case 't':
+            o->seconds = (double)parse_long(optarg, "--time", 1, 3600000) / 1e3;
+            break;
+        case 'b':
+            o->batches = (int)parse_long(optarg, "--batches", 1, BENCH_MAX_BATCHES);
+            break;
+        case 'w':
+            o->window = (int)parse_long(optarg, "--window", 1, 1 << 16);
+            break;
         case 'm':
             if (strcmp(optarg, "world") && strcmp(optarg, "dup"))
                 bad_usage("--comm is world or dup, not '%s'", optarg);
             o->dup = strcmp(optarg, "dup") == 0;
             break;
-        case 'h': usage(stdout); exit(0);
-        case 'V': printf("epmpi-bench (epmpi) %s\n", PACKAGE_VERSION); exit(0);
-        default: bad_usage("%s", "bad option");
+        case 'h':
+            usage(stdout);
+            exit(0);
+        case 'V':
+            printf("epmpi-bench (epmpi) %s\n", PACKAGE_VERSION);
+            exit(0);
+        default:
+            bad_usage("%s", "bad option");
         }
     }
     if (optind < argc)
@@ -229,8 +240,7 @@ static void memcpy_halves_run(const struct party *p, void *ctx, long n)
 
 void case_memcpy(const struct party *p, const struct bench_opts *o)
 {
-    static const long defaults[] = {8, 64, 1L << 10, 16L << 10, 64L << 10, 256L << 10, 1L << 20, 4L << 20,
-                                    16L << 20};
+    static const long defaults[] = {8, 64, 1L << 10, 16L << 10, 64L << 10, 256L << 10, 1L << 20, 4L << 20, 16L << 20};
     const long *sizes;
     int nsizes = bench_sizes(o, defaults, sizeof defaults / sizeof *defaults, &sizes);
     long big = bench_max_size(sizes, nsizes);
@@ -271,7 +281,6 @@ struct handoff {
     _Alignas(64) _Atomic long pong;
     long rounds;
 };
-
 
 static void *handoff_peer(void *arg)
 {
@@ -606,8 +615,10 @@ int main(int argc, char **argv)
         if (!o.dup && p.thread == 0)
             for (int t = 1; t < team.nthreads; t++)
                 if (thread_rank[t] == p.rank)
-                    party_fail(&p, "threads 0 and %d are both rank %d of MPI_COMM_WORLD: run with "
-                               "OMP_NUM_THREADS=1, under epmpi in world mode, or with --comm dup", t, p.rank);
+                    party_fail(&p,
+                               "threads 0 and %d are both rank %d of MPI_COMM_WORLD: run with "
+                               "OMP_NUM_THREADS=1, under epmpi in world mode, or with --comm dup",
+                               t, p.rank);
         for (int i = 0; i < nrun; i++)
             cases[run[i]].run(&p, &o);
     }

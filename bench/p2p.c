@@ -21,15 +21,13 @@
 #define TAG_ACK 2
 
 static const long pingpong_sizes[] = {
-    8L, 16L, 32L, 64L, 128L, 256L, 512L, 1L << 10, 2L << 10, 4L << 10, 8L << 10, 16L << 10,
-    32L << 10, 64L << 10, 128L << 10, 256L << 10, 512L << 10, 1L << 20, 2L << 20, 4L << 20, 8L << 20, 16L << 20,
+    8L,         16L,      32L,      64L,       128L,      256L,      512L,       1L << 10,
+    2L << 10,   4L << 10, 8L << 10, 16L << 10, 32L << 10, 64L << 10, 128L << 10, 256L << 10,
+    512L << 10, 1L << 20, 2L << 20, 4L << 20,  8L << 20,  16L << 20,
 };
 static const long rate_sizes[] = {8};
 
-static int first_half(const struct party *p)
-{
-    return p->rank < p->size / 2;
-}
+static int first_half(const struct party *p) { return p->rank < p->size / 2; }
 
 /* ---- ping-pong ------------------------------------------------------------ */
 
@@ -100,9 +98,9 @@ void case_pingpong(const struct party *p, const struct bench_opts *o)
 /* ---- message rate ----------------------------------------------------------- */
 
 struct rate {
-    char *sbuf;        /* every send of a window reads it */
-    char *rbuf;        /* one slot of `bytes` per receive of a window */
-    MPI_Request *req;  /* one per message of a window */
+    char *sbuf;       /* every send of a window reads it */
+    char *rbuf;       /* one slot of `bytes` per receive of a window */
+    MPI_Request *req; /* one per message of a window */
     int bytes;
     int window;
     /* Where the time goes, over every run (seconds, and windows timed): a

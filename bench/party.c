@@ -116,8 +116,7 @@ double bench_median(double *v, int n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-double bench_measure(const struct party *p, const struct bench_opts *o, double default_seconds, bench_fn fn,
-                     void *ctx)
+double bench_measure(const struct party *p, const struct bench_opts *o, double default_seconds, bench_fn fn, void *ctx)
 {
     double per_iter[BENCH_MAX_BATCHES];
     int batches = o->batches;

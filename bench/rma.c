@@ -20,7 +20,7 @@ struct rma {
     char *base; /* this rank's window */
     char *buf;  /* the origin buffer */
     int bytes;
-    int get;    /* flush_run: MPI_Get, not MPI_Put */
+    int get; /* flush_run: MPI_Get, not MPI_Put */
 };
 
 /* Passive target: r->get picks the operation. */

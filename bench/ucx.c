@@ -41,14 +41,14 @@ struct ucx {
     ucp_context_h ctx;
     ucp_worker_h worker;
     ucp_ep_h ep;
-    char *buf;        /* ping-pong */
+    char *buf; /* ping-pong */
     long bytes;
-    void **req;       /* rate: one request per message of a window */
-    char *rbuf;       /* rate: a slot per receive */
+    void **req; /* rate: one request per message of a window */
+    char *rbuf; /* rate: a slot per receive */
     int window;
-    int mode;         /* rate: RATE_POSTED, RATE_PROBED or RATE_AM */
-    int arrived;      /* RATE_AM: messages of this window copied in */
-    int am_lost;      /* RATE_AM: messages that came without their data */
+    int mode;    /* rate: RATE_POSTED, RATE_PROBED or RATE_AM */
+    int arrived; /* RATE_AM: messages of this window copied in */
+    int am_lost; /* RATE_AM: messages that came without their data */
 };
 
 /* How the rate case's receiver takes its messages, and what each reports. */
@@ -116,8 +116,7 @@ static void ucx_setup(const struct party *p, struct ucx *u)
     int peer = party_peer(p);
     MPI_Sendrecv(&mine, 1, MPI_LONG, peer, 7, &theirs, 1, MPI_LONG, peer, 7, p->comm, MPI_STATUS_IGNORE);
     char *remote = party_alloc(p, (size_t)theirs);
-    MPI_Sendrecv(addr, (int)len, MPI_BYTE, peer, 8, remote, (int)theirs, MPI_BYTE, peer, 8, p->comm,
-                 MPI_STATUS_IGNORE);
+    MPI_Sendrecv(addr, (int)len, MPI_BYTE, peer, 8, remote, (int)theirs, MPI_BYTE, peer, 8, p->comm, MPI_STATUS_IGNORE);
     ucp_worker_release_address(u->worker, addr);
     ucp_am_handler_param_t am = {.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
                                                UCP_AM_HANDLER_PARAM_FIELD_ARG,
@@ -214,8 +213,8 @@ static void ucx_take_window(const struct party *p, struct ucx *u)
                 continue;
             }
             ucp_request_param_t prm = {0};
-            ucx_wait(p, u, ucp_tag_msg_recv_nbx(u->worker, u->rbuf + (size_t)i * (size_t)u->bytes, info.length, m,
-                                                &prm));
+            ucx_wait(p, u,
+                     ucp_tag_msg_recv_nbx(u->worker, u->rbuf + (size_t)i * (size_t)u->bytes, info.length, m, &prm));
             i++;
         }
     } else {

@@ -109,8 +109,7 @@ EP_API int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn
 }
 
 /* The MPI-1 names: the same callbacks with other parameter types. */
-EP_API int MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval,
-                             void *extra_state)
+EP_API int MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state)
 {
     int rc = PMPI_Keyval_create(copy_fn, delete_fn, keyval, extra_state);
     if (rc == MPI_SUCCESS)
@@ -169,11 +168,16 @@ static void *win_predefined(ep_win_ep_t *we, int keyval, int *found)
 {
     *found = 1;
     switch (keyval) {
-    case MPI_WIN_BASE: return we->base;
-    case MPI_WIN_SIZE: return &we->size;
-    case MPI_WIN_DISP_UNIT: return &we->disp_unit;
-    case MPI_WIN_CREATE_FLAVOR: return &we->flavor_attr;
-    case MPI_WIN_MODEL: return &we->model_attr;
+    case MPI_WIN_BASE:
+        return we->base;
+    case MPI_WIN_SIZE:
+        return &we->size;
+    case MPI_WIN_DISP_UNIT:
+        return &we->disp_unit;
+    case MPI_WIN_CREATE_FLAVOR:
+        return &we->flavor_attr;
+    case MPI_WIN_MODEL:
+        return &we->model_attr;
     }
     *found = 0;
     return NULL;
@@ -229,8 +233,7 @@ EP_API int MPI_Win_delete_attr(MPI_Win win, int win_keyval)
 
 /* Windows are never duplicated: the copy callback is never called. */
 EP_API int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
-                                 MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval,
-                                 void *extra_state)
+                                 MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state)
 {
     int rc = PMPI_Win_create_keyval(win_copy_attr_fn, win_delete_attr_fn, win_keyval, extra_state);
     if (rc == MPI_SUCCESS)

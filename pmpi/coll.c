@@ -16,19 +16,19 @@
 
 /* Resolves a collective's communicator to its endpoint.  MPI_IN_PLACE has
  * no meaning on intercommunicators. */
-#define COLL_ENTRY(call, comm, ep, sendbuf)                                                       \
-    do {                                                                                          \
-        EP_ENTRY_EP(call, comm, ep);                                                              \
-        if ((ep)->comm->inter && (sendbuf) == MPI_IN_PLACE)                                       \
+#define COLL_ENTRY(call, comm, ep, sendbuf)                                                                 \
+    do {                                                                                                    \
+        EP_ENTRY_EP(call, comm, ep);                                                                        \
+        if ((ep)->comm->inter && (sendbuf) == MPI_IN_PLACE)                                                 \
             return ep_raise(ep, call, MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed on intercommunicators"); \
     } while (0)
 /* For the collectives MPI defines on intracommunicators only (scans). */
-#define COLL_ENTRY_INTRA(call, comm, ep)                                                          \
-    do {                                                                                          \
-        int rc_;                                                                                  \
-        EP_ENTRY_EP(call, comm, ep);                                                              \
-        if ((rc_ = ep_check_intra(ep, call)))                                                     \
-            return rc_;                                                                           \
+#define COLL_ENTRY_INTRA(call, comm, ep)      \
+    do {                                      \
+        int rc_;                              \
+        EP_ENTRY_EP(call, comm, ep);          \
+        if ((rc_ = ep_check_intra(ep, call))) \
+            return rc_;                       \
     } while (0)
 
 /* ---- argument checks shared by the collectives below ------------------------- */
@@ -87,7 +87,6 @@ static int check_reduction(ep_endpoint_t *ep, const char *call, int count, MPI_D
     return MPI_SUCCESS;
 }
 
-
 /* ---- barrier, bcast, allreduce, allgather ---------------------------------- */
 
 static int barrier_ep(const char *call, MPI_Comm comm, MPI_Request *req)
@@ -136,8 +135,7 @@ EP_API int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, M
     return bcast_ep("MPI_Bcast", buffer, count, datatype, root, comm, BLOCKING);
 }
 
-EP_API int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
-                      MPI_Request *request)
+EP_API int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
@@ -145,8 +143,8 @@ EP_API int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, 
 }
 
 /* Reduce, and Allreduce (all: every rank gets the result; root unused). */
-static int reduce_ep(const char *call, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                     MPI_Op op, int all, int root, MPI_Comm comm, MPI_Request *req)
+static int reduce_ep(const char *call, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                     int all, int root, MPI_Comm comm, MPI_Request *req)
 {
     ep_endpoint_t *ep;
     ep_coll_args_t a;
@@ -170,8 +168,7 @@ static int reduce_ep(const char *call, const void *sendbuf, void *recvbuf, int c
     return coll_go(ep, call, &a, req);
 }
 
-EP_API int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                         MPI_Comm comm)
+EP_API int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
@@ -199,8 +196,7 @@ EP_API int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
-    return reduce_ep("MPI_Ireduce", sendbuf, recvbuf, count, datatype, op, 0, root, comm,
-                     request);
+    return reduce_ep("MPI_Ireduce", sendbuf, recvbuf, count, datatype, op, 0, root, comm, request);
 }
 
 static int allgather_ep(const char *call, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -238,9 +234,9 @@ EP_API int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendt
 /* The checks of the rooted data-movement calls: every rank's own block
  * (MPI_IN_PLACE allowed only at the root), and at the root the per-rank
  * side (`what`: "receive" for gathers, "send" for scatters). */
-static int check_rooted(ep_endpoint_t *ep, const char *call, int root, const void *buf, int count,
-                        MPI_Datatype type, int root_count, const int *root_counts, const int *displs,
-                        MPI_Datatype root_type, const char *what)
+static int check_rooted(ep_endpoint_t *ep, const char *call, int root, const void *buf, int count, MPI_Datatype type,
+                        int root_count, const int *root_counts, const int *displs, MPI_Datatype root_type,
+                        const char *what)
 {
     int rc;
     if ((rc = ep_check_root(ep, call, root)))
@@ -295,8 +291,8 @@ EP_API int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype
                      comm, request);
 }
 
-EP_API int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                       const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
+EP_API int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                       const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
@@ -309,8 +305,7 @@ EP_API int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
                         MPI_Request *request)
 {
     if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
-                             request);
+        return PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
     return gather_ep("MPI_Igatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, NULL, root,
                      comm, request);
 }
@@ -345,8 +340,8 @@ EP_API int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-    return scatter_ep("MPI_Iscatter", sendbuf, sendcount, NULL, NULL, sendtype, NULL, recvbuf, recvcount, recvtype, root,
-                      comm, request);
+    return scatter_ep("MPI_Iscatter", sendbuf, sendcount, NULL, NULL, sendtype, NULL, recvbuf, recvcount, recvtype,
+                      root, comm, request);
 }
 
 EP_API int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
@@ -354,8 +349,8 @@ EP_API int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int d
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
-    return scatter_ep("MPI_Scatterv", sendbuf, 0, sendcounts, displs, sendtype, NULL, recvbuf, recvcount, recvtype, root,
-                      comm, BLOCKING);
+    return scatter_ep("MPI_Scatterv", sendbuf, 0, sendcounts, displs, sendtype, NULL, recvbuf, recvcount, recvtype,
+                      root, comm, BLOCKING);
 }
 
 EP_API int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
@@ -363,17 +358,16 @@ EP_API int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int 
                          MPI_Request *request)
 {
     if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
-                              request);
-    return scatter_ep("MPI_Iscatterv", sendbuf, 0, sendcounts, displs, sendtype, NULL, recvbuf, recvcount, recvtype, root,
-                      comm, request);
+        return PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+    return scatter_ep("MPI_Iscatterv", sendbuf, 0, sendcounts, displs, sendtype, NULL, recvbuf, recvcount, recvtype,
+                      root, comm, request);
 }
 
 /* ---- all to all ---------------------------------------------------------------- */
 
 static int allgatherv_ep(const char *call, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                         const int *recvcounts, const int *displs, MPI_Datatype recvtype,
-                         const MPI_Datatype *rtypes, MPI_Comm comm, MPI_Request *req)
+                         const int *recvcounts, const int *displs, MPI_Datatype recvtype, const MPI_Datatype *rtypes,
+                         MPI_Comm comm, MPI_Request *req)
 {
     ep_endpoint_t *ep;
     ep_coll_args_t a;
@@ -416,8 +410,8 @@ static int alltoall_ep(const char *call, const void *sendbuf, int sendcount, MPI
     if ((sendbuf != MPI_IN_PLACE && (rc = check_block(ep, call, sendbuf, sendcount, sendtype))) ||
         (rc = check_block(ep, call, recvbuf, recvcount, recvtype)))
         return rc;
-    ep_coll_alltoallw(&a, ep, sendbuf, sendcount, NULL, NULL, sendtype, NULL, recvbuf, recvcount, NULL, NULL,
-                      recvtype, NULL, 0);
+    ep_coll_alltoallw(&a, ep, sendbuf, sendcount, NULL, NULL, sendtype, NULL, recvbuf, recvcount, NULL, NULL, recvtype,
+                      NULL, 0);
     return coll_go(ep, call, &a, req);
 }
 
@@ -445,8 +439,8 @@ static int alltoallv_ep(const char *call, const void *sendbuf, const int *sendco
     ep_coll_args_t a;
     int rc;
     COLL_ENTRY(call, comm, ep, sendbuf);
-    if ((sendbuf != MPI_IN_PLACE && ((rc = ep_check_type(ep, call, sendtype)) ||
-                                     (rc = check_counts(ep, call, "send", sendcounts, sdispls)))) ||
+    if ((sendbuf != MPI_IN_PLACE &&
+         ((rc = ep_check_type(ep, call, sendtype)) || (rc = check_counts(ep, call, "send", sendcounts, sdispls)))) ||
         (rc = ep_check_type(ep, call, recvtype)) || (rc = check_counts(ep, call, "receive", recvcounts, rdispls)))
         return rc;
     ep_coll_alltoallw(&a, ep, sendbuf, 0, sendcounts, sdispls, sendtype, NULL, recvbuf, 0, recvcounts, rdispls,
@@ -460,8 +454,8 @@ EP_API int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int 
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
-    return alltoallv_ep("MPI_Alltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                        recvtype, comm, BLOCKING);
+    return alltoallv_ep("MPI_Alltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                        comm, BLOCKING);
 }
 
 EP_API int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
@@ -516,9 +510,9 @@ EP_API int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int
 
 /* ---- reduce-scatter and scans ----------------------------------------------------- */
 
-static int wide_reduce_scatter(ep_endpoint_t *ep, const char *call, const void *sendbuf, void *recvbuf,
-                               MPI_Count total, MPI_Count mine_off, MPI_Count mine, MPI_Datatype t, MPI_Op op,
-                               MPI_Comm comm, MPI_Request *req);
+static int wide_reduce_scatter(ep_endpoint_t *ep, const char *call, const void *sendbuf, void *recvbuf, MPI_Count total,
+                               MPI_Count mine_off, MPI_Count mine, MPI_Datatype t, MPI_Op op, MPI_Comm comm,
+                               MPI_Request *req);
 
 /* counts NULL: the _block form with `count` per rank.  The counts describe
  * the caller's own group (on an intercommunicator, how the other group's
@@ -547,12 +541,13 @@ static int reduce_scatter_ep(const char *call, const void *sendbuf, void *recvbu
     return coll_go(ep, call, &a, req);
 }
 
-EP_API int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype,
-                                    MPI_Op op, MPI_Comm comm)
+EP_API int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
+                                    MPI_Comm comm)
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
-    return reduce_scatter_ep("MPI_Reduce_scatter_block", sendbuf, recvbuf, recvcount, NULL, datatype, op, comm, BLOCKING);
+    return reduce_scatter_ep("MPI_Reduce_scatter_block", sendbuf, recvbuf, recvcount, NULL, datatype, op, comm,
+                             BLOCKING);
 }
 
 EP_API int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype,
@@ -615,8 +610,8 @@ EP_API int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatyp
     return scan_ep("MPI_Exscan", sendbuf, recvbuf, count, datatype, op, comm, 1, BLOCKING);
 }
 
-EP_API int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                       MPI_Comm comm, MPI_Request *request)
+EP_API int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                       MPI_Request *request)
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
@@ -649,9 +644,9 @@ static int check_nbr_counts(ep_endpoint_t *ep, const char *call, const char *wha
 }
 
 /* recvcounts NULL: Neighbor_allgather, recvcount from each in-neighbour. */
-static int nbr_allgather_ep(const char *call, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                            void *recvbuf, int recvcount, const int *recvcounts, const int *displs,
-                            MPI_Datatype recvtype, const MPI_Datatype *rtypes, MPI_Comm comm, MPI_Request *req)
+static int nbr_allgather_ep(const char *call, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                            int recvcount, const int *recvcounts, const int *displs, MPI_Datatype recvtype,
+                            const MPI_Datatype *rtypes, MPI_Comm comm, MPI_Request *req)
 {
     ep_endpoint_t *ep;
     ep_coll_args_t a;
@@ -732,8 +727,8 @@ EP_API int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatyp
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    return nbr_alltoall_ep("MPI_Neighbor_alltoall", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount,
-                           NULL, NULL, recvtype, comm, BLOCKING);
+    return nbr_alltoall_ep("MPI_Neighbor_alltoall", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, NULL,
+                           NULL, recvtype, comm, BLOCKING);
 }
 
 EP_API int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -741,8 +736,8 @@ EP_API int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Dataty
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-    return nbr_alltoall_ep("MPI_Ineighbor_alltoall", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount,
-                           NULL, NULL, recvtype, comm, request);
+    return nbr_alltoall_ep("MPI_Ineighbor_alltoall", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, NULL,
+                           NULL, recvtype, comm, request);
 }
 
 EP_API int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -750,10 +745,10 @@ EP_API int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], c
                                   MPI_Datatype recvtype, MPI_Comm comm)
 {
     if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                                       recvtype, comm);
-    return nbr_alltoall_ep("MPI_Neighbor_alltoallv", sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0,
-                           recvcounts, rdispls, recvtype, comm, BLOCKING);
+        return PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                                       comm);
+    return nbr_alltoall_ep("MPI_Neighbor_alltoallv", sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0, recvcounts,
+                           rdispls, recvtype, comm, BLOCKING);
 }
 
 EP_API int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -761,10 +756,10 @@ EP_API int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], 
                                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                                        recvtype, comm, request);
-    return nbr_alltoall_ep("MPI_Ineighbor_alltoallv", sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0,
-                           recvcounts, rdispls, recvtype, comm, request);
+        return PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                                        comm, request);
+    return nbr_alltoall_ep("MPI_Ineighbor_alltoallv", sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0, recvcounts,
+                           rdispls, recvtype, comm, request);
 }
 
 static int nbr_alltoallw_ep(const char *call, const void *sendbuf, const int *sendcounts, const MPI_Aint *sdispls,
@@ -791,8 +786,8 @@ EP_API int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], c
                                   const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
     if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                                       recvtypes, comm);
+        return PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+                                       comm);
     return nbr_alltoallw_ep("MPI_Neighbor_alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
                             rdispls, recvtypes, comm, BLOCKING);
 }
@@ -846,9 +841,9 @@ static int wide_sides(ep_endpoint_t *ep, const char *call, int ns, const MPI_Cou
     return rc ? rc : wide_side(ep, call, "receive", nr, rcounts, rdispls, rtype, rtypes, typed, wr);
 }
 
-int ep_wide_Gatherv(const char *call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                    void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
-                    int root, MPI_Comm comm, MPI_Request *request)
+int ep_wide_Gatherv(const char *call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,
+                    MPI_Comm comm, MPI_Request *request)
 {
     ep_endpoint_t *ep;
     ep_wide_blocks_t w = {0};
@@ -884,9 +879,9 @@ int ep_wide_Scatterv(const char *call, const void *sendbuf, const MPI_Count send
     return rc;
 }
 
-int ep_wide_Allgatherv(const char *call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                       void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
-                       MPI_Comm comm, MPI_Request *request)
+int ep_wide_Allgatherv(const char *call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                       MPI_Request *request)
 {
     ep_endpoint_t *ep;
     ep_wide_blocks_t w = {0};
@@ -916,8 +911,8 @@ static int wide_alltoall(const char *call, const void *sendbuf, const MPI_Count 
     int ns = ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), nr = ep_entry_peers(ep, EP_PEERS, 0, sendbuf);
     if (!(rc = wide_sides(ep, call, ns, sendcounts, sdispls, sendtype, sendtypes, nr, recvcounts, rdispls, recvtype,
                           recvtypes, typed, &ws, &wr)))
-        rc = alltoallw_ep(call, sendbuf, ws.counts, ws.displs, ws.types, recvbuf, wr.counts, wr.displs, wr.types,
-                          comm, request);
+        rc = alltoallw_ep(call, sendbuf, ws.counts, ws.displs, ws.types, recvbuf, wr.counts, wr.displs, wr.types, comm,
+                          request);
     ep_wide_blocks_free(&ws);
     ep_wide_blocks_free(&wr);
     return rc;
@@ -935,8 +930,8 @@ int ep_wide_Alltoallw(const char *call, const void *sendbuf, const MPI_Count sen
                       const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
                       const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
-    return wide_alltoall(call, sendbuf, sendcounts, sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts,
-                         rdispls, MPI_DATATYPE_NULL, recvtypes, 1, comm, request);
+    return wide_alltoall(call, sendbuf, sendcounts, sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts, rdispls,
+                         MPI_DATATYPE_NULL, recvtypes, 1, comm, request);
 }
 
 int ep_wide_Neighbor_allgatherv(const char *call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -961,19 +956,18 @@ int ep_wide_Neighbor_allgatherv(const char *call, const void *sendbuf, MPI_Count
 /* The neighbourhood all-to-alls become Neighbor_alltoallw. */
 static int wide_nbr_alltoall(const char *call, const void *sendbuf, const MPI_Count *sendcounts,
                              const MPI_Aint *sdispls, MPI_Datatype sendtype, const MPI_Datatype *sendtypes,
-                             void *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *rdispls,
-                             MPI_Datatype recvtype, const MPI_Datatype *recvtypes, int typed, MPI_Comm comm,
-                             MPI_Request *request)
+                             void *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *rdispls, MPI_Datatype recvtype,
+                             const MPI_Datatype *recvtypes, int typed, MPI_Comm comm, MPI_Request *request)
 {
     ep_endpoint_t *ep;
     ep_wide_blocks_t ws = {0}, wr = {0};
     int rc;
     if ((rc = nbr_entry(call, comm, sendbuf, &ep)))
         return rc;
-    if (!(rc = wide_sides(ep, call, ep->topo->outdegree, sendcounts, sdispls, sendtype, sendtypes,
-                          ep->topo->indegree, recvcounts, rdispls, recvtype, recvtypes, typed, &ws, &wr)))
-        rc = nbr_alltoallw_ep(call, sendbuf, ws.counts, ws.bdispls, ws.types, recvbuf, wr.counts, wr.bdispls,
-                              wr.types, comm, request);
+    if (!(rc = wide_sides(ep, call, ep->topo->outdegree, sendcounts, sdispls, sendtype, sendtypes, ep->topo->indegree,
+                          recvcounts, rdispls, recvtype, recvtypes, typed, &ws, &wr)))
+        rc = nbr_alltoallw_ep(call, sendbuf, ws.counts, ws.bdispls, ws.types, recvbuf, wr.counts, wr.bdispls, wr.types,
+                              comm, request);
     ep_wide_blocks_free(&ws);
     ep_wide_blocks_free(&wr);
     return rc;
@@ -984,14 +978,14 @@ int ep_wide_Neighbor_alltoallv(const char *call, const void *sendbuf, const MPI_
                                const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype,
                                MPI_Comm comm, MPI_Request *request)
 {
-    return wide_nbr_alltoall(call, sendbuf, sendcounts, sdispls, sendtype, NULL, recvbuf, recvcounts, rdispls,
-                             recvtype, NULL, 0, comm, request);
+    return wide_nbr_alltoall(call, sendbuf, sendcounts, sdispls, sendtype, NULL, recvbuf, recvcounts, rdispls, recvtype,
+                             NULL, 0, comm, request);
 }
 
 int ep_wide_Neighbor_alltoallw(const char *call, const void *sendbuf, const MPI_Count sendcounts[],
                                const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
-                               const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                               const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+                               const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                               MPI_Comm comm, MPI_Request *request)
 {
     return wide_nbr_alltoall(call, sendbuf, sendcounts, sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts,
                              rdispls, MPI_DATATYPE_NULL, recvtypes, 1, comm, request);
@@ -1017,8 +1011,8 @@ static void *moved(const void *buf, MPI_Aint bytes)
     return (void *)((uintptr_t)buf + (uintptr_t)bytes);
 }
 
-static int reduction_piece(const char *call, wide_reduction_t kind, const void *sbuf, void *rbuf, int n,
-                           MPI_Datatype t, MPI_Op op, int root, MPI_Comm comm, MPI_Request *req)
+static int reduction_piece(const char *call, wide_reduction_t kind, const void *sbuf, void *rbuf, int n, MPI_Datatype t,
+                           MPI_Op op, int root, MPI_Comm comm, MPI_Request *req)
 {
     switch (kind) {
     case WIDE_REDUCE:
@@ -1035,8 +1029,7 @@ static int reduction_piece(const char *call, wide_reduction_t kind, const void *
  * *req its handle.  When a piece fails to start after others did, those go
  * on in the group, which the engine frees. */
 static int reduction_pieces(const char *call, wide_reduction_t kind, const void *sbuf, void *rbuf, MPI_Count count,
-                            MPI_Datatype t, MPI_Op op, int root, MPI_Comm comm, ep_request_t *group,
-                            MPI_Request *req)
+                            MPI_Datatype t, MPI_Op op, int root, MPI_Comm comm, ep_request_t *group, MPI_Request *req)
 {
     MPI_Aint ext = ep_coll_extent(t);
     int rc = MPI_SUCCESS, started = 0;
@@ -1155,9 +1148,9 @@ static void keep_block(ep_request_t *r)
     r->failure = copy_wide(k->src, k->dst, k->count, r->type);
 }
 
-static int wide_reduce_scatter(ep_endpoint_t *ep, const char *call, const void *sendbuf, void *recvbuf,
-                               MPI_Count total, MPI_Count mine_off, MPI_Count mine, MPI_Datatype t, MPI_Op op,
-                               MPI_Comm comm, MPI_Request *req)
+static int wide_reduce_scatter(ep_endpoint_t *ep, const char *call, const void *sendbuf, void *recvbuf, MPI_Count total,
+                               MPI_Count mine_off, MPI_Count mine, MPI_Datatype t, MPI_Op op, MPI_Comm comm,
+                               MPI_Request *req)
 {
     MPI_Aint lb, ext, tlb, text;
     ep_request_t *g = NULL;
@@ -1201,8 +1194,8 @@ int ep_wide_Reduce_scatter_block(const char *call, const void *sendbuf, void *re
     COLL_ENTRY(call, comm, ep, sendbuf);
     if (recvcount < 0)
         return ep_raise(ep, call, MPI_ERR_COUNT, "count %lld is negative", (long long)recvcount);
-    return wide_reduce_scatter(ep, call, sendbuf, recvbuf, recvcount * ep_local_size(ep),
-                               recvcount * ep_local_rank(ep), recvcount, datatype, op, comm, request);
+    return wide_reduce_scatter(ep, call, sendbuf, recvbuf, recvcount * ep_local_size(ep), recvcount * ep_local_rank(ep),
+                               recvcount, datatype, op, comm, request);
 }
 
 int ep_wide_Reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
@@ -1221,6 +1214,6 @@ int ep_wide_Reduce_scatter(const char *call, const void *sendbuf, void *recvbuf,
             mine_off = total;
         total += recvcounts[r];
     }
-    return wide_reduce_scatter(ep, call, sendbuf, recvbuf, total, mine_off, recvcounts[ep_local_rank(ep)], datatype,
-                               op, comm, request);
+    return wide_reduce_scatter(ep, call, sendbuf, recvbuf, total, mine_off, recvcounts[ep_local_rank(ep)], datatype, op,
+                               comm, request);
 }

@@ -77,8 +77,7 @@ EP_API int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 /* The four duplications share one function.  with_info: info is the new
  * communicator's hint set, MPI_INFO_NULL for none (MPICH accepts it so,
  * and programs rely on it); otherwise the old one's hints are copied. */
-static int dup_ep(const char *call, MPI_Comm comm, MPI_Info info, int with_info, MPI_Comm *newcomm,
-                  MPI_Request *req)
+static int dup_ep(const char *call, MPI_Comm comm, MPI_Info info, int with_info, MPI_Comm *newcomm, MPI_Request *req)
 {
     ep_endpoint_t *ep;
     ep_coll_args_t a;
@@ -229,8 +228,8 @@ static int create_endpoints(const char *call, MPI_Comm parent, int my_num_ep, MP
         return EP_RAISE_PARENT(MPI_ERR_ARG, "my_num_ep is %d (must be non-negative)", my_num_ep);
     if (my_num_ep > 0 && !out)
         return EP_RAISE_PARENT(MPI_ERR_ARG, "out_comm_hdls is NULL but my_num_ep is %d", my_num_ep);
-    st = ep ? ep_comm_create_endpoints_ep(ep, my_num_ep, out)
-            : ep_comm_create_endpoints_classic(parent, my_num_ep, out);
+    st =
+        ep ? ep_comm_create_endpoints_ep(ep, my_num_ep, out) : ep_comm_create_endpoints_classic(parent, my_num_ep, out);
     if (st == EP_OK)
         return MPI_SUCCESS;
     if (st == EP_ERR_ENDPOINTS)

@@ -182,8 +182,7 @@ static int big_block(ep_endpoint_t *ep, const char *call, MPI_Count count, MPI_C
     return MPI_SUCCESS;
 }
 
-int ep_big_type(const char *call, MPI_Comm comm, const void *buf, MPI_Count count, MPI_Datatype t,
-                MPI_Datatype *big)
+int ep_big_type(const char *call, MPI_Comm comm, const void *buf, MPI_Count count, MPI_Datatype t, MPI_Datatype *big)
 {
     ep_endpoint_t *ep = NULL; /* no communicator (MPI_Mrecv_c): the default handler */
     int rc;
@@ -225,8 +224,8 @@ int ep_wide_blocks(ep_endpoint_t *ep, const char *call, const char *what, int n,
         w->types[i] = MPI_BYTE; /* an empty block, and what ep_wide_blocks_free leaves alone */
         w->n = i + 1;
         if (counts[i] < 0)
-            rc = ep_raise(ep, call, MPI_ERR_COUNT, "%s count %lld (entry %d) is negative", what,
-                          (long long)counts[i], i);
+            rc = ep_raise(ep, call, MPI_ERR_COUNT, "%s count %lld (entry %d) is negative", what, (long long)counts[i],
+                          i);
         else if (counts[i] > 0 && !(rc = big_block(ep, call, counts[i], (MPI_Count)displs[i] * unit,
                                                    types ? types[i] : type, &w->types[i])))
             w->counts[i] = 1;
@@ -292,8 +291,7 @@ int ep_entry_endpoint_any(const char *call, MPI_Comm c, ep_endpoint_t **out)
     if (ep && ep->stats)
         ep_stats_cur = ep->stats;
     if (!ep)
-        return ep_raise(NULL, call, MPI_ERR_COMM, "invalid communicator 0x%x (freed or never created)",
-                        (unsigned)c);
+        return ep_raise(NULL, call, MPI_ERR_COMM, "invalid communicator 0x%x (freed or never created)", (unsigned)c);
     return MPI_SUCCESS;
 }
 
@@ -349,8 +347,7 @@ int ep_check_source(ep_endpoint_t *ep, const char *call, int source)
 int ep_check_send_tag(ep_endpoint_t *ep, const char *call, int tag)
 {
     return tag < 0 || tag > ep_tag_ub
-               ? ep_raise(ep, call, MPI_ERR_TAG, "invalid tag %d (tags go from 0 to MPI_TAG_UB = %d)", tag,
-                          ep_tag_ub)
+               ? ep_raise(ep, call, MPI_ERR_TAG, "invalid tag %d (tags go from 0 to MPI_TAG_UB = %d)", tag, ep_tag_ub)
                : MPI_SUCCESS;
 }
 
@@ -400,8 +397,8 @@ int ep_check_send_all(ep_endpoint_t *ep, const char *call, const void *buf, int 
     return MPI_SUCCESS;
 }
 
-int ep_check_recv_all(ep_endpoint_t *ep, const char *call, const void *buf, int count, MPI_Datatype t,
-                      int source, int tag)
+int ep_check_recv_all(ep_endpoint_t *ep, const char *call, const void *buf, int count, MPI_Datatype t, int source,
+                      int tag)
 {
     int rc;
     if ((rc = ep_check_count(ep, call, count)) || (rc = ep_check_type(ep, call, t)) ||
@@ -455,8 +452,7 @@ int ep_coll_go(ep_endpoint_t *ep, const char *call, ep_coll_args_t *a, MPI_Reque
         ep_diag_enter(ep, call);
         st = ep_coll_run(ep, a);
         ep_diag_leave(ep);
-    }
-    else if (!req)
+    } else if (!req)
         return ep_raise(ep, call, MPI_ERR_REQUEST, "the request argument is NULL");
     else {
         ep_request_t *r;

@@ -69,26 +69,25 @@ int ep_entry_win(const char *call, MPI_Win win, struct ep_win_ep **out);
 /* In an entry point: classic communicators go straight to the PMPI_
  * expression `pass`; endpoint ones resolve to ep, or the entry point
  * returns the raised error. */
-#define EP_ENTRY(call, comm, ep, pass)                                        \
-    do {                                                                      \
-        if (!ep_entry_comm_is_ep(comm))                                       \
-            return (pass);                                                    \
-        EP_ENTRY_EP(call, comm, ep);                                          \
+#define EP_ENTRY(call, comm, ep, pass)  \
+    do {                                \
+        if (!ep_entry_comm_is_ep(comm)) \
+            return (pass);              \
+        EP_ENTRY_EP(call, comm, ep);    \
     } while (0)
 
 /* The same once comm is known to be an endpoint communicator. */
-#define EP_ENTRY_EP(call, comm, ep)                                           \
-    do {                                                                      \
-        int rc_ = ep_entry_endpoint(call, comm, &(ep));                      \
-        if (rc_)                                                              \
-            return rc_;                                                       \
+#define EP_ENTRY_EP(call, comm, ep)                     \
+    do {                                                \
+        int rc_ = ep_entry_endpoint(call, comm, &(ep)); \
+        if (rc_)                                        \
+            return rc_;                                 \
     } while (0)
 
 /* Raises an error of class cls on endpoint ep (NULL: no object: the default
  * handler), with the message "<call>: <formatted text>"; returns the code
  * the handler leaves (when it returns). */
-int ep_raise(ep_endpoint_t *ep, const char *call, int cls, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+int ep_raise(ep_endpoint_t *ep, const char *call, int cls, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* Same, on handler eh of an object of epmpi's other than an endpoint
  * (a window), which the handler is given as `handle`. */
 int ep_raise_on(MPI_Errhandler eh, int handle, const char *call, int cls, const char *fmt, ...)
@@ -153,8 +152,7 @@ int ep_narrow_displs(ep_endpoint_t *ep, const char *call, const MPI_Aint *v, int
  * MPI_DATATYPE_NULL when count fits in an int or buf is MPI_IN_PLACE (t
  * and count are then used as they are).  Errors are raised on comm's
  * handler.  Free *big with ep_big_type_free. */
-int ep_big_type(const char *call, MPI_Comm comm, const void *buf, MPI_Count count, MPI_Datatype t,
-                MPI_Datatype *big);
+int ep_big_type(const char *call, MPI_Comm comm, const void *buf, MPI_Count count, MPI_Datatype t, MPI_Datatype *big);
 void ep_big_type_free(MPI_Datatype *big);
 /* The same for a file call (file.c), errors on the file's handler. */
 int ep_file_big_type(const char *call, MPI_File fh, MPI_Count count, MPI_Datatype t, MPI_Datatype *big);
@@ -171,9 +169,9 @@ const char *ep_big_type_new(MPI_Count count, MPI_Count disp, MPI_Datatype t, MPI
  * an empty block), with counts 1 or 0 and displacements 0. */
 typedef struct ep_wide_blocks {
     int n;
-    int *counts;        /* 1 or 0 */
-    int *displs;        /* zeros */
-    MPI_Aint *bdispls;  /* zeros, for the byte-displacement forms */
+    int *counts;       /* 1 or 0 */
+    int *displs;       /* zeros */
+    MPI_Aint *bdispls; /* zeros, for the byte-displacement forms */
     MPI_Datatype *types;
 } ep_wide_blocks_t;
 int ep_wide_blocks(ep_endpoint_t *ep, const char *call, const char *what, int n, const MPI_Count *counts,
@@ -183,15 +181,15 @@ void ep_wide_blocks_free(ep_wide_blocks_t *w);
 
 /* The array _c forms' bodies for counts beyond INT_MAX (pmpi/coll.c); the
  * blocking form passes EP_BLOCKING as the request. */
-int ep_wide_Gatherv(const char *call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                    void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
-                    int root, MPI_Comm comm, MPI_Request *request);
+int ep_wide_Gatherv(const char *call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,
+                    MPI_Comm comm, MPI_Request *request);
 int ep_wide_Scatterv(const char *call, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
                      MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
                      MPI_Comm comm, MPI_Request *request);
-int ep_wide_Allgatherv(const char *call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                       void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
-                       MPI_Comm comm, MPI_Request *request);
+int ep_wide_Allgatherv(const char *call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                       MPI_Request *request);
 int ep_wide_Alltoallv(const char *call, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
                       MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
@@ -207,8 +205,8 @@ int ep_wide_Neighbor_alltoallv(const char *call, const void *sendbuf, const MPI_
                                MPI_Comm comm, MPI_Request *request);
 int ep_wide_Neighbor_alltoallw(const char *call, const void *sendbuf, const MPI_Count sendcounts[],
                                const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
-                               const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                               const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request);
+                               const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                               MPI_Comm comm, MPI_Request *request);
 
 /* The reductions' bodies for counts beyond INT_MAX, scalar (pmpi/coll.c:
  * pieces of int counts); the blocking form passes EP_BLOCKING. */
@@ -241,8 +239,8 @@ int ep_check_intra(ep_endpoint_t *ep, const char *call);
 /* The send-side checks together: buffer, count, type, dest, tag. */
 int ep_check_send_all(ep_endpoint_t *ep, const char *call, const void *buf, int count, MPI_Datatype t, int dest,
                       int tag);
-int ep_check_recv_all(ep_endpoint_t *ep, const char *call, const void *buf, int count, MPI_Datatype t,
-                      int source, int tag);
+int ep_check_recv_all(ep_endpoint_t *ep, const char *call, const void *buf, int count, MPI_Datatype t, int source,
+                      int tag);
 
 /* The same, inline for the usual case (a builtin type, a buffer, ranks and
  * tag in range), which needs no call; anything else takes the full checks,

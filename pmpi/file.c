@@ -95,19 +95,19 @@ static int check_type(ep_file_t *f, const char *call, MPI_Datatype t)
 }
 
 /* In an entry point taking a file: classic files go to the PMPI_ call. */
-#define FILE_ENTRY(call, fh, f, pass)                                          \
-    do {                                                                       \
-        int rc_;                                                               \
-        if (!ep_file_handle_is_ep(fh))                                         \
-            return (pass);                                                     \
-        if ((rc_ = file_get(call, fh, &(f))))                                  \
-            return rc_;                                                        \
+#define FILE_ENTRY(call, fh, f, pass)         \
+    do {                                      \
+        int rc_;                              \
+        if (!ep_file_handle_is_ep(fh))        \
+            return (pass);                    \
+        if ((rc_ = file_get(call, fh, &(f)))) \
+            return rc_;                       \
     } while (0)
 
-#define CHECK_PTR(f, call, p, what)                                            \
-    do {                                                                       \
-        if (!(p))                                                              \
-            return file_raise(f, call, MPI_ERR_ARG, "%s is NULL", what);       \
+#define CHECK_PTR(f, call, p, what)                                      \
+    do {                                                                 \
+        if (!(p))                                                        \
+            return file_raise(f, call, MPI_ERR_ARG, "%s is NULL", what); \
     } while (0)
 
 /* ---- open and close ------------------------------------------------------------ */
@@ -173,8 +173,7 @@ EP_API MPI_File MPI_File_f2c(MPI_Fint fh)
 EP_API int MPI_File_create_errhandler(MPI_File_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
     int rc = PMPI_File_create_errhandler(fn, errhandler);
-    if (rc == MPI_SUCCESS &&
-        ep_errhandler_record(*errhandler, (MPI_Comm_errhandler_function *)(void (*)(void))fn)) {
+    if (rc == MPI_SUCCESS && ep_errhandler_record(*errhandler, (MPI_Comm_errhandler_function *)(void (*)(void))fn)) {
         PMPI_Errhandler_free(errhandler);
         return file_raise(NULL, "MPI_File_create_errhandler", MPI_ERR_NO_MEM, "out of memory recording the handler");
     }
@@ -382,8 +381,7 @@ static int give_type(MPI_Datatype t, MPI_Datatype *out)
     return PMPI_Type_dup(t, out);
 }
 
-EP_API int MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype,
-                             char *datarep)
+EP_API int MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype, char *datarep)
 {
     static const char call[] = "MPI_File_get_view";
     ep_file_t *f;
@@ -454,7 +452,7 @@ EP_API int MPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset)
  * the blocking calls, request for the non-blocking ones. */
 
 static int data_access(const char *call, MPI_File fh, int how, MPI_Offset offset, const void *buf, int count,
-                  MPI_Datatype type, MPI_Status *status, MPI_Request *request)
+                       MPI_Datatype type, MPI_Status *status, MPI_Request *request)
 {
     ep_file_t *f;
     int rc, read = (how & EP_FILE_READ) != 0;
@@ -508,35 +506,35 @@ static int nonblocking(const char *call, MPI_File fh, int how, MPI_Offset offset
 
 /* The entry points, by their arguments: explicit offset or not, blocking
  * (status) or not (request).  The write forms take a const buffer. */
-#define AT_BLOCKING(name, how, cv)                                                                              \
-    EP_API int MPI_##name(MPI_File fh, MPI_Offset offset, cv void *buf, int count, MPI_Datatype datatype,       \
-                          MPI_Status *status)                                                                   \
-    {                                                                                                           \
-        if (!ep_file_handle_is_ep(fh))                                                                          \
-            return PMPI_##name(fh, offset, buf, count, datatype, status);                                      \
-        return blocking("MPI_" #name, fh, how, offset, buf, count, datatype, status);                          \
+#define AT_BLOCKING(name, how, cv)                                                                        \
+    EP_API int MPI_##name(MPI_File fh, MPI_Offset offset, cv void *buf, int count, MPI_Datatype datatype, \
+                          MPI_Status *status)                                                             \
+    {                                                                                                     \
+        if (!ep_file_handle_is_ep(fh))                                                                    \
+            return PMPI_##name(fh, offset, buf, count, datatype, status);                                 \
+        return blocking("MPI_" #name, fh, how, offset, buf, count, datatype, status);                     \
     }
-#define PTR_BLOCKING(name, how, cv)                                                                             \
-    EP_API int MPI_##name(MPI_File fh, cv void *buf, int count, MPI_Datatype datatype, MPI_Status *status)      \
-    {                                                                                                           \
-        if (!ep_file_handle_is_ep(fh))                                                                          \
-            return PMPI_##name(fh, buf, count, datatype, status);                                              \
-        return blocking("MPI_" #name, fh, how, 0, buf, count, datatype, status);                               \
+#define PTR_BLOCKING(name, how, cv)                                                                        \
+    EP_API int MPI_##name(MPI_File fh, cv void *buf, int count, MPI_Datatype datatype, MPI_Status *status) \
+    {                                                                                                      \
+        if (!ep_file_handle_is_ep(fh))                                                                     \
+            return PMPI_##name(fh, buf, count, datatype, status);                                          \
+        return blocking("MPI_" #name, fh, how, 0, buf, count, datatype, status);                           \
     }
-#define AT_NONBLOCKING(name, how, cv)                                                                           \
-    EP_API int MPI_##name(MPI_File fh, MPI_Offset offset, cv void *buf, int count, MPI_Datatype datatype,       \
-                          MPI_Request *request)                                                                 \
-    {                                                                                                           \
-        if (!ep_file_handle_is_ep(fh))                                                                          \
-            return PMPI_##name(fh, offset, buf, count, datatype, request);                                     \
-        return nonblocking("MPI_" #name, fh, how, offset, buf, count, datatype, request);                      \
+#define AT_NONBLOCKING(name, how, cv)                                                                     \
+    EP_API int MPI_##name(MPI_File fh, MPI_Offset offset, cv void *buf, int count, MPI_Datatype datatype, \
+                          MPI_Request *request)                                                           \
+    {                                                                                                     \
+        if (!ep_file_handle_is_ep(fh))                                                                    \
+            return PMPI_##name(fh, offset, buf, count, datatype, request);                                \
+        return nonblocking("MPI_" #name, fh, how, offset, buf, count, datatype, request);                 \
     }
-#define PTR_NONBLOCKING(name, how, cv)                                                                          \
-    EP_API int MPI_##name(MPI_File fh, cv void *buf, int count, MPI_Datatype datatype, MPI_Request *request)    \
-    {                                                                                                           \
-        if (!ep_file_handle_is_ep(fh))                                                                          \
-            return PMPI_##name(fh, buf, count, datatype, request);                                             \
-        return nonblocking("MPI_" #name, fh, how, 0, buf, count, datatype, request);                           \
+#define PTR_NONBLOCKING(name, how, cv)                                                                       \
+    EP_API int MPI_##name(MPI_File fh, cv void *buf, int count, MPI_Datatype datatype, MPI_Request *request) \
+    {                                                                                                        \
+        if (!ep_file_handle_is_ep(fh))                                                                       \
+            return PMPI_##name(fh, buf, count, datatype, request);                                           \
+        return nonblocking("MPI_" #name, fh, how, 0, buf, count, datatype, request);                         \
     }
 
 AT_BLOCKING(File_read_at, R | EP_FILE_AT, )
@@ -596,28 +594,28 @@ static int split_end(const char *call, MPI_File fh, int how, const void *buf, MP
     return f->split_rc;
 }
 
-#define SPLIT_AT(name, how, cv)                                                                                 \
+#define SPLIT_AT(name, how, cv)                                                                                   \
     EP_API int MPI_##name##_begin(MPI_File fh, MPI_Offset offset, cv void *buf, int count, MPI_Datatype datatype) \
-    {                                                                                                           \
-        if (!ep_file_handle_is_ep(fh))                                                                          \
-            return PMPI_##name##_begin(fh, offset, buf, count, datatype);                                      \
-        return split_begin("MPI_" #name "_begin", fh, how, offset, buf, count, datatype);                      \
-    }                                                                                                           \
+    {                                                                                                             \
+        if (!ep_file_handle_is_ep(fh))                                                                            \
+            return PMPI_##name##_begin(fh, offset, buf, count, datatype);                                         \
+        return split_begin("MPI_" #name "_begin", fh, how, offset, buf, count, datatype);                         \
+    }                                                                                                             \
     SPLIT_END(name, how, cv)
-#define SPLIT_PTR(name, how, cv)                                                                                \
-    EP_API int MPI_##name##_begin(MPI_File fh, cv void *buf, int count, MPI_Datatype datatype)                  \
-    {                                                                                                           \
-        if (!ep_file_handle_is_ep(fh))                                                                          \
-            return PMPI_##name##_begin(fh, buf, count, datatype);                                              \
-        return split_begin("MPI_" #name "_begin", fh, how, 0, buf, count, datatype);                           \
-    }                                                                                                           \
+#define SPLIT_PTR(name, how, cv)                                                               \
+    EP_API int MPI_##name##_begin(MPI_File fh, cv void *buf, int count, MPI_Datatype datatype) \
+    {                                                                                          \
+        if (!ep_file_handle_is_ep(fh))                                                         \
+            return PMPI_##name##_begin(fh, buf, count, datatype);                              \
+        return split_begin("MPI_" #name "_begin", fh, how, 0, buf, count, datatype);           \
+    }                                                                                          \
     SPLIT_END(name, how, cv)
-#define SPLIT_END(name, how, cv)                                                                                \
-    EP_API int MPI_##name##_end(MPI_File fh, cv void *buf, MPI_Status *status)                                  \
-    {                                                                                                           \
-        if (!ep_file_handle_is_ep(fh))                                                                          \
-            return PMPI_##name##_end(fh, buf, status);                                                          \
-        return split_end("MPI_" #name "_end", fh, how, buf, status);                                            \
+#define SPLIT_END(name, how, cv)                                               \
+    EP_API int MPI_##name##_end(MPI_File fh, cv void *buf, MPI_Status *status) \
+    {                                                                          \
+        if (!ep_file_handle_is_ep(fh))                                         \
+            return PMPI_##name##_end(fh, buf, status);                         \
+        return split_end("MPI_" #name "_end", fh, how, buf, status);           \
     }
 
 SPLIT_AT(File_read_at_all, R | EP_FILE_AT | EP_FILE_COLL, )

@@ -156,8 +156,7 @@ extern void pmpi_comm_get_attr_(const MPI_Fint *, const MPI_Fint *, MPI_Aint *, 
 extern void pmpi_comm_set_attr_(const MPI_Fint *, const MPI_Fint *, const MPI_Aint *, MPI_Fint *) EP_F_WEAK;
 extern void pmpi_attr_get_(const MPI_Fint *, const MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *) EP_F_WEAK;
 extern void pmpi_attr_put_(const MPI_Fint *, const MPI_Fint *, const MPI_Fint *, MPI_Fint *) EP_F_WEAK;
-extern void pmpir_comm_get_attr_f08_(const MPI_Fint *, const MPI_Fint *, MPI_Aint *, MPI_Fint *,
-                                     MPI_Fint *) EP_F_WEAK;
+extern void pmpir_comm_get_attr_f08_(const MPI_Fint *, const MPI_Fint *, MPI_Aint *, MPI_Fint *, MPI_Fint *) EP_F_WEAK;
 extern void pmpir_comm_set_attr_f08_(const MPI_Fint *, const MPI_Fint *, const MPI_Aint *, MPI_Fint *) EP_F_WEAK;
 extern void pmpi_win_get_attr_(const MPI_Fint *, const MPI_Fint *, MPI_Aint *, MPI_Fint *, MPI_Fint *) EP_F_WEAK;
 extern void pmpi_win_set_attr_(const MPI_Fint *, const MPI_Fint *, const MPI_Aint *, MPI_Fint *) EP_F_WEAK;
@@ -218,8 +217,7 @@ EP_API void mpi_comm_get_attr_f08_(const MPI_Fint *comm, const MPI_Fint *keyval,
         pmpir_comm_get_attr_f08_(comm, keyval, val, flag, ierror);
 }
 
-EP_API void mpi_attr_get_(const MPI_Fint *comm, const MPI_Fint *keyval, MPI_Fint *val, MPI_Fint *flag,
-                          MPI_Fint *ierror)
+EP_API void mpi_attr_get_(const MPI_Fint *comm, const MPI_Fint *keyval, MPI_Fint *val, MPI_Fint *flag, MPI_Fint *ierror)
 {
     MPI_Aint v = 0;
     if (!ep_entry_comm_is_ep(*comm)) {
@@ -239,8 +237,7 @@ EP_API void mpi_comm_set_attr_(const MPI_Fint *comm, const MPI_Fint *keyval, con
         pmpi_comm_set_attr_(comm, keyval, val, ierror);
 }
 
-EP_API void mpi_comm_set_attr_f08_(const MPI_Fint *comm, const MPI_Fint *keyval, const MPI_Aint *val,
-                                   MPI_Fint *ierror)
+EP_API void mpi_comm_set_attr_f08_(const MPI_Fint *comm, const MPI_Fint *keyval, const MPI_Aint *val, MPI_Fint *ierror)
 {
     if (ep_entry_comm_is_ep(*comm))
         ep_f_return(ierror, MPI_Comm_set_attr(*comm, c_keyval(*keyval), (void *)*val));
@@ -282,8 +279,7 @@ EP_API void mpi_win_set_attr_(const MPI_Fint *win, const MPI_Fint *keyval, const
         pmpi_win_set_attr_(win, keyval, val, ierror);
 }
 
-EP_API void mpi_win_set_attr_f08_(const MPI_Fint *win, const MPI_Fint *keyval, const MPI_Aint *val,
-                                  MPI_Fint *ierror)
+EP_API void mpi_win_set_attr_f08_(const MPI_Fint *win, const MPI_Fint *keyval, const MPI_Aint *val, MPI_Fint *ierror)
 {
     if (ep_win_handle_is_ep(*win))
         ep_f_return(ierror, MPI_Win_set_attr(*win, c_keyval(*keyval), (void *)*val));
@@ -311,8 +307,8 @@ typedef void ep_f_delete_fn(const MPI_Fint *, const MPI_Fint *, const void *, co
 typedef struct {
     ep_f_copy_fn *copy;
     ep_f_delete_fn *del;
-    MPI_Aint extra;  /* the extra_state given at creation */
-    int mpi1;        /* values and extra state are default INTEGERs */
+    MPI_Aint extra; /* the extra_state given at creation */
+    int mpi1;       /* values and extra state are default INTEGERs */
 } f_keyval_t;
 
 static int f_copy_proxy(MPI_Comm comm, int keyval, void *extra, void *in, void *out, int *flag)
@@ -367,8 +363,8 @@ extern void pmpi_keyval_create_(ep_f_copy_fn *, ep_f_delete_fn *, MPI_Fint *, co
 extern void pmpir_comm_create_keyval_f08_(ep_f_copy_fn *, ep_f_delete_fn *, MPI_Fint *, const MPI_Aint *,
                                           MPI_Fint *) EP_F_WEAK;
 
-EP_API void mpi_comm_create_keyval_(ep_f_copy_fn *copy, ep_f_delete_fn *del, MPI_Fint *keyval,
-                                    const MPI_Aint *extra, MPI_Fint *ierror)
+EP_API void mpi_comm_create_keyval_(ep_f_copy_fn *copy, ep_f_delete_fn *del, MPI_Fint *keyval, const MPI_Aint *extra,
+                                    MPI_Fint *ierror)
 {
     pmpi_comm_create_keyval_(copy, del, keyval, extra, ierror);
     *ierror = f_keyval_record("MPI_Comm_create_keyval", *ierror, *keyval, EP_KEYVAL_COMM, copy, del, *extra, 0);
@@ -401,8 +397,8 @@ EP_API void mpi_win_create_keyval_(ep_f_copy_fn *copy, ep_f_delete_fn *del, MPI_
     *ierror = f_keyval_record("MPI_Win_create_keyval", *ierror, *keyval, EP_KEYVAL_WIN, copy, del, *extra, 0);
 }
 
-EP_API void mpi_win_create_keyval_f08_(ep_f_copy_fn *copy, ep_f_delete_fn *del, MPI_Fint *keyval,
-                                       const MPI_Aint *extra, MPI_Fint *ierror)
+EP_API void mpi_win_create_keyval_f08_(ep_f_copy_fn *copy, ep_f_delete_fn *del, MPI_Fint *keyval, const MPI_Aint *extra,
+                                       MPI_Fint *ierror)
 {
     MPI_Fint rc = MPI_SUCCESS;
     pmpir_win_create_keyval_f08_(copy, del, keyval, extra, &rc);

@@ -32,16 +32,16 @@
  * of mpi_f08's f08ts routines.  Element i of dimension d is
  * base_addr + (i - lbound) * stride * span bytes away. */
 typedef struct ep_gfc_array {
-    void *base_addr;       /* first element of the array or section */
-    size_t offset;         /* for Fortran indexing; unused here */
+    void *base_addr; /* first element of the array or section */
+    size_t offset;   /* for Fortran indexing; unused here */
     struct {
-        size_t elem_len;   /* bytes per element */
+        size_t elem_len; /* bytes per element */
         int version;
-        signed char rank;  /* 0 for a scalar */
+        signed char rank; /* 0 for a scalar */
         signed char type;
         short attribute;
     } dtype;
-    ptrdiff_t span;        /* bytes per unit of stride */
+    ptrdiff_t span; /* bytes per unit of stride */
     struct {
         ptrdiff_t stride, lbound, ubound;
     } dim[];

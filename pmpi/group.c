@@ -68,8 +68,7 @@ EP_API int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
     if (!group)
         return ep_raise(ep, call, MPI_ERR_ARG, "group pointer is NULL");
     ep_comm_t *c = ep->comm;
-    return new_group(call, c->gids + c->group_off[ep_remote_side(ep)], ep_remote_size(ep), c->gids[ep->rank],
-                     group);
+    return new_group(call, c->gids + c->group_off[ep_remote_side(ep)], ep_remote_size(ep), c->gids[ep->rank], group);
 }
 
 EP_API int MPI_Group_size(MPI_Group group, int *size)
@@ -172,12 +171,12 @@ static int setop(const char *call, MPI_Group group1, MPI_Group group2, ep_group_
     return rc;
 }
 
-#define EP_GROUP_SETOP(NAME, OP)                                                                 \
-    EP_API int MPI_Group_##NAME(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)         \
-    {                                                                                            \
-        if (!ep_group_handle_is_ep(group1) && !ep_group_handle_is_ep(group2))                    \
-            return PMPI_Group_##NAME(group1, group2, newgroup);                                  \
-        return setop("MPI_Group_" #NAME, group1, group2, OP, newgroup);                          \
+#define EP_GROUP_SETOP(NAME, OP)                                                         \
+    EP_API int MPI_Group_##NAME(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) \
+    {                                                                                    \
+        if (!ep_group_handle_is_ep(group1) && !ep_group_handle_is_ep(group2))            \
+            return PMPI_Group_##NAME(group1, group2, newgroup);                          \
+        return setop("MPI_Group_" #NAME, group1, group2, OP, newgroup);                  \
     }
 
 EP_GROUP_SETOP(union, EP_GROUP_UNION)
@@ -363,8 +362,7 @@ EP_API int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Co
 
 /* The arguments both calls share, checked before anything collective;
  * raises on errhandler. */
-static int from_group_args(const char *call, const char *stringtag, MPI_Errhandler errhandler,
-                           const MPI_Comm *newcomm)
+static int from_group_args(const char *call, const char *stringtag, MPI_Errhandler errhandler, const MPI_Comm *newcomm)
 {
     if (errhandler == MPI_ERRHANDLER_NULL)
         return ep_raise(NULL, call, MPI_ERR_ARG, "errhandler is MPI_ERRHANDLER_NULL");
@@ -423,8 +421,8 @@ static int caller_in(const char *call, MPI_Group h, const char *what, MPI_Errhan
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
-                                      MPI_Errhandler errhandler, MPI_Comm *newcomm)
+EP_API int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler,
+                                      MPI_Comm *newcomm)
 {
     static const char call[] = "MPI_Comm_create_from_group";
     if (!ep_group_handle_is_ep(group))
@@ -433,8 +431,7 @@ EP_API int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MP
     MPI_Info hints;
     int rc, pos, bad;
     if ((rc = from_group_args(call, stringtag, errhandler, newcomm)) ||
-        (rc = caller_in(call, group, "group", errhandler, &g, &pos)) ||
-        (rc = hints_of(call, info, errhandler, &hints)))
+        (rc = caller_in(call, group, "group", errhandler, &g, &pos)) || (rc = hints_of(call, info, errhandler, &hints)))
         return rc;
     ep_status_t st = ep_comm_create_from_group(g->members, g->size, pos, stringtag, errhandler, newcomm, &bad);
     return from_group_done(call, st, "group", bad, hints, errhandler, newcomm);
@@ -472,8 +469,7 @@ EP_API int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_lea
     for (int i = 0; !rc && i < nr; i++)
         if (ep_gid_rank(lg->members, lg->size, rm[i]) != MPI_UNDEFINED)
             rc = ep_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_GROUP,
-                             "member %d of the remote group is in the local group too (they must be disjoint)",
-                             i);
+                             "member %d of the remote group is in the local group too (they must be disjoint)", i);
     if (!rc && !(rc = hints_of(call, info, errhandler, &hints))) {
         ep_status_t st = ep_intercomm_from_groups(lg->members, lg->size, pos, rm, nr, stringtag, errhandler,
                                                   newintercomm, &bad, &bad_remote);

@@ -18,10 +18,7 @@ static void classic_world_errors(MPI_Comm *comm, int *code, ...)
         ep_raise_world(*code);
 }
 
-EP_API int MPI_Init(int *argc, char ***argv)
-{
-    return ep_engine_init("MPI_Init", argc, argv, classic_world_errors);
-}
+EP_API int MPI_Init(int *argc, char ***argv) { return ep_engine_init("MPI_Init", argc, argv, classic_world_errors); }
 
 EP_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {

@@ -47,8 +47,8 @@ static int leader_exchange(const char *call, ep_endpoint_t *ep, MPI_Comm peer, i
     ep_intercomm_describe(ep, local);
     if (!ep_entry_comm_is_ep(peer) && PMPI_Comm_rank(peer, &prank) == MPI_SUCCESS && prank == remote_leader) {
         leader_swap_t sw = {local, n, NULL, 0};
-        ep_status_t st = ep_meet((uint64_t)(uint32_t)peer, (uint64_t)(uint32_t)tag, 0x4c454144ULL, 2, &sw, swap_drive,
-                                 NULL);
+        ep_status_t st =
+            ep_meet((uint64_t)(uint32_t)peer, (uint64_t)(uint32_t)tag, 0x4c454144ULL, 2, &sw, swap_drive, NULL);
         if (st)
             rc = ep_raise_status(ep, call, st, "the leaders could not swap their groups");
         *remote = sw.theirs;
@@ -73,8 +73,8 @@ static ep_status_t group_bcast(ep_endpoint_t *ep, void *buf, int count, int root
     return ep_coll_run(ep, &a);
 }
 
-EP_API int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader,
-                                int tag, MPI_Comm *newintercomm)
+EP_API int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
+                                MPI_Comm *newintercomm)
 {
     static const char call[] = "MPI_Intercomm_create";
     ep_endpoint_t *ep;

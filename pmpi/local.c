@@ -25,8 +25,8 @@ EP_API int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void 
     return rc ? rc : PMPI_Pack(inbuf, incount, datatype, outbuf, outsize, position, c);
 }
 
-EP_API int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
-                      MPI_Datatype datatype, MPI_Comm comm)
+EP_API int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype,
+                      MPI_Comm comm)
 {
     int rc;
     MPI_Comm c = local_comm("MPI_Unpack", comm, &rc);

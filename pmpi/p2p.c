@@ -92,20 +92,20 @@ static int send_nonblocking(const char *call, const void *buf, int count, MPI_Da
     return MPI_SUCCESS;
 }
 
-#define EP_SEND_FN(NAME, MODE)                                                                         \
+#define EP_SEND_FN(NAME, MODE)                                                                                 \
     EP_API int MPI_##NAME(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) \
-    {                                                                                                  \
-        if (!ep_entry_comm_is_ep(comm))                                                                \
-            return PMPI_##NAME(buf, count, datatype, dest, tag, comm);                                 \
-        return send_blocking("MPI_" #NAME, buf, count, datatype, dest, tag, comm, MODE);               \
+    {                                                                                                          \
+        if (!ep_entry_comm_is_ep(comm))                                                                        \
+            return PMPI_##NAME(buf, count, datatype, dest, tag, comm);                                         \
+        return send_blocking("MPI_" #NAME, buf, count, datatype, dest, tag, comm, MODE);                       \
     }
 
-#define EP_ISEND_FN(NAME, MODE, PERSISTENT)                                                            \
-    EP_API int MPI_##NAME(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, \
-                          MPI_Request *request)                                                        \
-    {                                                                                                  \
-        if (!ep_entry_comm_is_ep(comm))                                                                \
-            return PMPI_##NAME(buf, count, datatype, dest, tag, comm, request);                        \
+#define EP_ISEND_FN(NAME, MODE, PERSISTENT)                                                                      \
+    EP_API int MPI_##NAME(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,   \
+                          MPI_Request *request)                                                                  \
+    {                                                                                                            \
+        if (!ep_entry_comm_is_ep(comm))                                                                          \
+            return PMPI_##NAME(buf, count, datatype, dest, tag, comm, request);                                  \
         return send_nonblocking("MPI_" #NAME, buf, count, datatype, dest, tag, comm, MODE, request, PERSISTENT); \
     }
 
@@ -155,7 +155,8 @@ static int recv_direct(const char *call, ep_endpoint_t *ep, void *buf, int count
     int rc = ep_direct_recv_now(ep, buf, count, type, source, tag, st);
     ep_diag_leave(ep);
     st->MPI_ERROR = keep;
-    return rc == MPI_SUCCESS ? MPI_SUCCESS : recv_direct_failed(call, ep, buf, count, type, source, tag, st, rc, status);
+    return rc == MPI_SUCCESS ? MPI_SUCCESS
+                             : recv_direct_failed(call, ep, buf, count, type, source, tag, st, rc, status);
 }
 
 /* MPI_Recv through the engine: a request on the stack.  Apart, so that
@@ -182,16 +183,14 @@ EP_ENDPOINT_PATH int recv_endpoints(void *buf, int count, MPI_Datatype datatype,
     static const char call[] = "MPI_Recv";
     ep_endpoint_t *ep;
     int rc;
-    if ((rc = ep_entry_endpoint(call, comm, &ep)) ||
-        (rc = ep_check_recv(ep, call, buf, count, datatype, source, tag)))
+    if ((rc = ep_entry_endpoint(call, comm, &ep)) || (rc = ep_check_recv(ep, call, buf, count, datatype, source, tag)))
         return rc;
     if (ep->comm->direct && source != MPI_PROC_NULL && ep_direct_may_block())
         return recv_direct(call, ep, buf, count, datatype, source, tag, status);
     return recv_engine(call, ep, buf, count, datatype, source, tag, status);
 }
 
-EP_API int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                    MPI_Status *status)
+EP_API int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
     if (!ep_entry_comm_is_ep(comm))
         return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
@@ -203,8 +202,7 @@ static int irecv_common(const char *call, void *buf, int count, MPI_Datatype dat
 {
     ep_endpoint_t *ep;
     int rc;
-    if ((rc = ep_entry_endpoint(call, comm, &ep)) ||
-        (rc = ep_check_recv(ep, call, buf, count, datatype, source, tag)))
+    if ((rc = ep_entry_endpoint(call, comm, &ep)) || (rc = ep_check_recv(ep, call, buf, count, datatype, source, tag)))
         return rc;
     if (!request)
         return ep_raise(ep, call, MPI_ERR_ARG, "request pointer is NULL");
@@ -243,8 +241,8 @@ EP_API int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source
 
 /* ---- send-receive ---------------------------------------------------------- */
 
-static void set_sendrecv(ep_request_t *r, ep_request_t *s, const void *sbuf, int scount, MPI_Datatype stype,
-                         int dest, int stag, void *rbuf, int rcount, MPI_Datatype rtype, int source, int rtag)
+static void set_sendrecv(ep_request_t *r, ep_request_t *s, const void *sbuf, int scount, MPI_Datatype stype, int dest,
+                         int stag, void *rbuf, int rcount, MPI_Datatype rtype, int source, int rtag)
 {
     ep_request_describe_recv(r, rbuf, rcount, rtype, source, rtag);
     ep_request_describe_send(s, sbuf, scount, stype, dest, stag, EP_SEND_STANDARD);
@@ -253,9 +251,8 @@ static void set_sendrecv(ep_request_t *r, ep_request_t *s, const void *sbuf, int
 /* MPI_Sendrecv: the two requests on the stack, waited for together; the
  * receive's status, the send's error first.  (No pair request: setting
  * one up cost 9 ns of a 0.24 us exchange between two processes.) */
-static int sendrecv_run(const char *call, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype,
-                        int dest, int stag, void *rbuf, int rcount, MPI_Datatype rtype, int source, int rtag,
-                        MPI_Status *status)
+static int sendrecv_run(const char *call, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype, int dest,
+                        int stag, void *rbuf, int rcount, MPI_Datatype rtype, int source, int rtag, MPI_Status *status)
 {
     ep_request_t s, r;
     ep_request_init(&r, EP_REQ_RECV, ep);
@@ -309,8 +306,8 @@ static int isendrecv_start(const char *call, ep_endpoint_t *ep, const void *sbuf
  * bytes or, past INT_MAX bytes, as count elements of a contiguous type of
  * the type's size (*ctype, to free with MPI_Type_free, which waits for the
  * send that holds it). */
-static int replace_copy(const char *call, ep_endpoint_t *ep, const void *buf, int count, MPI_Datatype type,
-                        void **copy, int *ccount, MPI_Datatype *ctype)
+static int replace_copy(const char *call, ep_endpoint_t *ep, const void *buf, int count, MPI_Datatype type, void **copy,
+                        int *ccount, MPI_Datatype *ctype)
 {
     ep_dt_layout_t lay;
     if (ep_dt_layout(type, count, &lay))
@@ -354,15 +351,15 @@ EP_ENDPOINT_PATH int sendrecv_endpoints(const char *call, const void *sendbuf, i
                         recvtag, status);
 }
 
-EP_API int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                        void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+EP_API int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+                        int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
                         MPI_Status *status)
 {
     if (!ep_entry_comm_is_ep(comm))
-        return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
-                             recvtag, comm, status);
-    return sendrecv_endpoints("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
-                              recvtype, source, recvtag, comm, status, NULL, 0);
+        return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
+                             comm, status);
+    return sendrecv_endpoints("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                              source, recvtag, comm, status, NULL, 0);
 }
 
 EP_API int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
@@ -379,9 +376,9 @@ EP_API int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendty
 /* MPI_Sendrecv_replace and MPI_Isendrecv_replace: the send goes from a
  * copy (replace_copy), which the pair request of the non-blocking call
  * owns. */
-EP_ENDPOINT_PATH int sendrecv_replace_endpoints(const char *call, void *buf, int count, MPI_Datatype datatype,
-                                                int dest, int sendtag, int source, int recvtag, MPI_Comm comm,
-                                                MPI_Status *status, MPI_Request *request, int nonblocking)
+EP_ENDPOINT_PATH int sendrecv_replace_endpoints(const char *call, void *buf, int count, MPI_Datatype datatype, int dest,
+                                                int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status,
+                                                MPI_Request *request, int nonblocking)
 {
     ep_endpoint_t *ep;
     void *copy = NULL;
@@ -517,8 +514,8 @@ EP_API int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, 
 }
 
 /* Resolves an endpoint message handle into a receive request r. */
-static int mrecv_start(const char *call, void *buf, int count, MPI_Datatype type, MPI_Message *message,
-                       ep_request_t *r, int with_handle, ep_request_t **out)
+static int mrecv_start(const char *call, void *buf, int count, MPI_Datatype type, MPI_Message *message, ep_request_t *r,
+                       int with_handle, ep_request_t **out)
 {
     ep_msg_t *m = ep_msg_get(*message);
     int rc;

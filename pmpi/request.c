@@ -96,8 +96,7 @@ static int ep_step(const char *call, MPI_Request *h, MPI_Status *st, int multi, 
 
 /* Completes request *h if it can, destructively; 1 when done.  Null and
  * inactive requests count as done with an empty status. */
-static int try_complete(const char *call, MPI_Request *h, MPI_Status *st, int multi, int *code,
-                        ep_endpoint_t **owner)
+static int try_complete(const char *call, MPI_Request *h, MPI_Status *st, int multi, int *code, ep_endpoint_t **owner)
 {
     *code = MPI_SUCCESS;
     if (owner)
@@ -385,8 +384,8 @@ EP_ENDPOINT_PATH int waitsome_endpoints(int incount, MPI_Request array_of_reques
                                         int array_of_indices[], MPI_Status array_of_statuses[])
 {
     multi_err_t m = {0};
-    EP_WAIT_UNTIL(some_pass("MPI_Waitsome", incount, array_of_requests, outcount, array_of_indices,
-                            array_of_statuses, &m));
+    EP_WAIT_UNTIL(
+        some_pass("MPI_Waitsome", incount, array_of_requests, outcount, array_of_indices, array_of_statuses, &m));
     return multi_result(&m, "MPI_Waitsome");
 }
 

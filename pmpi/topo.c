@@ -20,8 +20,8 @@ static int check_old(ep_endpoint_t *ep, const char *call, MPI_Comm *newcomm)
 /* ep's topology when it is of kind `kind` (0: any kind). */
 static int need_topo(ep_endpoint_t *ep, const char *call, int kind, const ep_topo_t **t)
 {
-    static const char *const names[] = {[MPI_CART] = "Cartesian", [MPI_GRAPH] = "graph",
-                                        [MPI_DIST_GRAPH] = "distributed graph"};
+    static const char *const names[] = {
+        [MPI_CART] = "Cartesian", [MPI_GRAPH] = "graph", [MPI_DIST_GRAPH] = "distributed graph"};
     *t = ep->topo;
     if (!*t)
         return ep_raise(ep, call, MPI_ERR_TOPOLOGY, "the communicator has no topology");
@@ -43,8 +43,7 @@ static int done(ep_endpoint_t *ep, const char *call, ep_status_t st)
 
 /* A grid's dimensions: ndims >= 0, every extent positive, at most `size`
  * points (size < 0: any number). */
-static int check_grid(ep_endpoint_t *ep, const char *call, int ndims, const int dims[], const int periods[],
-                      int size)
+static int check_grid(ep_endpoint_t *ep, const char *call, int ndims, const int dims[], const int periods[], int size)
 {
     int rc;
     long long points = 1;
@@ -65,13 +64,11 @@ static int check_grid(ep_endpoint_t *ep, const char *call, int ndims, const int 
 }
 
 /* A graph as MPI_Graph_create takes it. */
-static int check_graph(ep_endpoint_t *ep, const char *call, int nnodes, const int index[], const int edges[],
-                       int size)
+static int check_graph(ep_endpoint_t *ep, const char *call, int nnodes, const int index[], const int edges[], int size)
 {
     int rc;
     if (nnodes < 0 || nnodes > size)
-        return ep_raise(ep, call, MPI_ERR_ARG, "nnodes is %d (must be 0 to the communicator's size %d)", nnodes,
-                        size);
+        return ep_raise(ep, call, MPI_ERR_ARG, "nnodes is %d (must be 0 to the communicator's size %d)", nnodes, size);
     if (nnodes == 0)
         return MPI_SUCCESS;
     if ((rc = check_ptr(ep, call, index, "index")))
@@ -160,8 +157,7 @@ EP_API int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], i
     if ((rc = need_topo(ep, call, MPI_CART, &t)))
         return rc;
     if (maxdims < t->ndims)
-        return ep_raise(ep, call, MPI_ERR_ARG, "maxdims is %d, less than the grid's %d dimensions", maxdims,
-                        t->ndims);
+        return ep_raise(ep, call, MPI_ERR_ARG, "maxdims is %d, less than the grid's %d dimensions", maxdims, t->ndims);
     if (t->ndims > 0 && ((rc = check_ptr(ep, call, dims, "dims")) || (rc = check_ptr(ep, call, periods, "periods")) ||
                          (rc = check_ptr(ep, call, coords, "coords"))))
         return rc;
@@ -185,8 +181,8 @@ EP_API int MPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
         return rc;
     for (int d = 0; d < t->ndims; d++)
         if (!t->periods[d] && (coords[d] < 0 || coords[d] >= t->dims[d]))
-            return ep_raise(ep, call, MPI_ERR_ARG, "coords[%d] is %d, outside the non-periodic dimension of %d",
-                            d, coords[d], t->dims[d]);
+            return ep_raise(ep, call, MPI_ERR_ARG, "coords[%d] is %d, outside the non-periodic dimension of %d", d,
+                            coords[d], t->dims[d]);
     *rank = ep_cart_rank(t, coords);
     return MPI_SUCCESS;
 }
@@ -204,8 +200,7 @@ EP_API int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
         return ep_raise(ep, call, MPI_ERR_RANK, "rank %d is not in the communicator (size %d)", rank,
                         ep_local_size(ep));
     if (maxdims < t->ndims)
-        return ep_raise(ep, call, MPI_ERR_ARG, "maxdims is %d, less than the grid's %d dimensions", maxdims,
-                        t->ndims);
+        return ep_raise(ep, call, MPI_ERR_ARG, "maxdims is %d, less than the grid's %d dimensions", maxdims, t->ndims);
     if (t->ndims > 0 && (rc = check_ptr(ep, call, coords, "coords")))
         return rc;
     ep_cart_coords(t, rank, coords);
@@ -252,8 +247,7 @@ EP_API int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], co
     ep_endpoint_t *ep;
     int rc;
     EP_ENTRY(call, comm_old, ep, PMPI_Graph_create(comm_old, nnodes, index, edges, reorder, comm_graph));
-    if ((rc = check_old(ep, call, comm_graph)) ||
-        (rc = check_graph(ep, call, nnodes, index, edges, ep_local_size(ep))))
+    if ((rc = check_old(ep, call, comm_graph)) || (rc = check_graph(ep, call, nnodes, index, edges, ep_local_size(ep))))
         return rc;
     return done(ep, call, ep_topo_graph_create(ep, nnodes, index, edges, comm_graph));
 }
@@ -286,7 +280,8 @@ EP_API int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[],
     if (maxindex < t->nnodes || maxedges < nedges)
         return ep_raise(ep, call, MPI_ERR_ARG, "maxindex %d and maxedges %d cannot hold %d nodes and %d edges",
                         maxindex, maxedges, t->nnodes, nedges);
-    if ((t->nnodes && (rc = check_ptr(ep, call, index, "index"))) || (nedges && (rc = check_ptr(ep, call, edges, "edges"))))
+    if ((t->nnodes && (rc = check_ptr(ep, call, index, "index"))) ||
+        (nedges && (rc = check_ptr(ep, call, edges, "edges"))))
         return rc;
     if (t->nnodes)
         memcpy(index, t->index, sizeof *index * (size_t)t->nnodes);
@@ -379,9 +374,9 @@ EP_API int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], 
     static const char call[] = "MPI_Dist_graph_create";
     ep_endpoint_t *ep;
     int rc, weighted = weighted_arg(weights), total = 0;
-    EP_ENTRY(call, comm_old, ep,
-             PMPI_Dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, reorder,
-                                    comm_dist_graph));
+    EP_ENTRY(
+        call, comm_old, ep,
+        PMPI_Dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph));
     if ((rc = check_old(ep, call, comm_dist_graph)) || (rc = check_ranks(ep, call, "sources", sources, NULL, 0, n)) ||
         (n > 0 && (rc = check_ptr(ep, call, degrees, "degrees"))))
         return rc;
@@ -422,9 +417,9 @@ EP_API int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[
     ep_endpoint_t *ep;
     const ep_topo_t *t;
     int rc;
-    EP_ENTRY(call, comm, ep,
-             PMPI_Dist_graph_neighbors(comm, maxindegree, sources, sourceweights, maxoutdegree, destinations,
-                                       destweights));
+    EP_ENTRY(
+        call, comm, ep,
+        PMPI_Dist_graph_neighbors(comm, maxindegree, sources, sourceweights, maxoutdegree, destinations, destweights));
     if ((rc = need_topo(ep, call, MPI_DIST_GRAPH, &t)))
         return rc;
     if (maxindegree < t->indegree || maxoutdegree < t->outdegree)

@@ -22,13 +22,13 @@ static int raise_win_status(ep_win_ep_t *we, const char *call, ep_status_t st)
 
 /* Classic windows go to the PMPI_ expression `pass`; endpoint ones resolve
  * to we, or the entry point returns the raised error. */
-#define WIN_ENTRY(call, win, we, pass)                                                                    \
-    do {                                                                                                  \
-        int rc_;                                                                                          \
-        if (!ep_win_handle_is_ep(win))                                                                    \
-            return (pass);                                                                                \
-        if ((rc_ = ep_entry_win(call, win, &(we))))                                                         \
-            return rc_;                                                                                   \
+#define WIN_ENTRY(call, win, we, pass)              \
+    do {                                            \
+        int rc_;                                    \
+        if (!ep_win_handle_is_ep(win))              \
+            return (pass);                          \
+        if ((rc_ = ep_entry_win(call, win, &(we)))) \
+            return rc_;                             \
     } while (0)
 
 /* ---- creation and free ---------------------------------------------------------- */
@@ -188,8 +188,7 @@ EP_API int MPI_Win_create_errhandler(MPI_Win_errhandler_function *fn, MPI_Errhan
 {
     int rc = PMPI_Win_create_errhandler(fn, errhandler);
     /* The same call shape: (handle *, int *, ...). */
-    if (rc == MPI_SUCCESS &&
-        ep_errhandler_record(*errhandler, (MPI_Comm_errhandler_function *)(void (*)(void))fn)) {
+    if (rc == MPI_SUCCESS && ep_errhandler_record(*errhandler, (MPI_Comm_errhandler_function *)(void (*)(void))fn)) {
         PMPI_Errhandler_free(errhandler);
         return ep_raise(NULL, "MPI_Win_create_errhandler", MPI_ERR_NO_MEM, "out of memory recording the handler");
     }
@@ -272,8 +271,14 @@ EP_API int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origi
     if (!ep_win_handle_is_ep(win))
         return PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                         target_datatype, win);
-    ep_rma_t op = {.kind = EP_RMA_PUT, .obuf = origin_addr, .ocount = origin_count, .otype = origin_datatype,
-                   .target = target_rank, .disp = target_disp, .tcount = target_count, .ttype = target_datatype};
+    ep_rma_t op = {.kind = EP_RMA_PUT,
+                   .obuf = origin_addr,
+                   .ocount = origin_count,
+                   .otype = origin_datatype,
+                   .target = target_rank,
+                   .disp = target_disp,
+                   .tcount = target_count,
+                   .ttype = target_datatype};
     return rma("MPI_Put", win, &op, NULL, 0);
 }
 
@@ -284,8 +289,14 @@ EP_API int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype orig
     if (!ep_win_handle_is_ep(win))
         return PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                          target_datatype, win, request);
-    ep_rma_t op = {.kind = EP_RMA_PUT, .obuf = origin_addr, .ocount = origin_count, .otype = origin_datatype,
-                   .target = target_rank, .disp = target_disp, .tcount = target_count, .ttype = target_datatype};
+    ep_rma_t op = {.kind = EP_RMA_PUT,
+                   .obuf = origin_addr,
+                   .ocount = origin_count,
+                   .otype = origin_datatype,
+                   .target = target_rank,
+                   .disp = target_disp,
+                   .tcount = target_count,
+                   .ttype = target_datatype};
     return rma("MPI_Rput", win, &op, request, 1);
 }
 
@@ -295,8 +306,14 @@ EP_API int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_data
     if (!ep_win_handle_is_ep(win))
         return PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                         target_datatype, win);
-    ep_rma_t op = {.kind = EP_RMA_GET, .rbuf = origin_addr, .ocount = origin_count, .otype = origin_datatype,
-                   .target = target_rank, .disp = target_disp, .tcount = target_count, .ttype = target_datatype};
+    ep_rma_t op = {.kind = EP_RMA_GET,
+                   .rbuf = origin_addr,
+                   .ocount = origin_count,
+                   .otype = origin_datatype,
+                   .target = target_rank,
+                   .disp = target_disp,
+                   .tcount = target_count,
+                   .ttype = target_datatype};
     return rma("MPI_Get", win, &op, NULL, 0);
 }
 
@@ -307,33 +324,50 @@ EP_API int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_dat
     if (!ep_win_handle_is_ep(win))
         return PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                          target_datatype, win, request);
-    ep_rma_t op = {.kind = EP_RMA_GET, .rbuf = origin_addr, .ocount = origin_count, .otype = origin_datatype,
-                   .target = target_rank, .disp = target_disp, .tcount = target_count, .ttype = target_datatype};
+    ep_rma_t op = {.kind = EP_RMA_GET,
+                   .rbuf = origin_addr,
+                   .ocount = origin_count,
+                   .otype = origin_datatype,
+                   .target = target_rank,
+                   .disp = target_disp,
+                   .tcount = target_count,
+                   .ttype = target_datatype};
     return rma("MPI_Rget", win, &op, request, 1);
 }
 
 EP_API int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-                          MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
-                          MPI_Win win)
+                          MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
     if (!ep_win_handle_is_ep(win))
         return PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                                target_datatype, op, win);
-    ep_rma_t o = {.kind = EP_RMA_ACC, .obuf = origin_addr, .ocount = origin_count, .otype = origin_datatype,
-                  .target = target_rank, .disp = target_disp, .tcount = target_count, .ttype = target_datatype,
+    ep_rma_t o = {.kind = EP_RMA_ACC,
+                  .obuf = origin_addr,
+                  .ocount = origin_count,
+                  .otype = origin_datatype,
+                  .target = target_rank,
+                  .disp = target_disp,
+                  .tcount = target_count,
+                  .ttype = target_datatype,
                   .op = op};
     return rma("MPI_Accumulate", win, &o, NULL, 0);
 }
 
 EP_API int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-                           MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
-                           MPI_Win win, MPI_Request *request)
+                           MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                           MPI_Request *request)
 {
     if (!ep_win_handle_is_ep(win))
         return PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                                 target_datatype, op, win, request);
-    ep_rma_t o = {.kind = EP_RMA_ACC, .obuf = origin_addr, .ocount = origin_count, .otype = origin_datatype,
-                  .target = target_rank, .disp = target_disp, .tcount = target_count, .ttype = target_datatype,
+    ep_rma_t o = {.kind = EP_RMA_ACC,
+                  .obuf = origin_addr,
+                  .ocount = origin_count,
+                  .otype = origin_datatype,
+                  .target = target_rank,
+                  .disp = target_disp,
+                  .tcount = target_count,
+                  .ttype = target_datatype,
                   .op = op};
     return rma("MPI_Raccumulate", win, &o, request, 1);
 }
@@ -345,11 +379,19 @@ EP_API int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Dat
 {
     if (!ep_win_handle_is_ep(win))
         return PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
-                                   result_datatype, target_rank, target_disp, target_count, target_datatype, op,
-                                   win);
-    ep_rma_t o = {.kind = EP_RMA_GET_ACC, .obuf = origin_addr, .ocount = origin_count, .otype = origin_datatype,
-                  .rbuf = result_addr, .rcount = result_count, .rtype = result_datatype, .target = target_rank,
-                  .disp = target_disp, .tcount = target_count, .ttype = target_datatype, .op = op};
+                                   result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+    ep_rma_t o = {.kind = EP_RMA_GET_ACC,
+                  .obuf = origin_addr,
+                  .ocount = origin_count,
+                  .otype = origin_datatype,
+                  .rbuf = result_addr,
+                  .rcount = result_count,
+                  .rtype = result_datatype,
+                  .target = target_rank,
+                  .disp = target_disp,
+                  .tcount = target_count,
+                  .ttype = target_datatype,
+                  .op = op};
     return rma("MPI_Get_accumulate", win, &o, NULL, 0);
 }
 
@@ -360,11 +402,20 @@ EP_API int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Da
 {
     if (!ep_win_handle_is_ep(win))
         return PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
-                                    result_datatype, target_rank, target_disp, target_count, target_datatype, op,
-                                    win, request);
-    ep_rma_t o = {.kind = EP_RMA_GET_ACC, .obuf = origin_addr, .ocount = origin_count, .otype = origin_datatype,
-                  .rbuf = result_addr, .rcount = result_count, .rtype = result_datatype, .target = target_rank,
-                  .disp = target_disp, .tcount = target_count, .ttype = target_datatype, .op = op};
+                                    result_datatype, target_rank, target_disp, target_count, target_datatype, op, win,
+                                    request);
+    ep_rma_t o = {.kind = EP_RMA_GET_ACC,
+                  .obuf = origin_addr,
+                  .ocount = origin_count,
+                  .otype = origin_datatype,
+                  .rbuf = result_addr,
+                  .rcount = result_count,
+                  .rtype = result_datatype,
+                  .target = target_rank,
+                  .disp = target_disp,
+                  .tcount = target_count,
+                  .ttype = target_datatype,
+                  .op = op};
     return rma("MPI_Rget_accumulate", win, &o, request, 1);
 }
 
@@ -373,9 +424,18 @@ EP_API int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Data
 {
     if (!ep_win_handle_is_ep(win))
         return PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
-    ep_rma_t o = {.kind = EP_RMA_GET_ACC, .obuf = origin_addr, .ocount = 1, .otype = datatype,
-                  .rbuf = result_addr, .rcount = 1, .rtype = datatype, .target = target_rank,
-                  .disp = target_disp, .tcount = 1, .ttype = datatype, .op = op};
+    ep_rma_t o = {.kind = EP_RMA_GET_ACC,
+                  .obuf = origin_addr,
+                  .ocount = 1,
+                  .otype = datatype,
+                  .rbuf = result_addr,
+                  .rcount = 1,
+                  .rtype = datatype,
+                  .target = target_rank,
+                  .disp = target_disp,
+                  .tcount = 1,
+                  .ttype = datatype,
+                  .op = op};
     return rma("MPI_Fetch_and_op", win, &o, NULL, 0);
 }
 
@@ -383,11 +443,19 @@ EP_API int MPI_Compare_and_swap(const void *origin_addr, const void *compare_add
                                 MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)
 {
     if (!ep_win_handle_is_ep(win))
-        return PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp,
-                                     win);
-    ep_rma_t o = {.kind = EP_RMA_CAS, .obuf = origin_addr, .cbuf = compare_addr, .ocount = 1, .otype = datatype,
-                  .rbuf = result_addr, .rcount = 1, .rtype = datatype, .target = target_rank,
-                  .disp = target_disp, .tcount = 1, .ttype = datatype};
+        return PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);
+    ep_rma_t o = {.kind = EP_RMA_CAS,
+                  .obuf = origin_addr,
+                  .cbuf = compare_addr,
+                  .ocount = 1,
+                  .otype = datatype,
+                  .rbuf = result_addr,
+                  .rcount = 1,
+                  .rtype = datatype,
+                  .target = target_rank,
+                  .disp = target_disp,
+                  .tcount = 1,
+                  .ttype = datatype};
     return rma("MPI_Compare_and_swap", win, &o, NULL, 0);
 }
 

@@ -17,9 +17,9 @@ typedef enum { EP_KEYVAL_COMM, EP_KEYVAL_WIN } ep_keyval_kind_t;
 /* What attributes hang on: an endpoint communicator's rank (ep_attr_of), or
  * a window's rank (ep_win_attrs, win.h). */
 typedef struct ep_attr_host {
-    void **list;            /* the attribute list */
-    pthread_mutex_t *lock;  /* guards *list */
-    int handle;             /* what the callbacks receive */
+    void **list;           /* the attribute list */
+    pthread_mutex_t *lock; /* guards *list */
+    int handle;            /* what the callbacks receive */
 } ep_attr_host_t;
 
 static inline ep_attr_host_t ep_attr_of(ep_endpoint_t *ep)

@@ -105,8 +105,8 @@ static ep_status_t bcast_piece(ep_coll_inst_t *in, int k)
         return rc;
     int64_t off = (int64_t)k * EP_BCAST_PIECE, left = lay.bytes - off;
     int n = (int)(left < EP_BCAST_PIECE ? left : EP_BCAST_PIECE);
-    return pmpi_rc(PMPI_Ibcast((char *)s->rbuf + lay.offset + off, n, MPI_BYTE, c->ranks[s->root].proc, c->pcomm,
-                               &in->preq));
+    return pmpi_rc(
+        PMPI_Ibcast((char *)s->rbuf + lay.offset + off, n, MPI_BYTE, c->ranks[s->root].proc, c->pcomm, &in->preq));
 }
 
 static ep_status_t bcast_start(ep_coll_inst_t *in)
@@ -120,8 +120,9 @@ static ep_status_t bcast_start(ep_coll_inst_t *in)
         return EP_OK;
     if (!ep_dt_layout(s->rtype, s->rcount, &lay) && lay.bytes > INT32_MAX) {
         if (!lay.contig) {
-            ep_status_explain(EP_ERR_COUNT, "%lld bytes of a non-contiguous datatype in one broadcast between "
-                                            "processes: MPICH's non-blocking broadcast fails beyond 2 GiB",
+            ep_status_explain(EP_ERR_COUNT,
+                              "%lld bytes of a non-contiguous datatype in one broadcast between "
+                              "processes: MPICH's non-blocking broadcast fails beyond 2 GiB",
                               (long long)lay.bytes);
             return EP_ERR_COUNT;
         }
@@ -317,8 +318,8 @@ static ep_status_t reduce_start(ep_coll_inst_t *in)
     if (a0->all)
         return pmpi_rc(PMPI_Iallreduce(MPI_IN_PLACE, acc, count, type, a0->op, c->pcomm, &in->preq));
     int rproc = c->ranks[a0->root].proc;
-    return pmpi_rc(PMPI_Ireduce(rproc == c->myproc ? MPI_IN_PLACE : acc, rproc == c->myproc ? acc : NULL, count,
-                                type, a0->op, rproc, c->pcomm, &in->preq));
+    return pmpi_rc(PMPI_Ireduce(rproc == c->myproc ? MPI_IN_PLACE : acc, rproc == c->myproc ? acc : NULL, count, type,
+                                a0->op, rproc, c->pcomm, &in->preq));
 }
 
 static ep_status_t reduce_finish(ep_coll_inst_t *in, int lidx)
@@ -395,11 +396,11 @@ static const ep_coll_kind_t *reduction_kind(ep_endpoint_t *ep, MPI_Op op)
     int commute = 1;
     ep_op_commutative(op, &commute);
     return (!commute && !ep->comm->ranks_by_process) || ep->comm->inter || ep_config.coll_gathered ? &gathered_kind
-                                                                                          : &reduce_kind;
+                                                                                                   : &reduce_kind;
 }
 
-static void reduction_args(ep_coll_args_t *a, ep_endpoint_t *ep, const ep_coll_kind_t *k, const void *sbuf,
-                           void *rbuf, int count, MPI_Datatype type, MPI_Op op)
+static void reduction_args(ep_coll_args_t *a, ep_endpoint_t *ep, const ep_coll_kind_t *k, const void *sbuf, void *rbuf,
+                           int count, MPI_Datatype type, MPI_Op op)
 {
     ep_coll_args_init(a, k, ep);
     a->send_block = gathered_send;
@@ -411,8 +412,8 @@ static void reduction_args(ep_coll_args_t *a, ep_endpoint_t *ep, const ep_coll_k
     a->agree = count;
 }
 
-void ep_coll_reduce(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count,
-                    MPI_Datatype type, MPI_Op op, int all, int root)
+void ep_coll_reduce(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+                    MPI_Op op, int all, int root)
 {
     reduction_args(a, ep, reduction_kind(ep, op), sbuf, rbuf, count, type, op);
     a->all = all;
@@ -467,8 +468,7 @@ static ep_status_t scan_start(ep_coll_inst_t *in)
     }
     if (!has_pcomm(in))
         return EP_OK;
-    return pmpi_rc(
-        PMPI_Iexscan(pre + nl * span, pre + (nl + 1) * span, count, type, a0->op, c->pcomm, &in->preq));
+    return pmpi_rc(PMPI_Iexscan(pre + nl * span, pre + (nl + 1) * span, count, type, a0->op, c->pcomm, &in->preq));
 }
 
 static ep_status_t scan_complete(ep_coll_inst_t *in)
@@ -493,12 +493,11 @@ static ep_status_t scan_finish(ep_coll_inst_t *in, int lidx)
     int64_t n;
     if (a->scan == 2 && a->me == 0)
         return EP_OK; /* exscan: rank 0's result is undefined */
-    return ep_dt_copy((char *)in->res + (MPI_Aint)slot * a->scount * a->sext, a->scount, a->stype, a->rbuf,
-                      a->scount, a->stype, &n);
+    return ep_dt_copy((char *)in->res + (MPI_Aint)slot * a->scount * a->sext, a->scount, a->stype, a->rbuf, a->scount,
+                      a->stype, &n);
 }
 
-static const ep_coll_kind_t scan_kind = {
-    .start = scan_start, .complete = scan_complete, .finish = scan_finish};
+static const ep_coll_kind_t scan_kind = {.start = scan_start, .complete = scan_complete, .finish = scan_finish};
 
 void ep_coll_scan(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count, MPI_Datatype type,
                   MPI_Op op, int exclusive)
@@ -558,8 +557,8 @@ static ep_status_t allgather_start(ep_coll_inst_t *in)
         cnt[p] = c->proc_nlocal[p] * blk;
         dsp[p] = c->proc_first[p] * blk;
     }
-    ep_status_t st = pmpi_rc(PMPI_Iallgatherv_c(MPI_IN_PLACE, 0, MPI_BYTE, all, cnt, dsp, MPI_BYTE, c->pcomm,
-                                                &in->preq));
+    ep_status_t st =
+        pmpi_rc(PMPI_Iallgatherv_c(MPI_IN_PLACE, 0, MPI_BYTE, all, cnt, dsp, MPI_BYTE, c->pcomm, &in->preq));
     return rc ? rc : st;
 }
 
@@ -578,8 +577,8 @@ static ep_status_t allgather_finish(ep_coll_inst_t *in, int lidx)
         if (a->sbuf == MPI_IN_PLACE && r == a->me)
             continue;
         ep_rank_loc_t loc = c->ranks[r];
-        ep_dt_unpack(all + (c->proc_first[loc.proc] + loc.lidx) * blk, blk, (char *)a->rbuf + (MPI_Aint)r * a->rcount * a->rext,
-                     a->rcount, a->rtype, &one);
+        ep_dt_unpack(all + (c->proc_first[loc.proc] + loc.lidx) * blk, blk,
+                     (char *)a->rbuf + (MPI_Aint)r * a->rcount * a->rext, a->rcount, a->rtype, &one);
     }
     return EP_OK;
 }

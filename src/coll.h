@@ -51,7 +51,7 @@ typedef struct ep_coll_kind {
      * it is called again (in->stage counts the calls) */
     ep_status_t (*complete)(ep_coll_inst_t *in);
     ep_status_t (*finish)(ep_coll_inst_t *in, int lidx); /* optional */
-    void (*fail)(ep_coll_inst_t *in); /* optional: undoes start after an error */
+    void (*fail)(ep_coll_inst_t *in);                    /* optional: undoes start after an error */
     /* a reduction whose local fold the blocking driver may share out among
      * the local endpoints when it is large (start then finds in->res set) */
     int fold_shared;
@@ -67,13 +67,13 @@ struct ep_coll_args {
     const ep_coll_kind_t *kind;
     int (*send_block)(const ep_coll_args_t *a, int peer, int k, ep_block_t *b);
     int (*recv_block)(const ep_coll_args_t *a, int peer, int k, ep_block_t *b);
-    int me;       /* position in the rank map (ep->rank) */
+    int me;          /* position in the rank map (ep->rank) */
     int roff, rsize; /* the ranks this one addresses: ranks[roff .. roff+rsize-1] (the remote
                         group of an intercommunicator, everyone in an intracommunicator) */
-    int root;     /* the root's position in the rank map; -1 when there is none, or when it is
-                     this rank's own group of an intercommunicator (MPI_ROOT, MPI_PROC_NULL) */
-    int at_root;  /* this rank holds the root's arguments (the root; MPI_ROOT) */
-    int all;      /* reductions: every rank receives the result (Allreduce) */
+    int root;        /* the root's position in the rank map; -1 when there is none, or when it is
+                        this rank's own group of an intercommunicator (MPI_ROOT, MPI_PROC_NULL) */
+    int at_root;     /* this rank holds the root's arguments (the root; MPI_ROOT) */
+    int all;         /* reductions: every rank receives the result (Allreduce) */
     const void *sbuf;
     int scount;
     const int *scounts, *sdispls;
@@ -85,23 +85,23 @@ struct ep_coll_args {
     const int *rcounts, *rdispls;
     MPI_Datatype rtype;
     const MPI_Datatype *rtypes;
-    int ns, nr;    /* entries of the per-peer arrays the call reads: scounts, sdispls (or
-                      sbdispls) and stypes; rcounts, rdispls (or rbdispls) and rtypes */
+    int ns, nr;                          /* entries of the per-peer arrays the call reads: scounts, sdispls (or
+                                            sbdispls) and stypes; rcounts, rdispls (or rbdispls) and rtypes */
     const MPI_Aint *sbdispls, *rbdispls; /* Neighbor_alltoallw's byte displacements */
     MPI_Aint rext;
     MPI_Op op;
-    int part_off;  /* reductions: first element of the result this rank keeps */
-    int scan;      /* scans: 1 inclusive, 2 exclusive */
-    MPI_Info info; /* constructions: hints for the new communicator */
-    ep_coll_local_t local; /* the one-process path this call may take, if any */
-    int64_t agree; /* what every rank passes alike, checked between the local ranks: the
-                      bytes of Bcast, the element count of reductions; -1: nothing */
-    void *tmp;     /* scratch of this rank's finish */
-    void *extra;   /* a kind's own arguments (window creation) */
+    int part_off;               /* reductions: first element of the result this rank keeps */
+    int scan;                   /* scans: 1 inclusive, 2 exclusive */
+    MPI_Info info;              /* constructions: hints for the new communicator */
+    ep_coll_local_t local;      /* the one-process path this call may take, if any */
+    int64_t agree;              /* what every rank passes alike, checked between the local ranks: the
+                                   bytes of Bcast, the element count of reductions; -1: nothing */
+    void *tmp;                  /* scratch of this rank's finish */
+    void *extra;                /* a kind's own arguments (window creation) */
     const struct ep_topo *topo; /* neighbourhood collectives: this rank's topology (topo.h) */
-    ep_dt_rec_t **held; /* non-blocking: the records of the derived types it holds */
+    ep_dt_rec_t **held;         /* non-blocking: the records of the derived types it holds */
     int nheld;
-    int op_held;        /* non-blocking: op is held (ep_op_hold) */
+    int op_held; /* non-blocking: op is held (ep_op_hold) */
 };
 
 /* A running collective, as the kinds see it. */
@@ -111,9 +111,9 @@ struct ep_coll_inst {
     MPI_Request preq;      /* the PMPI operation start began, or MPI_REQUEST_NULL */
     int stage;             /* complete calls made */
     ep_status_t status;
-    int src;               /* bcast: the local index whose buffer holds the data */
-    void *scratch[4];      /* the kind's buffers, freed with the instance */
-    void *res;             /* the kind's result (in a scratch buffer, or a receive buffer) */
+    int src;          /* bcast: the local index whose buffer holds the data */
+    void *scratch[4]; /* the kind's buffers, freed with the instance */
+    void *res;        /* the kind's result (in a scratch buffer, or a receive buffer) */
     /* non-blocking driver */
     uint64_t seq;
     int arrived;
@@ -140,10 +140,7 @@ int ep_coll_poll(ep_request_t *r);
 
 /* Shared helpers of the kinds and builders. */
 /* A reduction's input: the send buffer, or the receive buffer under MPI_IN_PLACE. */
-static inline const void *ep_coll_input(const ep_coll_args_t *a)
-{
-    return a->sbuf == MPI_IN_PLACE ? a->rbuf : a->sbuf;
-}
+static inline const void *ep_coll_input(const ep_coll_args_t *a) { return a->sbuf == MPI_IN_PLACE ? a->rbuf : a->sbuf; }
 /* x0 op (x1 op (... op xn-1)) into acc: the n inputs in rank order. */
 ep_status_t ep_coll_fold(void *acc, const void *const *xs, int n, int count, MPI_Datatype type, MPI_Op op);
 
@@ -203,8 +200,8 @@ ep_status_t ep_coll_xchg_finish(ep_coll_inst_t *in, int lidx);
 void ep_coll_barrier(ep_coll_args_t *a, ep_endpoint_t *ep);
 void ep_coll_bcast(ep_coll_args_t *a, ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int root);
 /* Reduce, or Allreduce (all: root unused). */
-void ep_coll_reduce(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count,
-                    MPI_Datatype type, MPI_Op op, int all, int root);
+void ep_coll_reduce(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+                    MPI_Op op, int all, int root);
 /* counts NULL: MPI_Reduce_scatter_block with `count` per rank. */
 void ep_coll_reduce_scatter(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count,
                             const int *counts, MPI_Datatype type, MPI_Op op);
@@ -212,8 +209,8 @@ void ep_coll_scan(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, void *
                   MPI_Op op, int exclusive);
 void ep_coll_allgather(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype,
                        void *rbuf, int rcount, MPI_Datatype rtype);
-void ep_coll_gatherv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype,
-                     void *rbuf, int rcount, const int *rcounts, const int *displs, MPI_Datatype rtype, int root);
+void ep_coll_gatherv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                     int rcount, const int *rcounts, const int *displs, MPI_Datatype rtype, int root);
 void ep_coll_scatterv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, const int *scounts,
                       const int *displs, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root);
 /* rcounts NULL: rcount from every rank (Allgather on an intercommunicator). */

@@ -56,7 +56,10 @@ static void note_failure(ep_coll_inst_t *in, ep_status_t rc)
         atomic_compare_exchange_strong(&in->c->coll_broken, &ok, (int)rc);
 }
 
-static ep_status_t coll_broken(const ep_comm_t *c) { return (ep_status_t)atomic_load(&c->coll_broken) ? EP_ERR_COLL_BROKEN : EP_OK; }
+static ep_status_t coll_broken(const ep_comm_t *c)
+{
+    return (ep_status_t)atomic_load(&c->coll_broken) ? EP_ERR_COLL_BROKEN : EP_OK;
+}
 
 /* start, then wait for each PMPI part and complete it: what one thread does. */
 static ep_status_t lead(ep_coll_inst_t *in)

@@ -116,7 +116,8 @@ static ep_status_t wait_entered(ep_comm_t *c, int me, int lidx, uint64_t n)
     ep_watch_t watch = EP_WATCH_INIT;
     call_wait_t w = {c, n};
     uint64_t v;
-    EP_WAIT_UNTIL((v = atomic_load_explicit(&r->seq, memory_order_acquire)) >= n) {
+    EP_WAIT_UNTIL((v = atomic_load_explicit(&r->seq, memory_order_acquire)) >= n)
+    {
         ep_status_t rc = ep_diag_watch(&watch, &c->local[me], call_absent, &w);
         if (rc) {
             atomic_store(&c->sync.dead, 1);
@@ -224,7 +225,7 @@ static ep_status_t split_reduce(ep_endpoint_t *ep, const ep_coll_args_t *a)
     const ep_coll_args_t *dst = a->all ? a : atomic_load(&c->sync.ptr[c->ranks[a->root].lidx]);
     ep_status_t rc = ep_coll_fold_share(c, me, dst->rbuf, dst->sbuf == MPI_IN_PLACE);
     atomic_store(&c->sync.val[me], rc);
-    ep_sync_barrier(c); /* every chunk is folded */
+    ep_sync_barrier(c);                /* every chunk is folded */
     for (int j = 0; j < n && !rc; j++) /* a chunk that failed spoils every result */
         rc = (ep_status_t)atomic_load(&c->sync.val[j]);
     for (int j = 0; a->all && !rc && j < n; j++) {

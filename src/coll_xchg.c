@@ -224,8 +224,8 @@ static int gather_recv(const ep_coll_args_t *x, int peer, int k, ep_block_t *b)
     return 0;
 }
 
-void ep_coll_gatherv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype,
-                     void *rbuf, int rcount, const int *rcounts, const int *displs, MPI_Datatype rtype, int root)
+void ep_coll_gatherv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                     int rcount, const int *rcounts, const int *displs, MPI_Datatype rtype, int root)
 {
     ep_coll_args_init(a, &xchg_kind, ep);
     ep_coll_set_root(a, ep, root);
@@ -370,10 +370,7 @@ void ep_coll_alltoallw(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, i
 /* Neighbourhood collectives: block k between this rank and a peer is
  * their k-th edge in the order both sides agree on (topo.h); the edge's
  * slot places it in the buffers. */
-static int nbr_next(const ep_edge_t *e, int n, int peer, int k)
-{
-    return ep_topo_edge(e, n, peer, k + 1) != NULL;
-}
+static int nbr_next(const ep_edge_t *e, int n, int peer, int k) { return ep_topo_edge(e, n, peer, k + 1) != NULL; }
 
 static int nbr_send(const ep_coll_args_t *x, int peer, int k, ep_block_t *b)
 {

@@ -228,9 +228,9 @@ static ep_status_t exchange(MPI_Comm pc, ep_comm_t *c, int nnew, const ep_new_ep
     }
     if (np == 1) {
         memcpy(allv, sendv, sizeof(uint64_t) * 3 * (size_t)nnew);
-    } else if (ep_net_wait_started(PMPI_Iallgatherv(sendv, 3 * nnew, MPI_UINT64_T, allv, cnts, displs, MPI_UINT64_T,
-                                                    pc, &req),
-                                   &req) != MPI_SUCCESS) {
+    } else if (ep_net_wait_started(
+                   PMPI_Iallgatherv(sendv, 3 * nnew, MPI_UINT64_T, allv, cnts, displs, MPI_UINT64_T, pc, &req), &req) !=
+               MPI_SUCCESS) {
         rc = EP_ERR_INTERN;
         goto out;
     }
@@ -325,8 +325,7 @@ static ep_status_t endpoints_init(ep_comm_t *c, MPI_Errhandler eh)
     return EP_OK;
 }
 
-ep_status_t ep_comm_build(MPI_Comm ppcomm, int nnew, const ep_new_ep_t *neweps, MPI_Errhandler eh,
-                          ep_comm_t **out)
+ep_status_t ep_comm_build(MPI_Comm ppcomm, int nnew, const ep_new_ep_t *neweps, MPI_Errhandler eh, ep_comm_t **out)
 {
     MPI_Comm pc = MPI_COMM_NULL;
     *out = NULL;
@@ -547,8 +546,7 @@ void ep_endpoint_free(ep_endpoint_t *ep)
 void ep_endpoint_release(ep_endpoint_t *ep)
 {
     ep_comm_t *c = ep->comm;
-    if (atomic_fetch_sub_explicit(&ep->holds, 1, memory_order_acq_rel) == 1 &&
-        atomic_fetch_sub(&c->refs, 1) == 1) {
+    if (atomic_fetch_sub_explicit(&ep->holds, 1, memory_order_acq_rel) == 1 && atomic_fetch_sub(&c->refs, 1) == 1) {
         ep_net_comm_gone(c);
         ep_ucx_comm_gone(c);
         comm_destroy(c);
@@ -650,7 +648,8 @@ static ep_status_t barrier(ep_comm_t *c, int lidx)
         return EP_OK;
     }
     ep_watch_t watch = EP_WATCH_INIT;
-    EP_WAIT_UNTIL(atomic_load_explicit(&s->phase, memory_order_acquire) != ph) {
+    EP_WAIT_UNTIL(atomic_load_explicit(&s->phase, memory_order_acquire) != ph)
+    {
         ep_status_t rc = lidx >= 0 ? ep_diag_watch(&watch, &c->local[lidx], sync_absent, &w) : EP_OK;
         if (rc) {
             atomic_store(&s->dead, 1);

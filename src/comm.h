@@ -56,40 +56,40 @@ typedef struct ep_endpoint {
     /* A cache line of its own: the threads of neighbouring endpoints in
      * comm->local must not invalidate each other's queues. */
     _Alignas(64) ep_object_t obj; /* registry header: EP_OBJ_ENDPOINT */
-    MPI_Comm handle;             /* this endpoint's handle; MPI_COMM_NULL once freed */
-    _Atomic int holds;           /* its handle until freed, plus each request with a handle
-                                    made on it until destroyed: the last one to go gives
-                                    back the endpoint's share of comm->refs, so a request
-                                    outlives MPI_Comm_free (ep_endpoint_release) */
-    MPI_Comm user_handle;        /* the handle the application knows it by, passed to its
-                                    callbacks: MPI_COMM_WORLD / MPI_COMM_SELF in world mode */
-    ep_comm_t *comm;             /* the communicator it belongs to */
-    int rank;                    /* its position in comm's rank map: its rank in an
-                                    intracommunicator (ep_local_rank for both kinds) */
-    int side;                    /* intercommunicators: the group it belongs to (0 or 1) */
-    int lidx;                    /* its index among comm's local endpoints */
+    MPI_Comm handle;              /* this endpoint's handle; MPI_COMM_NULL once freed */
+    _Atomic int holds;            /* its handle until freed, plus each request with a handle
+                                     made on it until destroyed: the last one to go gives
+                                     back the endpoint's share of comm->refs, so a request
+                                     outlives MPI_Comm_free (ep_endpoint_release) */
+    MPI_Comm user_handle;         /* the handle the application knows it by, passed to its
+                                     callbacks: MPI_COMM_WORLD / MPI_COMM_SELF in world mode */
+    ep_comm_t *comm;              /* the communicator it belongs to */
+    int rank;                     /* its position in comm's rank map: its rank in an
+                                     intracommunicator (ep_local_rank for both kinds) */
+    int side;                     /* intercommunicators: the group it belongs to (0 or 1) */
+    int lidx;                     /* its index among comm's local endpoints */
     /* Read at every poll of a receive: kept off the line of the lock and
      * queues, which senders write. */
     struct ep_lane *_Atomic lanes_in;           /* lanes into it (lane.h), newest first; linked under lock */
     struct ep_lane *_Atomic *_Atomic lanes_out; /* [nlocal] lanes from it, made on first use, or NULL */
-    struct ep_ucx_worker *ucx_w; /* UCX transport: its worker, when comm->ucx (ucx.h) */
-    int ucx_slot;                /* and its receive slot on that worker */
-    _Alignas(64) ep_lock_t lock; /* guards posted and unexpected (wait.h) */
-    ep_match_queue_t posted;     /* receives waiting for a message (ep_request_t) */
-    ep_match_queue_t unexpected; /* messages waiting for a receive (ep_msg_t) */
-    _Atomic MPI_Errhandler errhandler; /* this rank's error handler, held (ep_errhandler_assign) */
-    void *attrs;                 /* attribute list (attr.c), guarded by attr_lock */
-    pthread_mutex_t attr_lock;   /* guards attrs */
-    MPI_Info info;               /* hints from MPI_Comm_set_info, or MPI_INFO_NULL */
-    struct ep_topo *topo;        /* its virtual topology (topo.h), or NULL; set once, before its
-                                    owner returns the handle */
+    struct ep_ucx_worker *ucx_w;                /* UCX transport: its worker, when comm->ucx (ucx.h) */
+    int ucx_slot;                               /* and its receive slot on that worker */
+    _Alignas(64) ep_lock_t lock;                /* guards posted and unexpected (wait.h) */
+    ep_match_queue_t posted;                    /* receives waiting for a message (ep_request_t) */
+    ep_match_queue_t unexpected;                /* messages waiting for a receive (ep_msg_t) */
+    _Atomic MPI_Errhandler errhandler;          /* this rank's error handler, held (ep_errhandler_assign) */
+    void *attrs;                                /* attribute list (attr.c), guarded by attr_lock */
+    pthread_mutex_t attr_lock;                  /* guards attrs */
+    MPI_Info info;                              /* hints from MPI_Comm_set_info, or MPI_INFO_NULL */
+    struct ep_topo *topo;                       /* its virtual topology (topo.h), or NULL; set once, before its
+                                                   owner returns the handle */
     char name[MPI_MAX_OBJECT_NAME];
-    uint64_t coll_seq;           /* non-blocking collectives started (coll_drive.c) */
-    uint64_t local_seq;          /* calls of the one-process path (coll_local.c) */
-    struct ep_stats *stats;      /* its identity's traffic counters (EPMPI_STATS), or NULL */
-    _Atomic uintptr_t busy;      /* EPMPI_DEBUG: the thread inside a blocking call on it, or 0 */
+    uint64_t coll_seq;             /* non-blocking collectives started (coll_drive.c) */
+    uint64_t local_seq;            /* calls of the one-process path (coll_local.c) */
+    struct ep_stats *stats;        /* its identity's traffic counters (EPMPI_STATS), or NULL */
+    _Atomic uintptr_t busy;        /* EPMPI_DEBUG: the thread inside a blocking call on it, or 0 */
     const char *_Atomic busy_call; /* and that call */
-    _Atomic int busy_warned;     /* two threads were seen inside at once (reported once) */
+    _Atomic int busy_warned;       /* two threads were seen inside at once (reported once) */
 } ep_endpoint_t;
 
 /* Rendezvous of the local endpoints for collective operations: a
@@ -112,38 +112,38 @@ typedef struct ep_sync {
 } ep_sync_t;
 
 struct ep_comm {
-    uint64_t ctx;            /* context id, unique in the job */
-    int size;                /* number of ranks */
-    int nprocs;              /* processes holding ranks */
-    int myproc;              /* this process's index */
-    int nlocal;              /* ranks in this process */
-    int ranks_by_process;    /* each process's ranks are contiguous, in process order */
-    int inter;               /* an intercommunicator: ranks[] holds group 0, then group 1 */
-    int direct;              /* one endpoint per process, rank r in process r: point-to-point
-                                goes straight to MPICH over pcomm (direct.h) */
-    int ucx;                 /* messages between processes go over UCX (ucx.h), not net.c */
-    uint32_t *ucx_addr;      /* [size] when ucx: each rank's worker (high 16 bits) and slot */
-    struct ep_ucx_setup *ucx_setup; /* while ucx.c exchanges the addresses of a non-blocking construction */
-    int group_off[2];        /* where each group starts in ranks[] ({0, 0} for intracomms) */
-    int group_size[2];       /* each group's size ({size, size} for intracomms) */
-    ep_rank_loc_t *ranks;    /* [size] where each rank lives */
-    ep_gid_t *gids;          /* [size] member identity, for MPI_Comm_compare */
-    int *proc_world;         /* [nprocs] world rank of each process */
-    int *proc_nlocal;        /* [nprocs] ranks in each process */
-    int *proc_first;         /* [nprocs] prefix sums of proc_nlocal */
-    int *proc_ranks;         /* [size] ranks grouped by process, in lidx order */
-    MPI_Comm pcomm;          /* PMPI communicator over the processes, or MPI_COMM_NULL */
-    ep_endpoint_t *local;    /* [nlocal] the local endpoints */
-    ep_sync_t sync;          /* collective rendezvous of the local endpoints */
-    pthread_mutex_t coll_lock;   /* guards coll_insts and their PMPI requests */
+    uint64_t ctx;                    /* context id, unique in the job */
+    int size;                        /* number of ranks */
+    int nprocs;                      /* processes holding ranks */
+    int myproc;                      /* this process's index */
+    int nlocal;                      /* ranks in this process */
+    int ranks_by_process;            /* each process's ranks are contiguous, in process order */
+    int inter;                       /* an intercommunicator: ranks[] holds group 0, then group 1 */
+    int direct;                      /* one endpoint per process, rank r in process r: point-to-point
+                                        goes straight to MPICH over pcomm (direct.h) */
+    int ucx;                         /* messages between processes go over UCX (ucx.h), not net.c */
+    uint32_t *ucx_addr;              /* [size] when ucx: each rank's worker (high 16 bits) and slot */
+    struct ep_ucx_setup *ucx_setup;  /* while ucx.c exchanges the addresses of a non-blocking construction */
+    int group_off[2];                /* where each group starts in ranks[] ({0, 0} for intracomms) */
+    int group_size[2];               /* each group's size ({size, size} for intracomms) */
+    ep_rank_loc_t *ranks;            /* [size] where each rank lives */
+    ep_gid_t *gids;                  /* [size] member identity, for MPI_Comm_compare */
+    int *proc_world;                 /* [nprocs] world rank of each process */
+    int *proc_nlocal;                /* [nprocs] ranks in each process */
+    int *proc_first;                 /* [nprocs] prefix sums of proc_nlocal */
+    int *proc_ranks;                 /* [size] ranks grouped by process, in lidx order */
+    MPI_Comm pcomm;                  /* PMPI communicator over the processes, or MPI_COMM_NULL */
+    ep_endpoint_t *local;            /* [nlocal] the local endpoints */
+    ep_sync_t sync;                  /* collective rendezvous of the local endpoints */
+    pthread_mutex_t coll_lock;       /* guards coll_insts and their PMPI requests */
     struct ep_coll_inst *coll_insts; /* non-blocking collectives still gathering arrivals */
-    _Atomic int coll_broken;     /* ep_status_t of a collective that failed here before its PMPI
-                                    step, leaving the processes out of step: later ones fail */
+    _Atomic int coll_broken;         /* ep_status_t of a collective that failed here before its PMPI
+                                        step, leaving the processes out of step: later ones fail */
     ep_local_coll_t *local_coll;     /* the one-process path's records, or NULL (coll_local.c) */
-    int thread_bound;        /* world mode's MPI_COMM_WORLD: local endpoint j is OpenMP thread j's,
-                                and no other thread can call on it */
-    _Atomic int refs;        /* local endpoints still held (ep_endpoint_t.holds) */
-    ep_comm_t *ctx_next;     /* chaining in the context table */
+    int thread_bound;                /* world mode's MPI_COMM_WORLD: local endpoint j is OpenMP thread j's,
+                                        and no other thread can call on it */
+    _Atomic int refs;                /* local endpoints still held (ep_endpoint_t.holds) */
+    ep_comm_t *ctx_next;             /* chaining in the context table */
 };
 
 /* One new endpoint, as proposed by this process to ep_comm_build. */
@@ -159,8 +159,7 @@ typedef struct ep_new_ep {
  * be unique.  The new endpoints inherit parent identities when no parent
  * identity is used twice, and get fresh ones otherwise.  Local endpoints are
  * numbered in key order.  Every handle gets errhandler eh. */
-ep_status_t ep_comm_build(MPI_Comm ppcomm, int nnew, const ep_new_ep_t *neweps, MPI_Errhandler eh,
-                          ep_comm_t **out);
+ep_status_t ep_comm_build(MPI_Comm ppcomm, int nnew, const ep_new_ep_t *neweps, MPI_Errhandler eh, ep_comm_t **out);
 /* The same once the process-level communicator is known: pc spans exactly
  * the processes proposing endpoints (nnew > 0 in each), or is MPI_COMM_NULL
  * for this process alone.  Takes ownership of pc, also on failure. */
@@ -194,10 +193,7 @@ static inline int ep_local_rank(const ep_endpoint_t *ep) { return ep->rank - ep-
 static inline int ep_local_size(const ep_endpoint_t *ep) { return ep->comm->group_size[ep->side]; }
 static inline int ep_remote_size(const ep_endpoint_t *ep) { return ep->comm->group_size[ep_remote_side(ep)]; }
 /* Position in the rank map of rank r as ep addresses it. */
-static inline int ep_peer_index(const ep_endpoint_t *ep, int r)
-{
-    return ep->comm->group_off[ep_remote_side(ep)] + r;
-}
+static inline int ep_peer_index(const ep_endpoint_t *ep, int r) { return ep->comm->group_off[ep_remote_side(ep)] + r; }
 
 /* The endpoint behind a live handle, or NULL. */
 static inline ep_endpoint_t *ep_endpoint_get(MPI_Comm h)

@@ -98,10 +98,7 @@ static ep_status_t dup_start(ep_coll_inst_t *in)
     return rc;
 }
 
-static ep_status_t dup_complete(ep_coll_inst_t *in)
-{
-    return ep_comm_clone_step(in->c, in->res, in->stage, &in->preq);
-}
+static ep_status_t dup_complete(ep_coll_inst_t *in) { return ep_comm_clone_step(in->c, in->res, in->stage, &in->preq); }
 
 static ep_status_t dup_finish(ep_coll_inst_t *in, int lidx)
 {
@@ -275,7 +272,8 @@ static ep_status_t split_leader(ep_comm_t *pc, split_result_t *res)
             dsp[p] = nall;
             nall += cnt[p];
         }
-        if (!(all = malloc(sizeof(int) * (size_t)(nall ? nall : 1))) || !(uniq = malloc(sizeof(int) * (size_t)(nall ? nall : 1)))) {
+        if (!(all = malloc(sizeof(int) * (size_t)(nall ? nall : 1))) ||
+            !(uniq = malloc(sizeof(int) * (size_t)(nall ? nall : 1)))) {
             rc = EP_ERR_NO_MEM;
             goto out;
         }
@@ -394,8 +392,7 @@ static ep_status_t split_type_colors(ep_comm_t *pc)
     return rc;
 }
 
-static ep_status_t split(ep_endpoint_t *parent, int color, int key, int sides, int type, MPI_Info info,
-                         MPI_Comm *out)
+static ep_status_t split(ep_endpoint_t *parent, int color, int key, int sides, int type, MPI_Info info, MPI_Comm *out)
 {
     ep_comm_t *pc = parent->comm;
     split_arg_t mine = {color, split_order(parent, key, sides), sides, type, info};

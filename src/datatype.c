@@ -83,17 +83,17 @@ static int type_is_contiguous(MPI_Datatype t, MPI_Count size, MPI_Aint ext, MPI_
  * destroyed and no handle reused.  A type is learnt under learn_lock, so
  * that it gets one record; the delete callback never takes that lock
  * (it runs under MPICH's), only the leaf lock of the list of records. */
-#define REC_FREED 1u  /* the program freed it: PMPI_Type_free at the last release */
-#define REC_GONE 2u   /* MPICH destroyed the type: free the record at the last release */
-#define REC_HOLD 4u   /* one hold */
+#define REC_FREED 1u /* the program freed it: PMPI_Type_free at the last release */
+#define REC_GONE 2u  /* MPICH destroyed the type: free the record at the last release */
+#define REC_HOLD 4u  /* one hold */
 
 struct ep_dt_rec {
     MPI_Datatype type;
     MPI_Count size;
     MPI_Aint true_lb;
-    int contig_one;  /* one element is a gap-free block */
-    int contig_many; /* so are several, back to back */
-    _Atomic unsigned state; /* holds * REC_HOLD | REC_FREED | REC_GONE */
+    int contig_one;                /* one element is a gap-free block */
+    int contig_many;               /* so are several, back to back */
+    _Atomic unsigned state;        /* holds * REC_HOLD | REC_FREED | REC_GONE */
     struct ep_dt_rec *prev, *next; /* the list MPI_Finalize empties */
 };
 
@@ -291,8 +291,7 @@ ep_status_t ep_dt_pack(const void *buf, int count, MPI_Datatype t, const ep_dt_l
     return rc == MPI_SUCCESS ? EP_OK : EP_ERR_TYPE;
 }
 
-ep_status_t ep_dt_unpack(const void *in, int64_t bytes, void *buf, int count, MPI_Datatype t,
-                         const ep_dt_layout_t *lay)
+ep_status_t ep_dt_unpack(const void *in, int64_t bytes, void *buf, int count, MPI_Datatype t, const ep_dt_layout_t *lay)
 {
     if (bytes > lay->bytes)
         bytes = lay->bytes;
@@ -312,8 +311,8 @@ ep_status_t ep_dt_unpack(const void *in, int64_t bytes, void *buf, int count, MP
     return rc == MPI_SUCCESS ? EP_OK : EP_ERR_TYPE;
 }
 
-ep_status_t ep_dt_copy(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
-                       MPI_Datatype rt, int64_t *sent)
+ep_status_t ep_dt_copy(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount, MPI_Datatype rt,
+                       int64_t *sent)
 {
     ep_dt_layout_t sl, rl;
     ep_status_t rc;

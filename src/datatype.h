@@ -15,10 +15,10 @@
 typedef struct ep_dt_rec ep_dt_rec_t;
 
 typedef struct ep_dt_layout {
-    int64_t bytes;    /* count * type size: the packed size */
+    int64_t bytes; /* count * type size: the packed size */
     int64_t type_size;
-    int contig;       /* the count elements are one contiguous block */
-    MPI_Aint offset;  /* where that block starts, relative to buf (true lb) */
+    int contig;      /* the count elements are one contiguous block */
+    MPI_Aint offset; /* where that block starts, relative to buf (true lb) */
 } ep_dt_layout_t;
 
 /* Describes count elements of t; EP_ERR_TYPE for an invalid or uncommitted
@@ -49,8 +49,8 @@ ep_status_t ep_dt_unpack(const void *in, int64_t bytes, void *buf, int count, MP
 
 /* Copies (sbuf, scount, st) into (rbuf, rcount, rt), at most the receive
  * capacity; returns the number of bytes the sender offered in *sent. */
-ep_status_t ep_dt_copy(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
-                       MPI_Datatype rt, int64_t *sent);
+ep_status_t ep_dt_copy(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount, MPI_Datatype rt,
+                       int64_t *sent);
 
 /* The same with both layouts already known (the message path computes each
  * request's layout once, when it starts). */

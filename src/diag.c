@@ -104,8 +104,8 @@ void ep_diag_whoami(MPI_Comm comm, char *buf, size_t size)
     if (!ep_world_mode())
         n = snprintf(buf, size, "process %d", ep_net_world_rank());
     else if (t < ep_world.nep)
-        n = snprintf(buf, size, "world rank %d (process %d, endpoint %d)", ep_world.ep[t]->rank,
-                     ep_net_world_rank(), t);
+        n = snprintf(buf, size, "world rank %d (process %d, endpoint %d)", ep_world.ep[t]->rank, ep_net_world_rank(),
+                     t);
     else
         n = snprintf(buf, size, "process %d, OpenMP thread %d (no endpoint)", ep_net_world_rank(), t);
     const ep_endpoint_t *ep = ep_comm_handle_is_ep(comm) ? ep_endpoint_get(comm) : NULL;
@@ -263,16 +263,15 @@ static void pending_request(ep_object_t *o, void *arg)
         pending_line(arg, r->ep, "send-receive (request not completed), receiving from", r->part[0]->source_pat,
                      r->part[0]->tag_pat, -1);
     else
-        pending_line(arg, r->ep, "non-blocking collective (request not completed) on", MPI_ANY_SOURCE,
-                     MPI_ANY_TAG, -1);
+        pending_line(arg, r->ep, "non-blocking collective (request not completed) on", MPI_ANY_SOURCE, MPI_ANY_TAG, -1);
 }
 
 static void pending_message(ep_object_t *o, void *arg)
 {
     ep_msg_t *m = (ep_msg_t *)o;
     if (m->ep)
-        pending_line(arg, m->ep, "message taken by MPI_Mprobe but never received, from", m->link.source,
-                     m->link.tag, m->bytes);
+        pending_line(arg, m->ep, "message taken by MPI_Mprobe but never received, from", m->link.source, m->link.tag,
+                     m->bytes);
 }
 
 static void collect_endpoint(ep_object_t *o, void *arg)
@@ -329,15 +328,17 @@ static void report_unfreed(ep_endpoint_t **eps, size_t n)
             char comm[MPI_MAX_OBJECT_NAME + 32], list[RANKS_TEXT];
             comm_label(eps[i], comm, sizeof comm);
             ranges(ranks, nr, list, sizeof list);
-            fprintf(out, "  %s%s (size %d): rank%s %s here\n", comm, eps[i]->comm->inter ? ", an intercommunicator" : "",
-                    ep_local_size(eps[i]), nr == 1 ? "" : "s", list);
+            fprintf(out, "  %s%s (size %d): rank%s %s here\n", comm,
+                    eps[i]->comm->inter ? ", an intercommunicator" : "", ep_local_size(eps[i]), nr == 1 ? "" : "s",
+                    list);
         }
     }
     if (ncomms > EP_PENDING_SHOWN)
         fprintf(out, "  ... and %d more\n", ncomms - EP_PENDING_SHOWN);
     fclose(out);
-    fprintf(stderr, "epmpi: warning: MPI_Finalize: process %d has %d endpoint communicator%s not freed "
-                    "(MPI_Comm_free):\n%s",
+    fprintf(stderr,
+            "epmpi: warning: MPI_Finalize: process %d has %d endpoint communicator%s not freed "
+            "(MPI_Comm_free):\n%s",
             ep_net_world_rank(), ncomms, ncomms == 1 ? "" : "s", text);
     fflush(stderr);
     free(text);
@@ -384,7 +385,7 @@ static void report_pending(void)
 
 typedef struct stats_row {
     int32_t proc;
-    uint64_t origin, index; /* the identity */
+    uint64_t origin, index;               /* the identity */
     char label[MPI_MAX_OBJECT_NAME + 48]; /* its name; unnamed ones are numbered by process 0 (name_unnamed) */
     uint64_t n[EP_STAT_COUNT];
 } stats_row_t;
@@ -418,9 +419,10 @@ static void print_table(const stats_row_t *rows, int n, int unnamed)
     for (int i = 0; i < n; i++)
         if ((int)strlen(rows[i].label) > w)
             w = (int)strlen(rows[i].label);
-    fprintf(stderr, "epmpi statistics (EPMPI_STATS): point-to-point messages per endpoint\n"
-                    "%7s  %-*s %21s %21s %21s %21s %9s\n"
-                    "%7s  %-*s %8s %12s %8s %12s %8s %12s %8s %12s %9s\n",
+    fprintf(stderr,
+            "epmpi statistics (EPMPI_STATS): point-to-point messages per endpoint\n"
+            "%7s  %-*s %21s %21s %21s %21s %9s\n"
+            "%7s  %-*s %8s %12s %8s %12s %8s %12s %8s %12s %9s\n",
             "", w, "", "sent in process", "sent to others", "received in process", "received from others", "waiting",
             "process", w, "endpoint", "msgs", "bytes", "msgs", "bytes", "msgs", "bytes", "msgs", "bytes", "seconds");
     for (int i = 0; i < n; i++) {

@@ -17,15 +17,15 @@
 #include <stdint.h>
 
 typedef enum {
-    EP_STAT_SENT_INTRA,       /* messages sent to endpoints of this process */
+    EP_STAT_SENT_INTRA, /* messages sent to endpoints of this process */
     EP_STAT_SENT_INTRA_BYTES,
-    EP_STAT_SENT_INTER,       /* ... to endpoints of other processes */
+    EP_STAT_SENT_INTER, /* ... to endpoints of other processes */
     EP_STAT_SENT_INTER_BYTES,
-    EP_STAT_RECV_INTRA,       /* messages that arrived from this process */
+    EP_STAT_RECV_INTRA, /* messages that arrived from this process */
     EP_STAT_RECV_INTRA_BYTES,
-    EP_STAT_RECV_INTER,       /* ... from other processes */
+    EP_STAT_RECV_INTER, /* ... from other processes */
     EP_STAT_RECV_INTER_BYTES,
-    EP_STAT_WAIT_NS,          /* time its calls spent in wait loops */
+    EP_STAT_WAIT_NS, /* time its calls spent in wait loops */
     EP_STAT_COUNT
 } ep_stat_t;
 
@@ -93,7 +93,12 @@ typedef struct ep_watch {
     int reported;
     uint64_t since; /* ns, at the first look at the clock */
 } ep_watch_t;
-#define EP_WATCH_INIT {0, 0, 0}
+/* clang-format off: it would spread the braces over lines */
+#define EP_WATCH_INIT \
+    {                 \
+        0, 0, 0       \
+    }
+/* clang-format on */
 typedef int ep_absent_fn(const void *arg, int j);
 ep_status_t ep_diag_watch_slow(ep_watch_t *w, ep_endpoint_t *ep, ep_absent_fn *absent, const void *arg);
 static inline ep_status_t ep_diag_watch(ep_watch_t *w, ep_endpoint_t *ep, ep_absent_fn *absent, const void *arg)

@@ -94,8 +94,7 @@ ep_status_t ep_direct_recv(ep_request_t *r)
         r, PMPI_Irecv(r->buf, r->count, r->type, r->source_pat, r->tag_pat, r->ep->comm->pcomm, &r->net[0]));
 }
 
-int ep_direct_recv_now(ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int source, int tag,
-                       MPI_Status *st)
+int ep_direct_recv_now(ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Status *st)
 {
     ep_direct_quiet = 1;
     int rc = PMPI_Recv(buf, count, type, source, tag, ep->comm->pcomm, st);
@@ -110,8 +109,7 @@ ep_status_t ep_direct_mrecv(ep_request_t *r, ep_msg_t *m)
     return recv_posted(r, rc);
 }
 
-ep_status_t ep_direct_probe(ep_endpoint_t *ep, int source, int tag, int take, int *flag, ep_msg_t **msg,
-                            MPI_Status *st)
+ep_status_t ep_direct_probe(ep_endpoint_t *ep, int source, int tag, int take, int *flag, ep_msg_t **msg, MPI_Status *st)
 {
     MPI_Comm pc = ep->comm->pcomm;
     /* MPICH's probes set the count, not the cancelled bit beside it. */

@@ -64,15 +64,13 @@ ep_status_t ep_direct_recv(ep_request_t *r);
  * counts the time waited in epmpi's loops). */
 static inline int ep_direct_may_block(void)
 {
-    return ep_config.wait != EP_WAIT_SLEEP && !ep_config.stats && ep_net_node_cores_enough() &&
-           !ep_net_ring_active();
+    return ep_config.wait != EP_WAIT_SLEEP && !ep_config.stats && ep_net_node_cores_enough() && !ep_net_ring_active();
 }
 /* A blocking receive on ep as one PMPI_Recv into *st (not
  * MPI_STATUS_IGNORE), whose ranks and tags are already the endpoint
  * communicator's; returns PMPI_Recv's code, raising nothing.  For
  * MPI_Recv when ep_direct_may_block(). */
-int ep_direct_recv_now(ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int source, int tag,
-                       MPI_Status *st);
+int ep_direct_recv_now(ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Status *st);
 /* Starts receive r of a message MPI_Improbe took (consumes m). */
 ep_status_t ep_direct_mrecv(ep_request_t *r, ep_msg_t *m);
 /* MPI_Iprobe / MPI_Improbe on a direct communicator (*msg: a new message

@@ -16,14 +16,16 @@
 #define EP_ERR_CLASS_MASK 0x7fu
 #define EP_ERR_SEQ_SHIFT 19
 #define EP_ERR_SEQ_MASK 0x7ffu /* bits 19-29 */
-#define EP_ERR_RING 1024 /* half the sequence space, so a reused slot is detected */
+#define EP_ERR_RING 1024       /* half the sequence space, so a reused slot is detected */
 #define EP_ERR_MSG 512
 
 static const struct {
     int cls;
     const char *text;
 } status_table[] = {
+/* clang-format off: it would spread the braces over lines */
 #define EP_X(name, cls, text) {cls, text},
+    /* clang-format on */
     EP_STATUS_MAP(EP_X)
 #undef EP_X
 };
@@ -144,9 +146,8 @@ int ep_error_code_string(int code, char *buf, int *len)
  * lets go of the program's MPICH reference, which is freed once no
  * endpoint uses the handler and the program has given every reference
  * back (deferred till then).  So MPICH cannot free a handler, and reuse
- * its handle for another, while an endpoint or the program uses it.  eh_lock guards the table; MPICH is never called with
- * it held (MPICH calls error handlers, which look here, under its own
- * lock). */
+ * its handle for another, while an endpoint or the program uses it.  eh_lock guards the table; MPICH is never called
+ * with it held (MPICH calls error handlers, which look here, under its own lock). */
 typedef struct {
     MPI_Errhandler eh;
     MPI_Comm_errhandler_function *fn;

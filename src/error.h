@@ -21,47 +21,56 @@
 #include <mpi.h>
 #include <stdarg.h>
 
-#define EP_STATUS_MAP(X)                                                      \
-    X(OK, MPI_SUCCESS, "no error")                                            \
-    X(ERR_ARG, MPI_ERR_ARG, "invalid argument")                               \
-    X(ERR_COMM, MPI_ERR_COMM, "invalid communicator")                         \
-    X(ERR_RANK, MPI_ERR_RANK, "invalid rank")                                 \
-    X(ERR_ROOT, MPI_ERR_ROOT, "invalid root")                                 \
-    X(ERR_TAG, MPI_ERR_TAG, "invalid tag")                                    \
-    X(ERR_COUNT, MPI_ERR_COUNT, "invalid count")                              \
-    X(ERR_TYPE, MPI_ERR_TYPE, "invalid datatype")                             \
-    X(ERR_OP, MPI_ERR_OP, "invalid reduction operation")                      \
-    X(ERR_BSEND_SPACE, MPI_ERR_BUFFER, "not enough space in the buffer attached with MPI_Buffer_attach") \
-    X(ERR_TRUNCATE, MPI_ERR_TRUNCATE, "message truncated")                    \
-    X(ERR_REQUEST, MPI_ERR_REQUEST, "invalid request")                        \
-    X(ERR_GROUP, MPI_ERR_GROUP, "invalid group")                              \
-    X(ERR_KEYVAL, MPI_ERR_KEYVAL, "invalid attribute key")                    \
-    X(ERR_NO_MEM, MPI_ERR_NO_MEM, "out of memory")                            \
-    X(ERR_IN_STATUS, MPI_ERR_IN_STATUS, "error code is in status")            \
-    X(ERR_PENDING, MPI_ERR_PENDING, "operation pending")                      \
-    X(ERR_ENDPOINTS, MPI_ERR_ENDPOINTS, "endpoints could not be created")     \
-    X(ERR_ENDPOINTS_NO_MEM, MPI_ERR_ENDPOINTS, "endpoints could not be created: out of memory") \
-    X(ERR_ATTR_COPY, MPI_ERR_OTHER, "an attribute copy callback failed")      \
-    X(ERR_WIN, MPI_ERR_WIN, "invalid window")                                 \
-    X(ERR_RMA_SYNC, MPI_ERR_RMA_SYNC, "no access epoch covers this target (MPI_Win_fence, _lock, _lock_all or _start first), or a synchronisation call out of order") \
-    X(ERR_DISP, MPI_ERR_DISP, "the target displacement is negative")          \
-    X(ERR_RMA_RANGE, MPI_ERR_RMA_RANGE, "the target data lies outside the target's window") \
-    X(ERR_RMA_SHARED, MPI_ERR_RMA_SHARED, "the processes of the communicator are not on one node") \
-    X(ERR_ROOT_MISMATCH, MPI_ERR_ROOT, "the ranks of this process passed different roots to one collective call") \
-    X(ERR_COUNT_MISMATCH, MPI_ERR_COUNT, "the ranks of this process passed different amounts of data to one collective call (counts or datatype sizes)") \
-    X(ERR_CALL_MISMATCH, MPI_ERR_OTHER, "the ranks of this process are in different collective calls on this communicator") \
-    X(ERR_COLL_BROKEN, MPI_ERR_OTHER, "an earlier collective on this communicator failed in this process before it reached the other processes, which therefore no longer agree with this one on the collectives in progress") \
+#define EP_STATUS_MAP(X)                                                                                               \
+    X(OK, MPI_SUCCESS, "no error")                                                                                     \
+    X(ERR_ARG, MPI_ERR_ARG, "invalid argument")                                                                        \
+    X(ERR_COMM, MPI_ERR_COMM, "invalid communicator")                                                                  \
+    X(ERR_RANK, MPI_ERR_RANK, "invalid rank")                                                                          \
+    X(ERR_ROOT, MPI_ERR_ROOT, "invalid root")                                                                          \
+    X(ERR_TAG, MPI_ERR_TAG, "invalid tag")                                                                             \
+    X(ERR_COUNT, MPI_ERR_COUNT, "invalid count")                                                                       \
+    X(ERR_TYPE, MPI_ERR_TYPE, "invalid datatype")                                                                      \
+    X(ERR_OP, MPI_ERR_OP, "invalid reduction operation")                                                               \
+    X(ERR_BSEND_SPACE, MPI_ERR_BUFFER, "not enough space in the buffer attached with MPI_Buffer_attach")               \
+    X(ERR_TRUNCATE, MPI_ERR_TRUNCATE, "message truncated")                                                             \
+    X(ERR_REQUEST, MPI_ERR_REQUEST, "invalid request")                                                                 \
+    X(ERR_GROUP, MPI_ERR_GROUP, "invalid group")                                                                       \
+    X(ERR_KEYVAL, MPI_ERR_KEYVAL, "invalid attribute key")                                                             \
+    X(ERR_NO_MEM, MPI_ERR_NO_MEM, "out of memory")                                                                     \
+    X(ERR_IN_STATUS, MPI_ERR_IN_STATUS, "error code is in status")                                                     \
+    X(ERR_PENDING, MPI_ERR_PENDING, "operation pending")                                                               \
+    X(ERR_ENDPOINTS, MPI_ERR_ENDPOINTS, "endpoints could not be created")                                              \
+    X(ERR_ENDPOINTS_NO_MEM, MPI_ERR_ENDPOINTS, "endpoints could not be created: out of memory")                        \
+    X(ERR_ATTR_COPY, MPI_ERR_OTHER, "an attribute copy callback failed")                                               \
+    X(ERR_WIN, MPI_ERR_WIN, "invalid window")                                                                          \
+    X(ERR_RMA_SYNC, MPI_ERR_RMA_SYNC,                                                                                  \
+      "no access epoch covers this target (MPI_Win_fence, _lock, _lock_all or _start first), or a synchronisation "    \
+      "call out of order")                                                                                             \
+    X(ERR_DISP, MPI_ERR_DISP, "the target displacement is negative")                                                   \
+    X(ERR_RMA_RANGE, MPI_ERR_RMA_RANGE, "the target data lies outside the target's window")                            \
+    X(ERR_RMA_SHARED, MPI_ERR_RMA_SHARED, "the processes of the communicator are not on one node")                     \
+    X(ERR_ROOT_MISMATCH, MPI_ERR_ROOT, "the ranks of this process passed different roots to one collective call")      \
+    X(ERR_COUNT_MISMATCH, MPI_ERR_COUNT,                                                                               \
+      "the ranks of this process passed different amounts of data to one collective call (counts or datatype sizes)")  \
+    X(ERR_CALL_MISMATCH, MPI_ERR_OTHER,                                                                                \
+      "the ranks of this process are in different collective calls on this communicator")                              \
+    X(ERR_COLL_BROKEN, MPI_ERR_OTHER,                                                                                  \
+      "an earlier collective on this communicator failed in this process before it reached the other processes, "      \
+      "which therefore no longer agree with this one on the collectives in progress")                                  \
     X(ERR_NO_THREAD, MPI_ERR_OTHER, "ranks of this process that the call waits for have no thread that could join it") \
-    X(ERR_SYNC_DEAD, MPI_ERR_OTHER, "an earlier collective call on this communicator failed because ranks of this process could not join it, which leaves its ranks in this process out of step for good") \
-    X(ERR_SPLIT_TYPE, MPI_ERR_OTHER, "MPICH's MPI_Comm_split_type failed for this process (is the info valid?)") \
-    X(ERR_TRANSPORT, MPI_ERR_OTHER, "MPICH could not start the transfer (nothing was sent or received)") \
-    X(ERR_UCX_START, MPI_ERR_OTHER, "UCX could not connect to the peer or start the transfer (nothing was sent)") \
-    X(ERR_UCX_RECV, MPI_ERR_OTHER, "UCX could not receive the matched message; its data were dropped") \
-    X(ERR_UCX_FAILED, MPI_ERR_OTHER, "the UCX transport failed while moving the message's data") \
-    X(ERR_SEND_FAILED, MPI_ERR_OTHER, "the transport failed to send the message's data after its header; the receiver was told") \
-    X(ERR_PEER_FAILED, MPI_ERR_OTHER, "the sender's transport failed to send the message's data after its header") \
-    X(ERR_IO, MPI_ERR_IO, "the MPI-IO layer (ROMIO) reported an error")      \
-    X(ERR_INTERN, MPI_ERR_INTERN, "internal error")                           \
+    X(ERR_SYNC_DEAD, MPI_ERR_OTHER,                                                                                    \
+      "an earlier collective call on this communicator failed because ranks of this process could not join it, which " \
+      "leaves its ranks in this process out of step for good")                                                         \
+    X(ERR_SPLIT_TYPE, MPI_ERR_OTHER, "MPICH's MPI_Comm_split_type failed for this process (is the info valid?)")       \
+    X(ERR_TRANSPORT, MPI_ERR_OTHER, "MPICH could not start the transfer (nothing was sent or received)")               \
+    X(ERR_UCX_START, MPI_ERR_OTHER, "UCX could not connect to the peer or start the transfer (nothing was sent)")      \
+    X(ERR_UCX_RECV, MPI_ERR_OTHER, "UCX could not receive the matched message; its data were dropped")                 \
+    X(ERR_UCX_FAILED, MPI_ERR_OTHER, "the UCX transport failed while moving the message's data")                       \
+    X(ERR_SEND_FAILED, MPI_ERR_OTHER,                                                                                  \
+      "the transport failed to send the message's data after its header; the receiver was told")                       \
+    X(ERR_PEER_FAILED, MPI_ERR_OTHER, "the sender's transport failed to send the message's data after its header")     \
+    X(ERR_IO, MPI_ERR_IO, "the MPI-IO layer (ROMIO) reported an error")                                                \
+    X(ERR_INTERN, MPI_ERR_INTERN, "internal error")                                                                    \
     X(ERR_OTHER, MPI_ERR_OTHER, "error")
 
 typedef enum {

@@ -11,11 +11,11 @@
 #include <string.h>
 
 struct ep_file_proc {
-    MPI_File fh;          /* ROMIO's file, over pc, its view bytes */
-    MPI_Comm pc;          /* the file communicator's process-level one (MPI_COMM_SELF for one process) */
+    MPI_File fh; /* ROMIO's file, over pc, its view bytes */
+    MPI_Comm pc; /* the file communicator's process-level one (MPI_COMM_SELF for one process) */
     int nprocs, myproc;
-    _Atomic MPI_Offset sfp; /* the shared file pointer, when nprocs is 1 */
-    MPI_Win sfp_win;        /* else its window: one MPI_Offset at process 0 */
+    _Atomic MPI_Offset sfp;   /* the shared file pointer, when nprocs is 1 */
+    MPI_Win sfp_win;          /* else its window: one MPI_Offset at process 0 */
     pthread_mutex_t sfp_lock; /* one passive epoch at a time from this process */
 };
 
@@ -186,9 +186,10 @@ static ep_status_t flatten_packed(MPI_Datatype t, MPI_Offset base, runs_t *r)
     if (PMPI_Type_size_x(t, &size) || PMPI_Type_get_true_extent_x(t, &tlb, &text))
         return EP_ERR_TYPE;
     if (text > EP_FILE_PACK_FLATTEN_MAX || size > INT32_MAX) {
-        ep_status_explain(EP_ERR_TYPE, "the file view's filetype spans %lld bytes, more than the %d epmpi "
-                                       "can lay out for this kind of type (build it from vector, indexed, "
-                                       "struct, subarray or resized types)",
+        ep_status_explain(EP_ERR_TYPE,
+                          "the file view's filetype spans %lld bytes, more than the %d epmpi "
+                          "can lay out for this kind of type (build it from vector, indexed, "
+                          "struct, subarray or resized types)",
                           (long long)text, EP_FILE_PACK_FLATTEN_MAX);
         return EP_ERR_TYPE;
     }
@@ -217,7 +218,8 @@ static ep_status_t flatten(MPI_Datatype t, MPI_Offset base, int64_t count, runs_
     MPI_Count size, lb, ext, tlb, text;
     if (count <= 0)
         return EP_OK;
-    if (PMPI_Type_size_x(t, &size) || PMPI_Type_get_extent_x(t, &lb, &ext) || PMPI_Type_get_true_extent_x(t, &tlb, &text))
+    if (PMPI_Type_size_x(t, &size) || PMPI_Type_get_extent_x(t, &lb, &ext) ||
+        PMPI_Type_get_true_extent_x(t, &tlb, &text))
         return EP_ERR_TYPE;
     if (size == 0)
         return EP_OK;
@@ -369,8 +371,10 @@ ep_status_t ep_file_view_make(ep_file_view_t *v, MPI_Offset disp, MPI_Datatype e
         PMPI_Type_get_extent_x(filetype, &lb, &ext))
         return EP_ERR_TYPE;
     if (esize <= 0 || fsize <= 0 || fsize % esize) {
-        ep_status_explain(EP_ERR_ARG, "the filetype (%lld bytes of data) must hold a whole, non-zero number of "
-                                      "etypes (%lld bytes)", (long long)fsize, (long long)esize);
+        ep_status_explain(EP_ERR_ARG,
+                          "the filetype (%lld bytes of data) must hold a whole, non-zero number of "
+                          "etypes (%lld bytes)",
+                          (long long)fsize, (long long)esize);
         return EP_ERR_ARG;
     }
     ep_status_t rc = flatten(filetype, 0, 1, &r);
@@ -434,7 +438,7 @@ int64_t ep_file_view_data_before(const ep_file_view_t *v, MPI_Offset x)
 typedef struct piece {
     MPI_Offset off; /* in the file */
     int64_t len;
-    int64_t pos;    /* in the access's packed data */
+    int64_t pos; /* in the access's packed data */
 } piece_t;
 
 typedef struct pieces {
@@ -485,9 +489,9 @@ static ep_status_t view_pieces(const ep_file_view_t *v, int64_t b, int64_t bytes
 typedef struct part {
     ep_file_t *f;
     pieces_t ps;
-    char *data;     /* the data: the caller's buffer, or a packed copy of it */
-    int64_t bytes;  /* asked */
-    int64_t got;    /* moved (reads: the prefix that was in the file) */
+    char *data;    /* the data: the caller's buffer, or a packed copy of it */
+    int64_t bytes; /* asked */
+    int64_t got;   /* moved (reads: the prefix that was in the file) */
     int read;
 } part_t;
 
@@ -816,8 +820,7 @@ static ep_status_t open_lead(ep_comm_t *c, void *const *all, void *arg)
     PMPI_File_set_errhandler(p->fh, MPI_ERRORS_RETURN); /* whatever the program made the default */
     if (p->nprocs > 1) {
         MPI_Offset *mem = NULL;
-        rc = PMPI_Win_allocate(p->myproc == 0 ? sizeof *mem : 0, sizeof *mem, MPI_INFO_NULL, p->pc, &mem,
-                               &p->sfp_win);
+        rc = PMPI_Win_allocate(p->myproc == 0 ? sizeof *mem : 0, sizeof *mem, MPI_INFO_NULL, p->pc, &mem, &p->sfp_win);
         if (rc == MPI_SUCCESS && p->myproc == 0) {
             PMPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, p->sfp_win);
             *mem = 0;
@@ -980,7 +983,10 @@ ep_status_t ep_file_collective(ep_file_t *f, ep_file_coll_t what, MPI_Offset arg
     return meet(f->ep, f, coll_lead, &a);
 }
 
-ep_status_t ep_file_size(ep_file_t *f, MPI_Offset *size) { return romio(PMPI_File_get_size(f->proc->fh, size), &f->romio_code); }
+ep_status_t ep_file_size(ep_file_t *f, MPI_Offset *size)
+{
+    return romio(PMPI_File_get_size(f->proc->fh, size), &f->romio_code);
+}
 
 int ep_file_atomicity(ep_file_t *f)
 {

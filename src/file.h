@@ -42,9 +42,9 @@ typedef struct ep_file_view {
     int64_t esize;                /* etype size */
     int64_t size, extent;         /* filetype size and extent */
     int nrun;
-    MPI_Offset *run_off;          /* [nrun] */
-    int64_t *run_len;             /* [nrun] */
-    int64_t *run_pos;             /* [nrun] bytes of the filetype's data before run i */
+    MPI_Offset *run_off; /* [nrun] */
+    int64_t *run_len;    /* [nrun] */
+    int64_t *run_pos;    /* [nrun] bytes of the filetype's data before run i */
 } ep_file_view_t;
 
 /* A view of (disp, etype, filetype): the filetype flattened from its
@@ -59,17 +59,17 @@ MPI_Offset ep_file_view_byte(const ep_file_view_t *v, int64_t b, int *run);
 int64_t ep_file_view_data_before(const ep_file_view_t *v, MPI_Offset x);
 
 typedef struct ep_file {
-    ep_object_t obj;  /* EP_OBJ_FILE */
-    MPI_File handle;  /* its handle (handle.h) */
+    ep_object_t obj;   /* EP_OBJ_FILE */
+    MPI_File handle;   /* its handle (handle.h) */
     ep_endpoint_t *ep; /* its rank of the file's communicator (a duplicate of the one opened on) */
     ep_file_proc_t *proc;
     int amode;
     _Atomic MPI_Errhandler errhandler;
     ep_file_view_t view;
-    MPI_Offset pos;   /* individual file pointer, in etypes of the view */
-    int romio_code;   /* ROMIO's error code behind the last EP_ERR_IO */
+    MPI_Offset pos; /* individual file pointer, in etypes of the view */
+    int romio_code; /* ROMIO's error code behind the last EP_ERR_IO */
     /* a split collective begun: its result, for the end call */
-    int split;        /* 0, or the kind of access begun (ep_file_how_t | EP_FILE_READ) */
+    int split; /* 0, or the kind of access begun (ep_file_how_t | EP_FILE_READ) */
     const void *split_buf;
     MPI_Status split_status;
     ep_status_t split_rc;
@@ -82,8 +82,8 @@ typedef enum {
     EP_FILE_SHARED = 3,     /* the shared file pointer (independent) */
     EP_FILE_ORDERED = 4,    /* the shared file pointer in rank order (collective) */
     EP_FILE_WHERE = 7,
-    EP_FILE_COLL = 8,       /* collective (AT, INDIVIDUAL; ORDERED always is) */
-    EP_FILE_READ = 16,      /* read, else write */
+    EP_FILE_COLL = 8,  /* collective (AT, INDIVIDUAL; ORDERED always is) */
+    EP_FILE_READ = 16, /* read, else write */
 } ep_file_how_t;
 
 /* The file behind a live endpoint file handle, or NULL. */

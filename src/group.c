@@ -48,7 +48,8 @@ ep_status_t ep_group_members(MPI_Group h, const ep_gid_t **members, int *n, int 
     int size;
     if (h == MPI_GROUP_NULL || PMPI_Group_size(h, &size) != MPI_SUCCESS)
         return EP_ERR_GROUP;
-    int *ranks = malloc(sizeof(int) * (size_t)(size ? size : 1)), *wranks = malloc(sizeof(int) * (size_t)(size ? size : 1));
+    int *ranks = malloc(sizeof(int) * (size_t)(size ? size : 1)),
+        *wranks = malloc(sizeof(int) * (size_t)(size ? size : 1));
     ep_gid_t *m = malloc(sizeof *m * (size_t)(size ? size : 1));
     MPI_Group wg;
     if (!ranks || !wranks || !m) {
@@ -101,10 +102,13 @@ static ep_gid_t *sorted_copy(const ep_gid_t *a, int n)
     return s;
 }
 
-static int in_sorted(const ep_gid_t *s, int n, ep_gid_t x) { return bsearch(&x, s, (size_t)n, sizeof x, gid_cmp) != NULL; }
+static int in_sorted(const ep_gid_t *s, int n, ep_gid_t x)
+{
+    return bsearch(&x, s, (size_t)n, sizeof x, gid_cmp) != NULL;
+}
 
-ep_status_t ep_group_setop(const ep_gid_t *a, int na, const ep_gid_t *b, int nb, ep_group_setop_t op,
-                           ep_gid_t **out, int *nout)
+ep_status_t ep_group_setop(const ep_gid_t *a, int na, const ep_gid_t *b, int nb, ep_group_setop_t op, ep_gid_t **out,
+                           int *nout)
 {
     ep_gid_t *sb = sorted_copy(b, nb), *res = malloc(sizeof *res * (size_t)(na + nb + 1));
     if (!sb || !res) {

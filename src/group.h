@@ -12,11 +12,11 @@
 #include "comm.h"
 
 typedef struct ep_group {
-    ep_object_t obj;    /* registry header: EP_OBJ_GROUP */
+    ep_object_t obj; /* registry header: EP_OBJ_GROUP */
     MPI_Group handle;
     int size;
-    ep_gid_t *members;  /* [size] in group rank order */
-    ep_gid_t me;        /* the member that made the group */
+    ep_gid_t *members; /* [size] in group rank order */
+    ep_gid_t me;       /* the member that made the group */
 } ep_group_t;
 
 static inline ep_group_t *ep_group_get(MPI_Group h) { return (ep_group_t *)ep_registry_get((int)h, EP_OBJ_GROUP); }
@@ -34,8 +34,8 @@ int ep_gid_rank(const ep_gid_t *members, int n, ep_gid_t x);
 
 typedef enum { EP_GROUP_UNION, EP_GROUP_INTERSECTION, EP_GROUP_DIFFERENCE } ep_group_setop_t;
 /* Members of a op b, in MPI's order, into *out (malloc'd), *nout. */
-ep_status_t ep_group_setop(const ep_gid_t *a, int na, const ep_gid_t *b, int nb, ep_group_setop_t op,
-                           ep_gid_t **out, int *nout);
+ep_status_t ep_group_setop(const ep_gid_t *a, int na, const ep_gid_t *b, int nb, ep_group_setop_t op, ep_gid_t **out,
+                           int *nout);
 
 /* MPI_IDENT, MPI_SIMILAR or MPI_UNEQUAL. */
 int ep_group_compare(const ep_gid_t *a, int na, const ep_gid_t *b, int nb);

@@ -110,8 +110,7 @@ static inline int ep_datatype_builtin_size(MPI_Datatype t)
 
 /* MPICH's status layout: the byte count is split across count_lo and the
  * high bits of count_hi_and_cancelled, whose bit 0 is the cancelled flag. */
-static inline void ep_status_set(MPI_Status *st, int source, int tag, int error, int64_t bytes,
-                                 int cancelled)
+static inline void ep_status_set(MPI_Status *st, int source, int tag, int error, int64_t bytes, int cancelled)
 {
     st->MPI_SOURCE = source;
     st->MPI_TAG = tag;

@@ -43,8 +43,8 @@ typedef struct ep_inbox_rec {
     int64_t bytes;          /* the message's size; PAD: the record's */
     int32_t tag;
     int32_t source;
-    uint16_t slot;          /* the receiving endpoint, as its worker knows it */
-    uint16_t kind;          /* ep_inbox_kind_t */
+    uint16_t slot; /* the receiving endpoint, as its worker knows it */
+    uint16_t kind; /* ep_inbox_kind_t */
     uint32_t spare;
     _Alignas(8) char data[]; /* the payload */
 } ep_inbox_rec_t;
@@ -99,8 +99,7 @@ static inline ep_inbox_rec_t *ep_inbox_reserve(ep_inbox_t *b, uint64_t n, _Atomi
             if (t + need - h > cap)
                 return NULL;
         }
-        if (atomic_compare_exchange_weak_explicit(&b->tail, &t, t + need, memory_order_relaxed,
-                                                  memory_order_relaxed))
+        if (atomic_compare_exchange_weak_explicit(&b->tail, &t, t + need, memory_order_relaxed, memory_order_relaxed))
             break;
     }
     if (pad) {
@@ -124,7 +123,7 @@ static inline void ep_inbox_publish(ep_inbox_rec_t *r, uint64_t pos)
 static inline void ep_inbox_release(ep_inbox_t *b, ep_inbox_rec_t *r)
 {
     uint64_t h = atomic_load_explicit(&b->head, memory_order_relaxed);
-    uint64_t span = r->kind == EP_INBOX_PAD      ? (uint64_t)r->bytes
+    uint64_t span = r->kind == EP_INBOX_PAD       ? (uint64_t)r->bytes
                     : r->kind == EP_INBOX_FOLLOWS ? ep_inbox_span(EP_INBOX_FOLLOWS_BYTES)
                                                   : ep_inbox_span((uint64_t)r->bytes);
     for (uint64_t o = 0; o < span; o += EP_INBOX_LINE)

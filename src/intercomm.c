@@ -14,10 +14,7 @@ void ep_intercomm_describe(const ep_endpoint_t *ep, ep_member_t *m)
         m[r] = (ep_member_t){c->proc_world[c->ranks[r].proc], c->gids[r]};
 }
 
-static int gid_less(ep_gid_t a, ep_gid_t b)
-{
-    return a.origin != b.origin ? a.origin < b.origin : a.index < b.index;
-}
+static int gid_less(ep_gid_t a, ep_gid_t b) { return a.origin != b.origin ? a.origin < b.origin : a.index < b.index; }
 
 /* The union, as every participant sees it. */
 typedef struct ic_union {
@@ -87,8 +84,7 @@ ep_status_t ep_intercomm_build(ep_endpoint_t *ep, const ep_member_t *remote, int
  * union's construction needs for the local side), and each member knows
  * the remote group already: no leader has to tell it. */
 ep_status_t ep_intercomm_from_groups(const ep_gid_t *lg, int ln, int lpos, const ep_gid_t *rg, int rn,
-                                     const char *stringtag, MPI_Errhandler eh, MPI_Comm *out, int *bad,
-                                     int *bad_remote)
+                                     const char *stringtag, MPI_Errhandler eh, MPI_Comm *out, int *bad, int *bad_remote)
 {
     ep_member_t *remote = malloc(sizeof *remote * (size_t)rn);
     int *world = malloc(sizeof *world * (size_t)rn);

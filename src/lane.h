@@ -31,7 +31,7 @@
 typedef struct ep_lane_slot {
     _Alignas(64) _Atomic uint32_t seq; /* position + 1 once filled */
     int tag;
-    int64_t bytes;            /* payload size */
+    int64_t bytes; /* payload size */
     char data[EP_LANE_INLINE];
 } ep_lane_slot_t;
 
@@ -42,8 +42,8 @@ typedef struct ep_lane {
     const void *owner;          /* ep_lane_token() of the producing thread */
     /* the consumer's line */
     _Alignas(64) _Atomic uint32_t head; /* next position to read */
-    int source;                        /* the sender's rank as the receiver names it */
-    struct ep_lane *next_in;           /* next lane into the same receiver */
+    int source;                         /* the sender's rank as the receiver names it */
+    struct ep_lane *next_in;            /* next lane into the same receiver */
     ep_lane_slot_t slot[EP_LANE_SLOTS];
 } ep_lane_t;
 
@@ -100,8 +100,7 @@ static inline ep_lane_slot_t *ep_lane_peek(ep_lane_t *l)
 /* Consumer: gives the peeked slot back to the producer. */
 static inline void ep_lane_release(ep_lane_t *l)
 {
-    atomic_store_explicit(&l->head, atomic_load_explicit(&l->head, memory_order_relaxed) + 1,
-                          memory_order_release);
+    atomic_store_explicit(&l->head, atomic_load_explicit(&l->head, memory_order_relaxed) + 1, memory_order_release);
 }
 
 /* A new, empty lane owned by the calling thread (aligned; free with free()), or NULL. */

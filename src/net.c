@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define EP_RING 32          /* pre-posted header receives */
+#define EP_RING 32 /* pre-posted header receives */
 #define EP_HDR_TAG 0
 #define EP_DTAG_MASK 0x0fffffff /* data tags stay within MPICH's MPI_TAG_UB */
 
@@ -40,7 +40,7 @@ static MPI_Comm dcomm = MPI_COMM_NULL; /* rendezvous payloads */
 
 MPI_Comm ep_net_group_comm(void) { return tcomm; }
 static int world_rank, world_size;
-static int node_id; /* smallest world rank on this process's node */
+static int node_id;      /* smallest world rank on this process's node */
 int ep_net_cores_enough; /* every endpoint on this node can have a core */
 static ep_ring_slot_t ring[EP_RING];
 static char *ring_mem; /* the slots' buffers, one block */
@@ -93,8 +93,7 @@ ep_status_t ep_net_init(void)
 {
     PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
-    if (PMPI_Comm_dup(MPI_COMM_WORLD, &tcomm) != MPI_SUCCESS ||
-        PMPI_Comm_dup(MPI_COMM_WORLD, &dcomm) != MPI_SUCCESS)
+    if (PMPI_Comm_dup(MPI_COMM_WORLD, &tcomm) != MPI_SUCCESS || PMPI_Comm_dup(MPI_COMM_WORLD, &dcomm) != MPI_SUCCESS)
         return EP_ERR_INTERN;
     PMPI_Comm_set_errhandler(tcomm, MPI_ERRORS_RETURN);
     PMPI_Comm_set_errhandler(dcomm, MPI_ERRORS_RETURN);
@@ -117,8 +116,10 @@ static void post_slot(ep_ring_slot_t *s)
 {
     int rc = PMPI_Irecv(s->buf, (int)ring_bufsize, MPI_BYTE, MPI_ANY_SOURCE, EP_HDR_TAG, tcomm, &s->req);
     if (rc != MPI_SUCCESS)
-        ep_fatal(MPI_ERR_INTERN, "process %d could not post a receive for message headers (MPI_Irecv "
-                 "failed with code %d)", world_rank, rc);
+        ep_fatal(MPI_ERR_INTERN,
+                 "process %d could not post a receive for message headers (MPI_Irecv "
+                 "failed with code %d)",
+                 world_rank, rc);
 }
 
 /* Re-posts the slots emptied by earlier polls, oldest first, so MPICH
@@ -222,9 +223,10 @@ void ep_net_finalize(void)
 static void payload_failed(ep_request_t *s, int dst_world, int dtag, int rc)
 {
     if (PMPI_Isend(NULL, 0, MPI_BYTE, dst_world, dtag, dcomm, &s->net[s->nnet]) != MPI_SUCCESS)
-        ep_fatal(MPI_ERR_OTHER, "the data of a %lld-byte message from process %d to process %d could not "
-                 "be sent after its header (code %d), nor could the receiver be told", (long long)s->lay.bytes,
-                 world_rank, dst_world, rc);
+        ep_fatal(MPI_ERR_OTHER,
+                 "the data of a %lld-byte message from process %d to process %d could not "
+                 "be sent after its header (code %d), nor could the receiver be told",
+                 (long long)s->lay.bytes, world_rank, dst_world, rc);
     s->nnet++;
     ep_net_sent(s);
     /* A buffered send was complete already (its error has nobody to go
@@ -235,8 +237,7 @@ static void payload_failed(ep_request_t *s, int dst_world, int dtag, int rc)
     }
 }
 
-ep_status_t ep_net_send(ep_request_t *s, int dst_world, uint64_t ctx, int src, int dst_lidx,
-                        const ep_dt_layout_t *lay)
+ep_status_t ep_net_send(ep_request_t *s, int dst_world, uint64_t ctx, int src, int dst_lidx, const ep_dt_layout_t *lay)
 {
     int eager = s->mode != EP_SEND_SYNC && (size_t)lay->bytes <= ep_config.eager_limit;
     size_t hbytes = sizeof(ep_wire_hdr_t) + (eager ? (size_t)lay->bytes : 0);
@@ -353,8 +354,10 @@ void ep_net_recv_rndv(ep_request_t *r, const ep_msg_t *m)
         rc = PMPI_Irecv(r->buf, r->count, r->type, m->src_world, m->dtag, dcomm, &r->net[r->nnet++]);
     }
     if (rc != MPI_SUCCESS)
-        ep_fatal(MPI_ERR_INTERN, "process %d could not post the receive of a %lld-byte message's data from "
-                 "process %d (code %d)", world_rank, (long long)m->bytes, m->src_world, rc);
+        ep_fatal(MPI_ERR_INTERN,
+                 "process %d could not post the receive of a %lld-byte message's data from "
+                 "process %d (code %d)",
+                 world_rank, (long long)m->bytes, m->src_world, rc);
     ep_status_set(&r->status, m->link.source, m->link.tag, err, bytes, 0);
     atomic_store_explicit(&r->state, EP_RS_NET, memory_order_release);
 }
@@ -365,9 +368,11 @@ void ep_net_recv_rndv(ep_request_t *r, const ep_msg_t *m)
  * epmpi's own communicator) is never used to index anything: fatal. */
 static void corrupt_header(int src_world, const ep_wire_hdr_t *h, const char *what)
 {
-    ep_fatal(MPI_ERR_INTERN, "process %d received a corrupt message header from process %d (%s: context "
-             "%llu, source %d, destination %d, tag %d, flags 0x%x, %lld bytes)", world_rank, src_world, what,
-             (unsigned long long)h->ctx, h->src, h->dst, h->tag, (unsigned)h->flags, (long long)h->bytes);
+    ep_fatal(MPI_ERR_INTERN,
+             "process %d received a corrupt message header from process %d (%s: context "
+             "%llu, source %d, destination %d, tag %d, flags 0x%x, %lld bytes)",
+             world_rank, src_world, what, (unsigned long long)h->ctx, h->src, h->dst, h->tag, (unsigned)h->flags,
+             (long long)h->bytes);
 }
 
 /* What can be checked before the communicator is known: the header
@@ -394,8 +399,10 @@ static int deliver_header(int src_world, const ep_wire_hdr_t *h, const void *pay
         size_t pl = (h->flags & EP_WIRE_RNDV) ? 0 : (size_t)h->bytes;
         ep_early_t *e = malloc(sizeof *e + pl);
         if (!e) /* dropping it would leave its receiver waiting forever */
-            ep_fatal(MPI_ERR_NO_MEM, "out of memory keeping a %lld-byte message from process %d that "
-                     "arrived before its communicator", (long long)h->bytes, src_world);
+            ep_fatal(MPI_ERR_NO_MEM,
+                     "out of memory keeping a %lld-byte message from process %d that "
+                     "arrived before its communicator",
+                     (long long)h->bytes, src_world);
         e->next = NULL;
         e->src_world = src_world;
         e->hdr = *h;
@@ -438,8 +445,10 @@ static void poll_ring(void)
         if (rc == MPI_SUCCESS && !flag)
             return;
         if (rc != MPI_SUCCESS || PMPI_Get_count_c(&st, MPI_BYTE, &received) != MPI_SUCCESS)
-            ep_fatal(MPI_ERR_INTERN, "process %d could not receive a message header (MPI_Test failed with "
-                     "code %d)", world_rank, rc);
+            ep_fatal(MPI_ERR_INTERN,
+                     "process %d could not receive a message header (MPI_Test failed with "
+                     "code %d)",
+                     world_rank, rc);
         const ep_wire_hdr_t *h = (const ep_wire_hdr_t *)s->buf;
         check_header(st.MPI_SOURCE, h, received);
         int completed = deliver_header(st.MPI_SOURCE, h, h + 1);

@@ -73,8 +73,7 @@ ep_status_t ep_net_activate(void);
 
 /* Sends s (buf, count, type, mode) to local endpoint dst_lidx of process
  * dst_world in communicator ctx, as rank src.  s moves to NET. */
-ep_status_t ep_net_send(ep_request_t *s, int dst_world, uint64_t ctx, int src, int dst_lidx,
-                        const ep_dt_layout_t *lay);
+ep_status_t ep_net_send(ep_request_t *s, int dst_world, uint64_t ctx, int src, int dst_lidx, const ep_dt_layout_t *lay);
 
 /* The PMPI part of send s (net[], tmp) is posted, by ep_net_send or by
  * direct.c: s now waits for it (NET), except a buffered send, which is

@@ -7,48 +7,48 @@
 #include <stdlib.h>
 
 /* One loop per (type, operation); the macros spell them out. */
-#define EP_LOOP(T, EXPR)                                                      \
-    do {                                                                      \
-        const T *x = in;                                                      \
-        T *y = inout;                                                         \
-        for (int i = 0; i < count; i++)                                       \
-            y[i] = (EXPR);                                                    \
+#define EP_LOOP(T, EXPR)                \
+    do {                                \
+        const T *x = in;                \
+        T *y = inout;                   \
+        for (int i = 0; i < count; i++) \
+            y[i] = (EXPR);              \
     } while (0)
 
 /* Operations valid on every real type: sum, product, max, min. */
-#define EP_ARITH(T)                                                           \
-    if (op == MPI_SUM)                                                        \
-        EP_LOOP(T, y[i] + x[i]);                                              \
-    else if (op == MPI_PROD)                                                  \
-        EP_LOOP(T, y[i] * x[i]);                                              \
-    else if (op == MPI_MAX)                                                   \
-        EP_LOOP(T, x[i] > y[i] ? x[i] : y[i]);                                \
-    else if (op == MPI_MIN)                                                   \
-        EP_LOOP(T, x[i] < y[i] ? x[i] : y[i]);                                \
+#define EP_ARITH(T)                            \
+    if (op == MPI_SUM)                         \
+        EP_LOOP(T, y[i] + x[i]);               \
+    else if (op == MPI_PROD)                   \
+        EP_LOOP(T, y[i] * x[i]);               \
+    else if (op == MPI_MAX)                    \
+        EP_LOOP(T, x[i] > y[i] ? x[i] : y[i]); \
+    else if (op == MPI_MIN)                    \
+        EP_LOOP(T, x[i] < y[i] ? x[i] : y[i]); \
     else
 
 /* Integer types add the logical and bitwise operations. */
-#define EP_INTEGER(T)                                                         \
-    EP_ARITH(T)                                                               \
-    if (op == MPI_LAND)                                                       \
-        EP_LOOP(T, (T)(y[i] && x[i]));                                        \
-    else if (op == MPI_LOR)                                                   \
-        EP_LOOP(T, (T)(y[i] || x[i]));                                        \
-    else if (op == MPI_LXOR)                                                  \
-        EP_LOOP(T, (T)(!y[i] != !x[i]));                                      \
-    else if (op == MPI_BAND)                                                  \
-        EP_LOOP(T, (T)(y[i] & x[i]));                                         \
-    else if (op == MPI_BOR)                                                   \
-        EP_LOOP(T, (T)(y[i] | x[i]));                                         \
-    else if (op == MPI_BXOR)                                                  \
-        EP_LOOP(T, (T)(y[i] ^ x[i]));                                         \
-    else                                                                      \
-        return 0;                                                             \
+#define EP_INTEGER(T)                    \
+    EP_ARITH(T)                          \
+    if (op == MPI_LAND)                  \
+        EP_LOOP(T, (T)(y[i] && x[i]));   \
+    else if (op == MPI_LOR)              \
+        EP_LOOP(T, (T)(y[i] || x[i]));   \
+    else if (op == MPI_LXOR)             \
+        EP_LOOP(T, (T)(!y[i] != !x[i])); \
+    else if (op == MPI_BAND)             \
+        EP_LOOP(T, (T)(y[i] & x[i]));    \
+    else if (op == MPI_BOR)              \
+        EP_LOOP(T, (T)(y[i] | x[i]));    \
+    else if (op == MPI_BXOR)             \
+        EP_LOOP(T, (T)(y[i] ^ x[i]));    \
+    else                                 \
+        return 0;                        \
     return 1
 
-#define EP_REAL(T)                                                            \
-    EP_ARITH(T)                                                               \
-    return 0;                                                                 \
+#define EP_REAL(T) \
+    EP_ARITH(T)    \
+    return 0;      \
     return 1
 
 static int apply_int(const void *in, void *inout, int count, MPI_Op op) { EP_INTEGER(int); }

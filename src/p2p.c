@@ -164,8 +164,7 @@ static ep_msg_t *materialize(const ep_msg_t *m)
         memcpy(q->data, m->data, (size_t)m->bytes);
     } else if (m->kind == EP_MSG_LOCAL_RNDV) {
         ep_request_t *s = m->sreq;
-        if (s->mode == EP_SEND_BUFFERED ||
-            (s->mode != EP_SEND_SYNC && (size_t)m->bytes <= ep_config.eager_limit)) {
+        if (s->mode == EP_SEND_BUFFERED || (s->mode != EP_SEND_SYNC && (size_t)m->bytes <= ep_config.eager_limit)) {
             q->kind = EP_MSG_EAGER;
             q->sreq = NULL;
             if (m->bytes) {
@@ -201,15 +200,14 @@ static ep_request_t *take_locked(ep_endpoint_t *dst, const ep_msg_t *m)
 {
     EP_ASSERT(ep_lock_held(&dst->lock));
     if (dst->stats)
-        ep_stats_msg(dst, 1, dst->comm->ranks[ep_peer_index(dst, m->link.source)].proc != dst->comm->myproc,
-                     m->bytes);
+        ep_stats_msg(dst, 1, dst->comm->ranks[ep_peer_index(dst, m->link.source)].proc != dst->comm->myproc, m->bytes);
     ep_match_item_t *it = ep_mq_take_posted(&dst->posted, m->link.source, m->link.tag);
     if (it)
         return ep_container_of(it, ep_request_t, link);
     ep_msg_t *q = materialize(m);
     if (!q) /* a message in hand and nowhere to keep it: nothing sane is left */
-        ep_fatal(MPI_ERR_NO_MEM, "out of memory queueing a %lld-byte message (tag %d) for rank %d",
-                 (long long)m->bytes, m->link.tag, dst->rank);
+        ep_fatal(MPI_ERR_NO_MEM, "out of memory queueing a %lld-byte message (tag %d) for rank %d", (long long)m->bytes,
+                 m->link.tag, dst->rank);
     ep_mq_append(&dst->unexpected, &q->link);
     return NULL;
 }
@@ -539,9 +537,8 @@ static ep_status_t recv_start(ep_request_t *r, int waited)
         return ep_direct_recv(r);
     int in_ucx = waited && ucx_may_post(r), took = in_ucx ? ep_ucx_recv_post_hold(ep) : 0;
     ep_lock(&ep->lock);
-    ep_match_item_t *it = ep_mq_empty(&ep->unexpected)
-                              ? NULL
-                              : ep_mq_find_unexpected(&ep->unexpected, r->source_pat, r->tag_pat, 1);
+    ep_match_item_t *it =
+        ep_mq_empty(&ep->unexpected) ? NULL : ep_mq_find_unexpected(&ep->unexpected, r->source_pat, r->tag_pat, 1);
     if (!it && !(in_ucx && ep_mq_empty(&ep->posted) && ep_ucx_recv_post(r)))
         ep_mq_append(&ep->posted, &r->link);
     ep_unlock(&ep->lock);
@@ -610,8 +607,7 @@ ep_status_t ep_mrecv_start(ep_request_t *r, ep_msg_t *m)
  * reports it in *flag / *st.  With take, a found message also gets a message
  * handle and leaves the queue (MPI_Improbe); the handle is minted before the
  * message is unlinked, so a failure leaves the queue as it was. */
-static ep_status_t probe(ep_endpoint_t *ep, int source, int tag, int take, int *flag, ep_msg_t **msg,
-                         MPI_Status *st)
+static ep_status_t probe(ep_endpoint_t *ep, int source, int tag, int take, int *flag, ep_msg_t **msg, MPI_Status *st)
 {
     ep_status_t rc = EP_OK;
     if (source == MPI_PROC_NULL) {

@@ -8,7 +8,7 @@
 ep_reg_slot_t *_Atomic ep_reg_chunks[EP_REG_CHUNKS];
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER; /* guards free list, chunk creation */
 static unsigned free_head, free_tail;                        /* FIFO of free slots, 0 = empty */
-static unsigned next_unused = 1;                              /* first never-used index */
+static unsigned next_unused = 1;                             /* first never-used index */
 
 int ep_registry_add(unsigned htype, ep_object_t *obj)
 {

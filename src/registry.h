@@ -22,8 +22,15 @@
 
 /* Every registered object starts with this header, so a handle of the right
  * type bits but the wrong object (a request passed as a message) is caught. */
-typedef enum { EP_OBJ_ENDPOINT = 1, EP_OBJ_REQUEST, EP_OBJ_MESSAGE, EP_OBJ_GROUP, EP_OBJ_THREADCOMM, EP_OBJ_WIN,
-               EP_OBJ_FILE } ep_obj_kind_t;
+typedef enum {
+    EP_OBJ_ENDPOINT = 1,
+    EP_OBJ_REQUEST,
+    EP_OBJ_MESSAGE,
+    EP_OBJ_GROUP,
+    EP_OBJ_THREADCOMM,
+    EP_OBJ_WIN,
+    EP_OBJ_FILE
+} ep_obj_kind_t;
 
 typedef struct ep_object {
     ep_obj_kind_t kind;

@@ -239,10 +239,7 @@ void ep_request_destroy(ep_request_t *r)
         ep_endpoint_release(held);
 }
 
-void ep_request_hold_derived_type(ep_request_t *r)
-{
-    r->type_rec = ep_type_hold_rec(r->type);
-}
+void ep_request_hold_derived_type(ep_request_t *r) { r->type_rec = ep_type_hold_rec(r->type); }
 
 /* What every PMPI or UCX part leaves to do once over: a receive's data
  * that landed in tmp (truncated, or of a derived layout) goes where it
@@ -295,7 +292,7 @@ void ep_request_poll_net(ep_request_t *const rs[], int n)
             preq[k++] = rs[i]->net[0];
         }
     if (k < 2)
-        return; /* ep_request_poll does as well */
+        return;          /* ep_request_poll does as well */
     ep_direct_quiet = 1; /* errors come back in the statuses (direct.h) */
     int rc = PMPI_Testsome(k, preq, &out, idx, sts);
     ep_direct_quiet = 0;

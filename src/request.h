@@ -65,35 +65,35 @@ typedef struct ep_request {
     /* The fields a sender of another thread reads and writes when it
      * completes a posted receive come first, in two cache lines. */
     _Alignas(64) ep_object_t obj; /* registry header: EP_OBJ_REQUEST */
-    _Atomic int state;           /* ep_req_state_t */
-    ep_match_item_t link;        /* posted-queue entry; source/tag pattern of a receive */
-    void *buf;                   /* user buffer (const for sends) */
+    _Atomic int state;            /* ep_req_state_t */
+    ep_match_item_t link;         /* posted-queue entry; source/tag pattern of a receive */
+    void *buf;                    /* user buffer (const for sends) */
     int count;
     MPI_Datatype type;
-    MPI_Status status;           /* valid in DONE */
-    ep_dt_layout_t lay;          /* of buf/count/type, computed once when started
-                                    (lay.bytes: the receive capacity) */
-    int64_t sent_bytes;          /* what the sender offered, for truncation messages */
-    size_t bsend_bytes;          /* attached-buffer space to give back */
-    MPI_Request handle;          /* MPI_REQUEST_NULL for internal requests */
+    MPI_Status status;  /* valid in DONE */
+    ep_dt_layout_t lay; /* of buf/count/type, computed once when started
+                           (lay.bytes: the receive capacity) */
+    int64_t sent_bytes; /* what the sender offered, for truncation messages */
+    size_t bsend_bytes; /* attached-buffer space to give back */
+    MPI_Request handle; /* MPI_REQUEST_NULL for internal requests */
     ep_req_kind_t kind;
-    ep_send_mode_t mode;         /* sends only */
-    int persistent;              /* made by *_init: survives completion */
-    int direct;                  /* on a direct communicator (direct.h): net[0] is all of it,
-                                    and a receive's status comes from MPICH */
-    ep_endpoint_t *ep;           /* the endpoint it runs on */
-    ep_dt_rec_t *type_rec;       /* a derived type is held until the request goes (datatype.h) */
-    int holds_ep;                /* a request with a handle holds ep, and so its communicator,
-                                    until it goes, even past MPI_Comm_free and
-                                    MPI_Request_free (comm.h) */
-    int peer;                    /* destination rank (sends) */
-    int tag;                     /* tag (sends) */
-    int source_pat;              /* source pattern (receives; also in link) */
-    int tag_pat;                 /* tag pattern (receives; also in link) */
-    int nnet;                    /* PMPI requests in net[] */
+    ep_send_mode_t mode;   /* sends only */
+    int persistent;        /* made by *_init: survives completion */
+    int direct;            /* on a direct communicator (direct.h): net[0] is all of it,
+                              and a receive's status comes from MPICH */
+    ep_endpoint_t *ep;     /* the endpoint it runs on */
+    ep_dt_rec_t *type_rec; /* a derived type is held until the request goes (datatype.h) */
+    int holds_ep;          /* a request with a handle holds ep, and so its communicator,
+                              until it goes, even past MPI_Comm_free and
+                              MPI_Request_free (comm.h) */
+    int peer;              /* destination rank (sends) */
+    int tag;               /* tag (sends) */
+    int source_pat;        /* source pattern (receives; also in link) */
+    int tag_pat;           /* tag pattern (receives; also in link) */
+    int nnet;              /* PMPI requests in net[] */
     MPI_Request net[EP_REQ_MAX_NET];
-    void *tmp;                   /* owned buffer freed on completion */
-    int64_t tmp_bytes;           /* size of tmp for truncated receives */
+    void *tmp;                        /* owned buffer freed on completion */
+    int64_t tmp_bytes;                /* size of tmp for truncated receives */
     struct ep_request *next_detached; /* in the progress engine's detached list */
     /* non-blocking collectives (coll_drive.c) */
     struct ep_coll_inst *coll_inst; /* the running instance, NULL once done */
@@ -106,12 +106,12 @@ typedef struct ep_request {
      * pmpi/coll.c).  PENDING until every part is over; ep_request_destroy destroys them with it. */
     int nparts;
     struct ep_request **part;
-    struct ep_request *part_room[2]; /* part when there are two at most */
+    struct ep_request *part_room[2];    /* part when there are two at most */
     void (*then)(struct ep_request *r); /* optional: runs once every part is over without error, before
                                            r completes; may set r->failure */
-    void *ucx_req;                  /* NET over UCX: the UCX request on ep's worker (ucx.h) */
-    int ucx_posted;                 /* a receive posted in UCX itself (ucx.c): ucx_req is its UCX request
-                                       until UCX completes it */
+    void *ucx_req;                      /* NET over UCX: the UCX request on ep's worker (ucx.h) */
+    int ucx_posted;                     /* a receive posted in UCX itself (ucx.c): ucx_req is its UCX request
+                                           until UCX completes it */
     /* Last, and not cleared by ep_request_init: room for the wire header
      * and payload of a small message to another process (net.c), which
      * saves an allocation per message; a request that takes part in a
@@ -125,23 +125,23 @@ typedef struct ep_request {
 typedef enum { EP_MSG_EAGER, EP_MSG_LOCAL_RNDV, EP_MSG_NET_RNDV, EP_MSG_DIRECT, EP_MSG_UCX } ep_msg_kind_t;
 
 typedef struct ep_msg {
-    ep_object_t obj;        /* registry header: EP_OBJ_MESSAGE (once mprobed) */
-    ep_match_item_t link;   /* unexpected-queue entry: source and tag */
+    ep_object_t obj;      /* registry header: EP_OBJ_MESSAGE (once mprobed) */
+    ep_match_item_t link; /* unexpected-queue entry: source and tag */
     ep_msg_kind_t kind;
-    int64_t bytes;          /* payload size */
-    void *data;             /* EAGER: packed payload, owned */
-    ep_request_t *sreq;     /* LOCAL_RNDV: the waiting sender's request */
-    int src_world;          /* NET_RNDV: world rank of the sending process */
-    int dtag;               /* NET_RNDV: tag of the data message */
-    MPI_Message pmsg;       /* DIRECT: MPICH's handle of the message (direct.h) */
-    void *umsg;             /* UCX: UCX's handle of the message, its data still in UCX (ucx.h) */
+    int64_t bytes;                 /* payload size */
+    void *data;                    /* EAGER: packed payload, owned */
+    ep_request_t *sreq;            /* LOCAL_RNDV: the waiting sender's request */
+    int src_world;                 /* NET_RNDV: world rank of the sending process */
+    int dtag;                      /* NET_RNDV: tag of the data message */
+    MPI_Message pmsg;              /* DIRECT: MPICH's handle of the message (direct.h) */
+    void *umsg;                    /* UCX: UCX's handle of the message, its data still in UCX (ucx.h) */
     struct ep_ucx_worker *uworker; /* UCX: the worker it arrived at */
-    uint64_t utag;          /* UCX, from a node inbox: the UCX tag its data follow with (umsg NULL) */
-    MPI_Message handle;     /* mprobed: its handle */
-    ep_endpoint_t *ep;      /* mprobed: the endpoint that probed it */
+    uint64_t utag;                 /* UCX, from a node inbox: the UCX tag its data follow with (umsg NULL) */
+    MPI_Message handle;            /* mprobed: its handle */
+    ep_endpoint_t *ep;             /* mprobed: the endpoint that probed it */
 } ep_msg_t;
 
-#define ep_container_of(p, type, member) ((type *)((char *)(p) - offsetof(type, member)))
+#define ep_container_of(p, type, member) ((type *)((char *)(p)-offsetof(type, member)))
 
 /* Prepares a request on the caller's storage (blocking calls keep theirs on
  * the stack); ep_request_new allocates one, with a handle if asked. */
@@ -188,18 +188,15 @@ static inline void ep_request_set_done(ep_request_t *r)
 {
     atomic_store_explicit(&r->state, EP_RS_DONE, memory_order_release);
 }
-static inline int ep_request_state(ep_request_t *r)
-{
-    return atomic_load_explicit(&r->state, memory_order_acquire);
-}
+static inline int ep_request_state(ep_request_t *r) { return atomic_load_explicit(&r->state, memory_order_acquire); }
 /* A persistent request at rest: not started, completed, or failed to start. */
 static inline void ep_request_set_inactive(ep_request_t *r) { atomic_store(&r->state, EP_RS_INACTIVE); }
 static inline int ep_request_inactive(ep_request_t *r) { return ep_request_state(r) == EP_RS_INACTIVE; }
 
 /* What a send request sends, and what a receive request takes (set
  * before ep_send_start, ep_recv_start and the like, p2p.h). */
-static inline void ep_request_describe_send(ep_request_t *r, const void *buf, int count, MPI_Datatype type,
-                                            int dest, int tag, ep_send_mode_t mode)
+static inline void ep_request_describe_send(ep_request_t *r, const void *buf, int count, MPI_Datatype type, int dest,
+                                            int tag, ep_send_mode_t mode)
 {
     r->buf = (void *)buf;
     r->count = count;

@@ -6,8 +6,12 @@
 #include <string.h>
 
 /* The transport: UCX when it starts, else MPI (README, EPMPI_TRANSPORT). */
-#define EP_CONFIG_DEFAULTS                                                                                 \
-    {.wait = EP_WAIT_YIELD, .eager_limit = EP_EAGER_LIMIT_DEFAULT, .transport = EP_TRANSPORT_AUTO, .shm = 1}
+/* clang-format off: it would spread the braces over lines */
+#define EP_CONFIG_DEFAULTS                                                                                     \
+    {                                                                                                          \
+        .wait = EP_WAIT_YIELD, .eager_limit = EP_EAGER_LIMIT_DEFAULT, .transport = EP_TRANSPORT_AUTO, .shm = 1 \
+    }
+/* clang-format on */
 
 ep_config_t ep_config = EP_CONFIG_DEFAULTS;
 
@@ -98,8 +102,8 @@ int ep_config_load(char *err, size_t errlen)
         c.wait = (ep_wait_policy_t)choice;
     if ((s = getenv("EPMPI_EAGER_LIMIT")) && *s) {
         if (parse_long(s, 0, EP_EAGER_LIMIT_MAX, &v)) {
-            snprintf(err, errlen, "EPMPI_EAGER_LIMIT='%s' is not valid: give a byte count from 0 to %u",
-                     s, EP_EAGER_LIMIT_MAX);
+            snprintf(err, errlen, "EPMPI_EAGER_LIMIT='%s' is not valid: give a byte count from 0 to %u", s,
+                     EP_EAGER_LIMIT_MAX);
             return -1;
         }
         c.eager_limit = (size_t)v;

@@ -9,10 +9,10 @@
 #include "comm.h"
 
 typedef struct ep_threadcomm {
-    ep_object_t obj;  /* registry header: EP_OBJ_THREADCOMM */
-    MPI_Comm handle;  /* the handle all threads use */
+    ep_object_t obj; /* registry header: EP_OBJ_THREADCOMM */
+    MPI_Comm handle; /* the handle all threads use */
     int nthreads;
-    MPI_Comm *eps;    /* [nthreads] the endpoint of thread t */
+    MPI_Comm *eps; /* [nthreads] the endpoint of thread t */
 } ep_threadcomm_t;
 
 static inline ep_threadcomm_t *ep_threadcomm_get(MPI_Comm h)

@@ -303,8 +303,8 @@ ep_status_t ep_topo_dist_adjacent(ep_endpoint_t *ep, int indegree, const int *so
                                   int outdegree, const int *dests, const int *dweights, int weighted, MPI_Comm *out)
 {
     ep_topo_t *t = NULL;
-    ep_status_t made = ep_topo_dist(ep_local_rank(ep), indegree, sources, sweights, outdegree, dests, dweights,
-                                    weighted, &t);
+    ep_status_t made =
+        ep_topo_dist(ep_local_rank(ep), indegree, sources, sweights, outdegree, dests, dweights, weighted, &t);
     return split_attach(ep, 0, made, t, out);
 }
 
@@ -321,8 +321,8 @@ ep_status_t ep_topo_dist_create(ep_endpoint_t *ep, int n, const int *sources, co
     for (int i = 0; i < n; i++)
         total += degrees[i];
     /* counts, displacements and fill marks, sent and received */
-    int *v = ints(NULL, 5 * size, &ok), *scount = v, *sdispl = v + size, *rcount = v + 2 * size,
-        *rdispl = v + 3 * size, *fill = v + 4 * size;
+    int *v = ints(NULL, 5 * size, &ok), *scount = v, *sdispl = v + size, *rcount = v + 2 * size, *rdispl = v + 3 * size,
+        *fill = v + 4 * size;
     int *rec = ints(NULL, 2 * total * EDGE_INTS, &ok), *got = NULL;
     ep_coll_args_t a;
     ep_status_t st;

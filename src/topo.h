@@ -44,7 +44,7 @@ typedef struct ep_topo {
      * where a non-periodic dimension ends) */
     int indegree, outdegree;
     int *sources, *dests;
-    int weighted;            /* MPI_DIST_GRAPH: weights were given */
+    int weighted;             /* MPI_DIST_GRAPH: weights were given */
     int *sweights, *dweights; /* [indegree], [outdegree] when weighted */
     /* the exchange's view: real edges sorted by (peer, key) */
     int nin, nout;

@@ -40,9 +40,9 @@
  * went through a node inbox (see "node inboxes" below): then
  *   1 | sending world process (23 bits) | its worker (8) | a number (32). */
 #define DATA_BIT (1ull << 63)
-#define INBOX_BYTES (1u << 18)   /* the ring of each worker's inbox */
-#define INBOX_INLINE_MAX 4096    /* the largest payload that goes in an inbox record */
-#define UCX_EVERY 16             /* a worker busy with its inbox still progresses UCX once in this many polls */
+#define INBOX_BYTES (1u << 18) /* the ring of each worker's inbox */
+#define INBOX_INLINE_MAX 4096  /* the largest payload that goes in an inbox record */
+#define UCX_EVERY 16           /* a worker busy with its inbox still progresses UCX once in this many polls */
 
 int ep_ucx_on;
 
@@ -56,7 +56,7 @@ typedef struct ep_ucx_worker {
     unsigned nslots, cap;
     unsigned *free_slots; /* [nfree] slots given back */
     unsigned nfree;
-    ucp_ep_h *eps; /* [world size * wmax] connections from w, made on first use */
+    ucp_ep_h *eps;     /* [world size * wmax] connections from w, made on first use */
     ep_inbox_t *inbox; /* in shared memory when the node has other processes, else NULL */
     uint32_t dseq;     /* numbers the data messages behind its inbox records */
     unsigned polls;    /* drains since UCX last progressed */
@@ -65,8 +65,8 @@ typedef struct ep_ucx_worker {
 static ucp_context_h ctx;
 static ep_ucx_worker_t *workers;
 static int nworkers;
-static int wmax;         /* the most workers any process has */
-static char *addr_blob;  /* every process's workers' addresses */
+static int wmax;        /* the most workers any process has */
+static char *addr_blob; /* every process's workers' addresses */
 static pthread_t helper;
 static int helper_on;
 static _Atomic int helper_stop;
@@ -154,10 +154,10 @@ static void *helper_main(void *arg)
  * MPICH's node), made at MPI_Init and freed at MPI_Finalize. */
 static MPI_Comm node_comm = MPI_COMM_NULL;
 static MPI_Win node_win = MPI_WIN_NULL;
-static char **node_base;          /* [world size] each process's inboxes, NULL off this node (and for this process) */
+static char **node_base;            /* [world size] each process's inboxes, NULL off this node (and for this process) */
 static _Atomic uint64_t *node_seen; /* [world size * wmax] this process's looks at each inbox's head */
-static size_t inbox_stride;       /* bytes between two workers' inboxes */
-static int node_procs;            /* processes of this node */
+static size_t inbox_stride;         /* bytes between two workers' inboxes */
+static int node_procs;              /* processes of this node */
 
 static void node_stop(void)
 {
@@ -194,8 +194,8 @@ static void node_start(void)
         node_stop();
         return;
     }
-    if (PMPI_Win_allocate_shared((MPI_Aint)(inbox_stride * (size_t)nworkers), EP_INBOX_LINE, MPI_INFO_NULL,
-                                 node_comm, &base, &node_win) != MPI_SUCCESS) {
+    if (PMPI_Win_allocate_shared((MPI_Aint)(inbox_stride * (size_t)nworkers), EP_INBOX_LINE, MPI_INFO_NULL, node_comm,
+                                 &base, &node_win) != MPI_SUCCESS) {
         node_win = MPI_WIN_NULL;
         base = NULL;
         ok = 0;
@@ -213,8 +213,9 @@ static void node_start(void)
         all_ok = 0;
     for (int i = 0; i < n; i++)
         mine[i] = i;
-    if (all_ok && (PMPI_Comm_group(node_comm, &g) != MPI_SUCCESS || PMPI_Comm_group(MPI_COMM_WORLD, &wg) != MPI_SUCCESS ||
-                   PMPI_Group_translate_ranks(g, n, mine, wg, world) != MPI_SUCCESS))
+    if (all_ok &&
+        (PMPI_Comm_group(node_comm, &g) != MPI_SUCCESS || PMPI_Comm_group(MPI_COMM_WORLD, &wg) != MPI_SUCCESS ||
+         PMPI_Group_translate_ranks(g, n, mine, wg, world) != MPI_SUCCESS))
         all_ok = 0; /* MPICH fails alike everywhere: local calls on the same groups */
     int me = ep_net_world_rank();
     for (int i = 0; all_ok && i < n; i++) {
@@ -302,8 +303,7 @@ static ep_status_t exchange_addresses(ucs_status_t *st)
     for (size_t i = 0, o = 0; i < (size_t)nworkers; o += len[i], i++)
         memcpy(mine + o, a[i], len[i]);
     rc = EP_ERR_INTERN;
-    if (ep_net_wait_started(PMPI_Iallgather(mylens, wmax, MPI_LONG, lens, wmax, MPI_LONG, MPI_COMM_WORLD, &req),
-                            &req))
+    if (ep_net_wait_started(PMPI_Iallgather(mylens, wmax, MPI_LONG, lens, wmax, MPI_LONG, MPI_COMM_WORLD, &req), &req))
         goto out;
     long all = 0;
     for (int p = 0; p < np; p++) {
@@ -384,7 +384,9 @@ ep_status_t ep_ucx_init(char *err, size_t errlen)
         if (ep_config.transport != EP_TRANSPORT_UCX)
             return EP_OK; /* auto: the MPI path */
         snprintf(err, errlen, "EPMPI_TRANSPORT=ucx, but UCX did not start in every process (%s)",
-                 st != UCS_OK ? ucs_status_string(st) : rc ? ep_status_text(rc) : "in another process");
+                 st != UCS_OK ? ucs_status_string(st)
+                 : rc         ? ep_status_text(rc)
+                              : "in another process");
         return EP_ERR_OTHER;
     }
     node_start();
@@ -604,8 +606,7 @@ ep_status_t ep_ucx_comm_start(ep_comm_t *c, MPI_Request *req)
         return EP_OK;
     c->ucx_setup = x = calloc(1, sizeof *x);
     if (!x || !(x->mine = malloc(sizeof *x->mine * (size_t)(n ? n : 1))) ||
-        !(x->all = malloc(sizeof *x->all * (size_t)c->size)) ||
-        !(x->dsp = malloc(sizeof *x->dsp * (size_t)c->nprocs)))
+        !(x->all = malloc(sizeof *x->all * (size_t)c->size)) || !(x->dsp = malloc(sizeof *x->dsp * (size_t)c->nprocs)))
         /* Every process must take part in the exchange, or the others
          * would wait for it. */
         ep_fatal(MPI_ERR_NO_MEM, "out of memory setting up a communicator of %d ranks for UCX", c->size);
@@ -1071,8 +1072,8 @@ static void drain_worker(ep_ucx_worker_t *u)
     while ((msg = ucp_tag_probe_nb(u->w, 0, DATA_BIT, 1, &info))) {
         unsigned slot = (unsigned)(info.sender_tag >> SLOT_SHIFT);
         ep_endpoint_t *dst = slot < u->nslots ? u->slots[slot] : NULL;
-        ep_msg_t m = {.kind = EP_MSG_UCX, .bytes = (int64_t)info.length, .umsg = msg, .uworker = u,
-                      .handle = MPI_MESSAGE_NULL};
+        ep_msg_t m = {
+            .kind = EP_MSG_UCX, .bytes = (int64_t)info.length, .umsg = msg, .uworker = u, .handle = MPI_MESSAGE_NULL};
         m.link.source = tag_source(info.sender_tag);
         m.link.tag = tag_user(info.sender_tag);
         if (!dst || m.link.source >= dst->comm->size) {

@@ -14,8 +14,9 @@ ep_status_t ep_ucx_init(char *err, size_t errlen)
 {
     if (ep_config.transport != EP_TRANSPORT_UCX)
         return EP_OK;
-    snprintf(err, errlen, "EPMPI_TRANSPORT=ucx, but epmpi was built without UCX (install libucx-dev, then "
-                          "configure and build again)");
+    snprintf(err, errlen,
+             "EPMPI_TRANSPORT=ucx, but epmpi was built without UCX (install libucx-dev, then "
+             "configure and build again)");
     return EP_ERR_OTHER;
 }
 void ep_ucx_stop_helper(void) {}

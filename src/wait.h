@@ -25,7 +25,12 @@ typedef struct ep_backoff {
     uint64_t last; /* EPMPI_STATS: when the previous round ended (ns), 0 before the first */
 } ep_backoff_t;
 
-#define EP_BACKOFF_INIT {0}
+/* clang-format off: it would spread the braces over lines */
+#define EP_BACKOFF_INIT \
+    {                   \
+        0               \
+    }
+/* clang-format on */
 
 void ep_backoff(ep_backoff_t *b);
 
@@ -43,8 +48,8 @@ typedef struct ep_wait {
     int done;
 } ep_wait_t;
 
-#define EP_WAIT_UNTIL(cond)                                                                                  \
-    for (ep_wait_t ep_wait_ = {EP_BACKOFF_INIT, 0}; !ep_wait_.done && !(ep_wait_.done = !!(cond));        \
+#define EP_WAIT_UNTIL(cond)                                                                        \
+    for (ep_wait_t ep_wait_ = {EP_BACKOFF_INIT, 0}; !ep_wait_.done && !(ep_wait_.done = !!(cond)); \
          ep_progress(), (ep_wait_.done = !!(cond)) || (ep_backoff(&ep_wait_.b), 0))
 
 /* The same without ep_progress, where COND drives what it waits for

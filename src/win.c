@@ -28,13 +28,20 @@ static ep_status_t from_pmpi(int rc)
         return EP_OK;
     PMPI_Error_class(rc, &cls);
     switch (cls) {
-    case MPI_ERR_RMA_RANGE: return EP_ERR_RMA_RANGE;
-    case MPI_ERR_RMA_SYNC: return EP_ERR_RMA_SYNC;
-    case MPI_ERR_TYPE: return EP_ERR_TYPE;
-    case MPI_ERR_OP: return EP_ERR_OP;
-    case MPI_ERR_COUNT: return EP_ERR_COUNT;
-    case MPI_ERR_NO_MEM: return EP_ERR_NO_MEM;
-    default: return EP_ERR_INTERN;
+    case MPI_ERR_RMA_RANGE:
+        return EP_ERR_RMA_RANGE;
+    case MPI_ERR_RMA_SYNC:
+        return EP_ERR_RMA_SYNC;
+    case MPI_ERR_TYPE:
+        return EP_ERR_TYPE;
+    case MPI_ERR_OP:
+        return EP_ERR_OP;
+    case MPI_ERR_COUNT:
+        return EP_ERR_COUNT;
+    case MPI_ERR_NO_MEM:
+        return EP_ERR_NO_MEM;
+    default:
+        return EP_ERR_INTERN;
     }
 }
 
@@ -315,10 +322,7 @@ static ep_status_t lock_give(ep_win_t *w, int target, int excl)
 
 /* ---- operations ------------------------------------------------------------- */
 
-int ep_win_in_epoch(const ep_win_ep_t *we, int target)
-{
-    return we->fence_open || we->lock_all || we->state[target];
-}
+int ep_win_in_epoch(const ep_win_ep_t *we, int target) { return we->fence_open || we->lock_all || we->state[target]; }
 
 char *ep_win_local_addr(const ep_win_t *w, int proc, MPI_Aint pd)
 {
@@ -440,10 +444,9 @@ ep_status_t ep_win_rma(ep_win_ep_t *we, const ep_rma_t *op, MPI_Request *req)
                  : get_tracked(we, op, proc, pd);
         break;
     case EP_RMA_ACC:
-        rc = req ? PMPI_Raccumulate(op->obuf, op->ocount, op->otype, proc, pd, op->tcount, op->ttype, op->op,
-                                    w->pwin, req)
-                 : PMPI_Accumulate(op->obuf, op->ocount, op->otype, proc, pd, op->tcount, op->ttype, op->op,
-                                   w->pwin);
+        rc = req ? PMPI_Raccumulate(op->obuf, op->ocount, op->otype, proc, pd, op->tcount, op->ttype, op->op, w->pwin,
+                                    req)
+                 : PMPI_Accumulate(op->obuf, op->ocount, op->otype, proc, pd, op->tcount, op->ttype, op->op, w->pwin);
         break;
     case EP_RMA_GET_ACC:
         rc = req ? PMPI_Rget_accumulate(op->obuf, op->ocount, op->otype, op->rbuf, op->rcount, op->rtype, proc, pd,
@@ -480,7 +483,7 @@ static ep_status_t together(ep_win_ep_t *we, ep_status_t (*fn)(ep_win_t *w, int 
 static ep_status_t fence_all(ep_win_t *w, int assert)
 {
     MPI_Request r;
-    int rc = assert & MPI_MODE_NOPRECEDE ? MPI_SUCCESS : PMPI_Win_flush_all(w->pwin);
+    int rc = assert &MPI_MODE_NOPRECEDE ? MPI_SUCCESS : PMPI_Win_flush_all(w->pwin);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Win_sync(w->pwin);
     if (rc == MPI_SUCCESS && w->comm->pcomm != MPI_COMM_NULL)
@@ -497,7 +500,7 @@ ep_status_t ep_win_fence(ep_win_ep_t *we, int assert)
             return EP_ERR_RMA_SYNC; /* inside a passive or PSCW epoch */
     ep_status_t got = gets_wait(we), rc = together(we, fence_all, assert);
     rc = rc ? rc : got;
-    we->fence_open = !(assert & MPI_MODE_NOSUCCEED);
+    we->fence_open = !(assert &MPI_MODE_NOSUCCEED);
     return rc;
 }
 
@@ -506,9 +509,9 @@ ep_status_t ep_win_lock(ep_win_ep_t *we, int type, int target, int assert)
     if (we->state[target] || we->lock_all)
         return EP_ERR_RMA_SYNC;
     int excl = type == MPI_LOCK_EXCLUSIVE;
-    ep_status_t rc = assert & MPI_MODE_NOCHECK ? EP_OK : lock_take(we->w, target, excl);
+    ep_status_t rc = assert &MPI_MODE_NOCHECK ? EP_OK : lock_take(we->w, target, excl);
     if (!rc)
-        we->state[target] = assert & MPI_MODE_NOCHECK ? ST_NOCHECK : excl ? ST_EXCL : ST_SHARED;
+        we->state[target] = assert &MPI_MODE_NOCHECK ? ST_NOCHECK : excl ? ST_EXCL : ST_SHARED;
     return rc;
 }
 
@@ -742,10 +745,7 @@ ep_status_t ep_win_attach(ep_win_ep_t *we, void *base, MPI_Aint size)
     return from_pmpi(PMPI_Win_attach(we->w->pwin, base, size));
 }
 
-ep_status_t ep_win_detach(ep_win_ep_t *we, const void *base)
-{
-    return from_pmpi(PMPI_Win_detach(we->w->pwin, base));
-}
+ep_status_t ep_win_detach(ep_win_ep_t *we, const void *base) { return from_pmpi(PMPI_Win_detach(we->w->pwin, base)); }
 
 /* ---- free ----------------------------------------------------------------------- */
 

@@ -41,42 +41,42 @@ typedef enum { EP_WIN_CREATE, EP_WIN_ALLOCATE, EP_WIN_SHARED, EP_WIN_DYNAMIC } e
 
 /* Where rank r's window memory is, as every process knows it. */
 typedef struct ep_win_rank {
-    MPI_Aint tbase;   /* target displacement in pwin of the window's start */
+    MPI_Aint tbase; /* target displacement in pwin of the window's start */
     MPI_Aint size;
     int disp_unit;
     int pad;
 } ep_win_rank_t;
 
 typedef struct ep_win {
-    ep_comm_t *comm;        /* the private duplicate (fence, PSCW messages) */
+    ep_comm_t *comm; /* the private duplicate (fence, PSCW messages) */
     ep_win_flavor_t flavor;
-    MPI_Comm pc;            /* the processes' PMPI communicator (comm's, or MPI_COMM_SELF) */
+    MPI_Comm pc; /* the processes' PMPI communicator (comm's, or MPI_COMM_SELF) */
     MPI_Win pwin, lwin;
-    int64_t *lwords;        /* this process's lock words (lwin's memory) */
-    ep_win_rank_t *rank;    /* [size] */
-    char **segbase;         /* [nprocs] shared windows: each process's segment, here;
-                               allocated windows: this process's segment */
-    _Atomic int refs;       /* local handles */
+    int64_t *lwords;     /* this process's lock words (lwin's memory) */
+    ep_win_rank_t *rank; /* [size] */
+    char **segbase;      /* [nprocs] shared windows: each process's segment, here;
+                            allocated windows: this process's segment */
+    _Atomic int refs;    /* local handles */
 } ep_win_t;
 
 typedef struct ep_win_ep {
-    ep_object_t obj;        /* registry header: EP_OBJ_WIN */
+    ep_object_t obj; /* registry header: EP_OBJ_WIN */
     MPI_Win handle;
     ep_win_t *w;
-    ep_endpoint_t *ep;      /* this rank's endpoint of w->comm */
+    ep_endpoint_t *ep; /* this rank's endpoint of w->comm */
     int rank;
-    void *base;             /* as given or allocated (MPI_WIN_BASE) */
-    MPI_Aint size;          /* MPI_WIN_SIZE */
-    int disp_unit;          /* MPI_WIN_DISP_UNIT */
+    void *base;    /* as given or allocated (MPI_WIN_BASE) */
+    MPI_Aint size; /* MPI_WIN_SIZE */
+    int disp_unit; /* MPI_WIN_DISP_UNIT */
     int flavor_attr, model_attr;
     _Atomic MPI_Errhandler errhandler; /* held (ep_errhandler_assign) */
     char name[MPI_MAX_OBJECT_NAME];
     /* epochs */
-    int fence_open;         /* inside a fence epoch (after a fence without NOSUCCEED) */
-    int lock_all;           /* MPI_Win_lock_all: how every target is locked (state bits) */
-    unsigned char *state;   /* [size] per target: locked (how), in the start group (win.c) */
-    int *start, nstart;     /* access group of MPI_Win_start */
-    int npost;              /* MPI_Win_post: the exposure group's size, and */
+    int fence_open;                /* inside a fence epoch (after a fence without NOSUCCEED) */
+    int lock_all;                  /* MPI_Win_lock_all: how every target is locked (state bits) */
+    unsigned char *state;          /* [size] per target: locked (how), in the start group (win.c) */
+    int *start, nstart;            /* access group of MPI_Win_start */
+    int npost;                     /* MPI_Win_post: the exposure group's size, and */
     struct ep_request **post_reqs; /* [npost] its members' "complete" notices, awaited */
     /* MPI_Get through MPICH, as PMPI_Rget requests that the next
      * completing call waits for (win.c says why); gets_lock guards them. */
@@ -112,10 +112,10 @@ typedef struct ep_rma {
     const void *obuf;
     int ocount;
     MPI_Datatype otype;
-    void *rbuf;             /* GET (the origin buffer), GET_ACC and CAS results */
+    void *rbuf; /* GET (the origin buffer), GET_ACC and CAS results */
     int rcount;
     MPI_Datatype rtype;
-    const void *cbuf;       /* CAS: the compare value */
+    const void *cbuf; /* CAS: the compare value */
     int target;
     MPI_Aint disp;
     int tcount;

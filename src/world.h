@@ -7,9 +7,9 @@
 #include "comm.h"
 
 typedef struct ep_world {
-    int nep;        /* endpoints per process; 0 when world mode is off */
-    MPI_Comm *comm; /* [nep] handles of the world endpoint communicator */
-    MPI_Comm *self; /* [nep] handles of the one-rank self communicators */
+    int nep;            /* endpoints per process; 0 when world mode is off */
+    MPI_Comm *comm;     /* [nep] handles of the world endpoint communicator */
+    MPI_Comm *self;     /* [nep] handles of the one-rank self communicators */
     ep_endpoint_t **ep; /* [2 nep]: the endpoints of comm, then of self, which
                            every call on MPI_COMM_WORLD or MPI_COMM_SELF finds
                            here without a handle lookup */

@@ -61,15 +61,15 @@ void *__libc_memalign(size_t align, size_t n);
 /* The intercepted functions, numbered, by group (each group has its own
  * random failure rate). */
 #define FAULT_ALLOC_FUNCS(X) X(malloc) X(calloc) X(realloc) X(aligned_alloc) X(posix_memalign)
-#define FAULT_PMPI_FUNCS(X)                                                                                 \
-    X(PMPI_Isend) X(PMPI_Issend) X(PMPI_Irsend) X(PMPI_Isend_c) X(PMPI_Irecv) X(PMPI_Irecv_c) X(PMPI_Send)  \
-    X(PMPI_Improbe)
+#define FAULT_PMPI_FUNCS(X) \
+    X(PMPI_Isend)           \
+    X(PMPI_Issend) X(PMPI_Irsend) X(PMPI_Isend_c) X(PMPI_Irecv) X(PMPI_Irecv_c) X(PMPI_Send) X(PMPI_Improbe)
 #define FAULT_FUNCS(X) FAULT_ALLOC_FUNCS(X) FAULT_PMPI_FUNCS(X) FAULT_UCX_FUNCS(X)
 enum {
 #define X(f) F_##f,
     FAULT_FUNCS(X)
 #undef X
-    F_COUNT
+        F_COUNT
 };
 static const char *const names[] = {
 #define X(f) #f,
@@ -81,14 +81,14 @@ static const char *const names[] = {
 enum { F_FIRST_PMPI = 0 FAULT_ALLOC_FUNCS(ONE), F_FIRST_UCX = F_FIRST_PMPI FAULT_PMPI_FUNCS(ONE) };
 #undef ONE
 
-static _Atomic int state; /* 0: not read, 1: reading, 2: ready */
+static _Atomic int state;          /* 0: not read, 1: reading, 2: ready */
 static uintptr_t text_lo, text_hi; /* libepmpi.so's code */
-static long nth[F_COUNT];           /* fail the nth call, 0: never */
+static long nth[F_COUNT];          /* fail the nth call, 0: never */
 static _Atomic long calls[F_COUNT];
 static double p_alloc, p_pmpi, p_ucx;
 static uint64_t seed;
 static long delay_ns, max_random = 1, min_amount;
-static int off; /* EPMPI_FAULT_RANK names another process */
+static int off;             /* EPMPI_FAULT_RANK names another process */
 static const char *corrupt; /* EPMPI_FAULT_CORRUPT */
 static _Atomic int corrupted;
 static _Atomic long random_done;
@@ -270,24 +270,28 @@ int PMPI_Isend(const void *buf, int count, MPI_Datatype t, int dest, int tag, MP
 }
 int PMPI_Issend(const void *buf, int count, MPI_Datatype t, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
-    return fails(F_PMPI_Issend, CALLER, (long)count) ? MPI_ERR_OTHER : REAL(PMPI_Issend)(buf, count, t, dest, tag, comm, req);
+    return fails(F_PMPI_Issend, CALLER, (long)count) ? MPI_ERR_OTHER
+                                                     : REAL(PMPI_Issend)(buf, count, t, dest, tag, comm, req);
 }
 int PMPI_Irsend(const void *buf, int count, MPI_Datatype t, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
-    return fails(F_PMPI_Irsend, CALLER, (long)count) ? MPI_ERR_OTHER : REAL(PMPI_Irsend)(buf, count, t, dest, tag, comm, req);
+    return fails(F_PMPI_Irsend, CALLER, (long)count) ? MPI_ERR_OTHER
+                                                     : REAL(PMPI_Irsend)(buf, count, t, dest, tag, comm, req);
 }
-int PMPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype t, int dest, int tag, MPI_Comm comm,
-                 MPI_Request *req)
+int PMPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype t, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
-    return fails(F_PMPI_Isend_c, CALLER, (long)count) ? MPI_ERR_OTHER : REAL(PMPI_Isend_c)(buf, count, t, dest, tag, comm, req);
+    return fails(F_PMPI_Isend_c, CALLER, (long)count) ? MPI_ERR_OTHER
+                                                      : REAL(PMPI_Isend_c)(buf, count, t, dest, tag, comm, req);
 }
 int PMPI_Irecv(void *buf, int count, MPI_Datatype t, int src, int tag, MPI_Comm comm, MPI_Request *req)
 {
-    return fails(F_PMPI_Irecv, CALLER, (long)count) ? MPI_ERR_OTHER : REAL(PMPI_Irecv)(buf, count, t, src, tag, comm, req);
+    return fails(F_PMPI_Irecv, CALLER, (long)count) ? MPI_ERR_OTHER
+                                                    : REAL(PMPI_Irecv)(buf, count, t, src, tag, comm, req);
 }
 int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype t, int src, int tag, MPI_Comm comm, MPI_Request *req)
 {
-    return fails(F_PMPI_Irecv_c, CALLER, (long)count) ? MPI_ERR_OTHER : REAL(PMPI_Irecv_c)(buf, count, t, src, tag, comm, req);
+    return fails(F_PMPI_Irecv_c, CALLER, (long)count) ? MPI_ERR_OTHER
+                                                      : REAL(PMPI_Irecv_c)(buf, count, t, src, tag, comm, req);
 }
 int PMPI_Send(const void *buf, int count, MPI_Datatype t, int dest, int tag, MPI_Comm comm)
 {
@@ -304,25 +308,25 @@ ucs_status_ptr_t ucp_tag_send_nbx(ucp_ep_h ep, const void *buf, size_t count, uc
                                   const ucp_request_param_t *prm)
 {
     return fails(F_ucp_tag_send_nbx, CALLER, (long)count) ? UCS_STATUS_PTR(UCS_ERR_IO_ERROR)
-                                                         : REAL(ucp_tag_send_nbx)(ep, buf, count, tag, prm);
+                                                          : REAL(ucp_tag_send_nbx)(ep, buf, count, tag, prm);
 }
 ucs_status_ptr_t ucp_tag_send_sync_nbx(ucp_ep_h ep, const void *buf, size_t count, ucp_tag_t tag,
                                        const ucp_request_param_t *prm)
 {
     return fails(F_ucp_tag_send_sync_nbx, CALLER, (long)count) ? UCS_STATUS_PTR(UCS_ERR_IO_ERROR)
-                                                              : REAL(ucp_tag_send_sync_nbx)(ep, buf, count, tag, prm);
+                                                               : REAL(ucp_tag_send_sync_nbx)(ep, buf, count, tag, prm);
 }
 ucs_status_ptr_t ucp_tag_recv_nbx(ucp_worker_h w, void *buf, size_t count, ucp_tag_t tag, ucp_tag_t mask,
                                   const ucp_request_param_t *prm)
 {
     return fails(F_ucp_tag_recv_nbx, CALLER, (long)count) ? UCS_STATUS_PTR(UCS_ERR_IO_ERROR)
-                                                         : REAL(ucp_tag_recv_nbx)(w, buf, count, tag, mask, prm);
+                                                          : REAL(ucp_tag_recv_nbx)(w, buf, count, tag, mask, prm);
 }
 ucs_status_ptr_t ucp_tag_msg_recv_nbx(ucp_worker_h w, void *buf, size_t count, ucp_tag_message_h msg,
                                       const ucp_request_param_t *prm)
 {
     return fails(F_ucp_tag_msg_recv_nbx, CALLER, (long)count) ? UCS_STATUS_PTR(UCS_ERR_IO_ERROR)
-                                                             : REAL(ucp_tag_msg_recv_nbx)(w, buf, count, msg, prm);
+                                                              : REAL(ucp_tag_msg_recv_nbx)(w, buf, count, msg, prm);
 }
 ucs_status_t ucp_ep_create(ucp_worker_h w, const ucp_ep_params_t *prm, ucp_ep_h *ep)
 {

@@ -83,8 +83,8 @@ static void exchange(int how, int report_it)
 static const struct {
     const char *name;
     int how, again;
-} cases[] = {{"payload", BLOCKING, 1}, {"isend", ISEND, 1}, {"irecv", IRECV, 1}, {"post", LATE, 1},
-             {"resend", RESEND, 0}};
+} cases[] = {
+    {"payload", BLOCKING, 1}, {"isend", ISEND, 1}, {"irecv", IRECV, 1}, {"post", LATE, 1}, {"resend", RESEND, 0}};
 
 int main(int argc, char **argv)
 {

@@ -254,8 +254,8 @@ int main(int argc, char **argv)
     if (cls != (fails_here ? MPI_ERR_OTHER : MPI_SUCCESS) ||
         (fails_here && !strstr(fin_error, "MPI_Finalize: a delete callback of an attribute of world rank 0's "
                                           "MPI_COMM_SELF"))) {
-        fprintf(stderr, "FAIL: MPI_Finalize returned class %d, want %d (a delete callback %s); handler got '%s'\n",
-                cls, fails_here ? MPI_ERR_OTHER : MPI_SUCCESS, fails_here ? "failed" : "did not fail", fin_error);
+        fprintf(stderr, "FAIL: MPI_Finalize returned class %d, want %d (a delete callback %s); handler got '%s'\n", cls,
+                fails_here ? MPI_ERR_OTHER : MPI_SUCCESS, fails_here ? "failed" : "did not fail", fin_error);
         return 1;
     }
     int seen = 0;

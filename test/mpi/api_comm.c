@@ -51,8 +51,8 @@ static void check_name(MPI_Comm c, const char *want, const char *what)
     int len = -1;
     memset(name, 'x', sizeof name);
     EPT_OK(MPI_Comm_get_name(c, name, &len));
-    EPT_CHECK(strcmp(name, want) == 0 && len == (int)strlen(want), "%s: name '%.*s' (length %d), expected '%s'",
-              what, MPI_MAX_OBJECT_NAME - 1, name, len, want);
+    EPT_CHECK(strcmp(name, want) == 0 && len == (int)strlen(want), "%s: name '%.*s' (length %d), expected '%s'", what,
+              MPI_MAX_OBJECT_NAME - 1, name, len, want);
 }
 
 static void check_eh(MPI_Comm c, MPI_Errhandler want, const char *what)
@@ -220,8 +220,8 @@ int main(int argc, char **argv)
         check_eh(MPI_COMM_WORLD, user_eh, "user handler on MPI_COMM_WORLD");
         eh_calls[t] = 0;
         EPT_OK(MPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_OTHER));
-        EPT_CHECK(eh_calls[t] == 1 && eh_code[t] == MPI_ERR_OTHER, "call_errhandler on MPI_COMM_WORLD: %d calls, code %d",
-                  eh_calls[t], eh_code[t]);
+        EPT_CHECK(eh_calls[t] == 1 && eh_code[t] == MPI_ERR_OTHER,
+                  "call_errhandler on MPI_COMM_WORLD: %d calls, code %d", eh_calls[t], eh_code[t]);
         {
             int res = -1, hr = -1;
             EPT_OK(MPI_Comm_compare(eh_comm[t], MPI_COMM_WORLD, &res));
@@ -267,7 +267,6 @@ int main(int argc, char **argv)
         EPT_CHECK(d2 == MPI_COMM_NULL, "MPI_Comm_free did not set the handle to MPI_COMM_NULL");
         EPT_OK(MPI_Comm_free(&d));
         EPT_CHECK(d == MPI_COMM_NULL, "MPI_Comm_free did not set the handle to MPI_COMM_NULL");
-
     }
     EPT_OK(MPI_Errhandler_free(&user_eh));
     (void)wsize;

@@ -14,27 +14,32 @@
  * created endpoint communicator, and an endpoint made from MPI_COMM_SELF. */
 #include "eptest.h"
 
-
 static const char *res_name(int r)
 {
     switch (r) {
-    case MPI_IDENT: return "MPI_IDENT";
-    case MPI_CONGRUENT: return "MPI_CONGRUENT";
-    case MPI_SIMILAR: return "MPI_SIMILAR";
-    case MPI_UNEQUAL: return "MPI_UNEQUAL";
-    case MPI_ALIASED: return "MPI_ALIASED";
-    default: return "?";
+    case MPI_IDENT:
+        return "MPI_IDENT";
+    case MPI_CONGRUENT:
+        return "MPI_CONGRUENT";
+    case MPI_SIMILAR:
+        return "MPI_SIMILAR";
+    case MPI_UNEQUAL:
+        return "MPI_UNEQUAL";
+    case MPI_ALIASED:
+        return "MPI_ALIASED";
+    default:
+        return "?";
     }
 }
 
 /* Compares both ways and checks the result. */
-#define EXPECT_CMP(a, b, want, what)                                                                            \
-    do {                                                                                                        \
-        int r1_ = -1, r2_ = -1;                                                                                 \
-        EPT_OK(MPI_Comm_compare((a), (b), &r1_));                                                               \
-        EPT_OK(MPI_Comm_compare((b), (a), &r2_));                                                               \
-        EPT_CHECK(r1_ == (want) && r2_ == (want), "%s: %s vs %s gives %s / %s (reversed), expected %s", what,   \
-                  #a, #b, res_name(r1_), res_name(r2_), res_name(want));                                        \
+#define EXPECT_CMP(a, b, want, what)                                                                                  \
+    do {                                                                                                              \
+        int r1_ = -1, r2_ = -1;                                                                                       \
+        EPT_OK(MPI_Comm_compare((a), (b), &r1_));                                                                     \
+        EPT_OK(MPI_Comm_compare((b), (a), &r2_));                                                                     \
+        EPT_CHECK(r1_ == (want) && r2_ == (want), "%s: %s vs %s gives %s / %s (reversed), expected %s", what, #a, #b, \
+                  res_name(r1_), res_name(r2_), res_name(want));                                                      \
     } while (0)
 
 /* ---- world mode ---------------------------------------------------------- */

@@ -28,9 +28,9 @@
 typedef int create_fn_t(MPI_Comm, int, MPI_Info, MPI_Comm[]);
 
 static int nprocs, myproc;
-static int *counts;    /* endpoints asked for by each process */
-static int total;      /* size of the level-1 communicator */
-static int first;      /* this process's first level-1 rank */
+static int *counts; /* endpoints asked for by each process */
+static int total;   /* size of the level-1 communicator */
+static int first;   /* this process's first level-1 rank */
 
 /* Level-2 count asked for by level-1 rank r, in the two variants. */
 static int level2_count(int variant, int r) { return variant == 0 ? 1 + r % 2 : (r + 1) % 3; }
@@ -286,8 +286,8 @@ static void check_arg_error(int rc, const char *call, const char *what)
     EPT_CHECK(rc != MPI_SUCCESS, "%s: %s succeeded", what, call);
     MPI_Error_class(rc, &cls);
     MPI_Error_string(rc, msg, &len);
-    EPT_CHECK(cls == MPI_ERR_ARG, "%s: error class %d, expected MPI_ERR_ARG (%d); message '%s'", what, cls,
-              MPI_ERR_ARG, msg);
+    EPT_CHECK(cls == MPI_ERR_ARG, "%s: error class %d, expected MPI_ERR_ARG (%d); message '%s'", what, cls, MPI_ERR_ARG,
+              msg);
     EPT_CHECK(strstr(msg, call) != NULL, "%s: the message '%s' does not name %s", what, msg, call);
 }
 

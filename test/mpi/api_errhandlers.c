@@ -20,12 +20,12 @@
 static __thread int calls[NFN + 2]; /* [NFN + 1]: win_fn */
 static __thread MPI_Comm seen;
 
-#define FN(i)                                                                                                    \
-    static void fn##i(MPI_Comm *c, int *code, ...)                                                               \
-    {                                                                                                            \
-        (void)code;                                                                                              \
-        calls[i]++;                                                                                              \
-        seen = *c;                                                                                               \
+#define FN(i)                                      \
+    static void fn##i(MPI_Comm *c, int *code, ...) \
+    {                                              \
+        (void)code;                                \
+        calls[i]++;                                \
+        seen = *c;                                 \
     }
 FN(0)
 FN(1)

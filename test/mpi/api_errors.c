@@ -32,35 +32,49 @@
 
 static _Atomic int failures;
 
-#define SOFT_CHECK(cond, ...)                                                                        \
-    do {                                                                                             \
-        if (!(cond)) {                                                                               \
-            int r_ = -1;                                                                             \
-            MPI_Comm_rank(MPI_COMM_WORLD, &r_);                                                      \
-            char m_[600];                                                                            \
-            snprintf(m_, sizeof m_, __VA_ARGS__);                                                    \
-            fprintf(stderr, "FAIL %s:%d (world rank %d): %s\n", __FILE__, __LINE__, r_, m_);         \
-            failures++;                                                                              \
-        }                                                                                            \
+#define SOFT_CHECK(cond, ...)                                                                \
+    do {                                                                                     \
+        if (!(cond)) {                                                                       \
+            int r_ = -1;                                                                     \
+            MPI_Comm_rank(MPI_COMM_WORLD, &r_);                                              \
+            char m_[600];                                                                    \
+            snprintf(m_, sizeof m_, __VA_ARGS__);                                            \
+            fprintf(stderr, "FAIL %s:%d (world rank %d): %s\n", __FILE__, __LINE__, r_, m_); \
+            failures++;                                                                      \
+        }                                                                                    \
     } while (0)
 
 static const char *class_name(int c)
 {
     switch (c) {
-    case MPI_ERR_RANK: return "MPI_ERR_RANK";
-    case MPI_ERR_TAG: return "MPI_ERR_TAG";
-    case MPI_ERR_COUNT: return "MPI_ERR_COUNT";
-    case MPI_ERR_TYPE: return "MPI_ERR_TYPE";
-    case MPI_ERR_ROOT: return "MPI_ERR_ROOT";
-    case MPI_ERR_OP: return "MPI_ERR_OP";
-    case MPI_ERR_COMM: return "MPI_ERR_COMM";
-    case MPI_ERR_REQUEST: return "MPI_ERR_REQUEST";
-    case MPI_ERR_TRUNCATE: return "MPI_ERR_TRUNCATE";
-    case MPI_ERR_BUFFER: return "MPI_ERR_BUFFER";
-    case MPI_ERR_IN_STATUS: return "MPI_ERR_IN_STATUS";
-    case MPI_ERR_ARG: return "MPI_ERR_ARG";
-    case MPI_SUCCESS: return "MPI_SUCCESS";
-    default: return "another class";
+    case MPI_ERR_RANK:
+        return "MPI_ERR_RANK";
+    case MPI_ERR_TAG:
+        return "MPI_ERR_TAG";
+    case MPI_ERR_COUNT:
+        return "MPI_ERR_COUNT";
+    case MPI_ERR_TYPE:
+        return "MPI_ERR_TYPE";
+    case MPI_ERR_ROOT:
+        return "MPI_ERR_ROOT";
+    case MPI_ERR_OP:
+        return "MPI_ERR_OP";
+    case MPI_ERR_COMM:
+        return "MPI_ERR_COMM";
+    case MPI_ERR_REQUEST:
+        return "MPI_ERR_REQUEST";
+    case MPI_ERR_TRUNCATE:
+        return "MPI_ERR_TRUNCATE";
+    case MPI_ERR_BUFFER:
+        return "MPI_ERR_BUFFER";
+    case MPI_ERR_IN_STATUS:
+        return "MPI_ERR_IN_STATUS";
+    case MPI_ERR_ARG:
+        return "MPI_ERR_ARG";
+    case MPI_SUCCESS:
+        return "MPI_SUCCESS";
+    default:
+        return "another class";
     }
 }
 
@@ -104,19 +118,33 @@ static int call_unsupported(int k, MPI_Comm c, const char **name)
     for (int i = 0; i < 64; i++)
         y[i] = 0;
     switch (k) {
-#define U(fn, ...) *name = #fn; return fn(__VA_ARGS__)
-    case 0: U(MPI_Allreduce_init, y, y + 32, 1, MPI_INT, MPI_SUM, c, info, &rq);
-    case 1: U(MPI_Barrier_init, c, info, &rq);
-    case 2: U(MPI_Bcast_init, y, 1, MPI_INT, 0, c, info, &rq);
-    case 3: U(MPI_Neighbor_alltoall_init, y, 1, MPI_INT, y + 32, 1, MPI_INT, c, info, &rq);
-    case 4: U(MPI_Neighbor_allgather_init, &x, 1, MPI_INT, y, 1, MPI_INT, c, info, &rq);
-    case 5: U(MPI_Psend_init, y, 1, 1, MPI_INT, 0, 0, c, info, &rq);
-    case 6: U(MPI_Precv_init, y, 1, 1, MPI_INT, 0, 0, c, info, &rq);
-    case 7: U(MPI_Comm_connect, "no-port", MPI_INFO_NULL, 0, c, &nc);
-    case 8: U(MPI_Comm_accept, "no-port", info, 0, c, &nc);
-    case 9: U(MPI_Alltoall_init, y, 1, MPI_INT, y + 32, 1, MPI_INT, c, info, &rq);
-    case 10: U(MPI_Gather_init, &x, 1, MPI_INT, y, 1, MPI_INT, 0, c, info, &rq);
-    case 11: U(MPI_Scan_init, y, y + 32, 1, MPI_INT, MPI_SUM, c, info, &rq);
+#define U(fn, ...) \
+    *name = #fn;   \
+    return fn(__VA_ARGS__)
+    case 0:
+        U(MPI_Allreduce_init, y, y + 32, 1, MPI_INT, MPI_SUM, c, info, &rq);
+    case 1:
+        U(MPI_Barrier_init, c, info, &rq);
+    case 2:
+        U(MPI_Bcast_init, y, 1, MPI_INT, 0, c, info, &rq);
+    case 3:
+        U(MPI_Neighbor_alltoall_init, y, 1, MPI_INT, y + 32, 1, MPI_INT, c, info, &rq);
+    case 4:
+        U(MPI_Neighbor_allgather_init, &x, 1, MPI_INT, y, 1, MPI_INT, c, info, &rq);
+    case 5:
+        U(MPI_Psend_init, y, 1, 1, MPI_INT, 0, 0, c, info, &rq);
+    case 6:
+        U(MPI_Precv_init, y, 1, 1, MPI_INT, 0, 0, c, info, &rq);
+    case 7:
+        U(MPI_Comm_connect, "no-port", MPI_INFO_NULL, 0, c, &nc);
+    case 8:
+        U(MPI_Comm_accept, "no-port", info, 0, c, &nc);
+    case 9:
+        U(MPI_Alltoall_init, y, 1, MPI_INT, y + 32, 1, MPI_INT, c, info, &rq);
+    case 10:
+        U(MPI_Gather_init, &x, 1, MPI_INT, y, 1, MPI_INT, 0, c, info, &rq);
+    case 11:
+        U(MPI_Scan_init, y, y + 32, 1, MPI_INT, MPI_SUM, c, info, &rq);
 #undef U
     }
     return MPI_SUCCESS;
@@ -403,7 +431,8 @@ static void multi_completion_routing(MPI_Comm d, int t)
         rc = MPI_Recv(in, 2, MPI_INT, me, 50 + k, d, k ? &st : MPI_STATUS_IGNORE);
         EPT_OK(MPI_Wait(&sr, MPI_STATUS_IGNORE));
         expect_err(rc, MPI_ERR_TRUNCATE, "MPI_Recv", "truncat", "3 ints into 2 with MPI_Recv on a dup");
-        SOFT_CHECK(world_eh_calls[t] == 0, "MPI_Recv of a truncated message on a dup: raised on MPI_COMM_WORLD's handler");
+        SOFT_CHECK(world_eh_calls[t] == 0,
+                   "MPI_Recv of a truncated message on a dup: raised on MPI_COMM_WORLD's handler");
         SOFT_CHECK(!k || (st.MPI_SOURCE == me && st.MPI_TAG == 51 && st.MPI_ERROR == -12345),
                    "MPI_Recv of a truncated message: status source %d tag %d error %d (want %d, 51, untouched)",
                    st.MPI_SOURCE, st.MPI_TAG, st.MPI_ERROR, me);
@@ -449,7 +478,8 @@ int main(int argc, char **argv)
         EPT_OK(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &pst));
         if (flag)
             MPI_Get_count(&pst, MPI_BYTE, &cnt);
-        SOFT_CHECK(!flag, "a message is pending on MPI_COMM_WORLD after the erroneous calls (from %d, tag %d, %d bytes)",
+        SOFT_CHECK(!flag,
+                   "a message is pending on MPI_COMM_WORLD after the erroneous calls (from %d, tag %d, %d bytes)",
                    flag ? pst.MPI_SOURCE : -1, flag ? pst.MPI_TAG : -1, cnt);
         EPT_OK(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &flag, &pst));
         if (flag)

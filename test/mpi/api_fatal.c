@@ -23,7 +23,6 @@
 
 #include <unistd.h>
 
-
 /* ---- children ------------------------------------------------------------ */
 
 static void survived(const char *what)

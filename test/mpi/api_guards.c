@@ -25,8 +25,9 @@ void ept_guard_expect(int rc, int cls, const char *call, const char *word)
         MPI_Error_string(rc, msg, &len);
     }
     if (c != cls || !strstr(msg, call) || !strstr(msg, word)) {
-        fprintf(stderr, "FAIL (thread %d): %s returned error class %d, expected %d, with the message '%s' (it must "
-                        "name the call and say '%s')\n",
+        fprintf(stderr,
+                "FAIL (thread %d): %s returned error class %d, expected %d, with the message '%s' (it must "
+                "name the call and say '%s')\n",
                 omp_get_thread_num(), call, c, cls, msg, word);
         failures++;
     }

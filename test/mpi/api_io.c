@@ -71,8 +71,7 @@ int main(int argc, char **argv)
     PHASE("classic MPI-IO");
     EPT_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE | MPI_MODE_DELETE_ON_CLOSE,
                          MPI_INFO_NULL, &fh));
-    EPT_CHECK(fh != MPI_FILE_NULL && ((uintptr_t)fh & 1) == 0, "the classic file handle %p is not ROMIO's",
-              (void *)fh);
+    EPT_CHECK(fh != MPI_FILE_NULL && ((uintptr_t)fh & 1) == 0, "the classic file handle %p is not ROMIO's", (void *)fh);
     for (int i = 0; i < 2 * N; i++)
         buf[i] = me * 100000 + i;
     /* Block 0 of each process collectively, block 1 without blocking. */
@@ -97,8 +96,8 @@ int main(int argc, char **argv)
     EPT_OK(MPI_Type_create_resized(vector, 0, (MPI_Aint)sizeof(int) * N * np, &strided));
     EPT_OK(MPI_Type_free(&vector));
     EPT_OK(MPI_Type_commit(&strided));
-    EPT_OK(MPI_File_set_view(fh, (MPI_Offset)(2 * np * N + me) * sizeof(int), MPI_INT, strided, "native",
-                             MPI_INFO_NULL));
+    EPT_OK(
+        MPI_File_set_view(fh, (MPI_Offset)(2 * np * N + me) * sizeof(int), MPI_INT, strided, "native", MPI_INFO_NULL));
     EPT_OK(MPI_File_write_all(fh, buf, N, MPI_INT, &st));
     EPT_OK(MPI_File_sync(fh));
     EPT_OK(MPI_Barrier(MPI_COMM_WORLD));

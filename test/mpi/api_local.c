@@ -90,8 +90,7 @@ int main(int argc, char **argv)
             MPI_Info_get_nthkey(hints, 0, key);
         if (nkeys >= 2)
             MPI_Info_get_nthkey(hints, 1, key2);
-        EPT_CHECK(nkeys == wants && !strcmp(key, "epmpi_p2p_path") &&
-                      (wants == 1 || !strcmp(key2, "epmpi_transport")),
+        EPT_CHECK(nkeys == wants && !strcmp(key, "epmpi_p2p_path") && (wants == 1 || !strcmp(key2, "epmpi_transport")),
                   "MPI_Comm_get_info on MPI_COMM_WORLD: %d keys (expected %d), '%s' '%s'", nkeys, wants, key, key2);
         MPI_Info_free(&hints);
         MPI_Info_free(&info);

@@ -247,8 +247,8 @@ int main(int argc, char **argv)
         int *wbuf = calloc((size_t)size, sizeof(int));
         MPI_Win win;
         EPT_CHECK(wbuf != NULL, "out of memory");
-        EPT_OK(MPI_Win_create(wbuf, (MPI_Aint)(sizeof(int) * (size_t)size), sizeof(int), MPI_INFO_NULL,
-                              MPI_COMM_WORLD, &win));
+        EPT_OK(MPI_Win_create(wbuf, (MPI_Aint)(sizeof(int) * (size_t)size), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
+                              &win));
         EPT_CHECK(IS_MPICH_HANDLE(win), "window 0x%x is not an MPICH handle", (unsigned)win);
         int v = rank + 1;
         EPT_OK(MPI_Win_fence(0, win));

@@ -27,7 +27,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-
 /* ---- counter shared by all processes ------------------------------------ */
 
 #define NSLOTS 8
@@ -145,13 +144,20 @@ static void test_bcast(MPI_Comm c, int r, int s, MPI_Datatype vec, MPI_Datatype 
 
 static const char *op_name(MPI_Op op)
 {
-    if (op == MPI_SUM) return "MPI_SUM";
-    if (op == MPI_MAX) return "MPI_MAX";
-    if (op == MPI_MIN) return "MPI_MIN";
-    if (op == MPI_PROD) return "MPI_PROD";
-    if (op == MPI_LAND) return "MPI_LAND";
-    if (op == MPI_BOR) return "MPI_BOR";
-    if (op == MPI_BXOR) return "MPI_BXOR";
+    if (op == MPI_SUM)
+        return "MPI_SUM";
+    if (op == MPI_MAX)
+        return "MPI_MAX";
+    if (op == MPI_MIN)
+        return "MPI_MIN";
+    if (op == MPI_PROD)
+        return "MPI_PROD";
+    if (op == MPI_LAND)
+        return "MPI_LAND";
+    if (op == MPI_BOR)
+        return "MPI_BOR";
+    if (op == MPI_BXOR)
+        return "MPI_BXOR";
     return "?";
 }
 
@@ -172,12 +178,18 @@ static long long gen_ll(MPI_Op op, int q, int i, int wide)
 
 static long long comb_ll(MPI_Op op, long long a, long long b)
 {
-    if (op == MPI_SUM) return a + b;
-    if (op == MPI_MAX) return a > b ? a : b;
-    if (op == MPI_MIN) return a < b ? a : b;
-    if (op == MPI_PROD) return a * b;
-    if (op == MPI_LAND) return a && b;
-    if (op == MPI_BOR) return a | b;
+    if (op == MPI_SUM)
+        return a + b;
+    if (op == MPI_MAX)
+        return a > b ? a : b;
+    if (op == MPI_MIN)
+        return a < b ? a : b;
+    if (op == MPI_PROD)
+        return a * b;
+    if (op == MPI_LAND)
+        return a && b;
+    if (op == MPI_BOR)
+        return a | b;
     return a ^ b; /* MPI_BXOR */
 }
 
@@ -190,9 +202,12 @@ static double gen_d(MPI_Op op, int q, int i)
 
 static double comb_d(MPI_Op op, double a, double b)
 {
-    if (op == MPI_SUM) return a + b;
-    if (op == MPI_MAX) return a > b ? a : b;
-    if (op == MPI_MIN) return a < b ? a : b;
+    if (op == MPI_SUM)
+        return a + b;
+    if (op == MPI_MAX)
+        return a > b ? a : b;
+    if (op == MPI_MIN)
+        return a < b ? a : b;
     return a * b; /* MPI_PROD */
 }
 
@@ -415,8 +430,8 @@ static void test_allgather(MPI_Comm c, int r, int s, MPI_Datatype pair)
         EPT_OK(MPI_Allgather(inplace ? MPI_IN_PLACE : sb, inplace ? 0 : 3, MPI_INT, rb, 3, MPI_INT, c));
         for (int q = 0; q < s; q++)
             for (int j = 0; j < 3; j++)
-                EPT_CHECK(rb[3 * q + j] == q * 10 + j, "allgather%s: slot %d of rank %d is %d", inplace ? " in place" : "",
-                          j, q, rb[3 * q + j]);
+                EPT_CHECK(rb[3 * q + j] == q * 10 + j, "allgather%s: slot %d of rank %d is %d",
+                          inplace ? " in place" : "", j, q, rb[3 * q + j]);
         EPT_CHECK(rb[3 * s] == -5, "allgather wrote past the receive buffer");
     }
     /* 0 counts: nothing is written. */

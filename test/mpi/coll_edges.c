@@ -38,8 +38,9 @@ static void gatherv_in_place(MPI_Comm comm, int r, int n, int *b, int *cnt, int 
         for (int i = 0; i < n; i++)
             for (int k = 0; k <= n; k++) {
                 int want = k <= i ? i * 100 + k : CANARY;
-                EPT_CHECK(b[i * (n + 1) + k] == want, "MPI_Gatherv in place, root %d: int %d of block %d is %d, want %d",
-                          root, k, i, b[i * (n + 1) + k], want);
+                EPT_CHECK(b[i * (n + 1) + k] == want,
+                          "MPI_Gatherv in place, root %d: int %d of block %d is %d, want %d", root, k, i,
+                          b[i * (n + 1) + k], want);
             }
     }
 }
@@ -55,8 +56,8 @@ static void alltoall_in_place(MPI_Comm comm, int r, int n, int *b, int *cnt, int
     }
     EPT_OK(MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, b, cnt, dsp, MPI_INT, comm));
     for (int i = 0; i < n; i++)
-        EPT_CHECK(b[dsp[i]] == i * 1000 + r && b[dsp[i] + 1] == -i, "MPI_Alltoallv in place: block from %d is %d %d",
-                  i, b[dsp[i]], b[dsp[i] + 1]);
+        EPT_CHECK(b[dsp[i]] == i * 1000 + r && b[dsp[i] + 1] == -i, "MPI_Alltoallv in place: block from %d is %d %d", i,
+                  b[dsp[i]], b[dsp[i] + 1]);
 
     PHASE("MPI_Alltoallw with MPI_IN_PLACE");
     MPI_Datatype *ty = malloc(sizeof *ty * (size_t)n);

@@ -48,8 +48,8 @@ static void after(const char *what, MPI_Comm *c, int size)
     int one[2] = {1, 2}, sum[2] = {0, 0};
     int rc = MPI_Allreduce(one, sum, 2, MPI_INT, MPI_SUM, *c);
     if (one_process) {
-        EPT_CHECK(rc == MPI_SUCCESS && sum[0] == size && sum[1] == 2 * size, "Allreduce after %s: rc %d, %d, %d",
-                  what, rc, sum[0], sum[1]);
+        EPT_CHECK(rc == MPI_SUCCESS && sum[0] == size && sum[1] == 2 * size, "Allreduce after %s: rc %d, %d, %d", what,
+                  rc, sum[0], sum[1]);
     } else {
         char msg[MPI_MAX_ERROR_STRING] = "";
         int len = 0;
@@ -107,14 +107,12 @@ int main(int argc, char **argv)
 
         PHASE("barrier_bcast");
         c = fresh();
-        EXPECT("barrier_bcast", t % 2 ? MPI_Barrier(c) : MPI_Bcast(x, 4, MPI_INT, 0, c),
-               MPI_ERR_OTHER);
+        EXPECT("barrier_bcast", t % 2 ? MPI_Barrier(c) : MPI_Bcast(x, 4, MPI_INT, 0, c), MPI_ERR_OTHER);
         after("barrier_bcast", &c, size);
 
         PHASE("barrier_gather");
         c = fresh();
-        EXPECT("barrier_gather",
-               t % 2 ? MPI_Barrier(c) : MPI_Gather(x, 1, MPI_INT, b, 1, MPI_INT, 0, c),
+        EXPECT("barrier_gather", t % 2 ? MPI_Barrier(c) : MPI_Gather(x, 1, MPI_INT, b, 1, MPI_INT, 0, c),
                MPI_ERR_OTHER);
         after("barrier_gather", &c, size);
 

@@ -178,8 +178,8 @@ static void rooted(MPI_Comm comm, int r, int n)
         if (r == root)
             for (int s = 0; s < n; s++) {
                 for (int i = 0; i <= s; i++)
-                    EPT_CHECK(big[displs[s] + i] == s * 100 + i, "MPI_Gatherv to %d: rank %d item %d is %d", root, s,
-                              i, big[displs[s] + i]);
+                    EPT_CHECK(big[displs[s] + i] == s * 100 + i, "MPI_Gatherv to %d: rank %d item %d is %d", root, s, i,
+                              big[displs[s] + i]);
                 EPT_CHECK(big[displs[s] + s + 1] == -99, "MPI_Gatherv wrote into a gap");
             }
 

@@ -145,8 +145,7 @@ static void complete(MPI_Request *rq, int r, const char *what)
         EPT_CHECK(ind[0] == 0, "%s: MPI_Testsome index %d", what, ind[0]);
         break;
     }
-    EPT_CHECK(*rq == MPI_REQUEST_NULL, "%s: the request is not MPI_REQUEST_NULL after completion (way %u)", what,
-              how);
+    EPT_CHECK(*rq == MPI_REQUEST_NULL, "%s: the request is not MPI_REQUEST_NULL after completion (way %u)", what, how);
 }
 
 /* ---- MPI_Ibarrier ------------------------------------------------------- */
@@ -633,8 +632,8 @@ static void t_reduce(MPI_Comm c, int r, int s)
         for (int i = 0; i < 3; i++) {
             ept_mat_t w = mat_range(0, s, i), rev = mat_range_rev(0, s, i);
             EPT_CHECK(s < 2 || memcmp(&w, &rev, sizeof w), "test setup: the product does not depend on the order");
-            check_mat(res[i], w, rev, inplace ? "non-commutative Iallreduce in place" : "non-commutative Iallreduce",
-                      r, i);
+            check_mat(res[i], w, rev, inplace ? "non-commutative Iallreduce in place" : "non-commutative Iallreduce", r,
+                      i);
         }
     }
 
@@ -1123,8 +1122,8 @@ static void t_split(MPI_Comm c, int r, int s)
         EPT_CHECK(ag[2 * ns] == -3, "%s: Iallgather wrote past the receive buffer", what);
         if (nr == root)
             for (int i = 0; i < 2; i++)
-                check_mat(red[i], mat_range(0, ns, i), mat_range_rev(0, ns, i), "Ireduce on a split communicator",
-                          nr, i);
+                check_mat(red[i], mat_range(0, ns, i), mat_range_rev(0, ns, i), "Ireduce on a split communicator", nr,
+                          i);
         check_mat(rs, mat_range(0, ns, nr), mat_range_rev(0, ns, nr), "Ireduce_scatter_block on a split communicator",
                   nr, 0);
         for (int q = 0; q < ns; q++)
@@ -1240,8 +1239,8 @@ static void t_type_lifetime(MPI_Comm c, int r, int s)
             for (int q = 0; q < s; q++) /* the vector's extent is 3 NV - 1 ints */
                 for (int j = 0; j < 2 * NV; j++) {
                     int at = q * (3 * NV - 1) + 3 * (j / 2) + j % 2;
-                    EPT_CHECK(big[at] == q * 10000 + j,
-                              "Igather to %d into a freed vector type: rank %d item %d is %d", root, q, j, big[at]);
+                    EPT_CHECK(big[at] == q * 10000 + j, "Igather to %d into a freed vector type: rank %d item %d is %d",
+                              root, q, j, big[at]);
                 }
         /* Iallreduce with a user operation freed at once. */
         MPI_Op op;

@@ -47,8 +47,8 @@ static void stream(MPI_Comm c, const char *what)
                     b[i] = (int)val(root, k, i);
             EPT_OK(MPI_Bcast(b, 3, MPI_INT, root, c));
             for (int i = 0; i < 3; i++)
-                EPT_CHECK(b[i] == val(root, k, i), "%s round %d: Bcast from %d item %d is %d, expected %ld", what,
-                          k, root, i, b[i], val(root, k, i));
+                EPT_CHECK(b[i] == val(root, k, i), "%s round %d: Bcast from %d item %d is %d, expected %ld", what, k,
+                          root, i, b[i], val(root, k, i));
         } else if (sel == 2) {
             double x[2] = {(double)val(r, k, 0), (double)val(r, k, 1)}, y[2] = {-1, -1};
             EPT_OK(MPI_Reduce(x, y, 2, MPI_DOUBLE, MPI_SUM, root, c));
@@ -57,8 +57,8 @@ static void stream(MPI_Comm c, const char *what)
                     double want = 0;
                     for (int q = 0; q < n; q++)
                         want += (double)val(q, k, i);
-                    EPT_CHECK(y[i] == want, "%s round %d: Reduce to %d item %d is %g, expected %g", what, k, root,
-                              i, y[i], want);
+                    EPT_CHECK(y[i] == want, "%s round %d: Reduce to %d item %d is %g, expected %g", what, k, root, i,
+                              y[i], want);
                 }
         } else if (sel == 3) {
             long x[4];
@@ -70,8 +70,8 @@ static void stream(MPI_Comm c, const char *what)
                 for (int q = 0; q < n; q++)
                     if (val(q, k, i) * (q % 2 ? -1 : 1) > want)
                         want = val(q, k, i) * (q % 2 ? -1 : 1);
-                EPT_CHECK(x[i] == want, "%s round %d: Allreduce max item %d is %ld, expected %ld", what, k, i,
-                          x[i], want);
+                EPT_CHECK(x[i] == want, "%s round %d: Allreduce max item %d is %ld, expected %ld", what, k, i, x[i],
+                          want);
             }
         } else if (sel == 4) {
             int x = r + k, y = -1;

@@ -79,8 +79,7 @@ static void check_intra(MPI_Comm comm, int n, MPI_Comm nc, const int *olds, int 
     EPT_CHECK(!flag, "%s: old rank %d: the new communicator is an intercommunicator", what, r);
     EPT_OK(MPI_Comm_rank(nc, &me));
     EPT_OK(MPI_Comm_size(nc, &size));
-    EPT_CHECK(me == pos && size == m, "%s: old rank %d is rank %d of %d, expected %d of %d", what, r, me, size, pos,
-              m);
+    EPT_CHECK(me == pos && size == m, "%s: old rank %d is rank %d of %d, expected %d of %d", what, r, me, size, pos, m);
     if (m != n)
         want_res = MPI_UNEQUAL;
     else
@@ -96,8 +95,8 @@ static void check_intra(MPI_Comm comm, int n, MPI_Comm nc, const int *olds, int 
     MPI_Status st;
     EPT_OK(MPI_Sendrecv(&r, 1, MPI_INT, right, 11, &got, 1, MPI_INT, left, 11, nc, &st));
     EPT_CHECK(got == olds[left] && st.MPI_SOURCE == left && st.MPI_TAG == 11,
-              "%s: old rank %d (new %d): ring got %d from source %d tag %d, expected old rank %d from %d", what, r,
-              pos, got, st.MPI_SOURCE, st.MPI_TAG, olds[left], left);
+              "%s: old rank %d (new %d): ring got %d from source %d tag %d, expected old rank %d from %d", what, r, pos,
+              got, st.MPI_SOURCE, st.MPI_TAG, olds[left], left);
 
     /* Sum of the old ranks. */
     int sum = -1, want_sum = 0;
@@ -157,11 +156,11 @@ static void create_group_cases(MPI_Comm comm, int r, int n)
         m = p ? n / 2 : (n + 1) / 2;
         for (int i = 0; i < m; i++)
             olds[i] = 2 * i + p;
-        create_group_case(comm, n, cg, olds, m, round == 0 ? 7 : 8 + p, r,
-                          round == 0 ? (p ? "create_group of the odd ranks, same tag as the even ranks"
-                                          : "create_group of the even ranks, same tag as the odd ranks")
-                                     : (p ? "create_group of the odd ranks, own tag"
-                                          : "create_group of the even ranks, own tag"));
+        create_group_case(
+            comm, n, cg, olds, m, round == 0 ? 7 : 8 + p, r,
+            round == 0 ? (p ? "create_group of the odd ranks, same tag as the even ranks"
+                            : "create_group of the even ranks, same tag as the odd ranks")
+                       : (p ? "create_group of the odd ranks, own tag" : "create_group of the even ranks, own tag"));
     }
 
     /* (d) Every rank alone, all with the same tag. */
@@ -215,8 +214,7 @@ static void check_attr(MPI_Comm d, int kv, intptr_t want, int r, const char *wha
     int flag = 0;
     EPT_OK(MPI_Comm_get_attr(d, kv, &v, &flag));
     EPT_CHECK(flag, "%s: rank %d: the attribute was not copied", what, r);
-    EPT_CHECK((intptr_t)v == want, "%s: rank %d: attribute %ld, expected %ld", what, r, (long)(intptr_t)v,
-              (long)want);
+    EPT_CHECK((intptr_t)v == want, "%s: rank %d: attribute %ld, expected %ld", what, r, (long)(intptr_t)v, (long)want);
 }
 
 /* The hint "epmpi_test" on d: want "1", or absent (want NULL). */
@@ -249,8 +247,8 @@ static void check_apart(MPI_Comm comm, MPI_Comm d1, MPI_Comm d2, int r, int n, c
         EPT_OK(MPI_Recv(&in[k], 1, MPI_INT, left, 12, cs[k], MPI_STATUS_IGNORE));
     EPT_OK(MPI_Waitall(3, rq, statuses_ignore()));
     for (int k = 0; k < 3; k++)
-        EPT_CHECK(in[k] == left + 1000 * k, "%s: rank %d: message on communicator %d carried %d, expected %d", what,
-                  r, k, in[k], left + 1000 * k);
+        EPT_CHECK(in[k] == left + 1000 * k, "%s: rank %d: message on communicator %d carried %d, expected %d", what, r,
+                  k, in[k], left + 1000 * k);
 }
 
 static void idup_cases(MPI_Comm comm, int r, int n)
@@ -450,8 +448,8 @@ static void inter_split(MPI_Comm comm, MPI_Comm inter, int r, int n)
     if (c == MPI_UNDEFINED) {
         EPT_CHECK(nc == MPI_COMM_NULL, "intercomm split: old rank %d with MPI_UNDEFINED got a communicator", r);
     } else if (nr == 0) {
-        EPT_CHECK(nc == MPI_COMM_NULL,
-                  "intercomm split: old rank %d, colour %d on its side only, got a communicator", r, c);
+        EPT_CHECK(nc == MPI_COMM_NULL, "intercomm split: old rank %d, colour %d on its side only, got a communicator",
+                  r, c);
     } else {
         char what[64];
         snprintf(what, sizeof what, "intercomm split, colour %d", c);
@@ -489,8 +487,8 @@ static void inter_split(MPI_Comm comm, MPI_Comm inter, int r, int n)
         EPT_OK(MPI_Comm_rank(m, &mr));
         EPT_OK(MPI_Comm_size(m, &ms));
         EPT_CHECK(ms == nl + nr && mr == (g == 0 ? pos : nr + pos),
-                  "%s: old rank %d: merged rank %d of %d, expected %d of %d", what, r, mr, ms,
-                  g == 0 ? pos : nr + pos, nl + nr);
+                  "%s: old rank %d: merged rank %d of %d, expected %d of %d", what, r, mr, ms, g == 0 ? pos : nr + pos,
+                  nl + nr);
         for (int k = 0; k < nl; k++)
             all += loc[k];
         EPT_OK(MPI_Allreduce(&r, &sum, 1, MPI_INT, MPI_SUM, m));
@@ -506,10 +504,7 @@ static void inter_split(MPI_Comm comm, MPI_Comm inter, int r, int n)
 /* MPI_Comm_create on the intercommunicator: the left group offers its
  * first half in order, the right group all its ranks in reverse order
  * (or, with empty_right, MPI_GROUP_EMPTY). */
-static int create_sub(int g, int i, const int *sz)
-{
-    return g == 0 ? i : sz[1] - 1 - i;
-}
+static int create_sub(int g, int i, const int *sz) { return g == 0 ? i : sz[1] - 1 - i; }
 
 static void inter_create(MPI_Comm comm, MPI_Comm inter, int r, int n, int empty_right)
 {
@@ -576,8 +571,8 @@ static void inter_cases(MPI_Comm comm, int r, int n)
     EPT_OK(MPI_Intercomm_create(local, 0, comm, g == 0 ? 1 : 0, 31, &inter));
     EPT_OK(MPI_Comm_test_inter(inter, &flag));
     EPT_OK(MPI_Comm_rank(inter, &v));
-    EPT_CHECK(flag && v == li, "parity intercommunicator: old rank %d: inter %d, rank %d, expected rank %d", r, flag,
-              v, li);
+    EPT_CHECK(flag && v == li, "parity intercommunicator: old rank %d: inter %d, rank %d, expected rank %d", r, flag, v,
+              li);
     EPT_OK(MPI_Comm_remote_size(inter, &v));
     EPT_CHECK(v == sz[1 - g], "parity intercommunicator: old rank %d: remote size %d, expected %d", r, v, sz[1 - g]);
 
@@ -619,7 +614,4 @@ static void body(MPI_Comm comm, void *arg)
     PHASE("done");
 }
 
-int main(int argc, char **argv)
-{
-    return ept_main_classic(argc, argv, 60, body, NULL);
-}
+int main(int argc, char **argv) { return ept_main_classic(argc, argv, 60, body, NULL); }

@@ -175,8 +175,7 @@ static void body(MPI_Comm comm, void *arg)
     PHASE("MPI_GROUP_EMPTY");
     {
         MPI_Comm nc = MPI_COMM_WORLD;
-        EPT_OK(MPI_Comm_create_from_group(MPI_GROUP_EMPTY, "epmpi.test.empty", MPI_INFO_NULL, MPI_ERRORS_RETURN,
-                                          &nc));
+        EPT_OK(MPI_Comm_create_from_group(MPI_GROUP_EMPTY, "epmpi.test.empty", MPI_INFO_NULL, MPI_ERRORS_RETURN, &nc));
         EPT_CHECK(nc == MPI_COMM_NULL, "the empty group gave a communicator");
     }
 

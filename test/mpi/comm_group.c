@@ -82,8 +82,8 @@ static void body(MPI_Comm comm, void *arg)
     int flat[1][3] = {{0, n - 1, 0}};
     t = MPI_GROUP_NULL;
     EPT_CHECK(MPI_Group_range_incl(world, 1, flat, &t) != MPI_SUCCESS, "a range of stride 0 was accepted");
-    EPT_CHECK(MPI_Group_excl(world, 1, (int[]){n}, &t) != MPI_SUCCESS, "an exclusion of rank %d of %d was accepted",
-              n, n);
+    EPT_CHECK(MPI_Group_excl(world, 1, (int[]){n}, &t) != MPI_SUCCESS, "an exclusion of rank %d of %d was accepted", n,
+              n);
 
     PHASE("set operations");
     EPT_OK(MPI_Group_union(evens, odds, &u));

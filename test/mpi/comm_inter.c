@@ -87,8 +87,7 @@ static void traffic(MPI_Comm inter, int lrank, int lsize, int rsize, const char 
  * are 2 * lsize * rsize, as MPI requires them to agree; the v form gives
  * local rank 0 less and the last rank more.  Element e of rank r's vector
  * is 100 * r + e. */
-static void reduce_scatter(MPI_Comm inter, int rank, int lrank, int lsize, int rsize, const int *rem,
-                           const char *what)
+static void reduce_scatter(MPI_Comm inter, int rank, int lrank, int lsize, int rsize, const int *rem, const char *what)
 {
     int total = 2 * lsize * rsize, *in = malloc(sizeof(int) * (size_t)total);
     int *counts = malloc(sizeof(int) * (size_t)lsize), *out = malloc(sizeof(int) * (size_t)(total + 1));
@@ -307,8 +306,10 @@ static void one_case(MPI_Comm comm, int rank, int size, const intercomm_case_t *
     free(host);
     EPT_OK(MPI_Comm_split_type(inter, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &dup));
     if (!here_r) {
-        EPT_CHECK(dup == MPI_COMM_NULL, "%s: split_type gave a communicator, but no rank of the other group is on "
-                  "this host", ic->name);
+        EPT_CHECK(dup == MPI_COMM_NULL,
+                  "%s: split_type gave a communicator, but no rank of the other group is on "
+                  "this host",
+                  ic->name);
     } else {
         EPT_OK(MPI_Comm_test_inter(dup, &flag));
         EPT_OK(MPI_Comm_remote_size(dup, &n));

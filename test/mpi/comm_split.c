@@ -27,11 +27,29 @@ static void expect(int n, int r, int (*color)(int, int), int (*key)(int, int), i
     }
 }
 
-static int c_parity(int q, int n) { (void)n; return q % 2; }
+static int c_parity(int q, int n)
+{
+    (void)n;
+    return q % 2;
+}
 static int k_reverse(int q, int n) { return n - q; }
-static int c_third(int q, int n) { (void)n; return q % 3 == 2 ? MPI_UNDEFINED : q % 3; }
-static int k_equal(int q, int n) { (void)q; (void)n; return 7; }
-static int c_one(int q, int n) { (void)q; (void)n; return 0; }
+static int c_third(int q, int n)
+{
+    (void)n;
+    return q % 3 == 2 ? MPI_UNDEFINED : q % 3;
+}
+static int k_equal(int q, int n)
+{
+    (void)q;
+    (void)n;
+    return 7;
+}
+static int c_one(int q, int n)
+{
+    (void)q;
+    (void)n;
+    return 0;
+}
 /* Interleave the processes: even old ranks first (in world mode 2x2 this
  * puts ranks of process 0 and 1 alternately). */
 static int k_interleave(int q, int n) { return (q % 2) * n + q / 2; }
@@ -107,7 +125,10 @@ static void body(MPI_Comm comm, void *arg)
     EPT_OK(MPI_Comm_compare(comm, d, &res));
     EPT_CHECK(res == MPI_CONGRUENT, "split with one colour and equal keys vs parent: %d", res);
     EPT_OK(MPI_Comm_compare(comm, c, &res));
-    EPT_CHECK(res == (n > 2 ? MPI_SIMILAR : n == 2 ? MPI_CONGRUENT : MPI_CONGRUENT) || n <= 2,
+    EPT_CHECK(res == (n > 2    ? MPI_SIMILAR
+                      : n == 2 ? MPI_CONGRUENT
+                               : MPI_CONGRUENT) ||
+                  n <= 2,
               "interleaved split vs parent: %d", res);
     PHASE("split of a split");
     {
@@ -135,8 +156,9 @@ static void body(MPI_Comm comm, void *arg)
         EPT_OK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, r, MPI_INFO_NULL, &f));
         MPI_Comm_rank(f, &sr);
         MPI_Comm_size(f, &ss);
-        EPT_CHECK(ss == want_size && sr == want_rank, "MPI_COMM_TYPE_SHARED: rank %d of %d (old %d of %d), expected %d of %d",
-                  sr, ss, r, n, want_rank, want_size);
+        EPT_CHECK(ss == want_size && sr == want_rank,
+                  "MPI_COMM_TYPE_SHARED: rank %d of %d (old %d of %d), expected %d of %d", sr, ss, r, n, want_rank,
+                  want_size);
         EPT_OK(MPI_Comm_free(&f));
         EPT_OK(MPI_Comm_split_type(comm, MPI_UNDEFINED, r, MPI_INFO_NULL, &f));
         EPT_CHECK(f == MPI_COMM_NULL, "MPI_UNDEFINED split type gave a communicator");

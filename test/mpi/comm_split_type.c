@@ -114,16 +114,16 @@ static void body(MPI_Comm comm, void *arg)
                 want_rank += q > r; /* keys reversed */
             }
         if (!want_size) {
-            EPT_CHECK(nc == MPI_COMM_NULL, "%s: rank %d got a communicator where MPICH gives its process none",
-                      k->name, r);
+            EPT_CHECK(nc == MPI_COMM_NULL, "%s: rank %d got a communicator where MPICH gives its process none", k->name,
+                      r);
         } else {
             int ns = -1, nr = -1;
             EPT_CHECK(nc != MPI_COMM_NULL, "%s: rank %d got MPI_COMM_NULL where MPICH gives its process a part",
                       k->name, r);
             EPT_OK(MPI_Comm_size(nc, &ns));
             EPT_OK(MPI_Comm_rank(nc, &nr));
-            EPT_CHECK(ns == want_size && nr == want_rank, "%s: rank %d is rank %d of %d, expected %d of %d", k->name,
-                      r, nr, ns, want_rank, want_size);
+            EPT_CHECK(ns == want_size && nr == want_rank, "%s: rank %d is rank %d of %d, expected %d of %d", k->name, r,
+                      nr, ns, want_rank, want_size);
             /* A working communicator: everybody's old rank summed. */
             long sum = 0, want_sum = 0;
             EPT_OK(MPI_Allreduce(&(long){r}, &sum, 1, MPI_LONG, MPI_SUM, nc));
@@ -135,8 +135,8 @@ static void body(MPI_Comm comm, void *arg)
             EPT_OK(MPI_Comm_free(&nc));
         }
         /* What MPI-4.0 says whatever MPICH does. */
-        if (k->type == MPI_UNDEFINED || (k->type == MPI_COMM_TYPE_HW_GUIDED &&
-                                         (!k->value || !strcmp(k->value, "no_such_resource"))))
+        if (k->type == MPI_UNDEFINED ||
+            (k->type == MPI_COMM_TYPE_HW_GUIDED && (!k->value || !strcmp(k->value, "no_such_resource"))))
             EPT_CHECK(!want_size, "%s: MPI says MPI_COMM_NULL", k->name);
         if (k->type == MPI_COMM_TYPE_HW_GUIDED && k->value && !strcmp(k->value, "mpi_shared_memory"))
             EPT_CHECK(reference[i] == reference[0], "%s: MPI says the same as MPI_COMM_TYPE_SHARED", k->name);
@@ -160,8 +160,9 @@ static void body(MPI_Comm comm, void *arg)
             EPT_CHECK(nc != MPI_COMM_NULL, "rank %d passed MPI_COMM_TYPE_SHARED and got MPI_COMM_NULL", r);
             EPT_OK(MPI_Comm_size(nc, &ns));
             EPT_OK(MPI_Comm_rank(nc, &nr));
-            EPT_CHECK(ns == want_size && nr == want_rank, "shared among odd ranks: rank %d is %d of %d, expected %d of %d",
-                      r, nr, ns, want_rank, want_size);
+            EPT_CHECK(ns == want_size && nr == want_rank,
+                      "shared among odd ranks: rank %d is %d of %d, expected %d of %d", r, nr, ns, want_rank,
+                      want_size);
             EPT_OK(MPI_Comm_free(&nc));
         }
     }

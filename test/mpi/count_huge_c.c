@@ -120,8 +120,7 @@ static void body(MPI_Comm comm, void *arg)
         mark(b, NB, 4);
     else
         memset(b, 0, (size_t)NB);
-    EPT_OK(MPI_Gatherv_c(r == 0 ? b : &dummy, r == 0 ? NB : 0, MPI_BYTE, r == 1 ? b : NULL, gc, d, MPI_BYTE, 1,
-                         comm));
+    EPT_OK(MPI_Gatherv_c(r == 0 ? b : &dummy, r == 0 ? NB : 0, MPI_BYTE, r == 1 ? b : NULL, gc, d, MPI_BYTE, 1, comm));
     EPT_CHECK(r == 0 || bad(b, NB, 4) == 0, "gatherv: %lld bad bytes", (long long)bad(b, NB, 4));
 
     PHASE("ialltoallw");
@@ -198,8 +197,8 @@ static void body(MPI_Comm comm, void *arg)
         MPI_File fh;
         EPT_OK(MPI_Bcast(&id, 1, MPI_INT, 0, comm));
         snprintf(path, sizeof path, "/tmp/epmpi_count_huge_c_%d", id);
-        EPT_OK(MPI_File_open(comm, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
-                             MPI_INFO_NULL, &fh));
+        EPT_OK(
+            MPI_File_open(comm, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL, &fh));
         MPI_Count wn = r == 0 ? NB : STRIDE;
         if (r == 1)
             memset(b, 0, (size_t)wn);
@@ -221,16 +220,16 @@ static void body(MPI_Comm comm, void *arg)
             for (MPI_Count i = 0; i < STRIDE; i += 1024)
                 k += b[10 + i] != (i % STRIDE ? 0 : bpat(i, 41));
             k += b[10 + STRIDE - 1] != bpat(STRIDE - 1, 41);
-            EPT_CHECK(cnt == 10 + STRIDE && k == 0, "file: read %lld bytes of the last %d, %lld bad",
-                      (long long)cnt, 10 + STRIDE, (long long)k);
+            EPT_CHECK(cnt == 10 + STRIDE && k == 0, "file: read %lld bytes of the last %d, %lld bad", (long long)cnt,
+                      10 + STRIDE, (long long)k);
         }
         /* Rank 0 reads its block back collectively: two endpoints of one
          * process, staged in more than 1 GiB. */
         memset(b, 0, (size_t)NB);
         EPT_OK(MPI_File_read_at_all_c(fh, 0, b, r == 0 ? NB : 0, MPI_BYTE, &st));
         MPI_Get_count_c(&st, MPI_BYTE, &cnt);
-        EPT_CHECK(r == 1 || (cnt == NB && bad(b, NB, 40) == 0), "file: read_all %lld bytes, %lld bad",
-                  (long long)cnt, (long long)bad(b, NB, 40));
+        EPT_CHECK(r == 1 || (cnt == NB && bad(b, NB, 40) == 0), "file: read_all %lld bytes, %lld bad", (long long)cnt,
+                  (long long)bad(b, NB, 40));
         EPT_OK(MPI_File_close(&fh));
     }
     free(b);

@@ -100,19 +100,22 @@ static const char *class_name(int rc)
     int cls = MPI_SUCCESS;
     if (rc != MPI_SUCCESS)
         MPI_Error_class(rc, &cls);
-    return cls == MPI_SUCCESS ? "MPI_SUCCESS" : cls == MPI_ERR_ROOT ? "MPI_ERR_ROOT" : cls == MPI_ERR_COUNT ? "MPI_ERR_COUNT" : "other";
+    return cls == MPI_SUCCESS     ? "MPI_SUCCESS"
+           : cls == MPI_ERR_ROOT  ? "MPI_ERR_ROOT"
+           : cls == MPI_ERR_COUNT ? "MPI_ERR_COUNT"
+                                  : "other";
 }
 
-#define EXPECT(call, want)                                                                                   \
-    do {                                                                                                     \
-        int rc_ = (call);                                                                                    \
-        char msg_[MPI_MAX_ERROR_STRING] = "";                                                                \
-        int len_ = 0;                                                                                        \
-        if (rc_ != MPI_SUCCESS)                                                                              \
-            MPI_Error_string(rc_, msg_, &len_);                                                              \
-        printf("rank %d: %s -> %s: %s\n", r, #call, class_name(rc_), msg_);                                   \
-        if (strcmp(class_name(rc_), want))                                                                   \
-            ok = 0;                                                                                          \
+#define EXPECT(call, want)                                                  \
+    do {                                                                    \
+        int rc_ = (call);                                                   \
+        char msg_[MPI_MAX_ERROR_STRING] = "";                               \
+        int len_ = 0;                                                       \
+        if (rc_ != MPI_SUCCESS)                                             \
+            MPI_Error_string(rc_, msg_, &len_);                             \
+        printf("rank %d: %s -> %s: %s\n", r, #call, class_name(rc_), msg_); \
+        if (strcmp(class_name(rc_), want))                                  \
+            ok = 0;                                                         \
     } while (0)
 
 static void coll_agree(void)
@@ -305,9 +308,13 @@ static int child(const char *which, int argc, char **argv)
 
 /* ---- driver ---------------------------------------------------------------- */
 
-#define BAD(var, value, accepted)                                                                       \
-    {"set:" var "=" value, NULL, 2, 1, EPT_CHILD_ANY_FAILURE, {"MPI_Init", var "='" value "'", accepted, NULL}, \
-     {"EPT_CHILD_SURVIVED", NULL}}
+#define BAD(var, value, accepted)                                                                                  \
+    {                                                                                                              \
+        "set:" var "=" value, NULL, 2, 1, EPT_CHILD_ANY_FAILURE, {"MPI_Init", var "='" value "'", accepted, NULL}, \
+        {                                                                                                          \
+            "EPT_CHILD_SURVIVED", NULL                                                                             \
+        }                                                                                                          \
+    }
 
 /* Every case ends well within this (seconds); a dead process must not
  * leave the job hanging longer. */
@@ -339,28 +346,50 @@ static const ept_child_case cases[] = {
       "rank 1 of MPI_COMM_WORLD: send (request not completed) to rank 0, tag 66, 4 bytes",
       "rank 0 of MPI_COMM_WORLD: message arrived but never received, from rank 1, tag 66, 4 bytes"},
      {NULL}},
-    {"coll_agree", "2", 1, 2, 0, {"EPT_AGREE_OK rank 0", "EPT_AGREE_OK rank 1", "different roots", "different amounts"},
+    {"coll_agree",
+     "2",
+     1,
+     2,
+     0,
+     {"EPT_AGREE_OK rank 0", "EPT_AGREE_OK rank 1", "different roots", "different amounts"},
      {NULL}},
-    {"coll_fatal", "2", 2, 2, EPT_CHILD_ANY_FAILURE,
+    {"coll_fatal",
+     "2",
+     2,
+     2,
+     EPT_CHILD_ANY_FAILURE,
      {"MPI_Bcast", "different roots", "epmpi: fatal error in world rank ", " (process 0, endpoint "},
      {"EPT_CHILD_SURVIVED", NULL}},
-    {"few_threads", "4", 2, 2, EPT_CHILD_ANY_FAILURE,
+    {"few_threads",
+     "4",
+     2,
+     2,
+     EPT_CHILD_ANY_FAILURE,
      {"epmpi: fatal error in world rank ", "MPI_Barrier: with EPMPI_ENDPOINTS=4",
       "the caller's parallel region has 2 threads", "endpoints 2, 3 of this process"},
      {"EPT_CHILD_SURVIVED", NULL}},
-    {"outside", "2", 2, 2, EPT_CHILD_ANY_FAILURE,
-     {"MPI_Allreduce: called outside any parallel region", "EPMPI_ENDPOINTS=2", "endpoint 1 of this process",
-      NULL},
+    {"outside",
+     "2",
+     2,
+     2,
+     EPT_CHILD_ANY_FAILURE,
+     {"MPI_Allreduce: called outside any parallel region", "EPMPI_ENDPOINTS=2", "endpoint 1 of this process", NULL},
      {"EPT_CHILD_SURVIVED", NULL}},
-    {"few_return", "3", 1, 3, 0, {"EPT_FEW_OK rank 0", "EPT_FEW_OK rank 1", "EPT_DEAD_OK rank 2", NULL},
-     {NULL}},
-    {"few_return", "3", 2, 3, 0, {"EPT_FEW_OK rank 3", "EPT_FEW_OK rank 4", "EPT_DEAD_OK rank 5", NULL},
-     {NULL}},
-    {"stuck", "2", 1, 2, 0,
+    {"few_return", "3", 1, 3, 0, {"EPT_FEW_OK rank 0", "EPT_FEW_OK rank 1", "EPT_DEAD_OK rank 2", NULL}, {NULL}},
+    {"few_return", "3", 2, 3, 0, {"EPT_FEW_OK rank 3", "EPT_FEW_OK rank 4", "EPT_DEAD_OK rank 5", NULL}, {NULL}},
+    {"stuck",
+     "2",
+     1,
+     2,
+     0,
      {"EPT_CHILD_OK", "epmpi: warning (EPMPI_DEBUG): MPI_Barrier: world rank 0 (process 0, endpoint 0), rank 0 of",
       "'ocean', has waited 5 s for rank 1 of that communicator", NULL},
      {NULL}},
-    {"unfreed", "2", 1, 2, 0,
+    {"unfreed",
+     "2",
+     1,
+     2,
+     0,
      {"MPI_Finalize: process 0 has 1 endpoint communicator not freed", "'ocean' (size 2): ranks 0, 1 here", NULL},
      {NULL}},
     {"die_exit", "2", 2, 2, EPT_CHILD_ANY_FAILURE, {NULL}, {"EPT_CHILD_SURVIVED", NULL}},

@@ -18,20 +18,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define EPT_CHECK(cond, ...)                                                                   \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            int r_ = -1;                                                                       \
-            MPI_Comm_rank(MPI_COMM_WORLD, &r_);                                                \
+#define EPT_CHECK(cond, ...)                                                                       \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            int r_ = -1;                                                                           \
+            MPI_Comm_rank(MPI_COMM_WORLD, &r_);                                                    \
             fprintf(stderr, "FAIL %s:%d (world rank %d, thread %d): %s: ", __FILE__, __LINE__, r_, \
-                    omp_get_thread_num(), #cond);                                              \
-            fprintf(stderr, __VA_ARGS__);                                                      \
-            fprintf(stderr, "\n");                                                             \
-            fflush(stderr);                                                                    \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                      \
-            /* Never go on after a failed check, even if MPI_Abort returned. */                 \
-            PMPI_Abort(MPI_COMM_WORLD, 1);                                                     \
-        }                                                                                      \
+                    omp_get_thread_num(), #cond);                                                  \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, "\n");                                                                 \
+            fflush(stderr);                                                                        \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                                          \
+            /* Never go on after a failed check, even if MPI_Abort returned. */                    \
+            PMPI_Abort(MPI_COMM_WORLD, 1);                                                         \
+        }                                                                                          \
     } while (0)
 
 #define EPT_OK(call) EPT_CHECK((call) == MPI_SUCCESS, "%s failed", #call)
@@ -181,8 +181,6 @@ static inline size_t first_bad(const unsigned char *buf, size_t n, int a, int b,
             return i;
     return n;
 }
-
-
 
 /* This rank's place in a ring over comm: rank, size and both neighbours. */
 static inline void ept_ring_place(MPI_Comm comm, int *me, int *n, int *left, int *right)

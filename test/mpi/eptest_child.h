@@ -61,16 +61,12 @@ typedef struct {
 
 /* `timeout` ends a job that outlives its limit with 124, or 137 when it
  * has to kill it; a hang is never the ending a case wants. */
-static inline int ept_child_timed_out(int exited, int code)
-{
-    return exited && (code == 124 || code == 137);
-}
+static inline int ept_child_timed_out(int exited, int code) { return exited && (code == 124 || code == 137); }
 
 /* The exit-code part of a verdict: a hang is never right, a case that
  * wants a failure must not succeed, one that wants a code must end with
  * it.  NULL when the ending is right. */
-static inline const char *ept_child_check_exit(const ept_child_case *c, int exited, int code, char *buf,
-                                               size_t size)
+static inline const char *ept_child_check_exit(const ept_child_case *c, int exited, int code, char *buf, size_t size)
 {
     if (ept_child_timed_out(exited, code))
         return "the child job timed out (its time limit is in the command above)";
@@ -166,8 +162,8 @@ static inline int ept_child_run_all(const ept_child_driver *d)
      * the nested mpiexec to the outer job, and its EPMPI_ENDPOINTS would
      * leak into the cases that run without world mode. */
     unsetenv("LD_PRELOAD");
-    const char *pmvars[] = {"PMI_FD", "PMI_RANK", "PMI_SIZE", "PMI_PORT", "PMI_ID", "HYDI_CONTROL_FD",
-                            "MPI_LOCALNRANKS", "MPI_LOCALRANKID", "EPMPI_ENDPOINTS"};
+    const char *pmvars[] = {"PMI_FD",          "PMI_RANK",        "PMI_SIZE",        "PMI_PORT",       "PMI_ID",
+                            "HYDI_CONTROL_FD", "MPI_LOCALNRANKS", "MPI_LOCALRANKID", "EPMPI_ENDPOINTS"};
     for (size_t i = 0; i < sizeof pmvars / sizeof *pmvars; i++)
         unsetenv(pmvars[i]);
 

@@ -125,8 +125,7 @@ static void pointers(MPI_Comm comm, int r, int n)
     int a[4], b[4];
     PHASE("pointers: explicit, individual, non-blocking, split");
     path_for(comm, "ptr", path, sizeof path);
-    EPT_OK(MPI_File_open(comm, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL,
-                         &fh));
+    EPT_OK(MPI_File_open(comm, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL, &fh));
     int amode = 0;
     EPT_OK(MPI_File_get_amode(fh, &amode));
     EPT_CHECK(amode == (MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE), "amode %d", amode);
@@ -225,8 +224,7 @@ static void shared(MPI_Comm comm, int r, int n)
     MPI_Status st;
     PHASE("shared file pointer");
     path_for(comm, "shared", path, sizeof path);
-    EPT_OK(MPI_File_open(comm, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL,
-                         &fh));
+    EPT_OK(MPI_File_open(comm, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL, &fh));
     EPT_OK(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
     int v = val(r, 0);
     EPT_OK(MPI_File_write_shared(fh, &v, 1, MPI_INT, &st));
@@ -294,8 +292,8 @@ static void self_files(MPI_Comm comm, int r)
     PHASE("a file per rank on MPI_COMM_SELF");
     path_for(comm, "self", base, sizeof base);
     snprintf(path, sizeof path, "%s_%d", base, r);
-    EPT_OK(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
-                         MPI_INFO_NULL, &fh));
+    EPT_OK(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL,
+                         &fh));
     for (int i = 0; i < 64; i++)
         v[i] = val(r, i);
     for (int k = 0; k < 8; k++)

@@ -208,8 +208,8 @@ static void body(MPI_Comm comm, void *arg)
         printf("heap in use after %d rounds: %zu bytes, after %d: %zu (%+ld), after %d: %zu (%+ld)\n", WARM,
                measured[0], 2 * WARM, measured[1], grew[0], 3 * WARM, measured[2], grew[1]);
     EPT_CHECK(grew[0] < (long)WARM * GROWTH_LIMIT || grew[1] < (long)WARM * GROWTH_LIMIT,
-              "the heap grew by %ld bytes in rounds %d-%d and by %ld in rounds %d-%d", grew[0], WARM, 2 * WARM,
-              grew[1], 2 * WARM, 3 * WARM);
+              "the heap grew by %ld bytes in rounds %d-%d and by %ld in rounds %d-%d", grew[0], WARM, 2 * WARM, grew[1],
+              2 * WARM, 3 * WARM);
 #pragma omp master
     EPT_CHECK(deleted == 3 * WARM * omp_get_num_threads(), "%d attribute delete callbacks ran", deleted);
 }

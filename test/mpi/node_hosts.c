@@ -65,8 +65,8 @@ static void check_split_shared(MPI_Comm comm, const hosts_t *h)
     EPT_OK(MPI_Allgather(&h->me, 1, MPI_INT, members, 1, MPI_INT, node));
     for (int i = 0; i < ns; i++)
         EPT_CHECK(same_host(h, members[i], h->me) && (i == 0 || members[i] < members[i - 1]),
-                  "rank %d on %s: member %d of its SHARED part is rank %d on %s", h->me, h->names[h->me], i,
-                  members[i], h->names[members[i]]);
+                  "rank %d on %s: member %d of its SHARED part is rank %d on %s", h->me, h->names[h->me], i, members[i],
+                  h->names[members[i]]);
     free(members);
     EPT_OK(MPI_Comm_free(&node));
 }
@@ -87,8 +87,10 @@ static void check_shared_window_spanning(MPI_Comm comm, const hosts_t *h)
         char msg[MPI_MAX_ERROR_STRING] = "";
         MPI_Error_class(rc, &cls);
         MPI_Error_string(rc, msg, &len);
-        EPT_CHECK(cls == MPI_ERR_RMA_SHARED, "rank %d: MPI_Win_allocate_shared over %d hosts gave class %d (%s), "
-                  "expected MPI_ERR_RMA_SHARED", h->me, distinct_hosts(h), cls, msg);
+        EPT_CHECK(cls == MPI_ERR_RMA_SHARED,
+                  "rank %d: MPI_Win_allocate_shared over %d hosts gave class %d (%s), "
+                  "expected MPI_ERR_RMA_SHARED",
+                  h->me, distinct_hosts(h), cls, msg);
         EPT_CHECK(strstr(msg, "MPI_Win_allocate_shared") && strstr(msg, "node"),
                   "rank %d: the message does not name the call and the problem: %s", h->me, msg);
         EPT_CHECK(win == MPI_WIN_NULL, "rank %d: a failed MPI_Win_allocate_shared left a window", h->me);
@@ -126,8 +128,8 @@ static void check_shared_window_per_host(MPI_Comm comm, const hosts_t *h)
         EPT_CHECK(size == (MPI_Aint)sizeof(int) * (t + 1) && du == (int)sizeof(int),
                   "rank %d: shared query of host rank %d: size %ld, disp unit %d", h->me, t, (long)size, du);
         for (int i = 0; i <= t; i++)
-            EPT_CHECK(seg[i] == owner[t] * 1000 + i, "rank %d: host rank %d's element %d is %d, expected %d", h->me,
-                      t, i, seg[i], owner[t] * 1000 + i);
+            EPT_CHECK(seg[i] == owner[t] * 1000 + i, "rank %d: host rank %d's element %d is %d, expected %d", h->me, t,
+                      i, seg[i], owner[t] * 1000 + i);
     }
     /* A store into the next rank's memory, seen there. */
     int next = (nr + 1) % ns;
@@ -163,7 +165,4 @@ static void body(MPI_Comm comm, void *arg)
     free(h.names);
 }
 
-int main(int argc, char **argv)
-{
-    return ept_main(argc, argv, 60, body, NULL);
-}
+int main(int argc, char **argv) { return ept_main(argc, argv, 60, body, NULL); }

@@ -20,7 +20,6 @@
 
 #include <stddef.h>
 
-
 /* A layout of MPI_INTs: `count` elements of datatype t; off[k] is where (in
  * ints from the buffer start) the k-th basic element of the type map goes;
  * span ints hold it all. */
@@ -164,16 +163,19 @@ typedef struct {
 } pair_t;
 
 static const pair_t pairs[] = {
-    {lay_vector, lay_contig},        {lay_contig, lay_vector},     {lay_indexed, lay_vector},
-    {lay_vector, lay_indexed_lb},    {lay_indexed_lb, lay_indexed}, {lay_reverse, lay_contig},
-    {lay_contig, lay_reverse},       {lay_contig_vector, lay_resized}, {lay_resized, lay_contig_vector},
+    {lay_vector, lay_contig},     {lay_contig, lay_vector},         {lay_indexed, lay_vector},
+    {lay_vector, lay_indexed_lb}, {lay_indexed_lb, lay_indexed},    {lay_reverse, lay_contig},
+    {lay_contig, lay_reverse},    {lay_contig_vector, lay_resized}, {lay_resized, lay_contig_vector},
     {lay_indexed, lay_indexed},
 };
 #define NPAIRS ((int)(sizeof pairs / sizeof *pairs))
 static const int sizes_n[3] = {96, 6000, 262140}; /* ints: 384 B, 24 KB, ~1 MiB; multiples of 12 */
 
 /* Unsigned arithmetic: the values wrap without undefined behaviour. */
-static int sval(int src, int tag, int i) { return (int)(((unsigned)src * 7919u + (unsigned)tag) * 1000003u + (unsigned)i); }
+static int sval(int src, int tag, int i)
+{
+    return (int)(((unsigned)src * 7919u + (unsigned)tag) * 1000003u + (unsigned)i);
+}
 
 typedef struct {
     MPI_Comm comm;
@@ -184,15 +186,15 @@ typedef struct {
 /* A failed data check is reported once per case and counted, and the test
  * goes on (the communication pattern is unaffected), so one run shows every
  * broken case; the rank fails at the end. */
-#define SOFT_CHECK(x, failed, cond, ...)                                                                    \
-    do {                                                                                                   \
-        if (!(cond) && !(failed)) {                                                                        \
+#define SOFT_CHECK(x, failed, cond, ...)                                                                      \
+    do {                                                                                                      \
+        if (!(cond) && !(failed)) {                                                                           \
             fprintf(stderr, "FAIL %s:%d (thread %d): %s: ", __FILE__, __LINE__, omp_get_thread_num(), #cond); \
-            fprintf(stderr, __VA_ARGS__);                                                                  \
-            fprintf(stderr, "\n");                                                                         \
-            (failed) = 1;                                                                                  \
-            (x)->fails++;                                                                                  \
-        }                                                                                                  \
+            fprintf(stderr, __VA_ARGS__);                                                                     \
+            fprintf(stderr, "\n");                                                                            \
+            (failed) = 1;                                                                                     \
+            (x)->fails++;                                                                                     \
+        }                                                                                                     \
     } while (0)
 
 /* Sends (send layout) to the right and to ourselves, receives (receive
@@ -225,8 +227,9 @@ static void exchange(ctx_t *x, const lay_t *sl, const lay_t *rl, int tag, int pr
             MPI_Get_count(&ps, rl->t, &cnt);
             MPI_Get_elements(&ps, rl->t, &el);
             int pfailed = 0;
-            SOFT_CHECK(x, pfailed, cnt == rl->count && el == rl->n, "%s: rank %d: probe: count %d elements %d, expected %d %d", what,
-                      x->me, cnt, el, rl->count, rl->n);
+            SOFT_CHECK(x, pfailed, cnt == rl->count && el == rl->n,
+                       "%s: rank %d: probe: count %d elements %d, expected %d %d", what, x->me, cnt, el, rl->count,
+                       rl->n);
             EPT_OK(MPI_Recv(rb[i], rl->count, rl->t, src[i], tag, x->comm, &st[i]));
         }
         EPT_OK(MPI_Waitall(2, sr, statuses_ignore()));
@@ -246,21 +249,23 @@ static void exchange(ctx_t *x, const lay_t *sl, const lay_t *rl, int tag, int pr
         MPI_Get_count(&st[i], rl->t, &cnt);
         MPI_Get_elements(&st[i], rl->t, &el);
         MPI_Get_count(&st[i], MPI_INT, &ints);
-        SOFT_CHECK(x, failed, st[i].MPI_SOURCE == src[i] && st[i].MPI_TAG == tag && cnt == rl->count && el == rl->n &&
-                      ints == rl->n,
-                  "%s: rank %d: from %d: status source %d tag %d, count %d, elements %d, MPI_INT count %d; expected "
-                  "count %d, %d elements",
-                  what, x->me, src[i], st[i].MPI_SOURCE, st[i].MPI_TAG, cnt, el, ints, rl->count, rl->n);
+        SOFT_CHECK(x, failed,
+                   st[i].MPI_SOURCE == src[i] && st[i].MPI_TAG == tag && cnt == rl->count && el == rl->n &&
+                       ints == rl->n,
+                   "%s: rank %d: from %d: status source %d tag %d, count %d, elements %d, MPI_INT count %d; expected "
+                   "count %d, %d elements",
+                   what, x->me, src[i], st[i].MPI_SOURCE, st[i].MPI_TAG, cnt, el, ints, rl->count, rl->n);
         for (int k = 0; k < rl->n; k++) {
             int want = sval(src[i], tag, sl->off[k]), got = rb[i][rl->off[k]];
             SOFT_CHECK(x, failed, got == want,
-                      "%s: rank %d: from %d: basic element %d (at int %d of the receive buffer) should be int %d of "
-                      "the sender's buffer, got %s %d",
-                      what, x->me, src[i], k, rl->off[k], sl->off[k],
-                      got == -1 ? "nothing:" : "the sender's int", got == -1 ? -1 : got - sval(src[i], tag, 0));
+                       "%s: rank %d: from %d: basic element %d (at int %d of the receive buffer) should be int %d of "
+                       "the sender's buffer, got %s %d",
+                       what, x->me, src[i], k, rl->off[k], sl->off[k], got == -1 ? "nothing:" : "the sender's int",
+                       got == -1 ? -1 : got - sval(src[i], tag, 0));
         }
         for (int j = 0; j < rl->span; j++)
-            SOFT_CHECK(x, failed, hit[j] || rb[i][j] == -1, "%s: rank %d: from %d: gap int %d was written", what, x->me, src[i], j);
+            SOFT_CHECK(x, failed, hit[j] || rb[i][j] == -1, "%s: rank %d: from %d: gap int %d was written", what, x->me,
+                       src[i], j);
     }
     free(hit);
     free(sb);
@@ -401,8 +406,8 @@ static void partial(ctx_t *x, int k, int tag)
     MPI_Datatype pair;
     EPT_OK(MPI_Type_vector(2, 1, 2, MPI_INT, &pair));
     EPT_OK(MPI_Type_commit(&pair));
-    int *s = malloc(sizeof(int) * (size_t)nints), *r[2] = {malloc(sizeof(int) * (size_t)span),
-                                                          malloc(sizeof(int) * (size_t)span)};
+    int *s = malloc(sizeof(int) * (size_t)nints),
+        *r[2] = {malloc(sizeof(int) * (size_t)span), malloc(sizeof(int) * (size_t)span)};
     EPT_CHECK(s && r[0] && r[1], "out of memory");
     for (int i = 0; i < nints; i++)
         s[i] = sval(x->me, tag, i);
@@ -421,15 +426,15 @@ static void partial(ctx_t *x, int k, int tag)
         MPI_Get_count(&st[i], pair, &cnt);
         MPI_Get_elements(&st[i], pair, &el);
         SOFT_CHECK(x, failed, cnt == MPI_UNDEFINED && el == nints,
-                  "partial element, %d ints: rank %d: from %d: MPI_Get_count %d (want MPI_UNDEFINED), "
-                  "MPI_Get_elements %d (want %d)",
-                  nints, x->me, src[i], cnt, el, nints);
+                   "partial element, %d ints: rank %d: from %d: MPI_Get_count %d (want MPI_UNDEFINED), "
+                   "MPI_Get_elements %d (want %d)",
+                   nints, x->me, src[i], cnt, el, nints);
         for (int j = 0; j < nints; j++) {
             int at = 3 * (j / 2) + 2 * (j % 2);
             SOFT_CHECK(x, failed, r[i][at] == sval(src[i], tag, j),
-                      "partial element, %d ints: rank %d: from %d: basic element %d (at int %d) is %d, want %d%s", nints,
-                      x->me, src[i], j, at, r[i][at], sval(src[i], tag, j),
-                      j == nints - 1 ? " (the last, lone element of the message was not stored)" : "");
+                       "partial element, %d ints: rank %d: from %d: basic element %d (at int %d) is %d, want %d%s",
+                       nints, x->me, src[i], j, at, r[i][at], sval(src[i], tag, j),
+                       j == nints - 1 ? " (the last, lone element of the message was not stored)" : "");
         }
     }
     free(s);

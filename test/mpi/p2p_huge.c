@@ -102,8 +102,8 @@ int main(int argc, char **argv)
                 int rc = MPI_Recv(b, (int)SHORT, MPI_INT, peer, 2, MPI_COMM_WORLD, &st);
                 MPI_Get_count_c(&st, MPI_INT, &cnt);
                 EPT_CHECK(error_class(rc) == MPI_ERR_TRUNCATE, "truncate: class %d", error_class(rc));
-                EPT_CHECK(matched_below(MPI_COMM_WORLD) || (cnt == SHORT && bad_marks(b, SHORT, 2) == 0), "truncate: count %lld, %ld bad elements",
-                          (long long)cnt, bad_marks(b, SHORT, 2));
+                EPT_CHECK(matched_below(MPI_COMM_WORLD) || (cnt == SHORT && bad_marks(b, SHORT, 2) == 0),
+                          "truncate: count %lld, %ld bad elements", (long long)cnt, bad_marks(b, SHORT, 2));
             }
 
             PHASE("bsend");

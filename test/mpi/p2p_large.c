@@ -110,8 +110,8 @@ static void large(MPI_Comm comm, void *arg)
     int cnt = -1;
     MPI_Get_count(&st, strided, &cnt);
     EPT_CHECK(st.MPI_SOURCE == x.left && st.MPI_TAG == 200 && cnt == 1,
-              "strided MPI_Sendrecv_replace: rank %d: status source %d tag %d count %d", x.me, st.MPI_SOURCE, st.MPI_TAG,
-              cnt);
+              "strided MPI_Sendrecv_replace: rank %d: status source %d tag %d count %d", x.me, st.MPI_SOURCE,
+              st.MPI_TAG, cnt);
     for (int i = 0; i < 2 * nint; i++)
         EPT_CHECK(ib[i] == (i % 2 ? -7 : x.left * 1000003 + i), "strided MPI_Sendrecv_replace: rank %d: int %d is %d",
                   x.me, i, ib[i]);

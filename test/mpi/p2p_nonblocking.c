@@ -20,7 +20,7 @@
 #define NMODES 4
 #define NCOMPL 8
 static const char *mode_name[NMODES] = {"MPI_Isend", "MPI_Issend", "MPI_Irsend", "MPI_Ibsend"};
-static const char *compl_name[NCOMPL] = {"MPI_Wait",    "MPI_Test loop", "MPI_Waitall", "MPI_Testall",
+static const char *compl_name[NCOMPL] = {"MPI_Wait",    "MPI_Test loop", "MPI_Waitall",  "MPI_Testall",
                                          "MPI_Waitany", "MPI_Testany",   "MPI_Waitsome", "MPI_Testsome"};
 
 static int val(int s, int d, int round, int i) { return (s * 977 + d) * 1000 + round * 7 + i * 31; }
@@ -67,19 +67,19 @@ static void check_slot(ctx_t *c, int i, const MPI_Status *st)
                       c->name, c->me, s, st->MPI_SOURCE, st->MPI_TAG, cnt, c->round, c->count);
         }
         for (int k = 0; k < c->count; k++)
-            EPT_CHECK(b[k] == val(s, c->me, c->round, k), "%s: rank %d: receive from %d: int %d is %d", c->name,
-                      c->me, s, k, b[k]);
+            EPT_CHECK(b[k] == val(s, c->me, c->round, k), "%s: rank %d: receive from %d: int %d is %d", c->name, c->me,
+                      s, k, b[k]);
     } else if (c->kind[i] == K_CRECV) {
         int cnt = -1;
         if (st) {
             MPI_Get_count(st, MPI_INT, &cnt);
             EPT_CHECK(st->MPI_SOURCE == c->wrank && st->MPI_TAG == 5000 + c->t && cnt == SMALL,
-                      "%s: rank %d: classic receive: status source %d tag %d count %d", c->name, c->me,
-                      st->MPI_SOURCE, st->MPI_TAG, cnt);
+                      "%s: rank %d: classic receive: status source %d tag %d count %d", c->name, c->me, st->MPI_SOURCE,
+                      st->MPI_TAG, cnt);
         }
         for (int k = 0; k < SMALL; k++)
-            EPT_CHECK(c->crbuf[k] == val(-1, c->t, c->round, k), "%s: rank %d: classic receive: int %d is %d",
-                      c->name, c->me, k, c->crbuf[k]);
+            EPT_CHECK(c->crbuf[k] == val(-1, c->t, c->round, k), "%s: rank %d: classic receive: int %d is %d", c->name,
+                      c->me, k, c->crbuf[k]);
     } else if (c->kind[i] == K_NULL && st) {
         check_empty(c, i, st);
     }
@@ -120,10 +120,18 @@ static void start_round(ctx_t *c, int mode)
             b[i] = val(c->me, d, c->round, i);
         MPI_Request *r = &c->req[slot];
         switch (mode) {
-        case 0: EPT_OK(MPI_Isend(b, c->count, MPI_INT, d, c->round, c->comm, r)); break;
-        case 1: EPT_OK(MPI_Issend(b, c->count, MPI_INT, d, c->round, c->comm, r)); break;
-        case 2: EPT_OK(MPI_Irsend(b, c->count, MPI_INT, d, c->round, c->comm, r)); break;
-        default: EPT_OK(MPI_Ibsend(b, c->count, MPI_INT, d, c->round, c->comm, r)); break;
+        case 0:
+            EPT_OK(MPI_Isend(b, c->count, MPI_INT, d, c->round, c->comm, r));
+            break;
+        case 1:
+            EPT_OK(MPI_Issend(b, c->count, MPI_INT, d, c->round, c->comm, r));
+            break;
+        case 2:
+            EPT_OK(MPI_Irsend(b, c->count, MPI_INT, d, c->round, c->comm, r));
+            break;
+        default:
+            EPT_OK(MPI_Ibsend(b, c->count, MPI_INT, d, c->round, c->comm, r));
+            break;
         }
     }
 }

@@ -15,7 +15,7 @@
 
 #define K 12 /* messages per (sender, receiver) pair and phase */
 static const int seq_sizes[K] = {0, 8, 1024, 20480, 8, 102400, 0, 1048576, 1024, 8, 20480, 0};
-#define CAP 102400      /* largest message in the "capped" phases */
+#define CAP 102400 /* largest message in the "capped" phases */
 #define MAXMSG 1048576
 
 static int msg_size(int capped, int j)
@@ -166,8 +166,8 @@ static void isend_then_recv(phase_t *p, int mixed, int order, int anytag)
                 for (int j = order == 1 ? t : 0; j < K; j += order == 1 ? 3 : 1) {
                     int tag = anytag ? MPI_ANY_TAG : mixed ? mixed_tag(p->ph, j) : same_tag(p->ph);
                     EPT_OK(MPI_Recv(rbuf, MAXMSG, MPI_BYTE, src, tag, p->comm, &st));
-                    check_msg(p->name, rbuf, &st, p->me, src, p->ph, j,
-                              mixed ? mixed_tag(p->ph, j) : same_tag(p->ph), msg_size(p->capped, j));
+                    check_msg(p->name, rbuf, &st, p->me, src, p->ph, j, mixed ? mixed_tag(p->ph, j) : same_tag(p->ph),
+                              msg_size(p->capped, j));
                 }
             }
         }
@@ -210,7 +210,8 @@ static void order(MPI_Comm comm, void *arg)
     phase_begin(&p, 1, 0, "A: MPI_Send, one tag; pre-posted MPI_Irecv, specific source and tag");
     preposted(&p, 0, 0, 0, 0);
     phase_end(&p);
-    phase_begin(&p, 2, 0, "B: MPI_Send/MPI_Isend/MPI_Ssend, three tags; pre-posted MPI_Irecv, specific source, MPI_ANY_TAG");
+    phase_begin(&p, 2, 0,
+                "B: MPI_Send/MPI_Isend/MPI_Ssend, three tags; pre-posted MPI_Irecv, specific source, MPI_ANY_TAG");
     preposted(&p, 1, 1, 0, 1);
     phase_end(&p);
     phase_begin(&p, 3, 1, "C: MPI_Send/MPI_Isend, three tags; pre-posted MPI_Irecv, MPI_ANY_SOURCE and MPI_ANY_TAG");

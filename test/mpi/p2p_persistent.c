@@ -38,14 +38,14 @@ typedef struct {
 
 /* A failed check that leaves the communication pattern intact is reported
  * and counted, and the test goes on, so one run shows every broken call. */
-#define SOFT_CHECK(x, cond, ...)                                                                           \
-    do {                                                                                                   \
-        if (!(cond)) {                                                                                     \
+#define SOFT_CHECK(x, cond, ...)                                                                              \
+    do {                                                                                                      \
+        if (!(cond)) {                                                                                        \
             fprintf(stderr, "FAIL %s:%d (thread %d): %s: ", __FILE__, __LINE__, omp_get_thread_num(), #cond); \
-            fprintf(stderr, __VA_ARGS__);                                                                  \
-            fprintf(stderr, "\n");                                                                         \
-            (x)->fails++;                                                                                  \
-        }                                                                                                  \
+            fprintf(stderr, __VA_ARGS__);                                                                     \
+            fprintf(stderr, "\n");                                                                            \
+            (x)->fails++;                                                                                     \
+        }                                                                                                     \
     } while (0)
 
 static void check_empty(const MPI_Status *st, const char *what, int me)
@@ -86,10 +86,18 @@ static void ring(ctx_t *x)
             PHASE(what);
             EPT_OK(MPI_Recv_init(rb, size, MPI_BYTE, x->left, tag, x->comm, &rq[0]));
             switch (mode) {
-            case 0: EPT_OK(MPI_Send_init(sb, size, MPI_BYTE, x->right, tag, x->comm, &rq[1])); break;
-            case 1: EPT_OK(MPI_Ssend_init(sb, size, MPI_BYTE, x->right, tag, x->comm, &rq[1])); break;
-            case 2: EPT_OK(MPI_Rsend_init(sb, size, MPI_BYTE, x->right, tag, x->comm, &rq[1])); break;
-            default: EPT_OK(MPI_Bsend_init(sb, size, MPI_BYTE, x->right, tag, x->comm, &rq[1])); break;
+            case 0:
+                EPT_OK(MPI_Send_init(sb, size, MPI_BYTE, x->right, tag, x->comm, &rq[1]));
+                break;
+            case 1:
+                EPT_OK(MPI_Ssend_init(sb, size, MPI_BYTE, x->right, tag, x->comm, &rq[1]));
+                break;
+            case 2:
+                EPT_OK(MPI_Rsend_init(sb, size, MPI_BYTE, x->right, tag, x->comm, &rq[1]));
+                break;
+            default:
+                EPT_OK(MPI_Bsend_init(sb, size, MPI_BYTE, x->right, tag, x->comm, &rq[1]));
+                break;
             }
             /* Inactive: waits return at once with an empty status. */
             memset(st, 0x33, sizeof st);
@@ -115,7 +123,9 @@ static void ring(ctx_t *x)
                     EPT_OK(MPI_Start(&rq[0]));
                 }
                 switch (it % 3) {
-                case 0: EPT_OK(MPI_Waitall(2, rq, st)); break;
+                case 0:
+                    EPT_OK(MPI_Waitall(2, rq, st));
+                    break;
                 case 1:
                     EPT_OK(MPI_Wait(&rq[0], &st[0]));
                     EPT_OK(MPI_Wait(&rq[1], &st[1]));
@@ -318,7 +328,8 @@ static void free_pending(ctx_t *x)
             MPI_Iprobe(MPI_ANY_SOURCE, 99999, x->comm, &flag, MPI_STATUS_IGNORE);
             usleep(1000);
         }
-        EPT_CHECK(bad == (size_t)size, "rank %d: freed MPI_Irecv of %d bytes: byte %zu never arrived", x->me, size, bad);
+        EPT_CHECK(bad == (size_t)size, "rank %d: freed MPI_Irecv of %d bytes: byte %zu never arrived", x->me, size,
+                  bad);
         EPT_OK(MPI_Barrier(x->comm));
         free(sb);
         free(rb);
@@ -349,7 +360,10 @@ static void inactive_in_arrays(ctx_t *x, int with_classic)
         MPI_Status sts[5];
         EPT_OK(MPI_Irecv(rb, 4, MPI_INT, x->left, 602 + how, x->comm, &a[1]));
         EPT_OK(MPI_Send(sb, 4, MPI_INT, x->right, 602 + how, x->comm));
-        const char *call = how == 0 ? "MPI_Waitany" : how == 1 ? "MPI_Testany" : how == 2 ? "MPI_Waitsome" : "MPI_Testsome";
+        const char *call = how == 0   ? "MPI_Waitany"
+                           : how == 1 ? "MPI_Testany"
+                           : how == 2 ? "MPI_Waitsome"
+                                      : "MPI_Testsome";
         switch (how) {
         case 0:
             EPT_OK(MPI_Waitany(5, a, &idx, &st));
@@ -365,15 +379,19 @@ static void inactive_in_arrays(ctx_t *x, int with_classic)
             break;
         case 2:
             EPT_OK(MPI_Waitsome(5, a, &out, idxs, sts));
-            SOFT_CHECK(x, out == 1 && idxs[0] == 1, "rank %d: MPI_Waitsome: outcount %d, indices %d %d: only request 1 "
-                       "is active", x->me, out, out > 0 ? idxs[0] : -1, out > 1 ? idxs[1] : -1);
+            SOFT_CHECK(x, out == 1 && idxs[0] == 1,
+                       "rank %d: MPI_Waitsome: outcount %d, indices %d %d: only request 1 "
+                       "is active",
+                       x->me, out, out > 0 ? idxs[0] : -1, out > 1 ? idxs[1] : -1);
             break;
         default:
             do
                 EPT_OK(MPI_Testsome(5, a, &out, idxs, sts));
             while (out == 0);
-            SOFT_CHECK(x, out == 1 && idxs[0] == 1, "rank %d: MPI_Testsome: outcount %d, indices %d %d: only request 1 "
-                       "is active", x->me, out, out > 0 ? idxs[0] : -1, out > 1 ? idxs[1] : -1);
+            SOFT_CHECK(x, out == 1 && idxs[0] == 1,
+                       "rank %d: MPI_Testsome: outcount %d, indices %d %d: only request 1 "
+                       "is active",
+                       x->me, out, out > 0 ? idxs[0] : -1, out > 1 ? idxs[1] : -1);
             break;
         }
         /* After a wrong answer the receive may still be pending. */
@@ -487,8 +505,8 @@ static void mixed_startall(ctx_t *x)
         for (int i = 0; i < 6; i++) {
             EPT_CHECK(er[i] == x->left * 1000 + it * 10 + i, "rank %d: endpoint persistent receive: int %d is %d",
                       x->me, i, er[i]);
-            EPT_CHECK(cr[i] == -(x->t * 1000 + it * 10 + i), "rank %d: classic persistent receive: int %d is %d",
-                      x->me, i, cr[i]);
+            EPT_CHECK(cr[i] == -(x->t * 1000 + it * 10 + i), "rank %d: classic persistent receive: int %d is %d", x->me,
+                      i, cr[i]);
         }
         EPT_CHECK(st[0].MPI_SOURCE == x->left && st[1].MPI_SOURCE == x->wrank && st[1].MPI_TAG == 7100 + x->t,
                   "rank %d: statuses: endpoint source %d, classic source %d tag %d", x->me, st[0].MPI_SOURCE,

@@ -68,12 +68,14 @@ static int check_probe(const ctx_t *c, const char *what, const MPI_Status *st, i
     int s = st->MPI_SOURCE, cnt = -1, el = -1;
     EPT_CHECK(s >= 0 && s < c->n && (want_src < 0 || s == want_src), "%s: rank %d: probe status source %d (want %d)",
               what, c->me, s, want_src);
-    EPT_CHECK(st->MPI_TAG == tag_of(c, s), "%s: rank %d: probe of a message from %d: tag %d, expected %d", what,
-              c->me, s, st->MPI_TAG, tag_of(c, s));
+    EPT_CHECK(st->MPI_TAG == tag_of(c, s), "%s: rank %d: probe of a message from %d: tag %d, expected %d", what, c->me,
+              s, st->MPI_TAG, tag_of(c, s));
     MPI_Get_count(st, MPI_INT, &cnt);
     MPI_Get_elements(st, MPI_INT, &el);
-    EPT_CHECK(cnt == count_of(c, s, seq) && el == cnt, "%s: rank %d: probe of message %d from %d: count %d elements %d, "
-              "expected %d", what, c->me, seq, s, cnt, el, count_of(c, s, seq));
+    EPT_CHECK(cnt == count_of(c, s, seq) && el == cnt,
+              "%s: rank %d: probe of message %d from %d: count %d elements %d, "
+              "expected %d",
+              what, c->me, seq, s, cnt, el, count_of(c, s, seq));
     return s;
 }
 
@@ -128,8 +130,9 @@ static void probe_recv(ctx_t *c, int use_iprobe, int wild)
  * after it sees the second. */
 static void mprobe_recv(ctx_t *c, int nonblocking, int wild)
 {
-    const char *what = nonblocking ? (wild ? "MPI_Improbe(ANY, ANY) + MPI_Imrecv" : "MPI_Improbe(source, ANY) + MPI_Imrecv")
-                                   : (wild ? "MPI_Mprobe(ANY, ANY) + MPI_Mrecv" : "MPI_Mprobe(source, tag) + MPI_Mrecv");
+    const char *what = nonblocking
+                           ? (wild ? "MPI_Improbe(ANY, ANY) + MPI_Imrecv" : "MPI_Improbe(source, ANY) + MPI_Imrecv")
+                           : (wild ? "MPI_Mprobe(ANY, ANY) + MPI_Mrecv" : "MPI_Mprobe(source, tag) + MPI_Mrecv");
     PHASE(what);
     send_all(c, 2, 0);
     int *got = calloc((size_t)c->n, sizeof(int));

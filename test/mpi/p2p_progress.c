@@ -125,8 +125,7 @@ static void ping_pong(ctx_t *x)
     for (int i = 0; i < PINGPONG; i++) {
         int out = x->me * 100000 + i, in = -1;
         if (partner == x->me) {
-            EPT_OK(MPI_Sendrecv(&out, 1, MPI_INT, x->me, 950, &in, 1, MPI_INT, x->me, 950, x->comm,
-                                MPI_STATUS_IGNORE));
+            EPT_OK(MPI_Sendrecv(&out, 1, MPI_INT, x->me, 950, &in, 1, MPI_INT, x->me, 950, x->comm, MPI_STATUS_IGNORE));
             EPT_CHECK(in == out, "self ping-pong %d", in);
         } else if (x->me < partner) {
             EPT_OK(MPI_Send(&out, 1, MPI_INT, partner, 950, x->comm));

@@ -35,10 +35,18 @@ static void check_recv(const unsigned char *rbuf, int size, int src, int tag, co
 static void send_mode(int mode, const void *buf, int n, int dest, int tag, MPI_Comm comm)
 {
     switch (mode) {
-    case 0: EPT_OK(MPI_Send(buf, n, MPI_BYTE, dest, tag, comm)); break;
-    case 1: EPT_OK(MPI_Ssend(buf, n, MPI_BYTE, dest, tag, comm)); break;
-    case 2: EPT_OK(MPI_Rsend(buf, n, MPI_BYTE, dest, tag, comm)); break;
-    default: EPT_OK(MPI_Bsend(buf, n, MPI_BYTE, dest, tag, comm)); break;
+    case 0:
+        EPT_OK(MPI_Send(buf, n, MPI_BYTE, dest, tag, comm));
+        break;
+    case 1:
+        EPT_OK(MPI_Ssend(buf, n, MPI_BYTE, dest, tag, comm));
+        break;
+    case 2:
+        EPT_OK(MPI_Rsend(buf, n, MPI_BYTE, dest, tag, comm));
+        break;
+    default:
+        EPT_OK(MPI_Bsend(buf, n, MPI_BYTE, dest, tag, comm));
+        break;
     }
 }
 
@@ -196,7 +204,8 @@ static void bsend_space_reuse(void)
                 EPT_OK(MPI_Comm_set_errhandler(ep, old));
                 EPT_CHECK(rc == MPI_SUCCESS,
                           "MPI_Bsend of %d bytes, round %d: error although the attached buffer has room for it once "
-                          "the previous buffered message was received (and acknowledged)", size, i);
+                          "the previous buffered message was received (and acknowledged)",
+                          size, i);
                 EPT_OK(MPI_Recv(&ack, 1, MPI_CHAR, 1, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
             } else {
                 MPI_Status st;

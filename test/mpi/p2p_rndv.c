@@ -138,8 +138,8 @@ static void probes(ctx_t *x)
     while (!flag)
         EPT_OK(MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, x->comm, &flag, &msg, &st));
     MPI_Get_count(&st, MPI_INT, &cnt);
-    EPT_CHECK(st.MPI_SOURCE == x->left && st.MPI_TAG == 41 && cnt == 2, "rank %d: MPI_Improbe: source %d tag %d count %d",
-              x->me, st.MPI_SOURCE, st.MPI_TAG, cnt);
+    EPT_CHECK(st.MPI_SOURCE == x->left && st.MPI_TAG == 41 && cnt == 2,
+              "rank %d: MPI_Improbe: source %d tag %d count %d", x->me, st.MPI_SOURCE, st.MPI_TAG, cnt);
     MPI_Request r;
     EPT_OK(MPI_Imrecv(in, 2, MPI_INT, &msg, &r));
     EPT_OK(MPI_Wait(&r, &st));

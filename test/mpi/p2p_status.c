@@ -103,7 +103,7 @@ typedef struct {
  *                    reference to it that it does not hold (an assertion
  *                    fails at MPI_Type_free or in the wait). */
 enum { MPICH_ERROR = 1, MPICH_STATUS = 2, MPICH_FAILS = 4, MPICH_CANCELLED = 8 };
-#define MPICH_DEVIATES(what) (ept_classic && ((what) & deviations))
+#define MPICH_DEVIATES(what) (ept_classic && ((what)&deviations))
 static __thread int deviations; /* of the call being checked */
 
 static int val(int s, int tag, int i) { return (s * 7919 + tag) * 131 + i; }
@@ -141,7 +141,8 @@ static void expect_status(const ctx_t *c, const char *what, const MPI_Status *st
     EPT_OK(MPI_Get_count(st, MPI_INT, &cnt));
     EPT_CHECK(cnt == count, "%s: rank %d: status count %d, expected %d", what, c->me, cnt, count);
     EPT_OK(MPI_Test_cancelled(st, &cancelled));
-    EPT_CHECK(!cancelled || MPICH_DEVIATES(MPICH_CANCELLED), "%s: rank %d: MPI_Test_cancelled says cancelled", what, c->me);
+    EPT_CHECK(!cancelled || MPICH_DEVIATES(MPICH_CANCELLED), "%s: rank %d: MPI_Test_cancelled says cancelled", what,
+              c->me);
 }
 
 static void expect_proc_null(const ctx_t *c, const char *what, const MPI_Status *st)
@@ -152,8 +153,8 @@ static void expect_proc_null(const ctx_t *c, const char *what, const MPI_Status 
 static void expect_data(const ctx_t *c, const char *what, const int *b, int src, int tag, int count)
 {
     for (int i = 0; i < count; i++)
-        EPT_CHECK(b[i] == val(src, tag, i), "%s: rank %d: int %d from %d is %d, expected %d", what, c->me, i, src,
-                  b[i], val(src, tag, i));
+        EPT_CHECK(b[i] == val(src, tag, i), "%s: rank %d: int %d from %d is %d, expected %d", what, c->me, i, src, b[i],
+                  val(src, tag, i));
 }
 
 /* Completes *req with MPI_Test, one status per call. */
@@ -251,8 +252,8 @@ static void receive(ctx_t *c, variant_t v, int tag, int count, MPI_Status *st)
         EPT_OK(MPI_Request_free(&req));
         break;
     case V_SENDRECV:
-        EPT_OK(MPI_Sendrecv(c->sbuf, count, MPI_INT, c->right, tag, c->rbuf, count, MPI_INT, c->left, tag, c->comm,
-                            st));
+        EPT_OK(
+            MPI_Sendrecv(c->sbuf, count, MPI_INT, c->right, tag, c->rbuf, count, MPI_INT, c->left, tag, c->comm, st));
         break;
     case V_SENDRECV_REPLACE:
         memcpy(c->rbuf, c->sbuf, sizeof(int) * (size_t)count);
@@ -442,8 +443,8 @@ static int check_freed(void)
         freed_t *f = &freed[k];
         for (int i = 0; i < LARGE && !bad; i++)
             if (f->rbuf[i] != val(f->left, FREED_TAG, i)) {
-                fprintf(stderr, "FAIL: a freed MPI_Isendrecv of rank %d: int %d from %d is %d, expected %d\n", f->me,
-                        i, f->left, f->rbuf[i], val(f->left, FREED_TAG, i));
+                fprintf(stderr, "FAIL: a freed MPI_Isendrecv of rank %d: int %d from %d is %d, expected %d\n", f->me, i,
+                        f->left, f->rbuf[i], val(f->left, FREED_TAG, i));
                 bad = 1;
             }
         free(f->sbuf);
@@ -510,8 +511,8 @@ truncated:
     int rc = MPI_Wait(&req, &st), cls = -1;
     MPI_Error_class(rc, &cls);
     deviations = MPICH_STATUS;
-    EPT_CHECK(cls == MPI_ERR_TRUNCATE || MPICH_DEVIATES(MPICH_STATUS), "MPI_Isendrecv with a short receive: MPI_Wait gave class %d, expected %d", cls,
-              MPI_ERR_TRUNCATE);
+    EPT_CHECK(cls == MPI_ERR_TRUNCATE || MPICH_DEVIATES(MPICH_STATUS),
+              "MPI_Isendrecv with a short receive: MPI_Wait gave class %d, expected %d", cls, MPI_ERR_TRUNCATE);
     deviations = 0;
     expect_error_kept(c, "MPI_Isendrecv truncated + MPI_Wait", &st);
     EPT_CHECK(req == MPI_REQUEST_NULL, "MPI_Wait of a failed MPI_Isendrecv left the handle");

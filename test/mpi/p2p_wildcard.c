@@ -122,8 +122,8 @@ static void preposted(ctx_t *c, int mode)
     EPT_OK(MPI_Waitall(n, rr, st));
     for (int s = 0; s < n; s++) {
         check(c, mode_name[mode], &st[s], c->rbuf + (size_t)s * stride(c), mode == 3 ? -1 : s);
-        EPT_CHECK(!seen[st[s].MPI_SOURCE]++, "%s (%s): rank %d: two messages from %d", c->name, mode_name[mode],
-                  c->me, st[s].MPI_SOURCE);
+        EPT_CHECK(!seen[st[s].MPI_SOURCE]++, "%s (%s): rank %d: two messages from %d", c->name, mode_name[mode], c->me,
+                  st[s].MPI_SOURCE);
     }
     free(rr);
     free(st);

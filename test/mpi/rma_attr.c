@@ -23,7 +23,7 @@ typedef struct seen {
     MPI_Win win;
     int keyval;
     void *val;
-    int fail;   /* return MPI_ERR_OTHER */
+    int fail; /* return MPI_ERR_OTHER */
 } seen_t;
 
 static int delete_cb(MPI_Win win, int keyval, void *val, void *extra)
@@ -40,8 +40,8 @@ static void expect_seen(const seen_t *s, int calls, MPI_Win win, int keyval, voi
 {
     EPT_CHECK(s->calls == calls, "%s: the delete callback ran %d times, expected %d", what, s->calls, calls);
     EPT_CHECK(s->win == win && s->keyval == keyval && s->val == val,
-              "%s: the delete callback got window 0x%x keyval %d value %p, expected 0x%x %d %p", what,
-              (unsigned)s->win, s->keyval, s->val, (unsigned)win, keyval, val);
+              "%s: the delete callback got window 0x%x keyval %d value %p, expected 0x%x %d %p", what, (unsigned)s->win,
+              s->keyval, s->val, (unsigned)win, keyval, val);
 }
 
 static void expect_attr(MPI_Win win, int keyval, void *want, const char *what)
@@ -158,7 +158,4 @@ static void body(MPI_Comm comm, void *arg)
     part_errors(comm);
 }
 
-int main(int argc, char **argv)
-{
-    return ept_main_classic(argc, argv, 60, body, NULL);
-}
+int main(int argc, char **argv) { return ept_main_classic(argc, argv, 60, body, NULL); }

@@ -10,29 +10,27 @@
 #include "eptest.h"
 
 /* The predefined attributes of win must be these (base NULL: not checked). */
-static inline void rma_check_attrs(MPI_Win win, void *base, MPI_Aint size, int disp_unit, int flavor,
-                                   const char *what)
+static inline void rma_check_attrs(MPI_Win win, void *base, MPI_Aint size, int disp_unit, int flavor, const char *what)
 {
     void *b = NULL;
     MPI_Aint *s = NULL;
     int *du = NULL, *fl = NULL, *model = NULL, flag = 0;
     EPT_OK(MPI_Win_get_attr(win, MPI_WIN_BASE, &b, &flag));
-    EPT_CHECK(flag && (base == NULL || b == base), "%s: MPI_WIN_BASE %p (flag %d), expected %p", what, b, flag,
-              base);
+    EPT_CHECK(flag && (base == NULL || b == base), "%s: MPI_WIN_BASE %p (flag %d), expected %p", what, b, flag, base);
     EPT_OK(MPI_Win_get_attr(win, MPI_WIN_SIZE, &s, &flag));
     EPT_CHECK(flag && *s == size, "%s: MPI_WIN_SIZE %ld (flag %d), expected %ld", what, flag ? (long)*s : -1L, flag,
               (long)size);
     EPT_OK(MPI_Win_get_attr(win, MPI_WIN_DISP_UNIT, &du, &flag));
-    EPT_CHECK(flag && *du == disp_unit, "%s: MPI_WIN_DISP_UNIT %d (flag %d), expected %d", what, flag ? *du : -1,
-              flag, disp_unit);
+    EPT_CHECK(flag && *du == disp_unit, "%s: MPI_WIN_DISP_UNIT %d (flag %d), expected %d", what, flag ? *du : -1, flag,
+              disp_unit);
     EPT_OK(MPI_Win_get_attr(win, MPI_WIN_CREATE_FLAVOR, &fl, &flag));
-    EPT_CHECK(flag && *fl == flavor, "%s: MPI_WIN_CREATE_FLAVOR %d (flag %d), expected %d", what, flag ? *fl : -1,
-              flag, flavor);
+    EPT_CHECK(flag && *fl == flavor, "%s: MPI_WIN_CREATE_FLAVOR %d (flag %d), expected %d", what, flag ? *fl : -1, flag,
+              flavor);
     /* MPI allows either memory model; the attribute must be one of them. */
     EPT_OK(MPI_Win_get_attr(win, MPI_WIN_MODEL, &model, &flag));
     EPT_CHECK(flag && (*model == MPI_WIN_UNIFIED || *model == MPI_WIN_SEPARATE),
-              "%s: MPI_WIN_MODEL %d (flag %d), expected MPI_WIN_UNIFIED or MPI_WIN_SEPARATE", what,
-              flag ? *model : -1, flag);
+              "%s: MPI_WIN_MODEL %d (flag %d), expected MPI_WIN_UNIFIED or MPI_WIN_SEPARATE", what, flag ? *model : -1,
+              flag);
 }
 
 /* rc must be an error of class cls whose message names call. */
@@ -71,8 +69,8 @@ static inline void rma_check_permutation(const long *mine, int cnt, const long *
         all[(long)cnt * n + i] = extra[i];
     qsort(all, (size_t)total, sizeof(long), rma_cmp_long);
     for (long i = 0; i < total; i++)
-        EPT_CHECK(all[i] == first + i, "%s: rank %d: the fetched values sorted have %ld at %ld, expected %ld", what,
-                  me, all[i], i, first + i);
+        EPT_CHECK(all[i] == first + i, "%s: rank %d: the fetched values sorted have %ld at %ld, expected %ld", what, me,
+                  all[i], i, first + i);
     free(all);
 }
 

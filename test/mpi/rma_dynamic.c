@@ -19,10 +19,7 @@
 
 #define K 16
 
-static long val(int r, int i)
-{
-    return r * 1000L + i + 1;
-}
+static long val(int r, int i) { return r * 1000L + i + 1; }
 
 /* ---- dynamic windows ------------------------------------------------------ */
 
@@ -104,8 +101,10 @@ static void part_dynamic(MPI_Comm comm)
     EPT_OK(MPI_Win_flush_all(win));
     settle(comm, win);
     for (int i = 0; i < K / 2; i++)
-        EPT_CHECK(b[2 * i] == 2 * val(left, i), "rank %d: accumulate into the second region: element %d is %ld, "
-                  "expected %ld", me, 2 * i, b[2 * i], 2 * val(left, i));
+        EPT_CHECK(b[2 * i] == 2 * val(left, i),
+                  "rank %d: accumulate into the second region: element %d is %ld, "
+                  "expected %ld",
+                  me, 2 * i, b[2 * i], 2 * val(left, i));
     check_longs(c, K, 1, right, 0, me, "put into the third region");
     EPT_OK(MPI_Barrier(comm));
 
@@ -127,10 +126,7 @@ static MPI_Aint seg_ints(int r, int ns)
     return r == 0 && ns > 1 ? 0 : (r + 2) * K; /* multiples of 16 bytes: see rma_passive.c */
 }
 
-static int seg_unit(int r)
-{
-    return r % 2 ? 1 : (int)sizeof(int);
-}
+static int seg_unit(int r) { return r % 2 ? 1 : (int)sizeof(int); }
 
 static void part_shared(MPI_Comm comm)
 {
@@ -156,8 +152,10 @@ static void part_shared(MPI_Comm comm)
                   "rank %d: shared query of rank %d: size %ld, disp unit %d, expected %ld and %d", me, r, (long)size,
                   du, (long)sizeof(int) * seg_ints(r, ns), seg_unit(r));
         if (size > 0) {
-            EPT_CHECK(prev_end == NULL || seg[r] == prev_end, "rank %d: the segment of rank %d is at %p, not at %p "
-                      "after the previous one", me, r, (void *)seg[r], (void *)prev_end);
+            EPT_CHECK(prev_end == NULL || seg[r] == prev_end,
+                      "rank %d: the segment of rank %d is at %p, not at %p "
+                      "after the previous one",
+                      me, r, (void *)seg[r], (void *)prev_end);
             prev_end = seg[r] + seg_ints(r, ns);
         }
     }
@@ -199,8 +197,8 @@ static void part_shared(MPI_Comm comm)
     if (writer >= 0)
         for (int i = 0; i < seg_ints(me, ns); i++) {
             int want = (int)(i >= K && i < 2 * K ? val(writer, 500 + i - K) : val(writer, i));
-            EPT_CHECK(mine[i] == want, "rank %d: after the put from rank %d: element %d is %d, expected %d", me,
-                      writer, i, mine[i], want);
+            EPT_CHECK(mine[i] == want, "rank %d: after the put from rank %d: element %d is %d, expected %d", me, writer,
+                      i, mine[i], want);
         }
     EPT_OK(MPI_Win_unlock_all(win));
     EPT_OK(MPI_Win_free(&win));
@@ -215,7 +213,4 @@ static void body(MPI_Comm comm, void *arg)
     part_shared(comm);
 }
 
-int main(int argc, char **argv)
-{
-    return ept_main_classic(argc, argv, 60, body, NULL);
-}
+int main(int argc, char **argv) { return ept_main_classic(argc, argv, 60, body, NULL); }

@@ -32,10 +32,7 @@
 
 #define K 16 /* ints per rank in the ring and the datatype parts */
 
-static int val(int r, int i)
-{
-    return r * 1000 + i + 1;
-}
+static int val(int r, int i) { return r * 1000 + i + 1; }
 
 /* ---- ring of puts and gets, window attributes ---------------------------- */
 
@@ -61,8 +58,8 @@ static void check_window_identity(MPI_Win win, MPI_Comm comm, int me, int n)
     snprintf(want, sizeof want, "ring window of rank %d", me);
     EPT_OK(MPI_Win_set_name(win, want));
     EPT_OK(MPI_Win_get_name(win, name, &len));
-    EPT_CHECK(strcmp(name, want) == 0 && len == (int)strlen(want), "rank %d: window name '%s' (length %d)", me,
-              name, len);
+    EPT_CHECK(strcmp(name, want) == 0 && len == (int)strlen(want), "rank %d: window name '%s' (length %d)", me, name,
+              len);
 }
 
 static void part_ring(MPI_Comm comm)
@@ -92,8 +89,8 @@ static void part_ring(MPI_Comm comm)
     for (int i = 0; i < K; i++) {
         EPT_CHECK(buf[i] == val(left, i), "rank %d: ring put: element %d is %d, expected %d from rank %d", me, i,
                   buf[i], val(left, i), left);
-        EPT_CHECK(buf[K + i] == val(me, K + i) + 500000, "rank %d: put to itself: element %d is %d, expected %d",
-                  me, i, buf[K + i], val(me, K + i) + 500000);
+        EPT_CHECK(buf[K + i] == val(me, K + i) + 500000, "rank %d: put to itself: element %d is %d, expected %d", me, i,
+                  buf[K + i], val(me, K + i) + 500000);
     }
     PHASE("rma_fence: ring: gets");
     EPT_OK(MPI_Get(got, K, MPI_INT, right, 0, K, MPI_INT, win));
@@ -126,15 +123,9 @@ typedef struct {
 
 static const int idx_len[4] = {1, 2, 3, 10}, idx_disp[4] = {47, 0, 10, 20};
 
-static int sentinel(int i)
-{
-    return -(i + 1);
-}
+static int sentinel(int i) { return -(i + 1); }
 
-static pair_t pair_of(int r, int c)
-{
-    return (pair_t){val(r, 200 + c), val(r, 300 + c) + 0.5};
-}
+static pair_t pair_of(int r, int c) { return (pair_t){val(r, 200 + c), val(r, 300 + c) + 0.5}; }
 
 /* The window of a rank whose left neighbour is l, after the put epoch. */
 static void expected_window(int l, int *w)
@@ -217,15 +208,15 @@ static void part_datatypes(MPI_Comm comm)
     expected_window(me, want); /* the right neighbour's window, put by this rank */
     for (int j = 0; j < K; j++) {
         int at = j < K / 2 ? K + j : j - K / 2; /* oidx: first 8 at 16.., next 8 at 0.. */
-        EPT_CHECK(g[at] == want[3 * j], "rank %d: derived get: element %d (at %d) is %d, expected %d", me, j, at,
-                  g[at], want[3 * j]);
+        EPT_CHECK(g[at] == want[3 * j], "rank %d: derived get: element %d (at %d) is %d, expected %d", me, j, at, g[at],
+                  want[3 * j]);
     }
     for (int i = 0; i < 2 * K; i++)
         if ((i >= K / 2 && i < K) || i >= K + K / 2)
             EPT_CHECK(g[i] == -5, "rank %d: derived get wrote %d at %d, outside its type map", me, g[i], i);
     for (int c = 0; c < NSTRUCT; c++)
-        EPT_CHECK(sg[c].a == s[c].a && sg[c].b == s[c].b, "rank %d: struct get %d: {%d, %g}, expected {%d, %g}",
-                  me, c, sg[c].a, sg[c].b, s[c].a, s[c].b);
+        EPT_CHECK(sg[c].a == s[c].a && sg[c].b == s[c].b, "rank %d: struct get %d: {%d, %g}, expected {%d, %g}", me, c,
+                  sg[c].a, sg[c].b, s[c].a, s[c].b);
 
     EPT_OK(MPI_Win_free(&win));
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
@@ -235,8 +226,8 @@ static void part_datatypes(MPI_Comm comm)
 
 /* ---- accumulate from all to one ------------------------------------------ */
 
-#define E 3      /* elements per operation */
-#define NOPS 11  /* int operations, MPI_REPLACE last */
+#define E 3     /* elements per operation */
+#define NOPS 11 /* int operations, MPI_REPLACE last */
 #define REPL (NOPS - 1)
 
 typedef struct {
@@ -250,7 +241,7 @@ typedef struct {
 
 static MPI_Op int_op(int k)
 {
-    MPI_Op ops[NOPS] = {MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN,  MPI_LAND,   MPI_BAND,
+    MPI_Op ops[NOPS] = {MPI_SUM, MPI_PROD, MPI_MAX,  MPI_MIN,  MPI_LAND,   MPI_BAND,
                         MPI_LOR, MPI_BOR,  MPI_LXOR, MPI_BXOR, MPI_REPLACE};
     return ops[k];
 }
@@ -259,17 +250,28 @@ static MPI_Op int_op(int k)
 static int operand(int k, int r, int e)
 {
     switch (k) {
-    case 0: return r * 7 + e + 1;
-    case 1: return (r + e + 2) % 2 + 1;
-    case 2: return (r * 37 + e * 11 + 60) % 101 - 50;
-    case 3: return (r * 53 + e * 17 + 80) % 97 - 40;
-    case 4: return r != e;
-    case 5: return ~(1 << ((r + e + 1) % 31));
-    case 6: return r == e + 1;
-    case 7: return 1 << ((r * 3 + e + 3) % 31);
-    case 8: return (r + e + 3) % 3 == 0;
-    case 9: return (r + 1) * 0x1234 + e * 7;
-    default: return r * 10 + e;
+    case 0:
+        return r * 7 + e + 1;
+    case 1:
+        return (r + e + 2) % 2 + 1;
+    case 2:
+        return (r * 37 + e * 11 + 60) % 101 - 50;
+    case 3:
+        return (r * 53 + e * 17 + 80) % 97 - 40;
+    case 4:
+        return r != e;
+    case 5:
+        return ~(1 << ((r + e + 1) % 31));
+    case 6:
+        return r == e + 1;
+    case 7:
+        return 1 << ((r * 3 + e + 3) % 31);
+    case 8:
+        return (r + e + 3) % 3 == 0;
+    case 9:
+        return (r + 1) * 0x1234 + e * 7;
+    default:
+        return r * 10 + e;
     }
 }
 
@@ -277,24 +279,32 @@ static int operand(int k, int r, int e)
 static int combine(int k, int a, int b)
 {
     switch (k) {
-    case 0: return a + b;
-    case 1: return a * b;
-    case 2: return a > b ? a : b;
-    case 3: return a < b ? a : b;
-    case 4: return a && b;
-    case 5: return a & b;
-    case 6: return a || b;
-    case 7: return a | b;
-    case 8: return !a != !b;
-    case 9: return a ^ b;
-    default: return b;
+    case 0:
+        return a + b;
+    case 1:
+        return a * b;
+    case 2:
+        return a > b ? a : b;
+    case 3:
+        return a < b ? a : b;
+    case 4:
+        return a && b;
+    case 5:
+        return a & b;
+    case 6:
+        return a || b;
+    case 7:
+        return a | b;
+    case 8:
+        return !a != !b;
+    case 9:
+        return a ^ b;
+    default:
+        return b;
     }
 }
 
-static int loc_value(int r, int e)
-{
-    return (r / 2 + e) % 2; /* ties: MAXLOC and MINLOC keep the lowest index */
-}
+static int loc_value(int r, int e) { return (r / 2 + e) % 2; /* ties: MAXLOC and MINLOC keep the lowest index */ }
 
 /* The root's area once every rank of n has accumulated (REPLACE: rank 0's). */
 static void expected_area(int n, acc_area_t *a)
@@ -334,8 +344,8 @@ static void check_ints(const int (*got)[E], const int (*want)[E], int n, int me,
                 EPT_CHECK(v % 10 == e && v / 10 >= 0 && v / 10 < n,
                           "rank %d: %s: MPI_REPLACE element %d is %d, not the operand of any rank", me, what, e, v);
             else
-                EPT_CHECK(v == want[k][e], "rank %d: %s: operation %d element %d is %d, expected %d", me, what, k, e,
-                          v, want[k][e]);
+                EPT_CHECK(v == want[k][e], "rank %d: %s: operation %d element %d is %d, expected %d", me, what, k, e, v,
+                          want[k][e]);
         }
 }
 
@@ -395,8 +405,8 @@ static void part_accumulate(MPI_Comm comm)
     PHASE("rma_fence: accumulate: Get_accumulate");
     int back[NOPS][E];
     long one = 1, fetched = -1, repl = me + 1, old = -1;
-    EPT_OK(MPI_Get_accumulate(NULL, 0, MPI_INT, back, NOPS * E, MPI_INT, root, offsetof(acc_area_t, ints),
-                              NOPS * E, MPI_INT, MPI_NO_OP, win));
+    EPT_OK(MPI_Get_accumulate(NULL, 0, MPI_INT, back, NOPS * E, MPI_INT, root, offsetof(acc_area_t, ints), NOPS * E,
+                              MPI_INT, MPI_NO_OP, win));
     EPT_OK(MPI_Get_accumulate(&one, 1, MPI_LONG, &fetched, 1, MPI_LONG, root, offsetof(acc_area_t, counter), 1,
                               MPI_LONG, MPI_SUM, win));
     EPT_OK(MPI_Get_accumulate(&repl, 1, MPI_LONG, &old, 1, MPI_LONG, root, offsetof(acc_area_t, repl), 1, MPI_LONG,
@@ -404,8 +414,8 @@ static void part_accumulate(MPI_Comm comm)
     EPT_OK(MPI_Win_fence(0, win));
     check_ints((const int(*)[E])back, (const int(*)[E])want.ints, n, me, "read back with MPI_NO_OP");
     long final[2] = {-1, -1};
-    EPT_OK(MPI_Get_accumulate(NULL, 0, MPI_LONG, final, 2, MPI_LONG, root, offsetof(acc_area_t, counter), 2,
-                              MPI_LONG, MPI_NO_OP, win));
+    EPT_OK(MPI_Get_accumulate(NULL, 0, MPI_LONG, final, 2, MPI_LONG, root, offsetof(acc_area_t, counter), 2, MPI_LONG,
+                              MPI_NO_OP, win));
     EPT_OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
     EPT_CHECK(final[0] == n, "rank %d: the Get_accumulate counter ends at %ld, expected %d", me, final[0], n);
     /* Each rank fetched a distinct count 0..n-1. */
@@ -503,8 +513,8 @@ static void part_errors(MPI_Comm comm)
     EPT_OK(MPI_Win_fence(MPI_MODE_NOPRECEDE, win));
     rma_expect_error(MPI_Put(x, 1, MPI_INT, n, 0, 1, MPI_INT, win), MPI_ERR_RANK, "MPI_Put", "Put to rank n");
     rma_expect_error(MPI_Get(x, 1, MPI_INT, -3, 0, 1, MPI_INT, win), MPI_ERR_RANK, "MPI_Get", "Get from rank -3");
-    rma_expect_error(MPI_Accumulate(x, 1, MPI_INT, n + 5, 0, 1, MPI_INT, MPI_SUM, win), MPI_ERR_RANK,
-                     "MPI_Accumulate", "Accumulate to rank n + 5");
+    rma_expect_error(MPI_Accumulate(x, 1, MPI_INT, n + 5, 0, 1, MPI_INT, MPI_SUM, win), MPI_ERR_RANK, "MPI_Accumulate",
+                     "Accumulate to rank n + 5");
     x[0] = 77;
     EPT_OK(MPI_Put(x, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, win));
     EPT_OK(MPI_Get(x + 1, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, win));
@@ -523,8 +533,8 @@ static void part_errors(MPI_Comm comm)
     EPT_CHECK(rc_class == MPI_ERR_RANK, "rank %d: Put to rank n returned class %d after the handler", me, rc_class);
     EPT_OK(MPI_Win_call_errhandler(win, MPI_ERR_OTHER));
     EPT_CHECK(handler_calls == 2 && handler_win == win && handler_class == MPI_ERR_OTHER,
-              "rank %d: MPI_Win_call_errhandler: the handler was called %d times in all (class %d)", me,
-              handler_calls, handler_class);
+              "rank %d: MPI_Win_call_errhandler: the handler was called %d times in all (class %d)", me, handler_calls,
+              handler_class);
     EPT_OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
     EPT_CHECK(buf[0] == 0 && buf[1] == 0 && x[1] == -1, "rank %d: an error or MPI_PROC_NULL moved data", me);
     EPT_OK(MPI_Win_free(&win));
@@ -547,18 +557,19 @@ static void part_sync_errors(MPI_Comm comm)
     EPT_OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
     EPT_OK(MPI_Win_get_errhandler(win, &eh));
     EPT_CHECK(eh == MPI_ERRORS_RETURN, "rank %d: MPI_Win_get_errhandler does not give the handler set", me);
-    rma_expect_error(MPI_Put(&x, 1, MPI_INT, me, 0, 1, MPI_INT, win), MPI_ERR_RMA_SYNC, "MPI_Put", "Put outside an epoch");
+    rma_expect_error(MPI_Put(&x, 1, MPI_INT, me, 0, 1, MPI_INT, win), MPI_ERR_RMA_SYNC, "MPI_Put",
+                     "Put outside an epoch");
     rma_expect_error(MPI_Win_unlock(me, win), MPI_ERR_RMA_SYNC, "MPI_Win_unlock", "unlock without a lock");
     rma_expect_error(MPI_Win_attach(win, buf, sizeof buf), MPI_ERR_RMA_FLAVOR, "MPI_Win_attach",
-                 "attach to a window of MPI_Win_create");
+                     "attach to a window of MPI_Win_create");
     EPT_OK(MPI_Win_lock(MPI_LOCK_SHARED, me, 0, win));
     rma_expect_error(MPI_Win_lock(MPI_LOCK_SHARED, me, 0, win), MPI_ERR_RMA_SYNC, "MPI_Win_lock", "a second lock");
     rma_expect_error(MPI_Put(&x, 1, MPI_INT, me, -1, 1, MPI_INT, win), MPI_ERR_DISP, "MPI_Put", "displacement -1");
     rma_expect_error(MPI_Accumulate(&x, 1, MPI_INT, me, 0, 1, MPI_INT, MPI_OP_NULL, win), MPI_ERR_OP, "MPI_Accumulate",
-                 "Accumulate with MPI_OP_NULL");
+                     "Accumulate with MPI_OP_NULL");
     if (endpoints) {
         rma_expect_error(MPI_Put(&x, 1, MPI_INT, me, 4, 1, MPI_INT, win), MPI_ERR_RMA_RANGE, "MPI_Put",
-                     "Put past the window");
+                         "Put past the window");
         rma_expect_error(MPI_Win_free(&win), MPI_ERR_RMA_SYNC, "MPI_Win_free", "free while locked");
     }
     EPT_OK(MPI_Win_unlock(me, win));
@@ -579,7 +590,4 @@ static void body(MPI_Comm comm, void *arg)
     part_errors(comm);
 }
 
-int main(int argc, char **argv)
-{
-    return ept_main_classic(argc, argv, 60, body, NULL);
-}
+int main(int argc, char **argv) { return ept_main_classic(argc, argv, 60, body, NULL); }

@@ -28,10 +28,7 @@
 #define ROUNDS 4       /* Compare_and_swap elections */
 #define K 8            /* longs per origin in the lock_all part */
 
-static long val(int r, int i)
-{
-    return r * 1000L + i + 1;
-}
+static long val(int r, int i) { return r * 1000L + i + 1; }
 
 /* Allocates a window of count longs (rounded up to an even count: see
  * below), set to init under an exclusive lock on this rank's own window
@@ -188,8 +185,10 @@ static void settle(lockall_t *s)
 static void check_slot(lockall_t *s, int r, int first, const char *what)
 {
     for (int i = 0; i < K; i++)
-        EPT_CHECK(s->base[r * K + i] == val(r, first + i), "rank %d: %s: slot of rank %d element %d is %ld, "
-                  "expected %ld", s->me, what, r, i, s->base[r * K + i], val(r, first + i));
+        EPT_CHECK(s->base[r * K + i] == val(r, first + i),
+                  "rank %d: %s: slot of rank %d element %d is %ld, "
+                  "expected %ld",
+                  s->me, what, r, i, s->base[r * K + i], val(r, first + i));
 }
 
 static void lockall_requests(lockall_t *s)
@@ -211,8 +210,8 @@ static void lockall_requests(lockall_t *s)
     EPT_OK(MPI_Rget(got, K, MPI_LONG, s->right, s->me * K, K, MPI_LONG, s->win, &req));
     EPT_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
     for (int i = 0; i < K; i++)
-        EPT_CHECK(got[i] == val(s->me, i), "rank %d: Rget after Rput and flush: element %d is %ld, expected %ld",
-                  s->me, i, got[i], val(s->me, i));
+        EPT_CHECK(got[i] == val(s->me, i), "rank %d: Rget after Rput and flush: element %d is %ld, expected %ld", s->me,
+                  i, got[i], val(s->me, i));
 
     PHASE("rma_passive: lock_all: Raccumulate and Rget_accumulate");
     for (int t = 0; t < s->n; t++)
@@ -228,8 +227,8 @@ static void lockall_requests(lockall_t *s)
     check_slot(s, s->left, 0, "Rput");
     for (int i = 0; i < K; i++) {
         long want = (i + 1L) * s->n * (s->n + 1) / 2;
-        EPT_CHECK(s->base[acc + i] == want, "rank %d: Raccumulate from all: element %d is %ld, expected %ld", s->me,
-                  i, s->base[acc + i], want);
+        EPT_CHECK(s->base[acc + i] == want, "rank %d: Raccumulate from all: element %d is %ld, expected %ld", s->me, i,
+                  s->base[acc + i], want);
     }
     /* The same, read through RMA on itself. */
     EPT_OK(MPI_Rget_accumulate(NULL, 0, MPI_LONG, got, K, MPI_LONG, s->me, acc, K, MPI_LONG, MPI_NO_OP, s->win, &req));
@@ -284,8 +283,10 @@ static void lockall_sync(lockall_t *s)
     EPT_OK(MPI_Get(got, K, MPI_LONG, s->right, s->right * K, K, MPI_LONG, s->win));
     EPT_OK(MPI_Win_flush(s->right, s->win));
     for (int i = 0; i < K; i++)
-        EPT_CHECK(got[i] == val(s->right, 300 + i), "rank %d: the right neighbour's local store: element %d is %ld, "
-                  "expected %ld", s->me, i, got[i], val(s->right, 300 + i));
+        EPT_CHECK(got[i] == val(s->right, 300 + i),
+                  "rank %d: the right neighbour's local store: element %d is %ld, "
+                  "expected %ld",
+                  s->me, i, got[i], val(s->right, 300 + i));
     EPT_OK(MPI_Barrier(s->comm));
 }
 
@@ -312,7 +313,4 @@ static void body(MPI_Comm comm, void *arg)
     part_lockall(comm);
 }
 
-int main(int argc, char **argv)
-{
-    return ept_main_classic(argc, argv, 60, body, NULL);
-}
+int main(int argc, char **argv) { return ept_main_classic(argc, argv, 60, body, NULL); }

@@ -15,10 +15,7 @@
 
 #define K 16
 
-static int val(int r, int i)
-{
-    return r * 1000 + i + 1;
-}
+static int val(int r, int i) { return r * 1000 + i + 1; }
 
 /* The group of ranks a and b (once if a == b) of win's group. */
 static MPI_Group pair_group(MPI_Win win, int a, int b)
@@ -163,7 +160,4 @@ static void body(MPI_Comm comm, void *arg)
     part_all_to_one(comm);
 }
 
-int main(int argc, char **argv)
-{
-    return ept_main_classic(argc, argv, 60, body, NULL);
-}
+int main(int argc, char **argv) { return ept_main_classic(argc, argv, 60, body, NULL); }

@@ -220,14 +220,30 @@ static void send_one(rank_t *R, int j)
     int dest = kind_rank(R->L, m->kind, m->d), cnt = (int)m->size;
     MPI_Request q = MPI_REQUEST_NULL;
     switch (m->smode) {
-    case S_ISEND: EPT_OK(MPI_Isend(b, cnt, MPI_BYTE, dest, m->tag, comm, &q)); break;
-    case S_ISSEND: EPT_OK(MPI_Issend(b, cnt, MPI_BYTE, dest, m->tag, comm, &q)); break;
-    case S_IBSEND: EPT_OK(MPI_Ibsend(b, cnt, MPI_BYTE, dest, m->tag, comm, &q)); break;
-    case S_IRSEND: EPT_OK(MPI_Irsend(b, cnt, MPI_BYTE, dest, m->tag, comm, &q)); break;
-    case S_SEND: EPT_OK(MPI_Send(b, cnt, MPI_BYTE, dest, m->tag, comm)); break;
-    case S_SSEND: EPT_OK(MPI_Ssend(b, cnt, MPI_BYTE, dest, m->tag, comm)); break;
-    case S_BSEND: EPT_OK(MPI_Bsend(b, cnt, MPI_BYTE, dest, m->tag, comm)); break;
-    case S_RSEND: EPT_OK(MPI_Rsend(b, cnt, MPI_BYTE, dest, m->tag, comm)); break;
+    case S_ISEND:
+        EPT_OK(MPI_Isend(b, cnt, MPI_BYTE, dest, m->tag, comm, &q));
+        break;
+    case S_ISSEND:
+        EPT_OK(MPI_Issend(b, cnt, MPI_BYTE, dest, m->tag, comm, &q));
+        break;
+    case S_IBSEND:
+        EPT_OK(MPI_Ibsend(b, cnt, MPI_BYTE, dest, m->tag, comm, &q));
+        break;
+    case S_IRSEND:
+        EPT_OK(MPI_Irsend(b, cnt, MPI_BYTE, dest, m->tag, comm, &q));
+        break;
+    case S_SEND:
+        EPT_OK(MPI_Send(b, cnt, MPI_BYTE, dest, m->tag, comm));
+        break;
+    case S_SSEND:
+        EPT_OK(MPI_Ssend(b, cnt, MPI_BYTE, dest, m->tag, comm));
+        break;
+    case S_BSEND:
+        EPT_OK(MPI_Bsend(b, cnt, MPI_BYTE, dest, m->tag, comm));
+        break;
+    case S_RSEND:
+        EPT_OK(MPI_Rsend(b, cnt, MPI_BYTE, dest, m->tag, comm));
+        break;
     }
     if (q != MPI_REQUEST_NULL)
         add_pending(R, q, R_SEND, j);
@@ -283,8 +299,8 @@ static void check_probe(rank_t *R, const MPI_Status *ps, const MPI_Status *rs, c
     MPI_Get_count(ps, MPI_BYTE, &a);
     MPI_Get_count(rs, MPI_BYTE, &b);
     if (ps->MPI_SOURCE != rs->MPI_SOURCE || ps->MPI_TAG != rs->MPI_TAG || a != b)
-        mismatch(R, "%s: probe saw (source %d, tag %d, %d bytes), the receive got (source %d, tag %d, %d bytes)",
-                 how, ps->MPI_SOURCE, ps->MPI_TAG, a, rs->MPI_SOURCE, rs->MPI_TAG, b);
+        mismatch(R, "%s: probe saw (source %d, tag %d, %d bytes), the receive got (source %d, tag %d, %d bytes)", how,
+                 ps->MPI_SOURCE, ps->MPI_TAG, a, rs->MPI_SOURCE, rs->MPI_TAG, b);
 }
 
 static void late_one(rank_t *R, const class_t *cl)
@@ -600,8 +616,8 @@ static void replay(rank_t *R)
                 want = x;
         }
         if (!want) {
-            mismatch(R, "%s on %s: a message from %d (tag %d, %d bytes) that was never sent, or twice", r->how, on,
-                     src, tag, cnt);
+            mismatch(R, "%s on %s: a message from %d (tag %d, %d bytes) that was never sent, or twice", r->how, on, src,
+                     tag, cnt);
             continue;
         }
         taken[want - P->msg] = 1;
@@ -623,8 +639,8 @@ static void replay(rank_t *R)
         }
         for (size_t b = want->size; b < r->cap + GUARD; b++)
             if (r->buf[b] != GUARD_BYTE) {
-                mismatch(R, "%s on %s: message %d from %d of %zu bytes: byte %zu past its end was written", r->how,
-                         on, want->seq, src, want->size, b);
+                mismatch(R, "%s on %s: message %d from %d of %zu bytes: byte %zu past its end was written", r->how, on,
+                         want->seq, src, want->size, b);
                 break;
             }
         R->recvd[r->kind * L->n + sb]++;
@@ -641,8 +657,10 @@ static void replay(rank_t *R)
 static void stress_watchdog(void)
 {
     char b[160];
-    int n = snprintf(b, sizeof b, "FAIL: watchdog: a round took too long; replay: EPMPI_STRESS_SEED=%llu, round %ld; phase: ",
-                     opt_seed, atomic_load(&cur_round));
+    int n =
+        snprintf(b, sizeof b,
+                 "FAIL: watchdog: a round took too long; replay: EPMPI_STRESS_SEED=%llu, round %ld; phase: ", opt_seed,
+                 atomic_load(&cur_round));
     const char *p = atomic_load(&phase);
     if (write(2, b, (size_t)n) < 0 || write(2, p, strlen(p)) < 0 || write(2, "\n", 1) < 0)
         _exit(3);
@@ -804,8 +822,10 @@ static void stress(MPI_Comm base, void *arg)
     if (me == 0) {
         printf("seed=%llu\n", opt_seed);
         printf("stress: %d ranks, %s, %.0f s%s\n", n,
-               ept_classic ? "classic MPICH" : ept_world_endpoints() ? "world mode" : "explicit endpoints", opt_seconds,
-               opt_corrupt ? ", with a deliberate fault" : "");
+               ept_classic             ? "classic MPICH"
+               : ept_world_endpoints() ? "world mode"
+                                       : "explicit endpoints",
+               opt_seconds, opt_corrupt ? ", with a deliberate fault" : "");
         fflush(stdout);
     }
     P.wild = malloc(sizeof(int) * (size_t)(NKIND * n));
@@ -834,8 +854,8 @@ static void stress(MPI_Comm base, void *arg)
             if (L.comm[k] != MPI_COMM_NULL)
                 EPT_OK(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, L.comm[k], &flag, &st));
             if (flag)
-                mismatch(&R, "a message from %d (tag %d) on %s is left over after the round", st.MPI_SOURCE,
-                         st.MPI_TAG, kind_name[k]);
+                mismatch(&R, "a message from %d (tag %d) on %s is left over after the round", st.MPI_SOURCE, st.MPI_TAG,
+                         kind_name[k]);
         }
         long long v[2] = {R.mismatches, 0}, all[2];
         if (me == 0)

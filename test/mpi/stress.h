@@ -15,8 +15,8 @@ extern const char *const smode_name[NSMODE];
 #define MAX_MSG ((size_t)4 << 20)
 #define SBUDGET ((size_t)12 << 20) /* bytes a rank sends per round at most */
 #define RBUDGET ((size_t)24 << 20) /* receive buffers of a rank per round at most (see plan_round) */
-#define BSEND_MAX 4096            /* largest buffered send */
-#define BSEND_PER_ROUND 4         /* buffered sends per rank and round at most */
+#define BSEND_MAX 4096             /* largest buffered send */
+#define BSEND_PER_ROUND 4          /* buffered sends per rank and round at most */
 #define HDR_MAGIC 0x53545253u
 #define GUARD 8 /* bytes after every receive buffer that must stay untouched */
 #define GUARD_BYTE 0xa5
@@ -49,7 +49,7 @@ static inline int rbelow(rng_t *r, int n) { return n > 0 ? (int)(rnext(r) % (uin
 
 typedef struct {
     int n, me, tag_ub, have_inter;
-    int *color, *c2rank; /* [n]: half and rank in it of every base rank */
+    int *color, *c2rank;  /* [n]: half and rank in it of every base rank */
     int *mem[2], nmem[2]; /* base ranks of each half by split rank */
     MPI_Comm comm[NKIND];
 } layout_t;
@@ -92,8 +92,18 @@ enum { C_BARRIER, C_BCAST, C_ALLREDUCE, C_ALLTOALLV, C_IBARRIER, C_IBCAST, C_IAL
 extern const char *const coll_name[NCOLL];
 
 /* What a run did, for EPMPI_STRESS_VERBOSE=1: calls by kind. */
-enum { ST_SEND = 0, ST_LATE = ST_SEND + NSMODE, ST_EARLY = ST_LATE + 6, ST_CANCEL_WON, ST_CANCEL_LOST, ST_NEVER,
-       ST_CALL, ST_COLL = ST_CALL + 8, ST_WILD = ST_COLL + NCOLL, NSTAT = ST_WILD + 4 };
+enum {
+    ST_SEND = 0,
+    ST_LATE = ST_SEND + NSMODE,
+    ST_EARLY = ST_LATE + 6,
+    ST_CANCEL_WON,
+    ST_CANCEL_LOST,
+    ST_NEVER,
+    ST_CALL,
+    ST_COLL = ST_CALL + 8,
+    ST_WILD = ST_COLL + NCOLL,
+    NSTAT = ST_WILD + 4
+};
 
 typedef struct {
     int op, kind, root, group, count, at;
@@ -148,7 +158,7 @@ typedef struct {
     long post;
     unsigned char **sbuf; /* one per message this rank sends */
     unsigned char *cbuf[MAX_COLL], *cout[MAX_COLL];
-    int *cnt, *displ; /* alltoallv scratch */
+    int *cnt, *displ;        /* alltoallv scratch */
     long long *sent, *recvd; /* [NKIND * n] by base rank */
     long long msgs, bytes;
     long mismatches;

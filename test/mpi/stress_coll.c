@@ -2,7 +2,10 @@
  * finished) by coll_start, results checked by coll_check. */
 #include "stress.h"
 
-static long long reduce_val(uint64_t key, int b, int i) { return (long long)(hk(key, (uint64_t)b << 32 | (uint64_t)i) & 0xffffff); }
+static long long reduce_val(uint64_t key, int b, int i)
+{
+    return (long long)(hk(key, (uint64_t)b << 32 | (uint64_t)i) & 0xffffff);
+}
 
 /* Members (base ranks) whose inputs reach this rank: its communicator, or
  * the remote group of the intercommunicator. */
@@ -153,4 +156,3 @@ void coll_check(rank_t *R, int i)
     free(R->cout[i]);
     R->cbuf[i] = R->cout[i] = NULL;
 }
-

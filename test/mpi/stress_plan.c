@@ -110,7 +110,8 @@ void plan_round(plan_t *P, const layout_t *L, long round)
                 for (int j = 1 + rbelow(&g, 4); j > 0; j--) {
                     int tag = draw_tag(&g, L->tag_ub), dk = k * n + d;
                     size_t size = draw_size(&g), big = size > rmax[dk] ? size : rmax[dk];
-                    if (sbudget + size > SBUDGET || rmem[d] + (size_t)(rcnt[dk] + 1) * big - (size_t)rcnt[dk] * rmax[dk] > RBUDGET) {
+                    if (sbudget + size > SBUDGET ||
+                        rmem[d] + (size_t)(rcnt[dk] + 1) * big - (size_t)rcnt[dk] * rmax[dk] > RBUDGET) {
                         size = (size_t)rbelow(&g, 64);
                         big = size > rmax[dk] ? size : rmax[dk];
                         if (rmem[d] + big > RBUDGET)
@@ -156,8 +157,8 @@ void plan_round(plan_t *P, const layout_t *L, long round)
 
 static hdr_t msg_hdr(const plan_t *P, const msg_t *m, uint64_t key)
 {
-    return (hdr_t){(uint32_t)key, HDR_MAGIC, (uint32_t)P->round, (uint16_t)m->kind, (uint16_t)m->s, (uint16_t)m->d,
-                   0, (uint32_t)m->seq};
+    return (hdr_t){(uint32_t)key,  HDR_MAGIC, (uint32_t)P->round, (uint16_t)m->kind, (uint16_t)m->s,
+                   (uint16_t)m->d, 0,         (uint32_t)m->seq};
 }
 
 static uint64_t msg_key(const plan_t *P, const msg_t *m)
@@ -250,8 +251,8 @@ void make_layout(layout_t *L, MPI_Comm base)
               L->c2rank[me], L->nmem[L->color[me]]);
     L->comm[K_INTER] = MPI_COMM_NULL;
     if (L->have_inter) {
-        EPT_OK(MPI_Intercomm_create(L->comm[K_SPLIT], 0, base, L->mem[1 - L->color[me]][0], TAG_INTER,
-                                    &L->comm[K_INTER]));
+        EPT_OK(
+            MPI_Intercomm_create(L->comm[K_SPLIT], 0, base, L->mem[1 - L->color[me]][0], TAG_INTER, &L->comm[K_INTER]));
         EPT_OK(MPI_Comm_remote_size(L->comm[K_INTER], &s));
         EPT_CHECK(s == L->nmem[1 - L->color[me]], "intercomm: remote size %d", s);
     }
@@ -269,4 +270,3 @@ void free_layout(layout_t *L)
     free(L->mem[0]);
     free(L->mem[1]);
 }
-

@@ -57,10 +57,7 @@ static nbrs_t grid_nbrs(MPI_Comm g, int nd)
  * forms) in send order, not by direction as MPI and its Neighbor_alltoall
  * do; on a multigraph not in edge order.  The classic run skips the checks
  * that tell the blocks of such edges apart. */
-static int mpich_pairs_by_order(const nbrs_t *x)
-{
-    return ept_classic && x->twice;
-}
+static int mpich_pairs_by_order(const nbrs_t *x) { return ept_classic && x->twice; }
 
 /* Checks block j (count elements) of buf received per x. */
 static void check_blocks(const int *buf, const int *counts, const int *displs, const nbrs_t *x, int uniform_from,
@@ -155,8 +152,7 @@ static void grids(MPI_Comm comm, int r, int n)
         if (g == MPI_COMM_NULL)
             continue;
         x = grid_nbrs(g, 1);
-        EPT_CHECK(x.nb[0] == x.nb[1] && x.nb[0] == wrap(r + 1, size), "small ring neighbours %d %d", x.nb[0],
-                  x.nb[1]);
+        EPT_CHECK(x.nb[0] == x.nb[1] && x.nb[0] == wrap(r + 1, size), "small ring neighbours %d %d", x.nb[0], x.nb[1]);
         exercise(g, r, &x, size == 1 ? "ring of 1" : "ring of 2");
         EPT_OK(MPI_Comm_free(&g));
     }

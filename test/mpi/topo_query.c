@@ -78,8 +78,8 @@ static void cart(MPI_Comm comm, int r, int n)
     grid_coords(2, dims, r, want);
     EPT_CHECK(got_dims[0] == dims[0] && got_dims[1] == dims[1] && got_per[0] == 1 && got_per[1] == 0 &&
                   c[0] == want[0] && c[1] == want[1],
-              "Cart_get: dims %dx%d periods %d,%d coords %d,%d", got_dims[0], got_dims[1], got_per[0], got_per[1],
-              c[0], c[1]);
+              "Cart_get: dims %dx%d periods %d,%d coords %d,%d", got_dims[0], got_dims[1], got_per[0], got_per[1], c[0],
+              c[1]);
     for (int q = 0; q < n; q++) {
         int qc[2], back = -1;
         grid_coords(2, dims, q, want);
@@ -101,8 +101,8 @@ static void cart(MPI_Comm comm, int r, int n)
             int wd = grid_rank(2, dims, per, cc);
             cc[d] -= 2 * disps[i];
             int ws = grid_rank(2, dims, per, cc);
-            EPT_CHECK(src == ws && dst == wd, "Cart_shift(%d, %d): %d -> %d, expected %d -> %d", d, disps[i], src,
-                      dst, ws, wd);
+            EPT_CHECK(src == ws && dst == wd, "Cart_shift(%d, %d): %d -> %d, expected %d -> %d", d, disps[i], src, dst,
+                      ws, wd);
         }
     int nr = -2;
     EPT_OK(MPI_Cart_map(comm, 2, dims, per, &nr));

@@ -15,10 +15,7 @@
 #define CALLOC_CAN_FAIL 1
 void *__libc_calloc(size_t n, size_t size);
 static volatile int fail_calloc;
-void *calloc(size_t n, size_t size)
-{
-    return fail_calloc ? NULL : __libc_calloc(n, size);
-}
+void *calloc(size_t n, size_t size) { return fail_calloc ? NULL : __libc_calloc(n, size); }
 #endif
 
 START_TEST(held_type_freed_at_last_release)

@@ -42,14 +42,14 @@ START_TEST(only_process_shaped_communicators_are_direct)
     ep_config.endpoints = 2;
     ep_config.p2p_engine = 0;
     ck_assert_int_eq(decided(3, in_order, 3, 0, pc), 1);
-    ck_assert_int_eq(decided(3, swapped, 3, 0, pc), 0);           /* rank 0 not in process 0 */
-    ck_assert_int_eq(decided(3, shared, 2, 0, pc), 0);            /* two ranks in process 0 */
-    ck_assert_int_eq(decided(3, in_order, 3, 1, pc), 0);          /* an intercommunicator */
+    ck_assert_int_eq(decided(3, swapped, 3, 0, pc), 0);             /* rank 0 not in process 0 */
+    ck_assert_int_eq(decided(3, shared, 2, 0, pc), 0);              /* two ranks in process 0 */
+    ck_assert_int_eq(decided(3, in_order, 3, 1, pc), 0);            /* an intercommunicator */
     ck_assert_int_eq(decided(3, in_order, 3, 0, MPI_COMM_NULL), 0); /* this process alone */
-    ep_config.p2p_engine = 1;                                     /* EPMPI_P2P_PATH=engine */
+    ep_config.p2p_engine = 1;                                       /* EPMPI_P2P_PATH=engine */
     ck_assert_int_eq(decided(3, in_order, 3, 0, pc), 0);
     ep_config.p2p_engine = 0;
-    ep_config.endpoints = 0;                                      /* not world mode */
+    ep_config.endpoints = 0; /* not world mode */
     ck_assert_int_eq(decided(3, in_order, 3, 0, pc), 0);
     ep_config = saved;
     ck_assert_int_eq(PMPI_Comm_free(&pc), MPI_SUCCESS);

@@ -37,9 +37,9 @@ START_TEST(vector_runs_and_tiles)
     ck_assert_int_eq(v.size, 24);
     ck_assert_int_eq(v.extent, 48);
     ck_assert_int_eq(ep_file_view_byte(&v, 0, NULL), 100);
-    ck_assert_int_eq(ep_file_view_byte(&v, 8, NULL), 120);   /* the second run */
+    ck_assert_int_eq(ep_file_view_byte(&v, 8, NULL), 120); /* the second run */
     ck_assert_int_eq(ep_file_view_byte(&v, 23, NULL), 147);
-    ck_assert_int_eq(ep_file_view_byte(&v, 24, NULL), 148);  /* the next tile, 48 bytes on */
+    ck_assert_int_eq(ep_file_view_byte(&v, 24, NULL), 148); /* the next tile, 48 bytes on */
     ck_assert_int_eq(ep_file_view_data_before(&v, 100), 0);
     ck_assert_int_eq(ep_file_view_data_before(&v, 126), 14); /* 8 bytes, then 6 of the second run */
     ck_assert_int_eq(ep_file_view_data_before(&v, 130), 16); /* and no more: the run is 8 long */

@@ -19,19 +19,16 @@
 #define REALLOC_CAN_FAIL 1
 void *__libc_realloc(void *p, size_t n);
 static volatile int fail_realloc;
-void *realloc(void *p, size_t n)
-{
-    return fail_realloc ? NULL : __libc_realloc(p, n);
-}
+void *realloc(void *p, size_t n) { return fail_realloc ? NULL : __libc_realloc(p, n); }
 #endif
 
 #define N 7
 
-static const MPI_Datatype types[] = {MPI_INT,      MPI_INT32_T,   MPI_UNSIGNED,      MPI_UINT32_T,
-                                     MPI_LONG,     MPI_INT64_T,   MPI_UNSIGNED_LONG, MPI_UINT64_T,
-                                     MPI_LONG_LONG, MPI_UNSIGNED_LONG_LONG, MPI_FLOAT, MPI_DOUBLE};
-static const MPI_Op ops[] = {MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN, MPI_LAND, MPI_LOR, MPI_LXOR, MPI_BAND,
-                             MPI_BOR, MPI_BXOR};
+static const MPI_Datatype types[] = {
+    MPI_INT,           MPI_INT32_T,  MPI_UNSIGNED,  MPI_UINT32_T,           MPI_LONG,  MPI_INT64_T,
+    MPI_UNSIGNED_LONG, MPI_UINT64_T, MPI_LONG_LONG, MPI_UNSIGNED_LONG_LONG, MPI_FLOAT, MPI_DOUBLE};
+static const MPI_Op ops[] = {MPI_SUM, MPI_PROD, MPI_MAX,  MPI_MIN, MPI_LAND,
+                             MPI_LOR, MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR};
 
 static int is_unsigned(MPI_Datatype t)
 {

@@ -24,10 +24,10 @@ static MPI_Win handles[EP_UNIT_NT];
 static pthread_barrier_t bar;
 
 /* Fails the worker with a message (the first one kept). */
-#define WFAIL(w, ...)                                                          \
-    do {                                                                       \
-        if (!(w)->err[0])                                                      \
-            snprintf((w)->err, sizeof (w)->err, __VA_ARGS__);                 \
+#define WFAIL(w, ...)                                        \
+    do {                                                     \
+        if (!(w)->err[0])                                    \
+            snprintf((w)->err, sizeof(w)->err, __VA_ARGS__); \
     } while (0)
 
 static ep_win_ep_t *open_window(ep_unit_worker_t *w)
@@ -66,7 +66,7 @@ static void *exclusive_worker(void *arg)
         while (now > m && !atomic_compare_exchange_weak(&most_inside, &m, now))
             ;
         if (k % 8 == 0)
-            sched_yield(); /* give the others time to get in, were the lock broken */
+            sched_yield();           /* give the others time to get in, were the lock broken */
         int t = atomic_load(&total); /* a read-modify-write the lock must keep whole */
         atomic_store(&total, t + 1);
         atomic_fetch_sub(&inside, 1);

@@ -15,9 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define EP_UNIT_NT 4        /* threads, one endpoint each */
-#define EP_UNIT_ROUNDS 400  /* rounds of the exchange */
-#define EP_UNIT_BIG 6000    /* ints in a large message: above the eager limit */
+#define EP_UNIT_NT 4       /* threads, one endpoint each */
+#define EP_UNIT_ROUNDS 400 /* rounds of the exchange */
+#define EP_UNIT_BIG 6000   /* ints in a large message: above the eager limit */
 
 /* A communicator of n endpoints, all in this process (MPICH initialised). */
 static inline ep_comm_t *ep_unit_local_comm(int n)
@@ -92,8 +92,8 @@ static inline const char *ep_unit_round(ep_unit_worker_t *w, int k, int (*sbuf)[
             ep_request_wait(&rr[i][j]);
             int *b = rbuf[i][j], src = rr[i][j].status.MPI_SOURCE;
             int count = (int)(ep_status_bytes(&rr[i][j].status) / (int64_t)sizeof(int));
-            if (rr[i][j].status.MPI_ERROR != MPI_SUCCESS || src < 0 || src >= n || src == w->me ||
-                b[0] != src || b[1] != k || rr[i][j].status.MPI_TAG != k || b[2] != seen[src][0] + seen[src][1] ||
+            if (rr[i][j].status.MPI_ERROR != MPI_SUCCESS || src < 0 || src >= n || src == w->me || b[0] != src ||
+                b[1] != k || rr[i][j].status.MPI_TAG != k || b[2] != seen[src][0] + seen[src][1] ||
                 b[count - 1] != src * 1000 + w->me)
                 return "a message arrived out of order, damaged or at the wrong receive";
             seen[src][b[2]]++;

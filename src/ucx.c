@@ -722,9 +722,10 @@ static ep_status_t inbox_send(ep_request_t *s, int idx, const ep_dt_layout_t *la
     home = s->ep->ucx_w;
     ep_inbox_rec_t *rec = reserve_waiting(b, seen, (uint64_t)lay->bytes, &pos);
     rec_envelope(rec, EP_INBOX_DATA, s->ep, idx, s->tag, lay->bytes);
-    if (lay->contig)
-        memcpy(rec->data, (const char *)s->buf + lay->offset, (size_t)lay->bytes);
-    else if ((rc = ep_dt_pack(s->buf, s->count, s->type, lay, rec->data))) {
+    if (lay->contig) {
+        if (lay->bytes) /* an empty message may come from a NULL buffer */
+            memcpy(rec->data, (const char *)s->buf + lay->offset, (size_t)lay->bytes);
+    } else if (lay->bytes && (rc = ep_dt_pack(s->buf, s->count, s->type, lay, rec->data))) {
         /* Nothing to send after all: the record becomes padding, which
          * the receiver skips. */
         rec->kind = EP_INBOX_PAD;

@@ -93,11 +93,9 @@ typedef struct ep_watch {
     int reported;
     uint64_t since; /* ns, at the first look at the clock */
 } ep_watch_t;
-/* clang-format off: it would spread the braces over lines */
-#define EP_WATCH_INIT \
-    {                 \
-        0, 0, 0       \
-    }
+/* (clang-format 14 would spread the braces over lines.) */
+/* clang-format off */
+#define EP_WATCH_INIT {0, 0, 0}
 /* clang-format on */
 typedef int ep_absent_fn(const void *arg, int j);
 ep_status_t ep_diag_watch_slow(ep_watch_t *w, ep_endpoint_t *ep, ep_absent_fn *absent, const void *arg);

@@ -23,7 +23,8 @@ static const struct {
     int cls;
     const char *text;
 } status_table[] = {
-/* clang-format off: it would spread the braces over lines */
+/* (clang-format 14 would spread the braces over lines.) */
+/* clang-format off */
 #define EP_X(name, cls, text) {cls, text},
     /* clang-format on */
     EP_STATUS_MAP(EP_X)

@@ -141,7 +141,7 @@ typedef struct ep_msg {
     ep_endpoint_t *ep;             /* mprobed: the endpoint that probed it */
 } ep_msg_t;
 
-#define ep_container_of(p, type, member) ((type *)((char *)(p)-offsetof(type, member)))
+#define ep_container_of(p, type, member) ((type *)((char *)(p) - (offsetof(type, member))))
 
 /* Prepares a request on the caller's storage (blocking calls keep theirs on
  * the stack); ep_request_new allocates one, with a handle if asked. */

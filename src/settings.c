@@ -6,11 +6,10 @@
 #include <string.h>
 
 /* The transport: UCX when it starts, else MPI (README, EPMPI_TRANSPORT). */
-/* clang-format off: it would spread the braces over lines */
-#define EP_CONFIG_DEFAULTS                                                                                     \
-    {                                                                                                          \
-        .wait = EP_WAIT_YIELD, .eager_limit = EP_EAGER_LIMIT_DEFAULT, .transport = EP_TRANSPORT_AUTO, .shm = 1 \
-    }
+/* (clang-format 14 would spread the braces over lines.) */
+/* clang-format off */
+#define EP_CONFIG_DEFAULTS \
+    {.wait = EP_WAIT_YIELD, .eager_limit = EP_EAGER_LIMIT_DEFAULT, .transport = EP_TRANSPORT_AUTO, .shm = 1}
 /* clang-format on */
 
 ep_config_t ep_config = EP_CONFIG_DEFAULTS;

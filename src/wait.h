@@ -25,11 +25,9 @@ typedef struct ep_backoff {
     uint64_t last; /* EPMPI_STATS: when the previous round ended (ns), 0 before the first */
 } ep_backoff_t;
 
-/* clang-format off: it would spread the braces over lines */
-#define EP_BACKOFF_INIT \
-    {                   \
-        0               \
-    }
+/* (clang-format 14 would spread the braces over lines.) */
+/* clang-format off */
+#define EP_BACKOFF_INIT {0}
 /* clang-format on */
 
 void ep_backoff(ep_backoff_t *b);

@@ -234,11 +234,6 @@ static inline void arrive_eager_locked(ep_endpoint_t *dst, int source, int tag, 
         match_complete(r, &m, 0);
 }
 
-static void drain_slot(ep_endpoint_t *dst, int source, const ep_lane_slot_t *s)
-{
-    arrive_eager_locked(dst, source, s->tag, s->data, s->bytes);
-}
-
 /* Consumes every message the lanes into dst hold, oldest first in each
  * lane, completing matched receives at once (the payloads are small and
  * go with their slots).  dst->lock held. */
@@ -247,7 +242,7 @@ static void drain_locked(ep_endpoint_t *dst)
     for (ep_lane_t *l = atomic_load_explicit(&dst->lanes_in, memory_order_acquire); l; l = l->next_in) {
         ep_lane_slot_t *s;
         while ((s = ep_lane_peek(l))) {
-            drain_slot(dst, l->source, s);
+            arrive_eager_locked(dst, l->source, s->tag, s->data, s->bytes);
             ep_lane_release(l);
         }
     }
@@ -505,7 +500,8 @@ static inline ep_status_t recv_prepare(ep_request_t *r)
 }
 
 /* Whether r may be posted in UCX itself (ucx.c says when it is): a
- * receive from one rank of another process into a contiguous buffer.
+ * receive from one rank of another process into a contiguous buffer,
+ * unless that rank's messages come through a node inbox.
  * With statistics on, epmpi's matching counts what arrives.  Only
  * receives that their caller waits for at once are: their message has
  * most likely not arrived, and UCX lands it in the buffer as it comes
@@ -517,8 +513,10 @@ static inline int ucx_may_post(const ep_request_t *r)
 {
     const ep_endpoint_t *ep = r->ep;
     const ep_comm_t *c = ep->comm;
-    return c->ucx && r->source_pat != MPI_ANY_SOURCE && r->lay.contig && !ep->stats && ep->ucx_w &&
-           c->ranks[ep_peer_index(ep, r->source_pat)].proc != c->myproc;
+    if (!c->ucx || r->source_pat == MPI_ANY_SOURCE || !r->lay.contig || ep->stats || !ep->ucx_w)
+        return 0;
+    int idx = ep_peer_index(ep, r->source_pat);
+    return c->ranks[idx].proc != c->myproc && !ep_ucx_via_inbox(c, idx);
 }
 
 static ep_status_t recv_start(ep_request_t *r, int waited)

@@ -470,6 +470,12 @@ static inline ucp_tag_t msg_tag(uint32_t slot, int src, int tag)
     return (ucp_tag_t)(slot & (MAX_SLOTS - 1)) << SLOT_SHIFT | (ucp_tag_t)(uint32_t)src << SRC_SHIFT |
            (ucp_tag_t)(uint32_t)tag;
 }
+/* The tag of the data behind u's next inbox envelope (DATA_BIT above);
+ * u's lock held. */
+static inline ucp_tag_t data_tag(ep_ucx_worker_t *u)
+{
+    return DATA_BIT | (ucp_tag_t)ep_net_world_rank() << 40 | (ucp_tag_t)u->index << 32 | u->dseq++;
+}
 static inline int tag_source(ucp_tag_t t) { return (int)((t >> SRC_SHIFT) & SRC_MASK); }
 static inline int tag_user(ucp_tag_t t) { return (int)(t & TAG_MASK); }
 
@@ -677,15 +683,28 @@ void ep_ucx_comm_gone(ep_comm_t *c)
  * else NULL. */
 static inline ep_inbox_t *peer_inbox(const ep_comm_t *c, int idx, _Atomic uint64_t **seen)
 {
-    if (!node_base)
-        return NULL;
     int p = c->proc_world[c->ranks[idx].proc];
-    char *b = node_base[p];
+    char *b = node_base ? node_base[p] : NULL;
     if (!b)
         return NULL;
     unsigned w = c->ucx_addr[idx] >> SLOT_BITS;
     *seen = &node_seen[(size_t)p * (size_t)wmax + w];
     return (ep_inbox_t *)(b + (size_t)w * inbox_stride);
+}
+
+/* The processes of a node map each other's inboxes, or none of them do
+ * (node_start): a rank sends to this process through an inbox exactly
+ * when this process sends to it through one. */
+int ep_ucx_via_inbox(const ep_comm_t *c, int idx) { return node_base && node_base[c->proc_world[c->ranks[idx].proc]]; }
+
+/* Copies a payload of n bytes into an inbox record: a few words inline,
+ * as the lanes do; nothing when empty (buf may then be NULL). */
+static inline void rec_payload(ep_inbox_rec_t *rec, const void *buf, size_t n)
+{
+    if (n <= EP_LANE_INLINE)
+        ep_lane_copy(rec->data, buf, n);
+    else
+        memcpy(rec->data, buf, n);
 }
 
 /* Fills the envelope of an inbox record for rank position idx of c, from
@@ -723,8 +742,7 @@ static ep_status_t inbox_send(ep_request_t *s, int idx, const ep_dt_layout_t *la
     ep_inbox_rec_t *rec = reserve_waiting(b, seen, (uint64_t)lay->bytes, &pos);
     rec_envelope(rec, EP_INBOX_DATA, s->ep, idx, s->tag, lay->bytes);
     if (lay->contig) {
-        if (lay->bytes) /* an empty message may come from a NULL buffer */
-            memcpy(rec->data, (const char *)s->buf + lay->offset, (size_t)lay->bytes);
+        rec_payload(rec, (const char *)s->buf + lay->offset, (size_t)lay->bytes);
     } else if (lay->bytes && (rc = ep_dt_pack(s->buf, s->count, s->type, lay, rec->data))) {
         /* Nothing to send after all: the record becomes padding, which
          * the receiver skips. */
@@ -775,7 +793,7 @@ ep_status_t ep_ucx_send(ep_request_t *s, int idx, const ep_dt_layout_t *lay)
     int took = hold(u);
     ucp_ep_h e = peer_conn(u, c, idx);
     if (b) /* the envelope goes through the inbox, the data under a tag of their own */
-        tag = DATA_BIT | (ucp_tag_t)ep_net_world_rank() << 40 | (ucp_tag_t)u->index << 32 | u->dseq++;
+        tag = data_tag(u);
     if (!e) {
         rc = EP_ERR_UCX_START;
     } else {
@@ -824,10 +842,7 @@ int ep_ucx_send_now(ep_endpoint_t *ep, int idx, const void *buf, size_t bytes, i
         if (!rec)
             return 0; /* full: the request path waits for room */
         rec_envelope(rec, EP_INBOX_DATA, ep, idx, tag, (int64_t)bytes);
-        if (bytes <= EP_LANE_INLINE)
-            ep_lane_copy(rec->data, buf, bytes);
-        else
-            memcpy(rec->data, buf, bytes);
+        rec_payload(rec, buf, bytes);
         ep_inbox_publish(rec, pos);
         return 1;
     }
@@ -845,6 +860,21 @@ int ep_ucx_send_now(ep_endpoint_t *ep, int idx, const void *buf, size_t bytes, i
 }
 
 /* ---- receiving -------------------------------------------------------------- */
+
+/* Starts receiving m's data into buf on u (u's lock held): the message UCX
+ * holds (umsg), or the data behind an inbox envelope (utag).  m keeps its
+ * handle: the caller forgets it (data_taken) once the receive started. */
+static void *data_recv_nbx(ep_ucx_worker_t *u, void *buf, const ep_msg_t *m, const ucp_request_param_t *prm)
+{
+    return m->umsg ? ucp_tag_msg_recv_nbx(u->w, buf, (size_t)m->bytes, (ucp_tag_message_h)m->umsg, prm)
+                   : ucp_tag_recv_nbx(u->w, buf, (size_t)m->bytes, m->utag, ~(ucp_tag_t)0, prm);
+}
+
+static void data_taken(ep_msg_t *m)
+{
+    m->umsg = NULL;
+    m->utag = 0;
+}
 
 void ep_ucx_recv(ep_request_t *r, ep_msg_t *m)
 {
@@ -866,8 +896,7 @@ void ep_ucx_recv(ep_request_t *r, ep_msg_t *m)
                   bytes < cap ? bytes : cap, 0);
     ucp_request_param_t prm = {0};
     int took = hold(u);
-    void *q = m->umsg ? ucp_tag_msg_recv_nbx(u->w, into, (size_t)bytes, (ucp_tag_message_h)m->umsg, &prm)
-                      : ucp_tag_recv_nbx(u->w, into, (size_t)bytes, m->utag, ~(ucp_tag_t)0, &prm);
+    void *q = data_recv_nbx(u, into, m, &prm);
     if (UCS_PTR_IS_ERR(q)) {
         /* The receive fails.  UCX fails this call at once only before it
          * touches the message (no request to be had), so the message is
@@ -881,8 +910,7 @@ void ep_ucx_recv(ep_request_t *r, ep_msg_t *m)
     }
     if (took)
         unlock_worker(u);
-    m->umsg = NULL;
-    m->utag = 0;
+    data_taken(m);
     if (q) {
         r->ucx_req = q;
         atomic_store_explicit(&r->state, EP_RS_NET, memory_order_release);
@@ -893,7 +921,9 @@ void ep_ucx_recv(ep_request_t *r, ep_msg_t *m)
 
 /* ---- receives posted in UCX ---------------------------------------------------
  * A receive that names one rank of another process can only be matched by
- * that rank's messages, which all come through ep's worker.  When nothing
+ * that rank's messages, which all come through ep's worker (through UCX's
+ * matching when the rank is on another node, or with the inboxes off: p2p.c
+ * posts no others, see ep_ucx_via_inbox).  When nothing
  * waits in ep's posted queue, no receive posted earlier can want them, so
  * UCX itself may match it: the message lands in the user's buffer as it
  * arrives, with no probe, unexpected record or second call.  Posting, and
@@ -962,9 +992,6 @@ int ep_ucx_recv_post(ep_request_t *r)
                                .user_data = r};
 
     EP_ASSERT(held == u);
-    _Atomic uint64_t *seen;
-    if (peer_inbox(ep->comm, ep_peer_index(ep, r->source_pat), &seen))
-        return 0; /* its messages come through u's inbox */
     home = u;
     r->ucx_posted = 1;
     posting = 1;
@@ -1030,26 +1057,27 @@ static void drain_inbox(ep_ucx_worker_t *u)
     ep_endpoint_t *locked = NULL;
     while ((rec = ep_inbox_peek(u->inbox))) {
         ep_endpoint_t *dst = rec->slot < u->nslots ? u->slots[rec->slot] : NULL;
-        int known = dst && rec->source < dst->comm->size;
-        if (locked && (locked != dst || rec->kind != EP_INBOX_DATA)) {
+        int small = rec->kind == EP_INBOX_DATA;
+        if (dst && rec->source >= dst->comm->size)
+            dst = NULL; /* a corrupt record: dropped */
+        if (locked && (locked != dst || !small)) {
             ep_unlock(&locked->lock);
             locked = NULL;
         }
-        if (rec->kind == EP_INBOX_DATA) {
-            if (known && !locked)
+        if (small && dst) {
+            if (!locked)
                 ep_lock(&(locked = dst)->lock);
-            if (known) /* else for a communicator freed here: dropped, as below */
-                ep_p2p_arrive_eager_locked(dst, rec->source, rec->tag, rec->data, rec->bytes);
-        } else {
+            ep_p2p_arrive_eager_locked(dst, rec->source, rec->tag, rec->data, rec->bytes);
+        } else if (!small) {
             ep_msg_t m = {.kind = EP_MSG_UCX, .bytes = rec->bytes, .uworker = u, .handle = MPI_MESSAGE_NULL};
             m.link.source = rec->source;
             m.link.tag = rec->tag;
             memcpy(&m.utag, rec->data, sizeof m.utag);
-            if (known)
+            if (dst)
                 ep_p2p_arrive(dst, &m);
-            else
+            else /* for a communicator freed here (never received: an erroneous program) */
                 ep_ucx_msg_discard(&m);
-        }
+        } /* a small one without dst: dropped, as that */
         ep_inbox_release(u->inbox, rec);
     }
     if (locked)
@@ -1126,10 +1154,8 @@ void ep_ucx_msg_discard(ep_msg_t *m)
         ep_fatal(MPI_ERR_NO_MEM, "out of memory dropping a %lld-byte message", (long long)m->bytes);
     ucp_request_param_t prm = {0};
     int took = hold(u);
-    void *q = m->umsg ? ucp_tag_msg_recv_nbx(u->w, sink, (size_t)m->bytes, (ucp_tag_message_h)m->umsg, &prm)
-                      : ucp_tag_recv_nbx(u->w, sink, (size_t)m->bytes, m->utag, ~(ucp_tag_t)0, &prm);
-    m->umsg = NULL;
-    m->utag = 0;
+    void *q = data_recv_nbx(u, sink, m, &prm);
+    data_taken(m);
     finish_nbx(u, q); /* a rendezvous message's data come from another process */
     if (took)
         unlock_worker(u);

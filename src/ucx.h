@@ -92,6 +92,9 @@ int ep_ucx_send_now(ep_endpoint_t *ep, int idx, const void *buf, size_t bytes, i
 /* Receives the matched message m (EP_MSG_UCX) into r (consumes m's UCX
  * handle); r becomes DONE, or NET with a UCX request. */
 void ep_ucx_recv(ep_request_t *r, ep_msg_t *m);
+/* 1 when the messages of rank position idx of c come to this process
+ * through a node inbox (and so never match a receive posted in UCX). */
+int ep_ucx_via_inbox(const ep_comm_t *c, int idx);
 /* Receives posted in UCX itself (see ucx.c): p2p.c holds ep's worker
  * (hold returns what give needs) while it checks ep's queues; then post
  * hands r to UCX, 1 when it did (r stays PENDING until UCX completes

@@ -157,7 +157,8 @@ static MPI_Win node_win = MPI_WIN_NULL;
 static char **node_base;            /* [world size] each process's inboxes, NULL off this node (and for this process) */
 static _Atomic uint64_t *node_seen; /* [world size * wmax] this process's looks at each inbox's head */
 static size_t inbox_stride;         /* bytes between two workers' inboxes */
-static int node_procs;              /* processes of this node */
+static int node_procs;              /* processes of this node, 0 without inboxes */
+static const char *node_off = "UCX is off"; /* why there are none, for EPMPI_VERBOSE */
 
 static void node_stop(void)
 {
@@ -187,11 +188,13 @@ static void node_start(void)
     inbox_stride = (ep_inbox_size(INBOX_BYTES) + EP_INBOX_LINE - 1) & ~(size_t)(EP_INBOX_LINE - 1);
     if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm) != MPI_SUCCESS) {
         node_comm = MPI_COMM_NULL;
-        return; /* every process failed alike, or MPICH is broken anyway */
+        node_off = "MPI_Comm_split_type failed"; /* every process alike, or MPICH is broken anyway */
+        return;
     }
     PMPI_Comm_size(node_comm, &n);
     if (n < 2 || !ep_config.shm) {
         node_stop();
+        node_off = !ep_config.shm ? "EPMPI_SHM=0" : "no other process on this node";
         return;
     }
     if (PMPI_Win_allocate_shared((MPI_Aint)(inbox_stride * (size_t)nworkers), EP_INBOX_LINE, MPI_INFO_NULL, node_comm,
@@ -243,6 +246,7 @@ static void node_start(void)
     free(world);
     if (!all_ok) {
         node_stop();
+        node_off = "a process of this node could not make or map the shared window for them";
         return;
     }
     for (int i = 0; i < nworkers; i++)
@@ -519,9 +523,14 @@ void ep_ucx_describe(char *buf, size_t len)
         free(text);
     }
     unlock_worker(&workers[0]);
-    snprintf(buf, len, "transport ucx (%d workers; UCX transports to process %d: %s; %s)", nworkers, peer,
-             *tls ? tls : "unknown",
-             node_procs ? "node inboxes in shared memory to the other processes of this node" : "no node inboxes");
+    if (node_procs)
+        snprintf(buf, len,
+                 "transport ucx (%d workers; UCX transports to process %d: %s; node inboxes in shared memory to the "
+                 "other processes of this node)",
+                 nworkers, peer, *tls ? tls : "unknown");
+    else
+        snprintf(buf, len, "transport ucx (%d workers; UCX transports to process %d: %s; no node inboxes: %s)",
+                 nworkers, peer, *tls ? tls : "unknown", node_off);
 }
 
 /* ---- communicators ---------------------------------------------------------- */

@@ -22,6 +22,10 @@
 #           envelope came through the node inbox and matched: the receive
 #           fails saying the data were dropped, the sender completes, and
 #           the next message arrives whole;
+#   inbox window  process 0 cannot map the other's node inboxes at
+#           MPI_Init (MPI_Win_shared_query fails): the node goes without
+#           them (--verbose says why, in both processes) and messages
+#           flow over UCX;
 # and with the node inboxes off (EPMPI_SHM=0), every message over UCX:
 #   ucx irecv  UCX cannot receive a 1 MiB message that epmpi matched: the
 #           receive fails saying the data were dropped, the sender's
@@ -111,6 +115,13 @@ want "inbox irecv" "EPT_FAULT receiver class=15 msg=MPI_Wait: UCX could not rece
 want "inbox irecv" "EPT_FAULT sender class=0"
 want "inbox irecv" "EPT_FAULT after ok"
 ended_ok "inbox irecv"
+run payload -genv EPMPI_TRANSPORT ucx -genv EPMPI_FAULT_NTH PMPI_Win_shared_query:1 -genv EPMPI_FAULT_RANK 0 -genv EPMPI_VERBOSE 1
+want "inbox window" "epfault: failing PMPI_Win_shared_query"
+want "inbox window" "process 1 of 2: .*no node inboxes: a process of this node could not make or map the shared window"
+want "inbox window" "process 0 of 2: .*no node inboxes: a process of this node could not make or map the shared window"
+want "inbox window" "EPT_FAULT receiver class=0"
+want "inbox window" "EPT_FAULT after ok"
+ended_ok "inbox window"
 ucx="$ucx -genv EPMPI_SHM 0"
 run irecv $ucx -genv EPMPI_FAULT_NTH ucp_tag_msg_recv_nbx:1 -genv EPMPI_FAULT_RANK 1
 want "ucx irecv" "epfault: failing ucp_tag_msg_recv_nbx"

@@ -12,7 +12,8 @@
  *   EPMPI_FAULT_NTH=name:N[,name:N...]  fail the N-th call (from 1) of
  *        name (malloc, calloc, realloc, aligned_alloc, posix_memalign, one
  *        of the PMPI functions below, or one of the UCX functions below)
- *        made by libepmpi in this process;
+ *        made by libepmpi in this process (PMPI_Win_shared_query, a local
+ *        call, counts as 1 element);
  *   EPMPI_FAULT_ALLOC=P, EPMPI_FAULT_PMPI=P, EPMPI_FAULT_UCX=P  fail each
  *        allocation, each PMPI call, or each UCX call, with probability P
  *        (0 to 1);
@@ -63,7 +64,9 @@ void *__libc_memalign(size_t align, size_t n);
 #define FAULT_ALLOC_FUNCS(X) X(malloc) X(calloc) X(realloc) X(aligned_alloc) X(posix_memalign)
 #define FAULT_PMPI_FUNCS(X) \
     X(PMPI_Isend)           \
-    X(PMPI_Issend) X(PMPI_Irsend) X(PMPI_Isend_c) X(PMPI_Irecv) X(PMPI_Irecv_c) X(PMPI_Send) X(PMPI_Improbe)
+    X(PMPI_Issend)          \
+    X(PMPI_Irsend)          \
+    X(PMPI_Isend_c) X(PMPI_Irecv) X(PMPI_Irecv_c) X(PMPI_Send) X(PMPI_Improbe) X(PMPI_Win_shared_query)
 #define FAULT_FUNCS(X) FAULT_ALLOC_FUNCS(X) FAULT_PMPI_FUNCS(X) FAULT_UCX_FUNCS(X)
 enum {
 #define X(f) F_##f,
@@ -300,6 +303,11 @@ int PMPI_Send(const void *buf, int count, MPI_Datatype t, int dest, int tag, MPI
 int PMPI_Improbe(int src, int tag, MPI_Comm comm, int *flag, MPI_Message *msg, MPI_Status *st)
 {
     return fails(F_PMPI_Improbe, CALLER, 1) ? MPI_ERR_OTHER : REAL(PMPI_Improbe)(src, tag, comm, flag, msg, st);
+}
+int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *unit, void *base)
+{
+    return fails(F_PMPI_Win_shared_query, CALLER, 1) ? MPI_ERR_OTHER
+                                                     : REAL(PMPI_Win_shared_query)(win, rank, size, unit, base);
 }
 
 #ifdef EP_HAVE_UCX

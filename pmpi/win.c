@@ -265,21 +265,33 @@ static int rma(const char *call, MPI_Win win, ep_rma_t *op, MPI_Request *req, in
     return raise_win_status(we, call, ep_win_rma(we, op, req));
 }
 
+/* Put, Get and Accumulate, blocking or request-based: the origin buffer
+ * is obuf (Put, Accumulate) or rbuf (Get). */
+static int transfer(const char *call, MPI_Win win, ep_rma_kind_t kind, const void *obuf, void *rbuf, int ocount,
+                    MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op,
+                    MPI_Request *req, int request_based)
+{
+    ep_rma_t o = {.kind = kind,
+                  .obuf = obuf,
+                  .rbuf = rbuf,
+                  .ocount = ocount,
+                  .otype = otype,
+                  .target = target,
+                  .disp = disp,
+                  .tcount = tcount,
+                  .ttype = ttype,
+                  .op = op};
+    return rma(call, win, &o, req, request_based);
+}
+
 EP_API int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
                    MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
     if (!ep_win_handle_is_ep(win))
         return PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                         target_datatype, win);
-    ep_rma_t op = {.kind = EP_RMA_PUT,
-                   .obuf = origin_addr,
-                   .ocount = origin_count,
-                   .otype = origin_datatype,
-                   .target = target_rank,
-                   .disp = target_disp,
-                   .tcount = target_count,
-                   .ttype = target_datatype};
-    return rma("MPI_Put", win, &op, NULL, 0);
+    return transfer("MPI_Put", win, EP_RMA_PUT, origin_addr, NULL, origin_count, origin_datatype, target_rank,
+                    target_disp, target_count, target_datatype, MPI_OP_NULL, NULL, 0);
 }
 
 EP_API int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
@@ -289,15 +301,8 @@ EP_API int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype orig
     if (!ep_win_handle_is_ep(win))
         return PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                          target_datatype, win, request);
-    ep_rma_t op = {.kind = EP_RMA_PUT,
-                   .obuf = origin_addr,
-                   .ocount = origin_count,
-                   .otype = origin_datatype,
-                   .target = target_rank,
-                   .disp = target_disp,
-                   .tcount = target_count,
-                   .ttype = target_datatype};
-    return rma("MPI_Rput", win, &op, request, 1);
+    return transfer("MPI_Rput", win, EP_RMA_PUT, origin_addr, NULL, origin_count, origin_datatype, target_rank,
+                    target_disp, target_count, target_datatype, MPI_OP_NULL, request, 1);
 }
 
 EP_API int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
@@ -306,15 +311,8 @@ EP_API int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_data
     if (!ep_win_handle_is_ep(win))
         return PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                         target_datatype, win);
-    ep_rma_t op = {.kind = EP_RMA_GET,
-                   .rbuf = origin_addr,
-                   .ocount = origin_count,
-                   .otype = origin_datatype,
-                   .target = target_rank,
-                   .disp = target_disp,
-                   .tcount = target_count,
-                   .ttype = target_datatype};
-    return rma("MPI_Get", win, &op, NULL, 0);
+    return transfer("MPI_Get", win, EP_RMA_GET, NULL, origin_addr, origin_count, origin_datatype, target_rank,
+                    target_disp, target_count, target_datatype, MPI_OP_NULL, NULL, 0);
 }
 
 EP_API int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
@@ -324,15 +322,8 @@ EP_API int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_dat
     if (!ep_win_handle_is_ep(win))
         return PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                          target_datatype, win, request);
-    ep_rma_t op = {.kind = EP_RMA_GET,
-                   .rbuf = origin_addr,
-                   .ocount = origin_count,
-                   .otype = origin_datatype,
-                   .target = target_rank,
-                   .disp = target_disp,
-                   .tcount = target_count,
-                   .ttype = target_datatype};
-    return rma("MPI_Rget", win, &op, request, 1);
+    return transfer("MPI_Rget", win, EP_RMA_GET, NULL, origin_addr, origin_count, origin_datatype, target_rank,
+                    target_disp, target_count, target_datatype, MPI_OP_NULL, request, 1);
 }
 
 EP_API int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
@@ -341,16 +332,8 @@ EP_API int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatyp
     if (!ep_win_handle_is_ep(win))
         return PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                                target_datatype, op, win);
-    ep_rma_t o = {.kind = EP_RMA_ACC,
-                  .obuf = origin_addr,
-                  .ocount = origin_count,
-                  .otype = origin_datatype,
-                  .target = target_rank,
-                  .disp = target_disp,
-                  .tcount = target_count,
-                  .ttype = target_datatype,
-                  .op = op};
-    return rma("MPI_Accumulate", win, &o, NULL, 0);
+    return transfer("MPI_Accumulate", win, EP_RMA_ACC, origin_addr, NULL, origin_count, origin_datatype, target_rank,
+                    target_disp, target_count, target_datatype, op, NULL, 0);
 }
 
 EP_API int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
@@ -360,16 +343,28 @@ EP_API int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Dataty
     if (!ep_win_handle_is_ep(win))
         return PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                                 target_datatype, op, win, request);
-    ep_rma_t o = {.kind = EP_RMA_ACC,
-                  .obuf = origin_addr,
-                  .ocount = origin_count,
-                  .otype = origin_datatype,
-                  .target = target_rank,
-                  .disp = target_disp,
-                  .tcount = target_count,
-                  .ttype = target_datatype,
+    return transfer("MPI_Raccumulate", win, EP_RMA_ACC, origin_addr, NULL, origin_count, origin_datatype, target_rank,
+                    target_disp, target_count, target_datatype, op, request, 1);
+}
+
+/* Get_accumulate, blocking or request-based. */
+static int get_accumulate(const char *call, MPI_Win win, const void *obuf, int ocount, MPI_Datatype otype, void *rbuf,
+                          int rcount, MPI_Datatype rtype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
+                          MPI_Op op, MPI_Request *req, int request_based)
+{
+    ep_rma_t o = {.kind = EP_RMA_GET_ACC,
+                  .obuf = obuf,
+                  .ocount = ocount,
+                  .otype = otype,
+                  .rbuf = rbuf,
+                  .rcount = rcount,
+                  .rtype = rtype,
+                  .target = target,
+                  .disp = disp,
+                  .tcount = tcount,
+                  .ttype = ttype,
                   .op = op};
-    return rma("MPI_Raccumulate", win, &o, request, 1);
+    return rma(call, win, &o, req, request_based);
 }
 
 EP_API int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
@@ -380,19 +375,9 @@ EP_API int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Dat
     if (!ep_win_handle_is_ep(win))
         return PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
                                    result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
-    ep_rma_t o = {.kind = EP_RMA_GET_ACC,
-                  .obuf = origin_addr,
-                  .ocount = origin_count,
-                  .otype = origin_datatype,
-                  .rbuf = result_addr,
-                  .rcount = result_count,
-                  .rtype = result_datatype,
-                  .target = target_rank,
-                  .disp = target_disp,
-                  .tcount = target_count,
-                  .ttype = target_datatype,
-                  .op = op};
-    return rma("MPI_Get_accumulate", win, &o, NULL, 0);
+    return get_accumulate("MPI_Get_accumulate", win, origin_addr, origin_count, origin_datatype, result_addr,
+                          result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op,
+                          NULL, 0);
 }
 
 EP_API int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
@@ -404,19 +389,9 @@ EP_API int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Da
         return PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
                                     result_datatype, target_rank, target_disp, target_count, target_datatype, op, win,
                                     request);
-    ep_rma_t o = {.kind = EP_RMA_GET_ACC,
-                  .obuf = origin_addr,
-                  .ocount = origin_count,
-                  .otype = origin_datatype,
-                  .rbuf = result_addr,
-                  .rcount = result_count,
-                  .rtype = result_datatype,
-                  .target = target_rank,
-                  .disp = target_disp,
-                  .tcount = target_count,
-                  .ttype = target_datatype,
-                  .op = op};
-    return rma("MPI_Rget_accumulate", win, &o, request, 1);
+    return get_accumulate("MPI_Rget_accumulate", win, origin_addr, origin_count, origin_datatype, result_addr,
+                          result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op,
+                          request, 1);
 }
 
 EP_API int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,

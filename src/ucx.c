@@ -43,6 +43,10 @@
 #define INBOX_BYTES (1u << 18) /* the ring of each worker's inbox */
 #define INBOX_INLINE_MAX 4096  /* the largest payload that goes in an inbox record */
 #define UCX_EVERY 16           /* a worker busy with its inbox still progresses UCX once in this many polls */
+/* A record that could not fit an inbox would wait for room for ever. */
+_Static_assert(EP_INBOX_HEADER + INBOX_INLINE_MAX <= INBOX_BYTES / 4 &&
+                   EP_INBOX_HEADER + EP_INBOX_FOLLOWS_BYTES <= INBOX_BYTES / 4,
+               "inbox records must stay within ep_inbox_max_payload");
 
 int ep_ucx_on;
 

@@ -120,9 +120,9 @@ int ep_config_load(char *err, size_t errlen)
         return -1;
     if (choice >= 0)
         c.transport = (ep_transport_t)choice;
-    if ((s = getenv("EPMPI_UCX_WORKERS")) && *s) {
+    if ((s = getenv("EPMPI_WORKERS")) && *s) {
         if (parse_long(s, 1, EP_UCX_WORKERS_MAX, &v)) {
-            snprintf(err, errlen, "EPMPI_UCX_WORKERS='%s' is not valid: give a number of workers from 1 to %d", s,
+            snprintf(err, errlen, "EPMPI_WORKERS='%s' is not valid: give a number of workers from 1 to %d", s,
                      EP_UCX_WORKERS_MAX);
             return -1;
         }

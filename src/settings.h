@@ -25,7 +25,7 @@ typedef struct ep_config {
     ep_transport_t transport; /* EPMPI_TRANSPORT: endpoint messages between processes over UCX
                                  (ucx.h) or MPICH (net.c, the default); auto: UCX when built
                                  with it and it starts */
-    int ucx_workers;          /* EPMPI_UCX_WORKERS: UCX workers per process, 0 = the default */
+    int ucx_workers;          /* EPMPI_WORKERS: UCX workers per process, 0 = the default */
     int shm;                  /* EPMPI_SHM: under UCX, messages between the processes of a node
                                  go through epmpi's inboxes in shared memory (inbox.h) */
 } ep_config_t;

@@ -82,6 +82,13 @@ else
                 *"; no node inboxes: EPMPI_SHM=0)"*) echo "ok: EPMPI_SHM=0" ;;
                 *) fail "EPMPI_SHM=0 left the node inboxes on" ;;
             esac
+            # epmpi's own settings must not look like UCX's: UCX warns
+            # about an EPMPI_UCX_ variable it does not know.
+            case $(EPMPI_WORKERS=2 "$L" -n 2 -t 1 --verbose "$hello" 2>&1) in
+                *"unused env variable"*) fail "EPMPI_WORKERS=2: UCX took it for one of its settings" ;;
+                *"transport ucx ("*) echo "ok: EPMPI_WORKERS" ;;
+                *) fail "EPMPI_WORKERS=2: the job did not run" ;;
+            esac
             out=$(EPMPI_UCX_TLS=tcp,self "$L" -n 2 -t 1 --verbose "$hello" 2>&1)
             case $out in
                 *"transport ucx ("*"transports to process "[01]": tcp/"*) echo "ok: EPMPI_UCX_TLS" ;;

@@ -332,7 +332,7 @@ static const ept_child_case cases[] = {
     BAD("EPMPI_COLL_ALGORITHM", "fast", "use auto or gathered"),
     BAD("EPMPI_P2P_PATH", "mpich", "use auto or engine"),
     BAD("EPMPI_TRANSPORT", "verbs", "use auto, ucx or mpi"),
-    BAD("EPMPI_UCX_WORKERS", "0", "a number of workers from 1 to 256"),
+    BAD("EPMPI_WORKERS", "0", "a number of workers from 1 to 256"),
     BAD("EPMPI_STATS_FILE", "/nonexistent/dir/stats.csv", "cannot be written"),
     {"debug", "2", 1, 2, 0, {"EPT_CHILD_OK", "MPI_Recv", RECV_BLOCKS, "EPMPI_DEBUG"}, {NULL}},
     {"debug_off", "2", 1, 2, 0, {"EPT_CHILD_OK", NULL}, {RECV_BLOCKS, NULL}},

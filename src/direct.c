@@ -6,6 +6,7 @@
 #include "net.h"
 #include "p2p.h"
 #include "settings.h"
+#include "ucx.h"
 
 #include <stdlib.h>
 
@@ -14,11 +15,16 @@ __thread int ep_direct_quiet EP_TLS;
 void ep_direct_decide(ep_comm_t *c)
 {
     c->direct = 0;
-    if (ep_config.p2p_engine || !ep_config.endpoints || c->inter || c->pcomm == MPI_COMM_NULL || c->nprocs != c->size)
+    if (ep_config.p2p_path == EP_P2P_ENGINE || !ep_config.endpoints || c->inter || c->pcomm == MPI_COMM_NULL ||
+        c->nprocs != c->size)
         return;
     for (int r = 0; r < c->size; r++)
         if (c->ranks[r].proc != r)
             return;
+    /* Between the processes of one node, the engine with its inboxes is
+     * quicker than MPICH's shared memory (bench/README.md). */
+    if (ep_config.p2p_path == EP_P2P_AUTO && ep_ucx_node_holds(c))
+        return;
     /* Errors of the PMPI calls come back as codes, raised on the endpoint. */
     PMPI_Comm_set_errhandler(c->pcomm, MPI_ERRORS_RETURN);
     c->direct = 1;

@@ -16,7 +16,12 @@
  * sender and its receiver always take the same path.  Outside world mode
  * (see ep_direct_quiet), and for a communicator with its ranks in this
  * process only (no pcomm), an intercommunicator, or one with two endpoints
- * in some process, messages go through the engine.
+ * in some process, messages go through the engine.  So do they, unless
+ * EPMPI_P2P_PATH=mpich, when all of the communicator's processes share
+ * this node and the node inboxes (ucx.c) carry their messages: there the
+ * engine beats MPICH's shared memory (8 B latency 0.6x against 1.1x,
+ * 8 B rate 1.3x against 0.65x).  Each of those processes sees the same
+ * node and the same inboxes, so they agree.
  *
  * The operations still run as engine requests in the NET state (request.h),
  * so waiting, the any/some/all calls, error handlers and the progress rule

@@ -30,6 +30,7 @@ static const char *const wait_names[] = {"spin", "yield", "sleep"};
 const char *ep_config_wait_name(ep_wait_policy_t w) { return wait_names[w]; }
 
 static const char *const transport_names[] = {"auto", "ucx", "mpi"};
+static const char *const p2p_path_names[] = {"auto", "engine", "mpich"};
 
 const char *ep_config_transport_name(ep_transport_t t) { return transport_names[t]; }
 
@@ -130,9 +131,12 @@ int ep_config_load(char *err, size_t errlen)
     }
     if (parse_switch("EPMPI_SHM", &c.shm, err, errlen))
         return -1;
-    if (parse_auto_or("EPMPI_COLL_ALGORITHM", "gathered", &c.coll_gathered, err, errlen) ||
-        parse_auto_or("EPMPI_P2P_PATH", "engine", &c.p2p_engine, err, errlen))
+    if (parse_auto_or("EPMPI_COLL_ALGORITHM", "gathered", &c.coll_gathered, err, errlen))
         return -1;
+    if ((choice = parse_choice("EPMPI_P2P_PATH", p2p_path_names, 3, "auto, engine or mpich", err, errlen)) == -2)
+        return -1;
+    if (choice >= 0)
+        c.p2p_path = (ep_p2p_path_t)choice;
     ep_config = c;
     return 0;
 }

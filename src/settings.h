@@ -6,6 +6,9 @@
 
 typedef enum { EP_WAIT_SPIN, EP_WAIT_YIELD, EP_WAIT_SLEEP } ep_wait_policy_t;
 typedef enum { EP_TRANSPORT_AUTO, EP_TRANSPORT_UCX, EP_TRANSPORT_MPI } ep_transport_t;
+/* EPMPI_P2P_PATH: which communicators pass their messages straight to
+ * MPICH (direct.h). */
+typedef enum { EP_P2P_AUTO, EP_P2P_ENGINE, EP_P2P_MPICH } ep_p2p_path_t;
 
 typedef struct ep_config {
     int endpoints;            /* EPMPI_ENDPOINTS: world-mode endpoints per process, 0 = off */
@@ -15,9 +18,10 @@ typedef struct ep_config {
     int coll_gathered;        /* EPMPI_COLL_ALGORITHM=gathered: reductions and scans gather
                                  every input and fold in rank order (the path used when ranks
                                  are not grouped by process), for testing and debugging */
-    int p2p_engine;           /* EPMPI_P2P_PATH=engine: every message goes through epmpi's own
-                                 matching, also on communicators with one endpoint per
-                                 process (direct.h), for testing and comparison */
+    ep_p2p_path_t p2p_path;   /* EPMPI_P2P_PATH: engine, every message through epmpi's own
+                                 matching (for testing and comparison); mpich, every
+                                 communicator of the direct shape straight to MPICH; auto,
+                                 those of them that are not all on this node (direct.h) */
     int debug;                /* EPMPI_DEBUG: report two threads inside one endpoint's
                                  blocking calls at the same time (diag.h) */
     int stats;                /* EP_STATS_* bits: count traffic per endpoint when non-zero */

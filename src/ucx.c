@@ -710,6 +710,16 @@ static inline ep_inbox_t *peer_inbox(const ep_comm_t *c, int idx, _Atomic uint64
  * when this process sends to it through one. */
 int ep_ucx_via_inbox(const ep_comm_t *c, int idx) { return node_base && node_base[c->proc_world[c->ranks[idx].proc]]; }
 
+int ep_ucx_node_holds(const ep_comm_t *c)
+{
+    if (!node_base || c->nprocs < 2)
+        return 0;
+    for (int p = 0; p < c->nprocs; p++)
+        if (p != c->myproc && !node_base[c->proc_world[p]])
+            return 0;
+    return 1;
+}
+
 /* Copies a payload of n bytes into an inbox record: a few words inline,
  * as the lanes do; nothing when empty (buf may then be NULL). */
 static inline void rec_payload(ep_inbox_rec_t *rec, const void *buf, size_t n)

@@ -95,6 +95,10 @@ void ep_ucx_recv(ep_request_t *r, ep_msg_t *m);
 /* 1 when the messages of rank position idx of c come to this process
  * through a node inbox (and so never match a receive posted in UCX). */
 int ep_ucx_via_inbox(const ep_comm_t *c, int idx);
+/* 1 when every other process of c is on this node and its messages come
+ * through the node inboxes (the same answer in each of them; 0 for a
+ * communicator of one process): direct.c then keeps c in the engine. */
+int ep_ucx_node_holds(const ep_comm_t *c);
 /* Receives posted in UCX itself (see ucx.c): p2p.c holds ep's worker
  * (hold returns what give needs) while it checks ep's queues; then post
  * hands r to UCX, 1 when it did (r stays PENDING until UCX completes

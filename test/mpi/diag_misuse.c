@@ -330,7 +330,7 @@ static const ept_child_case cases[] = {
     BAD("EPMPI_DEBUG", "2", "use 0 or 1"),
     BAD("EPMPI_STATS", "on", "use 0 or 1"),
     BAD("EPMPI_COLL_ALGORITHM", "fast", "use auto or gathered"),
-    BAD("EPMPI_P2P_PATH", "mpich", "use auto or engine"),
+    BAD("EPMPI_P2P_PATH", "direct", "use auto, engine or mpich"),
     BAD("EPMPI_TRANSPORT", "verbs", "use auto, ucx or mpi"),
     BAD("EPMPI_WORKERS", "0", "a number of workers from 1 to 256"),
     BAD("EPMPI_STATS_FILE", "/nonexistent/dir/stats.csv", "cannot be written"),

@@ -151,6 +151,19 @@ static inline void run_ranks(int nlocal, void (*body)(MPI_Comm, void *), void *a
     free(h);
 }
 
+/* 1 when communicator c reports hint key with value want (epmpi reports
+ * epmpi_p2p_path and epmpi_transport, src/direct.h). */
+static inline int ept_hint_is(MPI_Comm c, const char *key, const char *want)
+{
+    MPI_Info info;
+    char val[MPI_MAX_INFO_VAL + 1] = "";
+    int flag = 0;
+    EPT_OK(MPI_Comm_get_info(c, &info));
+    EPT_OK(MPI_Info_get(info, key, MPI_MAX_INFO_VAL, val, &flag));
+    MPI_Info_free(&info);
+    return flag && !strcmp(val, want);
+}
+
 /* MPI_STATUSES_IGNORE through a volatile, so that GCC does not take the
  * constant for a zero-length array (-Wstringop-overflow). */
 static inline MPI_Status *statuses_ignore(void)

@@ -33,24 +33,12 @@ static long bad_marks(const int *b, long n, int salt)
     return bad;
 }
 
-/* 1 when the communicator's hint key has value want. */
-static int hint_is(MPI_Comm c, const char *key, const char *want)
-{
-    MPI_Info info;
-    char val[MPI_MAX_INFO_VAL + 1] = "";
-    int flag = 0;
-    EPT_OK(MPI_Comm_get_info(c, &info));
-    EPT_OK(MPI_Info_get(info, key, MPI_MAX_INFO_VAL, val, &flag));
-    MPI_Info_free(&info);
-    return flag && !strcmp(val, want);
-}
-
 /* 1 when MPICH or UCX may match a receive from another process: what a
  * truncated receive holds is then theirs (MPI leaves it undefined, and
  * neither delivers the part that fits). */
 static int matched_below(MPI_Comm c)
 {
-    return hint_is(c, "epmpi_p2p_path", "mpich") || hint_is(c, "epmpi_transport", "ucx");
+    return ept_hint_is(c, "epmpi_p2p_path", "mpich") || ept_hint_is(c, "epmpi_transport", "ucx");
 }
 
 static int error_class(int rc)

@@ -17,6 +17,30 @@ static void expect_path(MPI_Comm comm, const char *want, const char *what)
     MPI_Info_free(&info);
 }
 
+/* Whether a communicator with one rank per process, in process order,
+ * passes its messages straight to MPICH (src/direct.h): never with
+ * EPMPI_P2P_PATH=engine, always with mpich; with auto, unless all its
+ * processes share a node whose inboxes are on (UCX between processes, as
+ * the engine communicator `eng` over several processes reports it, and
+ * EPMPI_SHM not 0).  Collective over MPI_COMM_WORLD. */
+static int process_shaped_to_mpich(MPI_Comm eng, int nprocs)
+{
+    const char *path = getenv("EPMPI_P2P_PATH"), *shm = getenv("EPMPI_SHM");
+    MPI_Comm node;
+    int node_size, world_size;
+    EPT_OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    MPI_Comm_size(node, &node_size);
+    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+    MPI_Comm_free(&node);
+    if (path && !strcmp(path, "engine"))
+        return 0;
+    if (path && !strcmp(path, "mpich"))
+        return 1;
+    int inboxes = nprocs > 1 && node_size == world_size && ept_hint_is(eng, "epmpi_transport", "ucx") &&
+                  !(shm && !strcmp(shm, "0"));
+    return !inboxes;
+}
+
 /* Each rank sends its rank to the next, as the tag too, received from any
  * source and tag; then a
  * 100-message stream in the other direction arrives in order. */
@@ -81,14 +105,15 @@ int main(int argc, char **argv)
         int *tag_ub, flag;
         MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag);
         EPT_CHECK(flag && *tag_ub >= (1 << 28) - 1, "MPI_TAG_UB %d", flag ? *tag_ub : -1);
-        /* Messages go straight to MPICH exactly on communicators where each
-         * process holds one rank, in process order (src/direct.h). */
-        expect_path(MPI_COMM_WORLD, T == 1 && P > 1 ? "mpich" : "engine", "MPI_COMM_WORLD");
+        /* Messages may go straight to MPICH only on communicators where
+         * each process holds one rank, in process order (src/direct.h). */
         MPI_Comm rev, col;
         MPI_Comm_split(MPI_COMM_WORLD, 0, s - r, &rev);
         expect_path(rev, "engine", "MPI_COMM_WORLD split in reverse order");
+        int to_mpich = process_shaped_to_mpich(rev, P);
+        expect_path(MPI_COMM_WORLD, T == 1 && P > 1 && to_mpich ? "mpich" : "engine", "MPI_COMM_WORLD");
         MPI_Comm_split(MPI_COMM_WORLD, t, r, &col);
-        expect_path(col, P > 1 ? "mpich" : "engine", "MPI_COMM_WORLD split by thread number");
+        expect_path(col, P > 1 && to_mpich ? "mpich" : "engine", "MPI_COMM_WORLD split by thread number");
         ring_exchange(rev);
         ring_exchange(col);
         MPI_Comm_free(&rev);

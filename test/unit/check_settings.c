@@ -66,7 +66,6 @@ static const struct {
     size_t field; /* the int in ep_config_t that the alternative sets */
 } auto_or[] = {
     {"EPMPI_COLL_ALGORITHM", "gathered", "fast", offsetof(ep_config_t, coll_gathered)},
-    {"EPMPI_P2P_PATH", "engine", "mpich", offsetof(ep_config_t, p2p_engine)},
 };
 
 START_TEST(auto_or_alternative)
@@ -86,6 +85,28 @@ START_TEST(auto_or_alternative)
     ck_assert_int_eq(ep_config_load(err, sizeof err), -1);
     ck_assert_ptr_nonnull(strstr(err, auto_or[_i].name));
     ck_assert_ptr_nonnull(strstr(err, auto_or[_i].alt));
+}
+END_TEST
+
+START_TEST(p2p_path_choices)
+{
+    static const struct {
+        const char *value;
+        ep_p2p_path_t path;
+    } ok[] = {{"auto", EP_P2P_AUTO}, {"engine", EP_P2P_ENGINE}, {"mpich", EP_P2P_MPICH}};
+    char err[256];
+    clear();
+    ck_assert_int_eq(ep_config_load(err, sizeof err), 0);
+    ck_assert_int_eq(ep_config.p2p_path, EP_P2P_AUTO);
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        setenv("EPMPI_P2P_PATH", ok[i].value, 1);
+        ck_assert_int_eq(ep_config_load(err, sizeof err), 0);
+        ck_assert_int_eq(ep_config.p2p_path, ok[i].path);
+    }
+    setenv("EPMPI_P2P_PATH", "direct", 1);
+    ck_assert_int_eq(ep_config_load(err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "EPMPI_P2P_PATH='direct'"));
+    ck_assert_ptr_nonnull(strstr(err, "auto, engine or mpich"));
 }
 END_TEST
 
@@ -149,6 +170,7 @@ int main(void)
     tcase_add_loop_test(tc, bad_endpoints_named, 0, (int)(sizeof bad_endpoints / sizeof *bad_endpoints));
     tcase_add_test(tc, bad_wait_policy_lists_choices);
     tcase_add_loop_test(tc, auto_or_alternative, 0, (int)(sizeof auto_or / sizeof *auto_or));
+    tcase_add_test(tc, p2p_path_choices);
     tcase_add_test(tc, diagnostics);
     tcase_add_test(tc, node_inboxes_switch);
     suite_add_tcase(s, tc);

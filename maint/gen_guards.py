@@ -59,7 +59,7 @@ import sys
 
 # Handle kinds by C type: (test expression template, error class, what to call it).
 BY_VALUE = {
-    "MPI_Comm": ("ep_entry_comm_is_ep({0})", "MPI_ERR_COMM", "communicators"),
+    "MPI_Comm": ("entry_comm_is_ep({0})", "MPI_ERR_COMM", "communicators"),
     "MPI_Group": ("ep_group_handle_is_ep({0})", "MPI_ERR_GROUP", "groups"),
     "MPI_Request": ("ep_request_handle_is_ep({0})", "MPI_ERR_REQUEST", "requests"),
     "MPI_Message": ("ep_message_handle_is_ep({0})", "MPI_ERR_REQUEST", "messages"),
@@ -67,7 +67,7 @@ BY_VALUE = {
     "MPI_File": ("ep_file_handle_is_ep({0})", "MPI_ERR_FILE", "files"),
 }
 # Fortran passes a file as its integer (MPI_File_c2f's), not as C's pointer.
-F_TEST = {"MPI_File": "ep_file_fint_is_ep(*(const MPI_Fint *)&{0})"}
+F_TEST = {"MPI_File": "entry_file_fint_is_ep(*(const MPI_Fint *)&{0})"}
 
 # Pointer parameters that are inputs (the handle is read): everything else of
 # these types behind a pointer is an output, written by MPICH.
@@ -200,35 +200,35 @@ def check_error(name, check, fortran=False):
     base, pname, by_ptr = check
     _, cls, what = BY_VALUE[base]
     if what == "communicators":  # raised on the communicator's own error handler
-        return 'ep_unsupported_comm("%s", %s)' % (name, "*" + pname if by_ptr or fortran else pname)
-    return 'ep_unsupported("%s", "%s", %s)' % (name, what, cls)
+        return 'entry_unsupported_comm("%s", %s)' % (name, "*" + pname if by_ptr or fortran else pname)
+    return 'entry_unsupported("%s", "%s", %s)' % (name, what, cls)
 
 
 # The large-count forms with count arrays: how many entries each array has
-# (ep_peers_t in pmpi/entry.h), by the int form's name and the parameter.
-ARRAY_PEERS = {"recvcounts": "EP_PEERS", "displs": "EP_PEERS", "sendcounts": "EP_PEERS_SEND",
-               "sdispls": "EP_PEERS_SEND", "rdispls": "EP_PEERS"}
+# (entry_peers_t in pmpi/entry.h), by the int form's name and the parameter.
+ARRAY_PEERS = {"recvcounts": "ENTRY_PEERS", "displs": "ENTRY_PEERS", "sendcounts": "ENTRY_PEERS_SEND",
+               "sdispls": "ENTRY_PEERS_SEND", "rdispls": "ENTRY_PEERS"}
 ARRAY_PEERS_BY_CALL = {
-    "Gatherv": {"recvcounts": "EP_PEERS_AT_ROOT", "displs": "EP_PEERS_AT_ROOT"},
-    "Scatterv": {"sendcounts": "EP_PEERS_AT_ROOT", "displs": "EP_PEERS_AT_ROOT"},
-    "Reduce_scatter": {"recvcounts": "EP_GROUP"},
-    "Neighbor_allgatherv": {"recvcounts": "EP_IN_NEIGHBORS", "displs": "EP_IN_NEIGHBORS"},
-    "Neighbor_alltoallv": {"sendcounts": "EP_OUT_NEIGHBORS", "sdispls": "EP_OUT_NEIGHBORS",
-                           "recvcounts": "EP_IN_NEIGHBORS", "rdispls": "EP_IN_NEIGHBORS"},
-    "Neighbor_alltoallw": {"sendcounts": "EP_OUT_NEIGHBORS", "recvcounts": "EP_IN_NEIGHBORS"},
+    "Gatherv": {"recvcounts": "ENTRY_PEERS_AT_ROOT", "displs": "ENTRY_PEERS_AT_ROOT"},
+    "Scatterv": {"sendcounts": "ENTRY_PEERS_AT_ROOT", "displs": "ENTRY_PEERS_AT_ROOT"},
+    "Reduce_scatter": {"recvcounts": "ENTRY_GROUP"},
+    "Neighbor_allgatherv": {"recvcounts": "ENTRY_IN_NEIGHBORS", "displs": "ENTRY_IN_NEIGHBORS"},
+    "Neighbor_alltoallv": {"sendcounts": "ENTRY_OUT_NEIGHBORS", "sdispls": "ENTRY_OUT_NEIGHBORS",
+                           "recvcounts": "ENTRY_IN_NEIGHBORS", "rdispls": "ENTRY_IN_NEIGHBORS"},
+    "Neighbor_alltoallw": {"sendcounts": "ENTRY_OUT_NEIGHBORS", "recvcounts": "ENTRY_IN_NEIGHBORS"},
 }
 
 
 def array_peers(name, pname):
-    """The ep_peers_t of array pname of large-count function name."""
+    """The entry_peers_t of array pname of large-count function name."""
     base = call_base(name)
     return ARRAY_PEERS_BY_CALL.get(base, {}).get(pname) or ARRAY_PEERS[pname]
 
 
 # Counts beyond INT_MAX (see pmpi/entry.h).  The _c forms of these calls
-# have a hand-written body for them, ep_wide_<base>: the array forms, and
+# have a hand-written body for them, entry_wide_<base>: the array forms, and
 # the reductions (MPICH's operations refuse the derived type of the count's
-# elements that the other scalar _c forms make with ep_big_type).
+# elements that the other scalar _c forms make with entry_big_type).
 WIDE_BODIES = {"Gatherv", "Scatterv", "Allgatherv", "Alltoallv", "Alltoallw", "Neighbor_allgatherv",
                "Neighbor_alltoallv", "Neighbor_alltoallw", "Reduce", "Allreduce", "Scan", "Exscan",
                "Reduce_scatter_block", "Reduce_scatter"}
@@ -242,12 +242,12 @@ def call_base(name):
 
 def big_mode(name, counts, checks):
     """What the _c form name does on endpoints with a count beyond INT_MAX:
-    "wide" (its ep_wide_ body) or "type" (ep_big_type, ep_file_big_type
+    "wide" (its entry_wide_ body) or "type" (entry_big_type, entry_file_big_type
     for files)."""
     if call_base(name) in WIDE_BODIES:
         return "wide"
     if any(how != "scalar" for _, how in counts):
-        sys.exit("gen_guards: %s takes count arrays: write ep_wide_%s (pmpi/coll.c) for counts beyond INT_MAX "
+        sys.exit("gen_guards: %s takes count arrays: write entry_wide_%s (pmpi/coll.c) for counts beyond INT_MAX "
                  "and list it in WIDE_BODIES" % (name, call_base(name)))
     return "type"
 
@@ -371,7 +371,7 @@ def generate_guards(api):
     for name, params, checks, counts in api.guards:
         decl = ", ".join(p[5] for p in params)
         args = ", ".join(p[1] for p in params)
-        out.append("EP_API int(%s)(%s)" % (name, decl))
+        out.append("ENTRY_API int(%s)(%s)" % (name, decl))
         out.append("{")
         if counts:
             # A large-count form of a call epmpi implements: on endpoints, the
@@ -404,42 +404,42 @@ def generate_guards(api):
                     buf = next((p[1] for p in reversed(params[:i]) if p[4] == "void" and p[2]), None)
                     if not buf:
                         sys.exit("gen_guards: %s: no buffer before count %s" % (name, c))
-                    conv[c] = ("EP_BIG_COUNT(%s, %s_t)" % (c, c), buf)
-                    conv[params[i + 1][1]] = ("EP_BIG_TYPE(%s, %s_t)" % (params[i + 1][1], c), None)
+                    conv[c] = ("ENTRY_BIG_COUNT(%s, %s_t)" % (c, c), buf)
+                    conv[params[i + 1][1]] = ("ENTRY_BIG_TYPE(%s, %s_t)" % (params[i + 1][1], c), None)
                 out.append("    MPI_Datatype %s;" % ", ".join("%s_t = MPI_DATATYPE_NULL" % c for c in scalars))
                 out.append("    int rc = MPI_SUCCESS;")
                 if fh:  # errors on the file's handler
-                    tests = ['(rc = ep_file_big_type("%s", %s, %s, %s, &%s_t))'
+                    tests = ['(rc = entry_file_big_type("%s", %s, %s, %s, &%s_t))'
                              % (name, fh, c, params[pnames.index(c) + 1][1], c) for c in scalars]
                 else:
-                    tests = ['(rc = ep_big_type("%s", %s, %s, %s, %s, &%s_t))'
+                    tests = ['(rc = entry_big_type("%s", %s, %s, %s, %s, &%s_t))'
                              % (name, comm, conv[c][1], c, params[pnames.index(c) + 1][1], c) for c in scalars]
                 out.append("    (void)(%s);" % " || ".join(tests))
                 out.append("    if (!rc)")
                 out.append("        rc = %s(%s);" % (name[:-2], ", ".join(conv[p][0] if p in conv else p
                                                                          for p in pnames)))
                 for c in scalars:
-                    out.append("    ep_big_type_free(&%s_t);" % c)
+                    out.append("    entry_big_type_free(&%s_t);" % c)
                 out.append("    return rc;")
             elif wide_body and not arrays:
-                req = [] if "request" in pnames else ["EP_BLOCKING"]
+                req = [] if "request" in pnames else ["ENTRY_BLOCKING"]
                 out.append("    if (%s)" % fits)
                 out.append("        return %s;" % call)
-                out.append('    return ep_wide_%s("%s", %s);' % (call_base(name), name, ", ".join(pnames + req)))
+                out.append('    return entry_wide_%s("%s", %s);' % (call_base(name), name, ", ".join(pnames + req)))
             elif not arrays:
                 out.append("    return %s;" % call)
             else:
                 root = "root" if "root" in pnames else "0"
                 sbuf = "sendbuf" if "sendbuf" in pnames else "NULL"
                 out.append("    ep_endpoint_t *ep;")
-                out.append('    int rc = ep_entry_endpoint("%s", %s, &ep);' % (name, comm))
+                out.append('    int rc = entry_endpoint("%s", %s, &ep);' % (name, comm))
                 out.append("    int wide = %s;" % ("!(%s)" % fits if scalars else "0"))
                 out.append("    int %s;" % ", ".join("*%s_i = NULL" % a for a, _ in arrays))
-                tests = ['(rc = ep_narrow_%s(ep, "%s", %s, ep_entry_peers(ep, %s, %s, %s), &%s_i, &wide))'
+                tests = ['(rc = entry_narrow_%s(ep, "%s", %s, entry_peers(ep, %s, %s, %s), &%s_i, &wide))'
                          % (how, name, a, array_peers(name, a), root, sbuf, a) for a, how in arrays]
                 out.append("    if (!rc && !(%s))" % " || ".join(tests))
-                req = [] if "request" in pnames else ["EP_BLOCKING"]
-                out.append('        rc = wide ? ep_wide_%s("%s", %s)' % (call_base(name), name,
+                req = [] if "request" in pnames else ["ENTRY_BLOCKING"]
+                out.append('        rc = wide ? entry_wide_%s("%s", %s)' % (call_base(name), name,
                                                                       ", ".join(pnames + req)))
                 out.append("                  : %s;" % call)
                 for a, _ in arrays:
@@ -471,7 +471,7 @@ def f_decl(p, ts):
     """The C declaration of a C parameter as mpi_f08 passes it."""
     ctype, name, is_ptr, is_arr, base, text = p
     if ts and is_buffer(p):
-        return "const ep_gfc_array_t *" + name
+        return "const entry_gfc_array_t *" + name
     if not is_ptr and not is_arr:
         return "const %s *%s" % (ctype, name)
     return text
@@ -498,38 +498,38 @@ def f_convert(cname, params, ts, comm):
         ctype, name, is_ptr, is_arr, base, _ = p
         if ts and is_buffer(p):
             decls.append("void *%s_c = NULL;" % name)
-            steps.append('ep_f08_buffer("%s", %s, %s, &%s_c)' % (cname, comm, name, name))
+            steps.append('entry_f08_buffer("%s", %s, %s, &%s_c)' % (cname, comm, name, name))
             args.append(name + "_c")
         elif base == "char":
             if is_arr or ctype.count("*") != 1:
                 sys.exit("gen_guards: %s: string array %s: write its mpi_f08 entry point by hand and list it in "
                          "maint/fortran_implemented.txt" % (cname, name))
             if "const" in ctype:
-                decls.append("char *%s_c = ep_f_string_in(%s, %s_len);" % (name, name, name))
-                steps.append('%s_c ? MPI_SUCCESS : ep_f_no_memory("%s")' % (name, cname))
+                decls.append("char *%s_c = entry_f_string_in(%s, %s_len);" % (name, name, name))
+                steps.append('%s_c ? MPI_SUCCESS : entry_f_no_memory("%s")' % (name, cname))
                 post.append("free(%s_c);" % name)
             else:
-                decls.append("char %s_c[EP_F_STRING_MAX] = \"\";" % name)
+                decls.append("char %s_c[ENTRY_F_STRING_MAX] = \"\";" % name)
                 post.append("if (rc == MPI_SUCCESS)")
-                post.append("    ep_f_string_out(%s, %s_len, %s_c);" % (name, name, name))
+                post.append("    entry_f_string_out(%s, %s_len, %s_c);" % (name, name, name))
             args.append(name + "_c")
         elif not is_ptr and not is_arr:
             args.append("*" + name)
         elif base == "MPI_Status":
-            args.append("ep_f08_status%s(%s)" % ("es" if is_arr else "", name))
+            args.append("entry_f08_status%s(%s)" % ("es" if is_arr else "", name))
         elif name == "flag":
             args.append(name)
-            post.append("ep_f_logical(flag);")
+            post.append("entry_f_logical(flag);")
         elif name.endswith("weights"):  # the dist graph calls: mpi_f08's MPI_UNWEIGHTED
-            args.append("ep_f08_weights(%s)" % name)
+            args.append("entry_f08_weights(%s)" % name)
         elif name == "indx" and not is_arr:  # MPI_Waitany's index, not MPI_Graph_create's array
             pre.append("*indx = MPI_UNDEFINED;")
             args.append(name)
-            post.append("ep_f_indices(indx, 1);")
+            post.append("entry_f_indices(indx, 1);")
         elif name == "array_of_indices":
             pre.append("*outcount = MPI_UNDEFINED;")
             args.append(name)
-            post.append("ep_f_indices(array_of_indices, *outcount);")
+            post.append("entry_f_indices(array_of_indices, *outcount);")
         else:
             args.append(name)
     return decls, pre, steps, args, post
@@ -555,13 +555,13 @@ def generate_fortran(api):
         checks = guards_for(cname, params)
         forwards = kind == "guard" or ts
         if forwards:
-            out.append("extern void %s EP_F_WEAK;" % f_signature(pmpi_f08(sym), params, ts))
-        out.append("EP_API void %s" % f_signature(sym, params, ts))
+            out.append("extern void %s ENTRY_F_WEAK;" % f_signature(pmpi_f08(sym), params, ts))
+        out.append("ENTRY_API void %s" % f_signature(sym, params, ts))
         out.append("{")
         if kind == "guard":
             for i, c in enumerate(checks):
                 out.append("    %sif (%s)" % ("else " if i else "", check_test(c, fortran=True)))
-                out.append("        ep_f_return(ierror, %s);" % check_error(cname, c, fortran=True))
+                out.append("        entry_f_return(ierror, %s);" % check_error(cname, c, fortran=True))
             out.append("    else")
             out.append("        " + f_forward(sym, params))
         else:
@@ -582,7 +582,7 @@ def generate_fortran(api):
                     out.append("    if (rc == MPI_SUCCESS)")
                     out.append("        rc = %s;" % step)
             out += ["    " + s for s in post]
-            out.append("    ep_f_return(ierror, rc);")
+            out.append("    entry_f_return(ierror, rc);")
         out.append("}")
         out.append("")
     out.append("/* %d entry points. */" % len(routines))

@@ -18,7 +18,7 @@ static attr_obj_t comm_obj(ep_endpoint_t *ep) { return (attr_obj_t){ep_attr_of(e
 
 static attr_obj_t win_obj(ep_win_ep_t *we) { return (attr_obj_t){ep_win_attrs(we), EP_KEYVAL_WIN, we->errhandler}; }
 
-#define raise_obj(o, call, cls, ...) ep_raise_on((o).eh, (o).h.handle, call, cls, __VA_ARGS__)
+#define raise_obj(o, call, cls, ...) entry_raise_on((o).eh, (o).h.handle, call, cls, __VA_ARGS__)
 
 static int check_keyval(attr_obj_t o, const char *call, int keyval)
 {
@@ -77,11 +77,11 @@ static int comm_predefined(int keyval)
            keyval == MPI_UNIVERSE_SIZE || keyval == MPI_APPNUM || keyval == MPI_LASTUSEDCODE;
 }
 
-EP_API int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
+ENTRY_API int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
     ep_endpoint_t *ep;
     int rc;
-    EP_ENTRY("MPI_Comm_get_attr", comm, ep, PMPI_Comm_get_attr(comm, keyval, attribute_val, flag));
+    ENTRY_RESOLVE("MPI_Comm_get_attr", comm, ep, PMPI_Comm_get_attr(comm, keyval, attribute_val, flag));
     if ((rc = check_outputs(comm_obj(ep), "MPI_Comm_get_attr", attribute_val, flag)))
         return rc;
     if (comm_predefined(keyval))
@@ -91,16 +91,16 @@ EP_API int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int
 }
 
 /* The MPI-1 name of MPI_Comm_get_attr. */
-EP_API int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
+ENTRY_API int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Attr_get(comm, keyval, attribute_val, flag);
     return MPI_Comm_get_attr(comm, keyval, attribute_val, flag);
 }
 
-EP_API int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
-                                  MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
-                                  void *extra_state)
+ENTRY_API int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                                     MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
+                                     void *extra_state)
 {
     int rc = PMPI_Comm_create_keyval(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state);
     if (rc == MPI_SUCCESS)
@@ -109,7 +109,8 @@ EP_API int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn
 }
 
 /* The MPI-1 names: the same callbacks with other parameter types. */
-EP_API int MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state)
+ENTRY_API int MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval,
+                                void *extra_state)
 {
     int rc = PMPI_Keyval_create(copy_fn, delete_fn, keyval, extra_state);
     if (rc == MPI_SUCCESS)
@@ -121,41 +122,41 @@ EP_API int MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *de
 static int comm_set(const char *call, MPI_Comm comm, int keyval, void *val)
 {
     ep_endpoint_t *ep;
-    int rc = ep_entry_endpoint(call, comm, &ep);
+    int rc = entry_endpoint(call, comm, &ep);
     return rc ? rc : set_attr(comm_obj(ep), call, keyval, val, comm_predefined(keyval));
 }
 
 static int comm_delete(const char *call, MPI_Comm comm, int keyval)
 {
     ep_endpoint_t *ep;
-    int rc = ep_entry_endpoint(call, comm, &ep);
+    int rc = entry_endpoint(call, comm, &ep);
     return rc ? rc : delete_attr(comm_obj(ep), call, keyval, comm_predefined(keyval));
 }
 
-EP_API int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val)
+ENTRY_API int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Comm_set_attr(comm, comm_keyval, attribute_val);
     return comm_set("MPI_Comm_set_attr", comm, comm_keyval, attribute_val);
 }
 
-EP_API int MPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
+ENTRY_API int MPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Attr_put(comm, keyval, attribute_val);
     return comm_set("MPI_Attr_put", comm, keyval, attribute_val);
 }
 
-EP_API int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval)
+ENTRY_API int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Comm_delete_attr(comm, comm_keyval);
     return comm_delete("MPI_Comm_delete_attr", comm, comm_keyval);
 }
 
-EP_API int MPI_Attr_delete(MPI_Comm comm, int keyval)
+ENTRY_API int MPI_Attr_delete(MPI_Comm comm, int keyval)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Attr_delete(comm, keyval);
     return comm_delete("MPI_Attr_delete", comm, keyval);
 }
@@ -190,14 +191,14 @@ static int win_is_predefined(ep_win_ep_t *we, int keyval)
     return found;
 }
 
-EP_API int MPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag)
+ENTRY_API int MPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag)
 {
     static const char call[] = "MPI_Win_get_attr";
     ep_win_ep_t *we;
     int rc, predefined;
     if (!ep_win_handle_is_ep(win))
         return PMPI_Win_get_attr(win, keyval, attribute_val, flag);
-    if ((rc = ep_entry_win(call, win, &we)) || (rc = check_outputs(win_obj(we), call, attribute_val, flag)))
+    if ((rc = entry_win(call, win, &we)) || (rc = check_outputs(win_obj(we), call, attribute_val, flag)))
         return rc;
     void *v = win_predefined(we, keyval, &predefined);
     if (!predefined)
@@ -207,33 +208,34 @@ EP_API int MPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *f
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
+ENTRY_API int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
 {
     static const char call[] = "MPI_Win_set_attr";
     ep_win_ep_t *we;
     int rc;
     if (!ep_win_handle_is_ep(win))
         return PMPI_Win_set_attr(win, win_keyval, attribute_val);
-    if ((rc = ep_entry_win(call, win, &we)))
+    if ((rc = entry_win(call, win, &we)))
         return rc;
     return set_attr(win_obj(we), call, win_keyval, attribute_val, win_is_predefined(we, win_keyval));
 }
 
-EP_API int MPI_Win_delete_attr(MPI_Win win, int win_keyval)
+ENTRY_API int MPI_Win_delete_attr(MPI_Win win, int win_keyval)
 {
     static const char call[] = "MPI_Win_delete_attr";
     ep_win_ep_t *we;
     int rc;
     if (!ep_win_handle_is_ep(win))
         return PMPI_Win_delete_attr(win, win_keyval);
-    if ((rc = ep_entry_win(call, win, &we)))
+    if ((rc = entry_win(call, win, &we)))
         return rc;
     return delete_attr(win_obj(we), call, win_keyval, win_is_predefined(we, win_keyval));
 }
 
 /* Windows are never duplicated: the copy callback is never called. */
-EP_API int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
-                                 MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state)
+ENTRY_API int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
+                                    MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval,
+                                    void *extra_state)
 {
     int rc = PMPI_Win_create_keyval(win_copy_attr_fn, win_delete_attr_fn, win_keyval, extra_state);
     if (rc == MPI_SUCCESS)

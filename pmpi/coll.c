@@ -11,24 +11,24 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#define BLOCKING EP_BLOCKING
-#define coll_go ep_coll_go
+#define BLOCKING ENTRY_BLOCKING
+#define coll_go entry_coll_go
 
 /* Resolves a collective's communicator to its endpoint.  MPI_IN_PLACE has
  * no meaning on intercommunicators. */
-#define COLL_ENTRY(call, comm, ep, sendbuf)                                                                 \
-    do {                                                                                                    \
-        EP_ENTRY_EP(call, comm, ep);                                                                        \
-        if ((ep)->comm->inter && (sendbuf) == MPI_IN_PLACE)                                                 \
-            return ep_raise(ep, call, MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed on intercommunicators"); \
+#define COLL_ENTRY(call, comm, ep, sendbuf)                                                                    \
+    do {                                                                                                       \
+        ENTRY_RESOLVE_EP(call, comm, ep);                                                                      \
+        if ((ep)->comm->inter && (sendbuf) == MPI_IN_PLACE)                                                    \
+            return entry_raise(ep, call, MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed on intercommunicators"); \
     } while (0)
 /* For the collectives MPI defines on intracommunicators only (scans). */
-#define COLL_ENTRY_INTRA(call, comm, ep)      \
-    do {                                      \
-        int rc_;                              \
-        EP_ENTRY_EP(call, comm, ep);          \
-        if ((rc_ = ep_check_intra(ep, call))) \
-            return rc_;                       \
+#define COLL_ENTRY_INTRA(call, comm, ep)         \
+    do {                                         \
+        int rc_;                                 \
+        ENTRY_RESOLVE_EP(call, comm, ep);        \
+        if ((rc_ = entry_check_intra(ep, call))) \
+            return rc_;                          \
     } while (0)
 
 /* ---- argument checks shared by the collectives below ------------------------- */
@@ -37,8 +37,8 @@
 static int check_block(ep_endpoint_t *ep, const char *call, const void *buf, int count, MPI_Datatype type)
 {
     int rc;
-    if ((rc = ep_check_count(ep, call, count)) || (rc = ep_check_type(ep, call, type)) ||
-        (rc = ep_check_buf(ep, call, buf, count, type)))
+    if ((rc = entry_check_count(ep, call, count)) || (rc = entry_check_type(ep, call, type)) ||
+        (rc = entry_check_buf(ep, call, buf, count, type)))
         return rc;
     return MPI_SUCCESS;
 }
@@ -48,10 +48,10 @@ static int check_counts_n(ep_endpoint_t *ep, const char *call, const char *what,
                           int n)
 {
     if (!counts || !displs)
-        return ep_raise(ep, call, MPI_ERR_ARG, "%s counts or displacements are NULL", what);
+        return entry_raise(ep, call, MPI_ERR_ARG, "%s counts or displacements are NULL", what);
     for (int r = 0; r < n; r++)
         if (counts[r] < 0)
-            return ep_raise(ep, call, MPI_ERR_COUNT, "%s count %d for rank %d is negative", what, counts[r], r);
+            return entry_raise(ep, call, MPI_ERR_COUNT, "%s count %d for rank %d is negative", what, counts[r], r);
     return MPI_SUCCESS;
 }
 
@@ -66,9 +66,9 @@ static int check_types_n(ep_endpoint_t *ep, const char *call, const MPI_Datatype
 {
     int rc;
     if (!types)
-        return ep_raise(ep, call, MPI_ERR_ARG, "datatype array is NULL");
+        return entry_raise(ep, call, MPI_ERR_ARG, "datatype array is NULL");
     for (int r = 0; r < n; r++)
-        if (counts[r] > 0 && (rc = ep_check_type(ep, call, types[r])))
+        if (counts[r] > 0 && (rc = entry_check_type(ep, call, types[r])))
             return rc;
     return MPI_SUCCESS;
 }
@@ -81,8 +81,8 @@ static int check_types(ep_endpoint_t *ep, const char *call, const MPI_Datatype *
 static int check_reduction(ep_endpoint_t *ep, const char *call, int count, MPI_Datatype type, MPI_Op op)
 {
     int rc;
-    if ((rc = ep_check_count(ep, call, count)) || (rc = ep_check_type(ep, call, type)) ||
-        (rc = ep_check_op(ep, call, op)))
+    if ((rc = entry_check_count(ep, call, count)) || (rc = entry_check_type(ep, call, type)) ||
+        (rc = entry_check_op(ep, call, op)))
         return rc;
     return MPI_SUCCESS;
 }
@@ -93,21 +93,21 @@ static int barrier_ep(const char *call, MPI_Comm comm, MPI_Request *req)
 {
     ep_endpoint_t *ep;
     ep_coll_args_t a;
-    EP_ENTRY_EP(call, comm, ep);
+    ENTRY_RESOLVE_EP(call, comm, ep);
     ep_coll_barrier(&a, ep);
     return coll_go(ep, call, &a, req);
 }
 
-EP_API int MPI_Barrier(MPI_Comm comm)
+ENTRY_API int MPI_Barrier(MPI_Comm comm)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Barrier(comm);
     return barrier_ep("MPI_Barrier", comm, BLOCKING);
 }
 
-EP_API int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
+ENTRY_API int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Ibarrier(comm, request);
     return barrier_ep("MPI_Ibarrier", comm, request);
 }
@@ -118,8 +118,8 @@ static int bcast_ep(const char *call, void *buffer, int count, MPI_Datatype data
     ep_endpoint_t *ep;
     ep_coll_args_t a;
     int rc;
-    EP_ENTRY_EP(call, comm, ep);
-    if ((rc = ep_check_root(ep, call, root)))
+    ENTRY_RESOLVE_EP(call, comm, ep);
+    if ((rc = entry_check_root(ep, call, root)))
         return rc;
     /* Intercommunicators: the buffer matters at MPI_ROOT and in the other group. */
     if ((!ep->comm->inter || root != MPI_PROC_NULL) && (rc = check_block(ep, call, buffer, count, datatype)))
@@ -128,16 +128,16 @@ static int bcast_ep(const char *call, void *buffer, int count, MPI_Datatype data
     return coll_go(ep, call, &a, req);
 }
 
-EP_API int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+ENTRY_API int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Bcast(buffer, count, datatype, root, comm);
     return bcast_ep("MPI_Bcast", buffer, count, datatype, root, comm, BLOCKING);
 }
 
-EP_API int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
     return bcast_ep("MPI_Ibcast", buffer, count, datatype, root, comm, request);
 }
@@ -151,7 +151,7 @@ static int reduce_ep(const char *call, const void *sendbuf, void *recvbuf, int c
     int rc;
     COLL_ENTRY(call, comm, ep, sendbuf);
     int inter = ep->comm->inter;
-    if (!all && (rc = ep_check_root(ep, call, root)))
+    if (!all && (rc = entry_check_root(ep, call, root)))
         return rc;
     if ((rc = check_reduction(ep, call, count, datatype, op)))
         return rc;
@@ -160,41 +160,42 @@ static int reduce_ep(const char *call, const void *sendbuf, void *recvbuf, int c
     int gets = all || (inter ? root == MPI_ROOT : ep->rank == root);
     int gives = all || !inter || root >= 0;
     if (sendbuf == MPI_IN_PLACE && !gets)
-        return ep_raise(ep, call, MPI_ERR_BUFFER, "MPI_IN_PLACE is only allowed at the root");
-    if ((gets && (rc = ep_check_buf(ep, call, recvbuf, count, datatype))) ||
-        (gives && sendbuf != MPI_IN_PLACE && (rc = ep_check_buf(ep, call, sendbuf, count, datatype))))
+        return entry_raise(ep, call, MPI_ERR_BUFFER, "MPI_IN_PLACE is only allowed at the root");
+    if ((gets && (rc = entry_check_buf(ep, call, recvbuf, count, datatype))) ||
+        (gives && sendbuf != MPI_IN_PLACE && (rc = entry_check_buf(ep, call, sendbuf, count, datatype))))
         return rc;
     ep_coll_reduce(&a, ep, sendbuf, recvbuf, count, datatype, op, all, root);
     return coll_go(ep, call, &a, req);
 }
 
-EP_API int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+ENTRY_API int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                            MPI_Comm comm)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
     return reduce_ep("MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, 1, 0, comm, BLOCKING);
 }
 
-EP_API int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                          MPI_Comm comm, MPI_Request *request)
+ENTRY_API int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                             MPI_Comm comm, MPI_Request *request)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
     return reduce_ep("MPI_Iallreduce", sendbuf, recvbuf, count, datatype, op, 1, 0, comm, request);
 }
 
-EP_API int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
-                      MPI_Comm comm)
+ENTRY_API int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                         MPI_Comm comm)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
     return reduce_ep("MPI_Reduce", sendbuf, recvbuf, count, datatype, op, 0, root, comm, BLOCKING);
 }
 
-EP_API int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
-                       MPI_Comm comm, MPI_Request *request)
+ENTRY_API int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                          MPI_Comm comm, MPI_Request *request)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
     return reduce_ep("MPI_Ireduce", sendbuf, recvbuf, count, datatype, op, 0, root, comm, request);
 }
@@ -213,18 +214,18 @@ static int allgather_ep(const char *call, const void *sendbuf, int sendcount, MP
     return coll_go(ep, call, &a, req);
 }
 
-EP_API int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                         MPI_Datatype recvtype, MPI_Comm comm)
+ENTRY_API int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                            MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     return allgather_ep("MPI_Allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, BLOCKING);
 }
 
-EP_API int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
     return allgather_ep("MPI_Iallgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
@@ -239,24 +240,25 @@ static int check_rooted(ep_endpoint_t *ep, const char *call, int root, const voi
                         const char *what)
 {
     int rc;
-    if ((rc = ep_check_root(ep, call, root)))
+    if ((rc = entry_check_root(ep, call, root)))
         return rc;
     /* Intercommunicators: MPI_ROOT holds the root's side, the other group
      * its own blocks, MPI_PROC_NULL nothing. */
     int inter = ep->comm->inter;
     int at_root = inter ? root == MPI_ROOT : ep->rank == root;
     if (buf == MPI_IN_PLACE && (inter || !at_root))
-        return ep_raise(ep, call, MPI_ERR_BUFFER, "MPI_IN_PLACE is only allowed at the root of an intracommunicator");
+        return entry_raise(ep, call, MPI_ERR_BUFFER,
+                           "MPI_IN_PLACE is only allowed at the root of an intracommunicator");
     if ((!inter || root >= 0) && buf != MPI_IN_PLACE && (rc = check_block(ep, call, buf, count, type)))
         return rc;
-    if (at_root && ((rc = ep_check_type(ep, call, root_type)) ||
+    if (at_root && ((rc = entry_check_type(ep, call, root_type)) ||
                     (root_counts ? (rc = check_counts(ep, call, what, root_counts, displs))
-                                 : (rc = ep_check_count(ep, call, root_count)))))
+                                 : (rc = entry_check_count(ep, call, root_count)))))
         return rc;
     return MPI_SUCCESS;
 }
 
-/* rtypes: a type per rank (counts beyond INT_MAX: ep_wide_Gatherv), or NULL. */
+/* rtypes: a type per rank (counts beyond INT_MAX: entry_wide_Gatherv), or NULL. */
 static int gather_ep(const char *call, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                      int recvcount, const int *recvcounts, const int *displs, MPI_Datatype recvtype,
                      const MPI_Datatype *rtypes, int root, MPI_Comm comm, MPI_Request *req)
@@ -264,7 +266,7 @@ static int gather_ep(const char *call, const void *sendbuf, int sendcount, MPI_D
     ep_endpoint_t *ep;
     ep_coll_args_t a;
     int rc;
-    EP_ENTRY_EP(call, comm, ep);
+    ENTRY_RESOLVE_EP(call, comm, ep);
     if ((rc = check_rooted(ep, call, root, sendbuf, sendcount, sendtype, recvcount, recvcounts, displs, recvtype,
                            "receive")))
         return rc;
@@ -273,38 +275,38 @@ static int gather_ep(const char *call, const void *sendbuf, int sendcount, MPI_D
     return coll_go(ep, call, &a, req);
 }
 
-EP_API int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                      MPI_Datatype recvtype, int root, MPI_Comm comm)
+ENTRY_API int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                         MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
     return gather_ep("MPI_Gather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL, recvtype, NULL, root,
                      comm, BLOCKING);
 }
 
-EP_API int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                       MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                          MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
     return gather_ep("MPI_Igather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL, recvtype, NULL, root,
                      comm, request);
 }
 
-EP_API int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                       const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
+ENTRY_API int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                          const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
     return gather_ep("MPI_Gatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, NULL, root,
                      comm, BLOCKING);
 }
 
-EP_API int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                        const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm,
-                        MPI_Request *request)
+ENTRY_API int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                           const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm,
+                           MPI_Request *request)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
     return gather_ep("MPI_Igatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, NULL, root,
                      comm, request);
@@ -317,7 +319,7 @@ static int scatter_ep(const char *call, const void *sendbuf, int sendcount, cons
     ep_endpoint_t *ep;
     ep_coll_args_t a;
     int rc;
-    EP_ENTRY_EP(call, comm, ep);
+    ENTRY_RESOLVE_EP(call, comm, ep);
     if ((rc = check_rooted(ep, call, root, recvbuf, recvcount, recvtype, sendcount, sendcounts, displs, sendtype,
                            "send")))
         return rc;
@@ -326,38 +328,38 @@ static int scatter_ep(const char *call, const void *sendbuf, int sendcount, cons
     return coll_go(ep, call, &a, req);
 }
 
-EP_API int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                       MPI_Datatype recvtype, int root, MPI_Comm comm)
+ENTRY_API int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                          MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
     return scatter_ep("MPI_Scatter", sendbuf, sendcount, NULL, NULL, sendtype, NULL, recvbuf, recvcount, recvtype, root,
                       comm, BLOCKING);
 }
 
-EP_API int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                        MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                           MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
     return scatter_ep("MPI_Iscatter", sendbuf, sendcount, NULL, NULL, sendtype, NULL, recvbuf, recvcount, recvtype,
                       root, comm, request);
 }
 
-EP_API int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
-                        void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+ENTRY_API int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                           void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
     return scatter_ep("MPI_Scatterv", sendbuf, 0, sendcounts, displs, sendtype, NULL, recvbuf, recvcount, recvtype,
                       root, comm, BLOCKING);
 }
 
-EP_API int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
-                         void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                         MPI_Request *request)
+ENTRY_API int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                            MPI_Request *request)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
     return scatter_ep("MPI_Iscatterv", sendbuf, 0, sendcounts, displs, sendtype, NULL, recvbuf, recvcount, recvtype,
                       root, comm, request);
@@ -374,27 +376,27 @@ static int allgatherv_ep(const char *call, const void *sendbuf, int sendcount, M
     int rc;
     COLL_ENTRY(call, comm, ep, sendbuf);
     if ((sendbuf != MPI_IN_PLACE && (rc = check_block(ep, call, sendbuf, sendcount, sendtype))) ||
-        (rc = ep_check_type(ep, call, recvtype)) || (rc = check_counts(ep, call, "receive", recvcounts, displs)))
+        (rc = entry_check_type(ep, call, recvtype)) || (rc = check_counts(ep, call, "receive", recvcounts, displs)))
         return rc;
     ep_coll_allgatherv(&a, ep, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype);
     a.rtypes = rtypes;
     return coll_go(ep, call, &a, req);
 }
 
-EP_API int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                          const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+ENTRY_API int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                             const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
     return allgatherv_ep("MPI_Allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, NULL,
                          comm, BLOCKING);
 }
 
-EP_API int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                           const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
-                           MPI_Request *request)
+ENTRY_API int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                              const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                              MPI_Request *request)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
     return allgatherv_ep("MPI_Iallgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, NULL,
                          comm, request);
@@ -415,18 +417,18 @@ static int alltoall_ep(const char *call, const void *sendbuf, int sendcount, MPI
     return coll_go(ep, call, &a, req);
 }
 
-EP_API int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                        MPI_Datatype recvtype, MPI_Comm comm)
+ENTRY_API int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                           MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     return alltoall_ep("MPI_Alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, BLOCKING);
 }
 
-EP_API int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                            MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
     return alltoall_ep("MPI_Ialltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
@@ -440,29 +442,29 @@ static int alltoallv_ep(const char *call, const void *sendbuf, const int *sendco
     int rc;
     COLL_ENTRY(call, comm, ep, sendbuf);
     if ((sendbuf != MPI_IN_PLACE &&
-         ((rc = ep_check_type(ep, call, sendtype)) || (rc = check_counts(ep, call, "send", sendcounts, sdispls)))) ||
-        (rc = ep_check_type(ep, call, recvtype)) || (rc = check_counts(ep, call, "receive", recvcounts, rdispls)))
+         ((rc = entry_check_type(ep, call, sendtype)) || (rc = check_counts(ep, call, "send", sendcounts, sdispls)))) ||
+        (rc = entry_check_type(ep, call, recvtype)) || (rc = check_counts(ep, call, "receive", recvcounts, rdispls)))
         return rc;
     ep_coll_alltoallw(&a, ep, sendbuf, 0, sendcounts, sdispls, sendtype, NULL, recvbuf, 0, recvcounts, rdispls,
                       recvtype, NULL, 0);
     return coll_go(ep, call, &a, req);
 }
 
-EP_API int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                         void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-                         MPI_Comm comm)
+ENTRY_API int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                            void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                            MPI_Comm comm)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
     return alltoallv_ep("MPI_Alltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
                         comm, BLOCKING);
 }
 
-EP_API int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                          void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-                          MPI_Comm comm, MPI_Request *request)
+ENTRY_API int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                             void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                             MPI_Comm comm, MPI_Request *request)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
                                request);
     return alltoallv_ep("MPI_Ialltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
@@ -487,21 +489,21 @@ static int alltoallw_ep(const char *call, const void *sendbuf, const int *sendco
     return coll_go(ep, call, &a, req);
 }
 
-EP_API int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                         const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
-                         const MPI_Datatype recvtypes[], MPI_Comm comm)
+ENTRY_API int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
+                            const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
     return alltoallw_ep("MPI_Alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                         recvtypes, comm, BLOCKING);
 }
 
-EP_API int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                          const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
-                          const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+ENTRY_API int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                             const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
+                             const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
                                request);
     return alltoallw_ep("MPI_Ialltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
@@ -541,36 +543,36 @@ static int reduce_scatter_ep(const char *call, const void *sendbuf, void *recvbu
     return coll_go(ep, call, &a, req);
 }
 
-EP_API int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
-                                    MPI_Comm comm)
+ENTRY_API int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype,
+                                       MPI_Op op, MPI_Comm comm)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
     return reduce_scatter_ep("MPI_Reduce_scatter_block", sendbuf, recvbuf, recvcount, NULL, datatype, op, comm,
                              BLOCKING);
 }
 
-EP_API int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype,
-                                     MPI_Op op, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype,
+                                        MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
     return reduce_scatter_ep("MPI_Ireduce_scatter_block", sendbuf, recvbuf, recvcount, NULL, datatype, op, comm,
                              request);
 }
 
-EP_API int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
-                              MPI_Op op, MPI_Comm comm)
+ENTRY_API int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
+                                 MPI_Op op, MPI_Comm comm)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
     return reduce_scatter_ep("MPI_Reduce_scatter", sendbuf, recvbuf, 0, recvcounts, datatype, op, comm, BLOCKING);
 }
 
-EP_API int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
-                               MPI_Op op, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
+                                  MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
     return reduce_scatter_ep("MPI_Ireduce_scatter", sendbuf, recvbuf, 0, recvcounts, datatype, op, comm, request);
 }
@@ -588,32 +590,32 @@ static int scan_ep(const char *call, const void *sendbuf, void *recvbuf, int cou
     return coll_go(ep, call, &a, req);
 }
 
-EP_API int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+ENTRY_API int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
     return scan_ep("MPI_Scan", sendbuf, recvbuf, count, datatype, op, comm, 0, BLOCKING);
 }
 
-EP_API int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                     MPI_Request *request)
+ENTRY_API int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                        MPI_Request *request)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
     return scan_ep("MPI_Iscan", sendbuf, recvbuf, count, datatype, op, comm, 0, request);
 }
 
-EP_API int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+ENTRY_API int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
     return scan_ep("MPI_Exscan", sendbuf, recvbuf, count, datatype, op, comm, 1, BLOCKING);
 }
 
-EP_API int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                       MPI_Request *request)
+ENTRY_API int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                          MPI_Comm comm, MPI_Request *request)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
     return scan_ep("MPI_Iexscan", sendbuf, recvbuf, count, datatype, op, comm, 1, request);
 }
@@ -627,12 +629,12 @@ EP_API int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
 static int nbr_entry(const char *call, MPI_Comm comm, const void *sendbuf, ep_endpoint_t **ep)
 {
     int rc;
-    if ((rc = ep_entry_endpoint(call, comm, ep)))
+    if ((rc = entry_endpoint(call, comm, ep)))
         return rc;
     if (!(*ep)->topo)
-        return ep_raise(*ep, call, MPI_ERR_TOPOLOGY, "the communicator has no topology");
+        return entry_raise(*ep, call, MPI_ERR_TOPOLOGY, "the communicator has no topology");
     if (sendbuf == MPI_IN_PLACE)
-        return ep_raise(*ep, call, MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed in neighbourhood collectives");
+        return entry_raise(*ep, call, MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed in neighbourhood collectives");
     return MPI_SUCCESS;
 }
 
@@ -653,7 +655,7 @@ static int nbr_allgather_ep(const char *call, const void *sendbuf, int sendcount
     int rc;
     if ((rc = nbr_entry(call, comm, sendbuf, &ep)) || (rc = check_block(ep, call, sendbuf, sendcount, sendtype)) ||
         (!recvcounts && (rc = check_block(ep, call, recvbuf, recvcount, recvtype))) ||
-        (recvcounts && ((rc = ep_check_type(ep, call, recvtype)) ||
+        (recvcounts && ((rc = entry_check_type(ep, call, recvtype)) ||
                         (rc = check_nbr_counts(ep, call, "receive", recvcounts, displs, ep->topo->indegree)))))
         return rc;
     ep_coll_neighbor(&a, ep, 1, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, recvcounts, displs,
@@ -662,38 +664,38 @@ static int nbr_allgather_ep(const char *call, const void *sendbuf, int sendcount
     return coll_go(ep, call, &a, req);
 }
 
-EP_API int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+ENTRY_API int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     return nbr_allgather_ep("MPI_Neighbor_allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL,
                             recvtype, NULL, comm, BLOCKING);
 }
 
-EP_API int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
     return nbr_allgather_ep("MPI_Ineighbor_allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL,
                             recvtype, NULL, comm, request);
 }
 
-EP_API int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                                   const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+ENTRY_API int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
     return nbr_allgather_ep("MPI_Neighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
                             recvtype, NULL, comm, BLOCKING);
 }
 
-EP_API int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                                    const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
-                                    MPI_Request *request)
+ENTRY_API int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                       const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                                       MPI_Request *request)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
                                          request);
     return nbr_allgather_ep("MPI_Ineighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
@@ -713,7 +715,7 @@ static int nbr_alltoall_ep(const char *call, const void *sendbuf, int sendcount,
         return rc;
     if (!sendcounts ? (rc = check_block(ep, call, sendbuf, sendcount, sendtype)) ||
                           (rc = check_block(ep, call, recvbuf, recvcount, recvtype))
-                    : (rc = ep_check_type(ep, call, sendtype)) || (rc = ep_check_type(ep, call, recvtype)) ||
+                    : (rc = entry_check_type(ep, call, sendtype)) || (rc = entry_check_type(ep, call, recvtype)) ||
                           (rc = check_nbr_counts(ep, call, "send", sendcounts, sdispls, ep->topo->outdegree)) ||
                           (rc = check_nbr_counts(ep, call, "receive", recvcounts, rdispls, ep->topo->indegree)))
         return rc;
@@ -722,40 +724,40 @@ static int nbr_alltoall_ep(const char *call, const void *sendbuf, int sendcount,
     return coll_go(ep, call, &a, req);
 }
 
-EP_API int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+ENTRY_API int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     return nbr_alltoall_ep("MPI_Neighbor_alltoall", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, NULL,
                            NULL, recvtype, comm, BLOCKING);
 }
 
-EP_API int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
     return nbr_alltoall_ep("MPI_Ineighbor_alltoall", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, NULL,
                            NULL, recvtype, comm, request);
 }
 
-EP_API int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                                  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
-                                  MPI_Datatype recvtype, MPI_Comm comm)
+ENTRY_API int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                     MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+                                     MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
                                        comm);
     return nbr_alltoall_ep("MPI_Neighbor_alltoallv", sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0, recvcounts,
                            rdispls, recvtype, comm, BLOCKING);
 }
 
-EP_API int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
-                                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                      MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+                                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
                                         comm, request);
     return nbr_alltoall_ep("MPI_Ineighbor_alltoallv", sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0, recvcounts,
@@ -781,23 +783,23 @@ static int nbr_alltoallw_ep(const char *call, const void *sendbuf, const int *se
     return coll_go(ep, call, &a, req);
 }
 
-EP_API int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                                  const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                                  const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+ENTRY_API int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                                     const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
                                        comm);
     return nbr_alltoallw_ep("MPI_Neighbor_alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
                             rdispls, recvtypes, comm, BLOCKING);
 }
 
-EP_API int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                                   const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                                   MPI_Request *request)
+ENTRY_API int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                                      const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                      MPI_Request *request)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                                         recvtypes, comm, request);
     return nbr_alltoallw_ep("MPI_Ineighbor_alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
@@ -807,7 +809,7 @@ EP_API int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], 
 /* ---- counts beyond INT_MAX: the array _c forms ------------------------------
  * guards.gen.c runs the int form when every count and displacement of a _c
  * call fits in an int, and one of these otherwise.  Each block becomes one
- * element of a type made for it (ep_wide_blocks), and the int form's body
+ * element of a type made for it (entry_wide_blocks), and the int form's body
  * runs with a type per rank.  Another rank of the same call may take the
  * int form: what must match between two ranks is the bytes of each block,
  * and those are the same either way. */
@@ -817,84 +819,84 @@ EP_API int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], 
  * of type. */
 static int wide_side(ep_endpoint_t *ep, const char *call, const char *what, int n, const MPI_Count *counts,
                      const MPI_Aint *displs, MPI_Datatype type, const MPI_Datatype *types, int typed,
-                     ep_wide_blocks_t *w)
+                     entry_wide_blocks_t *w)
 {
     MPI_Aint unit = 1;
     int rc;
     if (n > 0 && typed && !types)
-        return ep_raise(ep, call, MPI_ERR_ARG, "datatype array is NULL");
+        return entry_raise(ep, call, MPI_ERR_ARG, "datatype array is NULL");
     if (n > 0 && !typed) {
-        if ((rc = ep_check_type(ep, call, type)))
+        if ((rc = entry_check_type(ep, call, type)))
             return rc;
         unit = ep_coll_extent(type);
     }
-    return ep_wide_blocks(ep, call, what, n, counts, displs, unit, type, typed ? types : NULL, w);
+    return entry_wide_blocks(ep, call, what, n, counts, displs, unit, type, typed ? types : NULL, w);
 }
 
 /* Both sides of an all-to-all: ns send blocks, nr receive blocks. */
 static int wide_sides(ep_endpoint_t *ep, const char *call, int ns, const MPI_Count *scounts, const MPI_Aint *sdispls,
                       MPI_Datatype stype, const MPI_Datatype *stypes, int nr, const MPI_Count *rcounts,
                       const MPI_Aint *rdispls, MPI_Datatype rtype, const MPI_Datatype *rtypes, int typed,
-                      ep_wide_blocks_t *ws, ep_wide_blocks_t *wr)
+                      entry_wide_blocks_t *ws, entry_wide_blocks_t *wr)
 {
     int rc = wide_side(ep, call, "send", ns, scounts, sdispls, stype, stypes, typed, ws);
     return rc ? rc : wide_side(ep, call, "receive", nr, rcounts, rdispls, rtype, rtypes, typed, wr);
 }
 
-int ep_wide_Gatherv(const char *call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                    const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,
-                    MPI_Comm comm, MPI_Request *request)
+int entry_wide_Gatherv(const char *call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,
+                       MPI_Comm comm, MPI_Request *request)
 {
     ep_endpoint_t *ep;
-    ep_wide_blocks_t w = {0};
+    entry_wide_blocks_t w = {0};
     MPI_Datatype st = MPI_DATATYPE_NULL;
     int rc;
-    EP_ENTRY_EP(call, comm, ep);
-    int n = ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf);
-    if (!(rc = ep_big_type(call, comm, sendbuf, sendcount, sendtype, &st)) &&
+    ENTRY_RESOLVE_EP(call, comm, ep);
+    int n = entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf);
+    if (!(rc = entry_big_type(call, comm, sendbuf, sendcount, sendtype, &st)) &&
         !(rc = wide_side(ep, call, "receive", n, recvcounts, displs, recvtype, NULL, 0, &w)))
-        rc = gather_ep(call, sendbuf, EP_BIG_COUNT(sendcount, st), EP_BIG_TYPE(sendtype, st), recvbuf, 0, w.counts,
-                       w.displs, recvtype, n ? w.types : NULL, root, comm, request);
-    ep_wide_blocks_free(&w);
-    ep_big_type_free(&st);
+        rc = gather_ep(call, sendbuf, ENTRY_BIG_COUNT(sendcount, st), ENTRY_BIG_TYPE(sendtype, st), recvbuf, 0,
+                       w.counts, w.displs, recvtype, n ? w.types : NULL, root, comm, request);
+    entry_wide_blocks_free(&w);
+    entry_big_type_free(&st);
     return rc;
 }
 
-int ep_wide_Scatterv(const char *call, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
-                     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
-                     MPI_Comm comm, MPI_Request *request)
+int entry_wide_Scatterv(const char *call, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                        MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                        MPI_Comm comm, MPI_Request *request)
 {
     ep_endpoint_t *ep;
-    ep_wide_blocks_t w = {0};
+    entry_wide_blocks_t w = {0};
     MPI_Datatype rt = MPI_DATATYPE_NULL;
     int rc;
-    EP_ENTRY_EP(call, comm, ep);
-    int n = ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf);
-    if (!(rc = ep_big_type(call, comm, recvbuf, recvcount, recvtype, &rt)) &&
+    ENTRY_RESOLVE_EP(call, comm, ep);
+    int n = entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf);
+    if (!(rc = entry_big_type(call, comm, recvbuf, recvcount, recvtype, &rt)) &&
         !(rc = wide_side(ep, call, "send", n, sendcounts, displs, sendtype, NULL, 0, &w)))
         rc = scatter_ep(call, sendbuf, 0, w.counts, w.displs, sendtype, n ? w.types : NULL, recvbuf,
-                        EP_BIG_COUNT(recvcount, rt), EP_BIG_TYPE(recvtype, rt), root, comm, request);
-    ep_wide_blocks_free(&w);
-    ep_big_type_free(&rt);
+                        ENTRY_BIG_COUNT(recvcount, rt), ENTRY_BIG_TYPE(recvtype, rt), root, comm, request);
+    entry_wide_blocks_free(&w);
+    entry_big_type_free(&rt);
     return rc;
 }
 
-int ep_wide_Allgatherv(const char *call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                       const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
-                       MPI_Request *request)
+int entry_wide_Allgatherv(const char *call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                          MPI_Comm comm, MPI_Request *request)
 {
     ep_endpoint_t *ep;
-    ep_wide_blocks_t w = {0};
+    entry_wide_blocks_t w = {0};
     MPI_Datatype st = MPI_DATATYPE_NULL;
     int rc;
-    EP_ENTRY_EP(call, comm, ep);
-    int n = ep_entry_peers(ep, EP_PEERS, 0, sendbuf);
-    if (!(rc = ep_big_type(call, comm, sendbuf, sendcount, sendtype, &st)) &&
+    ENTRY_RESOLVE_EP(call, comm, ep);
+    int n = entry_peers(ep, ENTRY_PEERS, 0, sendbuf);
+    if (!(rc = entry_big_type(call, comm, sendbuf, sendcount, sendtype, &st)) &&
         !(rc = wide_side(ep, call, "receive", n, recvcounts, displs, recvtype, NULL, 0, &w)))
-        rc = allgatherv_ep(call, sendbuf, EP_BIG_COUNT(sendcount, st), EP_BIG_TYPE(sendtype, st), recvbuf, w.counts,
-                           w.displs, recvtype, w.types, comm, request);
-    ep_wide_blocks_free(&w);
-    ep_big_type_free(&st);
+        rc = allgatherv_ep(call, sendbuf, ENTRY_BIG_COUNT(sendcount, st), ENTRY_BIG_TYPE(sendtype, st), recvbuf,
+                           w.counts, w.displs, recvtype, w.types, comm, request);
+    entry_wide_blocks_free(&w);
+    entry_big_type_free(&st);
     return rc;
 }
 
@@ -905,51 +907,51 @@ static int wide_alltoall(const char *call, const void *sendbuf, const MPI_Count 
                          const MPI_Datatype *recvtypes, int typed, MPI_Comm comm, MPI_Request *request)
 {
     ep_endpoint_t *ep;
-    ep_wide_blocks_t ws = {0}, wr = {0};
+    entry_wide_blocks_t ws = {0}, wr = {0};
     int rc;
-    EP_ENTRY_EP(call, comm, ep);
-    int ns = ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), nr = ep_entry_peers(ep, EP_PEERS, 0, sendbuf);
+    ENTRY_RESOLVE_EP(call, comm, ep);
+    int ns = entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), nr = entry_peers(ep, ENTRY_PEERS, 0, sendbuf);
     if (!(rc = wide_sides(ep, call, ns, sendcounts, sdispls, sendtype, sendtypes, nr, recvcounts, rdispls, recvtype,
                           recvtypes, typed, &ws, &wr)))
         rc = alltoallw_ep(call, sendbuf, ws.counts, ws.displs, ws.types, recvbuf, wr.counts, wr.displs, wr.types, comm,
                           request);
-    ep_wide_blocks_free(&ws);
-    ep_wide_blocks_free(&wr);
+    entry_wide_blocks_free(&ws);
+    entry_wide_blocks_free(&wr);
     return rc;
 }
 
-int ep_wide_Alltoallv(const char *call, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                      MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+int entry_wide_Alltoallv(const char *call, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                         MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     return wide_alltoall(call, sendbuf, sendcounts, sdispls, sendtype, NULL, recvbuf, recvcounts, rdispls, recvtype,
                          NULL, 0, comm, request);
 }
 
-int ep_wide_Alltoallw(const char *call, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                      const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
-                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+int entry_wide_Alltoallw(const char *call, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                         const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
     return wide_alltoall(call, sendbuf, sendcounts, sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts, rdispls,
                          MPI_DATATYPE_NULL, recvtypes, 1, comm, request);
 }
 
-int ep_wide_Neighbor_allgatherv(const char *call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                                void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
-                                MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+int entry_wide_Neighbor_allgatherv(const char *call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     ep_endpoint_t *ep;
-    ep_wide_blocks_t w = {0};
+    entry_wide_blocks_t w = {0};
     MPI_Datatype st = MPI_DATATYPE_NULL;
     int rc;
     if ((rc = nbr_entry(call, comm, sendbuf, &ep)))
         return rc;
-    if (!(rc = ep_big_type(call, comm, sendbuf, sendcount, sendtype, &st)) &&
+    if (!(rc = entry_big_type(call, comm, sendbuf, sendcount, sendtype, &st)) &&
         !(rc = wide_side(ep, call, "receive", ep->topo->indegree, recvcounts, displs, recvtype, NULL, 0, &w)))
-        rc = nbr_allgather_ep(call, sendbuf, EP_BIG_COUNT(sendcount, st), EP_BIG_TYPE(sendtype, st), recvbuf, 0,
+        rc = nbr_allgather_ep(call, sendbuf, ENTRY_BIG_COUNT(sendcount, st), ENTRY_BIG_TYPE(sendtype, st), recvbuf, 0,
                               w.counts, w.displs, recvtype, w.types, comm, request);
-    ep_wide_blocks_free(&w);
-    ep_big_type_free(&st);
+    entry_wide_blocks_free(&w);
+    entry_big_type_free(&st);
     return rc;
 }
 
@@ -960,7 +962,7 @@ static int wide_nbr_alltoall(const char *call, const void *sendbuf, const MPI_Co
                              const MPI_Datatype *recvtypes, int typed, MPI_Comm comm, MPI_Request *request)
 {
     ep_endpoint_t *ep;
-    ep_wide_blocks_t ws = {0}, wr = {0};
+    entry_wide_blocks_t ws = {0}, wr = {0};
     int rc;
     if ((rc = nbr_entry(call, comm, sendbuf, &ep)))
         return rc;
@@ -968,24 +970,24 @@ static int wide_nbr_alltoall(const char *call, const void *sendbuf, const MPI_Co
                           recvcounts, rdispls, recvtype, recvtypes, typed, &ws, &wr)))
         rc = nbr_alltoallw_ep(call, sendbuf, ws.counts, ws.bdispls, ws.types, recvbuf, wr.counts, wr.bdispls, wr.types,
                               comm, request);
-    ep_wide_blocks_free(&ws);
-    ep_wide_blocks_free(&wr);
+    entry_wide_blocks_free(&ws);
+    entry_wide_blocks_free(&wr);
     return rc;
 }
 
-int ep_wide_Neighbor_alltoallv(const char *call, const void *sendbuf, const MPI_Count sendcounts[],
-                               const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                               const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype,
-                               MPI_Comm comm, MPI_Request *request)
+int entry_wide_Neighbor_alltoallv(const char *call, const void *sendbuf, const MPI_Count sendcounts[],
+                                  const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                  const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                                  MPI_Comm comm, MPI_Request *request)
 {
     return wide_nbr_alltoall(call, sendbuf, sendcounts, sdispls, sendtype, NULL, recvbuf, recvcounts, rdispls, recvtype,
                              NULL, 0, comm, request);
 }
 
-int ep_wide_Neighbor_alltoallw(const char *call, const void *sendbuf, const MPI_Count sendcounts[],
-                               const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
-                               const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                               MPI_Comm comm, MPI_Request *request)
+int entry_wide_Neighbor_alltoallw(const char *call, const void *sendbuf, const MPI_Count sendcounts[],
+                                  const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+                                  const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                                  const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
     return wide_nbr_alltoall(call, sendbuf, sendcounts, sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts,
                              rdispls, MPI_DATATYPE_NULL, recvtypes, 1, comm, request);
@@ -1068,12 +1070,12 @@ static ep_request_t *wide_group(ep_endpoint_t *ep, const char *call, MPI_Count c
     ep_request_t *g;
     *rc = MPI_SUCCESS;
     if (!req)
-        *rc = ep_raise(ep, call, MPI_ERR_REQUEST, "the request argument is NULL");
+        *rc = entry_raise(ep, call, MPI_ERR_REQUEST, "the request argument is NULL");
     else if (!(g = ep_request_new(EP_REQ_COLL, ep, 1)))
-        *rc = ep_raise(ep, call, MPI_ERR_NO_MEM, "out of request handles");
+        *rc = entry_raise(ep, call, MPI_ERR_NO_MEM, "out of request handles");
     else if (ep_request_set_parts(g, (int)((count + INT_MAX - 1) / INT_MAX))) {
         ep_request_destroy(g);
-        *rc = ep_raise(ep, call, MPI_ERR_NO_MEM, "out of memory for the requests of a reduction");
+        *rc = entry_raise(ep, call, MPI_ERR_NO_MEM, "out of memory for the requests of a reduction");
     } else
         return g;
     return NULL;
@@ -1085,9 +1087,9 @@ static int wide_reduction(const char *call, wide_reduction_t kind, const void *s
     ep_endpoint_t *ep;
     ep_request_t *g = NULL;
     int rc;
-    EP_ENTRY_EP(call, comm, ep);
+    ENTRY_RESOLVE_EP(call, comm, ep);
     if (count < 0)
-        return ep_raise(ep, call, MPI_ERR_COUNT, "count %lld is negative", (long long)count);
+        return entry_raise(ep, call, MPI_ERR_COUNT, "count %lld is negative", (long long)count);
     if ((rc = check_reduction(ep, call, 0, t, op)))
         return rc;
     if (req != BLOCKING && !(g = wide_group(ep, call, count, req, &rc)))
@@ -1095,26 +1097,26 @@ static int wide_reduction(const char *call, wide_reduction_t kind, const void *s
     return reduction_pieces(call, kind, sbuf, rbuf, count, t, op, root, comm, g, req);
 }
 
-int ep_wide_Reduce(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                   MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
+int entry_wide_Reduce(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
     return wide_reduction(call, WIDE_REDUCE, sendbuf, recvbuf, count, datatype, op, root, comm, request);
 }
 
-int ep_wide_Allreduce(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                      MPI_Op op, MPI_Comm comm, MPI_Request *request)
+int entry_wide_Allreduce(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                         MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     return wide_reduction(call, WIDE_ALLREDUCE, sendbuf, recvbuf, count, datatype, op, 0, comm, request);
 }
 
-int ep_wide_Scan(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                 MPI_Op op, MPI_Comm comm, MPI_Request *request)
+int entry_wide_Scan(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                    MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     return wide_reduction(call, WIDE_SCAN, sendbuf, recvbuf, count, datatype, op, 0, comm, request);
 }
 
-int ep_wide_Exscan(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                   MPI_Op op, MPI_Comm comm, MPI_Request *request)
+int entry_wide_Exscan(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     return wide_reduction(call, WIDE_EXSCAN, sendbuf, recvbuf, count, datatype, op, 0, comm, request);
 }
@@ -1162,8 +1164,8 @@ static int wide_reduce_scatter(ep_endpoint_t *ep, const char *call, const void *
     size_t head = (sizeof(kept_block_t) + 63) & ~(size_t)63;
     kept_block_t *k = malloc(head + (size_t)((total - 1) * ext + text));
     if (!k)
-        return ep_raise(ep, call, MPI_ERR_NO_MEM, "no memory for the %lld elements of a reduce-scatter",
-                        (long long)total);
+        return entry_raise(ep, call, MPI_ERR_NO_MEM, "no memory for the %lld elements of a reduce-scatter",
+                           (long long)total);
     *k = (kept_block_t){recvbuf, mine, (char *)k + head - tlb + mine_off * ext};
     char *res = (char *)k + head - tlb;
     const void *input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
@@ -1171,7 +1173,7 @@ static int wide_reduce_scatter(ep_endpoint_t *ep, const char *call, const void *
         if (!(rc = reduction_pieces(call, WIDE_ALLREDUCE, input, res, total, t, op, 0, comm, NULL, NULL))) {
             ep_status_t st = copy_wide(k->src, recvbuf, mine, t);
             if (st)
-                rc = ep_raise_status(ep, call, st, NULL);
+                rc = entry_raise_status(ep, call, st, NULL);
         }
         free(k);
         return rc;
@@ -1187,29 +1189,29 @@ static int wide_reduce_scatter(ep_endpoint_t *ep, const char *call, const void *
     return reduction_pieces(call, WIDE_ALLREDUCE, input, res, total, t, op, 0, comm, g, req);
 }
 
-int ep_wide_Reduce_scatter_block(const char *call, const void *sendbuf, void *recvbuf, MPI_Count recvcount,
-                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+int entry_wide_Reduce_scatter_block(const char *call, const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     ep_endpoint_t *ep;
     COLL_ENTRY(call, comm, ep, sendbuf);
     if (recvcount < 0)
-        return ep_raise(ep, call, MPI_ERR_COUNT, "count %lld is negative", (long long)recvcount);
+        return entry_raise(ep, call, MPI_ERR_COUNT, "count %lld is negative", (long long)recvcount);
     return wide_reduce_scatter(ep, call, sendbuf, recvbuf, recvcount * ep_local_size(ep), recvcount * ep_local_rank(ep),
                                recvcount, datatype, op, comm, request);
 }
 
-int ep_wide_Reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
-                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+int entry_wide_Reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     ep_endpoint_t *ep;
     MPI_Count total = 0, mine_off = 0;
     COLL_ENTRY(call, comm, ep, sendbuf);
     if (!recvcounts)
-        return ep_raise(ep, call, MPI_ERR_ARG, "receive counts are NULL");
+        return entry_raise(ep, call, MPI_ERR_ARG, "receive counts are NULL");
     for (int r = 0; r < ep_local_size(ep); r++) {
         if (recvcounts[r] < 0)
-            return ep_raise(ep, call, MPI_ERR_COUNT, "receive count %lld for rank %d is negative",
-                            (long long)recvcounts[r], r);
+            return entry_raise(ep, call, MPI_ERR_COUNT, "receive count %lld for rank %d is negative",
+                               (long long)recvcounts[r], r);
         if (r == ep_local_rank(ep))
             mine_off = total;
         total += recvcounts[r];

@@ -9,69 +9,69 @@
 #include <stdio.h>
 #include <string.h>
 
-EP_API int MPI_Comm_rank(MPI_Comm comm, int *rank)
+ENTRY_API int MPI_Comm_rank(MPI_Comm comm, int *rank)
 {
     ep_endpoint_t *ep;
-    EP_ENTRY("MPI_Comm_rank", comm, ep, PMPI_Comm_rank(comm, rank));
+    ENTRY_RESOLVE("MPI_Comm_rank", comm, ep, PMPI_Comm_rank(comm, rank));
     if (!rank)
-        return ep_raise(ep, "MPI_Comm_rank", MPI_ERR_ARG, "rank pointer is NULL");
+        return entry_raise(ep, "MPI_Comm_rank", MPI_ERR_ARG, "rank pointer is NULL");
     *rank = ep_local_rank(ep);
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_Comm_size(MPI_Comm comm, int *size)
+ENTRY_API int MPI_Comm_size(MPI_Comm comm, int *size)
 {
     ep_endpoint_t *ep;
-    EP_ENTRY("MPI_Comm_size", comm, ep, PMPI_Comm_size(comm, size));
+    ENTRY_RESOLVE("MPI_Comm_size", comm, ep, PMPI_Comm_size(comm, size));
     if (!size)
-        return ep_raise(ep, "MPI_Comm_size", MPI_ERR_ARG, "size pointer is NULL");
+        return entry_raise(ep, "MPI_Comm_size", MPI_ERR_ARG, "size pointer is NULL");
     *size = ep_local_size(ep);
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_Comm_test_inter(MPI_Comm comm, int *flag)
+ENTRY_API int MPI_Comm_test_inter(MPI_Comm comm, int *flag)
 {
     ep_endpoint_t *ep;
-    EP_ENTRY("MPI_Comm_test_inter", comm, ep, PMPI_Comm_test_inter(comm, flag));
+    ENTRY_RESOLVE("MPI_Comm_test_inter", comm, ep, PMPI_Comm_test_inter(comm, flag));
     if (!flag)
-        return ep_raise(ep, "MPI_Comm_test_inter", MPI_ERR_ARG, "flag pointer is NULL");
+        return entry_raise(ep, "MPI_Comm_test_inter", MPI_ERR_ARG, "flag pointer is NULL");
     *flag = ep->comm->inter;
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_Comm_remote_size(MPI_Comm comm, int *size)
+ENTRY_API int MPI_Comm_remote_size(MPI_Comm comm, int *size)
 {
     ep_endpoint_t *ep;
-    EP_ENTRY("MPI_Comm_remote_size", comm, ep, PMPI_Comm_remote_size(comm, size));
+    ENTRY_RESOLVE("MPI_Comm_remote_size", comm, ep, PMPI_Comm_remote_size(comm, size));
     if (!ep->comm->inter)
-        return ep_raise(ep, "MPI_Comm_remote_size", MPI_ERR_COMM, "the communicator is not an intercommunicator");
+        return entry_raise(ep, "MPI_Comm_remote_size", MPI_ERR_COMM, "the communicator is not an intercommunicator");
     if (!size)
-        return ep_raise(ep, "MPI_Comm_remote_size", MPI_ERR_ARG, "size pointer is NULL");
+        return entry_raise(ep, "MPI_Comm_remote_size", MPI_ERR_ARG, "size pointer is NULL");
     *size = ep_remote_size(ep);
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
+ENTRY_API int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {
     ep_endpoint_t *a = NULL, *b = NULL;
     int rc;
-    if (!ep_entry_comm_is_ep(comm1) && !ep_entry_comm_is_ep(comm2))
+    if (!entry_comm_is_ep(comm1) && !entry_comm_is_ep(comm2))
         return PMPI_Comm_compare(comm1, comm2, result);
-    if (ep_entry_comm_is_ep(comm1) && (rc = ep_entry_endpoint("MPI_Comm_compare", comm1, &a)))
+    if (entry_comm_is_ep(comm1) && (rc = entry_endpoint("MPI_Comm_compare", comm1, &a)))
         return rc;
-    if (ep_entry_comm_is_ep(comm2) && (rc = ep_entry_endpoint("MPI_Comm_compare", comm2, &b)))
+    if (entry_comm_is_ep(comm2) && (rc = entry_endpoint("MPI_Comm_compare", comm2, &b)))
         return rc;
     if (!result)
-        return ep_raise(a ? a : b, "MPI_Comm_compare", MPI_ERR_ARG, "result pointer is NULL");
+        return entry_raise(a ? a : b, "MPI_Comm_compare", MPI_ERR_ARG, "result pointer is NULL");
     if (a && b) {
         *result = ep_comm_compare_ep(a, b);
         return MPI_SUCCESS;
     }
     MPI_Comm classic = a ? comm2 : comm1;
     if (classic == MPI_COMM_NULL)
-        return ep_raise(a ? a : b, "MPI_Comm_compare", MPI_ERR_COMM, "communicator is MPI_COMM_NULL");
+        return entry_raise(a ? a : b, "MPI_Comm_compare", MPI_ERR_COMM, "communicator is MPI_COMM_NULL");
     ep_status_t st = ep_comm_compare_classic(a ? a : b, classic, result);
-    return st ? ep_raise_status(a ? a : b, "MPI_Comm_compare", st, NULL) : MPI_SUCCESS;
+    return st ? entry_raise_status(a ? a : b, "MPI_Comm_compare", st, NULL) : MPI_SUCCESS;
 }
 
 /* The four duplications share one function.  with_info: info is the new
@@ -82,67 +82,67 @@ static int dup_ep(const char *call, MPI_Comm comm, MPI_Info info, int with_info,
     ep_endpoint_t *ep;
     ep_coll_args_t a;
     MPI_Info copy = MPI_INFO_NULL;
-    EP_ENTRY_EP(call, comm, ep);
+    ENTRY_RESOLVE_EP(call, comm, ep);
     if (!newcomm)
-        return ep_raise(ep, call, MPI_ERR_ARG, "newcomm pointer is NULL");
+        return entry_raise(ep, call, MPI_ERR_ARG, "newcomm pointer is NULL");
     if (!with_info)
         info = ep->info;
     if (info != MPI_INFO_NULL && PMPI_Info_dup(info, &copy) != MPI_SUCCESS)
-        return ep_raise(ep, call, MPI_ERR_INFO, "invalid info 0x%x", (unsigned)info);
+        return entry_raise(ep, call, MPI_ERR_INFO, "invalid info 0x%x", (unsigned)info);
     ep_comm_dup_args(&a, ep, copy, newcomm);
-    int rc = ep_coll_go(ep, call, &a, req);
-    if (rc != MPI_SUCCESS && copy != MPI_INFO_NULL && req != EP_BLOCKING)
+    int rc = entry_coll_go(ep, call, &a, req);
+    if (rc != MPI_SUCCESS && copy != MPI_INFO_NULL && req != ENTRY_BLOCKING)
         PMPI_Info_free(&copy); /* not started: nobody took it */
     return rc;
 }
 
-EP_API int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+ENTRY_API int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Comm_dup(comm, newcomm);
-    return dup_ep("MPI_Comm_dup", comm, MPI_INFO_NULL, 0, newcomm, EP_BLOCKING);
+    return dup_ep("MPI_Comm_dup", comm, MPI_INFO_NULL, 0, newcomm, ENTRY_BLOCKING);
 }
 
 /* Info hints change nothing for endpoint communicators; MPI lets an
  * implementation ignore them, and MPI_Comm_get_info reports the hints set. */
-EP_API int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+ENTRY_API int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Comm_dup_with_info(comm, info, newcomm);
-    return dup_ep("MPI_Comm_dup_with_info", comm, info, 1, newcomm, EP_BLOCKING);
+    return dup_ep("MPI_Comm_dup_with_info", comm, info, 1, newcomm, ENTRY_BLOCKING);
 }
 
-EP_API int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+ENTRY_API int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Comm_idup(comm, newcomm, request);
     return dup_ep("MPI_Comm_idup", comm, MPI_INFO_NULL, 0, newcomm, request);
 }
 
-EP_API int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
+ENTRY_API int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Comm_idup_with_info(comm, info, newcomm, request);
     return dup_ep("MPI_Comm_idup_with_info", comm, info, 1, newcomm, request);
 }
 
-EP_API int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
+ENTRY_API int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 {
     ep_endpoint_t *ep;
-    EP_ENTRY("MPI_Comm_set_info", comm, ep, PMPI_Comm_set_info(comm, info));
+    ENTRY_RESOLVE("MPI_Comm_set_info", comm, ep, PMPI_Comm_set_info(comm, info));
     MPI_Info copy;
     if (info == MPI_INFO_NULL || PMPI_Info_dup(info, &copy) != MPI_SUCCESS)
-        return ep_raise(ep, "MPI_Comm_set_info", MPI_ERR_INFO, "invalid info 0x%x", (unsigned)info);
+        return entry_raise(ep, "MPI_Comm_set_info", MPI_ERR_INFO, "invalid info 0x%x", (unsigned)info);
     if (ep->info != MPI_INFO_NULL)
         PMPI_Info_free(&ep->info);
     ep->info = copy;
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
+ENTRY_API int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 {
     ep_endpoint_t *ep;
-    EP_ENTRY("MPI_Comm_get_info", comm, ep, PMPI_Comm_get_info(comm, info_used));
+    ENTRY_RESOLVE("MPI_Comm_get_info", comm, ep, PMPI_Comm_get_info(comm, info_used));
     int rc = ep->info != MPI_INFO_NULL ? PMPI_Info_dup(ep->info, info_used) : PMPI_Info_create(info_used);
     /* Which path its messages take (src/direct.h), and over the engine
      * between processes which transport (src/ucx.h, src/net.c), for the
@@ -152,56 +152,58 @@ EP_API int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
         rc = PMPI_Info_set(*info_used, "epmpi_p2p_path", c->direct ? "mpich" : "engine");
     if (rc == MPI_SUCCESS && !c->direct && c->nprocs > 1)
         rc = PMPI_Info_set(*info_used, "epmpi_transport", c->ucx ? "ucx" : "mpi");
-    return rc == MPI_SUCCESS ? MPI_SUCCESS : ep_raise(ep, "MPI_Comm_get_info", MPI_ERR_INFO, "could not copy the info");
+    return rc == MPI_SUCCESS ? MPI_SUCCESS
+                             : entry_raise(ep, "MPI_Comm_get_info", MPI_ERR_INFO, "could not copy the info");
 }
 
-EP_API int MPI_Comm_free(MPI_Comm *comm)
+ENTRY_API int MPI_Comm_free(MPI_Comm *comm)
 {
     ep_endpoint_t *ep;
     if (!comm)
         return PMPI_Comm_free(comm);
-    EP_ENTRY("MPI_Comm_free", *comm, ep, PMPI_Comm_free(comm));
+    ENTRY_RESOLVE("MPI_Comm_free", *comm, ep, PMPI_Comm_free(comm));
     if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
-        return ep_raise(ep, "MPI_Comm_free", MPI_ERR_COMM, "MPI_COMM_WORLD and MPI_COMM_SELF cannot be freed");
+        return entry_raise(ep, "MPI_Comm_free", MPI_ERR_COMM, "MPI_COMM_WORLD and MPI_COMM_SELF cannot be freed");
     if (ep_threadcomm_get(*comm))
-        return ep_raise(ep, "MPI_Comm_free", MPI_ERR_COMM, "a thread communicator is freed with MPIX_Threadcomm_free");
+        return entry_raise(ep, "MPI_Comm_free", MPI_ERR_COMM,
+                           "a thread communicator is freed with MPIX_Threadcomm_free");
     int rc = ep_attr_delete_all(ep_attr_of(ep));
     if (rc != MPI_SUCCESS)
-        return ep_raise(ep, "MPI_Comm_free", MPI_ERR_OTHER, "an attribute delete callback failed with error %d", rc);
+        return entry_raise(ep, "MPI_Comm_free", MPI_ERR_OTHER, "an attribute delete callback failed with error %d", rc);
     ep_endpoint_free(ep);
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+ENTRY_API int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     static const char call[] = "MPI_Comm_split";
     ep_endpoint_t *ep;
-    EP_ENTRY(call, comm, ep, PMPI_Comm_split(comm, color, key, newcomm));
+    ENTRY_RESOLVE(call, comm, ep, PMPI_Comm_split(comm, color, key, newcomm));
     if (!newcomm)
-        return ep_raise(ep, call, MPI_ERR_ARG, "newcomm pointer is NULL");
+        return entry_raise(ep, call, MPI_ERR_ARG, "newcomm pointer is NULL");
     if (color < 0 && color != MPI_UNDEFINED)
-        return ep_raise(ep, call, MPI_ERR_ARG, "invalid color %d (must be non-negative or MPI_UNDEFINED)", color);
+        return entry_raise(ep, call, MPI_ERR_ARG, "invalid color %d (must be non-negative or MPI_UNDEFINED)", color);
     ep_status_t st = ep_comm_split(ep, color, key, newcomm);
-    return st ? ep_raise_status(ep, call, st, NULL) : MPI_SUCCESS;
+    return st ? entry_raise_status(ep, call, st, NULL) : MPI_SUCCESS;
 }
 
-EP_API int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
+ENTRY_API int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
     static const char call[] = "MPI_Comm_split_type";
     ep_endpoint_t *ep;
-    EP_ENTRY(call, comm, ep, PMPI_Comm_split_type(comm, split_type, key, info, newcomm));
+    ENTRY_RESOLVE(call, comm, ep, PMPI_Comm_split_type(comm, split_type, key, info, newcomm));
     if (!newcomm)
-        return ep_raise(ep, call, MPI_ERR_ARG, "newcomm pointer is NULL");
+        return entry_raise(ep, call, MPI_ERR_ARG, "newcomm pointer is NULL");
     /* The types MPICH knows: an endpoint goes where its process goes (an
      * intercommunicator splits into intercommunicators, as with
      * MPI_Comm_split).  Any other value is refused at once, before anything
      * collective. */
     if (split_type != MPI_UNDEFINED && split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_COMM_TYPE_HW_GUIDED &&
         split_type != MPI_COMM_TYPE_HW_UNGUIDED && split_type != MPIX_COMM_TYPE_NEIGHBORHOOD)
-        return ep_raise(ep, call, MPI_ERR_ARG, "unknown split type %d", split_type);
+        return entry_raise(ep, call, MPI_ERR_ARG, "unknown split type %d", split_type);
     ep_status_t st = ep_comm_split_type(ep, split_type, key, info, newcomm);
-    return st ? ep_raise_status(ep, call, st, NULL) : MPI_SUCCESS;
+    return st ? entry_raise_status(ep, call, st, NULL) : MPI_SUCCESS;
 }
 
 static int create_endpoints(const char *call, MPI_Comm parent, int my_num_ep, MPI_Info info, MPI_Comm out[])
@@ -211,55 +213,54 @@ static int create_endpoints(const char *call, MPI_Comm parent, int my_num_ep, MP
     int rc, inter = 0;
     (void)info;
 
-    if (ep_entry_comm_is_ep(parent)) {
-        if ((rc = ep_entry_endpoint(call, parent, &ep)) || (rc = ep_check_intra(ep, call)))
+    if (entry_comm_is_ep(parent)) {
+        if ((rc = entry_endpoint(call, parent, &ep)) || (rc = entry_check_intra(ep, call)))
             return rc;
     } else if (parent == MPI_COMM_NULL) {
-        return ep_raise(NULL, call, MPI_ERR_COMM, "parent communicator is MPI_COMM_NULL");
+        return entry_raise(NULL, call, MPI_ERR_COMM, "parent communicator is MPI_COMM_NULL");
     } else if (PMPI_Comm_test_inter(parent, &inter) != MPI_SUCCESS) {
-        return ep_raise(NULL, call, MPI_ERR_COMM, "invalid parent communicator 0x%x", (unsigned)parent);
+        return entry_raise(NULL, call, MPI_ERR_COMM, "invalid parent communicator 0x%x", (unsigned)parent);
     } else if (inter) {
-        return ep_raise_classic(parent, call, MPI_ERR_COMM, "the parent is an intercommunicator");
+        return entry_raise_classic(parent, call, MPI_ERR_COMM, "the parent is an intercommunicator");
     }
     /* Errors go to the parent's handler, endpoint or classic. */
-#define EP_RAISE_PARENT(cls, ...) \
-    (ep ? ep_raise(ep, call, cls, __VA_ARGS__) : ep_raise_classic(parent, call, cls, __VA_ARGS__))
+#define RAISE_PARENT(cls, ...) \
+    (ep ? entry_raise(ep, call, cls, __VA_ARGS__) : entry_raise_classic(parent, call, cls, __VA_ARGS__))
     if (my_num_ep < 0)
-        return EP_RAISE_PARENT(MPI_ERR_ARG, "my_num_ep is %d (must be non-negative)", my_num_ep);
+        return RAISE_PARENT(MPI_ERR_ARG, "my_num_ep is %d (must be non-negative)", my_num_ep);
     if (my_num_ep > 0 && !out)
-        return EP_RAISE_PARENT(MPI_ERR_ARG, "out_comm_hdls is NULL but my_num_ep is %d", my_num_ep);
+        return RAISE_PARENT(MPI_ERR_ARG, "out_comm_hdls is NULL but my_num_ep is %d", my_num_ep);
     st =
         ep ? ep_comm_create_endpoints_ep(ep, my_num_ep, out) : ep_comm_create_endpoints_classic(parent, my_num_ep, out);
     if (st == EP_OK)
         return MPI_SUCCESS;
     if (st == EP_ERR_ENDPOINTS)
-        return EP_RAISE_PARENT(MPI_ERR_ENDPOINTS, "could not create %d endpoints (out of handles or memory)",
-                               my_num_ep);
-    return EP_RAISE_PARENT(ep_status_class(st), "%s", ep_status_take_text(st));
-#undef EP_RAISE_PARENT
+        return RAISE_PARENT(MPI_ERR_ENDPOINTS, "could not create %d endpoints (out of handles or memory)", my_num_ep);
+    return RAISE_PARENT(ep_status_class(st), "%s", ep_status_take_text(st));
+#undef RAISE_PARENT
 }
 
 /* ---- MPICH's thread communicators, on endpoints ------------------------------ */
 
-EP_API int MPIX_Threadcomm_init(MPI_Comm comm, int num_threads, MPI_Comm *newcomm)
+ENTRY_API int MPIX_Threadcomm_init(MPI_Comm comm, int num_threads, MPI_Comm *newcomm)
 {
     static const char call[] = "MPIX_Threadcomm_init";
     ep_endpoint_t *ep = NULL;
     ep_threadcomm_t *tc;
     int rc, inter = 0;
-    if (ep_entry_comm_is_ep(comm)) {
-        if ((rc = ep_entry_endpoint(call, comm, &ep)) || (rc = ep_check_intra(ep, call)))
+    if (entry_comm_is_ep(comm)) {
+        if ((rc = entry_endpoint(call, comm, &ep)) || (rc = entry_check_intra(ep, call)))
             return rc;
     } else if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) {
-        return ep_raise(NULL, call, MPI_ERR_COMM, "invalid parent communicator 0x%x", (unsigned)comm);
+        return entry_raise(NULL, call, MPI_ERR_COMM, "invalid parent communicator 0x%x", (unsigned)comm);
     }
     if (num_threads < 1 || !newcomm)
-        return ep ? ep_raise(ep, call, MPI_ERR_ARG, "num_threads is %d (must be at least 1)", num_threads)
-                  : ep_raise_classic(comm, call, MPI_ERR_ARG, "num_threads is %d (must be at least 1)", num_threads);
+        return ep ? entry_raise(ep, call, MPI_ERR_ARG, "num_threads is %d (must be at least 1)", num_threads)
+                  : entry_raise_classic(comm, call, MPI_ERR_ARG, "num_threads is %d (must be at least 1)", num_threads);
     ep_status_t st = ep_threadcomm_init(comm, ep, num_threads, &tc);
     if (st)
-        return ep ? ep_raise_status(ep, call, st, NULL)
-                  : ep_raise_classic(comm, call, ep_status_class(st), "%s", ep_status_take_text(st));
+        return ep ? entry_raise_status(ep, call, st, NULL)
+                  : entry_raise_classic(comm, call, ep_status_class(st), "%s", ep_status_take_text(st));
     *newcomm = tc->handle;
     return MPI_SUCCESS;
 }
@@ -270,55 +271,58 @@ static int threadcomm_check(const char *call, MPI_Comm threadcomm)
 {
     ep_endpoint_t *ep;
     if (!ep_threadcomm_get(threadcomm))
-        return ep_raise(NULL, call, MPI_ERR_COMM, "0x%x is not a thread communicator", (unsigned)threadcomm);
-    return ep_entry_endpoint(call, threadcomm, &ep);
+        return entry_raise(NULL, call, MPI_ERR_COMM, "0x%x is not a thread communicator", (unsigned)threadcomm);
+    return entry_endpoint(call, threadcomm, &ep);
 }
 
-EP_API int MPIX_Threadcomm_start(MPI_Comm threadcomm) { return threadcomm_check("MPIX_Threadcomm_start", threadcomm); }
+ENTRY_API int MPIX_Threadcomm_start(MPI_Comm threadcomm)
+{
+    return threadcomm_check("MPIX_Threadcomm_start", threadcomm);
+}
 
-EP_API int MPIX_Threadcomm_finish(MPI_Comm threadcomm)
+ENTRY_API int MPIX_Threadcomm_finish(MPI_Comm threadcomm)
 {
     return threadcomm_check("MPIX_Threadcomm_finish", threadcomm);
 }
 
-EP_API int MPIX_Threadcomm_free(MPI_Comm *threadcomm)
+ENTRY_API int MPIX_Threadcomm_free(MPI_Comm *threadcomm)
 {
     ep_threadcomm_t *tc = threadcomm ? ep_threadcomm_get(*threadcomm) : NULL;
     if (!tc)
-        return ep_raise(NULL, "MPIX_Threadcomm_free", MPI_ERR_COMM, "0x%x is not a thread communicator",
-                        threadcomm ? (unsigned)*threadcomm : 0u);
+        return entry_raise(NULL, "MPIX_Threadcomm_free", MPI_ERR_COMM, "0x%x is not a thread communicator",
+                           threadcomm ? (unsigned)*threadcomm : 0u);
     ep_threadcomm_free(tc);
     *threadcomm = MPI_COMM_NULL;
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_Comm_create_endpoints(MPI_Comm parent_comm, int my_num_ep, MPI_Info info, MPI_Comm out_comm_hdls[])
+ENTRY_API int MPI_Comm_create_endpoints(MPI_Comm parent_comm, int my_num_ep, MPI_Info info, MPI_Comm out_comm_hdls[])
 {
     return create_endpoints("MPI_Comm_create_endpoints", parent_comm, my_num_ep, info, out_comm_hdls);
 }
 
-EP_API int MPIX_Comm_create_endpoints(MPI_Comm parent_comm, int my_num_ep, MPI_Info info, MPI_Comm out_comm_hdls[])
+ENTRY_API int MPIX_Comm_create_endpoints(MPI_Comm parent_comm, int my_num_ep, MPI_Info info, MPI_Comm out_comm_hdls[])
 {
     return create_endpoints("MPIX_Comm_create_endpoints", parent_comm, my_num_ep, info, out_comm_hdls);
 }
 
 /* ---- names ---------------------------------------------------------------- */
 
-EP_API int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
+ENTRY_API int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
 {
     ep_endpoint_t *ep;
-    EP_ENTRY("MPI_Comm_set_name", comm, ep, PMPI_Comm_set_name(comm, comm_name));
+    ENTRY_RESOLVE("MPI_Comm_set_name", comm, ep, PMPI_Comm_set_name(comm, comm_name));
     if (!comm_name)
-        return ep_raise(ep, "MPI_Comm_set_name", MPI_ERR_ARG, "comm_name is NULL");
+        return entry_raise(ep, "MPI_Comm_set_name", MPI_ERR_ARG, "comm_name is NULL");
     snprintf(ep->name, sizeof ep->name, "%s", comm_name);
     ep_stats_named(ep);
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
+ENTRY_API int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 {
     ep_endpoint_t *ep;
-    EP_ENTRY("MPI_Comm_get_name", comm, ep, PMPI_Comm_get_name(comm, comm_name, resultlen));
+    ENTRY_RESOLVE("MPI_Comm_get_name", comm, ep, PMPI_Comm_get_name(comm, comm_name, resultlen));
     const char *n = ep->name;
     if (!*n && comm == MPI_COMM_WORLD)
         n = "MPI_COMM_WORLD";
@@ -331,30 +335,30 @@ EP_API int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 
 /* ---- error handlers ------------------------------------------------------- */
 
-EP_API int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
+ENTRY_API int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
     int rc = PMPI_Comm_create_errhandler(fn, errhandler);
     if (rc == MPI_SUCCESS && ep_errhandler_record(*errhandler, fn)) {
         PMPI_Errhandler_free(errhandler);
-        return ep_raise(NULL, "MPI_Comm_create_errhandler", MPI_ERR_NO_MEM, "out of memory recording the handler");
+        return entry_raise(NULL, "MPI_Comm_create_errhandler", MPI_ERR_NO_MEM, "out of memory recording the handler");
     }
     return rc;
 }
 
 /* A handler endpoints still use is freed when the last lets it go. */
-EP_API int MPI_Errhandler_free(MPI_Errhandler *errhandler)
+ENTRY_API int MPI_Errhandler_free(MPI_Errhandler *errhandler)
 {
     if (!errhandler)
         return PMPI_Errhandler_free(errhandler);
     return ep_errhandler_free(errhandler);
 }
 
-EP_API int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
+ENTRY_API int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 {
     ep_endpoint_t *ep;
-    EP_ENTRY("MPI_Comm_set_errhandler", comm, ep, PMPI_Comm_set_errhandler(comm, errhandler));
+    ENTRY_RESOLVE("MPI_Comm_set_errhandler", comm, ep, PMPI_Comm_set_errhandler(comm, errhandler));
     if (errhandler == MPI_ERRHANDLER_NULL)
-        return ep_raise(ep, "MPI_Comm_set_errhandler", MPI_ERR_ARG, "errhandler is MPI_ERRHANDLER_NULL");
+        return entry_raise(ep, "MPI_Comm_set_errhandler", MPI_ERR_ARG, "errhandler is MPI_ERRHANDLER_NULL");
     if ((comm == MPI_COMM_WORLD || comm == MPI_COMM_SELF) && !ep_thread_in_parallel()) {
         /* Outside a parallel region the main thread speaks for the whole
          * process, as it does for MPI_Init: all its endpoints get it. */
@@ -367,19 +371,19 @@ EP_API int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
+ENTRY_API int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
     ep_endpoint_t *ep;
-    EP_ENTRY("MPI_Comm_get_errhandler", comm, ep, PMPI_Comm_get_errhandler(comm, errhandler));
+    ENTRY_RESOLVE("MPI_Comm_get_errhandler", comm, ep, PMPI_Comm_get_errhandler(comm, errhandler));
     *errhandler = ep->errhandler;
     ep_errhandler_give(*errhandler); /* the caller's reference, for its MPI_Errhandler_free */
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
+ENTRY_API int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
 {
     ep_endpoint_t *ep;
-    EP_ENTRY("MPI_Comm_call_errhandler", comm, ep, PMPI_Comm_call_errhandler(comm, errorcode));
+    ENTRY_RESOLVE("MPI_Comm_call_errhandler", comm, ep, PMPI_Comm_call_errhandler(comm, errorcode));
     ep_errhandler_invoke(ep->errhandler, ep->user_handle, errorcode);
     return MPI_SUCCESS;
 }

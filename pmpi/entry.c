@@ -32,7 +32,7 @@ static int code_v(const char *call, int cls, const char *fmt, va_list ap)
     return ep_error_code_make(cls, "%s: %s", call, msg);
 }
 
-int ep_raise_on(MPI_Errhandler eh, int handle, const char *call, int cls, const char *fmt, ...)
+int entry_raise_on(MPI_Errhandler eh, int handle, const char *call, int cls, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -47,11 +47,11 @@ static int raise_v(ep_endpoint_t *ep, MPI_Comm classic, const char *call, int cl
     if (ep)
         return ep_errhandler_invoke(ep->errhandler, ep->user_handle, code);
     if (classic == MPI_COMM_NULL && ep_world_mode())
-        return ep_raise_world(code);
+        return entry_raise_world(code);
     return invoke_classic(classic, code);
 }
 
-int ep_raise_world(int code)
+int entry_raise_world(int code)
 {
     if (!ep_world_mode()) /* torn down by MPI_Finalize */
         return ep_errhandler_invoke(MPI_ERRORS_ARE_FATAL, MPI_COMM_WORLD, code);
@@ -60,7 +60,7 @@ int ep_raise_world(int code)
     return ep_errhandler_invoke(w->errhandler, w->user_handle, code);
 }
 
-int ep_raise_classic(MPI_Comm classic, const char *call, int cls, const char *fmt, ...)
+int entry_raise_classic(MPI_Comm classic, const char *call, int cls, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -69,7 +69,7 @@ int ep_raise_classic(MPI_Comm classic, const char *call, int cls, const char *fm
     return code;
 }
 
-int ep_raise(ep_endpoint_t *ep, const char *call, int cls, const char *fmt, ...)
+int entry_raise(ep_endpoint_t *ep, const char *call, int cls, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -78,7 +78,7 @@ int ep_raise(ep_endpoint_t *ep, const char *call, int cls, const char *fmt, ...)
     return code;
 }
 
-int ep_raise_status(ep_endpoint_t *ep, const char *call, ep_status_t st, const char *fmt, ...)
+int entry_raise_status(ep_endpoint_t *ep, const char *call, ep_status_t st, const char *fmt, ...)
 {
     char detail[200] = "";
     if (fmt) {
@@ -87,36 +87,36 @@ int ep_raise_status(ep_endpoint_t *ep, const char *call, ep_status_t st, const c
         vsnprintf(detail, sizeof detail, fmt, ap);
         va_end(ap);
     }
-    return ep_raise(ep, call, ep_status_class(st), "%s%s%s", ep_status_take_text(st), *detail ? ": " : "", detail);
+    return entry_raise(ep, call, ep_status_class(st), "%s%s%s", ep_status_take_text(st), *detail ? ": " : "", detail);
 }
 
-int ep_raise_start(ep_endpoint_t *ep, const char *call, ep_status_t st, int count)
+int entry_raise_start(ep_endpoint_t *ep, const char *call, ep_status_t st, int count)
 {
     if (st == EP_ERR_BSEND_SPACE)
-        return ep_raise_status(ep, call, st, "a buffered send of %d elements", count);
-    return ep_raise_status(ep, call, st, NULL);
+        return entry_raise_status(ep, call, st, "a buffered send of %d elements", count);
+    return entry_raise_status(ep, call, st, NULL);
 }
 
-int ep_unsupported(const char *call, const char *what, int cls)
+int entry_unsupported(const char *call, const char *what, int cls)
 {
-    return ep_raise(NULL, call, cls, "not supported on endpoint %s", what);
+    return entry_raise(NULL, call, cls, "not supported on endpoint %s", what);
 }
 
-int ep_entry_peers(ep_endpoint_t *ep, ep_peers_t kind, int root, const void *sendbuf)
+int entry_peers(ep_endpoint_t *ep, entry_peers_t kind, int root, const void *sendbuf)
 {
     const ep_topo_t *t = ep->topo;
     switch (kind) {
-    case EP_PEERS:
+    case ENTRY_PEERS:
         return ep_remote_size(ep);
-    case EP_PEERS_SEND:
+    case ENTRY_PEERS_SEND:
         return sendbuf == MPI_IN_PLACE ? 0 : ep_remote_size(ep);
-    case EP_PEERS_AT_ROOT:
+    case ENTRY_PEERS_AT_ROOT:
         return (ep->comm->inter ? root == MPI_ROOT : root == ep_local_rank(ep)) ? ep_remote_size(ep) : 0;
-    case EP_GROUP:
+    case ENTRY_GROUP:
         return ep_local_size(ep);
-    case EP_OUT_NEIGHBORS:
+    case ENTRY_OUT_NEIGHBORS:
         return t ? t->outdegree : 0;
-    case EP_IN_NEIGHBORS:
+    case ENTRY_IN_NEIGHBORS:
         return t ? t->indegree : 0;
     }
     return 0;
@@ -134,7 +134,7 @@ static int narrow(ep_endpoint_t *ep, const char *call, const void *v, int n, lon
     if (!v)
         return MPI_SUCCESS;
     if (!(*out = malloc(sizeof **out * (size_t)(n > 0 ? n : 1))))
-        return ep_raise(ep, call, MPI_ERR_NO_MEM, "out of memory converting %d %ss", n, what);
+        return entry_raise(ep, call, MPI_ERR_NO_MEM, "out of memory converting %d %ss", n, what);
     for (int i = 0; i < n; i++) {
         long long x = at(v, i);
         if (x > INT_MAX || x < INT_MIN) {
@@ -146,18 +146,18 @@ static int narrow(ep_endpoint_t *ep, const char *call, const void *v, int n, lon
     return MPI_SUCCESS;
 }
 
-int ep_narrow_counts(ep_endpoint_t *ep, const char *call, const MPI_Count *v, int n, int **out, int *wide)
+int entry_narrow_counts(ep_endpoint_t *ep, const char *call, const MPI_Count *v, int n, int **out, int *wide)
 {
     return narrow(ep, call, v, n, count_at, "count", out, wide);
 }
 
-int ep_narrow_displs(ep_endpoint_t *ep, const char *call, const MPI_Aint *v, int n, int **out, int *wide)
+int entry_narrow_displs(ep_endpoint_t *ep, const char *call, const MPI_Aint *v, int n, int **out, int *wide)
 {
     return narrow(ep, call, v, n, aint_at, "displacement", out, wide);
 }
 
 /* A committed type for count elements of t at byte displacement disp. */
-const char *ep_big_type_new(MPI_Count count, MPI_Count disp, MPI_Datatype t, MPI_Datatype *out)
+const char *entry_big_type_new(MPI_Count count, MPI_Count disp, MPI_Datatype t, MPI_Datatype *out)
 {
     if (PMPI_Type_create_hindexed_c(1, &count, &disp, t, out) != MPI_SUCCESS)
         return "make";
@@ -173,74 +173,74 @@ static int big_block(ep_endpoint_t *ep, const char *call, MPI_Count count, MPI_C
 {
     int rc;
     const char *failed;
-    if ((rc = ep_check_type(ep, call, t)))
+    if ((rc = entry_check_type(ep, call, t)))
         return rc;
     if (count < 0)
-        return ep_raise(ep, call, MPI_ERR_COUNT, "count %lld is negative", (long long)count);
-    if ((failed = ep_big_type_new(count, disp, t, out)))
-        return ep_raise(ep, call, MPI_ERR_INTERN, "cannot %s a datatype of %lld elements", failed, (long long)count);
+        return entry_raise(ep, call, MPI_ERR_COUNT, "count %lld is negative", (long long)count);
+    if ((failed = entry_big_type_new(count, disp, t, out)))
+        return entry_raise(ep, call, MPI_ERR_INTERN, "cannot %s a datatype of %lld elements", failed, (long long)count);
     return MPI_SUCCESS;
 }
 
-int ep_big_type(const char *call, MPI_Comm comm, const void *buf, MPI_Count count, MPI_Datatype t, MPI_Datatype *big)
+int entry_big_type(const char *call, MPI_Comm comm, const void *buf, MPI_Count count, MPI_Datatype t, MPI_Datatype *big)
 {
     ep_endpoint_t *ep = NULL; /* no communicator (MPI_Mrecv_c): the default handler */
     int rc;
     *big = MPI_DATATYPE_NULL;
     if ((count <= INT_MAX && count >= INT_MIN) || buf == MPI_IN_PLACE)
         return MPI_SUCCESS;
-    if (comm != MPI_COMM_NULL && (rc = ep_entry_endpoint(call, comm, &ep)))
+    if (comm != MPI_COMM_NULL && (rc = entry_endpoint(call, comm, &ep)))
         return rc;
     return big_block(ep, call, count, 0, t, big);
 }
 
 /* MPI_Type_free (the entry point): a non-blocking call may still hold the
  * type, which then goes when the call is over. */
-void ep_big_type_free(MPI_Datatype *big)
+void entry_big_type_free(MPI_Datatype *big)
 {
     if (*big != MPI_DATATYPE_NULL && *big != MPI_BYTE)
         MPI_Type_free(big);
     *big = MPI_DATATYPE_NULL;
 }
 
-int ep_wide_blocks(ep_endpoint_t *ep, const char *call, const char *what, int n, const MPI_Count *counts,
-                   const MPI_Aint *displs, MPI_Aint unit, MPI_Datatype type, const MPI_Datatype *types,
-                   ep_wide_blocks_t *w)
+int entry_wide_blocks(ep_endpoint_t *ep, const char *call, const char *what, int n, const MPI_Count *counts,
+                      const MPI_Aint *displs, MPI_Aint unit, MPI_Datatype type, const MPI_Datatype *types,
+                      entry_wide_blocks_t *w)
 {
     size_t room = n > 0 ? (size_t)n : 1;
     memset(w, 0, sizeof *w);
     if (n > 0 && (!counts || !displs))
-        return ep_raise(ep, call, MPI_ERR_ARG, "%s counts or displacements are NULL", what);
+        return entry_raise(ep, call, MPI_ERR_ARG, "%s counts or displacements are NULL", what);
     w->counts = calloc(room, sizeof *w->counts);
     w->displs = calloc(room, sizeof *w->displs);
     w->bdispls = calloc(room, sizeof *w->bdispls);
     w->types = malloc(sizeof *w->types * room);
     if (!w->counts || !w->displs || !w->bdispls || !w->types) {
-        ep_wide_blocks_free(w);
-        return ep_raise(ep, call, MPI_ERR_NO_MEM, "out of memory describing %d blocks", n);
+        entry_wide_blocks_free(w);
+        return entry_raise(ep, call, MPI_ERR_NO_MEM, "out of memory describing %d blocks", n);
     }
     int rc = MPI_SUCCESS;
     for (int i = 0; i < n; i++) {
-        w->types[i] = MPI_BYTE; /* an empty block, and what ep_wide_blocks_free leaves alone */
+        w->types[i] = MPI_BYTE; /* an empty block, and what entry_wide_blocks_free leaves alone */
         w->n = i + 1;
         if (counts[i] < 0)
-            rc = ep_raise(ep, call, MPI_ERR_COUNT, "%s count %lld (entry %d) is negative", what, (long long)counts[i],
-                          i);
+            rc = entry_raise(ep, call, MPI_ERR_COUNT, "%s count %lld (entry %d) is negative", what,
+                             (long long)counts[i], i);
         else if (counts[i] > 0 && !(rc = big_block(ep, call, counts[i], (MPI_Count)displs[i] * unit,
                                                    types ? types[i] : type, &w->types[i])))
             w->counts[i] = 1;
         if (rc) {
-            ep_wide_blocks_free(w);
+            entry_wide_blocks_free(w);
             return rc;
         }
     }
     return MPI_SUCCESS;
 }
 
-void ep_wide_blocks_free(ep_wide_blocks_t *w)
+void entry_wide_blocks_free(entry_wide_blocks_t *w)
 {
     for (int i = 0; i < w->n; i++)
-        ep_big_type_free(&w->types[i]);
+        entry_big_type_free(&w->types[i]);
     free(w->counts);
     free(w->displs);
     free(w->bdispls);
@@ -248,26 +248,26 @@ void ep_wide_blocks_free(ep_wide_blocks_t *w)
     memset(w, 0, sizeof *w);
 }
 
-int ep_unsupported_comm(const char *call, MPI_Comm comm)
+int entry_unsupported_comm(const char *call, MPI_Comm comm)
 {
     ep_endpoint_t *ep;
-    int rc = ep_entry_endpoint(call, comm, &ep);
+    int rc = entry_endpoint(call, comm, &ep);
     if (rc)
         return rc;
-    return ep_raise(ep, call, MPI_ERR_COMM, "not supported on endpoint communicators");
+    return entry_raise(ep, call, MPI_ERR_COMM, "not supported on endpoint communicators");
 }
 
-int ep_entry_endpoint_any(const char *call, MPI_Comm c, ep_endpoint_t **out)
+int entry_endpoint_any(const char *call, MPI_Comm c, ep_endpoint_t **out)
 {
     ep_endpoint_t *ep;
     if (c == MPI_COMM_WORLD || c == MPI_COMM_SELF) {
         int t = ep_thread_index();
         if (t >= ep_world.nep) {
             *out = NULL;
-            return ep_raise(NULL, call, MPI_ERR_COMM,
-                            "OpenMP thread %d has no endpoint: EPMPI_ENDPOINTS=%d gives each process endpoints "
-                            "for threads 0 to %d only",
-                            t, ep_world.nep, ep_world.nep - 1);
+            return entry_raise(NULL, call, MPI_ERR_COMM,
+                               "OpenMP thread %d has no endpoint: EPMPI_ENDPOINTS=%d gives each process endpoints "
+                               "for threads 0 to %d only",
+                               t, ep_world.nep, ep_world.nep - 1);
         }
         ep = ep_world.ep[c == MPI_COMM_WORLD ? t : ep_world.nep + t];
     } else {
@@ -280,9 +280,9 @@ int ep_entry_endpoint_any(const char *call, MPI_Comm c, ep_endpoint_t **out)
             int t = ep_thread_index();
             if (t >= tc->nthreads) {
                 *out = NULL;
-                return ep_raise(NULL, call, MPI_ERR_COMM,
-                                "thread %d is not part of thread communicator 0x%x (made for %d threads)", t,
-                                (unsigned)c, tc->nthreads);
+                return entry_raise(NULL, call, MPI_ERR_COMM,
+                                   "thread %d is not part of thread communicator 0x%x (made for %d threads)", t,
+                                   (unsigned)c, tc->nthreads);
             }
             ep = ep_endpoint_get(tc->eps[t]);
         }
@@ -291,124 +291,125 @@ int ep_entry_endpoint_any(const char *call, MPI_Comm c, ep_endpoint_t **out)
     if (ep && ep->stats)
         ep_stats_cur = ep->stats;
     if (!ep)
-        return ep_raise(NULL, call, MPI_ERR_COMM, "invalid communicator 0x%x (freed or never created)", (unsigned)c);
+        return entry_raise(NULL, call, MPI_ERR_COMM, "invalid communicator 0x%x (freed or never created)", (unsigned)c);
     return MPI_SUCCESS;
 }
 
-int ep_entry_win(const char *call, MPI_Win win, ep_win_ep_t **out)
+int entry_win(const char *call, MPI_Win win, ep_win_ep_t **out)
 {
     if ((*out = ep_win_get(win)))
         return MPI_SUCCESS;
-    return ep_raise(NULL, call, MPI_ERR_WIN, "invalid window 0x%x (freed already?)", (unsigned)win);
+    return entry_raise(NULL, call, MPI_ERR_WIN, "invalid window 0x%x (freed already?)", (unsigned)win);
 }
 
-int ep_check_count(ep_endpoint_t *ep, const char *call, int count)
+int entry_check_count(ep_endpoint_t *ep, const char *call, int count)
 {
-    return count < 0 ? ep_raise(ep, call, MPI_ERR_COUNT, "invalid count %d (must be non-negative)", count)
+    return count < 0 ? entry_raise(ep, call, MPI_ERR_COUNT, "invalid count %d (must be non-negative)", count)
                      : MPI_SUCCESS;
 }
 
-int ep_check_type(ep_endpoint_t *ep, const char *call, MPI_Datatype t)
+int entry_check_type(ep_endpoint_t *ep, const char *call, MPI_Datatype t)
 {
     if (t == MPI_DATATYPE_NULL)
-        return ep_raise(ep, call, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
+        return entry_raise(ep, call, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
     ep_status_t st = ep_dt_check(t);
     if (st == EP_ERR_NO_MEM)
-        return ep_raise(ep, call, MPI_ERR_NO_MEM, "out of memory while learning datatype 0x%x", (unsigned)t);
+        return entry_raise(ep, call, MPI_ERR_NO_MEM, "out of memory while learning datatype 0x%x", (unsigned)t);
     if (st)
-        return ep_raise(ep, call, MPI_ERR_TYPE, "invalid datatype 0x%x", (unsigned)t);
+        return entry_raise(ep, call, MPI_ERR_TYPE, "invalid datatype 0x%x", (unsigned)t);
     return MPI_SUCCESS;
 }
 
-int ep_check_buf(ep_endpoint_t *ep, const char *call, const void *buf, int count, MPI_Datatype t)
+int entry_check_buf(ep_endpoint_t *ep, const char *call, const void *buf, int count, MPI_Datatype t)
 {
     /* NULL is MPI_BOTTOM, legal with a derived type of absolute addresses. */
     if (buf == NULL && count > 0 && ep_datatype_builtin_size(t) >= 0)
-        return ep_raise(ep, call, MPI_ERR_BUFFER, "buffer is NULL but count is %d", count);
+        return entry_raise(ep, call, MPI_ERR_BUFFER, "buffer is NULL but count is %d", count);
     return MPI_SUCCESS;
 }
 
-int ep_check_dest(ep_endpoint_t *ep, const char *call, int dest)
+int entry_check_dest(ep_endpoint_t *ep, const char *call, int dest)
 {
     int n = ep_remote_size(ep);
     if (dest == MPI_PROC_NULL || (dest >= 0 && dest < n))
         return MPI_SUCCESS;
-    return ep_raise(ep, call, MPI_ERR_RANK, "invalid rank %d (the %s has ranks 0 to %d)", dest,
-                    ep->comm->inter ? "remote group" : "communicator", n - 1);
+    return entry_raise(ep, call, MPI_ERR_RANK, "invalid rank %d (the %s has ranks 0 to %d)", dest,
+                       ep->comm->inter ? "remote group" : "communicator", n - 1);
 }
 
-int ep_check_source(ep_endpoint_t *ep, const char *call, int source)
+int entry_check_source(ep_endpoint_t *ep, const char *call, int source)
 {
     if (source == MPI_ANY_SOURCE)
         return MPI_SUCCESS;
-    return ep_check_dest(ep, call, source);
+    return entry_check_dest(ep, call, source);
 }
 
-int ep_check_send_tag(ep_endpoint_t *ep, const char *call, int tag)
+int entry_check_send_tag(ep_endpoint_t *ep, const char *call, int tag)
 {
     return tag < 0 || tag > ep_tag_ub
-               ? ep_raise(ep, call, MPI_ERR_TAG, "invalid tag %d (tags go from 0 to MPI_TAG_UB = %d)", tag, ep_tag_ub)
+               ? entry_raise(ep, call, MPI_ERR_TAG, "invalid tag %d (tags go from 0 to MPI_TAG_UB = %d)", tag,
+                             ep_tag_ub)
                : MPI_SUCCESS;
 }
 
-int ep_check_recv_tag(ep_endpoint_t *ep, const char *call, int tag)
+int entry_check_recv_tag(ep_endpoint_t *ep, const char *call, int tag)
 {
-    return tag == MPI_ANY_TAG ? MPI_SUCCESS : ep_check_send_tag(ep, call, tag);
+    return tag == MPI_ANY_TAG ? MPI_SUCCESS : entry_check_send_tag(ep, call, tag);
 }
 
-int ep_check_root(ep_endpoint_t *ep, const char *call, int root)
+int entry_check_root(ep_endpoint_t *ep, const char *call, int root)
 {
     if (ep->comm->inter) {
         int n = ep_remote_size(ep);
         if (root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < n))
             return MPI_SUCCESS;
-        return ep_raise(ep, call, MPI_ERR_ROOT,
-                        "invalid root %d (MPI_ROOT, MPI_PROC_NULL or a rank of the remote group, 0 to %d)", root,
-                        n - 1);
+        return entry_raise(ep, call, MPI_ERR_ROOT,
+                           "invalid root %d (MPI_ROOT, MPI_PROC_NULL or a rank of the remote group, 0 to %d)", root,
+                           n - 1);
     }
     if (root >= 0 && root < ep->comm->size)
         return MPI_SUCCESS;
-    return ep_raise(ep, call, MPI_ERR_ROOT, "invalid root %d (the communicator has ranks 0 to %d)", root,
-                    ep->comm->size - 1);
+    return entry_raise(ep, call, MPI_ERR_ROOT, "invalid root %d (the communicator has ranks 0 to %d)", root,
+                       ep->comm->size - 1);
 }
 
-int ep_check_intra(ep_endpoint_t *ep, const char *call)
+int entry_check_intra(ep_endpoint_t *ep, const char *call)
 {
-    return ep->comm->inter ? ep_raise(ep, call, MPI_ERR_COMM, "not supported on endpoint intercommunicators")
+    return ep->comm->inter ? entry_raise(ep, call, MPI_ERR_COMM, "not supported on endpoint intercommunicators")
                            : MPI_SUCCESS;
 }
 
-int ep_check_op(ep_endpoint_t *ep, const char *call, MPI_Op op)
+int entry_check_op(ep_endpoint_t *ep, const char *call, MPI_Op op)
 {
     int commute;
     if (op == MPI_OP_NULL || ep_handle_is_ep((int)op) || ep_op_commutative(op, &commute) != MPI_SUCCESS)
-        return ep_raise(ep, call, MPI_ERR_OP, "invalid reduction operation 0x%x", (unsigned)op);
+        return entry_raise(ep, call, MPI_ERR_OP, "invalid reduction operation 0x%x", (unsigned)op);
     return MPI_SUCCESS;
 }
 
-int ep_check_send_all(ep_endpoint_t *ep, const char *call, const void *buf, int count, MPI_Datatype t, int dest,
-                      int tag)
+int entry_check_send_all(ep_endpoint_t *ep, const char *call, const void *buf, int count, MPI_Datatype t, int dest,
+                         int tag)
 {
     int rc;
-    if ((rc = ep_check_count(ep, call, count)) || (rc = ep_check_type(ep, call, t)) ||
-        (rc = ep_check_buf(ep, call, buf, count, t)) || (rc = ep_check_dest(ep, call, dest)) ||
-        (rc = ep_check_send_tag(ep, call, tag)))
+    if ((rc = entry_check_count(ep, call, count)) || (rc = entry_check_type(ep, call, t)) ||
+        (rc = entry_check_buf(ep, call, buf, count, t)) || (rc = entry_check_dest(ep, call, dest)) ||
+        (rc = entry_check_send_tag(ep, call, tag)))
         return rc;
     return MPI_SUCCESS;
 }
 
-int ep_check_recv_all(ep_endpoint_t *ep, const char *call, const void *buf, int count, MPI_Datatype t, int source,
-                      int tag)
+int entry_check_recv_all(ep_endpoint_t *ep, const char *call, const void *buf, int count, MPI_Datatype t, int source,
+                         int tag)
 {
     int rc;
-    if ((rc = ep_check_count(ep, call, count)) || (rc = ep_check_type(ep, call, t)) ||
-        (rc = ep_check_buf(ep, call, buf, count, t)) || (rc = ep_check_source(ep, call, source)) ||
-        (rc = ep_check_recv_tag(ep, call, tag)))
+    if ((rc = entry_check_count(ep, call, count)) || (rc = entry_check_type(ep, call, t)) ||
+        (rc = entry_check_buf(ep, call, buf, count, t)) || (rc = entry_check_source(ep, call, source)) ||
+        (rc = entry_check_recv_tag(ep, call, tag)))
         return rc;
     return MPI_SUCCESS;
 }
 
-int ep_request_error_code(const ep_request_t *r, const char *call)
+int entry_request_error_code(const ep_request_t *r, const char *call)
 {
     int err = r->status.MPI_ERROR;
     if (err == MPI_SUCCESS)
@@ -433,9 +434,9 @@ int ep_request_error_code(const ep_request_t *r, const char *call)
     return ep_error_code_make(err, "%s: the operation failed inside the transport", call);
 }
 
-int ep_request_error(ep_request_t *r, const char *call)
+int entry_request_error(ep_request_t *r, const char *call)
 {
-    int code = ep_request_error_code(r, call);
+    int code = entry_request_error_code(r, call);
     if (code == MPI_SUCCESS)
         return MPI_SUCCESS;
     code = ep_errhandler_invoke(r->ep->errhandler, r->ep->user_handle, code);
@@ -443,21 +444,21 @@ int ep_request_error(ep_request_t *r, const char *call)
     return code;
 }
 
-MPI_Request ep_blocking_slot;
+MPI_Request entry_blocking_slot;
 
-int ep_coll_go(ep_endpoint_t *ep, const char *call, ep_coll_args_t *a, MPI_Request *req)
+int entry_coll_go(ep_endpoint_t *ep, const char *call, ep_coll_args_t *a, MPI_Request *req)
 {
     ep_status_t st;
-    if (req == EP_BLOCKING) {
+    if (req == ENTRY_BLOCKING) {
         ep_diag_enter(ep, call);
         st = ep_coll_run(ep, a);
         ep_diag_leave(ep);
     } else if (!req)
-        return ep_raise(ep, call, MPI_ERR_REQUEST, "the request argument is NULL");
+        return entry_raise(ep, call, MPI_ERR_REQUEST, "the request argument is NULL");
     else {
         ep_request_t *r;
         if (!(st = ep_coll_start(ep, a, &r)))
             *req = r->handle;
     }
-    return st ? ep_raise_status(ep, call, st, NULL) : MPI_SUCCESS;
+    return st ? entry_raise_status(ep, call, st, NULL) : MPI_SUCCESS;
 }

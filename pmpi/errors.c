@@ -1,14 +1,14 @@
 /* MPI_Error_string / MPI_Error_class: know the codes epmpi mints. */
 #include "entry.h"
 
-EP_API int MPI_Error_string(int errorcode, char *string, int *resultlen)
+ENTRY_API int MPI_Error_string(int errorcode, char *string, int *resultlen)
 {
     if (string && resultlen && ep_error_code_string(errorcode, string, resultlen))
         return MPI_SUCCESS;
     return PMPI_Error_string(errorcode, string, resultlen);
 }
 
-EP_API int MPI_Error_class(int errorcode, int *errorclass)
+ENTRY_API int MPI_Error_class(int errorcode, int *errorclass)
 {
     if (errorclass && errorcode == MPI_ERR_ENDPOINTS) {
         *errorclass = MPI_ERR_ENDPOINTS;

@@ -112,14 +112,14 @@ static int check_type(ep_file_t *f, const char *call, MPI_Datatype t)
 
 /* ---- open and close ------------------------------------------------------------ */
 
-EP_API int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
+ENTRY_API int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
 {
     static const char call[] = "MPI_File_open";
     ep_endpoint_t *ep;
     ep_file_t *f;
     int rc, code = MPI_SUCCESS;
-    EP_ENTRY(call, comm, ep, PMPI_File_open(comm, filename, amode, info, fh));
-    if ((rc = ep_check_intra(ep, call)))
+    ENTRY_RESOLVE(call, comm, ep, PMPI_File_open(comm, filename, amode, info, fh));
+    if ((rc = entry_check_intra(ep, call)))
         return rc;
     if (!fh || !filename)
         return file_raise(NULL, call, MPI_ERR_ARG, "%s is NULL", fh ? "filename" : "the file handle pointer");
@@ -133,7 +133,7 @@ EP_API int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Inf
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_File_close(MPI_File *fh)
+ENTRY_API int MPI_File_close(MPI_File *fh)
 {
     static const char call[] = "MPI_File_close";
     ep_file_t *f;
@@ -154,14 +154,14 @@ EP_API int MPI_File_close(MPI_File *fh)
     return rc;
 }
 
-EP_API MPI_Fint MPI_File_c2f(MPI_File fh)
+ENTRY_API MPI_Fint MPI_File_c2f(MPI_File fh)
 {
     if (!ep_file_handle_is_ep(fh))
         return PMPI_File_c2f(fh);
     return (MPI_Fint)ep_file_handle_id(fh);
 }
 
-EP_API MPI_File MPI_File_f2c(MPI_Fint fh)
+ENTRY_API MPI_File MPI_File_f2c(MPI_Fint fh)
 {
     if (ep_registry_get((int)fh, EP_OBJ_FILE))
         return ep_file_handle_make((int)fh);
@@ -170,7 +170,7 @@ EP_API MPI_File MPI_File_f2c(MPI_Fint fh)
 
 /* ---- error handlers ---------------------------------------------------------- */
 
-EP_API int MPI_File_create_errhandler(MPI_File_errhandler_function *fn, MPI_Errhandler *errhandler)
+ENTRY_API int MPI_File_create_errhandler(MPI_File_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
     int rc = PMPI_File_create_errhandler(fn, errhandler);
     if (rc == MPI_SUCCESS && ep_errhandler_record(*errhandler, (MPI_Comm_errhandler_function *)(void (*)(void))fn)) {
@@ -180,7 +180,7 @@ EP_API int MPI_File_create_errhandler(MPI_File_errhandler_function *fn, MPI_Errh
     return rc;
 }
 
-EP_API int MPI_File_set_errhandler(MPI_File fh, MPI_Errhandler errhandler)
+ENTRY_API int MPI_File_set_errhandler(MPI_File fh, MPI_Errhandler errhandler)
 {
     static const char call[] = "MPI_File_set_errhandler";
     ep_file_t *f;
@@ -191,7 +191,7 @@ EP_API int MPI_File_set_errhandler(MPI_File fh, MPI_Errhandler errhandler)
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_File_get_errhandler(MPI_File fh, MPI_Errhandler *errhandler)
+ENTRY_API int MPI_File_get_errhandler(MPI_File fh, MPI_Errhandler *errhandler)
 {
     static const char call[] = "MPI_File_get_errhandler";
     ep_file_t *f;
@@ -202,7 +202,7 @@ EP_API int MPI_File_get_errhandler(MPI_File fh, MPI_Errhandler *errhandler)
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_File_call_errhandler(MPI_File fh, int errorcode)
+ENTRY_API int MPI_File_call_errhandler(MPI_File fh, int errorcode)
 {
     ep_file_t *f;
     FILE_ENTRY("MPI_File_call_errhandler", fh, f, PMPI_File_call_errhandler(fh, errorcode));
@@ -212,7 +212,7 @@ EP_API int MPI_File_call_errhandler(MPI_File fh, int errorcode)
 
 /* ---- queries and collective settings --------------------------------------------- */
 
-EP_API int MPI_File_get_amode(MPI_File fh, int *amode)
+ENTRY_API int MPI_File_get_amode(MPI_File fh, int *amode)
 {
     static const char call[] = "MPI_File_get_amode";
     ep_file_t *f;
@@ -222,7 +222,7 @@ EP_API int MPI_File_get_amode(MPI_File fh, int *amode)
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_File_get_group(MPI_File fh, MPI_Group *group)
+ENTRY_API int MPI_File_get_group(MPI_File fh, MPI_Group *group)
 {
     static const char call[] = "MPI_File_get_group";
     ep_file_t *f;
@@ -231,7 +231,7 @@ EP_API int MPI_File_get_group(MPI_File fh, MPI_Group *group)
     return MPI_Comm_group(f->ep->handle, group);
 }
 
-EP_API int MPI_File_get_info(MPI_File fh, MPI_Info *info_used)
+ENTRY_API int MPI_File_get_info(MPI_File fh, MPI_Info *info_used)
 {
     static const char call[] = "MPI_File_get_info";
     ep_file_t *f;
@@ -241,7 +241,7 @@ EP_API int MPI_File_get_info(MPI_File fh, MPI_Info *info_used)
     return rc ? file_status(f, call, EP_ERR_IO, rc) : MPI_SUCCESS;
 }
 
-EP_API int MPI_File_get_size(MPI_File fh, MPI_Offset *size)
+ENTRY_API int MPI_File_get_size(MPI_File fh, MPI_Offset *size)
 {
     static const char call[] = "MPI_File_get_size";
     ep_file_t *f;
@@ -250,7 +250,7 @@ EP_API int MPI_File_get_size(MPI_File fh, MPI_Offset *size)
     return file_status(f, call, ep_file_size(f, size), f->romio_code);
 }
 
-EP_API int MPI_File_get_atomicity(MPI_File fh, int *flag)
+ENTRY_API int MPI_File_get_atomicity(MPI_File fh, int *flag)
 {
     static const char call[] = "MPI_File_get_atomicity";
     ep_file_t *f;
@@ -260,7 +260,7 @@ EP_API int MPI_File_get_atomicity(MPI_File fh, int *flag)
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent)
+ENTRY_API int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent)
 {
     static const char call[] = "MPI_File_get_type_extent";
     ep_file_t *f;
@@ -270,7 +270,7 @@ EP_API int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint
     return rc ? file_status(f, call, EP_ERR_IO, rc) : MPI_SUCCESS;
 }
 
-EP_API int MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent)
+ENTRY_API int MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent)
 {
     static const char call[] = "MPI_File_get_type_extent_c";
     ep_file_t *f;
@@ -280,7 +280,7 @@ EP_API int MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Co
     return rc ? file_status(f, call, EP_ERR_IO, rc) : MPI_SUCCESS;
 }
 
-int ep_file_big_type(const char *call, MPI_File fh, MPI_Count count, MPI_Datatype t, MPI_Datatype *big)
+int entry_file_big_type(const char *call, MPI_File fh, MPI_Count count, MPI_Datatype t, MPI_Datatype *big)
 {
     ep_file_t *f;
     int rc;
@@ -292,7 +292,7 @@ int ep_file_big_type(const char *call, MPI_File fh, MPI_Count count, MPI_Datatyp
         return rc;
     if (count < 0)
         return file_raise(f, call, MPI_ERR_COUNT, "count %lld is negative", (long long)count);
-    if ((failed = ep_big_type_new(count, 0, t, big)))
+    if ((failed = entry_big_type_new(count, 0, t, big)))
         return file_raise(f, call, MPI_ERR_INTERN, "cannot %s a datatype of %lld elements", failed, (long long)count);
     return MPI_SUCCESS;
 }
@@ -306,7 +306,7 @@ static int collective(const char *call, MPI_File fh, ep_file_coll_t what, MPI_Of
     return file_status(f, call, ep_file_collective(f, what, arg, whence), f->romio_code);
 }
 
-EP_API int MPI_File_set_size(MPI_File fh, MPI_Offset size)
+ENTRY_API int MPI_File_set_size(MPI_File fh, MPI_Offset size)
 {
     if (!ep_file_handle_is_ep(fh))
         return PMPI_File_set_size(fh, size);
@@ -315,7 +315,7 @@ EP_API int MPI_File_set_size(MPI_File fh, MPI_Offset size)
     return collective("MPI_File_set_size", fh, EP_FILE_SET_SIZE, size, 0);
 }
 
-EP_API int MPI_File_preallocate(MPI_File fh, MPI_Offset size)
+ENTRY_API int MPI_File_preallocate(MPI_File fh, MPI_Offset size)
 {
     if (!ep_file_handle_is_ep(fh))
         return PMPI_File_preallocate(fh, size);
@@ -325,21 +325,21 @@ EP_API int MPI_File_preallocate(MPI_File fh, MPI_Offset size)
     return collective("MPI_File_preallocate", fh, EP_FILE_PREALLOCATE, size, 0);
 }
 
-EP_API int MPI_File_sync(MPI_File fh)
+ENTRY_API int MPI_File_sync(MPI_File fh)
 {
     if (!ep_file_handle_is_ep(fh))
         return PMPI_File_sync(fh);
     return collective("MPI_File_sync", fh, EP_FILE_SYNC, 0, 0);
 }
 
-EP_API int MPI_File_set_atomicity(MPI_File fh, int flag)
+ENTRY_API int MPI_File_set_atomicity(MPI_File fh, int flag)
 {
     if (!ep_file_handle_is_ep(fh))
         return PMPI_File_set_atomicity(fh, flag);
     return collective("MPI_File_set_atomicity", fh, EP_FILE_SET_ATOMICITY, flag != 0, 0);
 }
 
-EP_API int MPI_File_set_info(MPI_File fh, MPI_Info info)
+ENTRY_API int MPI_File_set_info(MPI_File fh, MPI_Info info)
 {
     if (!ep_file_handle_is_ep(fh))
         return PMPI_File_set_info(fh, info);
@@ -348,8 +348,8 @@ EP_API int MPI_File_set_info(MPI_File fh, MPI_Info info)
 
 /* ---- views and file pointers ---------------------------------------------------------- */
 
-EP_API int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
-                             const char *datarep, MPI_Info info)
+ENTRY_API int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                                const char *datarep, MPI_Info info)
 {
     static const char call[] = "MPI_File_set_view";
     ep_file_t *f;
@@ -381,7 +381,8 @@ static int give_type(MPI_Datatype t, MPI_Datatype *out)
     return PMPI_Type_dup(t, out);
 }
 
-EP_API int MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype, char *datarep)
+ENTRY_API int MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype,
+                                char *datarep)
 {
     static const char call[] = "MPI_File_get_view";
     ep_file_t *f;
@@ -395,7 +396,7 @@ EP_API int MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype,
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
+ENTRY_API int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
 {
     static const char call[] = "MPI_File_seek";
     ep_file_t *f;
@@ -405,7 +406,7 @@ EP_API int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
     return file_status(f, call, ep_file_seek(f, offset, whence), f->romio_code);
 }
 
-EP_API int MPI_File_get_position(MPI_File fh, MPI_Offset *offset)
+ENTRY_API int MPI_File_get_position(MPI_File fh, MPI_Offset *offset)
 {
     static const char call[] = "MPI_File_get_position";
     ep_file_t *f;
@@ -415,7 +416,7 @@ EP_API int MPI_File_get_position(MPI_File fh, MPI_Offset *offset)
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
+ENTRY_API int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
 {
     static const char call[] = "MPI_File_get_byte_offset";
     ep_file_t *f;
@@ -427,7 +428,7 @@ EP_API int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
+ENTRY_API int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
 {
     static const char call[] = "MPI_File_seek_shared";
     ep_file_t *f;
@@ -437,7 +438,7 @@ EP_API int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
     return collective(call, fh, EP_FILE_SEEK_SHARED, offset, whence);
 }
 
-EP_API int MPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset)
+ENTRY_API int MPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset)
 {
     static const char call[] = "MPI_File_get_position_shared";
     ep_file_t *f;
@@ -480,7 +481,7 @@ static int data_access(const char *call, MPI_File fh, int how, MPI_Offset offset
             return file_raise(f, call, MPI_ERR_NO_MEM, "out of memory for the request");
         *request = r->handle;
     } else if (status) { /* NULL: ignored, as MPI_STATUS_IGNORE */
-        ep_status_give(status, &st);
+        entry_status_give(status, &st);
     }
     return MPI_SUCCESS;
 }
@@ -506,35 +507,35 @@ static int nonblocking(const char *call, MPI_File fh, int how, MPI_Offset offset
 
 /* The entry points, by their arguments: explicit offset or not, blocking
  * (status) or not (request).  The write forms take a const buffer. */
-#define AT_BLOCKING(name, how, cv)                                                                        \
-    EP_API int MPI_##name(MPI_File fh, MPI_Offset offset, cv void *buf, int count, MPI_Datatype datatype, \
-                          MPI_Status *status)                                                             \
-    {                                                                                                     \
-        if (!ep_file_handle_is_ep(fh))                                                                    \
-            return PMPI_##name(fh, offset, buf, count, datatype, status);                                 \
-        return blocking("MPI_" #name, fh, how, offset, buf, count, datatype, status);                     \
-    }
-#define PTR_BLOCKING(name, how, cv)                                                                        \
-    EP_API int MPI_##name(MPI_File fh, cv void *buf, int count, MPI_Datatype datatype, MPI_Status *status) \
-    {                                                                                                      \
-        if (!ep_file_handle_is_ep(fh))                                                                     \
-            return PMPI_##name(fh, buf, count, datatype, status);                                          \
-        return blocking("MPI_" #name, fh, how, 0, buf, count, datatype, status);                           \
-    }
-#define AT_NONBLOCKING(name, how, cv)                                                                     \
-    EP_API int MPI_##name(MPI_File fh, MPI_Offset offset, cv void *buf, int count, MPI_Datatype datatype, \
-                          MPI_Request *request)                                                           \
-    {                                                                                                     \
-        if (!ep_file_handle_is_ep(fh))                                                                    \
-            return PMPI_##name(fh, offset, buf, count, datatype, request);                                \
-        return nonblocking("MPI_" #name, fh, how, offset, buf, count, datatype, request);                 \
-    }
-#define PTR_NONBLOCKING(name, how, cv)                                                                       \
-    EP_API int MPI_##name(MPI_File fh, cv void *buf, int count, MPI_Datatype datatype, MPI_Request *request) \
+#define AT_BLOCKING(name, how, cv)                                                                           \
+    ENTRY_API int MPI_##name(MPI_File fh, MPI_Offset offset, cv void *buf, int count, MPI_Datatype datatype, \
+                             MPI_Status *status)                                                             \
     {                                                                                                        \
         if (!ep_file_handle_is_ep(fh))                                                                       \
-            return PMPI_##name(fh, buf, count, datatype, request);                                           \
-        return nonblocking("MPI_" #name, fh, how, 0, buf, count, datatype, request);                         \
+            return PMPI_##name(fh, offset, buf, count, datatype, status);                                    \
+        return blocking("MPI_" #name, fh, how, offset, buf, count, datatype, status);                        \
+    }
+#define PTR_BLOCKING(name, how, cv)                                                                           \
+    ENTRY_API int MPI_##name(MPI_File fh, cv void *buf, int count, MPI_Datatype datatype, MPI_Status *status) \
+    {                                                                                                         \
+        if (!ep_file_handle_is_ep(fh))                                                                        \
+            return PMPI_##name(fh, buf, count, datatype, status);                                             \
+        return blocking("MPI_" #name, fh, how, 0, buf, count, datatype, status);                              \
+    }
+#define AT_NONBLOCKING(name, how, cv)                                                                        \
+    ENTRY_API int MPI_##name(MPI_File fh, MPI_Offset offset, cv void *buf, int count, MPI_Datatype datatype, \
+                             MPI_Request *request)                                                           \
+    {                                                                                                        \
+        if (!ep_file_handle_is_ep(fh))                                                                       \
+            return PMPI_##name(fh, offset, buf, count, datatype, request);                                   \
+        return nonblocking("MPI_" #name, fh, how, offset, buf, count, datatype, request);                    \
+    }
+#define PTR_NONBLOCKING(name, how, cv)                                                                          \
+    ENTRY_API int MPI_##name(MPI_File fh, cv void *buf, int count, MPI_Datatype datatype, MPI_Request *request) \
+    {                                                                                                           \
+        if (!ep_file_handle_is_ep(fh))                                                                          \
+            return PMPI_##name(fh, buf, count, datatype, request);                                              \
+        return nonblocking("MPI_" #name, fh, how, 0, buf, count, datatype, request);                            \
     }
 
 AT_BLOCKING(File_read_at, R | EP_FILE_AT, )
@@ -590,32 +591,32 @@ static int split_end(const char *call, MPI_File fh, int how, const void *buf, MP
         return file_raise(f, call, MPI_ERR_BUFFER, "the buffer is not the one given to the _begin call");
     f->split = 0;
     if (status)
-        ep_status_give(status, &f->split_status);
+        entry_status_give(status, &f->split_status);
     return f->split_rc;
 }
 
-#define SPLIT_AT(name, how, cv)                                                                                   \
-    EP_API int MPI_##name##_begin(MPI_File fh, MPI_Offset offset, cv void *buf, int count, MPI_Datatype datatype) \
-    {                                                                                                             \
-        if (!ep_file_handle_is_ep(fh))                                                                            \
-            return PMPI_##name##_begin(fh, offset, buf, count, datatype);                                         \
-        return split_begin("MPI_" #name "_begin", fh, how, offset, buf, count, datatype);                         \
-    }                                                                                                             \
+#define SPLIT_AT(name, how, cv)                                                                                      \
+    ENTRY_API int MPI_##name##_begin(MPI_File fh, MPI_Offset offset, cv void *buf, int count, MPI_Datatype datatype) \
+    {                                                                                                                \
+        if (!ep_file_handle_is_ep(fh))                                                                               \
+            return PMPI_##name##_begin(fh, offset, buf, count, datatype);                                            \
+        return split_begin("MPI_" #name "_begin", fh, how, offset, buf, count, datatype);                            \
+    }                                                                                                                \
     SPLIT_END(name, how, cv)
-#define SPLIT_PTR(name, how, cv)                                                               \
-    EP_API int MPI_##name##_begin(MPI_File fh, cv void *buf, int count, MPI_Datatype datatype) \
-    {                                                                                          \
-        if (!ep_file_handle_is_ep(fh))                                                         \
-            return PMPI_##name##_begin(fh, buf, count, datatype);                              \
-        return split_begin("MPI_" #name "_begin", fh, how, 0, buf, count, datatype);           \
-    }                                                                                          \
+#define SPLIT_PTR(name, how, cv)                                                                  \
+    ENTRY_API int MPI_##name##_begin(MPI_File fh, cv void *buf, int count, MPI_Datatype datatype) \
+    {                                                                                             \
+        if (!ep_file_handle_is_ep(fh))                                                            \
+            return PMPI_##name##_begin(fh, buf, count, datatype);                                 \
+        return split_begin("MPI_" #name "_begin", fh, how, 0, buf, count, datatype);              \
+    }                                                                                             \
     SPLIT_END(name, how, cv)
-#define SPLIT_END(name, how, cv)                                               \
-    EP_API int MPI_##name##_end(MPI_File fh, cv void *buf, MPI_Status *status) \
-    {                                                                          \
-        if (!ep_file_handle_is_ep(fh))                                         \
-            return PMPI_##name##_end(fh, buf, status);                         \
-        return split_end("MPI_" #name "_end", fh, how, buf, status);           \
+#define SPLIT_END(name, how, cv)                                                  \
+    ENTRY_API int MPI_##name##_end(MPI_File fh, cv void *buf, MPI_Status *status) \
+    {                                                                             \
+        if (!ep_file_handle_is_ep(fh))                                            \
+            return PMPI_##name##_end(fh, buf, status);                            \
+        return split_end("MPI_" #name "_end", fh, how, buf, status);              \
     }
 
 SPLIT_AT(File_read_at_all, R | EP_FILE_AT | EP_FILE_COLL, )

@@ -11,7 +11,7 @@
 
 /* ---- helpers of the generated entry points -------------------------------- */
 
-void ep_f_indices(int *indices, int n)
+void entry_f_indices(int *indices, int n)
 {
     if (n == MPI_UNDEFINED)
         return;
@@ -25,7 +25,7 @@ void ep_f_indices(int *indices, int n)
 extern int __mpi_f08_link_constants_MOD_mpi_unweighted __attribute__((weak));
 extern int __mpi_f08_link_constants_MOD_mpi_weights_empty __attribute__((weak));
 
-int *ep_f08_weights(const int *w)
+int *entry_f08_weights(const int *w)
 {
     if (w && w == &__mpi_f08_link_constants_MOD_mpi_unweighted)
         return MPI_UNWEIGHTED;
@@ -34,17 +34,17 @@ int *ep_f08_weights(const int *w)
     return (int *)w;
 }
 
-MPI_Status *ep_f08_status(MPI_Status *status)
+MPI_Status *entry_f08_status(MPI_Status *status)
 {
     return (void *)status == (void *)MPI_F08_STATUS_IGNORE ? MPI_STATUS_IGNORE : status;
 }
 
-MPI_Status *ep_f08_statuses(MPI_Status *statuses)
+MPI_Status *entry_f08_statuses(MPI_Status *statuses)
 {
     return (void *)statuses == (void *)MPI_F08_STATUSES_IGNORE ? MPI_STATUSES_IGNORE : statuses;
 }
 
-char *ep_f_string_in(const char *s, size_t len)
+char *entry_f_string_in(const char *s, size_t len)
 {
     while (len > 0 && s[len - 1] == ' ')
         len--;
@@ -56,7 +56,7 @@ char *ep_f_string_in(const char *s, size_t len)
     return c;
 }
 
-void ep_f_string_out(char *dst, size_t len, const char *src)
+void entry_f_string_out(char *dst, size_t len, const char *src)
 {
     size_t n = strlen(src);
     if (n > len)
@@ -65,12 +65,12 @@ void ep_f_string_out(char *dst, size_t len, const char *src)
     memset(dst + n, ' ', len - n);
 }
 
-int ep_f_no_memory(const char *call) { return ep_raise(NULL, call, MPI_ERR_NO_MEM, "out of memory"); }
+int entry_f_no_memory(const char *call) { return entry_raise(NULL, call, MPI_ERR_NO_MEM, "out of memory"); }
 
 /* Whether the elements a descriptor describes are one block: each
  * dimension's byte stride is the size of the dimensions before it.  An
  * assumed-size last dimension (no upper bound) counts by its stride. */
-static int gfc_contiguous(const ep_gfc_array_t *a)
+static int gfc_contiguous(const entry_gfc_array_t *a)
 {
     ptrdiff_t block = (ptrdiff_t)a->dtype.elem_len;
     for (int d = 0; d < a->dtype.rank; d++) {
@@ -84,7 +84,7 @@ static int gfc_contiguous(const ep_gfc_array_t *a)
     return 1;
 }
 
-int ep_f08_buffer(const char *call, MPI_Comm comm, const ep_gfc_array_t *buf, void **out)
+int entry_f08_buffer(const char *call, MPI_Comm comm, const entry_gfc_array_t *buf, void **out)
 {
     ep_endpoint_t *ep = NULL;
     int rc;
@@ -100,46 +100,46 @@ int ep_f08_buffer(const char *call, MPI_Comm comm, const ep_gfc_array_t *buf, vo
         *out = buf->base_addr;
         return MPI_SUCCESS;
     }
-    if (ep_entry_comm_is_ep(comm) && (rc = ep_entry_endpoint(call, comm, &ep)))
+    if (entry_comm_is_ep(comm) && (rc = entry_endpoint(call, comm, &ep)))
         return rc;
-    return ep_raise(ep, call, MPI_ERR_BUFFER,
-                    "the buffer is a non-contiguous array section of rank %d, which non-blocking calls on "
-                    "endpoints do not take from mpi_f08: pass a contiguous array (or describe the layout with "
-                    "a derived datatype)",
-                    (int)buf->dtype.rank);
+    return entry_raise(ep, call, MPI_ERR_BUFFER,
+                       "the buffer is a non-contiguous array section of rank %d, which non-blocking calls on "
+                       "endpoints do not take from mpi_f08: pass a contiguous array (or describe the layout with "
+                       "a derived datatype)",
+                       (int)buf->dtype.rank);
 }
 
 /* ---- MPI_Comm_create_endpoints --------------------------------------------- */
 
 /* Fortran handles are C's: an array of them is an array of MPI_Comm. */
-EP_API void mpi_comm_create_endpoints_(const MPI_Comm *parent, const int *my_num_ep, const MPI_Info *info,
-                                       MPI_Comm *out_comm_hdls, MPI_Fint *ierror)
+ENTRY_API void mpi_comm_create_endpoints_(const MPI_Comm *parent, const int *my_num_ep, const MPI_Info *info,
+                                          MPI_Comm *out_comm_hdls, MPI_Fint *ierror)
 {
-    ep_f_return(ierror, MPI_Comm_create_endpoints(*parent, *my_num_ep, *info, out_comm_hdls));
+    entry_f_return(ierror, MPI_Comm_create_endpoints(*parent, *my_num_ep, *info, out_comm_hdls));
 }
 
-EP_API void mpix_comm_create_endpoints_(const MPI_Comm *parent, const int *my_num_ep, const MPI_Info *info,
-                                        MPI_Comm *out_comm_hdls, MPI_Fint *ierror)
+ENTRY_API void mpix_comm_create_endpoints_(const MPI_Comm *parent, const int *my_num_ep, const MPI_Info *info,
+                                           MPI_Comm *out_comm_hdls, MPI_Fint *ierror)
 {
-    ep_f_return(ierror, MPIX_Comm_create_endpoints(*parent, *my_num_ep, *info, out_comm_hdls));
+    entry_f_return(ierror, MPIX_Comm_create_endpoints(*parent, *my_num_ep, *info, out_comm_hdls));
 }
 
 /* mpi_f08 passes the same arguments (ierror optional); its
  * MPIX_Comm_create_endpoints is this one too (include/epmpi_f08.f90). */
-EP_API void mpi_comm_create_endpoints_f08_(const MPI_Comm *parent, const int *my_num_ep, const MPI_Info *info,
-                                           MPI_Comm *out_comm_hdls, MPI_Fint *ierror)
+ENTRY_API void mpi_comm_create_endpoints_f08_(const MPI_Comm *parent, const int *my_num_ep, const MPI_Info *info,
+                                              MPI_Comm *out_comm_hdls, MPI_Fint *ierror)
     __attribute__((alias("mpi_comm_create_endpoints_")));
 
 /* ---- MPI_Init, MPI_Init_thread, MPI_Finalize (mpi_f08; the F77 ones call the
  * C ones) ---------------------------------------------------------------------- */
 
-EP_API void mpi_init_f08_(MPI_Fint *ierror) { ep_f_return(ierror, MPI_Init(NULL, NULL)); }
+ENTRY_API void mpi_init_f08_(MPI_Fint *ierror) { entry_f_return(ierror, MPI_Init(NULL, NULL)); }
 
-EP_API void mpi_finalize_f08_(MPI_Fint *ierror) { ep_f_return(ierror, MPI_Finalize()); }
+ENTRY_API void mpi_finalize_f08_(MPI_Fint *ierror) { entry_f_return(ierror, MPI_Finalize()); }
 
-EP_API void mpi_init_thread_f08_(const int *required, int *provided, MPI_Fint *ierror)
+ENTRY_API void mpi_init_thread_f08_(const int *required, int *provided, MPI_Fint *ierror)
 {
-    ep_f_return(ierror, MPI_Init_thread(NULL, NULL, *required, provided));
+    entry_f_return(ierror, MPI_Init_thread(NULL, NULL, *required, provided));
 }
 
 /* ---- attributes ---------------------------------------------------------------
@@ -152,16 +152,18 @@ EP_API void mpi_init_thread_f08_(const int *required, int *provided, MPI_Fint *i
  * handles, with its own internal calls (past MPI_), so classic handles go to
  * them. */
 
-extern void pmpi_comm_get_attr_(const MPI_Fint *, const MPI_Fint *, MPI_Aint *, MPI_Fint *, MPI_Fint *) EP_F_WEAK;
-extern void pmpi_comm_set_attr_(const MPI_Fint *, const MPI_Fint *, const MPI_Aint *, MPI_Fint *) EP_F_WEAK;
-extern void pmpi_attr_get_(const MPI_Fint *, const MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *) EP_F_WEAK;
-extern void pmpi_attr_put_(const MPI_Fint *, const MPI_Fint *, const MPI_Fint *, MPI_Fint *) EP_F_WEAK;
-extern void pmpir_comm_get_attr_f08_(const MPI_Fint *, const MPI_Fint *, MPI_Aint *, MPI_Fint *, MPI_Fint *) EP_F_WEAK;
-extern void pmpir_comm_set_attr_f08_(const MPI_Fint *, const MPI_Fint *, const MPI_Aint *, MPI_Fint *) EP_F_WEAK;
-extern void pmpi_win_get_attr_(const MPI_Fint *, const MPI_Fint *, MPI_Aint *, MPI_Fint *, MPI_Fint *) EP_F_WEAK;
-extern void pmpi_win_set_attr_(const MPI_Fint *, const MPI_Fint *, const MPI_Aint *, MPI_Fint *) EP_F_WEAK;
-extern void pmpir_win_get_attr_f08_(const MPI_Fint *, const MPI_Fint *, MPI_Aint *, MPI_Fint *, MPI_Fint *) EP_F_WEAK;
-extern void pmpir_win_set_attr_f08_(const MPI_Fint *, const MPI_Fint *, const MPI_Aint *, MPI_Fint *) EP_F_WEAK;
+extern void pmpi_comm_get_attr_(const MPI_Fint *, const MPI_Fint *, MPI_Aint *, MPI_Fint *, MPI_Fint *) ENTRY_F_WEAK;
+extern void pmpi_comm_set_attr_(const MPI_Fint *, const MPI_Fint *, const MPI_Aint *, MPI_Fint *) ENTRY_F_WEAK;
+extern void pmpi_attr_get_(const MPI_Fint *, const MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *) ENTRY_F_WEAK;
+extern void pmpi_attr_put_(const MPI_Fint *, const MPI_Fint *, const MPI_Fint *, MPI_Fint *) ENTRY_F_WEAK;
+extern void pmpir_comm_get_attr_f08_(const MPI_Fint *, const MPI_Fint *, MPI_Aint *, MPI_Fint *,
+                                     MPI_Fint *) ENTRY_F_WEAK;
+extern void pmpir_comm_set_attr_f08_(const MPI_Fint *, const MPI_Fint *, const MPI_Aint *, MPI_Fint *) ENTRY_F_WEAK;
+extern void pmpi_win_get_attr_(const MPI_Fint *, const MPI_Fint *, MPI_Aint *, MPI_Fint *, MPI_Fint *) ENTRY_F_WEAK;
+extern void pmpi_win_set_attr_(const MPI_Fint *, const MPI_Fint *, const MPI_Aint *, MPI_Fint *) ENTRY_F_WEAK;
+extern void pmpir_win_get_attr_f08_(const MPI_Fint *, const MPI_Fint *, MPI_Aint *, MPI_Fint *,
+                                    MPI_Fint *) ENTRY_F_WEAK;
+extern void pmpir_win_set_attr_f08_(const MPI_Fint *, const MPI_Fint *, const MPI_Aint *, MPI_Fint *) ENTRY_F_WEAK;
 
 static int predefined_keyval(int keyval)
 {
@@ -194,33 +196,34 @@ static int get_attr(c_get_attr_fn *get, MPI_Fint handle, int fkeyval, MPI_Aint *
     if (rc == MPI_SUCCESS) {
         if (found)
             *val = f_value(keyval, p);
-        *flag = found ? EP_F_TRUE : EP_F_FALSE;
+        *flag = found ? ENTRY_F_TRUE : ENTRY_F_FALSE;
     }
     return rc;
 }
 
-EP_API void mpi_comm_get_attr_(const MPI_Fint *comm, const MPI_Fint *keyval, MPI_Aint *val, MPI_Fint *flag,
-                               MPI_Fint *ierror)
+ENTRY_API void mpi_comm_get_attr_(const MPI_Fint *comm, const MPI_Fint *keyval, MPI_Aint *val, MPI_Fint *flag,
+                                  MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
+    if (entry_comm_is_ep(*comm))
         *ierror = get_attr(MPI_Comm_get_attr, *comm, *keyval, val, flag);
     else
         pmpi_comm_get_attr_(comm, keyval, val, flag, ierror);
 }
 
-EP_API void mpi_comm_get_attr_f08_(const MPI_Fint *comm, const MPI_Fint *keyval, MPI_Aint *val, MPI_Fint *flag,
-                                   MPI_Fint *ierror)
+ENTRY_API void mpi_comm_get_attr_f08_(const MPI_Fint *comm, const MPI_Fint *keyval, MPI_Aint *val, MPI_Fint *flag,
+                                      MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, get_attr(MPI_Comm_get_attr, *comm, *keyval, val, flag));
+    if (entry_comm_is_ep(*comm))
+        entry_f_return(ierror, get_attr(MPI_Comm_get_attr, *comm, *keyval, val, flag));
     else
         pmpir_comm_get_attr_f08_(comm, keyval, val, flag, ierror);
 }
 
-EP_API void mpi_attr_get_(const MPI_Fint *comm, const MPI_Fint *keyval, MPI_Fint *val, MPI_Fint *flag, MPI_Fint *ierror)
+ENTRY_API void mpi_attr_get_(const MPI_Fint *comm, const MPI_Fint *keyval, MPI_Fint *val, MPI_Fint *flag,
+                             MPI_Fint *ierror)
 {
     MPI_Aint v = 0;
-    if (!ep_entry_comm_is_ep(*comm)) {
+    if (!entry_comm_is_ep(*comm)) {
         pmpi_attr_get_(comm, keyval, val, flag, ierror);
         return;
     }
@@ -229,32 +232,33 @@ EP_API void mpi_attr_get_(const MPI_Fint *comm, const MPI_Fint *keyval, MPI_Fint
         *val = (MPI_Fint)v;
 }
 
-EP_API void mpi_comm_set_attr_(const MPI_Fint *comm, const MPI_Fint *keyval, const MPI_Aint *val, MPI_Fint *ierror)
+ENTRY_API void mpi_comm_set_attr_(const MPI_Fint *comm, const MPI_Fint *keyval, const MPI_Aint *val, MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
+    if (entry_comm_is_ep(*comm))
         *ierror = MPI_Comm_set_attr(*comm, c_keyval(*keyval), (void *)*val);
     else
         pmpi_comm_set_attr_(comm, keyval, val, ierror);
 }
 
-EP_API void mpi_comm_set_attr_f08_(const MPI_Fint *comm, const MPI_Fint *keyval, const MPI_Aint *val, MPI_Fint *ierror)
+ENTRY_API void mpi_comm_set_attr_f08_(const MPI_Fint *comm, const MPI_Fint *keyval, const MPI_Aint *val,
+                                      MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, MPI_Comm_set_attr(*comm, c_keyval(*keyval), (void *)*val));
+    if (entry_comm_is_ep(*comm))
+        entry_f_return(ierror, MPI_Comm_set_attr(*comm, c_keyval(*keyval), (void *)*val));
     else
         pmpir_comm_set_attr_f08_(comm, keyval, val, ierror);
 }
 
-EP_API void mpi_attr_put_(const MPI_Fint *comm, const MPI_Fint *keyval, const MPI_Fint *val, MPI_Fint *ierror)
+ENTRY_API void mpi_attr_put_(const MPI_Fint *comm, const MPI_Fint *keyval, const MPI_Fint *val, MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
+    if (entry_comm_is_ep(*comm))
         *ierror = MPI_Attr_put(*comm, c_keyval(*keyval), (void *)(MPI_Aint)*val);
     else
         pmpi_attr_put_(comm, keyval, val, ierror);
 }
 
-EP_API void mpi_win_get_attr_(const MPI_Fint *win, const MPI_Fint *keyval, MPI_Aint *val, MPI_Fint *flag,
-                              MPI_Fint *ierror)
+ENTRY_API void mpi_win_get_attr_(const MPI_Fint *win, const MPI_Fint *keyval, MPI_Aint *val, MPI_Fint *flag,
+                                 MPI_Fint *ierror)
 {
     if (ep_win_handle_is_ep(*win))
         *ierror = get_attr(MPI_Win_get_attr, *win, *keyval, val, flag);
@@ -262,16 +266,16 @@ EP_API void mpi_win_get_attr_(const MPI_Fint *win, const MPI_Fint *keyval, MPI_A
         pmpi_win_get_attr_(win, keyval, val, flag, ierror);
 }
 
-EP_API void mpi_win_get_attr_f08_(const MPI_Fint *win, const MPI_Fint *keyval, MPI_Aint *val, MPI_Fint *flag,
-                                  MPI_Fint *ierror)
+ENTRY_API void mpi_win_get_attr_f08_(const MPI_Fint *win, const MPI_Fint *keyval, MPI_Aint *val, MPI_Fint *flag,
+                                     MPI_Fint *ierror)
 {
     if (ep_win_handle_is_ep(*win))
-        ep_f_return(ierror, get_attr(MPI_Win_get_attr, *win, *keyval, val, flag));
+        entry_f_return(ierror, get_attr(MPI_Win_get_attr, *win, *keyval, val, flag));
     else
         pmpir_win_get_attr_f08_(win, keyval, val, flag, ierror);
 }
 
-EP_API void mpi_win_set_attr_(const MPI_Fint *win, const MPI_Fint *keyval, const MPI_Aint *val, MPI_Fint *ierror)
+ENTRY_API void mpi_win_set_attr_(const MPI_Fint *win, const MPI_Fint *keyval, const MPI_Aint *val, MPI_Fint *ierror)
 {
     if (ep_win_handle_is_ep(*win))
         *ierror = MPI_Win_set_attr(*win, c_keyval(*keyval), (void *)*val);
@@ -279,10 +283,10 @@ EP_API void mpi_win_set_attr_(const MPI_Fint *win, const MPI_Fint *keyval, const
         pmpi_win_set_attr_(win, keyval, val, ierror);
 }
 
-EP_API void mpi_win_set_attr_f08_(const MPI_Fint *win, const MPI_Fint *keyval, const MPI_Aint *val, MPI_Fint *ierror)
+ENTRY_API void mpi_win_set_attr_f08_(const MPI_Fint *win, const MPI_Fint *keyval, const MPI_Aint *val, MPI_Fint *ierror)
 {
     if (ep_win_handle_is_ep(*win))
-        ep_f_return(ierror, MPI_Win_set_attr(*win, c_keyval(*keyval), (void *)*val));
+        entry_f_return(ierror, MPI_Win_set_attr(*win, c_keyval(*keyval), (void *)*val));
     else
         pmpir_win_set_attr_f08_(win, keyval, val, ierror);
 }
@@ -300,13 +304,13 @@ EP_API void mpi_win_set_attr_f08_(const MPI_Fint *win, const MPI_Fint *keyval, c
  * attribute_val_out, flag, ierror) and (comm, keyval, attribute_val,
  * extra_state, ierror); integers of MPI_ADDRESS_KIND, or default INTEGERs for
  * MPI-1's MPI_KEYVAL_CREATE. */
-typedef void ep_f_copy_fn(const MPI_Fint *, const MPI_Fint *, const void *, const void *, void *, MPI_Fint *,
-                          MPI_Fint *);
-typedef void ep_f_delete_fn(const MPI_Fint *, const MPI_Fint *, const void *, const void *, MPI_Fint *);
+typedef void entry_f_copy_fn(const MPI_Fint *, const MPI_Fint *, const void *, const void *, void *, MPI_Fint *,
+                             MPI_Fint *);
+typedef void entry_f_delete_fn(const MPI_Fint *, const MPI_Fint *, const void *, const void *, MPI_Fint *);
 
 typedef struct {
-    ep_f_copy_fn *copy;
-    ep_f_delete_fn *del;
+    entry_f_copy_fn *copy;
+    entry_f_delete_fn *del;
     MPI_Aint extra; /* the extra_state given at creation */
     int mpi1;       /* values and extra state are default INTEGERs */
 } f_keyval_t;
@@ -314,7 +318,7 @@ typedef struct {
 static int f_copy_proxy(MPI_Comm comm, int keyval, void *extra, void *in, void *out, int *flag)
 {
     const f_keyval_t *k = extra;
-    MPI_Fint c = (MPI_Fint)comm, kv = keyval, f = EP_F_FALSE, ierr = MPI_SUCCESS;
+    MPI_Fint c = (MPI_Fint)comm, kv = keyval, f = ENTRY_F_FALSE, ierr = MPI_SUCCESS;
     MPI_Aint a_extra = k->extra, a_in = (MPI_Aint)in, a_out = 0;
     MPI_Fint i_extra = (MPI_Fint)k->extra, i_in = (MPI_Fint)a_in, i_out = 0;
     if (k->mpi1) {
@@ -323,7 +327,7 @@ static int f_copy_proxy(MPI_Comm comm, int keyval, void *extra, void *in, void *
     } else {
         k->copy(&c, &kv, &a_extra, &a_in, &a_out, &f, &ierr);
     }
-    *flag = f != EP_F_FALSE;
+    *flag = f != ENTRY_F_FALSE;
     if (ierr == MPI_SUCCESS && *flag)
         *(void **)out = (void *)a_out;
     return ierr;
@@ -344,63 +348,65 @@ static int f_delete_proxy(MPI_Comm comm, int keyval, void *val, void *extra)
 
 /* After MPICH made the keyval (rc): records the proxies.  The keyval table
  * owns the record: attributes may outlive their freed keyval. */
-static int f_keyval_record(const char *call, int rc, int keyval, ep_keyval_kind_t kind, ep_f_copy_fn *copy,
-                           ep_f_delete_fn *del, MPI_Aint extra, int mpi1)
+static int f_keyval_record(const char *call, int rc, int keyval, ep_keyval_kind_t kind, entry_f_copy_fn *copy,
+                           entry_f_delete_fn *del, MPI_Aint extra, int mpi1)
 {
     f_keyval_t *k;
     if (rc != MPI_SUCCESS)
         return rc;
     if (!(k = malloc(sizeof *k)))
-        return ep_f_no_memory(call);
+        return entry_f_no_memory(call);
     *k = (f_keyval_t){copy, del, extra, mpi1};
     ep_keyval_record(keyval, kind, kind == EP_KEYVAL_COMM ? f_copy_proxy : NULL, f_delete_proxy, k, 1);
     return MPI_SUCCESS;
 }
 
-extern void pmpi_comm_create_keyval_(ep_f_copy_fn *, ep_f_delete_fn *, MPI_Fint *, const MPI_Aint *,
-                                     MPI_Fint *) EP_F_WEAK;
-extern void pmpi_keyval_create_(ep_f_copy_fn *, ep_f_delete_fn *, MPI_Fint *, const MPI_Fint *, MPI_Fint *) EP_F_WEAK;
-extern void pmpir_comm_create_keyval_f08_(ep_f_copy_fn *, ep_f_delete_fn *, MPI_Fint *, const MPI_Aint *,
-                                          MPI_Fint *) EP_F_WEAK;
+extern void pmpi_comm_create_keyval_(entry_f_copy_fn *, entry_f_delete_fn *, MPI_Fint *, const MPI_Aint *,
+                                     MPI_Fint *) ENTRY_F_WEAK;
+extern void pmpi_keyval_create_(entry_f_copy_fn *, entry_f_delete_fn *, MPI_Fint *, const MPI_Fint *,
+                                MPI_Fint *) ENTRY_F_WEAK;
+extern void pmpir_comm_create_keyval_f08_(entry_f_copy_fn *, entry_f_delete_fn *, MPI_Fint *, const MPI_Aint *,
+                                          MPI_Fint *) ENTRY_F_WEAK;
 
-EP_API void mpi_comm_create_keyval_(ep_f_copy_fn *copy, ep_f_delete_fn *del, MPI_Fint *keyval, const MPI_Aint *extra,
-                                    MPI_Fint *ierror)
+ENTRY_API void mpi_comm_create_keyval_(entry_f_copy_fn *copy, entry_f_delete_fn *del, MPI_Fint *keyval,
+                                       const MPI_Aint *extra, MPI_Fint *ierror)
 {
     pmpi_comm_create_keyval_(copy, del, keyval, extra, ierror);
     *ierror = f_keyval_record("MPI_Comm_create_keyval", *ierror, *keyval, EP_KEYVAL_COMM, copy, del, *extra, 0);
 }
 
-EP_API void mpi_comm_create_keyval_f08_(ep_f_copy_fn *copy, ep_f_delete_fn *del, MPI_Fint *keyval,
-                                        const MPI_Aint *extra, MPI_Fint *ierror)
+ENTRY_API void mpi_comm_create_keyval_f08_(entry_f_copy_fn *copy, entry_f_delete_fn *del, MPI_Fint *keyval,
+                                           const MPI_Aint *extra, MPI_Fint *ierror)
 {
     MPI_Fint rc = MPI_SUCCESS;
     pmpir_comm_create_keyval_f08_(copy, del, keyval, extra, &rc);
-    ep_f_return(ierror, f_keyval_record("MPI_Comm_create_keyval", rc, *keyval, EP_KEYVAL_COMM, copy, del, *extra, 0));
+    entry_f_return(ierror,
+                   f_keyval_record("MPI_Comm_create_keyval", rc, *keyval, EP_KEYVAL_COMM, copy, del, *extra, 0));
 }
 
-EP_API void mpi_keyval_create_(ep_f_copy_fn *copy, ep_f_delete_fn *del, MPI_Fint *keyval, const MPI_Fint *extra,
-                               MPI_Fint *ierror)
+ENTRY_API void mpi_keyval_create_(entry_f_copy_fn *copy, entry_f_delete_fn *del, MPI_Fint *keyval,
+                                  const MPI_Fint *extra, MPI_Fint *ierror)
 {
     pmpi_keyval_create_(copy, del, keyval, extra, ierror);
     *ierror = f_keyval_record("MPI_Keyval_create", *ierror, *keyval, EP_KEYVAL_COMM, copy, del, *extra, 1);
 }
 
-extern void pmpi_win_create_keyval_(ep_f_copy_fn *, ep_f_delete_fn *, MPI_Fint *, const MPI_Aint *,
-                                    MPI_Fint *) EP_F_WEAK;
-extern void pmpir_win_create_keyval_f08_(ep_f_copy_fn *, ep_f_delete_fn *, MPI_Fint *, const MPI_Aint *,
-                                         MPI_Fint *) EP_F_WEAK;
+extern void pmpi_win_create_keyval_(entry_f_copy_fn *, entry_f_delete_fn *, MPI_Fint *, const MPI_Aint *,
+                                    MPI_Fint *) ENTRY_F_WEAK;
+extern void pmpir_win_create_keyval_f08_(entry_f_copy_fn *, entry_f_delete_fn *, MPI_Fint *, const MPI_Aint *,
+                                         MPI_Fint *) ENTRY_F_WEAK;
 
-EP_API void mpi_win_create_keyval_(ep_f_copy_fn *copy, ep_f_delete_fn *del, MPI_Fint *keyval, const MPI_Aint *extra,
-                                   MPI_Fint *ierror)
+ENTRY_API void mpi_win_create_keyval_(entry_f_copy_fn *copy, entry_f_delete_fn *del, MPI_Fint *keyval,
+                                      const MPI_Aint *extra, MPI_Fint *ierror)
 {
     pmpi_win_create_keyval_(copy, del, keyval, extra, ierror);
     *ierror = f_keyval_record("MPI_Win_create_keyval", *ierror, *keyval, EP_KEYVAL_WIN, copy, del, *extra, 0);
 }
 
-EP_API void mpi_win_create_keyval_f08_(ep_f_copy_fn *copy, ep_f_delete_fn *del, MPI_Fint *keyval, const MPI_Aint *extra,
-                                       MPI_Fint *ierror)
+ENTRY_API void mpi_win_create_keyval_f08_(entry_f_copy_fn *copy, entry_f_delete_fn *del, MPI_Fint *keyval,
+                                          const MPI_Aint *extra, MPI_Fint *ierror)
 {
     MPI_Fint rc = MPI_SUCCESS;
     pmpir_win_create_keyval_f08_(copy, del, keyval, extra, &rc);
-    ep_f_return(ierror, f_keyval_record("MPI_Win_create_keyval", rc, *keyval, EP_KEYVAL_WIN, copy, del, *extra, 0));
+    entry_f_return(ierror, f_keyval_record("MPI_Win_create_keyval", rc, *keyval, EP_KEYVAL_WIN, copy, del, *extra, 0));
 }

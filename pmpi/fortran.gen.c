@@ -9,2711 +9,2711 @@
 
 #include <stdlib.h>
 
-EP_API void mpi_abort_f08_(const MPI_Comm *comm, const int *errorcode, MPI_Fint *ierror)
+ENTRY_API void mpi_abort_f08_(const MPI_Comm *comm, const int *errorcode, MPI_Fint *ierror)
 {
     int rc = MPI_Abort(*comm, *errorcode);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_alltoallw_f08ts_(const ep_gfc_array_t *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_alltoallw_f08ts_(const ep_gfc_array_t *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Fint *ierror)
+extern void pmpir_alltoallw_f08ts_(const entry_gfc_array_t *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], const entry_gfc_array_t *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_alltoallw_f08ts_(const entry_gfc_array_t *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], const entry_gfc_array_t *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_alltoallw_f08ts_(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Alltoallw", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Alltoallw", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Alltoallw", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Alltoallw", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Alltoallw(sendbuf_c, sendcounts, sdispls, sendtypes, recvbuf_c, recvcounts, rdispls, recvtypes, *comm);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_alltoallw_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_alltoallw_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Fint *ierror)
+extern void pmpir_alltoallw_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_alltoallw_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_alltoallw_f08ts_large_(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Alltoallw_c", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Alltoallw_c", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Alltoallw_c", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Alltoallw_c", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Alltoallw_c(sendbuf_c, sendcounts, sdispls, sendtypes, recvbuf_c, recvcounts, rdispls, recvtypes, *comm);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_alltoallw_init_f08ts_(const ep_gfc_array_t *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_alltoallw_init_f08ts_(const ep_gfc_array_t *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_alltoallw_init_f08ts_(const entry_gfc_array_t *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], const entry_gfc_array_t *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_alltoallw_init_f08ts_(const entry_gfc_array_t *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], const entry_gfc_array_t *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPI_Alltoallw_init", *comm));
+    if (entry_comm_is_ep(*comm))
+        entry_f_return(ierror, entry_unsupported_comm("MPI_Alltoallw_init", *comm));
     else
         pmpir_alltoallw_init_f08ts_(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
 }
 
-extern void pmpir_alltoallw_init_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_alltoallw_init_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_alltoallw_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_alltoallw_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPI_Alltoallw_init_c", *comm));
+    if (entry_comm_is_ep(*comm))
+        entry_f_return(ierror, entry_unsupported_comm("MPI_Alltoallw_init_c", *comm));
     else
         pmpir_alltoallw_init_f08ts_large_(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
 }
 
-EP_API void mpi_barrier_f08_(const MPI_Comm *comm, MPI_Fint *ierror)
+ENTRY_API void mpi_barrier_f08_(const MPI_Comm *comm, MPI_Fint *ierror)
 {
     int rc = MPI_Barrier(*comm);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_barrier_init_f08_(const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_barrier_init_f08_(const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_barrier_init_f08_(const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_barrier_init_f08_(const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPI_Barrier_init", *comm));
+    if (entry_comm_is_ep(*comm))
+        entry_f_return(ierror, entry_unsupported_comm("MPI_Barrier_init", *comm));
     else
         pmpir_barrier_init_f08_(comm, info, request, ierror);
 }
 
-extern void pmpir_bsend_init_f08ts_(const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_bsend_init_f08ts_(const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_bsend_init_f08ts_(const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_bsend_init_f08ts_(const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_bsend_init_f08ts_(buf, count, datatype, dest, tag, comm, request, ierror);
         return;
     }
     void *buf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Bsend_init", *comm, buf, &buf_c);
+    int rc = entry_f08_buffer("MPI_Bsend_init", *comm, buf, &buf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Bsend_init(buf_c, *count, *datatype, *dest, *tag, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_bsend_init_f08ts_large_(const ep_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_bsend_init_f08ts_large_(const ep_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_bsend_init_f08ts_large_(const entry_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_bsend_init_f08ts_large_(const entry_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_bsend_init_f08ts_large_(buf, count, datatype, dest, tag, comm, request, ierror);
         return;
     }
     void *buf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Bsend_init_c", *comm, buf, &buf_c);
+    int rc = entry_f08_buffer("MPI_Bsend_init_c", *comm, buf, &buf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Bsend_init_c(buf_c, *count, *datatype, *dest, *tag, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_buffer_detach_f08_(void *buffer_addr, int *size, MPI_Fint *ierror)
+ENTRY_API void mpi_buffer_detach_f08_(void *buffer_addr, int *size, MPI_Fint *ierror)
 {
     int rc = MPI_Buffer_detach(buffer_addr, size);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_buffer_detach_f08_large_(void *buffer_addr, MPI_Count *size, MPI_Fint *ierror)
+ENTRY_API void mpi_buffer_detach_f08_large_(void *buffer_addr, MPI_Count *size, MPI_Fint *ierror)
 {
     int rc = MPI_Buffer_detach_c(buffer_addr, size);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_cancel_f08_(MPI_Request *request, MPI_Fint *ierror)
+ENTRY_API void mpi_cancel_f08_(MPI_Request *request, MPI_Fint *ierror)
 {
     int rc = MPI_Cancel(request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_cart_coords_f08_(const MPI_Comm *comm, const int *rank, const int *maxdims, int coords[], MPI_Fint *ierror)
+ENTRY_API void mpi_cart_coords_f08_(const MPI_Comm *comm, const int *rank, const int *maxdims, int coords[], MPI_Fint *ierror)
 {
     int rc = MPI_Cart_coords(*comm, *rank, *maxdims, coords);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_cart_create_f08_(const MPI_Comm *comm_old, const int *ndims, const int dims[], const int periods[], const int *reorder, MPI_Comm *comm_cart, MPI_Fint *ierror)
+ENTRY_API void mpi_cart_create_f08_(const MPI_Comm *comm_old, const int *ndims, const int dims[], const int periods[], const int *reorder, MPI_Comm *comm_cart, MPI_Fint *ierror)
 {
     int rc = MPI_Cart_create(*comm_old, *ndims, dims, periods, *reorder, comm_cart);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_cart_get_f08_(const MPI_Comm *comm, const int *maxdims, int dims[], int periods[], int coords[], MPI_Fint *ierror)
+ENTRY_API void mpi_cart_get_f08_(const MPI_Comm *comm, const int *maxdims, int dims[], int periods[], int coords[], MPI_Fint *ierror)
 {
     int rc = MPI_Cart_get(*comm, *maxdims, dims, periods, coords);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_cart_map_f08_(const MPI_Comm *comm, const int *ndims, const int dims[], const int periods[], int *newrank, MPI_Fint *ierror)
+ENTRY_API void mpi_cart_map_f08_(const MPI_Comm *comm, const int *ndims, const int dims[], const int periods[], int *newrank, MPI_Fint *ierror)
 {
     int rc = MPI_Cart_map(*comm, *ndims, dims, periods, newrank);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_cart_rank_f08_(const MPI_Comm *comm, const int coords[], int *rank, MPI_Fint *ierror)
+ENTRY_API void mpi_cart_rank_f08_(const MPI_Comm *comm, const int coords[], int *rank, MPI_Fint *ierror)
 {
     int rc = MPI_Cart_rank(*comm, coords, rank);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_cart_shift_f08_(const MPI_Comm *comm, const int *direction, const int *disp, int *rank_source, int *rank_dest, MPI_Fint *ierror)
+ENTRY_API void mpi_cart_shift_f08_(const MPI_Comm *comm, const int *direction, const int *disp, int *rank_source, int *rank_dest, MPI_Fint *ierror)
 {
     int rc = MPI_Cart_shift(*comm, *direction, *disp, rank_source, rank_dest);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_cart_sub_f08_(const MPI_Comm *comm, const int remain_dims[], MPI_Comm *newcomm, MPI_Fint *ierror)
+ENTRY_API void mpi_cart_sub_f08_(const MPI_Comm *comm, const int remain_dims[], MPI_Comm *newcomm, MPI_Fint *ierror)
 {
     int rc = MPI_Cart_sub(*comm, remain_dims, newcomm);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_cartdim_get_f08_(const MPI_Comm *comm, int *ndims, MPI_Fint *ierror)
+ENTRY_API void mpi_cartdim_get_f08_(const MPI_Comm *comm, int *ndims, MPI_Fint *ierror)
 {
     int rc = MPI_Cartdim_get(*comm, ndims);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_comm_accept_f08_(const char *port_name, const MPI_Info *info, const int *root, const MPI_Comm *comm, MPI_Comm *newcomm, MPI_Fint *ierror, size_t port_name_len) EP_F_WEAK;
-EP_API void mpi_comm_accept_f08_(const char *port_name, const MPI_Info *info, const int *root, const MPI_Comm *comm, MPI_Comm *newcomm, MPI_Fint *ierror, size_t port_name_len)
+extern void pmpir_comm_accept_f08_(const char *port_name, const MPI_Info *info, const int *root, const MPI_Comm *comm, MPI_Comm *newcomm, MPI_Fint *ierror, size_t port_name_len) ENTRY_F_WEAK;
+ENTRY_API void mpi_comm_accept_f08_(const char *port_name, const MPI_Info *info, const int *root, const MPI_Comm *comm, MPI_Comm *newcomm, MPI_Fint *ierror, size_t port_name_len)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPI_Comm_accept", *comm));
+    if (entry_comm_is_ep(*comm))
+        entry_f_return(ierror, entry_unsupported_comm("MPI_Comm_accept", *comm));
     else
         pmpir_comm_accept_f08_(port_name, info, root, comm, newcomm, ierror, port_name_len);
 }
 
-EP_API void mpi_comm_call_errhandler_f08_(const MPI_Comm *comm, const int *errorcode, MPI_Fint *ierror)
+ENTRY_API void mpi_comm_call_errhandler_f08_(const MPI_Comm *comm, const int *errorcode, MPI_Fint *ierror)
 {
     int rc = MPI_Comm_call_errhandler(*comm, *errorcode);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_comm_compare_f08_(const MPI_Comm *comm1, const MPI_Comm *comm2, int *result, MPI_Fint *ierror)
+ENTRY_API void mpi_comm_compare_f08_(const MPI_Comm *comm1, const MPI_Comm *comm2, int *result, MPI_Fint *ierror)
 {
     int rc = MPI_Comm_compare(*comm1, *comm2, result);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_comm_connect_f08_(const char *port_name, const MPI_Info *info, const int *root, const MPI_Comm *comm, MPI_Comm *newcomm, MPI_Fint *ierror, size_t port_name_len) EP_F_WEAK;
-EP_API void mpi_comm_connect_f08_(const char *port_name, const MPI_Info *info, const int *root, const MPI_Comm *comm, MPI_Comm *newcomm, MPI_Fint *ierror, size_t port_name_len)
+extern void pmpir_comm_connect_f08_(const char *port_name, const MPI_Info *info, const int *root, const MPI_Comm *comm, MPI_Comm *newcomm, MPI_Fint *ierror, size_t port_name_len) ENTRY_F_WEAK;
+ENTRY_API void mpi_comm_connect_f08_(const char *port_name, const MPI_Info *info, const int *root, const MPI_Comm *comm, MPI_Comm *newcomm, MPI_Fint *ierror, size_t port_name_len)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPI_Comm_connect", *comm));
+    if (entry_comm_is_ep(*comm))
+        entry_f_return(ierror, entry_unsupported_comm("MPI_Comm_connect", *comm));
     else
         pmpir_comm_connect_f08_(port_name, info, root, comm, newcomm, ierror, port_name_len);
 }
 
-EP_API void mpi_comm_create_errhandler_f08_(MPI_Comm_errhandler_function *comm_errhandler_fn, MPI_Errhandler *errhandler, MPI_Fint *ierror)
+ENTRY_API void mpi_comm_create_errhandler_f08_(MPI_Comm_errhandler_function *comm_errhandler_fn, MPI_Errhandler *errhandler, MPI_Fint *ierror)
 {
     int rc = MPI_Comm_create_errhandler(comm_errhandler_fn, errhandler);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_comm_create_f08_(const MPI_Comm *comm, const MPI_Group *group, MPI_Comm *newcomm, MPI_Fint *ierror)
+ENTRY_API void mpi_comm_create_f08_(const MPI_Comm *comm, const MPI_Group *group, MPI_Comm *newcomm, MPI_Fint *ierror)
 {
     int rc = MPI_Comm_create(*comm, *group, newcomm);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_comm_create_from_group_f08_(const MPI_Group *group, const char *stringtag, const MPI_Info *info, const MPI_Errhandler *errhandler, MPI_Comm *newcomm, MPI_Fint *ierror, size_t stringtag_len)
+ENTRY_API void mpi_comm_create_from_group_f08_(const MPI_Group *group, const char *stringtag, const MPI_Info *info, const MPI_Errhandler *errhandler, MPI_Comm *newcomm, MPI_Fint *ierror, size_t stringtag_len)
 {
-    char *stringtag_c = ep_f_string_in(stringtag, stringtag_len);
-    int rc = stringtag_c ? MPI_SUCCESS : ep_f_no_memory("MPI_Comm_create_from_group");
+    char *stringtag_c = entry_f_string_in(stringtag, stringtag_len);
+    int rc = stringtag_c ? MPI_SUCCESS : entry_f_no_memory("MPI_Comm_create_from_group");
     if (rc == MPI_SUCCESS)
         rc = MPI_Comm_create_from_group(*group, stringtag_c, *info, *errhandler, newcomm);
     free(stringtag_c);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_comm_create_group_f08_(const MPI_Comm *comm, const MPI_Group *group, const int *tag, MPI_Comm *newcomm, MPI_Fint *ierror)
+ENTRY_API void mpi_comm_create_group_f08_(const MPI_Comm *comm, const MPI_Group *group, const int *tag, MPI_Comm *newcomm, MPI_Fint *ierror)
 {
     int rc = MPI_Comm_create_group(*comm, *group, *tag, newcomm);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_comm_delete_attr_f08_(const MPI_Comm *comm, const int *comm_keyval, MPI_Fint *ierror)
+ENTRY_API void mpi_comm_delete_attr_f08_(const MPI_Comm *comm, const int *comm_keyval, MPI_Fint *ierror)
 {
     int rc = MPI_Comm_delete_attr(*comm, *comm_keyval);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_comm_disconnect_f08_(MPI_Comm *comm, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_comm_disconnect_f08_(MPI_Comm *comm, MPI_Fint *ierror)
+extern void pmpir_comm_disconnect_f08_(MPI_Comm *comm, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_comm_disconnect_f08_(MPI_Comm *comm, MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPI_Comm_disconnect", *comm));
+    if (entry_comm_is_ep(*comm))
+        entry_f_return(ierror, entry_unsupported_comm("MPI_Comm_disconnect", *comm));
     else
         pmpir_comm_disconnect_f08_(comm, ierror);
 }
 
-EP_API void mpi_comm_dup_f08_(const MPI_Comm *comm, MPI_Comm *newcomm, MPI_Fint *ierror)
+ENTRY_API void mpi_comm_dup_f08_(const MPI_Comm *comm, MPI_Comm *newcomm, MPI_Fint *ierror)
 {
     int rc = MPI_Comm_dup(*comm, newcomm);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_comm_dup_with_info_f08_(const MPI_Comm *comm, const MPI_Info *info, MPI_Comm *newcomm, MPI_Fint *ierror)
+ENTRY_API void mpi_comm_dup_with_info_f08_(const MPI_Comm *comm, const MPI_Info *info, MPI_Comm *newcomm, MPI_Fint *ierror)
 {
     int rc = MPI_Comm_dup_with_info(*comm, *info, newcomm);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_comm_free_f08_(MPI_Comm *comm, MPI_Fint *ierror)
+ENTRY_API void mpi_comm_free_f08_(MPI_Comm *comm, MPI_Fint *ierror)
 {
     int rc = MPI_Comm_free(comm);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_comm_get_errhandler_f08_(const MPI_Comm *comm, MPI_Errhandler *errhandler, MPI_Fint *ierror)
+ENTRY_API void mpi_comm_get_errhandler_f08_(const MPI_Comm *comm, MPI_Errhandler *errhandler, MPI_Fint *ierror)
 {
     int rc = MPI_Comm_get_errhandler(*comm, errhandler);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_comm_get_info_f08_(const MPI_Comm *comm, MPI_Info *info_used, MPI_Fint *ierror)
+ENTRY_API void mpi_comm_get_info_f08_(const MPI_Comm *comm, MPI_Info *info_used, MPI_Fint *ierror)
 {
     int rc = MPI_Comm_get_info(*comm, info_used);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_comm_get_name_f08_(const MPI_Comm *comm, char *comm_name, int *resultlen, MPI_Fint *ierror, size_t comm_name_len)
+ENTRY_API void mpi_comm_get_name_f08_(const MPI_Comm *comm, char *comm_name, int *resultlen, MPI_Fint *ierror, size_t comm_name_len)
 {
-    char comm_name_c[EP_F_STRING_MAX] = "";
+    char comm_name_c[ENTRY_F_STRING_MAX] = "";
     int rc = MPI_Comm_get_name(*comm, comm_name_c, resultlen);
     if (rc == MPI_SUCCESS)
-        ep_f_string_out(comm_name, comm_name_len, comm_name_c);
-    ep_f_return(ierror, rc);
+        entry_f_string_out(comm_name, comm_name_len, comm_name_c);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_comm_group_f08_(const MPI_Comm *comm, MPI_Group *group, MPI_Fint *ierror)
+ENTRY_API void mpi_comm_group_f08_(const MPI_Comm *comm, MPI_Group *group, MPI_Fint *ierror)
 {
     int rc = MPI_Comm_group(*comm, group);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_comm_idup_f08_(const MPI_Comm *comm, MPI_Comm *newcomm, MPI_Request *request, MPI_Fint *ierror)
+ENTRY_API void mpi_comm_idup_f08_(const MPI_Comm *comm, MPI_Comm *newcomm, MPI_Request *request, MPI_Fint *ierror)
 {
     int rc = MPI_Comm_idup(*comm, newcomm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_comm_idup_with_info_f08_(const MPI_Comm *comm, const MPI_Info *info, MPI_Comm *newcomm, MPI_Request *request, MPI_Fint *ierror)
+ENTRY_API void mpi_comm_idup_with_info_f08_(const MPI_Comm *comm, const MPI_Info *info, MPI_Comm *newcomm, MPI_Request *request, MPI_Fint *ierror)
 {
     int rc = MPI_Comm_idup_with_info(*comm, *info, newcomm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_comm_rank_f08_(const MPI_Comm *comm, int *rank, MPI_Fint *ierror)
+ENTRY_API void mpi_comm_rank_f08_(const MPI_Comm *comm, int *rank, MPI_Fint *ierror)
 {
     int rc = MPI_Comm_rank(*comm, rank);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_comm_remote_group_f08_(const MPI_Comm *comm, MPI_Group *group, MPI_Fint *ierror)
+ENTRY_API void mpi_comm_remote_group_f08_(const MPI_Comm *comm, MPI_Group *group, MPI_Fint *ierror)
 {
     int rc = MPI_Comm_remote_group(*comm, group);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_comm_remote_size_f08_(const MPI_Comm *comm, int *size, MPI_Fint *ierror)
+ENTRY_API void mpi_comm_remote_size_f08_(const MPI_Comm *comm, int *size, MPI_Fint *ierror)
 {
     int rc = MPI_Comm_remote_size(*comm, size);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_comm_set_errhandler_f08_(const MPI_Comm *comm, const MPI_Errhandler *errhandler, MPI_Fint *ierror)
+ENTRY_API void mpi_comm_set_errhandler_f08_(const MPI_Comm *comm, const MPI_Errhandler *errhandler, MPI_Fint *ierror)
 {
     int rc = MPI_Comm_set_errhandler(*comm, *errhandler);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_comm_set_info_f08_(const MPI_Comm *comm, const MPI_Info *info, MPI_Fint *ierror)
+ENTRY_API void mpi_comm_set_info_f08_(const MPI_Comm *comm, const MPI_Info *info, MPI_Fint *ierror)
 {
     int rc = MPI_Comm_set_info(*comm, *info);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_comm_set_name_f08_(const MPI_Comm *comm, const char *comm_name, MPI_Fint *ierror, size_t comm_name_len)
+ENTRY_API void mpi_comm_set_name_f08_(const MPI_Comm *comm, const char *comm_name, MPI_Fint *ierror, size_t comm_name_len)
 {
-    char *comm_name_c = ep_f_string_in(comm_name, comm_name_len);
-    int rc = comm_name_c ? MPI_SUCCESS : ep_f_no_memory("MPI_Comm_set_name");
+    char *comm_name_c = entry_f_string_in(comm_name, comm_name_len);
+    int rc = comm_name_c ? MPI_SUCCESS : entry_f_no_memory("MPI_Comm_set_name");
     if (rc == MPI_SUCCESS)
         rc = MPI_Comm_set_name(*comm, comm_name_c);
     free(comm_name_c);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_comm_size_f08_(const MPI_Comm *comm, int *size, MPI_Fint *ierror)
+ENTRY_API void mpi_comm_size_f08_(const MPI_Comm *comm, int *size, MPI_Fint *ierror)
 {
     int rc = MPI_Comm_size(*comm, size);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_comm_spawn_f08_(const char *command, char *argv[], const int *maxprocs, const MPI_Info *info, const int *root, const MPI_Comm *comm, MPI_Comm *intercomm, int array_of_errcodes[], MPI_Fint *ierror, size_t command_len, size_t argv_len) EP_F_WEAK;
-EP_API void mpi_comm_spawn_f08_(const char *command, char *argv[], const int *maxprocs, const MPI_Info *info, const int *root, const MPI_Comm *comm, MPI_Comm *intercomm, int array_of_errcodes[], MPI_Fint *ierror, size_t command_len, size_t argv_len)
+extern void pmpir_comm_spawn_f08_(const char *command, char *argv[], const int *maxprocs, const MPI_Info *info, const int *root, const MPI_Comm *comm, MPI_Comm *intercomm, int array_of_errcodes[], MPI_Fint *ierror, size_t command_len, size_t argv_len) ENTRY_F_WEAK;
+ENTRY_API void mpi_comm_spawn_f08_(const char *command, char *argv[], const int *maxprocs, const MPI_Info *info, const int *root, const MPI_Comm *comm, MPI_Comm *intercomm, int array_of_errcodes[], MPI_Fint *ierror, size_t command_len, size_t argv_len)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPI_Comm_spawn", *comm));
+    if (entry_comm_is_ep(*comm))
+        entry_f_return(ierror, entry_unsupported_comm("MPI_Comm_spawn", *comm));
     else
         pmpir_comm_spawn_f08_(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierror, command_len, argv_len);
 }
 
-extern void pmpir_comm_spawn_multiple_f08_(const int *count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], const int *root, const MPI_Comm *comm, MPI_Comm *intercomm, int array_of_errcodes[], MPI_Fint *ierror, size_t array_of_commands_len, size_t array_of_argv_len) EP_F_WEAK;
-EP_API void mpi_comm_spawn_multiple_f08_(const int *count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], const int *root, const MPI_Comm *comm, MPI_Comm *intercomm, int array_of_errcodes[], MPI_Fint *ierror, size_t array_of_commands_len, size_t array_of_argv_len)
+extern void pmpir_comm_spawn_multiple_f08_(const int *count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], const int *root, const MPI_Comm *comm, MPI_Comm *intercomm, int array_of_errcodes[], MPI_Fint *ierror, size_t array_of_commands_len, size_t array_of_argv_len) ENTRY_F_WEAK;
+ENTRY_API void mpi_comm_spawn_multiple_f08_(const int *count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], const int *root, const MPI_Comm *comm, MPI_Comm *intercomm, int array_of_errcodes[], MPI_Fint *ierror, size_t array_of_commands_len, size_t array_of_argv_len)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPI_Comm_spawn_multiple", *comm));
+    if (entry_comm_is_ep(*comm))
+        entry_f_return(ierror, entry_unsupported_comm("MPI_Comm_spawn_multiple", *comm));
     else
         pmpir_comm_spawn_multiple_f08_(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, ierror, array_of_commands_len, array_of_argv_len);
 }
 
-EP_API void mpi_comm_split_f08_(const MPI_Comm *comm, const int *color, const int *key, MPI_Comm *newcomm, MPI_Fint *ierror)
+ENTRY_API void mpi_comm_split_f08_(const MPI_Comm *comm, const int *color, const int *key, MPI_Comm *newcomm, MPI_Fint *ierror)
 {
     int rc = MPI_Comm_split(*comm, *color, *key, newcomm);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_comm_split_type_f08_(const MPI_Comm *comm, const int *split_type, const int *key, const MPI_Info *info, MPI_Comm *newcomm, MPI_Fint *ierror)
+ENTRY_API void mpi_comm_split_type_f08_(const MPI_Comm *comm, const int *split_type, const int *key, const MPI_Info *info, MPI_Comm *newcomm, MPI_Fint *ierror)
 {
     int rc = MPI_Comm_split_type(*comm, *split_type, *key, *info, newcomm);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_comm_test_inter_f08_(const MPI_Comm *comm, int *flag, MPI_Fint *ierror)
+ENTRY_API void mpi_comm_test_inter_f08_(const MPI_Comm *comm, int *flag, MPI_Fint *ierror)
 {
     int rc = MPI_Comm_test_inter(*comm, flag);
-    ep_f_logical(flag);
-    ep_f_return(ierror, rc);
+    entry_f_logical(flag);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_dist_graph_create_adjacent_f08_(const MPI_Comm *comm_old, const int *indegree, const int sources[], const int sourceweights[], const int *outdegree, const int destinations[], const int destweights[], const MPI_Info *info, const int *reorder, MPI_Comm *comm_dist_graph, MPI_Fint *ierror)
+ENTRY_API void mpi_dist_graph_create_adjacent_f08_(const MPI_Comm *comm_old, const int *indegree, const int sources[], const int sourceweights[], const int *outdegree, const int destinations[], const int destweights[], const MPI_Info *info, const int *reorder, MPI_Comm *comm_dist_graph, MPI_Fint *ierror)
 {
-    int rc = MPI_Dist_graph_create_adjacent(*comm_old, *indegree, sources, ep_f08_weights(sourceweights), *outdegree, destinations, ep_f08_weights(destweights), *info, *reorder, comm_dist_graph);
-    ep_f_return(ierror, rc);
+    int rc = MPI_Dist_graph_create_adjacent(*comm_old, *indegree, sources, entry_f08_weights(sourceweights), *outdegree, destinations, entry_f08_weights(destweights), *info, *reorder, comm_dist_graph);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_dist_graph_create_f08_(const MPI_Comm *comm_old, const int *n, const int sources[], const int degrees[], const int destinations[], const int weights[], const MPI_Info *info, const int *reorder, MPI_Comm *comm_dist_graph, MPI_Fint *ierror)
+ENTRY_API void mpi_dist_graph_create_f08_(const MPI_Comm *comm_old, const int *n, const int sources[], const int degrees[], const int destinations[], const int weights[], const MPI_Info *info, const int *reorder, MPI_Comm *comm_dist_graph, MPI_Fint *ierror)
 {
-    int rc = MPI_Dist_graph_create(*comm_old, *n, sources, degrees, destinations, ep_f08_weights(weights), *info, *reorder, comm_dist_graph);
-    ep_f_return(ierror, rc);
+    int rc = MPI_Dist_graph_create(*comm_old, *n, sources, degrees, destinations, entry_f08_weights(weights), *info, *reorder, comm_dist_graph);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_dist_graph_neighbors_count_f08_(const MPI_Comm *comm, int *indegree, int *outdegree, int *weighted, MPI_Fint *ierror)
+ENTRY_API void mpi_dist_graph_neighbors_count_f08_(const MPI_Comm *comm, int *indegree, int *outdegree, int *weighted, MPI_Fint *ierror)
 {
     int rc = MPI_Dist_graph_neighbors_count(*comm, indegree, outdegree, weighted);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_dist_graph_neighbors_f08_(const MPI_Comm *comm, const int *maxindegree, int sources[], int sourceweights[], const int *maxoutdegree, int destinations[], int destweights[], MPI_Fint *ierror)
+ENTRY_API void mpi_dist_graph_neighbors_f08_(const MPI_Comm *comm, const int *maxindegree, int sources[], int sourceweights[], const int *maxoutdegree, int destinations[], int destweights[], MPI_Fint *ierror)
 {
-    int rc = MPI_Dist_graph_neighbors(*comm, *maxindegree, sources, ep_f08_weights(sourceweights), *maxoutdegree, destinations, ep_f08_weights(destweights));
-    ep_f_return(ierror, rc);
+    int rc = MPI_Dist_graph_neighbors(*comm, *maxindegree, sources, entry_f08_weights(sourceweights), *maxoutdegree, destinations, entry_f08_weights(destweights));
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_errhandler_free_f08_(MPI_Errhandler *errhandler, MPI_Fint *ierror)
+ENTRY_API void mpi_errhandler_free_f08_(MPI_Errhandler *errhandler, MPI_Fint *ierror)
 {
     int rc = MPI_Errhandler_free(errhandler);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_error_class_f08_(const int *errorcode, int *errorclass, MPI_Fint *ierror)
+ENTRY_API void mpi_error_class_f08_(const int *errorcode, int *errorclass, MPI_Fint *ierror)
 {
     int rc = MPI_Error_class(*errorcode, errorclass);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_error_string_f08_(const int *errorcode, char *string, int *resultlen, MPI_Fint *ierror, size_t string_len)
+ENTRY_API void mpi_error_string_f08_(const int *errorcode, char *string, int *resultlen, MPI_Fint *ierror, size_t string_len)
 {
-    char string_c[EP_F_STRING_MAX] = "";
+    char string_c[ENTRY_F_STRING_MAX] = "";
     int rc = MPI_Error_string(*errorcode, string_c, resultlen);
     if (rc == MPI_SUCCESS)
-        ep_f_string_out(string, string_len, string_c);
-    ep_f_return(ierror, rc);
+        entry_f_string_out(string, string_len, string_c);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_file_call_errhandler_f08_(const MPI_File *fh, const int *errorcode, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_call_errhandler_f08_(const MPI_File *fh, const int *errorcode, MPI_Fint *ierror)
+extern void pmpir_file_call_errhandler_f08_(const MPI_File *fh, const int *errorcode, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_call_errhandler_f08_(const MPI_File *fh, const int *errorcode, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_call_errhandler", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_call_errhandler", "files", MPI_ERR_FILE));
     else
         pmpir_file_call_errhandler_f08_(fh, errorcode, ierror);
 }
 
-extern void pmpir_file_close_f08_(MPI_File *fh, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_close_f08_(MPI_File *fh, MPI_Fint *ierror)
+extern void pmpir_file_close_f08_(MPI_File *fh, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_close_f08_(MPI_File *fh, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_close", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_close", "files", MPI_ERR_FILE));
     else
         pmpir_file_close_f08_(fh, ierror);
 }
 
-EP_API void mpi_file_create_errhandler_f08_(MPI_File_errhandler_function *file_errhandler_fn, MPI_Errhandler *errhandler, MPI_Fint *ierror)
+ENTRY_API void mpi_file_create_errhandler_f08_(MPI_File_errhandler_function *file_errhandler_fn, MPI_Errhandler *errhandler, MPI_Fint *ierror)
 {
     int rc = MPI_File_create_errhandler(file_errhandler_fn, errhandler);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_file_get_amode_f08_(const MPI_File *fh, int *amode, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_get_amode_f08_(const MPI_File *fh, int *amode, MPI_Fint *ierror)
+extern void pmpir_file_get_amode_f08_(const MPI_File *fh, int *amode, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_get_amode_f08_(const MPI_File *fh, int *amode, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_get_amode", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_get_amode", "files", MPI_ERR_FILE));
     else
         pmpir_file_get_amode_f08_(fh, amode, ierror);
 }
 
-extern void pmpir_file_get_atomicity_f08_(const MPI_File *fh, int *flag, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_get_atomicity_f08_(const MPI_File *fh, int *flag, MPI_Fint *ierror)
+extern void pmpir_file_get_atomicity_f08_(const MPI_File *fh, int *flag, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_get_atomicity_f08_(const MPI_File *fh, int *flag, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_get_atomicity", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_get_atomicity", "files", MPI_ERR_FILE));
     else
         pmpir_file_get_atomicity_f08_(fh, flag, ierror);
 }
 
-extern void pmpir_file_get_byte_offset_f08_(const MPI_File *fh, const MPI_Offset *offset, MPI_Offset *disp, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_get_byte_offset_f08_(const MPI_File *fh, const MPI_Offset *offset, MPI_Offset *disp, MPI_Fint *ierror)
+extern void pmpir_file_get_byte_offset_f08_(const MPI_File *fh, const MPI_Offset *offset, MPI_Offset *disp, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_get_byte_offset_f08_(const MPI_File *fh, const MPI_Offset *offset, MPI_Offset *disp, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_get_byte_offset", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_get_byte_offset", "files", MPI_ERR_FILE));
     else
         pmpir_file_get_byte_offset_f08_(fh, offset, disp, ierror);
 }
 
-extern void pmpir_file_get_errhandler_f08_(const MPI_File *file, MPI_Errhandler *errhandler, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_get_errhandler_f08_(const MPI_File *file, MPI_Errhandler *errhandler, MPI_Fint *ierror)
+extern void pmpir_file_get_errhandler_f08_(const MPI_File *file, MPI_Errhandler *errhandler, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_get_errhandler_f08_(const MPI_File *file, MPI_Errhandler *errhandler, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*file))
-        ep_f_return(ierror, ep_unsupported("MPI_File_get_errhandler", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*file))
+        entry_f_return(ierror, entry_unsupported("MPI_File_get_errhandler", "files", MPI_ERR_FILE));
     else
         pmpir_file_get_errhandler_f08_(file, errhandler, ierror);
 }
 
-extern void pmpir_file_get_group_f08_(const MPI_File *fh, MPI_Group *group, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_get_group_f08_(const MPI_File *fh, MPI_Group *group, MPI_Fint *ierror)
+extern void pmpir_file_get_group_f08_(const MPI_File *fh, MPI_Group *group, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_get_group_f08_(const MPI_File *fh, MPI_Group *group, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_get_group", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_get_group", "files", MPI_ERR_FILE));
     else
         pmpir_file_get_group_f08_(fh, group, ierror);
 }
 
-extern void pmpir_file_get_info_f08_(const MPI_File *fh, MPI_Info *info_used, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_get_info_f08_(const MPI_File *fh, MPI_Info *info_used, MPI_Fint *ierror)
+extern void pmpir_file_get_info_f08_(const MPI_File *fh, MPI_Info *info_used, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_get_info_f08_(const MPI_File *fh, MPI_Info *info_used, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_get_info", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_get_info", "files", MPI_ERR_FILE));
     else
         pmpir_file_get_info_f08_(fh, info_used, ierror);
 }
 
-extern void pmpir_file_get_position_f08_(const MPI_File *fh, MPI_Offset *offset, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_get_position_f08_(const MPI_File *fh, MPI_Offset *offset, MPI_Fint *ierror)
+extern void pmpir_file_get_position_f08_(const MPI_File *fh, MPI_Offset *offset, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_get_position_f08_(const MPI_File *fh, MPI_Offset *offset, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_get_position", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_get_position", "files", MPI_ERR_FILE));
     else
         pmpir_file_get_position_f08_(fh, offset, ierror);
 }
 
-extern void pmpir_file_get_position_shared_f08_(const MPI_File *fh, MPI_Offset *offset, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_get_position_shared_f08_(const MPI_File *fh, MPI_Offset *offset, MPI_Fint *ierror)
+extern void pmpir_file_get_position_shared_f08_(const MPI_File *fh, MPI_Offset *offset, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_get_position_shared_f08_(const MPI_File *fh, MPI_Offset *offset, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_get_position_shared", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_get_position_shared", "files", MPI_ERR_FILE));
     else
         pmpir_file_get_position_shared_f08_(fh, offset, ierror);
 }
 
-extern void pmpir_file_get_size_f08_(const MPI_File *fh, MPI_Offset *size, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_get_size_f08_(const MPI_File *fh, MPI_Offset *size, MPI_Fint *ierror)
+extern void pmpir_file_get_size_f08_(const MPI_File *fh, MPI_Offset *size, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_get_size_f08_(const MPI_File *fh, MPI_Offset *size, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_get_size", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_get_size", "files", MPI_ERR_FILE));
     else
         pmpir_file_get_size_f08_(fh, size, ierror);
 }
 
-extern void pmpir_file_get_type_extent_f08_(const MPI_File *fh, const MPI_Datatype *datatype, MPI_Aint *extent, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_get_type_extent_f08_(const MPI_File *fh, const MPI_Datatype *datatype, MPI_Aint *extent, MPI_Fint *ierror)
+extern void pmpir_file_get_type_extent_f08_(const MPI_File *fh, const MPI_Datatype *datatype, MPI_Aint *extent, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_get_type_extent_f08_(const MPI_File *fh, const MPI_Datatype *datatype, MPI_Aint *extent, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_get_type_extent", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_get_type_extent", "files", MPI_ERR_FILE));
     else
         pmpir_file_get_type_extent_f08_(fh, datatype, extent, ierror);
 }
 
-extern void pmpir_file_get_view_f08_(const MPI_File *fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype, char *datarep, MPI_Fint *ierror, size_t datarep_len) EP_F_WEAK;
-EP_API void mpi_file_get_view_f08_(const MPI_File *fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype, char *datarep, MPI_Fint *ierror, size_t datarep_len)
+extern void pmpir_file_get_view_f08_(const MPI_File *fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype, char *datarep, MPI_Fint *ierror, size_t datarep_len) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_get_view_f08_(const MPI_File *fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype, char *datarep, MPI_Fint *ierror, size_t datarep_len)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_get_view", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_get_view", "files", MPI_ERR_FILE));
     else
         pmpir_file_get_view_f08_(fh, disp, etype, filetype, datarep, ierror, datarep_len);
 }
 
-extern void pmpir_file_iread_all_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_iread_all_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_file_iread_all_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_iread_all_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_iread_all", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_iread_all", "files", MPI_ERR_FILE));
     else
         pmpir_file_iread_all_f08ts_(fh, buf, count, datatype, request, ierror);
 }
 
-extern void pmpir_file_iread_at_all_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_iread_at_all_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_file_iread_at_all_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_iread_at_all_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_iread_at_all", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_iread_at_all", "files", MPI_ERR_FILE));
     else
         pmpir_file_iread_at_all_f08ts_(fh, offset, buf, count, datatype, request, ierror);
 }
 
-extern void pmpir_file_iread_at_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPIO_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_iread_at_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPIO_Request *request, MPI_Fint *ierror)
+extern void pmpir_file_iread_at_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPIO_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_iread_at_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPIO_Request *request, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_iread_at", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_iread_at", "files", MPI_ERR_FILE));
     else
         pmpir_file_iread_at_f08ts_(fh, offset, buf, count, datatype, request, ierror);
 }
 
-extern void pmpir_file_iread_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPIO_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_iread_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPIO_Request *request, MPI_Fint *ierror)
+extern void pmpir_file_iread_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPIO_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_iread_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPIO_Request *request, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_iread", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_iread", "files", MPI_ERR_FILE));
     else
         pmpir_file_iread_f08ts_(fh, buf, count, datatype, request, ierror);
 }
 
-extern void pmpir_file_iread_shared_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPIO_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_iread_shared_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPIO_Request *request, MPI_Fint *ierror)
+extern void pmpir_file_iread_shared_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPIO_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_iread_shared_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPIO_Request *request, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_iread_shared", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_iread_shared", "files", MPI_ERR_FILE));
     else
         pmpir_file_iread_shared_f08ts_(fh, buf, count, datatype, request, ierror);
 }
 
-extern void pmpir_file_iwrite_all_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_iwrite_all_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_file_iwrite_all_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_iwrite_all_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_iwrite_all", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_iwrite_all", "files", MPI_ERR_FILE));
     else
         pmpir_file_iwrite_all_f08ts_(fh, buf, count, datatype, request, ierror);
 }
 
-extern void pmpir_file_iwrite_at_all_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_iwrite_at_all_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_file_iwrite_at_all_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_iwrite_at_all_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_iwrite_at_all", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_iwrite_at_all", "files", MPI_ERR_FILE));
     else
         pmpir_file_iwrite_at_all_f08ts_(fh, offset, buf, count, datatype, request, ierror);
 }
 
-extern void pmpir_file_iwrite_at_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPIO_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_iwrite_at_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPIO_Request *request, MPI_Fint *ierror)
+extern void pmpir_file_iwrite_at_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPIO_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_iwrite_at_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPIO_Request *request, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_iwrite_at", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_iwrite_at", "files", MPI_ERR_FILE));
     else
         pmpir_file_iwrite_at_f08ts_(fh, offset, buf, count, datatype, request, ierror);
 }
 
-extern void pmpir_file_iwrite_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPIO_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_iwrite_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPIO_Request *request, MPI_Fint *ierror)
+extern void pmpir_file_iwrite_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPIO_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_iwrite_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPIO_Request *request, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_iwrite", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_iwrite", "files", MPI_ERR_FILE));
     else
         pmpir_file_iwrite_f08ts_(fh, buf, count, datatype, request, ierror);
 }
 
-extern void pmpir_file_iwrite_shared_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPIO_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_iwrite_shared_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPIO_Request *request, MPI_Fint *ierror)
+extern void pmpir_file_iwrite_shared_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPIO_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_iwrite_shared_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPIO_Request *request, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_iwrite_shared", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_iwrite_shared", "files", MPI_ERR_FILE));
     else
         pmpir_file_iwrite_shared_f08ts_(fh, buf, count, datatype, request, ierror);
 }
 
-extern void pmpir_file_open_f08_(const MPI_Comm *comm, const char *filename, const int *amode, const MPI_Info *info, MPI_File *fh, MPI_Fint *ierror, size_t filename_len) EP_F_WEAK;
-EP_API void mpi_file_open_f08_(const MPI_Comm *comm, const char *filename, const int *amode, const MPI_Info *info, MPI_File *fh, MPI_Fint *ierror, size_t filename_len)
+extern void pmpir_file_open_f08_(const MPI_Comm *comm, const char *filename, const int *amode, const MPI_Info *info, MPI_File *fh, MPI_Fint *ierror, size_t filename_len) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_open_f08_(const MPI_Comm *comm, const char *filename, const int *amode, const MPI_Info *info, MPI_File *fh, MPI_Fint *ierror, size_t filename_len)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPI_File_open", *comm));
+    if (entry_comm_is_ep(*comm))
+        entry_f_return(ierror, entry_unsupported_comm("MPI_File_open", *comm));
     else
         pmpir_file_open_f08_(comm, filename, amode, info, fh, ierror, filename_len);
 }
 
-extern void pmpir_file_preallocate_f08_(const MPI_File *fh, const MPI_Offset *size, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_preallocate_f08_(const MPI_File *fh, const MPI_Offset *size, MPI_Fint *ierror)
+extern void pmpir_file_preallocate_f08_(const MPI_File *fh, const MPI_Offset *size, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_preallocate_f08_(const MPI_File *fh, const MPI_Offset *size, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_preallocate", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_preallocate", "files", MPI_ERR_FILE));
     else
         pmpir_file_preallocate_f08_(fh, size, ierror);
 }
 
-extern void pmpir_file_read_all_begin_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_read_all_begin_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror)
+extern void pmpir_file_read_all_begin_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_read_all_begin_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_read_all_begin", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_read_all_begin", "files", MPI_ERR_FILE));
     else
         pmpir_file_read_all_begin_f08ts_(fh, buf, count, datatype, ierror);
 }
 
-extern void pmpir_file_read_all_end_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, MPI_Status *status, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_read_all_end_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, MPI_Status *status, MPI_Fint *ierror)
+extern void pmpir_file_read_all_end_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, MPI_Status *status, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_read_all_end_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, MPI_Status *status, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_read_all_end", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_read_all_end", "files", MPI_ERR_FILE));
     else
         pmpir_file_read_all_end_f08ts_(fh, buf, status, ierror);
 }
 
-extern void pmpir_file_read_all_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_read_all_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror)
+extern void pmpir_file_read_all_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_read_all_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_read_all", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_read_all", "files", MPI_ERR_FILE));
     else
         pmpir_file_read_all_f08ts_(fh, buf, count, datatype, status, ierror);
 }
 
-extern void pmpir_file_read_at_all_begin_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_read_at_all_begin_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror)
+extern void pmpir_file_read_at_all_begin_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_read_at_all_begin_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_read_at_all_begin", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_read_at_all_begin", "files", MPI_ERR_FILE));
     else
         pmpir_file_read_at_all_begin_f08ts_(fh, offset, buf, count, datatype, ierror);
 }
 
-extern void pmpir_file_read_at_all_end_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, MPI_Status *status, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_read_at_all_end_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, MPI_Status *status, MPI_Fint *ierror)
+extern void pmpir_file_read_at_all_end_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, MPI_Status *status, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_read_at_all_end_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, MPI_Status *status, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_read_at_all_end", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_read_at_all_end", "files", MPI_ERR_FILE));
     else
         pmpir_file_read_at_all_end_f08ts_(fh, buf, status, ierror);
 }
 
-extern void pmpir_file_read_at_all_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_read_at_all_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror)
+extern void pmpir_file_read_at_all_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_read_at_all_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_read_at_all", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_read_at_all", "files", MPI_ERR_FILE));
     else
         pmpir_file_read_at_all_f08ts_(fh, offset, buf, count, datatype, status, ierror);
 }
 
-extern void pmpir_file_read_at_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_read_at_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror)
+extern void pmpir_file_read_at_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_read_at_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_read_at", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_read_at", "files", MPI_ERR_FILE));
     else
         pmpir_file_read_at_f08ts_(fh, offset, buf, count, datatype, status, ierror);
 }
 
-extern void pmpir_file_read_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_read_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror)
+extern void pmpir_file_read_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_read_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_read", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_read", "files", MPI_ERR_FILE));
     else
         pmpir_file_read_f08ts_(fh, buf, count, datatype, status, ierror);
 }
 
-extern void pmpir_file_read_ordered_begin_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_read_ordered_begin_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror)
+extern void pmpir_file_read_ordered_begin_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_read_ordered_begin_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_read_ordered_begin", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_read_ordered_begin", "files", MPI_ERR_FILE));
     else
         pmpir_file_read_ordered_begin_f08ts_(fh, buf, count, datatype, ierror);
 }
 
-extern void pmpir_file_read_ordered_end_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, MPI_Status *status, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_read_ordered_end_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, MPI_Status *status, MPI_Fint *ierror)
+extern void pmpir_file_read_ordered_end_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, MPI_Status *status, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_read_ordered_end_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, MPI_Status *status, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_read_ordered_end", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_read_ordered_end", "files", MPI_ERR_FILE));
     else
         pmpir_file_read_ordered_end_f08ts_(fh, buf, status, ierror);
 }
 
-extern void pmpir_file_read_ordered_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_read_ordered_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror)
+extern void pmpir_file_read_ordered_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_read_ordered_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_read_ordered", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_read_ordered", "files", MPI_ERR_FILE));
     else
         pmpir_file_read_ordered_f08ts_(fh, buf, count, datatype, status, ierror);
 }
 
-extern void pmpir_file_read_shared_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_read_shared_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror)
+extern void pmpir_file_read_shared_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_read_shared_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_read_shared", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_read_shared", "files", MPI_ERR_FILE));
     else
         pmpir_file_read_shared_f08ts_(fh, buf, count, datatype, status, ierror);
 }
 
-extern void pmpir_file_seek_f08_(const MPI_File *fh, const MPI_Offset *offset, const int *whence, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_seek_f08_(const MPI_File *fh, const MPI_Offset *offset, const int *whence, MPI_Fint *ierror)
+extern void pmpir_file_seek_f08_(const MPI_File *fh, const MPI_Offset *offset, const int *whence, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_seek_f08_(const MPI_File *fh, const MPI_Offset *offset, const int *whence, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_seek", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_seek", "files", MPI_ERR_FILE));
     else
         pmpir_file_seek_f08_(fh, offset, whence, ierror);
 }
 
-extern void pmpir_file_seek_shared_f08_(const MPI_File *fh, const MPI_Offset *offset, const int *whence, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_seek_shared_f08_(const MPI_File *fh, const MPI_Offset *offset, const int *whence, MPI_Fint *ierror)
+extern void pmpir_file_seek_shared_f08_(const MPI_File *fh, const MPI_Offset *offset, const int *whence, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_seek_shared_f08_(const MPI_File *fh, const MPI_Offset *offset, const int *whence, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_seek_shared", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_seek_shared", "files", MPI_ERR_FILE));
     else
         pmpir_file_seek_shared_f08_(fh, offset, whence, ierror);
 }
 
-extern void pmpir_file_set_atomicity_f08_(const MPI_File *fh, const int *flag, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_set_atomicity_f08_(const MPI_File *fh, const int *flag, MPI_Fint *ierror)
+extern void pmpir_file_set_atomicity_f08_(const MPI_File *fh, const int *flag, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_set_atomicity_f08_(const MPI_File *fh, const int *flag, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_set_atomicity", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_set_atomicity", "files", MPI_ERR_FILE));
     else
         pmpir_file_set_atomicity_f08_(fh, flag, ierror);
 }
 
-extern void pmpir_file_set_errhandler_f08_(const MPI_File *file, const MPI_Errhandler *errhandler, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_set_errhandler_f08_(const MPI_File *file, const MPI_Errhandler *errhandler, MPI_Fint *ierror)
+extern void pmpir_file_set_errhandler_f08_(const MPI_File *file, const MPI_Errhandler *errhandler, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_set_errhandler_f08_(const MPI_File *file, const MPI_Errhandler *errhandler, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*file))
-        ep_f_return(ierror, ep_unsupported("MPI_File_set_errhandler", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*file))
+        entry_f_return(ierror, entry_unsupported("MPI_File_set_errhandler", "files", MPI_ERR_FILE));
     else
         pmpir_file_set_errhandler_f08_(file, errhandler, ierror);
 }
 
-extern void pmpir_file_set_info_f08_(const MPI_File *fh, const MPI_Info *info, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_set_info_f08_(const MPI_File *fh, const MPI_Info *info, MPI_Fint *ierror)
+extern void pmpir_file_set_info_f08_(const MPI_File *fh, const MPI_Info *info, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_set_info_f08_(const MPI_File *fh, const MPI_Info *info, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_set_info", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_set_info", "files", MPI_ERR_FILE));
     else
         pmpir_file_set_info_f08_(fh, info, ierror);
 }
 
-extern void pmpir_file_set_size_f08_(const MPI_File *fh, const MPI_Offset *size, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_set_size_f08_(const MPI_File *fh, const MPI_Offset *size, MPI_Fint *ierror)
+extern void pmpir_file_set_size_f08_(const MPI_File *fh, const MPI_Offset *size, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_set_size_f08_(const MPI_File *fh, const MPI_Offset *size, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_set_size", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_set_size", "files", MPI_ERR_FILE));
     else
         pmpir_file_set_size_f08_(fh, size, ierror);
 }
 
-extern void pmpir_file_set_view_f08_(const MPI_File *fh, const MPI_Offset *disp, const MPI_Datatype *etype, const MPI_Datatype *filetype, const char *datarep, const MPI_Info *info, MPI_Fint *ierror, size_t datarep_len) EP_F_WEAK;
-EP_API void mpi_file_set_view_f08_(const MPI_File *fh, const MPI_Offset *disp, const MPI_Datatype *etype, const MPI_Datatype *filetype, const char *datarep, const MPI_Info *info, MPI_Fint *ierror, size_t datarep_len)
+extern void pmpir_file_set_view_f08_(const MPI_File *fh, const MPI_Offset *disp, const MPI_Datatype *etype, const MPI_Datatype *filetype, const char *datarep, const MPI_Info *info, MPI_Fint *ierror, size_t datarep_len) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_set_view_f08_(const MPI_File *fh, const MPI_Offset *disp, const MPI_Datatype *etype, const MPI_Datatype *filetype, const char *datarep, const MPI_Info *info, MPI_Fint *ierror, size_t datarep_len)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_set_view", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_set_view", "files", MPI_ERR_FILE));
     else
         pmpir_file_set_view_f08_(fh, disp, etype, filetype, datarep, info, ierror, datarep_len);
 }
 
-extern void pmpir_file_sync_f08_(const MPI_File *fh, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_sync_f08_(const MPI_File *fh, MPI_Fint *ierror)
+extern void pmpir_file_sync_f08_(const MPI_File *fh, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_sync_f08_(const MPI_File *fh, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_sync", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_sync", "files", MPI_ERR_FILE));
     else
         pmpir_file_sync_f08_(fh, ierror);
 }
 
-extern void pmpir_file_write_all_begin_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_write_all_begin_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror)
+extern void pmpir_file_write_all_begin_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_write_all_begin_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_write_all_begin", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_write_all_begin", "files", MPI_ERR_FILE));
     else
         pmpir_file_write_all_begin_f08ts_(fh, buf, count, datatype, ierror);
 }
 
-extern void pmpir_file_write_all_end_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, MPI_Status *status, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_write_all_end_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, MPI_Status *status, MPI_Fint *ierror)
+extern void pmpir_file_write_all_end_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, MPI_Status *status, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_write_all_end_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, MPI_Status *status, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_write_all_end", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_write_all_end", "files", MPI_ERR_FILE));
     else
         pmpir_file_write_all_end_f08ts_(fh, buf, status, ierror);
 }
 
-extern void pmpir_file_write_all_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_write_all_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror)
+extern void pmpir_file_write_all_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_write_all_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_write_all", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_write_all", "files", MPI_ERR_FILE));
     else
         pmpir_file_write_all_f08ts_(fh, buf, count, datatype, status, ierror);
 }
 
-extern void pmpir_file_write_at_all_begin_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_write_at_all_begin_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror)
+extern void pmpir_file_write_at_all_begin_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_write_at_all_begin_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_write_at_all_begin", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_write_at_all_begin", "files", MPI_ERR_FILE));
     else
         pmpir_file_write_at_all_begin_f08ts_(fh, offset, buf, count, datatype, ierror);
 }
 
-extern void pmpir_file_write_at_all_end_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, MPI_Status *status, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_write_at_all_end_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, MPI_Status *status, MPI_Fint *ierror)
+extern void pmpir_file_write_at_all_end_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, MPI_Status *status, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_write_at_all_end_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, MPI_Status *status, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_write_at_all_end", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_write_at_all_end", "files", MPI_ERR_FILE));
     else
         pmpir_file_write_at_all_end_f08ts_(fh, buf, status, ierror);
 }
 
-extern void pmpir_file_write_at_all_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_write_at_all_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror)
+extern void pmpir_file_write_at_all_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_write_at_all_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_write_at_all", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_write_at_all", "files", MPI_ERR_FILE));
     else
         pmpir_file_write_at_all_f08ts_(fh, offset, buf, count, datatype, status, ierror);
 }
 
-extern void pmpir_file_write_at_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_write_at_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror)
+extern void pmpir_file_write_at_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_write_at_f08ts_(const MPI_File *fh, const MPI_Offset *offset, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_write_at", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_write_at", "files", MPI_ERR_FILE));
     else
         pmpir_file_write_at_f08ts_(fh, offset, buf, count, datatype, status, ierror);
 }
 
-extern void pmpir_file_write_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_write_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror)
+extern void pmpir_file_write_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_write_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_write", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_write", "files", MPI_ERR_FILE));
     else
         pmpir_file_write_f08ts_(fh, buf, count, datatype, status, ierror);
 }
 
-extern void pmpir_file_write_ordered_begin_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_write_ordered_begin_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror)
+extern void pmpir_file_write_ordered_begin_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_write_ordered_begin_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_write_ordered_begin", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_write_ordered_begin", "files", MPI_ERR_FILE));
     else
         pmpir_file_write_ordered_begin_f08ts_(fh, buf, count, datatype, ierror);
 }
 
-extern void pmpir_file_write_ordered_end_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, MPI_Status *status, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_write_ordered_end_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, MPI_Status *status, MPI_Fint *ierror)
+extern void pmpir_file_write_ordered_end_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, MPI_Status *status, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_write_ordered_end_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, MPI_Status *status, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_write_ordered_end", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_write_ordered_end", "files", MPI_ERR_FILE));
     else
         pmpir_file_write_ordered_end_f08ts_(fh, buf, status, ierror);
 }
 
-extern void pmpir_file_write_ordered_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_write_ordered_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror)
+extern void pmpir_file_write_ordered_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_write_ordered_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_write_ordered", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_write_ordered", "files", MPI_ERR_FILE));
     else
         pmpir_file_write_ordered_f08ts_(fh, buf, count, datatype, status, ierror);
 }
 
-extern void pmpir_file_write_shared_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_file_write_shared_f08ts_(const MPI_File *fh, const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror)
+extern void pmpir_file_write_shared_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_file_write_shared_f08ts_(const MPI_File *fh, const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Status *status, MPI_Fint *ierror)
 {
-    if (ep_file_fint_is_ep(*(const MPI_Fint *)&*fh))
-        ep_f_return(ierror, ep_unsupported("MPI_File_write_shared", "files", MPI_ERR_FILE));
+    if (entry_file_fint_is_ep(*(const MPI_Fint *)&*fh))
+        entry_f_return(ierror, entry_unsupported("MPI_File_write_shared", "files", MPI_ERR_FILE));
     else
         pmpir_file_write_shared_f08ts_(fh, buf, count, datatype, status, ierror);
 }
 
-EP_API void mpi_graph_create_f08_(const MPI_Comm *comm_old, const int *nnodes, const int indx[], const int edges[], const int *reorder, MPI_Comm *comm_graph, MPI_Fint *ierror)
+ENTRY_API void mpi_graph_create_f08_(const MPI_Comm *comm_old, const int *nnodes, const int indx[], const int edges[], const int *reorder, MPI_Comm *comm_graph, MPI_Fint *ierror)
 {
     int rc = MPI_Graph_create(*comm_old, *nnodes, indx, edges, *reorder, comm_graph);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_graph_get_f08_(const MPI_Comm *comm, const int *maxindex, const int *maxedges, int indx[], int edges[], MPI_Fint *ierror)
+ENTRY_API void mpi_graph_get_f08_(const MPI_Comm *comm, const int *maxindex, const int *maxedges, int indx[], int edges[], MPI_Fint *ierror)
 {
     int rc = MPI_Graph_get(*comm, *maxindex, *maxedges, indx, edges);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_graph_map_f08_(const MPI_Comm *comm, const int *nnodes, const int indx[], const int edges[], int *newrank, MPI_Fint *ierror)
+ENTRY_API void mpi_graph_map_f08_(const MPI_Comm *comm, const int *nnodes, const int indx[], const int edges[], int *newrank, MPI_Fint *ierror)
 {
     int rc = MPI_Graph_map(*comm, *nnodes, indx, edges, newrank);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_graph_neighbors_count_f08_(const MPI_Comm *comm, const int *rank, int *nneighbors, MPI_Fint *ierror)
+ENTRY_API void mpi_graph_neighbors_count_f08_(const MPI_Comm *comm, const int *rank, int *nneighbors, MPI_Fint *ierror)
 {
     int rc = MPI_Graph_neighbors_count(*comm, *rank, nneighbors);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_graph_neighbors_f08_(const MPI_Comm *comm, const int *rank, const int *maxneighbors, int neighbors[], MPI_Fint *ierror)
+ENTRY_API void mpi_graph_neighbors_f08_(const MPI_Comm *comm, const int *rank, const int *maxneighbors, int neighbors[], MPI_Fint *ierror)
 {
     int rc = MPI_Graph_neighbors(*comm, *rank, *maxneighbors, neighbors);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_graphdims_get_f08_(const MPI_Comm *comm, int *nnodes, int *nedges, MPI_Fint *ierror)
+ENTRY_API void mpi_graphdims_get_f08_(const MPI_Comm *comm, int *nnodes, int *nedges, MPI_Fint *ierror)
 {
     int rc = MPI_Graphdims_get(*comm, nnodes, nedges);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_grequest_complete_f08_(const MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_grequest_complete_f08_(const MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_grequest_complete_f08_(const MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_grequest_complete_f08_(const MPI_Request *request, MPI_Fint *ierror)
 {
     if (ep_request_handle_is_ep(*request))
-        ep_f_return(ierror, ep_unsupported("MPI_Grequest_complete", "requests", MPI_ERR_REQUEST));
+        entry_f_return(ierror, entry_unsupported("MPI_Grequest_complete", "requests", MPI_ERR_REQUEST));
     else
         pmpir_grequest_complete_f08_(request, ierror);
 }
 
-EP_API void mpi_group_compare_f08_(const MPI_Group *group1, const MPI_Group *group2, int *result, MPI_Fint *ierror)
+ENTRY_API void mpi_group_compare_f08_(const MPI_Group *group1, const MPI_Group *group2, int *result, MPI_Fint *ierror)
 {
     int rc = MPI_Group_compare(*group1, *group2, result);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_group_difference_f08_(const MPI_Group *group1, const MPI_Group *group2, MPI_Group *newgroup, MPI_Fint *ierror)
+ENTRY_API void mpi_group_difference_f08_(const MPI_Group *group1, const MPI_Group *group2, MPI_Group *newgroup, MPI_Fint *ierror)
 {
     int rc = MPI_Group_difference(*group1, *group2, newgroup);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_group_excl_f08_(const MPI_Group *group, const int *n, const int ranks[], MPI_Group *newgroup, MPI_Fint *ierror)
+ENTRY_API void mpi_group_excl_f08_(const MPI_Group *group, const int *n, const int ranks[], MPI_Group *newgroup, MPI_Fint *ierror)
 {
     int rc = MPI_Group_excl(*group, *n, ranks, newgroup);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_group_free_f08_(MPI_Group *group, MPI_Fint *ierror)
+ENTRY_API void mpi_group_free_f08_(MPI_Group *group, MPI_Fint *ierror)
 {
     int rc = MPI_Group_free(group);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_group_incl_f08_(const MPI_Group *group, const int *n, const int ranks[], MPI_Group *newgroup, MPI_Fint *ierror)
+ENTRY_API void mpi_group_incl_f08_(const MPI_Group *group, const int *n, const int ranks[], MPI_Group *newgroup, MPI_Fint *ierror)
 {
     int rc = MPI_Group_incl(*group, *n, ranks, newgroup);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_group_intersection_f08_(const MPI_Group *group1, const MPI_Group *group2, MPI_Group *newgroup, MPI_Fint *ierror)
+ENTRY_API void mpi_group_intersection_f08_(const MPI_Group *group1, const MPI_Group *group2, MPI_Group *newgroup, MPI_Fint *ierror)
 {
     int rc = MPI_Group_intersection(*group1, *group2, newgroup);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_group_range_excl_f08_(const MPI_Group *group, const int *n, int ranges[][3], MPI_Group *newgroup, MPI_Fint *ierror)
+ENTRY_API void mpi_group_range_excl_f08_(const MPI_Group *group, const int *n, int ranges[][3], MPI_Group *newgroup, MPI_Fint *ierror)
 {
     int rc = MPI_Group_range_excl(*group, *n, ranges, newgroup);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_group_range_incl_f08_(const MPI_Group *group, const int *n, int ranges[][3], MPI_Group *newgroup, MPI_Fint *ierror)
+ENTRY_API void mpi_group_range_incl_f08_(const MPI_Group *group, const int *n, int ranges[][3], MPI_Group *newgroup, MPI_Fint *ierror)
 {
     int rc = MPI_Group_range_incl(*group, *n, ranges, newgroup);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_group_rank_f08_(const MPI_Group *group, int *rank, MPI_Fint *ierror)
+ENTRY_API void mpi_group_rank_f08_(const MPI_Group *group, int *rank, MPI_Fint *ierror)
 {
     int rc = MPI_Group_rank(*group, rank);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_group_size_f08_(const MPI_Group *group, int *size, MPI_Fint *ierror)
+ENTRY_API void mpi_group_size_f08_(const MPI_Group *group, int *size, MPI_Fint *ierror)
 {
     int rc = MPI_Group_size(*group, size);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_group_translate_ranks_f08_(const MPI_Group *group1, const int *n, const int ranks1[], const MPI_Group *group2, int ranks2[], MPI_Fint *ierror)
+ENTRY_API void mpi_group_translate_ranks_f08_(const MPI_Group *group1, const int *n, const int ranks1[], const MPI_Group *group2, int ranks2[], MPI_Fint *ierror)
 {
     int rc = MPI_Group_translate_ranks(*group1, *n, ranks1, *group2, ranks2);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_group_union_f08_(const MPI_Group *group1, const MPI_Group *group2, MPI_Group *newgroup, MPI_Fint *ierror)
+ENTRY_API void mpi_group_union_f08_(const MPI_Group *group1, const MPI_Group *group2, MPI_Group *newgroup, MPI_Fint *ierror)
 {
     int rc = MPI_Group_union(*group1, *group2, newgroup);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_iallgather_f08ts_(const ep_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_iallgather_f08ts_(const ep_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_iallgather_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_iallgather_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_iallgather_f08ts_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Iallgather", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Iallgather", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Iallgather", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Iallgather", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Iallgather(sendbuf_c, *sendcount, *sendtype, recvbuf_c, *recvcount, *recvtype, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_iallgather_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_iallgather_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_iallgather_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_iallgather_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_iallgather_f08ts_large_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Iallgather_c", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Iallgather_c", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Iallgather_c", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Iallgather_c", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Iallgather_c(sendbuf_c, *sendcount, *sendtype, recvbuf_c, *recvcount, *recvtype, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_iallgatherv_f08ts_(const ep_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const int recvcounts[], const int displs[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_iallgatherv_f08ts_(const ep_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const int recvcounts[], const int displs[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_iallgatherv_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int recvcounts[], const int displs[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_iallgatherv_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int recvcounts[], const int displs[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_iallgatherv_f08ts_(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Iallgatherv", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Iallgatherv", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Iallgatherv", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Iallgatherv", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Iallgatherv(sendbuf_c, *sendcount, *sendtype, recvbuf_c, recvcounts, displs, *recvtype, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_iallgatherv_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_iallgatherv_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_iallgatherv_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_iallgatherv_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_iallgatherv_f08ts_large_(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Iallgatherv_c", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Iallgatherv_c", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Iallgatherv_c", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Iallgatherv_c", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Iallgatherv_c(sendbuf_c, *sendcount, *sendtype, recvbuf_c, recvcounts, displs, *recvtype, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_iallreduce_f08ts_(const ep_gfc_array_t *sendbuf, const ep_gfc_array_t *recvbuf, const int *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_iallreduce_f08ts_(const ep_gfc_array_t *sendbuf, const ep_gfc_array_t *recvbuf, const int *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_iallreduce_f08ts_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const int *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_iallreduce_f08ts_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const int *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_iallreduce_f08ts_(sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Iallreduce", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Iallreduce", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Iallreduce", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Iallreduce", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Iallreduce(sendbuf_c, recvbuf_c, *count, *datatype, *op, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_iallreduce_f08ts_large_(const ep_gfc_array_t *sendbuf, const ep_gfc_array_t *recvbuf, const MPI_Count *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_iallreduce_f08ts_large_(const ep_gfc_array_t *sendbuf, const ep_gfc_array_t *recvbuf, const MPI_Count *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_iallreduce_f08ts_large_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const MPI_Count *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_iallreduce_f08ts_large_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const MPI_Count *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_iallreduce_f08ts_large_(sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Iallreduce_c", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Iallreduce_c", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Iallreduce_c", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Iallreduce_c", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Iallreduce_c(sendbuf_c, recvbuf_c, *count, *datatype, *op, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_ialltoall_f08ts_(const ep_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_ialltoall_f08ts_(const ep_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_ialltoall_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_ialltoall_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_ialltoall_f08ts_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Ialltoall", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Ialltoall", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Ialltoall", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Ialltoall", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Ialltoall(sendbuf_c, *sendcount, *sendtype, recvbuf_c, *recvcount, *recvtype, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_ialltoall_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_ialltoall_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_ialltoall_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_ialltoall_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_ialltoall_f08ts_large_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Ialltoall_c", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Ialltoall_c", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Ialltoall_c", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Ialltoall_c", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Ialltoall_c(sendbuf_c, *sendcount, *sendtype, recvbuf_c, *recvcount, *recvtype, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_ialltoallv_f08ts_(const ep_gfc_array_t *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_ialltoallv_f08ts_(const ep_gfc_array_t *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_ialltoallv_f08ts_(const entry_gfc_array_t *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_ialltoallv_f08ts_(const entry_gfc_array_t *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_ialltoallv_f08ts_(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Ialltoallv", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Ialltoallv", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Ialltoallv", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Ialltoallv", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Ialltoallv(sendbuf_c, sendcounts, sdispls, *sendtype, recvbuf_c, recvcounts, rdispls, *recvtype, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_ialltoallv_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_ialltoallv_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_ialltoallv_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_ialltoallv_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_ialltoallv_f08ts_large_(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Ialltoallv_c", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Ialltoallv_c", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Ialltoallv_c", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Ialltoallv_c", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Ialltoallv_c(sendbuf_c, sendcounts, sdispls, *sendtype, recvbuf_c, recvcounts, rdispls, *recvtype, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_ialltoallw_f08ts_(const ep_gfc_array_t *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_ialltoallw_f08ts_(const ep_gfc_array_t *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_ialltoallw_f08ts_(const entry_gfc_array_t *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], const entry_gfc_array_t *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_ialltoallw_f08ts_(const entry_gfc_array_t *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], const entry_gfc_array_t *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_ialltoallw_f08ts_(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Ialltoallw", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Ialltoallw", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Ialltoallw", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Ialltoallw", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Ialltoallw(sendbuf_c, sendcounts, sdispls, sendtypes, recvbuf_c, recvcounts, rdispls, recvtypes, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_ialltoallw_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_ialltoallw_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_ialltoallw_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_ialltoallw_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_ialltoallw_f08ts_large_(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Ialltoallw_c", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Ialltoallw_c", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Ialltoallw_c", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Ialltoallw_c", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Ialltoallw_c(sendbuf_c, sendcounts, sdispls, sendtypes, recvbuf_c, recvcounts, rdispls, recvtypes, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_ibarrier_f08_(const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+ENTRY_API void mpi_ibarrier_f08_(const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
     int rc = MPI_Ibarrier(*comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_ibcast_f08ts_(void *buffer, const int *count, const MPI_Datatype *datatype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_ibcast_f08ts_(void *buffer, const int *count, const MPI_Datatype *datatype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_ibcast_f08ts_(void *buffer, const int *count, const MPI_Datatype *datatype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_ibcast_f08ts_(void *buffer, const int *count, const MPI_Datatype *datatype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_ibcast_f08ts_(buffer, count, datatype, root, comm, request, ierror);
         return;
     }
     int rc = MPI_Ibcast(buffer, *count, *datatype, *root, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_ibcast_f08ts_large_(void *buffer, const MPI_Count *count, const MPI_Datatype *datatype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_ibcast_f08ts_large_(void *buffer, const MPI_Count *count, const MPI_Datatype *datatype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_ibcast_f08ts_large_(void *buffer, const MPI_Count *count, const MPI_Datatype *datatype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_ibcast_f08ts_large_(void *buffer, const MPI_Count *count, const MPI_Datatype *datatype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_ibcast_f08ts_large_(buffer, count, datatype, root, comm, request, ierror);
         return;
     }
     int rc = MPI_Ibcast_c(buffer, *count, *datatype, *root, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_ibsend_f08ts_(const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_ibsend_f08ts_(const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_ibsend_f08ts_(const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_ibsend_f08ts_(const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_ibsend_f08ts_(buf, count, datatype, dest, tag, comm, request, ierror);
         return;
     }
     void *buf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Ibsend", *comm, buf, &buf_c);
+    int rc = entry_f08_buffer("MPI_Ibsend", *comm, buf, &buf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Ibsend(buf_c, *count, *datatype, *dest, *tag, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_ibsend_f08ts_large_(const ep_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_ibsend_f08ts_large_(const ep_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_ibsend_f08ts_large_(const entry_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_ibsend_f08ts_large_(const entry_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_ibsend_f08ts_large_(buf, count, datatype, dest, tag, comm, request, ierror);
         return;
     }
     void *buf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Ibsend_c", *comm, buf, &buf_c);
+    int rc = entry_f08_buffer("MPI_Ibsend_c", *comm, buf, &buf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Ibsend_c(buf_c, *count, *datatype, *dest, *tag, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_iexscan_f08ts_(const ep_gfc_array_t *sendbuf, const ep_gfc_array_t *recvbuf, const int *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_iexscan_f08ts_(const ep_gfc_array_t *sendbuf, const ep_gfc_array_t *recvbuf, const int *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_iexscan_f08ts_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const int *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_iexscan_f08ts_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const int *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_iexscan_f08ts_(sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Iexscan", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Iexscan", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Iexscan", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Iexscan", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Iexscan(sendbuf_c, recvbuf_c, *count, *datatype, *op, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_iexscan_f08ts_large_(const ep_gfc_array_t *sendbuf, const ep_gfc_array_t *recvbuf, const MPI_Count *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_iexscan_f08ts_large_(const ep_gfc_array_t *sendbuf, const ep_gfc_array_t *recvbuf, const MPI_Count *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_iexscan_f08ts_large_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const MPI_Count *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_iexscan_f08ts_large_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const MPI_Count *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_iexscan_f08ts_large_(sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Iexscan_c", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Iexscan_c", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Iexscan_c", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Iexscan_c", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Iexscan_c(sendbuf_c, recvbuf_c, *count, *datatype, *op, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_igather_f08ts_(const ep_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_igather_f08ts_(const ep_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_igather_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_igather_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_igather_f08ts_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Igather", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Igather", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Igather", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Igather", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Igather(sendbuf_c, *sendcount, *sendtype, recvbuf_c, *recvcount, *recvtype, *root, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_igather_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_igather_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_igather_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_igather_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_igather_f08ts_large_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Igather_c", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Igather_c", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Igather_c", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Igather_c", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Igather_c(sendbuf_c, *sendcount, *sendtype, recvbuf_c, *recvcount, *recvtype, *root, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_igatherv_f08ts_(const ep_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const int recvcounts[], const int displs[], const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_igatherv_f08ts_(const ep_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const int recvcounts[], const int displs[], const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_igatherv_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int recvcounts[], const int displs[], const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_igatherv_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int recvcounts[], const int displs[], const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_igatherv_f08ts_(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Igatherv", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Igatherv", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Igatherv", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Igatherv", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Igatherv(sendbuf_c, *sendcount, *sendtype, recvbuf_c, recvcounts, displs, *recvtype, *root, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_igatherv_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_igatherv_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_igatherv_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_igatherv_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_igatherv_f08ts_large_(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Igatherv_c", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Igatherv_c", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Igatherv_c", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Igatherv_c", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Igatherv_c(sendbuf_c, *sendcount, *sendtype, recvbuf_c, recvcounts, displs, *recvtype, *root, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_improbe_f08_(const int *source, const int *tag, const MPI_Comm *comm, int *flag, MPI_Message *message, MPI_Status *status, MPI_Fint *ierror)
+ENTRY_API void mpi_improbe_f08_(const int *source, const int *tag, const MPI_Comm *comm, int *flag, MPI_Message *message, MPI_Status *status, MPI_Fint *ierror)
 {
-    int rc = MPI_Improbe(*source, *tag, *comm, flag, message, ep_f08_status(status));
-    ep_f_logical(flag);
-    ep_f_return(ierror, rc);
+    int rc = MPI_Improbe(*source, *tag, *comm, flag, message, entry_f08_status(status));
+    entry_f_logical(flag);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_imrecv_f08ts_(const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Message *message, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_imrecv_f08ts_(const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Message *message, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_imrecv_f08ts_(const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Message *message, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_imrecv_f08ts_(const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, MPI_Message *message, MPI_Request *request, MPI_Fint *ierror)
 {
     if (!(ep_message_handle_is_ep(*message))) {
         pmpir_imrecv_f08ts_(buf, count, datatype, message, request, ierror);
         return;
     }
     void *buf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Imrecv", MPI_COMM_NULL, buf, &buf_c);
+    int rc = entry_f08_buffer("MPI_Imrecv", MPI_COMM_NULL, buf, &buf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Imrecv(buf_c, *count, *datatype, message, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_imrecv_f08ts_large_(const ep_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, MPI_Message *message, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_imrecv_f08ts_large_(const ep_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, MPI_Message *message, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_imrecv_f08ts_large_(const entry_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, MPI_Message *message, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_imrecv_f08ts_large_(const entry_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, MPI_Message *message, MPI_Request *request, MPI_Fint *ierror)
 {
     if (!(ep_message_handle_is_ep(*message))) {
         pmpir_imrecv_f08ts_large_(buf, count, datatype, message, request, ierror);
         return;
     }
     void *buf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Imrecv_c", MPI_COMM_NULL, buf, &buf_c);
+    int rc = entry_f08_buffer("MPI_Imrecv_c", MPI_COMM_NULL, buf, &buf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Imrecv_c(buf_c, *count, *datatype, message, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_ineighbor_allgather_f08ts_(const ep_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_ineighbor_allgather_f08ts_(const ep_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_ineighbor_allgather_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_ineighbor_allgather_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_ineighbor_allgather_f08ts_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Ineighbor_allgather", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Ineighbor_allgather", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Ineighbor_allgather", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Ineighbor_allgather", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Ineighbor_allgather(sendbuf_c, *sendcount, *sendtype, recvbuf_c, *recvcount, *recvtype, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_ineighbor_allgather_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_ineighbor_allgather_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_ineighbor_allgather_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_ineighbor_allgather_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_ineighbor_allgather_f08ts_large_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Ineighbor_allgather_c", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Ineighbor_allgather_c", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Ineighbor_allgather_c", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Ineighbor_allgather_c", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Ineighbor_allgather_c(sendbuf_c, *sendcount, *sendtype, recvbuf_c, *recvcount, *recvtype, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_ineighbor_allgatherv_f08ts_(const ep_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const int recvcounts[], const int displs[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_ineighbor_allgatherv_f08ts_(const ep_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const int recvcounts[], const int displs[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_ineighbor_allgatherv_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int recvcounts[], const int displs[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_ineighbor_allgatherv_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int recvcounts[], const int displs[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_ineighbor_allgatherv_f08ts_(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Ineighbor_allgatherv", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Ineighbor_allgatherv", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Ineighbor_allgatherv", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Ineighbor_allgatherv", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Ineighbor_allgatherv(sendbuf_c, *sendcount, *sendtype, recvbuf_c, recvcounts, displs, *recvtype, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_ineighbor_allgatherv_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_ineighbor_allgatherv_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_ineighbor_allgatherv_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_ineighbor_allgatherv_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_ineighbor_allgatherv_f08ts_large_(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Ineighbor_allgatherv_c", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Ineighbor_allgatherv_c", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Ineighbor_allgatherv_c", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Ineighbor_allgatherv_c", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Ineighbor_allgatherv_c(sendbuf_c, *sendcount, *sendtype, recvbuf_c, recvcounts, displs, *recvtype, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_ineighbor_alltoall_f08ts_(const ep_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_ineighbor_alltoall_f08ts_(const ep_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_ineighbor_alltoall_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_ineighbor_alltoall_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_ineighbor_alltoall_f08ts_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Ineighbor_alltoall", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Ineighbor_alltoall", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Ineighbor_alltoall", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Ineighbor_alltoall", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Ineighbor_alltoall(sendbuf_c, *sendcount, *sendtype, recvbuf_c, *recvcount, *recvtype, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_ineighbor_alltoall_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_ineighbor_alltoall_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_ineighbor_alltoall_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_ineighbor_alltoall_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_ineighbor_alltoall_f08ts_large_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Ineighbor_alltoall_c", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Ineighbor_alltoall_c", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Ineighbor_alltoall_c", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Ineighbor_alltoall_c", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Ineighbor_alltoall_c(sendbuf_c, *sendcount, *sendtype, recvbuf_c, *recvcount, *recvtype, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_ineighbor_alltoallv_f08ts_(const ep_gfc_array_t *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_ineighbor_alltoallv_f08ts_(const ep_gfc_array_t *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_ineighbor_alltoallv_f08ts_(const entry_gfc_array_t *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_ineighbor_alltoallv_f08ts_(const entry_gfc_array_t *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_ineighbor_alltoallv_f08ts_(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Ineighbor_alltoallv", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Ineighbor_alltoallv", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Ineighbor_alltoallv", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Ineighbor_alltoallv", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Ineighbor_alltoallv(sendbuf_c, sendcounts, sdispls, *sendtype, recvbuf_c, recvcounts, rdispls, *recvtype, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_ineighbor_alltoallv_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_ineighbor_alltoallv_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_ineighbor_alltoallv_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_ineighbor_alltoallv_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype *recvtype, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_ineighbor_alltoallv_f08ts_large_(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Ineighbor_alltoallv_c", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Ineighbor_alltoallv_c", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Ineighbor_alltoallv_c", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Ineighbor_alltoallv_c", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Ineighbor_alltoallv_c(sendbuf_c, sendcounts, sdispls, *sendtype, recvbuf_c, recvcounts, rdispls, *recvtype, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_ineighbor_alltoallw_f08ts_(const ep_gfc_array_t *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_ineighbor_alltoallw_f08ts_(const ep_gfc_array_t *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_ineighbor_alltoallw_f08ts_(const entry_gfc_array_t *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const entry_gfc_array_t *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_ineighbor_alltoallw_f08ts_(const entry_gfc_array_t *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const entry_gfc_array_t *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_ineighbor_alltoallw_f08ts_(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Ineighbor_alltoallw", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Ineighbor_alltoallw", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Ineighbor_alltoallw", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Ineighbor_alltoallw", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Ineighbor_alltoallw(sendbuf_c, sendcounts, sdispls, sendtypes, recvbuf_c, recvcounts, rdispls, recvtypes, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_ineighbor_alltoallw_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_ineighbor_alltoallw_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_ineighbor_alltoallw_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_ineighbor_alltoallw_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_ineighbor_alltoallw_f08ts_large_(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Ineighbor_alltoallw_c", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Ineighbor_alltoallw_c", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Ineighbor_alltoallw_c", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Ineighbor_alltoallw_c", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Ineighbor_alltoallw_c(sendbuf_c, sendcounts, sdispls, sendtypes, recvbuf_c, recvcounts, rdispls, recvtypes, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_intercomm_create_f08_(const MPI_Comm *local_comm, const int *local_leader, const MPI_Comm *peer_comm, const int *remote_leader, const int *tag, MPI_Comm *newintercomm, MPI_Fint *ierror)
+ENTRY_API void mpi_intercomm_create_f08_(const MPI_Comm *local_comm, const int *local_leader, const MPI_Comm *peer_comm, const int *remote_leader, const int *tag, MPI_Comm *newintercomm, MPI_Fint *ierror)
 {
     int rc = MPI_Intercomm_create(*local_comm, *local_leader, *peer_comm, *remote_leader, *tag, newintercomm);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_intercomm_create_from_groups_f08_(const MPI_Group *local_group, const int *local_leader, const MPI_Group *remote_group, const int *remote_leader, const char *stringtag, const MPI_Info *info, const MPI_Errhandler *errhandler, MPI_Comm *newintercomm, MPI_Fint *ierror, size_t stringtag_len)
+ENTRY_API void mpi_intercomm_create_from_groups_f08_(const MPI_Group *local_group, const int *local_leader, const MPI_Group *remote_group, const int *remote_leader, const char *stringtag, const MPI_Info *info, const MPI_Errhandler *errhandler, MPI_Comm *newintercomm, MPI_Fint *ierror, size_t stringtag_len)
 {
-    char *stringtag_c = ep_f_string_in(stringtag, stringtag_len);
-    int rc = stringtag_c ? MPI_SUCCESS : ep_f_no_memory("MPI_Intercomm_create_from_groups");
+    char *stringtag_c = entry_f_string_in(stringtag, stringtag_len);
+    int rc = stringtag_c ? MPI_SUCCESS : entry_f_no_memory("MPI_Intercomm_create_from_groups");
     if (rc == MPI_SUCCESS)
         rc = MPI_Intercomm_create_from_groups(*local_group, *local_leader, *remote_group, *remote_leader, stringtag_c, *info, *errhandler, newintercomm);
     free(stringtag_c);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_intercomm_merge_f08_(const MPI_Comm *intercomm, const int *high, MPI_Comm *newintracomm, MPI_Fint *ierror)
+ENTRY_API void mpi_intercomm_merge_f08_(const MPI_Comm *intercomm, const int *high, MPI_Comm *newintracomm, MPI_Fint *ierror)
 {
     int rc = MPI_Intercomm_merge(*intercomm, *high, newintracomm);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_iprobe_f08_(const int *source, const int *tag, const MPI_Comm *comm, int *flag, MPI_Status *status, MPI_Fint *ierror)
+ENTRY_API void mpi_iprobe_f08_(const int *source, const int *tag, const MPI_Comm *comm, int *flag, MPI_Status *status, MPI_Fint *ierror)
 {
-    int rc = MPI_Iprobe(*source, *tag, *comm, flag, ep_f08_status(status));
-    ep_f_logical(flag);
-    ep_f_return(ierror, rc);
+    int rc = MPI_Iprobe(*source, *tag, *comm, flag, entry_f08_status(status));
+    entry_f_logical(flag);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_irecv_f08ts_(const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *source, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_irecv_f08ts_(const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *source, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_irecv_f08ts_(const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *source, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_irecv_f08ts_(const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *source, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_irecv_f08ts_(buf, count, datatype, source, tag, comm, request, ierror);
         return;
     }
     void *buf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Irecv", *comm, buf, &buf_c);
+    int rc = entry_f08_buffer("MPI_Irecv", *comm, buf, &buf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Irecv(buf_c, *count, *datatype, *source, *tag, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_irecv_f08ts_large_(const ep_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *source, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_irecv_f08ts_large_(const ep_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *source, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_irecv_f08ts_large_(const entry_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *source, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_irecv_f08ts_large_(const entry_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *source, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_irecv_f08ts_large_(buf, count, datatype, source, tag, comm, request, ierror);
         return;
     }
     void *buf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Irecv_c", *comm, buf, &buf_c);
+    int rc = entry_f08_buffer("MPI_Irecv_c", *comm, buf, &buf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Irecv_c(buf_c, *count, *datatype, *source, *tag, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_ireduce_f08ts_(const ep_gfc_array_t *sendbuf, const ep_gfc_array_t *recvbuf, const int *count, const MPI_Datatype *datatype, const MPI_Op *op, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_ireduce_f08ts_(const ep_gfc_array_t *sendbuf, const ep_gfc_array_t *recvbuf, const int *count, const MPI_Datatype *datatype, const MPI_Op *op, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_ireduce_f08ts_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const int *count, const MPI_Datatype *datatype, const MPI_Op *op, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_ireduce_f08ts_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const int *count, const MPI_Datatype *datatype, const MPI_Op *op, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_ireduce_f08ts_(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Ireduce", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Ireduce", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Ireduce", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Ireduce", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Ireduce(sendbuf_c, recvbuf_c, *count, *datatype, *op, *root, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_ireduce_f08ts_large_(const ep_gfc_array_t *sendbuf, const ep_gfc_array_t *recvbuf, const MPI_Count *count, const MPI_Datatype *datatype, const MPI_Op *op, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_ireduce_f08ts_large_(const ep_gfc_array_t *sendbuf, const ep_gfc_array_t *recvbuf, const MPI_Count *count, const MPI_Datatype *datatype, const MPI_Op *op, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_ireduce_f08ts_large_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const MPI_Count *count, const MPI_Datatype *datatype, const MPI_Op *op, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_ireduce_f08ts_large_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const MPI_Count *count, const MPI_Datatype *datatype, const MPI_Op *op, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_ireduce_f08ts_large_(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Ireduce_c", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Ireduce_c", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Ireduce_c", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Ireduce_c", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Ireduce_c(sendbuf_c, recvbuf_c, *count, *datatype, *op, *root, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_ireduce_scatter_block_f08ts_(const ep_gfc_array_t *sendbuf, const ep_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_ireduce_scatter_block_f08ts_(const ep_gfc_array_t *sendbuf, const ep_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_ireduce_scatter_block_f08ts_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_ireduce_scatter_block_f08ts_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_ireduce_scatter_block_f08ts_(sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Ireduce_scatter_block", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Ireduce_scatter_block", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Ireduce_scatter_block", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Ireduce_scatter_block", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Ireduce_scatter_block(sendbuf_c, recvbuf_c, *recvcount, *datatype, *op, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_ireduce_scatter_block_f08ts_large_(const ep_gfc_array_t *sendbuf, const ep_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_ireduce_scatter_block_f08ts_large_(const ep_gfc_array_t *sendbuf, const ep_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_ireduce_scatter_block_f08ts_large_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_ireduce_scatter_block_f08ts_large_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_ireduce_scatter_block_f08ts_large_(sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Ireduce_scatter_block_c", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Ireduce_scatter_block_c", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Ireduce_scatter_block_c", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Ireduce_scatter_block_c", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Ireduce_scatter_block_c(sendbuf_c, recvbuf_c, *recvcount, *datatype, *op, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_ireduce_scatter_f08ts_(const ep_gfc_array_t *sendbuf, const ep_gfc_array_t *recvbuf, const int recvcounts[], const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_ireduce_scatter_f08ts_(const ep_gfc_array_t *sendbuf, const ep_gfc_array_t *recvbuf, const int recvcounts[], const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_ireduce_scatter_f08ts_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const int recvcounts[], const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_ireduce_scatter_f08ts_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const int recvcounts[], const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_ireduce_scatter_f08ts_(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Ireduce_scatter", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Ireduce_scatter", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Ireduce_scatter", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Ireduce_scatter", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Ireduce_scatter(sendbuf_c, recvbuf_c, recvcounts, *datatype, *op, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_ireduce_scatter_f08ts_large_(const ep_gfc_array_t *sendbuf, const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_ireduce_scatter_f08ts_large_(const ep_gfc_array_t *sendbuf, const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_ireduce_scatter_f08ts_large_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_ireduce_scatter_f08ts_large_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_ireduce_scatter_f08ts_large_(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Ireduce_scatter_c", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Ireduce_scatter_c", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Ireduce_scatter_c", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Ireduce_scatter_c", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Ireduce_scatter_c(sendbuf_c, recvbuf_c, recvcounts, *datatype, *op, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_irsend_f08ts_(const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_irsend_f08ts_(const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_irsend_f08ts_(const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_irsend_f08ts_(const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_irsend_f08ts_(buf, count, datatype, dest, tag, comm, request, ierror);
         return;
     }
     void *buf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Irsend", *comm, buf, &buf_c);
+    int rc = entry_f08_buffer("MPI_Irsend", *comm, buf, &buf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Irsend(buf_c, *count, *datatype, *dest, *tag, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_irsend_f08ts_large_(const ep_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_irsend_f08ts_large_(const ep_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_irsend_f08ts_large_(const entry_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_irsend_f08ts_large_(const entry_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_irsend_f08ts_large_(buf, count, datatype, dest, tag, comm, request, ierror);
         return;
     }
     void *buf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Irsend_c", *comm, buf, &buf_c);
+    int rc = entry_f08_buffer("MPI_Irsend_c", *comm, buf, &buf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Irsend_c(buf_c, *count, *datatype, *dest, *tag, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_iscan_f08ts_(const ep_gfc_array_t *sendbuf, const ep_gfc_array_t *recvbuf, const int *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_iscan_f08ts_(const ep_gfc_array_t *sendbuf, const ep_gfc_array_t *recvbuf, const int *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_iscan_f08ts_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const int *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_iscan_f08ts_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const int *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_iscan_f08ts_(sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Iscan", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Iscan", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Iscan", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Iscan", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Iscan(sendbuf_c, recvbuf_c, *count, *datatype, *op, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_iscan_f08ts_large_(const ep_gfc_array_t *sendbuf, const ep_gfc_array_t *recvbuf, const MPI_Count *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_iscan_f08ts_large_(const ep_gfc_array_t *sendbuf, const ep_gfc_array_t *recvbuf, const MPI_Count *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_iscan_f08ts_large_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const MPI_Count *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_iscan_f08ts_large_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const MPI_Count *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_iscan_f08ts_large_(sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Iscan_c", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Iscan_c", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Iscan_c", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Iscan_c", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Iscan_c(sendbuf_c, recvbuf_c, *count, *datatype, *op, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_iscatter_f08ts_(const ep_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_iscatter_f08ts_(const ep_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_iscatter_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_iscatter_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_iscatter_f08ts_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Iscatter", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Iscatter", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Iscatter", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Iscatter", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Iscatter(sendbuf_c, *sendcount, *sendtype, recvbuf_c, *recvcount, *recvtype, *root, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_iscatter_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_iscatter_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_iscatter_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_iscatter_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_iscatter_f08ts_large_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Iscatter_c", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Iscatter_c", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Iscatter_c", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Iscatter_c", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Iscatter_c(sendbuf_c, *sendcount, *sendtype, recvbuf_c, *recvcount, *recvtype, *root, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_iscatterv_f08ts_(const ep_gfc_array_t *sendbuf, const int sendcounts[], const int displs[], const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_iscatterv_f08ts_(const ep_gfc_array_t *sendbuf, const int sendcounts[], const int displs[], const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_iscatterv_f08ts_(const entry_gfc_array_t *sendbuf, const int sendcounts[], const int displs[], const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_iscatterv_f08ts_(const entry_gfc_array_t *sendbuf, const int sendcounts[], const int displs[], const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_iscatterv_f08ts_(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Iscatterv", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Iscatterv", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Iscatterv", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Iscatterv", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Iscatterv(sendbuf_c, sendcounts, displs, *sendtype, recvbuf_c, *recvcount, *recvtype, *root, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_iscatterv_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_iscatterv_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], const MPI_Datatype *sendtype, const ep_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_iscatterv_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_iscatterv_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_iscatterv_f08ts_large_(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Iscatterv_c", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Iscatterv_c", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Iscatterv_c", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Iscatterv_c", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Iscatterv_c(sendbuf_c, sendcounts, displs, *sendtype, recvbuf_c, *recvcount, *recvtype, *root, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_isend_f08ts_(const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_isend_f08ts_(const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_isend_f08ts_(const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_isend_f08ts_(const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_isend_f08ts_(buf, count, datatype, dest, tag, comm, request, ierror);
         return;
     }
     void *buf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Isend", *comm, buf, &buf_c);
+    int rc = entry_f08_buffer("MPI_Isend", *comm, buf, &buf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Isend(buf_c, *count, *datatype, *dest, *tag, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_isend_f08ts_large_(const ep_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_isend_f08ts_large_(const ep_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_isend_f08ts_large_(const entry_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_isend_f08ts_large_(const entry_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_isend_f08ts_large_(buf, count, datatype, dest, tag, comm, request, ierror);
         return;
     }
     void *buf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Isend_c", *comm, buf, &buf_c);
+    int rc = entry_f08_buffer("MPI_Isend_c", *comm, buf, &buf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Isend_c(buf_c, *count, *datatype, *dest, *tag, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_isendrecv_f08ts_(const ep_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const int *dest, const int *sendtag, const ep_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const int *source, const int *recvtag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_isendrecv_f08ts_(const ep_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const int *dest, const int *sendtag, const ep_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const int *source, const int *recvtag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_isendrecv_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const int *dest, const int *sendtag, const entry_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const int *source, const int *recvtag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_isendrecv_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const int *dest, const int *sendtag, const entry_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const int *source, const int *recvtag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_isendrecv_f08ts_(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Isendrecv", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Isendrecv", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Isendrecv", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Isendrecv", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Isendrecv(sendbuf_c, *sendcount, *sendtype, *dest, *sendtag, recvbuf_c, *recvcount, *recvtype, *source, *recvtag, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_isendrecv_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const int *dest, const int *sendtag, const ep_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const int *source, const int *recvtag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_isendrecv_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const int *dest, const int *sendtag, const ep_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const int *source, const int *recvtag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_isendrecv_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const int *dest, const int *sendtag, const entry_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const int *source, const int *recvtag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_isendrecv_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const int *dest, const int *sendtag, const entry_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const int *source, const int *recvtag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_isendrecv_f08ts_large_(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Isendrecv_c", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Isendrecv_c", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Isendrecv_c", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Isendrecv_c", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Isendrecv_c(sendbuf_c, *sendcount, *sendtype, *dest, *sendtag, recvbuf_c, *recvcount, *recvtype, *source, *recvtag, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_isendrecv_replace_f08ts_(const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *sendtag, const int *source, const int *recvtag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_isendrecv_replace_f08ts_(const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *sendtag, const int *source, const int *recvtag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_isendrecv_replace_f08ts_(const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *sendtag, const int *source, const int *recvtag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_isendrecv_replace_f08ts_(const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *sendtag, const int *source, const int *recvtag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_isendrecv_replace_f08ts_(buf, count, datatype, dest, sendtag, source, recvtag, comm, request, ierror);
         return;
     }
     void *buf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Isendrecv_replace", *comm, buf, &buf_c);
+    int rc = entry_f08_buffer("MPI_Isendrecv_replace", *comm, buf, &buf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Isendrecv_replace(buf_c, *count, *datatype, *dest, *sendtag, *source, *recvtag, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_isendrecv_replace_f08ts_large_(const ep_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *sendtag, const int *source, const int *recvtag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_isendrecv_replace_f08ts_large_(const ep_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *sendtag, const int *source, const int *recvtag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_isendrecv_replace_f08ts_large_(const entry_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *sendtag, const int *source, const int *recvtag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_isendrecv_replace_f08ts_large_(const entry_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *sendtag, const int *source, const int *recvtag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_isendrecv_replace_f08ts_large_(buf, count, datatype, dest, sendtag, source, recvtag, comm, request, ierror);
         return;
     }
     void *buf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Isendrecv_replace_c", *comm, buf, &buf_c);
+    int rc = entry_f08_buffer("MPI_Isendrecv_replace_c", *comm, buf, &buf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Isendrecv_replace_c(buf_c, *count, *datatype, *dest, *sendtag, *source, *recvtag, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_issend_f08ts_(const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_issend_f08ts_(const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_issend_f08ts_(const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_issend_f08ts_(const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_issend_f08ts_(buf, count, datatype, dest, tag, comm, request, ierror);
         return;
     }
     void *buf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Issend", *comm, buf, &buf_c);
+    int rc = entry_f08_buffer("MPI_Issend", *comm, buf, &buf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Issend(buf_c, *count, *datatype, *dest, *tag, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_issend_f08ts_large_(const ep_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_issend_f08ts_large_(const ep_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_issend_f08ts_large_(const entry_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_issend_f08ts_large_(const entry_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_issend_f08ts_large_(buf, count, datatype, dest, tag, comm, request, ierror);
         return;
     }
     void *buf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Issend_c", *comm, buf, &buf_c);
+    int rc = entry_f08_buffer("MPI_Issend_c", *comm, buf, &buf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Issend_c(buf_c, *count, *datatype, *dest, *tag, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_mprobe_f08_(const int *source, const int *tag, const MPI_Comm *comm, MPI_Message *message, MPI_Status *status, MPI_Fint *ierror)
+ENTRY_API void mpi_mprobe_f08_(const int *source, const int *tag, const MPI_Comm *comm, MPI_Message *message, MPI_Status *status, MPI_Fint *ierror)
 {
-    int rc = MPI_Mprobe(*source, *tag, *comm, message, ep_f08_status(status));
-    ep_f_return(ierror, rc);
+    int rc = MPI_Mprobe(*source, *tag, *comm, message, entry_f08_status(status));
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_neighbor_alltoallw_f08ts_(const ep_gfc_array_t *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_neighbor_alltoallw_f08ts_(const ep_gfc_array_t *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Fint *ierror)
+extern void pmpir_neighbor_alltoallw_f08ts_(const entry_gfc_array_t *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const entry_gfc_array_t *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_neighbor_alltoallw_f08ts_(const entry_gfc_array_t *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const entry_gfc_array_t *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_neighbor_alltoallw_f08ts_(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Neighbor_alltoallw", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Neighbor_alltoallw", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Neighbor_alltoallw", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Neighbor_alltoallw", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Neighbor_alltoallw(sendbuf_c, sendcounts, sdispls, sendtypes, recvbuf_c, recvcounts, rdispls, recvtypes, *comm);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_neighbor_alltoallw_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_neighbor_alltoallw_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Fint *ierror)
+extern void pmpir_neighbor_alltoallw_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_neighbor_alltoallw_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_neighbor_alltoallw_f08ts_large_(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
         return;
     }
     void *sendbuf_c = NULL;
     void *recvbuf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Neighbor_alltoallw_c", *comm, sendbuf, &sendbuf_c);
+    int rc = entry_f08_buffer("MPI_Neighbor_alltoallw_c", *comm, sendbuf, &sendbuf_c);
     if (rc == MPI_SUCCESS)
-        rc = ep_f08_buffer("MPI_Neighbor_alltoallw_c", *comm, recvbuf, &recvbuf_c);
+        rc = entry_f08_buffer("MPI_Neighbor_alltoallw_c", *comm, recvbuf, &recvbuf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Neighbor_alltoallw_c(sendbuf_c, sendcounts, sdispls, sendtypes, recvbuf_c, recvcounts, rdispls, recvtypes, *comm);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_neighbor_alltoallw_init_f08ts_(const ep_gfc_array_t *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_neighbor_alltoallw_init_f08ts_(const ep_gfc_array_t *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_neighbor_alltoallw_init_f08ts_(const entry_gfc_array_t *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const entry_gfc_array_t *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_neighbor_alltoallw_init_f08ts_(const entry_gfc_array_t *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const entry_gfc_array_t *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPI_Neighbor_alltoallw_init", *comm));
+    if (entry_comm_is_ep(*comm))
+        entry_f_return(ierror, entry_unsupported_comm("MPI_Neighbor_alltoallw_init", *comm));
     else
         pmpir_neighbor_alltoallw_init_f08ts_(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
 }
 
-extern void pmpir_neighbor_alltoallw_init_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_neighbor_alltoallw_init_f08ts_large_(const ep_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const ep_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_neighbor_alltoallw_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_neighbor_alltoallw_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPI_Neighbor_alltoallw_init_c", *comm));
+    if (entry_comm_is_ep(*comm))
+        entry_f_return(ierror, entry_unsupported_comm("MPI_Neighbor_alltoallw_init_c", *comm));
     else
         pmpir_neighbor_alltoallw_init_f08ts_large_(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
 }
 
-EP_API void mpi_op_free_f08_(MPI_Op *op, MPI_Fint *ierror)
+ENTRY_API void mpi_op_free_f08_(MPI_Op *op, MPI_Fint *ierror)
 {
     int rc = MPI_Op_free(op);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_pack_size_f08_(const int *incount, const MPI_Datatype *datatype, const MPI_Comm *comm, int *size, MPI_Fint *ierror)
+ENTRY_API void mpi_pack_size_f08_(const int *incount, const MPI_Datatype *datatype, const MPI_Comm *comm, int *size, MPI_Fint *ierror)
 {
     int rc = MPI_Pack_size(*incount, *datatype, *comm, size);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_pack_size_f08_large_(const MPI_Count *incount, const MPI_Datatype *datatype, const MPI_Comm *comm, MPI_Count *size, MPI_Fint *ierror)
+ENTRY_API void mpi_pack_size_f08_large_(const MPI_Count *incount, const MPI_Datatype *datatype, const MPI_Comm *comm, MPI_Count *size, MPI_Fint *ierror)
 {
     int rc = MPI_Pack_size_c(*incount, *datatype, *comm, size);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_parrived_f08_(const MPI_Request *request, const int *partition, int *flag, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_parrived_f08_(const MPI_Request *request, const int *partition, int *flag, MPI_Fint *ierror)
+extern void pmpir_parrived_f08_(const MPI_Request *request, const int *partition, int *flag, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_parrived_f08_(const MPI_Request *request, const int *partition, int *flag, MPI_Fint *ierror)
 {
     if (ep_request_handle_is_ep(*request))
-        ep_f_return(ierror, ep_unsupported("MPI_Parrived", "requests", MPI_ERR_REQUEST));
+        entry_f_return(ierror, entry_unsupported("MPI_Parrived", "requests", MPI_ERR_REQUEST));
     else
         pmpir_parrived_f08_(request, partition, flag, ierror);
 }
 
-extern void pmpir_pready_f08_(const int *partition, const MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_pready_f08_(const int *partition, const MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_pready_f08_(const int *partition, const MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_pready_f08_(const int *partition, const MPI_Request *request, MPI_Fint *ierror)
 {
     if (ep_request_handle_is_ep(*request))
-        ep_f_return(ierror, ep_unsupported("MPI_Pready", "requests", MPI_ERR_REQUEST));
+        entry_f_return(ierror, entry_unsupported("MPI_Pready", "requests", MPI_ERR_REQUEST));
     else
         pmpir_pready_f08_(partition, request, ierror);
 }
 
-extern void pmpir_pready_list_f08_(const int *length, int array_of_partitions[], const MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_pready_list_f08_(const int *length, int array_of_partitions[], const MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_pready_list_f08_(const int *length, int array_of_partitions[], const MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_pready_list_f08_(const int *length, int array_of_partitions[], const MPI_Request *request, MPI_Fint *ierror)
 {
     if (ep_request_handle_is_ep(*request))
-        ep_f_return(ierror, ep_unsupported("MPI_Pready_list", "requests", MPI_ERR_REQUEST));
+        entry_f_return(ierror, entry_unsupported("MPI_Pready_list", "requests", MPI_ERR_REQUEST));
     else
         pmpir_pready_list_f08_(length, array_of_partitions, request, ierror);
 }
 
-extern void pmpir_pready_range_f08_(const int *partition_low, const int *partition_high, const MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_pready_range_f08_(const int *partition_low, const int *partition_high, const MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_pready_range_f08_(const int *partition_low, const int *partition_high, const MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_pready_range_f08_(const int *partition_low, const int *partition_high, const MPI_Request *request, MPI_Fint *ierror)
 {
     if (ep_request_handle_is_ep(*request))
-        ep_f_return(ierror, ep_unsupported("MPI_Pready_range", "requests", MPI_ERR_REQUEST));
+        entry_f_return(ierror, entry_unsupported("MPI_Pready_range", "requests", MPI_ERR_REQUEST));
     else
         pmpir_pready_range_f08_(partition_low, partition_high, request, ierror);
 }
 
-EP_API void mpi_probe_f08_(const int *source, const int *tag, const MPI_Comm *comm, MPI_Status *status, MPI_Fint *ierror)
+ENTRY_API void mpi_probe_f08_(const int *source, const int *tag, const MPI_Comm *comm, MPI_Status *status, MPI_Fint *ierror)
 {
-    int rc = MPI_Probe(*source, *tag, *comm, ep_f08_status(status));
-    ep_f_return(ierror, rc);
+    int rc = MPI_Probe(*source, *tag, *comm, entry_f08_status(status));
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_raccumulate_f08ts_(const void *origin_addr, const int *origin_count, const MPI_Datatype *origin_datatype, const int *target_rank, const MPI_Aint *target_disp, const int *target_count, const MPI_Datatype *target_datatype, const MPI_Op *op, const MPI_Win *win, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_raccumulate_f08ts_(const void *origin_addr, const int *origin_count, const MPI_Datatype *origin_datatype, const int *target_rank, const MPI_Aint *target_disp, const int *target_count, const MPI_Datatype *target_datatype, const MPI_Op *op, const MPI_Win *win, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_raccumulate_f08ts_(const void *origin_addr, const int *origin_count, const MPI_Datatype *origin_datatype, const int *target_rank, const MPI_Aint *target_disp, const int *target_count, const MPI_Datatype *target_datatype, const MPI_Op *op, const MPI_Win *win, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_raccumulate_f08ts_(const void *origin_addr, const int *origin_count, const MPI_Datatype *origin_datatype, const int *target_rank, const MPI_Aint *target_disp, const int *target_count, const MPI_Datatype *target_datatype, const MPI_Op *op, const MPI_Win *win, MPI_Request *request, MPI_Fint *ierror)
 {
     if (!(ep_win_handle_is_ep(*win))) {
         pmpir_raccumulate_f08ts_(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror);
         return;
     }
     int rc = MPI_Raccumulate(origin_addr, *origin_count, *origin_datatype, *target_rank, *target_disp, *target_count, *target_datatype, *op, *win, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_raccumulate_f08ts_large_(const void *origin_addr, const MPI_Count *origin_count, const MPI_Datatype *origin_datatype, const int *target_rank, const MPI_Aint *target_disp, const MPI_Count *target_count, const MPI_Datatype *target_datatype, const MPI_Op *op, const MPI_Win *win, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_raccumulate_f08ts_large_(const void *origin_addr, const MPI_Count *origin_count, const MPI_Datatype *origin_datatype, const int *target_rank, const MPI_Aint *target_disp, const MPI_Count *target_count, const MPI_Datatype *target_datatype, const MPI_Op *op, const MPI_Win *win, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_raccumulate_f08ts_large_(const void *origin_addr, const MPI_Count *origin_count, const MPI_Datatype *origin_datatype, const int *target_rank, const MPI_Aint *target_disp, const MPI_Count *target_count, const MPI_Datatype *target_datatype, const MPI_Op *op, const MPI_Win *win, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_raccumulate_f08ts_large_(const void *origin_addr, const MPI_Count *origin_count, const MPI_Datatype *origin_datatype, const int *target_rank, const MPI_Aint *target_disp, const MPI_Count *target_count, const MPI_Datatype *target_datatype, const MPI_Op *op, const MPI_Win *win, MPI_Request *request, MPI_Fint *ierror)
 {
     if (!(ep_win_handle_is_ep(*win))) {
         pmpir_raccumulate_f08ts_large_(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror);
         return;
     }
     int rc = MPI_Raccumulate_c(origin_addr, *origin_count, *origin_datatype, *target_rank, *target_disp, *target_count, *target_datatype, *op, *win, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_recv_init_f08ts_(const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *source, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_recv_init_f08ts_(const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *source, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_recv_init_f08ts_(const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *source, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_recv_init_f08ts_(const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *source, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_recv_init_f08ts_(buf, count, datatype, source, tag, comm, request, ierror);
         return;
     }
     void *buf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Recv_init", *comm, buf, &buf_c);
+    int rc = entry_f08_buffer("MPI_Recv_init", *comm, buf, &buf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Recv_init(buf_c, *count, *datatype, *source, *tag, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_recv_init_f08ts_large_(const ep_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *source, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_recv_init_f08ts_large_(const ep_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *source, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_recv_init_f08ts_large_(const entry_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *source, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_recv_init_f08ts_large_(const entry_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *source, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_recv_init_f08ts_large_(buf, count, datatype, source, tag, comm, request, ierror);
         return;
     }
     void *buf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Recv_init_c", *comm, buf, &buf_c);
+    int rc = entry_f08_buffer("MPI_Recv_init_c", *comm, buf, &buf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Recv_init_c(buf_c, *count, *datatype, *source, *tag, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_request_free_f08_(MPI_Request *request, MPI_Fint *ierror)
+ENTRY_API void mpi_request_free_f08_(MPI_Request *request, MPI_Fint *ierror)
 {
     int rc = MPI_Request_free(request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_request_get_status_f08_(const MPI_Request *request, int *flag, MPI_Status *status, MPI_Fint *ierror)
+ENTRY_API void mpi_request_get_status_f08_(const MPI_Request *request, int *flag, MPI_Status *status, MPI_Fint *ierror)
 {
-    int rc = MPI_Request_get_status(*request, flag, ep_f08_status(status));
-    ep_f_logical(flag);
-    ep_f_return(ierror, rc);
+    int rc = MPI_Request_get_status(*request, flag, entry_f08_status(status));
+    entry_f_logical(flag);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_rget_accumulate_f08ts_(const void *origin_addr, const int *origin_count, const MPI_Datatype *origin_datatype, void *result_addr, const int *result_count, const MPI_Datatype *result_datatype, const int *target_rank, const MPI_Aint *target_disp, const int *target_count, const MPI_Datatype *target_datatype, const MPI_Op *op, const MPI_Win *win, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_rget_accumulate_f08ts_(const void *origin_addr, const int *origin_count, const MPI_Datatype *origin_datatype, void *result_addr, const int *result_count, const MPI_Datatype *result_datatype, const int *target_rank, const MPI_Aint *target_disp, const int *target_count, const MPI_Datatype *target_datatype, const MPI_Op *op, const MPI_Win *win, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_rget_accumulate_f08ts_(const void *origin_addr, const int *origin_count, const MPI_Datatype *origin_datatype, void *result_addr, const int *result_count, const MPI_Datatype *result_datatype, const int *target_rank, const MPI_Aint *target_disp, const int *target_count, const MPI_Datatype *target_datatype, const MPI_Op *op, const MPI_Win *win, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_rget_accumulate_f08ts_(const void *origin_addr, const int *origin_count, const MPI_Datatype *origin_datatype, void *result_addr, const int *result_count, const MPI_Datatype *result_datatype, const int *target_rank, const MPI_Aint *target_disp, const int *target_count, const MPI_Datatype *target_datatype, const MPI_Op *op, const MPI_Win *win, MPI_Request *request, MPI_Fint *ierror)
 {
     if (!(ep_win_handle_is_ep(*win))) {
         pmpir_rget_accumulate_f08ts_(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror);
         return;
     }
     int rc = MPI_Rget_accumulate(origin_addr, *origin_count, *origin_datatype, result_addr, *result_count, *result_datatype, *target_rank, *target_disp, *target_count, *target_datatype, *op, *win, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_rget_accumulate_f08ts_large_(const void *origin_addr, const MPI_Count *origin_count, const MPI_Datatype *origin_datatype, void *result_addr, const MPI_Count *result_count, const MPI_Datatype *result_datatype, const int *target_rank, const MPI_Aint *target_disp, const MPI_Count *target_count, const MPI_Datatype *target_datatype, const MPI_Op *op, const MPI_Win *win, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_rget_accumulate_f08ts_large_(const void *origin_addr, const MPI_Count *origin_count, const MPI_Datatype *origin_datatype, void *result_addr, const MPI_Count *result_count, const MPI_Datatype *result_datatype, const int *target_rank, const MPI_Aint *target_disp, const MPI_Count *target_count, const MPI_Datatype *target_datatype, const MPI_Op *op, const MPI_Win *win, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_rget_accumulate_f08ts_large_(const void *origin_addr, const MPI_Count *origin_count, const MPI_Datatype *origin_datatype, void *result_addr, const MPI_Count *result_count, const MPI_Datatype *result_datatype, const int *target_rank, const MPI_Aint *target_disp, const MPI_Count *target_count, const MPI_Datatype *target_datatype, const MPI_Op *op, const MPI_Win *win, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_rget_accumulate_f08ts_large_(const void *origin_addr, const MPI_Count *origin_count, const MPI_Datatype *origin_datatype, void *result_addr, const MPI_Count *result_count, const MPI_Datatype *result_datatype, const int *target_rank, const MPI_Aint *target_disp, const MPI_Count *target_count, const MPI_Datatype *target_datatype, const MPI_Op *op, const MPI_Win *win, MPI_Request *request, MPI_Fint *ierror)
 {
     if (!(ep_win_handle_is_ep(*win))) {
         pmpir_rget_accumulate_f08ts_large_(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror);
         return;
     }
     int rc = MPI_Rget_accumulate_c(origin_addr, *origin_count, *origin_datatype, result_addr, *result_count, *result_datatype, *target_rank, *target_disp, *target_count, *target_datatype, *op, *win, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_rget_f08ts_(void *origin_addr, const int *origin_count, const MPI_Datatype *origin_datatype, const int *target_rank, const MPI_Aint *target_disp, const int *target_count, const MPI_Datatype *target_datatype, const MPI_Win *win, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_rget_f08ts_(void *origin_addr, const int *origin_count, const MPI_Datatype *origin_datatype, const int *target_rank, const MPI_Aint *target_disp, const int *target_count, const MPI_Datatype *target_datatype, const MPI_Win *win, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_rget_f08ts_(void *origin_addr, const int *origin_count, const MPI_Datatype *origin_datatype, const int *target_rank, const MPI_Aint *target_disp, const int *target_count, const MPI_Datatype *target_datatype, const MPI_Win *win, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_rget_f08ts_(void *origin_addr, const int *origin_count, const MPI_Datatype *origin_datatype, const int *target_rank, const MPI_Aint *target_disp, const int *target_count, const MPI_Datatype *target_datatype, const MPI_Win *win, MPI_Request *request, MPI_Fint *ierror)
 {
     if (!(ep_win_handle_is_ep(*win))) {
         pmpir_rget_f08ts_(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror);
         return;
     }
     int rc = MPI_Rget(origin_addr, *origin_count, *origin_datatype, *target_rank, *target_disp, *target_count, *target_datatype, *win, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_rget_f08ts_large_(void *origin_addr, const MPI_Count *origin_count, const MPI_Datatype *origin_datatype, const int *target_rank, const MPI_Aint *target_disp, const MPI_Count *target_count, const MPI_Datatype *target_datatype, const MPI_Win *win, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_rget_f08ts_large_(void *origin_addr, const MPI_Count *origin_count, const MPI_Datatype *origin_datatype, const int *target_rank, const MPI_Aint *target_disp, const MPI_Count *target_count, const MPI_Datatype *target_datatype, const MPI_Win *win, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_rget_f08ts_large_(void *origin_addr, const MPI_Count *origin_count, const MPI_Datatype *origin_datatype, const int *target_rank, const MPI_Aint *target_disp, const MPI_Count *target_count, const MPI_Datatype *target_datatype, const MPI_Win *win, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_rget_f08ts_large_(void *origin_addr, const MPI_Count *origin_count, const MPI_Datatype *origin_datatype, const int *target_rank, const MPI_Aint *target_disp, const MPI_Count *target_count, const MPI_Datatype *target_datatype, const MPI_Win *win, MPI_Request *request, MPI_Fint *ierror)
 {
     if (!(ep_win_handle_is_ep(*win))) {
         pmpir_rget_f08ts_large_(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror);
         return;
     }
     int rc = MPI_Rget_c(origin_addr, *origin_count, *origin_datatype, *target_rank, *target_disp, *target_count, *target_datatype, *win, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_rput_f08ts_(const void *origin_addr, const int *origin_count, const MPI_Datatype *origin_datatype, const int *target_rank, const MPI_Aint *target_disp, const int *target_count, const MPI_Datatype *target_datatype, const MPI_Win *win, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_rput_f08ts_(const void *origin_addr, const int *origin_count, const MPI_Datatype *origin_datatype, const int *target_rank, const MPI_Aint *target_disp, const int *target_count, const MPI_Datatype *target_datatype, const MPI_Win *win, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_rput_f08ts_(const void *origin_addr, const int *origin_count, const MPI_Datatype *origin_datatype, const int *target_rank, const MPI_Aint *target_disp, const int *target_count, const MPI_Datatype *target_datatype, const MPI_Win *win, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_rput_f08ts_(const void *origin_addr, const int *origin_count, const MPI_Datatype *origin_datatype, const int *target_rank, const MPI_Aint *target_disp, const int *target_count, const MPI_Datatype *target_datatype, const MPI_Win *win, MPI_Request *request, MPI_Fint *ierror)
 {
     if (!(ep_win_handle_is_ep(*win))) {
         pmpir_rput_f08ts_(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror);
         return;
     }
     int rc = MPI_Rput(origin_addr, *origin_count, *origin_datatype, *target_rank, *target_disp, *target_count, *target_datatype, *win, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_rput_f08ts_large_(const void *origin_addr, const MPI_Count *origin_count, const MPI_Datatype *origin_datatype, const int *target_rank, const MPI_Aint *target_disp, const MPI_Count *target_count, const MPI_Datatype *target_datatype, const MPI_Win *win, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_rput_f08ts_large_(const void *origin_addr, const MPI_Count *origin_count, const MPI_Datatype *origin_datatype, const int *target_rank, const MPI_Aint *target_disp, const MPI_Count *target_count, const MPI_Datatype *target_datatype, const MPI_Win *win, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_rput_f08ts_large_(const void *origin_addr, const MPI_Count *origin_count, const MPI_Datatype *origin_datatype, const int *target_rank, const MPI_Aint *target_disp, const MPI_Count *target_count, const MPI_Datatype *target_datatype, const MPI_Win *win, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_rput_f08ts_large_(const void *origin_addr, const MPI_Count *origin_count, const MPI_Datatype *origin_datatype, const int *target_rank, const MPI_Aint *target_disp, const MPI_Count *target_count, const MPI_Datatype *target_datatype, const MPI_Win *win, MPI_Request *request, MPI_Fint *ierror)
 {
     if (!(ep_win_handle_is_ep(*win))) {
         pmpir_rput_f08ts_large_(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror);
         return;
     }
     int rc = MPI_Rput_c(origin_addr, *origin_count, *origin_datatype, *target_rank, *target_disp, *target_count, *target_datatype, *win, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_rsend_init_f08ts_(const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_rsend_init_f08ts_(const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_rsend_init_f08ts_(const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_rsend_init_f08ts_(const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_rsend_init_f08ts_(buf, count, datatype, dest, tag, comm, request, ierror);
         return;
     }
     void *buf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Rsend_init", *comm, buf, &buf_c);
+    int rc = entry_f08_buffer("MPI_Rsend_init", *comm, buf, &buf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Rsend_init(buf_c, *count, *datatype, *dest, *tag, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_rsend_init_f08ts_large_(const ep_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_rsend_init_f08ts_large_(const ep_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_rsend_init_f08ts_large_(const entry_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_rsend_init_f08ts_large_(const entry_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_rsend_init_f08ts_large_(buf, count, datatype, dest, tag, comm, request, ierror);
         return;
     }
     void *buf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Rsend_init_c", *comm, buf, &buf_c);
+    int rc = entry_f08_buffer("MPI_Rsend_init_c", *comm, buf, &buf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Rsend_init_c(buf_c, *count, *datatype, *dest, *tag, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_send_init_f08ts_(const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_send_init_f08ts_(const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_send_init_f08ts_(const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_send_init_f08ts_(const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_send_init_f08ts_(buf, count, datatype, dest, tag, comm, request, ierror);
         return;
     }
     void *buf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Send_init", *comm, buf, &buf_c);
+    int rc = entry_f08_buffer("MPI_Send_init", *comm, buf, &buf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Send_init(buf_c, *count, *datatype, *dest, *tag, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_send_init_f08ts_large_(const ep_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_send_init_f08ts_large_(const ep_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_send_init_f08ts_large_(const entry_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_send_init_f08ts_large_(const entry_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_send_init_f08ts_large_(buf, count, datatype, dest, tag, comm, request, ierror);
         return;
     }
     void *buf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Send_init_c", *comm, buf, &buf_c);
+    int rc = entry_f08_buffer("MPI_Send_init_c", *comm, buf, &buf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Send_init_c(buf_c, *count, *datatype, *dest, *tag, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_ssend_init_f08ts_(const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_ssend_init_f08ts_(const ep_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_ssend_init_f08ts_(const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_ssend_init_f08ts_(const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_ssend_init_f08ts_(buf, count, datatype, dest, tag, comm, request, ierror);
         return;
     }
     void *buf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Ssend_init", *comm, buf, &buf_c);
+    int rc = entry_f08_buffer("MPI_Ssend_init", *comm, buf, &buf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Ssend_init(buf_c, *count, *datatype, *dest, *tag, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_ssend_init_f08ts_large_(const ep_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_ssend_init_f08ts_large_(const ep_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+extern void pmpir_ssend_init_f08ts_large_(const entry_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_ssend_init_f08ts_large_(const entry_gfc_array_t *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (!(ep_entry_comm_is_ep(*comm))) {
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_ssend_init_f08ts_large_(buf, count, datatype, dest, tag, comm, request, ierror);
         return;
     }
     void *buf_c = NULL;
-    int rc = ep_f08_buffer("MPI_Ssend_init_c", *comm, buf, &buf_c);
+    int rc = entry_f08_buffer("MPI_Ssend_init_c", *comm, buf, &buf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Ssend_init_c(buf_c, *count, *datatype, *dest, *tag, *comm, request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_start_f08_(MPI_Request *request, MPI_Fint *ierror)
+ENTRY_API void mpi_start_f08_(MPI_Request *request, MPI_Fint *ierror)
 {
     int rc = MPI_Start(request);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_startall_f08_(const int *count, MPI_Request array_of_requests[], MPI_Fint *ierror)
+ENTRY_API void mpi_startall_f08_(const int *count, MPI_Request array_of_requests[], MPI_Fint *ierror)
 {
     int rc = MPI_Startall(*count, array_of_requests);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_test_f08_(MPI_Request *request, int *flag, MPI_Status *status, MPI_Fint *ierror)
+ENTRY_API void mpi_test_f08_(MPI_Request *request, int *flag, MPI_Status *status, MPI_Fint *ierror)
 {
-    int rc = MPI_Test(request, flag, ep_f08_status(status));
-    ep_f_logical(flag);
-    ep_f_return(ierror, rc);
+    int rc = MPI_Test(request, flag, entry_f08_status(status));
+    entry_f_logical(flag);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_testall_f08_(const int *count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[], MPI_Fint *ierror)
+ENTRY_API void mpi_testall_f08_(const int *count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[], MPI_Fint *ierror)
 {
-    int rc = MPI_Testall(*count, array_of_requests, flag, ep_f08_statuses(array_of_statuses));
-    ep_f_logical(flag);
-    ep_f_return(ierror, rc);
+    int rc = MPI_Testall(*count, array_of_requests, flag, entry_f08_statuses(array_of_statuses));
+    entry_f_logical(flag);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_testany_f08_(const int *count, MPI_Request array_of_requests[], int *indx, int *flag, MPI_Status *status, MPI_Fint *ierror)
+ENTRY_API void mpi_testany_f08_(const int *count, MPI_Request array_of_requests[], int *indx, int *flag, MPI_Status *status, MPI_Fint *ierror)
 {
     *indx = MPI_UNDEFINED;
-    int rc = MPI_Testany(*count, array_of_requests, indx, flag, ep_f08_status(status));
-    ep_f_indices(indx, 1);
-    ep_f_logical(flag);
-    ep_f_return(ierror, rc);
+    int rc = MPI_Testany(*count, array_of_requests, indx, flag, entry_f08_status(status));
+    entry_f_indices(indx, 1);
+    entry_f_logical(flag);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_testsome_f08_(const int *incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[], MPI_Fint *ierror)
+ENTRY_API void mpi_testsome_f08_(const int *incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[], MPI_Fint *ierror)
 {
     *outcount = MPI_UNDEFINED;
-    int rc = MPI_Testsome(*incount, array_of_requests, outcount, array_of_indices, ep_f08_statuses(array_of_statuses));
-    ep_f_indices(array_of_indices, *outcount);
-    ep_f_return(ierror, rc);
+    int rc = MPI_Testsome(*incount, array_of_requests, outcount, array_of_indices, entry_f08_statuses(array_of_statuses));
+    entry_f_indices(array_of_indices, *outcount);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_topo_test_f08_(const MPI_Comm *comm, int *status, MPI_Fint *ierror)
+ENTRY_API void mpi_topo_test_f08_(const MPI_Comm *comm, int *status, MPI_Fint *ierror)
 {
     int rc = MPI_Topo_test(*comm, status);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_type_free_f08_(MPI_Datatype *datatype, MPI_Fint *ierror)
+ENTRY_API void mpi_type_free_f08_(MPI_Datatype *datatype, MPI_Fint *ierror)
 {
     int rc = MPI_Type_free(datatype);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_wait_f08_(MPI_Request *request, MPI_Status *status, MPI_Fint *ierror)
+ENTRY_API void mpi_wait_f08_(MPI_Request *request, MPI_Status *status, MPI_Fint *ierror)
 {
-    int rc = MPI_Wait(request, ep_f08_status(status));
-    ep_f_return(ierror, rc);
+    int rc = MPI_Wait(request, entry_f08_status(status));
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_waitall_f08_(const int *count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[], MPI_Fint *ierror)
+ENTRY_API void mpi_waitall_f08_(const int *count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[], MPI_Fint *ierror)
 {
-    int rc = MPI_Waitall(*count, array_of_requests, ep_f08_statuses(array_of_statuses));
-    ep_f_return(ierror, rc);
+    int rc = MPI_Waitall(*count, array_of_requests, entry_f08_statuses(array_of_statuses));
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_waitany_f08_(const int *count, MPI_Request array_of_requests[], int *indx, MPI_Status *status, MPI_Fint *ierror)
+ENTRY_API void mpi_waitany_f08_(const int *count, MPI_Request array_of_requests[], int *indx, MPI_Status *status, MPI_Fint *ierror)
 {
     *indx = MPI_UNDEFINED;
-    int rc = MPI_Waitany(*count, array_of_requests, indx, ep_f08_status(status));
-    ep_f_indices(indx, 1);
-    ep_f_return(ierror, rc);
+    int rc = MPI_Waitany(*count, array_of_requests, indx, entry_f08_status(status));
+    entry_f_indices(indx, 1);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_waitsome_f08_(const int *incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[], MPI_Fint *ierror)
+ENTRY_API void mpi_waitsome_f08_(const int *incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[], MPI_Fint *ierror)
 {
     *outcount = MPI_UNDEFINED;
-    int rc = MPI_Waitsome(*incount, array_of_requests, outcount, array_of_indices, ep_f08_statuses(array_of_statuses));
-    ep_f_indices(array_of_indices, *outcount);
-    ep_f_return(ierror, rc);
+    int rc = MPI_Waitsome(*incount, array_of_requests, outcount, array_of_indices, entry_f08_statuses(array_of_statuses));
+    entry_f_indices(array_of_indices, *outcount);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_win_allocate_f08_(const MPI_Aint *size, const int *disp_unit, const MPI_Info *info, const MPI_Comm *comm, void *baseptr, MPI_Win *win, MPI_Fint *ierror)
+ENTRY_API void mpi_win_allocate_f08_(const MPI_Aint *size, const int *disp_unit, const MPI_Info *info, const MPI_Comm *comm, void *baseptr, MPI_Win *win, MPI_Fint *ierror)
 {
     int rc = MPI_Win_allocate(*size, *disp_unit, *info, *comm, baseptr, win);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_win_allocate_f08_large_(const MPI_Aint *size, const MPI_Aint *disp_unit, const MPI_Info *info, const MPI_Comm *comm, void *baseptr, MPI_Win *win, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_win_allocate_f08_large_(const MPI_Aint *size, const MPI_Aint *disp_unit, const MPI_Info *info, const MPI_Comm *comm, void *baseptr, MPI_Win *win, MPI_Fint *ierror)
+extern void pmpir_win_allocate_f08_large_(const MPI_Aint *size, const MPI_Aint *disp_unit, const MPI_Info *info, const MPI_Comm *comm, void *baseptr, MPI_Win *win, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_win_allocate_f08_large_(const MPI_Aint *size, const MPI_Aint *disp_unit, const MPI_Info *info, const MPI_Comm *comm, void *baseptr, MPI_Win *win, MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPI_Win_allocate_c", *comm));
+    if (entry_comm_is_ep(*comm))
+        entry_f_return(ierror, entry_unsupported_comm("MPI_Win_allocate_c", *comm));
     else
         pmpir_win_allocate_f08_large_(size, disp_unit, info, comm, baseptr, win, ierror);
 }
 
-EP_API void mpi_win_allocate_shared_f08_(const MPI_Aint *size, const int *disp_unit, const MPI_Info *info, const MPI_Comm *comm, void *baseptr, MPI_Win *win, MPI_Fint *ierror)
+ENTRY_API void mpi_win_allocate_shared_f08_(const MPI_Aint *size, const int *disp_unit, const MPI_Info *info, const MPI_Comm *comm, void *baseptr, MPI_Win *win, MPI_Fint *ierror)
 {
     int rc = MPI_Win_allocate_shared(*size, *disp_unit, *info, *comm, baseptr, win);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_win_allocate_shared_f08_large_(const MPI_Aint *size, const MPI_Aint *disp_unit, const MPI_Info *info, const MPI_Comm *comm, void *baseptr, MPI_Win *win, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_win_allocate_shared_f08_large_(const MPI_Aint *size, const MPI_Aint *disp_unit, const MPI_Info *info, const MPI_Comm *comm, void *baseptr, MPI_Win *win, MPI_Fint *ierror)
+extern void pmpir_win_allocate_shared_f08_large_(const MPI_Aint *size, const MPI_Aint *disp_unit, const MPI_Info *info, const MPI_Comm *comm, void *baseptr, MPI_Win *win, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_win_allocate_shared_f08_large_(const MPI_Aint *size, const MPI_Aint *disp_unit, const MPI_Info *info, const MPI_Comm *comm, void *baseptr, MPI_Win *win, MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPI_Win_allocate_shared_c", *comm));
+    if (entry_comm_is_ep(*comm))
+        entry_f_return(ierror, entry_unsupported_comm("MPI_Win_allocate_shared_c", *comm));
     else
         pmpir_win_allocate_shared_f08_large_(size, disp_unit, info, comm, baseptr, win, ierror);
 }
 
-EP_API void mpi_win_call_errhandler_f08_(const MPI_Win *win, const int *errorcode, MPI_Fint *ierror)
+ENTRY_API void mpi_win_call_errhandler_f08_(const MPI_Win *win, const int *errorcode, MPI_Fint *ierror)
 {
     int rc = MPI_Win_call_errhandler(*win, *errorcode);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_win_complete_f08_(const MPI_Win *win, MPI_Fint *ierror)
+ENTRY_API void mpi_win_complete_f08_(const MPI_Win *win, MPI_Fint *ierror)
 {
     int rc = MPI_Win_complete(*win);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_win_create_dynamic_f08_(const MPI_Info *info, const MPI_Comm *comm, MPI_Win *win, MPI_Fint *ierror)
+ENTRY_API void mpi_win_create_dynamic_f08_(const MPI_Info *info, const MPI_Comm *comm, MPI_Win *win, MPI_Fint *ierror)
 {
     int rc = MPI_Win_create_dynamic(*info, *comm, win);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_win_create_errhandler_f08_(MPI_Win_errhandler_function *win_errhandler_fn, MPI_Errhandler *errhandler, MPI_Fint *ierror)
+ENTRY_API void mpi_win_create_errhandler_f08_(MPI_Win_errhandler_function *win_errhandler_fn, MPI_Errhandler *errhandler, MPI_Fint *ierror)
 {
     int rc = MPI_Win_create_errhandler(win_errhandler_fn, errhandler);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_win_delete_attr_f08_(const MPI_Win *win, const int *win_keyval, MPI_Fint *ierror)
+ENTRY_API void mpi_win_delete_attr_f08_(const MPI_Win *win, const int *win_keyval, MPI_Fint *ierror)
 {
     int rc = MPI_Win_delete_attr(*win, *win_keyval);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_win_fence_f08_(const int *assert, const MPI_Win *win, MPI_Fint *ierror)
+ENTRY_API void mpi_win_fence_f08_(const int *assert, const MPI_Win *win, MPI_Fint *ierror)
 {
     int rc = MPI_Win_fence(*assert, *win);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_win_flush_all_f08_(const MPI_Win *win, MPI_Fint *ierror)
+ENTRY_API void mpi_win_flush_all_f08_(const MPI_Win *win, MPI_Fint *ierror)
 {
     int rc = MPI_Win_flush_all(*win);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_win_flush_f08_(const int *rank, const MPI_Win *win, MPI_Fint *ierror)
+ENTRY_API void mpi_win_flush_f08_(const int *rank, const MPI_Win *win, MPI_Fint *ierror)
 {
     int rc = MPI_Win_flush(*rank, *win);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_win_flush_local_all_f08_(const MPI_Win *win, MPI_Fint *ierror)
+ENTRY_API void mpi_win_flush_local_all_f08_(const MPI_Win *win, MPI_Fint *ierror)
 {
     int rc = MPI_Win_flush_local_all(*win);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_win_flush_local_f08_(const int *rank, const MPI_Win *win, MPI_Fint *ierror)
+ENTRY_API void mpi_win_flush_local_f08_(const int *rank, const MPI_Win *win, MPI_Fint *ierror)
 {
     int rc = MPI_Win_flush_local(*rank, *win);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_win_free_f08_(MPI_Win *win, MPI_Fint *ierror)
+ENTRY_API void mpi_win_free_f08_(MPI_Win *win, MPI_Fint *ierror)
 {
     int rc = MPI_Win_free(win);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_win_get_errhandler_f08_(const MPI_Win *win, MPI_Errhandler *errhandler, MPI_Fint *ierror)
+ENTRY_API void mpi_win_get_errhandler_f08_(const MPI_Win *win, MPI_Errhandler *errhandler, MPI_Fint *ierror)
 {
     int rc = MPI_Win_get_errhandler(*win, errhandler);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_win_get_group_f08_(const MPI_Win *win, MPI_Group *group, MPI_Fint *ierror)
+ENTRY_API void mpi_win_get_group_f08_(const MPI_Win *win, MPI_Group *group, MPI_Fint *ierror)
 {
     int rc = MPI_Win_get_group(*win, group);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_win_get_info_f08_(const MPI_Win *win, MPI_Info *info_used, MPI_Fint *ierror)
+ENTRY_API void mpi_win_get_info_f08_(const MPI_Win *win, MPI_Info *info_used, MPI_Fint *ierror)
 {
     int rc = MPI_Win_get_info(*win, info_used);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_win_get_name_f08_(const MPI_Win *win, char *win_name, int *resultlen, MPI_Fint *ierror, size_t win_name_len)
+ENTRY_API void mpi_win_get_name_f08_(const MPI_Win *win, char *win_name, int *resultlen, MPI_Fint *ierror, size_t win_name_len)
 {
-    char win_name_c[EP_F_STRING_MAX] = "";
+    char win_name_c[ENTRY_F_STRING_MAX] = "";
     int rc = MPI_Win_get_name(*win, win_name_c, resultlen);
     if (rc == MPI_SUCCESS)
-        ep_f_string_out(win_name, win_name_len, win_name_c);
-    ep_f_return(ierror, rc);
+        entry_f_string_out(win_name, win_name_len, win_name_c);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_win_lock_all_f08_(const int *assert, const MPI_Win *win, MPI_Fint *ierror)
+ENTRY_API void mpi_win_lock_all_f08_(const int *assert, const MPI_Win *win, MPI_Fint *ierror)
 {
     int rc = MPI_Win_lock_all(*assert, *win);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_win_lock_f08_(const int *lock_type, const int *rank, const int *assert, const MPI_Win *win, MPI_Fint *ierror)
+ENTRY_API void mpi_win_lock_f08_(const int *lock_type, const int *rank, const int *assert, const MPI_Win *win, MPI_Fint *ierror)
 {
     int rc = MPI_Win_lock(*lock_type, *rank, *assert, *win);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_win_post_f08_(const MPI_Group *group, const int *assert, const MPI_Win *win, MPI_Fint *ierror)
+ENTRY_API void mpi_win_post_f08_(const MPI_Group *group, const int *assert, const MPI_Win *win, MPI_Fint *ierror)
 {
     int rc = MPI_Win_post(*group, *assert, *win);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_win_set_errhandler_f08_(const MPI_Win *win, const MPI_Errhandler *errhandler, MPI_Fint *ierror)
+ENTRY_API void mpi_win_set_errhandler_f08_(const MPI_Win *win, const MPI_Errhandler *errhandler, MPI_Fint *ierror)
 {
     int rc = MPI_Win_set_errhandler(*win, *errhandler);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_win_set_info_f08_(const MPI_Win *win, const MPI_Info *info, MPI_Fint *ierror)
+ENTRY_API void mpi_win_set_info_f08_(const MPI_Win *win, const MPI_Info *info, MPI_Fint *ierror)
 {
     int rc = MPI_Win_set_info(*win, *info);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_win_set_name_f08_(const MPI_Win *win, const char *win_name, MPI_Fint *ierror, size_t win_name_len)
+ENTRY_API void mpi_win_set_name_f08_(const MPI_Win *win, const char *win_name, MPI_Fint *ierror, size_t win_name_len)
 {
-    char *win_name_c = ep_f_string_in(win_name, win_name_len);
-    int rc = win_name_c ? MPI_SUCCESS : ep_f_no_memory("MPI_Win_set_name");
+    char *win_name_c = entry_f_string_in(win_name, win_name_len);
+    int rc = win_name_c ? MPI_SUCCESS : entry_f_no_memory("MPI_Win_set_name");
     if (rc == MPI_SUCCESS)
         rc = MPI_Win_set_name(*win, win_name_c);
     free(win_name_c);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_win_shared_query_f08_(const MPI_Win *win, const int *rank, MPI_Aint *size, int *disp_unit, void *baseptr, MPI_Fint *ierror)
+ENTRY_API void mpi_win_shared_query_f08_(const MPI_Win *win, const int *rank, MPI_Aint *size, int *disp_unit, void *baseptr, MPI_Fint *ierror)
 {
     int rc = MPI_Win_shared_query(*win, *rank, size, disp_unit, baseptr);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_win_shared_query_f08_large_(const MPI_Win *win, const int *rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpi_win_shared_query_f08_large_(const MPI_Win *win, const int *rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr, MPI_Fint *ierror)
+extern void pmpir_win_shared_query_f08_large_(const MPI_Win *win, const int *rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_win_shared_query_f08_large_(const MPI_Win *win, const int *rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr, MPI_Fint *ierror)
 {
     if (ep_win_handle_is_ep(*win))
-        ep_f_return(ierror, ep_unsupported("MPI_Win_shared_query_c", "windows", MPI_ERR_WIN));
+        entry_f_return(ierror, entry_unsupported("MPI_Win_shared_query_c", "windows", MPI_ERR_WIN));
     else
         pmpir_win_shared_query_f08_large_(win, rank, size, disp_unit, baseptr, ierror);
 }
 
-EP_API void mpi_win_start_f08_(const MPI_Group *group, const int *assert, const MPI_Win *win, MPI_Fint *ierror)
+ENTRY_API void mpi_win_start_f08_(const MPI_Group *group, const int *assert, const MPI_Win *win, MPI_Fint *ierror)
 {
     int rc = MPI_Win_start(*group, *assert, *win);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_win_sync_f08_(const MPI_Win *win, MPI_Fint *ierror)
+ENTRY_API void mpi_win_sync_f08_(const MPI_Win *win, MPI_Fint *ierror)
 {
     int rc = MPI_Win_sync(*win);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_win_test_f08_(const MPI_Win *win, int *flag, MPI_Fint *ierror)
+ENTRY_API void mpi_win_test_f08_(const MPI_Win *win, int *flag, MPI_Fint *ierror)
 {
     int rc = MPI_Win_test(*win, flag);
-    ep_f_logical(flag);
-    ep_f_return(ierror, rc);
+    entry_f_logical(flag);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_win_unlock_all_f08_(const MPI_Win *win, MPI_Fint *ierror)
+ENTRY_API void mpi_win_unlock_all_f08_(const MPI_Win *win, MPI_Fint *ierror)
 {
     int rc = MPI_Win_unlock_all(*win);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_win_unlock_f08_(const int *rank, const MPI_Win *win, MPI_Fint *ierror)
+ENTRY_API void mpi_win_unlock_f08_(const int *rank, const MPI_Win *win, MPI_Fint *ierror)
 {
     int rc = MPI_Win_unlock(*rank, *win);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-EP_API void mpi_win_wait_f08_(const MPI_Win *win, MPI_Fint *ierror)
+ENTRY_API void mpi_win_wait_f08_(const MPI_Win *win, MPI_Fint *ierror)
 {
     int rc = MPI_Win_wait(*win);
-    ep_f_return(ierror, rc);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpixr_comm_agree_f08_(const MPI_Comm *comm, int *flag, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpix_comm_agree_f08_(const MPI_Comm *comm, int *flag, MPI_Fint *ierror)
+extern void pmpixr_comm_agree_f08_(const MPI_Comm *comm, int *flag, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpix_comm_agree_f08_(const MPI_Comm *comm, int *flag, MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPIX_Comm_agree", *comm));
+    if (entry_comm_is_ep(*comm))
+        entry_f_return(ierror, entry_unsupported_comm("MPIX_Comm_agree", *comm));
     else
         pmpixr_comm_agree_f08_(comm, flag, ierror);
 }
 
-extern void pmpixr_comm_failure_ack_f08_(const MPI_Comm *comm, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpix_comm_failure_ack_f08_(const MPI_Comm *comm, MPI_Fint *ierror)
+extern void pmpixr_comm_failure_ack_f08_(const MPI_Comm *comm, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpix_comm_failure_ack_f08_(const MPI_Comm *comm, MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPIX_Comm_failure_ack", *comm));
+    if (entry_comm_is_ep(*comm))
+        entry_f_return(ierror, entry_unsupported_comm("MPIX_Comm_failure_ack", *comm));
     else
         pmpixr_comm_failure_ack_f08_(comm, ierror);
 }
 
-extern void pmpixr_comm_failure_get_acked_f08_(const MPI_Comm *comm, MPI_Group *failedgrp, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpix_comm_failure_get_acked_f08_(const MPI_Comm *comm, MPI_Group *failedgrp, MPI_Fint *ierror)
+extern void pmpixr_comm_failure_get_acked_f08_(const MPI_Comm *comm, MPI_Group *failedgrp, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpix_comm_failure_get_acked_f08_(const MPI_Comm *comm, MPI_Group *failedgrp, MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPIX_Comm_failure_get_acked", *comm));
+    if (entry_comm_is_ep(*comm))
+        entry_f_return(ierror, entry_unsupported_comm("MPIX_Comm_failure_get_acked", *comm));
     else
         pmpixr_comm_failure_get_acked_f08_(comm, failedgrp, ierror);
 }
 
-extern void pmpixr_comm_revoke_f08_(const MPI_Comm *comm, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpix_comm_revoke_f08_(const MPI_Comm *comm, MPI_Fint *ierror)
+extern void pmpixr_comm_revoke_f08_(const MPI_Comm *comm, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpix_comm_revoke_f08_(const MPI_Comm *comm, MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPIX_Comm_revoke", *comm));
+    if (entry_comm_is_ep(*comm))
+        entry_f_return(ierror, entry_unsupported_comm("MPIX_Comm_revoke", *comm));
     else
         pmpixr_comm_revoke_f08_(comm, ierror);
 }
 
-extern void pmpixr_comm_shrink_f08_(const MPI_Comm *comm, MPI_Comm *newcomm, MPI_Fint *ierror) EP_F_WEAK;
-EP_API void mpix_comm_shrink_f08_(const MPI_Comm *comm, MPI_Comm *newcomm, MPI_Fint *ierror)
+extern void pmpixr_comm_shrink_f08_(const MPI_Comm *comm, MPI_Comm *newcomm, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpix_comm_shrink_f08_(const MPI_Comm *comm, MPI_Comm *newcomm, MPI_Fint *ierror)
 {
-    if (ep_entry_comm_is_ep(*comm))
-        ep_f_return(ierror, ep_unsupported_comm("MPIX_Comm_shrink", *comm));
+    if (entry_comm_is_ep(*comm))
+        entry_f_return(ierror, entry_unsupported_comm("MPIX_Comm_shrink", *comm));
     else
         pmpixr_comm_shrink_f08_(comm, newcomm, ierror);
 }

@@ -15,9 +15,9 @@ static int members_of(const char *call, MPI_Group h, const ep_gid_t **m, int *n,
 {
     ep_status_t st = ep_group_members(h, m, n, owned);
     if (st == EP_ERR_NO_MEM)
-        return ep_raise(NULL, call, MPI_ERR_NO_MEM, "no memory for the members of group 0x%x", (unsigned)h);
+        return entry_raise(NULL, call, MPI_ERR_NO_MEM, "no memory for the members of group 0x%x", (unsigned)h);
     if (st)
-        return ep_raise(NULL, call, MPI_ERR_GROUP, "invalid group 0x%x", (unsigned)h);
+        return entry_raise(NULL, call, MPI_ERR_GROUP, "invalid group 0x%x", (unsigned)h);
     return MPI_SUCCESS;
 }
 
@@ -36,7 +36,7 @@ static int new_group(const char *call, const ep_gid_t *m, int n, ep_gid_t me, MP
     }
     ep_group_t *g = ep_group_new(m, n, me);
     if (!g)
-        return ep_raise(NULL, call, MPI_ERR_NO_MEM, "no memory for a group of %d", n);
+        return entry_raise(NULL, call, MPI_ERR_NO_MEM, "no memory for a group of %d", n);
     *out = g->handle;
     return MPI_SUCCESS;
 }
@@ -47,65 +47,65 @@ static ep_gid_t me_of(MPI_Group a, MPI_Group b)
     return g ? g->me : (ep_gid_t){0, 0};
 }
 
-EP_API int MPI_Comm_group(MPI_Comm comm, MPI_Group *group)
+ENTRY_API int MPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 {
     static const char call[] = "MPI_Comm_group";
     ep_endpoint_t *ep;
-    EP_ENTRY(call, comm, ep, PMPI_Comm_group(comm, group));
+    ENTRY_RESOLVE(call, comm, ep, PMPI_Comm_group(comm, group));
     if (!group)
-        return ep_raise(ep, call, MPI_ERR_ARG, "group pointer is NULL");
+        return entry_raise(ep, call, MPI_ERR_ARG, "group pointer is NULL");
     ep_comm_t *c = ep->comm;
     return new_group(call, c->gids + c->group_off[ep->side], ep_local_size(ep), c->gids[ep->rank], group);
 }
 
-EP_API int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
+ENTRY_API int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 {
     static const char call[] = "MPI_Comm_remote_group";
     ep_endpoint_t *ep;
-    EP_ENTRY(call, comm, ep, PMPI_Comm_remote_group(comm, group));
+    ENTRY_RESOLVE(call, comm, ep, PMPI_Comm_remote_group(comm, group));
     if (!ep->comm->inter)
-        return ep_raise(ep, call, MPI_ERR_COMM, "the communicator is not an intercommunicator");
+        return entry_raise(ep, call, MPI_ERR_COMM, "the communicator is not an intercommunicator");
     if (!group)
-        return ep_raise(ep, call, MPI_ERR_ARG, "group pointer is NULL");
+        return entry_raise(ep, call, MPI_ERR_ARG, "group pointer is NULL");
     ep_comm_t *c = ep->comm;
     return new_group(call, c->gids + c->group_off[ep_remote_side(ep)], ep_remote_size(ep), c->gids[ep->rank], group);
 }
 
-EP_API int MPI_Group_size(MPI_Group group, int *size)
+ENTRY_API int MPI_Group_size(MPI_Group group, int *size)
 {
     if (!ep_group_handle_is_ep(group))
         return PMPI_Group_size(group, size);
     ep_group_t *g = ep_group_get(group);
     if (!g)
-        return ep_raise(NULL, "MPI_Group_size", MPI_ERR_GROUP, "invalid group 0x%x", (unsigned)group);
+        return entry_raise(NULL, "MPI_Group_size", MPI_ERR_GROUP, "invalid group 0x%x", (unsigned)group);
     *size = g->size;
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_Group_rank(MPI_Group group, int *rank)
+ENTRY_API int MPI_Group_rank(MPI_Group group, int *rank)
 {
     if (!ep_group_handle_is_ep(group))
         return PMPI_Group_rank(group, rank);
     ep_group_t *g = ep_group_get(group);
     if (!g)
-        return ep_raise(NULL, "MPI_Group_rank", MPI_ERR_GROUP, "invalid group 0x%x", (unsigned)group);
+        return entry_raise(NULL, "MPI_Group_rank", MPI_ERR_GROUP, "invalid group 0x%x", (unsigned)group);
     *rank = ep_gid_rank(g->members, g->size, g->me);
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_Group_free(MPI_Group *group)
+ENTRY_API int MPI_Group_free(MPI_Group *group)
 {
     if (!group || !ep_group_handle_is_ep(*group))
         return PMPI_Group_free(group);
     ep_group_t *g = ep_group_get(*group);
     if (!g)
-        return ep_raise(NULL, "MPI_Group_free", MPI_ERR_GROUP, "invalid group 0x%x", (unsigned)*group);
+        return entry_raise(NULL, "MPI_Group_free", MPI_ERR_GROUP, "invalid group 0x%x", (unsigned)*group);
     ep_group_free(g);
     *group = MPI_GROUP_NULL;
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[])
+ENTRY_API int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[])
 {
     static const char call[] = "MPI_Group_translate_ranks";
     const ep_gid_t *a, *b;
@@ -122,7 +122,7 @@ EP_API int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[]
         if (ranks1[i] == MPI_PROC_NULL)
             ranks2[i] = MPI_PROC_NULL;
         else if (ranks1[i] < 0 || ranks1[i] >= na)
-            rc = ep_raise(NULL, call, MPI_ERR_RANK, "rank %d is not in the first group (size %d)", ranks1[i], na);
+            rc = entry_raise(NULL, call, MPI_ERR_RANK, "rank %d is not in the first group (size %d)", ranks1[i], na);
         else
             ranks2[i] = ep_gid_rank(b, nb, a[ranks1[i]]);
     }
@@ -131,7 +131,7 @@ EP_API int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[]
     return rc;
 }
 
-EP_API int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
+ENTRY_API int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
 {
     static const char call[] = "MPI_Group_compare";
     const ep_gid_t *a, *b;
@@ -162,7 +162,7 @@ static int setop(const char *call, MPI_Group group1, MPI_Group group2, ep_group_
         return rc;
     }
     if (ep_group_setop(a, na, b, nb, op, &m, &nm))
-        rc = ep_raise(NULL, call, MPI_ERR_NO_MEM, "no memory for groups of %d and %d", na, nb);
+        rc = entry_raise(NULL, call, MPI_ERR_NO_MEM, "no memory for groups of %d and %d", na, nb);
     else
         rc = new_group(call, m, nm, me_of(group1, group2), newgroup);
     free(m);
@@ -171,17 +171,17 @@ static int setop(const char *call, MPI_Group group1, MPI_Group group2, ep_group_
     return rc;
 }
 
-#define EP_GROUP_SETOP(NAME, OP)                                                         \
-    EP_API int MPI_Group_##NAME(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) \
-    {                                                                                    \
-        if (!ep_group_handle_is_ep(group1) && !ep_group_handle_is_ep(group2))            \
-            return PMPI_Group_##NAME(group1, group2, newgroup);                          \
-        return setop("MPI_Group_" #NAME, group1, group2, OP, newgroup);                  \
+#define GROUP_SETOP(NAME, OP)                                                               \
+    ENTRY_API int MPI_Group_##NAME(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) \
+    {                                                                                       \
+        if (!ep_group_handle_is_ep(group1) && !ep_group_handle_is_ep(group2))               \
+            return PMPI_Group_##NAME(group1, group2, newgroup);                             \
+        return setop("MPI_Group_" #NAME, group1, group2, OP, newgroup);                     \
     }
 
-EP_GROUP_SETOP(union, EP_GROUP_UNION)
-EP_GROUP_SETOP(intersection, EP_GROUP_INTERSECTION)
-EP_GROUP_SETOP(difference, EP_GROUP_DIFFERENCE)
+GROUP_SETOP(union, EP_GROUP_UNION)
+GROUP_SETOP(intersection, EP_GROUP_INTERSECTION)
+GROUP_SETOP(difference, EP_GROUP_DIFFERENCE)
 
 /* Builds a subgroup from a rank list: include them in order (incl), or all
  * but them (excl).  Ranks must exist and be distinct. */
@@ -189,19 +189,19 @@ static int subgroup(const char *call, MPI_Group group, int n, const int ranks[],
 {
     ep_group_t *g = ep_group_get(group);
     if (!g)
-        return ep_raise(NULL, call, MPI_ERR_GROUP, "invalid group 0x%x", (unsigned)group);
+        return entry_raise(NULL, call, MPI_ERR_GROUP, "invalid group 0x%x", (unsigned)group);
     if (n < 0 || n > g->size)
-        return ep_raise(NULL, call, MPI_ERR_ARG, "%d ranks for a group of %d", n, g->size);
+        return entry_raise(NULL, call, MPI_ERR_ARG, "%d ranks for a group of %d", n, g->size);
     char *seen = calloc((size_t)g->size + 1, 1);
     ep_gid_t *m = malloc(sizeof *m * (size_t)(g->size + 1));
     int k = 0, rc = MPI_SUCCESS;
     if (!seen || !m)
-        rc = ep_raise(NULL, call, MPI_ERR_NO_MEM, "no memory for a group of %d", g->size);
+        rc = entry_raise(NULL, call, MPI_ERR_NO_MEM, "no memory for a group of %d", g->size);
     for (int i = 0; !rc && i < n; i++) {
         if (ranks[i] < 0 || ranks[i] >= g->size)
-            rc = ep_raise(NULL, call, MPI_ERR_RANK, "rank %d is not in the group (size %d)", ranks[i], g->size);
+            rc = entry_raise(NULL, call, MPI_ERR_RANK, "rank %d is not in the group (size %d)", ranks[i], g->size);
         else if (seen[ranks[i]]++)
-            rc = ep_raise(NULL, call, MPI_ERR_RANK, "rank %d is listed twice", ranks[i]);
+            rc = entry_raise(NULL, call, MPI_ERR_RANK, "rank %d is listed twice", ranks[i]);
         else if (!excl)
             m[k++] = g->members[ranks[i]];
     }
@@ -222,12 +222,12 @@ static int expand_ranges(const char *call, int n, int ranges[][3], int **out, in
     for (int i = 0; i < n; i++) {
         int f = ranges[i][0], l = ranges[i][1], s = ranges[i][2];
         if (s == 0 || (s > 0 && f > l) || (s < 0 && f < l))
-            return ep_raise(NULL, call, MPI_ERR_ARG, "invalid range (%d, %d, %d)", f, l, s);
+            return entry_raise(NULL, call, MPI_ERR_ARG, "invalid range (%d, %d, %d)", f, l, s);
         total += (l - f) / s + 1;
     }
     int *r = malloc(sizeof(int) * (size_t)(total ? total : 1)), k = 0;
     if (!r)
-        return ep_raise(NULL, call, MPI_ERR_NO_MEM, "no memory for %ld ranks", total);
+        return entry_raise(NULL, call, MPI_ERR_NO_MEM, "no memory for %ld ranks", total);
     for (int i = 0; i < n; i++)
         for (int v = ranges[i][0]; ranges[i][2] > 0 ? v <= ranges[i][1] : v >= ranges[i][1]; v += ranges[i][2])
             r[k++] = v;
@@ -236,14 +236,14 @@ static int expand_ranges(const char *call, int n, int ranges[][3], int **out, in
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
+ENTRY_API int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
     if (!ep_group_handle_is_ep(group))
         return PMPI_Group_incl(group, n, ranks, newgroup);
     return subgroup("MPI_Group_incl", group, n, ranks, 0, newgroup);
 }
 
-EP_API int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
+ENTRY_API int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
     if (!ep_group_handle_is_ep(group))
         return PMPI_Group_excl(group, n, ranks, newgroup);
@@ -260,14 +260,14 @@ static int range_common(const char *call, MPI_Group group, int n, int ranges[][3
     return rc;
 }
 
-EP_API int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
+ENTRY_API int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
     if (!ep_group_handle_is_ep(group))
         return PMPI_Group_range_incl(group, n, ranges, newgroup);
     return range_common("MPI_Group_range_incl", group, n, ranges, 0, newgroup);
 }
 
-EP_API int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
+ENTRY_API int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
     if (!ep_group_handle_is_ep(group))
         return PMPI_Group_range_excl(group, n, ranges, newgroup);
@@ -285,24 +285,24 @@ static int group_ranks(const char *call, MPI_Comm comm, int intra_only, MPI_Grou
     const ep_gid_t *m;
     int owned, rc;
     *ranks = NULL;
-    if (!ep_entry_comm_is_ep(comm))
-        return ep_raise_classic(comm, call, MPI_ERR_GROUP,
-                                "an endpoint group cannot make a communicator from a classic one");
-    if ((rc = ep_entry_endpoint(call, comm, ep)) || (intra_only && (rc = ep_check_intra(*ep, call))))
+    if (!entry_comm_is_ep(comm))
+        return entry_raise_classic(comm, call, MPI_ERR_GROUP,
+                                   "an endpoint group cannot make a communicator from a classic one");
+    if ((rc = entry_endpoint(call, comm, ep)) || (intra_only && (rc = entry_check_intra(*ep, call))))
         return rc;
     if (!newcomm)
-        return ep_raise(*ep, call, MPI_ERR_ARG, "newcomm pointer is NULL");
+        return entry_raise(*ep, call, MPI_ERR_ARG, "newcomm pointer is NULL");
     if ((rc = members_of(call, group, &m, n, &owned)))
         return rc;
     const ep_gid_t *local = (*ep)->comm->gids + (*ep)->comm->group_off[(*ep)->side];
     int size = ep_local_size(*ep), me = ep_local_rank(*ep);
     if (!(*ranks = malloc(sizeof(int) * (size_t)(*n ? *n : 1))))
-        rc = ep_raise(*ep, call, MPI_ERR_NO_MEM, "no memory for a group of %d", *n);
+        rc = entry_raise(*ep, call, MPI_ERR_NO_MEM, "no memory for a group of %d", *n);
     *pos = MPI_UNDEFINED;
     for (int i = 0; i < *n && !rc; i++) {
         if (((*ranks)[i] = ep_gid_rank(local, size, m[i])) == MPI_UNDEFINED)
-            rc = ep_raise(*ep, call, MPI_ERR_GROUP, "group member %d is not in the %s", i,
-                          (*ep)->comm->inter ? "local group of the intercommunicator" : "communicator");
+            rc = entry_raise(*ep, call, MPI_ERR_GROUP, "group member %d is not in the %s", i,
+                             (*ep)->comm->inter ? "local group of the intercommunicator" : "communicator");
         if ((*ranks)[i] == me)
             *pos = i;
     }
@@ -314,17 +314,17 @@ static int group_ranks(const char *call, MPI_Comm comm, int intra_only, MPI_Grou
  * communicator with ranks in group order.  That is a split: colour 0 for
  * members, keyed by their group rank.  On an intercommunicator each side
  * passes a subgroup of its own group, and the result joins the two. */
-EP_API int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+ENTRY_API int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
     static const char call[] = "MPI_Comm_create";
     ep_endpoint_t *ep;
     int *ranks, n, pos, rc;
-    if (!ep_entry_comm_is_ep(comm) && !ep_group_handle_is_ep(group))
+    if (!entry_comm_is_ep(comm) && !ep_group_handle_is_ep(group))
         return PMPI_Comm_create(comm, group, newcomm);
     if (!(rc = group_ranks(call, comm, 0, group, newcomm, &ep, &ranks, &n, &pos))) {
         ep_status_t st = ep_comm_split(ep, pos == MPI_UNDEFINED ? MPI_UNDEFINED : 0, pos, newcomm);
         if (st)
-            rc = ep_raise_status(ep, call, st, NULL);
+            rc = entry_raise_status(ep, call, st, NULL);
     }
     free(ranks);
     return rc;
@@ -332,24 +332,24 @@ EP_API int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 
 /* MPI_Comm_create_group: collective over the members of group only; the
  * new ranks follow the group's order.  An empty group gives MPI_COMM_NULL. */
-EP_API int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
+ENTRY_API int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
     static const char call[] = "MPI_Comm_create_group";
     ep_endpoint_t *ep;
     int *ranks, n, pos, rc;
-    if (!ep_entry_comm_is_ep(comm) && !ep_group_handle_is_ep(group))
+    if (!entry_comm_is_ep(comm) && !ep_group_handle_is_ep(group))
         return PMPI_Comm_create_group(comm, group, tag, newcomm);
     rc = group_ranks(call, comm, 1, group, newcomm, &ep, &ranks, &n, &pos);
     if (!rc && (tag < 0 || tag > ep_tag_ub))
-        rc = ep_raise(ep, call, MPI_ERR_TAG, "invalid tag %d (must be between 0 and MPI_TAG_UB)", tag);
+        rc = entry_raise(ep, call, MPI_ERR_TAG, "invalid tag %d (must be between 0 and MPI_TAG_UB)", tag);
     else if (!rc && n == 0)
         *newcomm = MPI_COMM_NULL;
     else if (!rc && pos == MPI_UNDEFINED)
-        rc = ep_raise(ep, call, MPI_ERR_GROUP, "the calling rank %d is not in the group", ep->rank);
+        rc = entry_raise(ep, call, MPI_ERR_GROUP, "the calling rank %d is not in the group", ep->rank);
     else if (!rc) {
         ep_status_t st = ep_comm_create_group(ep, ranks, n, tag, newcomm);
         if (st)
-            rc = ep_raise_status(ep, call, st, NULL);
+            rc = entry_raise_status(ep, call, st, NULL);
     }
     free(ranks);
     return rc;
@@ -365,14 +365,14 @@ EP_API int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Co
 static int from_group_args(const char *call, const char *stringtag, MPI_Errhandler errhandler, const MPI_Comm *newcomm)
 {
     if (errhandler == MPI_ERRHANDLER_NULL)
-        return ep_raise(NULL, call, MPI_ERR_ARG, "errhandler is MPI_ERRHANDLER_NULL");
+        return entry_raise(NULL, call, MPI_ERR_ARG, "errhandler is MPI_ERRHANDLER_NULL");
     if (!newcomm)
-        return ep_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_ARG, "the new communicator's pointer is NULL");
+        return entry_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_ARG, "the new communicator's pointer is NULL");
     if (!stringtag)
-        return ep_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_ARG, "stringtag is NULL");
+        return entry_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_ARG, "stringtag is NULL");
     if (strnlen(stringtag, MPI_MAX_STRINGTAG_LEN + 1) > MPI_MAX_STRINGTAG_LEN)
-        return ep_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_ARG,
-                           "stringtag is longer than MPI_MAX_STRINGTAG_LEN (%d) characters", MPI_MAX_STRINGTAG_LEN);
+        return entry_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_ARG,
+                              "stringtag is longer than MPI_MAX_STRINGTAG_LEN (%d) characters", MPI_MAX_STRINGTAG_LEN);
     return MPI_SUCCESS;
 }
 
@@ -383,7 +383,7 @@ static int hints_of(const char *call, MPI_Info info, MPI_Errhandler errhandler, 
     *hints = MPI_INFO_NULL;
     if (info != MPI_INFO_NULL && PMPI_Info_dup(info, hints) != MPI_SUCCESS) {
         *hints = MPI_INFO_NULL;
-        return ep_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_INFO, "invalid info 0x%x", (unsigned)info);
+        return entry_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_INFO, "invalid info 0x%x", (unsigned)info);
     }
     return MPI_SUCCESS;
 }
@@ -400,11 +400,11 @@ static int from_group_done(const char *call, ep_status_t st, const char *what, i
     if (hints != MPI_INFO_NULL)
         PMPI_Info_free(&hints);
     if (st == EP_ERR_GROUP && bad >= 0)
-        return ep_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_GROUP,
-                           "member %d of the %s is an endpoint of no communicator of this process (its "
-                           "communicators were freed?)",
-                           bad, what);
-    return ep_raise_on(errhandler, MPI_COMM_NULL, call, ep_status_class(st), "%s", ep_status_take_text(st));
+        return entry_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_GROUP,
+                              "member %d of the %s is an endpoint of no communicator of this process (its "
+                              "communicators were freed?)",
+                              bad, what);
+    return entry_raise_on(errhandler, MPI_COMM_NULL, call, ep_status_class(st), "%s", ep_status_take_text(st));
 }
 
 /* Endpoint group h (*g) and the caller's rank in it, or a raised error. */
@@ -412,17 +412,17 @@ static int caller_in(const char *call, MPI_Group h, const char *what, MPI_Errhan
                      int *pos)
 {
     if (!(*g = ep_group_get(h)))
-        return ep_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_GROUP, "invalid %s 0x%x", what, (unsigned)h);
+        return entry_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_GROUP, "invalid %s 0x%x", what, (unsigned)h);
     if ((*pos = ep_gid_rank((*g)->members, (*g)->size, (*g)->me)) == MPI_UNDEFINED)
-        return ep_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_GROUP,
-                           "the calling endpoint is not in the %s (a group names its caller by the "
-                           "communicator it came from)",
-                           what);
+        return entry_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_GROUP,
+                              "the calling endpoint is not in the %s (a group names its caller by the "
+                              "communicator it came from)",
+                              what);
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler,
-                                      MPI_Comm *newcomm)
+ENTRY_API int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
+                                         MPI_Errhandler errhandler, MPI_Comm *newcomm)
 {
     static const char call[] = "MPI_Comm_create_from_group";
     if (!ep_group_handle_is_ep(group))
@@ -437,9 +437,9 @@ EP_API int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MP
     return from_group_done(call, st, "group", bad, hints, errhandler, newcomm);
 }
 
-EP_API int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group,
-                                            int remote_leader, const char *stringtag, MPI_Info info,
-                                            MPI_Errhandler errhandler, MPI_Comm *newintercomm)
+ENTRY_API int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group,
+                                               int remote_leader, const char *stringtag, MPI_Info info,
+                                               MPI_Errhandler errhandler, MPI_Comm *newintercomm)
 {
     static const char call[] = "MPI_Intercomm_create_from_groups";
     if (!ep_group_handle_is_ep(local_group) && !ep_group_handle_is_ep(remote_group))
@@ -452,24 +452,24 @@ EP_API int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_lea
     if ((rc = from_group_args(call, stringtag, errhandler, newintercomm)))
         return rc;
     if (!ep_group_handle_is_ep(local_group))
-        return ep_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_GROUP,
-                           "the local group is classic but the remote group has endpoints: make the local group "
-                           "from an endpoint communicator too");
+        return entry_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_GROUP,
+                              "the local group is classic but the remote group has endpoints: make the local group "
+                              "from an endpoint communicator too");
     if ((rc = caller_in(call, local_group, "local group", errhandler, &lg, &pos)))
         return rc;
     if (ep_group_members(remote_group, &rm, &nr, &owned))
-        return ep_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_GROUP, "invalid remote group 0x%x",
-                           (unsigned)remote_group);
+        return entry_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_GROUP, "invalid remote group 0x%x",
+                              (unsigned)remote_group);
     if (local_leader < 0 || local_leader >= lg->size)
-        rc = ep_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_RANK,
-                         "invalid local leader %d (the local group has ranks 0 to %d)", local_leader, lg->size - 1);
+        rc = entry_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_RANK,
+                            "invalid local leader %d (the local group has ranks 0 to %d)", local_leader, lg->size - 1);
     else if (nr == 0 || remote_leader < 0 || remote_leader >= nr)
-        rc = ep_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_RANK,
-                         "invalid remote leader %d (the remote group has %d members)", remote_leader, nr);
+        rc = entry_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_RANK,
+                            "invalid remote leader %d (the remote group has %d members)", remote_leader, nr);
     for (int i = 0; !rc && i < nr; i++)
         if (ep_gid_rank(lg->members, lg->size, rm[i]) != MPI_UNDEFINED)
-            rc = ep_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_GROUP,
-                             "member %d of the remote group is in the local group too (they must be disjoint)", i);
+            rc = entry_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_GROUP,
+                                "member %d of the remote group is in the local group too (they must be disjoint)", i);
     if (!rc && !(rc = hints_of(call, info, errhandler, &hints))) {
         ep_status_t st = ep_intercomm_from_groups(lg->members, lg->size, pos, rm, nr, stringtag, errhandler,
                                                   newintercomm, &bad, &bad_remote);

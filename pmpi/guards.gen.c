@@ -8,388 +8,388 @@
 
 #include <stdlib.h>
 
-EP_API int(MPI_Allgather_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Allgather_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Allgather_init", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Allgather_init", comm);
     return PMPI_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
-EP_API int(MPI_Allgatherv_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Allgatherv_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Allgatherv_init", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Allgatherv_init", comm);
     return PMPI_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 }
 
-EP_API int(MPI_Allreduce_init)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Allreduce_init)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Allreduce_init", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Allreduce_init", comm);
     return PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
-EP_API int(MPI_Alltoall_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Alltoall_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Alltoall_init", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Alltoall_init", comm);
     return PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
-EP_API int(MPI_Alltoallv_init)(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Alltoallv_init)(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Alltoallv_init", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Alltoallv_init", comm);
     return PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 }
 
-EP_API int(MPI_Alltoallw_init)(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Alltoallw_init)(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Alltoallw_init", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Alltoallw_init", comm);
     return PMPI_Alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 }
 
-EP_API int(MPI_Barrier_init)(MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Barrier_init)(MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Barrier_init", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Barrier_init", comm);
     return PMPI_Barrier_init(comm, info, request);
 }
 
-EP_API int(MPI_Bcast_init)(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Bcast_init)(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Bcast_init", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Bcast_init", comm);
     return PMPI_Bcast_init(buffer, count, datatype, root, comm, info, request);
 }
 
-EP_API int(MPI_Exscan_init)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Exscan_init)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Exscan_init", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Exscan_init", comm);
     return PMPI_Exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
-EP_API int(MPI_Gather_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Gather_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Gather_init", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Gather_init", comm);
     return PMPI_Gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 }
 
-EP_API int(MPI_Gatherv_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Gatherv_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Gatherv_init", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Gatherv_init", comm);
     return PMPI_Gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
 }
 
-EP_API int(MPI_Neighbor_allgather_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Neighbor_allgather_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Neighbor_allgather_init", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Neighbor_allgather_init", comm);
     return PMPI_Neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
-EP_API int(MPI_Neighbor_allgatherv_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Neighbor_allgatherv_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Neighbor_allgatherv_init", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Neighbor_allgatherv_init", comm);
     return PMPI_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 }
 
-EP_API int(MPI_Neighbor_alltoall_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Neighbor_alltoall_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Neighbor_alltoall_init", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Neighbor_alltoall_init", comm);
     return PMPI_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
-EP_API int(MPI_Neighbor_alltoallv_init)(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Neighbor_alltoallv_init)(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Neighbor_alltoallv_init", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Neighbor_alltoallv_init", comm);
     return PMPI_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 }
 
-EP_API int(MPI_Neighbor_alltoallw_init)(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Neighbor_alltoallw_init)(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Neighbor_alltoallw_init", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Neighbor_alltoallw_init", comm);
     return PMPI_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 }
 
-EP_API int(MPI_Reduce_init)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Reduce_init)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Reduce_init", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Reduce_init", comm);
     return PMPI_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
 }
 
-EP_API int(MPI_Reduce_scatter_block_init)(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Reduce_scatter_block_init)(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Reduce_scatter_block_init", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Reduce_scatter_block_init", comm);
     return PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
 }
 
-EP_API int(MPI_Reduce_scatter_init)(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Reduce_scatter_init)(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Reduce_scatter_init", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Reduce_scatter_init", comm);
     return PMPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
 }
 
-EP_API int(MPI_Scan_init)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Scan_init)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Scan_init", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Scan_init", comm);
     return PMPI_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
-EP_API int(MPI_Scatter_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Scatter_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Scatter_init", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Scatter_init", comm);
     return PMPI_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 }
 
-EP_API int(MPI_Scatterv_init)(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Scatterv_init)(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Scatterv_init", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Scatterv_init", comm);
     return PMPI_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 }
 
-EP_API int(MPIX_Comm_revoke)(MPI_Comm comm)
+ENTRY_API int(MPIX_Comm_revoke)(MPI_Comm comm)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPIX_Comm_revoke", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPIX_Comm_revoke", comm);
     return PMPIX_Comm_revoke(comm);
 }
 
-EP_API int(MPIX_Comm_shrink)(MPI_Comm comm, MPI_Comm *newcomm)
+ENTRY_API int(MPIX_Comm_shrink)(MPI_Comm comm, MPI_Comm *newcomm)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPIX_Comm_shrink", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPIX_Comm_shrink", comm);
     return PMPIX_Comm_shrink(comm, newcomm);
 }
 
-EP_API int(MPIX_Comm_failure_ack)(MPI_Comm comm)
+ENTRY_API int(MPIX_Comm_failure_ack)(MPI_Comm comm)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPIX_Comm_failure_ack", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPIX_Comm_failure_ack", comm);
     return PMPIX_Comm_failure_ack(comm);
 }
 
-EP_API int(MPIX_Comm_failure_get_acked)(MPI_Comm comm, MPI_Group *failedgrp)
+ENTRY_API int(MPIX_Comm_failure_get_acked)(MPI_Comm comm, MPI_Group *failedgrp)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPIX_Comm_failure_get_acked", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPIX_Comm_failure_get_acked", comm);
     return PMPIX_Comm_failure_get_acked(comm, failedgrp);
 }
 
-EP_API int(MPIX_Comm_agree)(MPI_Comm comm, int *flag)
+ENTRY_API int(MPIX_Comm_agree)(MPI_Comm comm, int *flag)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPIX_Comm_agree", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPIX_Comm_agree", comm);
     return PMPIX_Comm_agree(comm, flag);
 }
 
-EP_API int(MPI_Errhandler_get)(MPI_Comm comm, MPI_Errhandler *errhandler)
+ENTRY_API int(MPI_Errhandler_get)(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Errhandler_get", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Errhandler_get", comm);
     return PMPI_Errhandler_get(comm, errhandler);
 }
 
-EP_API int(MPI_Errhandler_set)(MPI_Comm comm, MPI_Errhandler errhandler)
+ENTRY_API int(MPI_Errhandler_set)(MPI_Comm comm, MPI_Errhandler errhandler)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Errhandler_set", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Errhandler_set", comm);
     return PMPI_Errhandler_set(comm, errhandler);
 }
 
-EP_API int(MPI_Parrived)(MPI_Request request, int partition, int *flag)
+ENTRY_API int(MPI_Parrived)(MPI_Request request, int partition, int *flag)
 {
     if (ep_request_handle_is_ep(request))
-        return ep_unsupported("MPI_Parrived", "requests", MPI_ERR_REQUEST);
+        return entry_unsupported("MPI_Parrived", "requests", MPI_ERR_REQUEST);
     return PMPI_Parrived(request, partition, flag);
 }
 
-EP_API int(MPI_Pready)(int partition, MPI_Request request)
+ENTRY_API int(MPI_Pready)(int partition, MPI_Request request)
 {
     if (ep_request_handle_is_ep(request))
-        return ep_unsupported("MPI_Pready", "requests", MPI_ERR_REQUEST);
+        return entry_unsupported("MPI_Pready", "requests", MPI_ERR_REQUEST);
     return PMPI_Pready(partition, request);
 }
 
-EP_API int(MPI_Pready_list)(int length, int array_of_partitions[], MPI_Request request)
+ENTRY_API int(MPI_Pready_list)(int length, int array_of_partitions[], MPI_Request request)
 {
     if (ep_request_handle_is_ep(request))
-        return ep_unsupported("MPI_Pready_list", "requests", MPI_ERR_REQUEST);
+        return entry_unsupported("MPI_Pready_list", "requests", MPI_ERR_REQUEST);
     return PMPI_Pready_list(length, array_of_partitions, request);
 }
 
-EP_API int(MPI_Pready_range)(int partition_low, int partition_high, MPI_Request request)
+ENTRY_API int(MPI_Pready_range)(int partition_low, int partition_high, MPI_Request request)
 {
     if (ep_request_handle_is_ep(request))
-        return ep_unsupported("MPI_Pready_range", "requests", MPI_ERR_REQUEST);
+        return entry_unsupported("MPI_Pready_range", "requests", MPI_ERR_REQUEST);
     return PMPI_Pready_range(partition_low, partition_high, request);
 }
 
-EP_API int(MPI_Precv_init)(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Precv_init)(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Precv_init", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Precv_init", comm);
     return PMPI_Precv_init(buf, partitions, count, datatype, dest, tag, comm, info, request);
 }
 
-EP_API int(MPI_Psend_init)(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Psend_init)(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Psend_init", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Psend_init", comm);
     return PMPI_Psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request);
 }
 
-EP_API int(MPI_Grequest_complete)(MPI_Request request)
+ENTRY_API int(MPI_Grequest_complete)(MPI_Request request)
 {
     if (ep_request_handle_is_ep(request))
-        return ep_unsupported("MPI_Grequest_complete", "requests", MPI_ERR_REQUEST);
+        return entry_unsupported("MPI_Grequest_complete", "requests", MPI_ERR_REQUEST);
     return PMPI_Grequest_complete(request);
 }
 
-EP_API int(MPI_Comm_accept)(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
+ENTRY_API int(MPI_Comm_accept)(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Comm_accept", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Comm_accept", comm);
     return PMPI_Comm_accept(port_name, info, root, comm, newcomm);
 }
 
-EP_API int(MPI_Comm_connect)(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
+ENTRY_API int(MPI_Comm_connect)(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Comm_connect", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Comm_connect", comm);
     return PMPI_Comm_connect(port_name, info, root, comm, newcomm);
 }
 
-EP_API int(MPI_Comm_disconnect)(MPI_Comm *comm)
+ENTRY_API int(MPI_Comm_disconnect)(MPI_Comm *comm)
 {
-    if ((comm && ep_entry_comm_is_ep(*comm)))
-        return ep_unsupported_comm("MPI_Comm_disconnect", *comm);
+    if ((comm && entry_comm_is_ep(*comm)))
+        return entry_unsupported_comm("MPI_Comm_disconnect", *comm);
     return PMPI_Comm_disconnect(comm);
 }
 
-EP_API int(MPI_Comm_spawn)(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
+ENTRY_API int(MPI_Comm_spawn)(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Comm_spawn", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Comm_spawn", comm);
     return PMPI_Comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes);
 }
 
-EP_API int(MPI_Comm_spawn_multiple)(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
+ENTRY_API int(MPI_Comm_spawn_multiple)(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Comm_spawn_multiple", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Comm_spawn_multiple", comm);
     return PMPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes);
 }
 
-EP_API int(MPI_Allgather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+ENTRY_API int(MPI_Allgather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
         return MPI_Allgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm);
     MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Allgather_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = ep_big_type("MPI_Allgather_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    (void)((rc = entry_big_type("MPI_Allgather_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Allgather_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
     if (!rc)
-        rc = MPI_Allgather(sendbuf, EP_BIG_COUNT(sendcount, sendcount_t), EP_BIG_TYPE(sendtype, sendcount_t), recvbuf, EP_BIG_COUNT(recvcount, recvcount_t), EP_BIG_TYPE(recvtype, recvcount_t), comm);
-    ep_big_type_free(&sendcount_t);
-    ep_big_type_free(&recvcount_t);
+        rc = MPI_Allgather(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), comm);
+    entry_big_type_free(&sendcount_t);
+    entry_big_type_free(&recvcount_t);
     return rc;
 }
 
-EP_API int(MPI_Allgather_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Allgather_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Allgather_init_c", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Allgather_init_c", comm);
     return PMPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
-EP_API int(MPI_Allgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
+ENTRY_API int(MPI_Allgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
     ep_endpoint_t *ep;
-    int rc = ep_entry_endpoint("MPI_Allgatherv_c", comm, &ep);
+    int rc = entry_endpoint("MPI_Allgatherv_c", comm, &ep);
     int wide = !(sendcount <= INT_MAX && sendcount >= INT_MIN);
     int *recvcounts_i = NULL, *displs_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Allgatherv_c", recvcounts, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Allgatherv_c", displs, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &displs_i, &wide))))
-        rc = wide ? ep_wide_Allgatherv("MPI_Allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, EP_BLOCKING)
+    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Allgatherv_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Allgatherv_c", displs, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &displs_i, &wide))))
+        rc = wide ? entry_wide_Allgatherv("MPI_Allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ENTRY_BLOCKING)
                   : MPI_Allgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, comm);
     free(recvcounts_i);
     free(displs_i);
     return rc;
 }
 
-EP_API int(MPI_Allgatherv_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Allgatherv_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Allgatherv_init_c", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Allgatherv_init_c", comm);
     return PMPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 }
 
-EP_API int(MPI_Allreduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+ENTRY_API int(MPI_Allreduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Allreduce(sendbuf, recvbuf, (int)count, datatype, op, comm);
-    return ep_wide_Allreduce("MPI_Allreduce_c", sendbuf, recvbuf, count, datatype, op, comm, EP_BLOCKING);
+    return entry_wide_Allreduce("MPI_Allreduce_c", sendbuf, recvbuf, count, datatype, op, comm, ENTRY_BLOCKING);
 }
 
-EP_API int(MPI_Allreduce_init_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Allreduce_init_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Allreduce_init_c", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Allreduce_init_c", comm);
     return PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
-EP_API int(MPI_Alltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+ENTRY_API int(MPI_Alltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
         return MPI_Alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm);
     MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Alltoall_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = ep_big_type("MPI_Alltoall_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    (void)((rc = entry_big_type("MPI_Alltoall_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Alltoall_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
     if (!rc)
-        rc = MPI_Alltoall(sendbuf, EP_BIG_COUNT(sendcount, sendcount_t), EP_BIG_TYPE(sendtype, sendcount_t), recvbuf, EP_BIG_COUNT(recvcount, recvcount_t), EP_BIG_TYPE(recvtype, recvcount_t), comm);
-    ep_big_type_free(&sendcount_t);
-    ep_big_type_free(&recvcount_t);
+        rc = MPI_Alltoall(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), comm);
+    entry_big_type_free(&sendcount_t);
+    entry_big_type_free(&recvcount_t);
     return rc;
 }
 
-EP_API int(MPI_Alltoall_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Alltoall_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Alltoall_init_c", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Alltoall_init_c", comm);
     return PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
-EP_API int(MPI_Alltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+ENTRY_API int(MPI_Alltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
     ep_endpoint_t *ep;
-    int rc = ep_entry_endpoint("MPI_Alltoallv_c", comm, &ep);
+    int rc = entry_endpoint("MPI_Alltoallv_c", comm, &ep);
     int wide = 0;
     int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Alltoallv_c", sendcounts, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sendcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Alltoallv_c", sdispls, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sdispls_i, &wide)) || (rc = ep_narrow_counts(ep, "MPI_Alltoallv_c", recvcounts, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Alltoallv_c", rdispls, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &rdispls_i, &wide))))
-        rc = wide ? ep_wide_Alltoallv("MPI_Alltoallv_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, EP_BLOCKING)
+    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Alltoallv_c", sendcounts, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Alltoallv_c", sdispls, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sdispls_i, &wide)) || (rc = entry_narrow_counts(ep, "MPI_Alltoallv_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Alltoallv_c", rdispls, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &rdispls_i, &wide))))
+        rc = wide ? entry_wide_Alltoallv("MPI_Alltoallv_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ENTRY_BLOCKING)
                   : MPI_Alltoallv(sendbuf, sendcounts_i, sdispls_i, sendtype, recvbuf, recvcounts_i, rdispls_i, recvtype, comm);
     free(sendcounts_i);
     free(sdispls_i);
@@ -398,23 +398,23 @@ EP_API int(MPI_Alltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], c
     return rc;
 }
 
-EP_API int(MPI_Alltoallv_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Alltoallv_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Alltoallv_init_c", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Alltoallv_init_c", comm);
     return PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 }
 
-EP_API int(MPI_Alltoallw_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+ENTRY_API int(MPI_Alltoallw_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
     ep_endpoint_t *ep;
-    int rc = ep_entry_endpoint("MPI_Alltoallw_c", comm, &ep);
+    int rc = entry_endpoint("MPI_Alltoallw_c", comm, &ep);
     int wide = 0;
     int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Alltoallw_c", sendcounts, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sendcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Alltoallw_c", sdispls, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sdispls_i, &wide)) || (rc = ep_narrow_counts(ep, "MPI_Alltoallw_c", recvcounts, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Alltoallw_c", rdispls, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &rdispls_i, &wide))))
-        rc = wide ? ep_wide_Alltoallw("MPI_Alltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, EP_BLOCKING)
+    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Alltoallw_c", sendcounts, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Alltoallw_c", sdispls, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sdispls_i, &wide)) || (rc = entry_narrow_counts(ep, "MPI_Alltoallw_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Alltoallw_c", rdispls, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &rdispls_i, &wide))))
+        rc = wide ? entry_wide_Alltoallw("MPI_Alltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ENTRY_BLOCKING)
                   : MPI_Alltoallw(sendbuf, sendcounts_i, sdispls_i, sendtypes, recvbuf, recvcounts_i, rdispls_i, recvtypes, comm);
     free(sendcounts_i);
     free(sdispls_i);
@@ -423,164 +423,164 @@ EP_API int(MPI_Alltoallw_c)(const void *sendbuf, const MPI_Count sendcounts[], c
     return rc;
 }
 
-EP_API int(MPI_Alltoallw_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Alltoallw_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Alltoallw_init_c", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Alltoallw_init_c", comm);
     return PMPI_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 }
 
-EP_API int(MPI_Bcast_c)(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
+ENTRY_API int(MPI_Bcast_c)(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Bcast_c(buffer, count, datatype, root, comm);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Bcast(buffer, (int)count, datatype, root, comm);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Bcast_c", comm, buffer, count, datatype, &count_t)));
+    (void)((rc = entry_big_type("MPI_Bcast_c", comm, buffer, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Bcast(buffer, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), root, comm);
-    ep_big_type_free(&count_t);
+        rc = MPI_Bcast(buffer, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), root, comm);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_Bcast_init_c)(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Bcast_init_c)(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Bcast_init_c", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Bcast_init_c", comm);
     return PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request);
 }
 
-EP_API int(MPI_Exscan_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+ENTRY_API int(MPI_Exscan_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Exscan(sendbuf, recvbuf, (int)count, datatype, op, comm);
-    return ep_wide_Exscan("MPI_Exscan_c", sendbuf, recvbuf, count, datatype, op, comm, EP_BLOCKING);
+    return entry_wide_Exscan("MPI_Exscan_c", sendbuf, recvbuf, count, datatype, op, comm, ENTRY_BLOCKING);
 }
 
-EP_API int(MPI_Exscan_init_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Exscan_init_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Exscan_init_c", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Exscan_init_c", comm);
     return PMPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
-EP_API int(MPI_Gather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+ENTRY_API int(MPI_Gather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
     if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
         return MPI_Gather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm);
     MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Gather_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = ep_big_type("MPI_Gather_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    (void)((rc = entry_big_type("MPI_Gather_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Gather_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
     if (!rc)
-        rc = MPI_Gather(sendbuf, EP_BIG_COUNT(sendcount, sendcount_t), EP_BIG_TYPE(sendtype, sendcount_t), recvbuf, EP_BIG_COUNT(recvcount, recvcount_t), EP_BIG_TYPE(recvtype, recvcount_t), root, comm);
-    ep_big_type_free(&sendcount_t);
-    ep_big_type_free(&recvcount_t);
+        rc = MPI_Gather(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), root, comm);
+    entry_big_type_free(&sendcount_t);
+    entry_big_type_free(&recvcount_t);
     return rc;
 }
 
-EP_API int(MPI_Gather_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Gather_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Gather_init_c", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Gather_init_c", comm);
     return PMPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 }
 
-EP_API int(MPI_Gatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
+ENTRY_API int(MPI_Gatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
     ep_endpoint_t *ep;
-    int rc = ep_entry_endpoint("MPI_Gatherv_c", comm, &ep);
+    int rc = entry_endpoint("MPI_Gatherv_c", comm, &ep);
     int wide = !(sendcount <= INT_MAX && sendcount >= INT_MIN);
     int *recvcounts_i = NULL, *displs_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Gatherv_c", recvcounts, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &recvcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Gatherv_c", displs, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &displs_i, &wide))))
-        rc = wide ? ep_wide_Gatherv("MPI_Gatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, EP_BLOCKING)
+    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Gatherv_c", recvcounts, entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Gatherv_c", displs, entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf), &displs_i, &wide))))
+        rc = wide ? entry_wide_Gatherv("MPI_Gatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ENTRY_BLOCKING)
                   : MPI_Gatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, root, comm);
     free(recvcounts_i);
     free(displs_i);
     return rc;
 }
 
-EP_API int(MPI_Gatherv_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Gatherv_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Gatherv_init_c", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Gatherv_init_c", comm);
     return PMPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
 }
 
-EP_API int(MPI_Iallgather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int(MPI_Iallgather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
     if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
         return MPI_Iallgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
     MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Iallgather_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = ep_big_type("MPI_Iallgather_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    (void)((rc = entry_big_type("MPI_Iallgather_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Iallgather_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
     if (!rc)
-        rc = MPI_Iallgather(sendbuf, EP_BIG_COUNT(sendcount, sendcount_t), EP_BIG_TYPE(sendtype, sendcount_t), recvbuf, EP_BIG_COUNT(recvcount, recvcount_t), EP_BIG_TYPE(recvtype, recvcount_t), comm, request);
-    ep_big_type_free(&sendcount_t);
-    ep_big_type_free(&recvcount_t);
+        rc = MPI_Iallgather(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), comm, request);
+    entry_big_type_free(&sendcount_t);
+    entry_big_type_free(&recvcount_t);
     return rc;
 }
 
-EP_API int(MPI_Iallgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int(MPI_Iallgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
     ep_endpoint_t *ep;
-    int rc = ep_entry_endpoint("MPI_Iallgatherv_c", comm, &ep);
+    int rc = entry_endpoint("MPI_Iallgatherv_c", comm, &ep);
     int wide = !(sendcount <= INT_MAX && sendcount >= INT_MIN);
     int *recvcounts_i = NULL, *displs_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Iallgatherv_c", recvcounts, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Iallgatherv_c", displs, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &displs_i, &wide))))
-        rc = wide ? ep_wide_Allgatherv("MPI_Iallgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request)
+    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Iallgatherv_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Iallgatherv_c", displs, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &displs_i, &wide))))
+        rc = wide ? entry_wide_Allgatherv("MPI_Iallgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request)
                   : MPI_Iallgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, comm, request);
     free(recvcounts_i);
     free(displs_i);
     return rc;
 }
 
-EP_API int(MPI_Iallreduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int(MPI_Iallreduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Iallreduce(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
-    return ep_wide_Allreduce("MPI_Iallreduce_c", sendbuf, recvbuf, count, datatype, op, comm, request);
+    return entry_wide_Allreduce("MPI_Iallreduce_c", sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
-EP_API int(MPI_Ialltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int(MPI_Ialltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
     if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
         return MPI_Ialltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
     MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Ialltoall_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = ep_big_type("MPI_Ialltoall_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    (void)((rc = entry_big_type("MPI_Ialltoall_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Ialltoall_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
     if (!rc)
-        rc = MPI_Ialltoall(sendbuf, EP_BIG_COUNT(sendcount, sendcount_t), EP_BIG_TYPE(sendtype, sendcount_t), recvbuf, EP_BIG_COUNT(recvcount, recvcount_t), EP_BIG_TYPE(recvtype, recvcount_t), comm, request);
-    ep_big_type_free(&sendcount_t);
-    ep_big_type_free(&recvcount_t);
+        rc = MPI_Ialltoall(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), comm, request);
+    entry_big_type_free(&sendcount_t);
+    entry_big_type_free(&recvcount_t);
     return rc;
 }
 
-EP_API int(MPI_Ialltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int(MPI_Ialltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
     ep_endpoint_t *ep;
-    int rc = ep_entry_endpoint("MPI_Ialltoallv_c", comm, &ep);
+    int rc = entry_endpoint("MPI_Ialltoallv_c", comm, &ep);
     int wide = 0;
     int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Ialltoallv_c", sendcounts, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sendcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Ialltoallv_c", sdispls, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sdispls_i, &wide)) || (rc = ep_narrow_counts(ep, "MPI_Ialltoallv_c", recvcounts, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Ialltoallv_c", rdispls, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &rdispls_i, &wide))))
-        rc = wide ? ep_wide_Alltoallv("MPI_Ialltoallv_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request)
+    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Ialltoallv_c", sendcounts, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Ialltoallv_c", sdispls, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sdispls_i, &wide)) || (rc = entry_narrow_counts(ep, "MPI_Ialltoallv_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Ialltoallv_c", rdispls, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &rdispls_i, &wide))))
+        rc = wide ? entry_wide_Alltoallv("MPI_Ialltoallv_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request)
                   : MPI_Ialltoallv(sendbuf, sendcounts_i, sdispls_i, sendtype, recvbuf, recvcounts_i, rdispls_i, recvtype, comm, request);
     free(sendcounts_i);
     free(sdispls_i);
@@ -589,16 +589,16 @@ EP_API int(MPI_Ialltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], 
     return rc;
 }
 
-EP_API int(MPI_Ialltoallw_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+ENTRY_API int(MPI_Ialltoallw_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
     ep_endpoint_t *ep;
-    int rc = ep_entry_endpoint("MPI_Ialltoallw_c", comm, &ep);
+    int rc = entry_endpoint("MPI_Ialltoallw_c", comm, &ep);
     int wide = 0;
     int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Ialltoallw_c", sendcounts, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sendcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Ialltoallw_c", sdispls, ep_entry_peers(ep, EP_PEERS_SEND, 0, sendbuf), &sdispls_i, &wide)) || (rc = ep_narrow_counts(ep, "MPI_Ialltoallw_c", recvcounts, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Ialltoallw_c", rdispls, ep_entry_peers(ep, EP_PEERS, 0, sendbuf), &rdispls_i, &wide))))
-        rc = wide ? ep_wide_Alltoallw("MPI_Ialltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request)
+    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Ialltoallw_c", sendcounts, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Ialltoallw_c", sdispls, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sdispls_i, &wide)) || (rc = entry_narrow_counts(ep, "MPI_Ialltoallw_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Ialltoallw_c", rdispls, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &rdispls_i, &wide))))
+        rc = wide ? entry_wide_Alltoallw("MPI_Ialltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request)
                   : MPI_Ialltoallw(sendbuf, sendcounts_i, sdispls_i, sendtypes, recvbuf, recvcounts_i, rdispls_i, recvtypes, comm, request);
     free(sendcounts_i);
     free(sdispls_i);
@@ -607,120 +607,120 @@ EP_API int(MPI_Ialltoallw_c)(const void *sendbuf, const MPI_Count sendcounts[], 
     return rc;
 }
 
-EP_API int(MPI_Ibcast_c)(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int(MPI_Ibcast_c)(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Ibcast(buffer, (int)count, datatype, root, comm, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Ibcast_c", comm, buffer, count, datatype, &count_t)));
+    (void)((rc = entry_big_type("MPI_Ibcast_c", comm, buffer, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Ibcast(buffer, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), root, comm, request);
-    ep_big_type_free(&count_t);
+        rc = MPI_Ibcast(buffer, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), root, comm, request);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_Iexscan_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int(MPI_Iexscan_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Iexscan(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
-    return ep_wide_Exscan("MPI_Iexscan_c", sendbuf, recvbuf, count, datatype, op, comm, request);
+    return entry_wide_Exscan("MPI_Iexscan_c", sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
-EP_API int(MPI_Igather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int(MPI_Igather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
     if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
         return MPI_Igather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, request);
     MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Igather_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = ep_big_type("MPI_Igather_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    (void)((rc = entry_big_type("MPI_Igather_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Igather_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
     if (!rc)
-        rc = MPI_Igather(sendbuf, EP_BIG_COUNT(sendcount, sendcount_t), EP_BIG_TYPE(sendtype, sendcount_t), recvbuf, EP_BIG_COUNT(recvcount, recvcount_t), EP_BIG_TYPE(recvtype, recvcount_t), root, comm, request);
-    ep_big_type_free(&sendcount_t);
-    ep_big_type_free(&recvcount_t);
+        rc = MPI_Igather(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), root, comm, request);
+    entry_big_type_free(&sendcount_t);
+    entry_big_type_free(&recvcount_t);
     return rc;
 }
 
-EP_API int(MPI_Igatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int(MPI_Igatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
     ep_endpoint_t *ep;
-    int rc = ep_entry_endpoint("MPI_Igatherv_c", comm, &ep);
+    int rc = entry_endpoint("MPI_Igatherv_c", comm, &ep);
     int wide = !(sendcount <= INT_MAX && sendcount >= INT_MIN);
     int *recvcounts_i = NULL, *displs_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Igatherv_c", recvcounts, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &recvcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Igatherv_c", displs, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &displs_i, &wide))))
-        rc = wide ? ep_wide_Gatherv("MPI_Igatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request)
+    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Igatherv_c", recvcounts, entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Igatherv_c", displs, entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf), &displs_i, &wide))))
+        rc = wide ? entry_wide_Gatherv("MPI_Igatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request)
                   : MPI_Igatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, root, comm, request);
     free(recvcounts_i);
     free(displs_i);
     return rc;
 }
 
-EP_API int(MPI_Ineighbor_allgather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int(MPI_Ineighbor_allgather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
     if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
         return MPI_Ineighbor_allgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
     MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Ineighbor_allgather_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = ep_big_type("MPI_Ineighbor_allgather_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    (void)((rc = entry_big_type("MPI_Ineighbor_allgather_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Ineighbor_allgather_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
     if (!rc)
-        rc = MPI_Ineighbor_allgather(sendbuf, EP_BIG_COUNT(sendcount, sendcount_t), EP_BIG_TYPE(sendtype, sendcount_t), recvbuf, EP_BIG_COUNT(recvcount, recvcount_t), EP_BIG_TYPE(recvtype, recvcount_t), comm, request);
-    ep_big_type_free(&sendcount_t);
-    ep_big_type_free(&recvcount_t);
+        rc = MPI_Ineighbor_allgather(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), comm, request);
+    entry_big_type_free(&sendcount_t);
+    entry_big_type_free(&recvcount_t);
     return rc;
 }
 
-EP_API int(MPI_Ineighbor_allgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int(MPI_Ineighbor_allgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
     ep_endpoint_t *ep;
-    int rc = ep_entry_endpoint("MPI_Ineighbor_allgatherv_c", comm, &ep);
+    int rc = entry_endpoint("MPI_Ineighbor_allgatherv_c", comm, &ep);
     int wide = !(sendcount <= INT_MAX && sendcount >= INT_MIN);
     int *recvcounts_i = NULL, *displs_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Ineighbor_allgatherv_c", recvcounts, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Ineighbor_allgatherv_c", displs, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &displs_i, &wide))))
-        rc = wide ? ep_wide_Neighbor_allgatherv("MPI_Ineighbor_allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request)
+    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Ineighbor_allgatherv_c", recvcounts, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Ineighbor_allgatherv_c", displs, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &displs_i, &wide))))
+        rc = wide ? entry_wide_Neighbor_allgatherv("MPI_Ineighbor_allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request)
                   : MPI_Ineighbor_allgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, comm, request);
     free(recvcounts_i);
     free(displs_i);
     return rc;
 }
 
-EP_API int(MPI_Ineighbor_alltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int(MPI_Ineighbor_alltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
     if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
         return MPI_Ineighbor_alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
     MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Ineighbor_alltoall_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = ep_big_type("MPI_Ineighbor_alltoall_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    (void)((rc = entry_big_type("MPI_Ineighbor_alltoall_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Ineighbor_alltoall_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
     if (!rc)
-        rc = MPI_Ineighbor_alltoall(sendbuf, EP_BIG_COUNT(sendcount, sendcount_t), EP_BIG_TYPE(sendtype, sendcount_t), recvbuf, EP_BIG_COUNT(recvcount, recvcount_t), EP_BIG_TYPE(recvtype, recvcount_t), comm, request);
-    ep_big_type_free(&sendcount_t);
-    ep_big_type_free(&recvcount_t);
+        rc = MPI_Ineighbor_alltoall(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), comm, request);
+    entry_big_type_free(&sendcount_t);
+    entry_big_type_free(&recvcount_t);
     return rc;
 }
 
-EP_API int(MPI_Ineighbor_alltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int(MPI_Ineighbor_alltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
     ep_endpoint_t *ep;
-    int rc = ep_entry_endpoint("MPI_Ineighbor_alltoallv_c", comm, &ep);
+    int rc = entry_endpoint("MPI_Ineighbor_alltoallv_c", comm, &ep);
     int wide = 0;
     int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Ineighbor_alltoallv_c", sendcounts, ep_entry_peers(ep, EP_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Ineighbor_alltoallv_c", sdispls, ep_entry_peers(ep, EP_OUT_NEIGHBORS, 0, sendbuf), &sdispls_i, &wide)) || (rc = ep_narrow_counts(ep, "MPI_Ineighbor_alltoallv_c", recvcounts, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Ineighbor_alltoallv_c", rdispls, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &rdispls_i, &wide))))
-        rc = wide ? ep_wide_Neighbor_alltoallv("MPI_Ineighbor_alltoallv_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request)
+    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Ineighbor_alltoallv_c", sendcounts, entry_peers(ep, ENTRY_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Ineighbor_alltoallv_c", sdispls, entry_peers(ep, ENTRY_OUT_NEIGHBORS, 0, sendbuf), &sdispls_i, &wide)) || (rc = entry_narrow_counts(ep, "MPI_Ineighbor_alltoallv_c", recvcounts, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Ineighbor_alltoallv_c", rdispls, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &rdispls_i, &wide))))
+        rc = wide ? entry_wide_Neighbor_alltoallv("MPI_Ineighbor_alltoallv_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request)
                   : MPI_Ineighbor_alltoallv(sendbuf, sendcounts_i, sdispls_i, sendtype, recvbuf, recvcounts_i, rdispls_i, recvtype, comm, request);
     free(sendcounts_i);
     free(sdispls_i);
@@ -729,175 +729,175 @@ EP_API int(MPI_Ineighbor_alltoallv_c)(const void *sendbuf, const MPI_Count sendc
     return rc;
 }
 
-EP_API int(MPI_Ineighbor_alltoallw_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+ENTRY_API int(MPI_Ineighbor_alltoallw_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
     ep_endpoint_t *ep;
-    int rc = ep_entry_endpoint("MPI_Ineighbor_alltoallw_c", comm, &ep);
+    int rc = entry_endpoint("MPI_Ineighbor_alltoallw_c", comm, &ep);
     int wide = 0;
     int *sendcounts_i = NULL, *recvcounts_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Ineighbor_alltoallw_c", sendcounts, ep_entry_peers(ep, EP_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i, &wide)) || (rc = ep_narrow_counts(ep, "MPI_Ineighbor_alltoallw_c", recvcounts, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &wide))))
-        rc = wide ? ep_wide_Neighbor_alltoallw("MPI_Ineighbor_alltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request)
+    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Ineighbor_alltoallw_c", sendcounts, entry_peers(ep, ENTRY_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_counts(ep, "MPI_Ineighbor_alltoallw_c", recvcounts, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &wide))))
+        rc = wide ? entry_wide_Neighbor_alltoallw("MPI_Ineighbor_alltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request)
                   : MPI_Ineighbor_alltoallw(sendbuf, sendcounts_i, sdispls, sendtypes, recvbuf, recvcounts_i, rdispls, recvtypes, comm, request);
     free(sendcounts_i);
     free(recvcounts_i);
     return rc;
 }
 
-EP_API int(MPI_Ireduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int(MPI_Ireduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Ireduce(sendbuf, recvbuf, (int)count, datatype, op, root, comm, request);
-    return ep_wide_Reduce("MPI_Ireduce_c", sendbuf, recvbuf, count, datatype, op, root, comm, request);
+    return entry_wide_Reduce("MPI_Ireduce_c", sendbuf, recvbuf, count, datatype, op, root, comm, request);
 }
 
-EP_API int(MPI_Ireduce_scatter_c)(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int(MPI_Ireduce_scatter_c)(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
     ep_endpoint_t *ep;
-    int rc = ep_entry_endpoint("MPI_Ireduce_scatter_c", comm, &ep);
+    int rc = entry_endpoint("MPI_Ireduce_scatter_c", comm, &ep);
     int wide = 0;
     int *recvcounts_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Ireduce_scatter_c", recvcounts, ep_entry_peers(ep, EP_GROUP, 0, sendbuf), &recvcounts_i, &wide))))
-        rc = wide ? ep_wide_Reduce_scatter("MPI_Ireduce_scatter_c", sendbuf, recvbuf, recvcounts, datatype, op, comm, request)
+    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Ireduce_scatter_c", recvcounts, entry_peers(ep, ENTRY_GROUP, 0, sendbuf), &recvcounts_i, &wide))))
+        rc = wide ? entry_wide_Reduce_scatter("MPI_Ireduce_scatter_c", sendbuf, recvbuf, recvcounts, datatype, op, comm, request)
                   : MPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts_i, datatype, op, comm, request);
     free(recvcounts_i);
     return rc;
 }
 
-EP_API int(MPI_Ireduce_scatter_block_c)(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int(MPI_Ireduce_scatter_block_c)(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
     if (recvcount <= INT_MAX && recvcount >= INT_MIN)
         return MPI_Ireduce_scatter_block(sendbuf, recvbuf, (int)recvcount, datatype, op, comm, request);
-    return ep_wide_Reduce_scatter_block("MPI_Ireduce_scatter_block_c", sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+    return entry_wide_Reduce_scatter_block("MPI_Ireduce_scatter_block_c", sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 }
 
-EP_API int(MPI_Iscan_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int(MPI_Iscan_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Iscan(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
-    return ep_wide_Scan("MPI_Iscan_c", sendbuf, recvbuf, count, datatype, op, comm, request);
+    return entry_wide_Scan("MPI_Iscan_c", sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
-EP_API int(MPI_Iscatter_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int(MPI_Iscatter_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
     if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
         return MPI_Iscatter(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, request);
     MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Iscatter_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = ep_big_type("MPI_Iscatter_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    (void)((rc = entry_big_type("MPI_Iscatter_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Iscatter_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
     if (!rc)
-        rc = MPI_Iscatter(sendbuf, EP_BIG_COUNT(sendcount, sendcount_t), EP_BIG_TYPE(sendtype, sendcount_t), recvbuf, EP_BIG_COUNT(recvcount, recvcount_t), EP_BIG_TYPE(recvtype, recvcount_t), root, comm, request);
-    ep_big_type_free(&sendcount_t);
-    ep_big_type_free(&recvcount_t);
+        rc = MPI_Iscatter(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), root, comm, request);
+    entry_big_type_free(&sendcount_t);
+    entry_big_type_free(&recvcount_t);
     return rc;
 }
 
-EP_API int(MPI_Iscatterv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int(MPI_Iscatterv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
     ep_endpoint_t *ep;
-    int rc = ep_entry_endpoint("MPI_Iscatterv_c", comm, &ep);
+    int rc = entry_endpoint("MPI_Iscatterv_c", comm, &ep);
     int wide = !(recvcount <= INT_MAX && recvcount >= INT_MIN);
     int *sendcounts_i = NULL, *displs_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Iscatterv_c", sendcounts, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &sendcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Iscatterv_c", displs, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &displs_i, &wide))))
-        rc = wide ? ep_wide_Scatterv("MPI_Iscatterv_c", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request)
+    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Iscatterv_c", sendcounts, entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Iscatterv_c", displs, entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf), &displs_i, &wide))))
+        rc = wide ? entry_wide_Scatterv("MPI_Iscatterv_c", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request)
                   : MPI_Iscatterv(sendbuf, sendcounts_i, displs_i, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, request);
     free(sendcounts_i);
     free(displs_i);
     return rc;
 }
 
-EP_API int(MPI_Neighbor_allgather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+ENTRY_API int(MPI_Neighbor_allgather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
         return MPI_Neighbor_allgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm);
     MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Neighbor_allgather_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = ep_big_type("MPI_Neighbor_allgather_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    (void)((rc = entry_big_type("MPI_Neighbor_allgather_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Neighbor_allgather_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
     if (!rc)
-        rc = MPI_Neighbor_allgather(sendbuf, EP_BIG_COUNT(sendcount, sendcount_t), EP_BIG_TYPE(sendtype, sendcount_t), recvbuf, EP_BIG_COUNT(recvcount, recvcount_t), EP_BIG_TYPE(recvtype, recvcount_t), comm);
-    ep_big_type_free(&sendcount_t);
-    ep_big_type_free(&recvcount_t);
+        rc = MPI_Neighbor_allgather(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), comm);
+    entry_big_type_free(&sendcount_t);
+    entry_big_type_free(&recvcount_t);
     return rc;
 }
 
-EP_API int(MPI_Neighbor_allgather_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Neighbor_allgather_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Neighbor_allgather_init_c", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Neighbor_allgather_init_c", comm);
     return PMPI_Neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
-EP_API int(MPI_Neighbor_allgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
+ENTRY_API int(MPI_Neighbor_allgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
     ep_endpoint_t *ep;
-    int rc = ep_entry_endpoint("MPI_Neighbor_allgatherv_c", comm, &ep);
+    int rc = entry_endpoint("MPI_Neighbor_allgatherv_c", comm, &ep);
     int wide = !(sendcount <= INT_MAX && sendcount >= INT_MIN);
     int *recvcounts_i = NULL, *displs_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Neighbor_allgatherv_c", recvcounts, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Neighbor_allgatherv_c", displs, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &displs_i, &wide))))
-        rc = wide ? ep_wide_Neighbor_allgatherv("MPI_Neighbor_allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, EP_BLOCKING)
+    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Neighbor_allgatherv_c", recvcounts, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Neighbor_allgatherv_c", displs, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &displs_i, &wide))))
+        rc = wide ? entry_wide_Neighbor_allgatherv("MPI_Neighbor_allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ENTRY_BLOCKING)
                   : MPI_Neighbor_allgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, comm);
     free(recvcounts_i);
     free(displs_i);
     return rc;
 }
 
-EP_API int(MPI_Neighbor_allgatherv_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Neighbor_allgatherv_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Neighbor_allgatherv_init_c", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Neighbor_allgatherv_init_c", comm);
     return PMPI_Neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 }
 
-EP_API int(MPI_Neighbor_alltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+ENTRY_API int(MPI_Neighbor_alltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
         return MPI_Neighbor_alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm);
     MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Neighbor_alltoall_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = ep_big_type("MPI_Neighbor_alltoall_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    (void)((rc = entry_big_type("MPI_Neighbor_alltoall_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Neighbor_alltoall_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
     if (!rc)
-        rc = MPI_Neighbor_alltoall(sendbuf, EP_BIG_COUNT(sendcount, sendcount_t), EP_BIG_TYPE(sendtype, sendcount_t), recvbuf, EP_BIG_COUNT(recvcount, recvcount_t), EP_BIG_TYPE(recvtype, recvcount_t), comm);
-    ep_big_type_free(&sendcount_t);
-    ep_big_type_free(&recvcount_t);
+        rc = MPI_Neighbor_alltoall(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), comm);
+    entry_big_type_free(&sendcount_t);
+    entry_big_type_free(&recvcount_t);
     return rc;
 }
 
-EP_API int(MPI_Neighbor_alltoall_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Neighbor_alltoall_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Neighbor_alltoall_init_c", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Neighbor_alltoall_init_c", comm);
     return PMPI_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
-EP_API int(MPI_Neighbor_alltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+ENTRY_API int(MPI_Neighbor_alltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
     ep_endpoint_t *ep;
-    int rc = ep_entry_endpoint("MPI_Neighbor_alltoallv_c", comm, &ep);
+    int rc = entry_endpoint("MPI_Neighbor_alltoallv_c", comm, &ep);
     int wide = 0;
     int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Neighbor_alltoallv_c", sendcounts, ep_entry_peers(ep, EP_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Neighbor_alltoallv_c", sdispls, ep_entry_peers(ep, EP_OUT_NEIGHBORS, 0, sendbuf), &sdispls_i, &wide)) || (rc = ep_narrow_counts(ep, "MPI_Neighbor_alltoallv_c", recvcounts, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Neighbor_alltoallv_c", rdispls, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &rdispls_i, &wide))))
-        rc = wide ? ep_wide_Neighbor_alltoallv("MPI_Neighbor_alltoallv_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, EP_BLOCKING)
+    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Neighbor_alltoallv_c", sendcounts, entry_peers(ep, ENTRY_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Neighbor_alltoallv_c", sdispls, entry_peers(ep, ENTRY_OUT_NEIGHBORS, 0, sendbuf), &sdispls_i, &wide)) || (rc = entry_narrow_counts(ep, "MPI_Neighbor_alltoallv_c", recvcounts, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Neighbor_alltoallv_c", rdispls, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &rdispls_i, &wide))))
+        rc = wide ? entry_wide_Neighbor_alltoallv("MPI_Neighbor_alltoallv_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ENTRY_BLOCKING)
                   : MPI_Neighbor_alltoallv(sendbuf, sendcounts_i, sdispls_i, sendtype, recvbuf, recvcounts_i, rdispls_i, recvtype, comm);
     free(sendcounts_i);
     free(sdispls_i);
@@ -906,198 +906,198 @@ EP_API int(MPI_Neighbor_alltoallv_c)(const void *sendbuf, const MPI_Count sendco
     return rc;
 }
 
-EP_API int(MPI_Neighbor_alltoallv_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Neighbor_alltoallv_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Neighbor_alltoallv_init_c", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Neighbor_alltoallv_init_c", comm);
     return PMPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 }
 
-EP_API int(MPI_Neighbor_alltoallw_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+ENTRY_API int(MPI_Neighbor_alltoallw_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
     ep_endpoint_t *ep;
-    int rc = ep_entry_endpoint("MPI_Neighbor_alltoallw_c", comm, &ep);
+    int rc = entry_endpoint("MPI_Neighbor_alltoallw_c", comm, &ep);
     int wide = 0;
     int *sendcounts_i = NULL, *recvcounts_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Neighbor_alltoallw_c", sendcounts, ep_entry_peers(ep, EP_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i, &wide)) || (rc = ep_narrow_counts(ep, "MPI_Neighbor_alltoallw_c", recvcounts, ep_entry_peers(ep, EP_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &wide))))
-        rc = wide ? ep_wide_Neighbor_alltoallw("MPI_Neighbor_alltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, EP_BLOCKING)
+    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Neighbor_alltoallw_c", sendcounts, entry_peers(ep, ENTRY_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_counts(ep, "MPI_Neighbor_alltoallw_c", recvcounts, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &wide))))
+        rc = wide ? entry_wide_Neighbor_alltoallw("MPI_Neighbor_alltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ENTRY_BLOCKING)
                   : MPI_Neighbor_alltoallw(sendbuf, sendcounts_i, sdispls, sendtypes, recvbuf, recvcounts_i, rdispls, recvtypes, comm);
     free(sendcounts_i);
     free(recvcounts_i);
     return rc;
 }
 
-EP_API int(MPI_Neighbor_alltoallw_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Neighbor_alltoallw_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Neighbor_alltoallw_init_c", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Neighbor_alltoallw_init_c", comm);
     return PMPI_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 }
 
-EP_API int(MPI_Reduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
+ENTRY_API int(MPI_Reduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Reduce(sendbuf, recvbuf, (int)count, datatype, op, root, comm);
-    return ep_wide_Reduce("MPI_Reduce_c", sendbuf, recvbuf, count, datatype, op, root, comm, EP_BLOCKING);
+    return entry_wide_Reduce("MPI_Reduce_c", sendbuf, recvbuf, count, datatype, op, root, comm, ENTRY_BLOCKING);
 }
 
-EP_API int(MPI_Reduce_init_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Reduce_init_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Reduce_init_c", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Reduce_init_c", comm);
     return PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
 }
 
-EP_API int(MPI_Reduce_scatter_c)(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+ENTRY_API int(MPI_Reduce_scatter_c)(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
     ep_endpoint_t *ep;
-    int rc = ep_entry_endpoint("MPI_Reduce_scatter_c", comm, &ep);
+    int rc = entry_endpoint("MPI_Reduce_scatter_c", comm, &ep);
     int wide = 0;
     int *recvcounts_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Reduce_scatter_c", recvcounts, ep_entry_peers(ep, EP_GROUP, 0, sendbuf), &recvcounts_i, &wide))))
-        rc = wide ? ep_wide_Reduce_scatter("MPI_Reduce_scatter_c", sendbuf, recvbuf, recvcounts, datatype, op, comm, EP_BLOCKING)
+    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Reduce_scatter_c", recvcounts, entry_peers(ep, ENTRY_GROUP, 0, sendbuf), &recvcounts_i, &wide))))
+        rc = wide ? entry_wide_Reduce_scatter("MPI_Reduce_scatter_c", sendbuf, recvbuf, recvcounts, datatype, op, comm, ENTRY_BLOCKING)
                   : MPI_Reduce_scatter(sendbuf, recvbuf, recvcounts_i, datatype, op, comm);
     free(recvcounts_i);
     return rc;
 }
 
-EP_API int(MPI_Reduce_scatter_block_c)(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+ENTRY_API int(MPI_Reduce_scatter_block_c)(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
     if (recvcount <= INT_MAX && recvcount >= INT_MIN)
         return MPI_Reduce_scatter_block(sendbuf, recvbuf, (int)recvcount, datatype, op, comm);
-    return ep_wide_Reduce_scatter_block("MPI_Reduce_scatter_block_c", sendbuf, recvbuf, recvcount, datatype, op, comm, EP_BLOCKING);
+    return entry_wide_Reduce_scatter_block("MPI_Reduce_scatter_block_c", sendbuf, recvbuf, recvcount, datatype, op, comm, ENTRY_BLOCKING);
 }
 
-EP_API int(MPI_Reduce_scatter_block_init_c)(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Reduce_scatter_block_init_c)(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Reduce_scatter_block_init_c", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Reduce_scatter_block_init_c", comm);
     return PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
 }
 
-EP_API int(MPI_Reduce_scatter_init_c)(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Reduce_scatter_init_c)(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Reduce_scatter_init_c", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Reduce_scatter_init_c", comm);
     return PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
 }
 
-EP_API int(MPI_Scan_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+ENTRY_API int(MPI_Scan_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Scan(sendbuf, recvbuf, (int)count, datatype, op, comm);
-    return ep_wide_Scan("MPI_Scan_c", sendbuf, recvbuf, count, datatype, op, comm, EP_BLOCKING);
+    return entry_wide_Scan("MPI_Scan_c", sendbuf, recvbuf, count, datatype, op, comm, ENTRY_BLOCKING);
 }
 
-EP_API int(MPI_Scan_init_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Scan_init_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Scan_init_c", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Scan_init_c", comm);
     return PMPI_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
-EP_API int(MPI_Scatter_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+ENTRY_API int(MPI_Scatter_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
     if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
         return MPI_Scatter(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm);
     MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Scatter_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = ep_big_type("MPI_Scatter_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    (void)((rc = entry_big_type("MPI_Scatter_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Scatter_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
     if (!rc)
-        rc = MPI_Scatter(sendbuf, EP_BIG_COUNT(sendcount, sendcount_t), EP_BIG_TYPE(sendtype, sendcount_t), recvbuf, EP_BIG_COUNT(recvcount, recvcount_t), EP_BIG_TYPE(recvtype, recvcount_t), root, comm);
-    ep_big_type_free(&sendcount_t);
-    ep_big_type_free(&recvcount_t);
+        rc = MPI_Scatter(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), root, comm);
+    entry_big_type_free(&sendcount_t);
+    entry_big_type_free(&recvcount_t);
     return rc;
 }
 
-EP_API int(MPI_Scatter_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Scatter_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Scatter_init_c", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Scatter_init_c", comm);
     return PMPI_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 }
 
-EP_API int(MPI_Scatterv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+ENTRY_API int(MPI_Scatterv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
     ep_endpoint_t *ep;
-    int rc = ep_entry_endpoint("MPI_Scatterv_c", comm, &ep);
+    int rc = entry_endpoint("MPI_Scatterv_c", comm, &ep);
     int wide = !(recvcount <= INT_MAX && recvcount >= INT_MIN);
     int *sendcounts_i = NULL, *displs_i = NULL;
-    if (!rc && !((rc = ep_narrow_counts(ep, "MPI_Scatterv_c", sendcounts, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &sendcounts_i, &wide)) || (rc = ep_narrow_displs(ep, "MPI_Scatterv_c", displs, ep_entry_peers(ep, EP_PEERS_AT_ROOT, root, sendbuf), &displs_i, &wide))))
-        rc = wide ? ep_wide_Scatterv("MPI_Scatterv_c", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, EP_BLOCKING)
+    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Scatterv_c", sendcounts, entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Scatterv_c", displs, entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf), &displs_i, &wide))))
+        rc = wide ? entry_wide_Scatterv("MPI_Scatterv_c", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ENTRY_BLOCKING)
                   : MPI_Scatterv(sendbuf, sendcounts_i, displs_i, sendtype, recvbuf, (int)recvcount, recvtype, root, comm);
     free(sendcounts_i);
     free(displs_i);
     return rc;
 }
 
-EP_API int(MPI_Scatterv_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+ENTRY_API int(MPI_Scatterv_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Scatterv_init_c", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Scatterv_init_c", comm);
     return PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 }
 
-EP_API int(MPI_Bsend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+ENTRY_API int(MPI_Bsend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Bsend_c(buf, count, datatype, dest, tag, comm);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Bsend(buf, (int)count, datatype, dest, tag, comm);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Bsend_c", comm, buf, count, datatype, &count_t)));
+    (void)((rc = entry_big_type("MPI_Bsend_c", comm, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Bsend(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), dest, tag, comm);
-    ep_big_type_free(&count_t);
+        rc = MPI_Bsend(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), dest, tag, comm);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_Bsend_init_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int(MPI_Bsend_init_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Bsend_init_c(buf, count, datatype, dest, tag, comm, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Bsend_init(buf, (int)count, datatype, dest, tag, comm, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Bsend_init_c", comm, buf, count, datatype, &count_t)));
+    (void)((rc = entry_big_type("MPI_Bsend_init_c", comm, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Bsend_init(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
-    ep_big_type_free(&count_t);
+        rc = MPI_Bsend_init(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_Ibsend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int(MPI_Ibsend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Ibsend_c(buf, count, datatype, dest, tag, comm, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Ibsend(buf, (int)count, datatype, dest, tag, comm, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Ibsend_c", comm, buf, count, datatype, &count_t)));
+    (void)((rc = entry_big_type("MPI_Ibsend_c", comm, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Ibsend(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
-    ep_big_type_free(&count_t);
+        rc = MPI_Ibsend(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_Imrecv_c)(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
+ENTRY_API int(MPI_Imrecv_c)(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
 {
     if (!((message && ep_message_handle_is_ep(*message))))
         return PMPI_Imrecv_c(buf, count, datatype, message, request);
@@ -1105,105 +1105,105 @@ EP_API int(MPI_Imrecv_c)(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_
         return MPI_Imrecv(buf, (int)count, datatype, message, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Imrecv_c", MPI_COMM_NULL, buf, count, datatype, &count_t)));
+    (void)((rc = entry_big_type("MPI_Imrecv_c", MPI_COMM_NULL, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Imrecv(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), message, request);
-    ep_big_type_free(&count_t);
+        rc = MPI_Imrecv(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), message, request);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_Irecv_c)(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int(MPI_Irecv_c)(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Irecv_c(buf, count, datatype, source, tag, comm, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Irecv(buf, (int)count, datatype, source, tag, comm, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Irecv_c", comm, buf, count, datatype, &count_t)));
+    (void)((rc = entry_big_type("MPI_Irecv_c", comm, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Irecv(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), source, tag, comm, request);
-    ep_big_type_free(&count_t);
+        rc = MPI_Irecv(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), source, tag, comm, request);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_Irsend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int(MPI_Irsend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Irsend_c(buf, count, datatype, dest, tag, comm, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Irsend(buf, (int)count, datatype, dest, tag, comm, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Irsend_c", comm, buf, count, datatype, &count_t)));
+    (void)((rc = entry_big_type("MPI_Irsend_c", comm, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Irsend(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
-    ep_big_type_free(&count_t);
+        rc = MPI_Irsend(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_Isend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int(MPI_Isend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Isend_c(buf, count, datatype, dest, tag, comm, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Isend(buf, (int)count, datatype, dest, tag, comm, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Isend_c", comm, buf, count, datatype, &count_t)));
+    (void)((rc = entry_big_type("MPI_Isend_c", comm, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Isend(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
-    ep_big_type_free(&count_t);
+        rc = MPI_Isend(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_Isendrecv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int(MPI_Isendrecv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
     if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
         return MPI_Isendrecv(sendbuf, (int)sendcount, sendtype, dest, sendtag, recvbuf, (int)recvcount, recvtype, source, recvtag, comm, request);
     MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Isendrecv_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = ep_big_type("MPI_Isendrecv_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    (void)((rc = entry_big_type("MPI_Isendrecv_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Isendrecv_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
     if (!rc)
-        rc = MPI_Isendrecv(sendbuf, EP_BIG_COUNT(sendcount, sendcount_t), EP_BIG_TYPE(sendtype, sendcount_t), dest, sendtag, recvbuf, EP_BIG_COUNT(recvcount, recvcount_t), EP_BIG_TYPE(recvtype, recvcount_t), source, recvtag, comm, request);
-    ep_big_type_free(&sendcount_t);
-    ep_big_type_free(&recvcount_t);
+        rc = MPI_Isendrecv(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), dest, sendtag, recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), source, recvtag, comm, request);
+    entry_big_type_free(&sendcount_t);
+    entry_big_type_free(&recvcount_t);
     return rc;
 }
 
-EP_API int(MPI_Isendrecv_replace_c)(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int(MPI_Isendrecv_replace_c)(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Isendrecv_replace(buf, (int)count, datatype, dest, sendtag, source, recvtag, comm, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Isendrecv_replace_c", comm, buf, count, datatype, &count_t)));
+    (void)((rc = entry_big_type("MPI_Isendrecv_replace_c", comm, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Isendrecv_replace(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), dest, sendtag, source, recvtag, comm, request);
-    ep_big_type_free(&count_t);
+        rc = MPI_Isendrecv_replace(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), dest, sendtag, source, recvtag, comm, request);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_Issend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int(MPI_Issend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Issend_c(buf, count, datatype, dest, tag, comm, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Issend(buf, (int)count, datatype, dest, tag, comm, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Issend_c", comm, buf, count, datatype, &count_t)));
+    (void)((rc = entry_big_type("MPI_Issend_c", comm, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Issend(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
-    ep_big_type_free(&count_t);
+        rc = MPI_Issend(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_Mrecv_c)(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
+ENTRY_API int(MPI_Mrecv_c)(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
 {
     if (!((message && ep_message_handle_is_ep(*message))))
         return PMPI_Mrecv_c(buf, count, datatype, message, status);
@@ -1211,165 +1211,165 @@ EP_API int(MPI_Mrecv_c)(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_M
         return MPI_Mrecv(buf, (int)count, datatype, message, status);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Mrecv_c", MPI_COMM_NULL, buf, count, datatype, &count_t)));
+    (void)((rc = entry_big_type("MPI_Mrecv_c", MPI_COMM_NULL, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Mrecv(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), message, status);
-    ep_big_type_free(&count_t);
+        rc = MPI_Mrecv(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), message, status);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_Recv_c)(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
+ENTRY_API int(MPI_Recv_c)(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Recv_c(buf, count, datatype, source, tag, comm, status);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Recv(buf, (int)count, datatype, source, tag, comm, status);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Recv_c", comm, buf, count, datatype, &count_t)));
+    (void)((rc = entry_big_type("MPI_Recv_c", comm, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Recv(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), source, tag, comm, status);
-    ep_big_type_free(&count_t);
+        rc = MPI_Recv(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), source, tag, comm, status);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_Recv_init_c)(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int(MPI_Recv_init_c)(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Recv_init(buf, (int)count, datatype, source, tag, comm, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Recv_init_c", comm, buf, count, datatype, &count_t)));
+    (void)((rc = entry_big_type("MPI_Recv_init_c", comm, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Recv_init(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), source, tag, comm, request);
-    ep_big_type_free(&count_t);
+        rc = MPI_Recv_init(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), source, tag, comm, request);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_Rsend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+ENTRY_API int(MPI_Rsend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Rsend_c(buf, count, datatype, dest, tag, comm);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Rsend(buf, (int)count, datatype, dest, tag, comm);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Rsend_c", comm, buf, count, datatype, &count_t)));
+    (void)((rc = entry_big_type("MPI_Rsend_c", comm, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Rsend(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), dest, tag, comm);
-    ep_big_type_free(&count_t);
+        rc = MPI_Rsend(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), dest, tag, comm);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_Rsend_init_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int(MPI_Rsend_init_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Rsend_init(buf, (int)count, datatype, dest, tag, comm, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Rsend_init_c", comm, buf, count, datatype, &count_t)));
+    (void)((rc = entry_big_type("MPI_Rsend_init_c", comm, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Rsend_init(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
-    ep_big_type_free(&count_t);
+        rc = MPI_Rsend_init(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_Send_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+ENTRY_API int(MPI_Send_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Send_c(buf, count, datatype, dest, tag, comm);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Send(buf, (int)count, datatype, dest, tag, comm);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Send_c", comm, buf, count, datatype, &count_t)));
+    (void)((rc = entry_big_type("MPI_Send_c", comm, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Send(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), dest, tag, comm);
-    ep_big_type_free(&count_t);
+        rc = MPI_Send(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), dest, tag, comm);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_Send_init_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int(MPI_Send_init_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Send_init_c(buf, count, datatype, dest, tag, comm, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Send_init(buf, (int)count, datatype, dest, tag, comm, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Send_init_c", comm, buf, count, datatype, &count_t)));
+    (void)((rc = entry_big_type("MPI_Send_init_c", comm, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Send_init(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
-    ep_big_type_free(&count_t);
+        rc = MPI_Send_init(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_Sendrecv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+ENTRY_API int(MPI_Sendrecv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
     if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
         return MPI_Sendrecv(sendbuf, (int)sendcount, sendtype, dest, sendtag, recvbuf, (int)recvcount, recvtype, source, recvtag, comm, status);
     MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Sendrecv_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = ep_big_type("MPI_Sendrecv_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    (void)((rc = entry_big_type("MPI_Sendrecv_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Sendrecv_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
     if (!rc)
-        rc = MPI_Sendrecv(sendbuf, EP_BIG_COUNT(sendcount, sendcount_t), EP_BIG_TYPE(sendtype, sendcount_t), dest, sendtag, recvbuf, EP_BIG_COUNT(recvcount, recvcount_t), EP_BIG_TYPE(recvtype, recvcount_t), source, recvtag, comm, status);
-    ep_big_type_free(&sendcount_t);
-    ep_big_type_free(&recvcount_t);
+        rc = MPI_Sendrecv(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), dest, sendtag, recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), source, recvtag, comm, status);
+    entry_big_type_free(&sendcount_t);
+    entry_big_type_free(&recvcount_t);
     return rc;
 }
 
-EP_API int(MPI_Sendrecv_replace_c)(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+ENTRY_API int(MPI_Sendrecv_replace_c)(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Sendrecv_replace(buf, (int)count, datatype, dest, sendtag, source, recvtag, comm, status);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Sendrecv_replace_c", comm, buf, count, datatype, &count_t)));
+    (void)((rc = entry_big_type("MPI_Sendrecv_replace_c", comm, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Sendrecv_replace(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), dest, sendtag, source, recvtag, comm, status);
-    ep_big_type_free(&count_t);
+        rc = MPI_Sendrecv_replace(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), dest, sendtag, source, recvtag, comm, status);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_Ssend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+ENTRY_API int(MPI_Ssend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Ssend_c(buf, count, datatype, dest, tag, comm);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Ssend(buf, (int)count, datatype, dest, tag, comm);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Ssend_c", comm, buf, count, datatype, &count_t)));
+    (void)((rc = entry_big_type("MPI_Ssend_c", comm, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Ssend(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), dest, tag, comm);
-    ep_big_type_free(&count_t);
+        rc = MPI_Ssend(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), dest, tag, comm);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_Ssend_init_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int(MPI_Ssend_init_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (!(ep_entry_comm_is_ep(comm)))
+    if (!(entry_comm_is_ep(comm)))
         return PMPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Ssend_init(buf, (int)count, datatype, dest, tag, comm, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Ssend_init_c", comm, buf, count, datatype, &count_t)));
+    (void)((rc = entry_big_type("MPI_Ssend_init_c", comm, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Ssend_init(buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
-    ep_big_type_free(&count_t);
+        rc = MPI_Ssend_init(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_Accumulate_c)(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+ENTRY_API int(MPI_Accumulate_c)(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
     if (!(ep_win_handle_is_ep(win)))
         return PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
@@ -1377,15 +1377,15 @@ EP_API int(MPI_Accumulate_c)(const void *origin_addr, MPI_Count origin_count, MP
         return MPI_Accumulate(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, op, win);
     MPI_Datatype origin_count_t = MPI_DATATYPE_NULL, target_count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Accumulate_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = ep_big_type("MPI_Accumulate_c", MPI_COMM_NULL, origin_addr, target_count, target_datatype, &target_count_t)));
+    (void)((rc = entry_big_type("MPI_Accumulate_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = entry_big_type("MPI_Accumulate_c", MPI_COMM_NULL, origin_addr, target_count, target_datatype, &target_count_t)));
     if (!rc)
-        rc = MPI_Accumulate(origin_addr, EP_BIG_COUNT(origin_count, origin_count_t), EP_BIG_TYPE(origin_datatype, origin_count_t), target_rank, target_disp, EP_BIG_COUNT(target_count, target_count_t), EP_BIG_TYPE(target_datatype, target_count_t), op, win);
-    ep_big_type_free(&origin_count_t);
-    ep_big_type_free(&target_count_t);
+        rc = MPI_Accumulate(origin_addr, ENTRY_BIG_COUNT(origin_count, origin_count_t), ENTRY_BIG_TYPE(origin_datatype, origin_count_t), target_rank, target_disp, ENTRY_BIG_COUNT(target_count, target_count_t), ENTRY_BIG_TYPE(target_datatype, target_count_t), op, win);
+    entry_big_type_free(&origin_count_t);
+    entry_big_type_free(&target_count_t);
     return rc;
 }
 
-EP_API int(MPI_Get_c)(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
+ENTRY_API int(MPI_Get_c)(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
     if (!(ep_win_handle_is_ep(win)))
         return PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
@@ -1393,15 +1393,15 @@ EP_API int(MPI_Get_c)(void *origin_addr, MPI_Count origin_count, MPI_Datatype or
         return MPI_Get(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, win);
     MPI_Datatype origin_count_t = MPI_DATATYPE_NULL, target_count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Get_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = ep_big_type("MPI_Get_c", MPI_COMM_NULL, origin_addr, target_count, target_datatype, &target_count_t)));
+    (void)((rc = entry_big_type("MPI_Get_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = entry_big_type("MPI_Get_c", MPI_COMM_NULL, origin_addr, target_count, target_datatype, &target_count_t)));
     if (!rc)
-        rc = MPI_Get(origin_addr, EP_BIG_COUNT(origin_count, origin_count_t), EP_BIG_TYPE(origin_datatype, origin_count_t), target_rank, target_disp, EP_BIG_COUNT(target_count, target_count_t), EP_BIG_TYPE(target_datatype, target_count_t), win);
-    ep_big_type_free(&origin_count_t);
-    ep_big_type_free(&target_count_t);
+        rc = MPI_Get(origin_addr, ENTRY_BIG_COUNT(origin_count, origin_count_t), ENTRY_BIG_TYPE(origin_datatype, origin_count_t), target_rank, target_disp, ENTRY_BIG_COUNT(target_count, target_count_t), ENTRY_BIG_TYPE(target_datatype, target_count_t), win);
+    entry_big_type_free(&origin_count_t);
+    entry_big_type_free(&target_count_t);
     return rc;
 }
 
-EP_API int(MPI_Get_accumulate_c)(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+ENTRY_API int(MPI_Get_accumulate_c)(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
     if (!(ep_win_handle_is_ep(win)))
         return PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
@@ -1409,16 +1409,16 @@ EP_API int(MPI_Get_accumulate_c)(const void *origin_addr, MPI_Count origin_count
         return MPI_Get_accumulate(origin_addr, (int)origin_count, origin_datatype, result_addr, (int)result_count, result_datatype, target_rank, target_disp, (int)target_count, target_datatype, op, win);
     MPI_Datatype origin_count_t = MPI_DATATYPE_NULL, result_count_t = MPI_DATATYPE_NULL, target_count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Get_accumulate_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = ep_big_type("MPI_Get_accumulate_c", MPI_COMM_NULL, result_addr, result_count, result_datatype, &result_count_t)) || (rc = ep_big_type("MPI_Get_accumulate_c", MPI_COMM_NULL, result_addr, target_count, target_datatype, &target_count_t)));
+    (void)((rc = entry_big_type("MPI_Get_accumulate_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = entry_big_type("MPI_Get_accumulate_c", MPI_COMM_NULL, result_addr, result_count, result_datatype, &result_count_t)) || (rc = entry_big_type("MPI_Get_accumulate_c", MPI_COMM_NULL, result_addr, target_count, target_datatype, &target_count_t)));
     if (!rc)
-        rc = MPI_Get_accumulate(origin_addr, EP_BIG_COUNT(origin_count, origin_count_t), EP_BIG_TYPE(origin_datatype, origin_count_t), result_addr, EP_BIG_COUNT(result_count, result_count_t), EP_BIG_TYPE(result_datatype, result_count_t), target_rank, target_disp, EP_BIG_COUNT(target_count, target_count_t), EP_BIG_TYPE(target_datatype, target_count_t), op, win);
-    ep_big_type_free(&origin_count_t);
-    ep_big_type_free(&result_count_t);
-    ep_big_type_free(&target_count_t);
+        rc = MPI_Get_accumulate(origin_addr, ENTRY_BIG_COUNT(origin_count, origin_count_t), ENTRY_BIG_TYPE(origin_datatype, origin_count_t), result_addr, ENTRY_BIG_COUNT(result_count, result_count_t), ENTRY_BIG_TYPE(result_datatype, result_count_t), target_rank, target_disp, ENTRY_BIG_COUNT(target_count, target_count_t), ENTRY_BIG_TYPE(target_datatype, target_count_t), op, win);
+    entry_big_type_free(&origin_count_t);
+    entry_big_type_free(&result_count_t);
+    entry_big_type_free(&target_count_t);
     return rc;
 }
 
-EP_API int(MPI_Put_c)(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
+ENTRY_API int(MPI_Put_c)(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
     if (!(ep_win_handle_is_ep(win)))
         return PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
@@ -1426,15 +1426,15 @@ EP_API int(MPI_Put_c)(const void *origin_addr, MPI_Count origin_count, MPI_Datat
         return MPI_Put(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, win);
     MPI_Datatype origin_count_t = MPI_DATATYPE_NULL, target_count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Put_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = ep_big_type("MPI_Put_c", MPI_COMM_NULL, origin_addr, target_count, target_datatype, &target_count_t)));
+    (void)((rc = entry_big_type("MPI_Put_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = entry_big_type("MPI_Put_c", MPI_COMM_NULL, origin_addr, target_count, target_datatype, &target_count_t)));
     if (!rc)
-        rc = MPI_Put(origin_addr, EP_BIG_COUNT(origin_count, origin_count_t), EP_BIG_TYPE(origin_datatype, origin_count_t), target_rank, target_disp, EP_BIG_COUNT(target_count, target_count_t), EP_BIG_TYPE(target_datatype, target_count_t), win);
-    ep_big_type_free(&origin_count_t);
-    ep_big_type_free(&target_count_t);
+        rc = MPI_Put(origin_addr, ENTRY_BIG_COUNT(origin_count, origin_count_t), ENTRY_BIG_TYPE(origin_datatype, origin_count_t), target_rank, target_disp, ENTRY_BIG_COUNT(target_count, target_count_t), ENTRY_BIG_TYPE(target_datatype, target_count_t), win);
+    entry_big_type_free(&origin_count_t);
+    entry_big_type_free(&target_count_t);
     return rc;
 }
 
-EP_API int(MPI_Raccumulate_c)(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
+ENTRY_API int(MPI_Raccumulate_c)(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
     if (!(ep_win_handle_is_ep(win)))
         return PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
@@ -1442,15 +1442,15 @@ EP_API int(MPI_Raccumulate_c)(const void *origin_addr, MPI_Count origin_count, M
         return MPI_Raccumulate(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, op, win, request);
     MPI_Datatype origin_count_t = MPI_DATATYPE_NULL, target_count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Raccumulate_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = ep_big_type("MPI_Raccumulate_c", MPI_COMM_NULL, origin_addr, target_count, target_datatype, &target_count_t)));
+    (void)((rc = entry_big_type("MPI_Raccumulate_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = entry_big_type("MPI_Raccumulate_c", MPI_COMM_NULL, origin_addr, target_count, target_datatype, &target_count_t)));
     if (!rc)
-        rc = MPI_Raccumulate(origin_addr, EP_BIG_COUNT(origin_count, origin_count_t), EP_BIG_TYPE(origin_datatype, origin_count_t), target_rank, target_disp, EP_BIG_COUNT(target_count, target_count_t), EP_BIG_TYPE(target_datatype, target_count_t), op, win, request);
-    ep_big_type_free(&origin_count_t);
-    ep_big_type_free(&target_count_t);
+        rc = MPI_Raccumulate(origin_addr, ENTRY_BIG_COUNT(origin_count, origin_count_t), ENTRY_BIG_TYPE(origin_datatype, origin_count_t), target_rank, target_disp, ENTRY_BIG_COUNT(target_count, target_count_t), ENTRY_BIG_TYPE(target_datatype, target_count_t), op, win, request);
+    entry_big_type_free(&origin_count_t);
+    entry_big_type_free(&target_count_t);
     return rc;
 }
 
-EP_API int(MPI_Rget_c)(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+ENTRY_API int(MPI_Rget_c)(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
     if (!(ep_win_handle_is_ep(win)))
         return PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
@@ -1458,15 +1458,15 @@ EP_API int(MPI_Rget_c)(void *origin_addr, MPI_Count origin_count, MPI_Datatype o
         return MPI_Rget(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, win, request);
     MPI_Datatype origin_count_t = MPI_DATATYPE_NULL, target_count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Rget_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = ep_big_type("MPI_Rget_c", MPI_COMM_NULL, origin_addr, target_count, target_datatype, &target_count_t)));
+    (void)((rc = entry_big_type("MPI_Rget_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = entry_big_type("MPI_Rget_c", MPI_COMM_NULL, origin_addr, target_count, target_datatype, &target_count_t)));
     if (!rc)
-        rc = MPI_Rget(origin_addr, EP_BIG_COUNT(origin_count, origin_count_t), EP_BIG_TYPE(origin_datatype, origin_count_t), target_rank, target_disp, EP_BIG_COUNT(target_count, target_count_t), EP_BIG_TYPE(target_datatype, target_count_t), win, request);
-    ep_big_type_free(&origin_count_t);
-    ep_big_type_free(&target_count_t);
+        rc = MPI_Rget(origin_addr, ENTRY_BIG_COUNT(origin_count, origin_count_t), ENTRY_BIG_TYPE(origin_datatype, origin_count_t), target_rank, target_disp, ENTRY_BIG_COUNT(target_count, target_count_t), ENTRY_BIG_TYPE(target_datatype, target_count_t), win, request);
+    entry_big_type_free(&origin_count_t);
+    entry_big_type_free(&target_count_t);
     return rc;
 }
 
-EP_API int(MPI_Rget_accumulate_c)(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
+ENTRY_API int(MPI_Rget_accumulate_c)(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
     if (!(ep_win_handle_is_ep(win)))
         return PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
@@ -1474,16 +1474,16 @@ EP_API int(MPI_Rget_accumulate_c)(const void *origin_addr, MPI_Count origin_coun
         return MPI_Rget_accumulate(origin_addr, (int)origin_count, origin_datatype, result_addr, (int)result_count, result_datatype, target_rank, target_disp, (int)target_count, target_datatype, op, win, request);
     MPI_Datatype origin_count_t = MPI_DATATYPE_NULL, result_count_t = MPI_DATATYPE_NULL, target_count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Rget_accumulate_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = ep_big_type("MPI_Rget_accumulate_c", MPI_COMM_NULL, result_addr, result_count, result_datatype, &result_count_t)) || (rc = ep_big_type("MPI_Rget_accumulate_c", MPI_COMM_NULL, result_addr, target_count, target_datatype, &target_count_t)));
+    (void)((rc = entry_big_type("MPI_Rget_accumulate_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = entry_big_type("MPI_Rget_accumulate_c", MPI_COMM_NULL, result_addr, result_count, result_datatype, &result_count_t)) || (rc = entry_big_type("MPI_Rget_accumulate_c", MPI_COMM_NULL, result_addr, target_count, target_datatype, &target_count_t)));
     if (!rc)
-        rc = MPI_Rget_accumulate(origin_addr, EP_BIG_COUNT(origin_count, origin_count_t), EP_BIG_TYPE(origin_datatype, origin_count_t), result_addr, EP_BIG_COUNT(result_count, result_count_t), EP_BIG_TYPE(result_datatype, result_count_t), target_rank, target_disp, EP_BIG_COUNT(target_count, target_count_t), EP_BIG_TYPE(target_datatype, target_count_t), op, win, request);
-    ep_big_type_free(&origin_count_t);
-    ep_big_type_free(&result_count_t);
-    ep_big_type_free(&target_count_t);
+        rc = MPI_Rget_accumulate(origin_addr, ENTRY_BIG_COUNT(origin_count, origin_count_t), ENTRY_BIG_TYPE(origin_datatype, origin_count_t), result_addr, ENTRY_BIG_COUNT(result_count, result_count_t), ENTRY_BIG_TYPE(result_datatype, result_count_t), target_rank, target_disp, ENTRY_BIG_COUNT(target_count, target_count_t), ENTRY_BIG_TYPE(target_datatype, target_count_t), op, win, request);
+    entry_big_type_free(&origin_count_t);
+    entry_big_type_free(&result_count_t);
+    entry_big_type_free(&target_count_t);
     return rc;
 }
 
-EP_API int(MPI_Rput_c)(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+ENTRY_API int(MPI_Rput_c)(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
     if (!(ep_win_handle_is_ep(win)))
         return PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
@@ -1491,43 +1491,43 @@ EP_API int(MPI_Rput_c)(const void *origin_addr, MPI_Count origin_count, MPI_Data
         return MPI_Rput(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, win, request);
     MPI_Datatype origin_count_t = MPI_DATATYPE_NULL, target_count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_big_type("MPI_Rput_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = ep_big_type("MPI_Rput_c", MPI_COMM_NULL, origin_addr, target_count, target_datatype, &target_count_t)));
+    (void)((rc = entry_big_type("MPI_Rput_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = entry_big_type("MPI_Rput_c", MPI_COMM_NULL, origin_addr, target_count, target_datatype, &target_count_t)));
     if (!rc)
-        rc = MPI_Rput(origin_addr, EP_BIG_COUNT(origin_count, origin_count_t), EP_BIG_TYPE(origin_datatype, origin_count_t), target_rank, target_disp, EP_BIG_COUNT(target_count, target_count_t), EP_BIG_TYPE(target_datatype, target_count_t), win, request);
-    ep_big_type_free(&origin_count_t);
-    ep_big_type_free(&target_count_t);
+        rc = MPI_Rput(origin_addr, ENTRY_BIG_COUNT(origin_count, origin_count_t), ENTRY_BIG_TYPE(origin_datatype, origin_count_t), target_rank, target_disp, ENTRY_BIG_COUNT(target_count, target_count_t), ENTRY_BIG_TYPE(target_datatype, target_count_t), win, request);
+    entry_big_type_free(&origin_count_t);
+    entry_big_type_free(&target_count_t);
     return rc;
 }
 
-EP_API int(MPI_Win_allocate_c)(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+ENTRY_API int(MPI_Win_allocate_c)(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Win_allocate_c", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Win_allocate_c", comm);
     return PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
 }
 
-EP_API int(MPI_Win_allocate_shared_c)(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+ENTRY_API int(MPI_Win_allocate_shared_c)(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Win_allocate_shared_c", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Win_allocate_shared_c", comm);
     return PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
 }
 
-EP_API int(MPI_Win_create_c)(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
+ENTRY_API int(MPI_Win_create_c)(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
-    if (ep_entry_comm_is_ep(comm))
-        return ep_unsupported_comm("MPI_Win_create_c", comm);
+    if (entry_comm_is_ep(comm))
+        return entry_unsupported_comm("MPI_Win_create_c", comm);
     return PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
 }
 
-EP_API int(MPI_Win_shared_query_c)(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr)
+ENTRY_API int(MPI_Win_shared_query_c)(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr)
 {
     if (ep_win_handle_is_ep(win))
-        return ep_unsupported("MPI_Win_shared_query_c", "windows", MPI_ERR_WIN);
+        return entry_unsupported("MPI_Win_shared_query_c", "windows", MPI_ERR_WIN);
     return PMPI_Win_shared_query_c(win, rank, size, disp_unit, baseptr);
 }
 
-EP_API int(MPI_File_read_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+ENTRY_API int(MPI_File_read_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_read_c(fh, buf, count, datatype, status);
@@ -1535,14 +1535,14 @@ EP_API int(MPI_File_read_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatyp
         return MPI_File_read(fh, buf, (int)count, datatype, status);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_file_big_type("MPI_File_read_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_big_type("MPI_File_read_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_read(fh, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), status);
-    ep_big_type_free(&count_t);
+        rc = MPI_File_read(fh, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), status);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_File_read_all_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+ENTRY_API int(MPI_File_read_all_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_read_all_c(fh, buf, count, datatype, status);
@@ -1550,14 +1550,14 @@ EP_API int(MPI_File_read_all_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Dat
         return MPI_File_read_all(fh, buf, (int)count, datatype, status);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_file_big_type("MPI_File_read_all_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_big_type("MPI_File_read_all_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_read_all(fh, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), status);
-    ep_big_type_free(&count_t);
+        rc = MPI_File_read_all(fh, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), status);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_File_read_all_begin_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
+ENTRY_API int(MPI_File_read_all_begin_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_read_all_begin_c(fh, buf, count, datatype);
@@ -1565,14 +1565,14 @@ EP_API int(MPI_File_read_all_begin_c)(MPI_File fh, void *buf, MPI_Count count, M
         return MPI_File_read_all_begin(fh, buf, (int)count, datatype);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_file_big_type("MPI_File_read_all_begin_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_big_type("MPI_File_read_all_begin_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_read_all_begin(fh, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t));
-    ep_big_type_free(&count_t);
+        rc = MPI_File_read_all_begin(fh, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t));
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_File_read_at_c)(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+ENTRY_API int(MPI_File_read_at_c)(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_read_at_c(fh, offset, buf, count, datatype, status);
@@ -1580,14 +1580,14 @@ EP_API int(MPI_File_read_at_c)(MPI_File fh, MPI_Offset offset, void *buf, MPI_Co
         return MPI_File_read_at(fh, offset, buf, (int)count, datatype, status);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_file_big_type("MPI_File_read_at_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_big_type("MPI_File_read_at_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_read_at(fh, offset, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), status);
-    ep_big_type_free(&count_t);
+        rc = MPI_File_read_at(fh, offset, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), status);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_File_read_at_all_c)(MPI_File fh, MPI_Offset offset, void * buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+ENTRY_API int(MPI_File_read_at_all_c)(MPI_File fh, MPI_Offset offset, void * buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_read_at_all_c(fh, offset, buf, count, datatype, status);
@@ -1595,14 +1595,14 @@ EP_API int(MPI_File_read_at_all_c)(MPI_File fh, MPI_Offset offset, void * buf, M
         return MPI_File_read_at_all(fh, offset, buf, (int)count, datatype, status);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_file_big_type("MPI_File_read_at_all_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_big_type("MPI_File_read_at_all_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_read_at_all(fh, offset, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), status);
-    ep_big_type_free(&count_t);
+        rc = MPI_File_read_at_all(fh, offset, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), status);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_File_read_at_all_begin_c)(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype)
+ENTRY_API int(MPI_File_read_at_all_begin_c)(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_read_at_all_begin_c(fh, offset, buf, count, datatype);
@@ -1610,14 +1610,14 @@ EP_API int(MPI_File_read_at_all_begin_c)(MPI_File fh, MPI_Offset offset, void *b
         return MPI_File_read_at_all_begin(fh, offset, buf, (int)count, datatype);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_file_big_type("MPI_File_read_at_all_begin_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_big_type("MPI_File_read_at_all_begin_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_read_at_all_begin(fh, offset, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t));
-    ep_big_type_free(&count_t);
+        rc = MPI_File_read_at_all_begin(fh, offset, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t));
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_File_read_ordered_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+ENTRY_API int(MPI_File_read_ordered_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_read_ordered_c(fh, buf, count, datatype, status);
@@ -1625,14 +1625,14 @@ EP_API int(MPI_File_read_ordered_c)(MPI_File fh, void *buf, MPI_Count count, MPI
         return MPI_File_read_ordered(fh, buf, (int)count, datatype, status);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_file_big_type("MPI_File_read_ordered_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_big_type("MPI_File_read_ordered_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_read_ordered(fh, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), status);
-    ep_big_type_free(&count_t);
+        rc = MPI_File_read_ordered(fh, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), status);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_File_read_ordered_begin_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
+ENTRY_API int(MPI_File_read_ordered_begin_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_read_ordered_begin_c(fh, buf, count, datatype);
@@ -1640,14 +1640,14 @@ EP_API int(MPI_File_read_ordered_begin_c)(MPI_File fh, void *buf, MPI_Count coun
         return MPI_File_read_ordered_begin(fh, buf, (int)count, datatype);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_file_big_type("MPI_File_read_ordered_begin_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_big_type("MPI_File_read_ordered_begin_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_read_ordered_begin(fh, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t));
-    ep_big_type_free(&count_t);
+        rc = MPI_File_read_ordered_begin(fh, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t));
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_File_read_shared_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+ENTRY_API int(MPI_File_read_shared_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_read_shared_c(fh, buf, count, datatype, status);
@@ -1655,14 +1655,14 @@ EP_API int(MPI_File_read_shared_c)(MPI_File fh, void *buf, MPI_Count count, MPI_
         return MPI_File_read_shared(fh, buf, (int)count, datatype, status);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_file_big_type("MPI_File_read_shared_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_big_type("MPI_File_read_shared_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_read_shared(fh, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), status);
-    ep_big_type_free(&count_t);
+        rc = MPI_File_read_shared(fh, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), status);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_File_write_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+ENTRY_API int(MPI_File_write_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_write_c(fh, buf, count, datatype, status);
@@ -1670,14 +1670,14 @@ EP_API int(MPI_File_write_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_
         return MPI_File_write(fh, buf, (int)count, datatype, status);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_file_big_type("MPI_File_write_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_big_type("MPI_File_write_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_write(fh, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), status);
-    ep_big_type_free(&count_t);
+        rc = MPI_File_write(fh, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), status);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_File_write_all_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+ENTRY_API int(MPI_File_write_all_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_write_all_c(fh, buf, count, datatype, status);
@@ -1685,14 +1685,14 @@ EP_API int(MPI_File_write_all_c)(MPI_File fh, const void *buf, MPI_Count count, 
         return MPI_File_write_all(fh, buf, (int)count, datatype, status);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_file_big_type("MPI_File_write_all_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_big_type("MPI_File_write_all_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_write_all(fh, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), status);
-    ep_big_type_free(&count_t);
+        rc = MPI_File_write_all(fh, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), status);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_File_write_all_begin_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
+ENTRY_API int(MPI_File_write_all_begin_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_write_all_begin_c(fh, buf, count, datatype);
@@ -1700,14 +1700,14 @@ EP_API int(MPI_File_write_all_begin_c)(MPI_File fh, const void *buf, MPI_Count c
         return MPI_File_write_all_begin(fh, buf, (int)count, datatype);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_file_big_type("MPI_File_write_all_begin_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_big_type("MPI_File_write_all_begin_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_write_all_begin(fh, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t));
-    ep_big_type_free(&count_t);
+        rc = MPI_File_write_all_begin(fh, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t));
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_File_write_at_c)(MPI_File fh, MPI_Offset offset, const void * buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+ENTRY_API int(MPI_File_write_at_c)(MPI_File fh, MPI_Offset offset, const void * buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_write_at_c(fh, offset, buf, count, datatype, status);
@@ -1715,14 +1715,14 @@ EP_API int(MPI_File_write_at_c)(MPI_File fh, MPI_Offset offset, const void * buf
         return MPI_File_write_at(fh, offset, buf, (int)count, datatype, status);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_file_big_type("MPI_File_write_at_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_big_type("MPI_File_write_at_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_write_at(fh, offset, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), status);
-    ep_big_type_free(&count_t);
+        rc = MPI_File_write_at(fh, offset, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), status);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_File_write_at_all_c)(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+ENTRY_API int(MPI_File_write_at_all_c)(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_write_at_all_c(fh, offset, buf, count, datatype, status);
@@ -1730,14 +1730,14 @@ EP_API int(MPI_File_write_at_all_c)(MPI_File fh, MPI_Offset offset, const void *
         return MPI_File_write_at_all(fh, offset, buf, (int)count, datatype, status);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_file_big_type("MPI_File_write_at_all_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_big_type("MPI_File_write_at_all_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_write_at_all(fh, offset, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), status);
-    ep_big_type_free(&count_t);
+        rc = MPI_File_write_at_all(fh, offset, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), status);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_File_write_at_all_begin_c)(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype)
+ENTRY_API int(MPI_File_write_at_all_begin_c)(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_write_at_all_begin_c(fh, offset, buf, count, datatype);
@@ -1745,14 +1745,14 @@ EP_API int(MPI_File_write_at_all_begin_c)(MPI_File fh, MPI_Offset offset, const 
         return MPI_File_write_at_all_begin(fh, offset, buf, (int)count, datatype);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_file_big_type("MPI_File_write_at_all_begin_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_big_type("MPI_File_write_at_all_begin_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_write_at_all_begin(fh, offset, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t));
-    ep_big_type_free(&count_t);
+        rc = MPI_File_write_at_all_begin(fh, offset, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t));
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_File_write_ordered_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+ENTRY_API int(MPI_File_write_ordered_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_write_ordered_c(fh, buf, count, datatype, status);
@@ -1760,14 +1760,14 @@ EP_API int(MPI_File_write_ordered_c)(MPI_File fh, const void *buf, MPI_Count cou
         return MPI_File_write_ordered(fh, buf, (int)count, datatype, status);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_file_big_type("MPI_File_write_ordered_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_big_type("MPI_File_write_ordered_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_write_ordered(fh, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), status);
-    ep_big_type_free(&count_t);
+        rc = MPI_File_write_ordered(fh, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), status);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_File_write_ordered_begin_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
+ENTRY_API int(MPI_File_write_ordered_begin_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_write_ordered_begin_c(fh, buf, count, datatype);
@@ -1775,14 +1775,14 @@ EP_API int(MPI_File_write_ordered_begin_c)(MPI_File fh, const void *buf, MPI_Cou
         return MPI_File_write_ordered_begin(fh, buf, (int)count, datatype);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_file_big_type("MPI_File_write_ordered_begin_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_big_type("MPI_File_write_ordered_begin_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_write_ordered_begin(fh, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t));
-    ep_big_type_free(&count_t);
+        rc = MPI_File_write_ordered_begin(fh, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t));
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_File_write_shared_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+ENTRY_API int(MPI_File_write_shared_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_write_shared_c(fh, buf, count, datatype, status);
@@ -1790,14 +1790,14 @@ EP_API int(MPI_File_write_shared_c)(MPI_File fh, const void *buf, MPI_Count coun
         return MPI_File_write_shared(fh, buf, (int)count, datatype, status);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_file_big_type("MPI_File_write_shared_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_big_type("MPI_File_write_shared_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_write_shared(fh, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), status);
-    ep_big_type_free(&count_t);
+        rc = MPI_File_write_shared(fh, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), status);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_File_iread_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
+ENTRY_API int(MPI_File_iread_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_iread_c(fh, buf, count, datatype, request);
@@ -1805,14 +1805,14 @@ EP_API int(MPI_File_iread_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Dataty
         return MPI_File_iread(fh, buf, (int)count, datatype, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_file_big_type("MPI_File_iread_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_big_type("MPI_File_iread_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_iread(fh, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), request);
-    ep_big_type_free(&count_t);
+        rc = MPI_File_iread(fh, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), request);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_File_iread_all_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+ENTRY_API int(MPI_File_iread_all_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_iread_all_c(fh, buf, count, datatype, request);
@@ -1820,14 +1820,14 @@ EP_API int(MPI_File_iread_all_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Da
         return MPI_File_iread_all(fh, buf, (int)count, datatype, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_file_big_type("MPI_File_iread_all_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_big_type("MPI_File_iread_all_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_iread_all(fh, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), request);
-    ep_big_type_free(&count_t);
+        rc = MPI_File_iread_all(fh, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), request);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_File_iread_at_c)(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
+ENTRY_API int(MPI_File_iread_at_c)(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_iread_at_c(fh, offset, buf, count, datatype, request);
@@ -1835,14 +1835,14 @@ EP_API int(MPI_File_iread_at_c)(MPI_File fh, MPI_Offset offset, void *buf, MPI_C
         return MPI_File_iread_at(fh, offset, buf, (int)count, datatype, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_file_big_type("MPI_File_iread_at_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_big_type("MPI_File_iread_at_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_iread_at(fh, offset, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), request);
-    ep_big_type_free(&count_t);
+        rc = MPI_File_iread_at(fh, offset, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), request);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_File_iread_at_all_c)(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+ENTRY_API int(MPI_File_iread_at_all_c)(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_iread_at_all_c(fh, offset, buf, count, datatype, request);
@@ -1850,14 +1850,14 @@ EP_API int(MPI_File_iread_at_all_c)(MPI_File fh, MPI_Offset offset, void *buf, M
         return MPI_File_iread_at_all(fh, offset, buf, (int)count, datatype, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_file_big_type("MPI_File_iread_at_all_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_big_type("MPI_File_iread_at_all_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_iread_at_all(fh, offset, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), request);
-    ep_big_type_free(&count_t);
+        rc = MPI_File_iread_at_all(fh, offset, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), request);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_File_iread_shared_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
+ENTRY_API int(MPI_File_iread_shared_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_iread_shared_c(fh, buf, count, datatype, request);
@@ -1865,14 +1865,14 @@ EP_API int(MPI_File_iread_shared_c)(MPI_File fh, void *buf, MPI_Count count, MPI
         return MPI_File_iread_shared(fh, buf, (int)count, datatype, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_file_big_type("MPI_File_iread_shared_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_big_type("MPI_File_iread_shared_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_iread_shared(fh, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), request);
-    ep_big_type_free(&count_t);
+        rc = MPI_File_iread_shared(fh, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), request);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_File_iwrite_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
+ENTRY_API int(MPI_File_iwrite_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_iwrite_c(fh, buf, count, datatype, request);
@@ -1880,14 +1880,14 @@ EP_API int(MPI_File_iwrite_c)(MPI_File fh, const void *buf, MPI_Count count, MPI
         return MPI_File_iwrite(fh, buf, (int)count, datatype, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_file_big_type("MPI_File_iwrite_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_big_type("MPI_File_iwrite_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_iwrite(fh, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), request);
-    ep_big_type_free(&count_t);
+        rc = MPI_File_iwrite(fh, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), request);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_File_iwrite_all_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+ENTRY_API int(MPI_File_iwrite_all_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_iwrite_all_c(fh, buf, count, datatype, request);
@@ -1895,14 +1895,14 @@ EP_API int(MPI_File_iwrite_all_c)(MPI_File fh, const void *buf, MPI_Count count,
         return MPI_File_iwrite_all(fh, buf, (int)count, datatype, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_file_big_type("MPI_File_iwrite_all_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_big_type("MPI_File_iwrite_all_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_iwrite_all(fh, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), request);
-    ep_big_type_free(&count_t);
+        rc = MPI_File_iwrite_all(fh, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), request);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_File_iwrite_at_c)(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
+ENTRY_API int(MPI_File_iwrite_at_c)(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_iwrite_at_c(fh, offset, buf, count, datatype, request);
@@ -1910,14 +1910,14 @@ EP_API int(MPI_File_iwrite_at_c)(MPI_File fh, MPI_Offset offset, const void *buf
         return MPI_File_iwrite_at(fh, offset, buf, (int)count, datatype, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_file_big_type("MPI_File_iwrite_at_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_big_type("MPI_File_iwrite_at_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_iwrite_at(fh, offset, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), request);
-    ep_big_type_free(&count_t);
+        rc = MPI_File_iwrite_at(fh, offset, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), request);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_File_iwrite_at_all_c)(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+ENTRY_API int(MPI_File_iwrite_at_all_c)(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_iwrite_at_all_c(fh, offset, buf, count, datatype, request);
@@ -1925,14 +1925,14 @@ EP_API int(MPI_File_iwrite_at_all_c)(MPI_File fh, MPI_Offset offset, const void 
         return MPI_File_iwrite_at_all(fh, offset, buf, (int)count, datatype, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_file_big_type("MPI_File_iwrite_at_all_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_big_type("MPI_File_iwrite_at_all_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_iwrite_at_all(fh, offset, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), request);
-    ep_big_type_free(&count_t);
+        rc = MPI_File_iwrite_at_all(fh, offset, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), request);
+    entry_big_type_free(&count_t);
     return rc;
 }
 
-EP_API int(MPI_File_iwrite_shared_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
+ENTRY_API int(MPI_File_iwrite_shared_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
 {
     if (!(ep_file_handle_is_ep(fh)))
         return PMPI_File_iwrite_shared_c(fh, buf, count, datatype, request);
@@ -1940,10 +1940,10 @@ EP_API int(MPI_File_iwrite_shared_c)(MPI_File fh, const void *buf, MPI_Count cou
         return MPI_File_iwrite_shared(fh, buf, (int)count, datatype, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = ep_file_big_type("MPI_File_iwrite_shared_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_big_type("MPI_File_iwrite_shared_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_iwrite_shared(fh, buf, EP_BIG_COUNT(count, count_t), EP_BIG_TYPE(datatype, count_t), request);
-    ep_big_type_free(&count_t);
+        rc = MPI_File_iwrite_shared(fh, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), request);
+    entry_big_type_free(&count_t);
     return rc;
 }
 

@@ -15,12 +15,12 @@ static void classic_world_errors(MPI_Comm *comm, int *code, ...)
 {
     (void)comm;
     if (!ep_direct_quiet)
-        ep_raise_world(*code);
+        entry_raise_world(*code);
 }
 
-EP_API int MPI_Init(int *argc, char ***argv) { return ep_engine_init("MPI_Init", argc, argv, classic_world_errors); }
+ENTRY_API int MPI_Init(int *argc, char ***argv) { return ep_engine_init("MPI_Init", argc, argv, classic_world_errors); }
 
-EP_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+ENTRY_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
     (void)required;
     int rc = ep_engine_init("MPI_Init_thread", argc, argv, classic_world_errors);
@@ -35,19 +35,19 @@ EP_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 static int delete_failed(int failed, int code)
 {
     int t = failed % ep_world.nep;
-    return ep_raise(ep_world.ep[failed], "MPI_Finalize", MPI_ERR_OTHER,
-                    "a delete callback of an attribute of world rank %d's %s returned error %d (the other "
-                    "attributes of that communicator are dropped without their callbacks)",
-                    ep_world.ep[t]->rank, failed < ep_world.nep ? "MPI_COMM_WORLD" : "MPI_COMM_SELF", code);
+    return entry_raise(ep_world.ep[failed], "MPI_Finalize", MPI_ERR_OTHER,
+                       "a delete callback of an attribute of world rank %d's %s returned error %d (the other "
+                       "attributes of that communicator are dropped without their callbacks)",
+                       ep_world.ep[t]->rank, failed < ep_world.nep ? "MPI_COMM_WORLD" : "MPI_COMM_SELF", code);
 }
 
-EP_API int MPI_Finalize(void) { return ep_engine_finalize(delete_failed); }
+ENTRY_API int MPI_Finalize(void) { return ep_engine_finalize(delete_failed); }
 
 /* Aborting from an endpoint aborts the job, as MPICH does for any
  * communicator. */
-EP_API int MPI_Abort(MPI_Comm comm, int errorcode)
+ENTRY_API int MPI_Abort(MPI_Comm comm, int errorcode)
 {
-    if (ep_entry_comm_is_ep(comm))
+    if (entry_comm_is_ep(comm))
         comm = MPI_COMM_WORLD;
     return PMPI_Abort(comm, errorcode);
 }

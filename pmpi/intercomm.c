@@ -43,21 +43,21 @@ static int leader_exchange(const char *call, ep_endpoint_t *ep, MPI_Comm peer, i
     ep_member_t *local = malloc(sizeof *local * (size_t)n);
     int rc = MPI_SUCCESS, prank = -1;
     if (!local)
-        return ep_raise(ep, call, MPI_ERR_NO_MEM, "no memory for a group of %lld", (long long)n);
+        return entry_raise(ep, call, MPI_ERR_NO_MEM, "no memory for a group of %lld", (long long)n);
     ep_intercomm_describe(ep, local);
-    if (!ep_entry_comm_is_ep(peer) && PMPI_Comm_rank(peer, &prank) == MPI_SUCCESS && prank == remote_leader) {
+    if (!entry_comm_is_ep(peer) && PMPI_Comm_rank(peer, &prank) == MPI_SUCCESS && prank == remote_leader) {
         leader_swap_t sw = {local, n, NULL, 0};
         ep_status_t st =
             ep_meet((uint64_t)(uint32_t)peer, (uint64_t)(uint32_t)tag, 0x4c454144ULL, 2, &sw, swap_drive, NULL);
         if (st)
-            rc = ep_raise_status(ep, call, st, "the leaders could not swap their groups");
+            rc = entry_raise_status(ep, call, st, "the leaders could not swap their groups");
         *remote = sw.theirs;
         *rsize = sw.tn;
     } else {
         rc = MPI_Sendrecv(&n, 1, MPI_INT64_T, remote_leader, tag, rsize, 1, MPI_INT64_T, remote_leader, tag, peer,
                           MPI_STATUS_IGNORE);
         if (!rc && (*rsize <= 0 || !(*remote = malloc(sizeof **remote * (size_t)*rsize))))
-            rc = ep_raise(ep, call, MPI_ERR_INTERN, "bad remote group size %lld", (long long)*rsize);
+            rc = entry_raise(ep, call, MPI_ERR_INTERN, "bad remote group size %lld", (long long)*rsize);
         if (!rc)
             rc = MPI_Sendrecv(local, (int)(3 * n), MPI_INT64_T, remote_leader, tag, *remote, (int)(3 * *rsize),
                               MPI_INT64_T, remote_leader, tag, peer, MPI_STATUS_IGNORE);
@@ -73,33 +73,33 @@ static ep_status_t group_bcast(ep_endpoint_t *ep, void *buf, int count, int root
     return ep_coll_run(ep, &a);
 }
 
-EP_API int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
-                                MPI_Comm *newintercomm)
+ENTRY_API int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader,
+                                   int tag, MPI_Comm *newintercomm)
 {
     static const char call[] = "MPI_Intercomm_create";
     ep_endpoint_t *ep;
     int rc = MPI_SUCCESS;
-    if (!ep_entry_comm_is_ep(local_comm)) {
-        if (ep_entry_comm_is_ep(peer_comm))
-            return ep_raise_classic(local_comm, call, MPI_ERR_COMM,
-                                    "a classic local communicator needs a classic peer communicator");
+    if (!entry_comm_is_ep(local_comm)) {
+        if (entry_comm_is_ep(peer_comm))
+            return entry_raise_classic(local_comm, call, MPI_ERR_COMM,
+                                       "a classic local communicator needs a classic peer communicator");
         return PMPI_Intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm);
     }
-    EP_ENTRY_EP(call, local_comm, ep);
+    ENTRY_RESOLVE_EP(call, local_comm, ep);
     if (!newintercomm)
-        return ep_raise(ep, call, MPI_ERR_ARG, "newintercomm pointer is NULL");
+        return entry_raise(ep, call, MPI_ERR_ARG, "newintercomm pointer is NULL");
     if (ep->comm->inter)
-        return ep_raise(ep, call, MPI_ERR_COMM, "the local communicator is an intercommunicator");
+        return entry_raise(ep, call, MPI_ERR_COMM, "the local communicator is an intercommunicator");
     if (local_leader < 0 || local_leader >= ep->comm->size)
-        return ep_raise(ep, call, MPI_ERR_RANK, "invalid local leader %d (the communicator has ranks 0 to %d)",
-                        local_leader, ep->comm->size - 1);
+        return entry_raise(ep, call, MPI_ERR_RANK, "invalid local leader %d (the communicator has ranks 0 to %d)",
+                           local_leader, ep->comm->size - 1);
     if (tag < 0)
-        return ep_raise(ep, call, MPI_ERR_TAG, "invalid tag %d", tag);
+        return entry_raise(ep, call, MPI_ERR_TAG, "invalid tag %d", tag);
     ep_member_t *remote = NULL;
     int64_t rsize = 0;
     if (ep->rank == local_leader) {
         if (peer_comm == MPI_COMM_NULL)
-            rc = ep_raise(ep, call, MPI_ERR_COMM, "the peer communicator is MPI_COMM_NULL");
+            rc = entry_raise(ep, call, MPI_ERR_COMM, "the peer communicator is MPI_COMM_NULL");
         else
             rc = leader_exchange(call, ep, peer_comm, remote_leader, tag, &remote, &rsize);
         if (rc)
@@ -108,7 +108,7 @@ EP_API int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm 
     ep_status_t st = group_bcast(ep, &rsize, 1, local_leader);
     if (!st && rsize > 0) {
         if (ep->rank != local_leader && !(remote = malloc(sizeof *remote * (size_t)rsize)))
-            return ep_raise(ep, call, MPI_ERR_NO_MEM, "no memory for a group of %lld", (long long)rsize);
+            return entry_raise(ep, call, MPI_ERR_NO_MEM, "no memory for a group of %lld", (long long)rsize);
         st = group_bcast(ep, remote, (int)(3 * rsize), local_leader);
     }
     if (!st && rsize > 0)
@@ -117,19 +117,19 @@ EP_API int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm 
     if (rc)
         return rc;
     if (rsize <= 0)
-        return ep_raise(ep, call, MPI_ERR_COMM, "the group leader could not reach the remote leader");
-    return st ? ep_raise_status(ep, call, st, NULL) : MPI_SUCCESS;
+        return entry_raise(ep, call, MPI_ERR_COMM, "the group leader could not reach the remote leader");
+    return st ? entry_raise_status(ep, call, st, NULL) : MPI_SUCCESS;
 }
 
-EP_API int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
+ENTRY_API int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 {
     static const char call[] = "MPI_Intercomm_merge";
     ep_endpoint_t *ep;
-    EP_ENTRY(call, intercomm, ep, PMPI_Intercomm_merge(intercomm, high, newintracomm));
+    ENTRY_RESOLVE(call, intercomm, ep, PMPI_Intercomm_merge(intercomm, high, newintracomm));
     if (!ep->comm->inter)
-        return ep_raise(ep, call, MPI_ERR_COMM, "the communicator is not an intercommunicator");
+        return entry_raise(ep, call, MPI_ERR_COMM, "the communicator is not an intercommunicator");
     if (!newintracomm)
-        return ep_raise(ep, call, MPI_ERR_ARG, "newintracomm pointer is NULL");
+        return entry_raise(ep, call, MPI_ERR_ARG, "newintracomm pointer is NULL");
     ep_status_t st = ep_intercomm_merge(ep, high, newintracomm);
-    return st ? ep_raise_status(ep, call, st, NULL) : MPI_SUCCESS;
+    return st ? entry_raise_status(ep, call, st, NULL) : MPI_SUCCESS;
 }

@@ -11,11 +11,11 @@
  * frees it now. */
 static int answered(const char *call, int held, int h, int cls, const char *what, int *rc)
 {
-    *rc = held < 0 ? ep_raise(NULL, call, cls, "%s 0x%x was freed already", what, (unsigned)h) : MPI_SUCCESS;
+    *rc = held < 0 ? entry_raise(NULL, call, cls, "%s 0x%x was freed already", what, (unsigned)h) : MPI_SUCCESS;
     return held != 0;
 }
 
-EP_API int MPI_Type_free(MPI_Datatype *datatype)
+ENTRY_API int MPI_Type_free(MPI_Datatype *datatype)
 {
     int rc;
     if (!datatype ||
@@ -26,7 +26,7 @@ EP_API int MPI_Type_free(MPI_Datatype *datatype)
     return rc;
 }
 
-EP_API int MPI_Op_free(MPI_Op *op)
+ENTRY_API int MPI_Op_free(MPI_Op *op)
 {
     int rc;
     if (!op || !answered("MPI_Op_free", ep_op_free_deferred(*op), (int)*op, MPI_ERR_OP, "operation", &rc))

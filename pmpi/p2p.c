@@ -42,12 +42,12 @@ static __attribute__((noinline)) int send_wait(const char *call, ep_endpoint_t *
     ep_status_t st = ep_send_start(&r);
     if (st) {
         free(r.tmp);
-        return ep_raise_start(ep, call, st, count);
+        return entry_raise_start(ep, call, st, count);
     }
     ep_diag_enter(ep, call);
     ep_request_wait(&r);
     ep_diag_leave(ep);
-    return ep_request_error(&r, call);
+    return entry_request_error(&r, call);
 }
 
 static int send_blocking(const char *call, const void *buf, int count, MPI_Datatype type, int dest, int tag,
@@ -55,7 +55,7 @@ static int send_blocking(const char *call, const void *buf, int count, MPI_Datat
 {
     ep_endpoint_t *ep;
     int rc;
-    if ((rc = ep_entry_endpoint(call, comm, &ep)) || (rc = ep_check_send(ep, call, buf, count, type, dest, tag)))
+    if ((rc = entry_endpoint(call, comm, &ep)) || (rc = entry_check_send(ep, call, buf, count, type, dest, tag)))
         return rc;
     if (send_now(ep, buf, count, type, dest, tag, mode))
         return MPI_SUCCESS;
@@ -67,17 +67,17 @@ static int send_nonblocking(const char *call, const void *buf, int count, MPI_Da
 {
     ep_endpoint_t *ep;
     int rc;
-    if ((rc = ep_entry_endpoint(call, comm, &ep)) || (rc = ep_check_send(ep, call, buf, count, type, dest, tag)))
+    if ((rc = entry_endpoint(call, comm, &ep)) || (rc = entry_check_send(ep, call, buf, count, type, dest, tag)))
         return rc;
     if (!request)
-        return ep_raise(ep, call, MPI_ERR_ARG, "request pointer is NULL");
+        return entry_raise(ep, call, MPI_ERR_ARG, "request pointer is NULL");
     if (!persistent && send_now(ep, buf, count, type, dest, tag, mode)) {
         *request = EP_REQUEST_SENT;
         return MPI_SUCCESS;
     }
     ep_request_t *r = ep_request_new(EP_REQ_SEND, ep, 1);
     if (!r)
-        return ep_raise(ep, call, MPI_ERR_NO_MEM, "out of request handles");
+        return entry_raise(ep, call, MPI_ERR_NO_MEM, "out of request handles");
     ep_request_describe_send(r, buf, count, type, dest, tag, mode);
     ep_request_hold_type(r);
     r->persistent = persistent;
@@ -85,42 +85,42 @@ static int send_nonblocking(const char *call, const void *buf, int count, MPI_Da
         ep_status_t st = ep_send_start(r);
         if (st) {
             ep_request_destroy(r);
-            return ep_raise_start(ep, call, st, count);
+            return entry_raise_start(ep, call, st, count);
         }
     }
     *request = r->handle;
     return MPI_SUCCESS;
 }
 
-#define EP_SEND_FN(NAME, MODE)                                                                                 \
-    EP_API int MPI_##NAME(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) \
-    {                                                                                                          \
-        if (!ep_entry_comm_is_ep(comm))                                                                        \
-            return PMPI_##NAME(buf, count, datatype, dest, tag, comm);                                         \
-        return send_blocking("MPI_" #NAME, buf, count, datatype, dest, tag, comm, MODE);                       \
+#define SEND_FN(NAME, MODE)                                                                                       \
+    ENTRY_API int MPI_##NAME(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) \
+    {                                                                                                             \
+        if (!entry_comm_is_ep(comm))                                                                              \
+            return PMPI_##NAME(buf, count, datatype, dest, tag, comm);                                            \
+        return send_blocking("MPI_" #NAME, buf, count, datatype, dest, tag, comm, MODE);                          \
     }
 
-#define EP_ISEND_FN(NAME, MODE, PERSISTENT)                                                                      \
-    EP_API int MPI_##NAME(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,   \
-                          MPI_Request *request)                                                                  \
-    {                                                                                                            \
-        if (!ep_entry_comm_is_ep(comm))                                                                          \
-            return PMPI_##NAME(buf, count, datatype, dest, tag, comm, request);                                  \
-        return send_nonblocking("MPI_" #NAME, buf, count, datatype, dest, tag, comm, MODE, request, PERSISTENT); \
+#define ISEND_FN(NAME, MODE, PERSISTENT)                                                                          \
+    ENTRY_API int MPI_##NAME(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, \
+                             MPI_Request *request)                                                                \
+    {                                                                                                             \
+        if (!entry_comm_is_ep(comm))                                                                              \
+            return PMPI_##NAME(buf, count, datatype, dest, tag, comm, request);                                   \
+        return send_nonblocking("MPI_" #NAME, buf, count, datatype, dest, tag, comm, MODE, request, PERSISTENT);  \
     }
 
-EP_SEND_FN(Send, EP_SEND_STANDARD)
-EP_SEND_FN(Ssend, EP_SEND_SYNC)
-EP_SEND_FN(Rsend, EP_SEND_READY)
-EP_SEND_FN(Bsend, EP_SEND_BUFFERED)
-EP_ISEND_FN(Isend, EP_SEND_STANDARD, 0)
-EP_ISEND_FN(Issend, EP_SEND_SYNC, 0)
-EP_ISEND_FN(Irsend, EP_SEND_READY, 0)
-EP_ISEND_FN(Ibsend, EP_SEND_BUFFERED, 0)
-EP_ISEND_FN(Send_init, EP_SEND_STANDARD, 1)
-EP_ISEND_FN(Ssend_init, EP_SEND_SYNC, 1)
-EP_ISEND_FN(Rsend_init, EP_SEND_READY, 1)
-EP_ISEND_FN(Bsend_init, EP_SEND_BUFFERED, 1)
+SEND_FN(Send, EP_SEND_STANDARD)
+SEND_FN(Ssend, EP_SEND_SYNC)
+SEND_FN(Rsend, EP_SEND_READY)
+SEND_FN(Bsend, EP_SEND_BUFFERED)
+ISEND_FN(Isend, EP_SEND_STANDARD, 0)
+ISEND_FN(Issend, EP_SEND_SYNC, 0)
+ISEND_FN(Irsend, EP_SEND_READY, 0)
+ISEND_FN(Ibsend, EP_SEND_BUFFERED, 0)
+ISEND_FN(Send_init, EP_SEND_STANDARD, 1)
+ISEND_FN(Ssend_init, EP_SEND_SYNC, 1)
+ISEND_FN(Rsend_init, EP_SEND_READY, 1)
+ISEND_FN(Bsend_init, EP_SEND_BUFFERED, 1)
 
 /* ---- receives ------------------------------------------------------------ */
 
@@ -136,15 +136,15 @@ static __attribute__((noinline)) int recv_direct_failed(const char *call, ep_end
     if (ep_dt_layout(type, count, &r.lay))
         r.lay.bytes = 0;
     ep_direct_status(&r, st, rc);
-    rc = ep_request_error(&r, call);
-    ep_status_give(status, &r.status);
+    rc = entry_request_error(&r, call);
+    entry_status_give(status, &r.status);
     return rc;
 }
 
 /* MPI_Recv on a direct communicator when it may wait inside MPICH
  * (src/direct.h): no engine request to clear, fill and copy the status out
  * of.  An error is raised on the endpoint, with the engine's message
- * (ep_request_error). */
+ * (entry_request_error). */
 static int recv_direct(const char *call, ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int source,
                        int tag, MPI_Status *status)
 {
@@ -172,27 +172,28 @@ static __attribute__((noinline)) int recv_engine(const char *call, ep_endpoint_t
     ep_status_t st = ep_recv_wait(&r);
     ep_diag_leave(ep);
     if (st)
-        return ep_raise_status(ep, call, st, NULL);
-    ep_status_give(status, &r.status);
-    return ep_request_error(&r, call);
+        return entry_raise_status(ep, call, st, NULL);
+    entry_status_give(status, &r.status);
+    return entry_request_error(&r, call);
 }
 
-EP_ENDPOINT_PATH int recv_endpoints(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                                    MPI_Status *status)
+ENTRY_ENDPOINT_PATH int recv_endpoints(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                                       MPI_Status *status)
 {
     static const char call[] = "MPI_Recv";
     ep_endpoint_t *ep;
     int rc;
-    if ((rc = ep_entry_endpoint(call, comm, &ep)) || (rc = ep_check_recv(ep, call, buf, count, datatype, source, tag)))
+    if ((rc = entry_endpoint(call, comm, &ep)) || (rc = entry_check_recv(ep, call, buf, count, datatype, source, tag)))
         return rc;
     if (ep->comm->direct && source != MPI_PROC_NULL && ep_direct_may_block())
         return recv_direct(call, ep, buf, count, datatype, source, tag, status);
     return recv_engine(call, ep, buf, count, datatype, source, tag, status);
 }
 
-EP_API int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
+ENTRY_API int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                       MPI_Status *status)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
     return recv_endpoints(buf, count, datatype, source, tag, comm, status);
 }
@@ -202,13 +203,13 @@ static int irecv_common(const char *call, void *buf, int count, MPI_Datatype dat
 {
     ep_endpoint_t *ep;
     int rc;
-    if ((rc = ep_entry_endpoint(call, comm, &ep)) || (rc = ep_check_recv(ep, call, buf, count, datatype, source, tag)))
+    if ((rc = entry_endpoint(call, comm, &ep)) || (rc = entry_check_recv(ep, call, buf, count, datatype, source, tag)))
         return rc;
     if (!request)
-        return ep_raise(ep, call, MPI_ERR_ARG, "request pointer is NULL");
+        return entry_raise(ep, call, MPI_ERR_ARG, "request pointer is NULL");
     ep_request_t *r = ep_request_new(EP_REQ_RECV, ep, 1);
     if (!r)
-        return ep_raise(ep, call, MPI_ERR_NO_MEM, "out of request handles");
+        return entry_raise(ep, call, MPI_ERR_NO_MEM, "out of request handles");
     ep_request_describe_recv(r, buf, count, datatype, source, tag);
     ep_request_hold_type(r);
     r->persistent = persistent;
@@ -216,25 +217,25 @@ static int irecv_common(const char *call, void *buf, int count, MPI_Datatype dat
         ep_status_t st = ep_recv_start(r);
         if (st) {
             ep_request_destroy(r);
-            return ep_raise_status(ep, call, st, NULL);
+            return entry_raise_status(ep, call, st, NULL);
         }
     }
     *request = r->handle;
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                     MPI_Request *request)
+ENTRY_API int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                        MPI_Request *request)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
     return irecv_common("MPI_Irecv", buf, count, datatype, source, tag, comm, request, 0);
 }
 
-EP_API int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                         MPI_Request *request)
+ENTRY_API int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                            MPI_Request *request)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Recv_init(buf, count, datatype, source, tag, comm, request);
     return irecv_common("MPI_Recv_init", buf, count, datatype, source, tag, comm, request, 1);
 }
@@ -261,14 +262,14 @@ static int sendrecv_run(const char *call, ep_endpoint_t *ep, const void *sbuf, i
     ep_status_t st = ep_sendrecv_start(&r, &s, 1);
     if (st) {
         free(s.tmp);
-        return ep_raise_status(ep, call, st, NULL);
+        return entry_raise_status(ep, call, st, NULL);
     }
     ep_diag_enter(ep, call);
     EP_WAIT_UNTIL(ep_request_poll(&s) & ep_request_poll(&r));
     ep_diag_leave(ep);
-    ep_status_give(status, &r.status);
-    int rc = ep_request_error(&s, call);
-    return rc ? rc : ep_request_error(&r, call);
+    entry_status_give(status, &r.status);
+    int rc = entry_request_error(&s, call);
+    return rc ? rc : entry_request_error(&r, call);
 }
 
 /* MPI_Isendrecv and MPI_Isendrecv_replace: a pair request with a handle
@@ -281,13 +282,13 @@ static int isendrecv_start(const char *call, ep_endpoint_t *ep, const void *sbuf
     ep_request_t *pair = ep_request_new(EP_REQ_PAIR, ep, 1), *r, *s;
     if (!pair) {
         free(copy);
-        return ep_raise(ep, call, MPI_ERR_NO_MEM, "out of request handles");
+        return entry_raise(ep, call, MPI_ERR_NO_MEM, "out of request handles");
     }
     pair->tmp = copy; /* from here the pair owns all, destroyed with it */
     if (ep_request_set_parts(pair, 2) || !(r = pair->part[0] = ep_request_new(EP_REQ_RECV, ep, 0)) ||
         !(s = pair->part[1] = ep_request_new(EP_REQ_SEND, ep, 0))) {
         ep_request_destroy(pair);
-        return ep_raise(ep, call, MPI_ERR_NO_MEM, "out of memory for the requests of a send-receive");
+        return entry_raise(ep, call, MPI_ERR_NO_MEM, "out of memory for the requests of a send-receive");
     }
     set_sendrecv(r, s, sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag);
     ep_request_hold_type(r);
@@ -295,7 +296,7 @@ static int isendrecv_start(const char *call, ep_endpoint_t *ep, const void *sbuf
     ep_status_t st = ep_pair_start(pair);
     if (st) {
         ep_request_destroy(pair);
-        return ep_raise_start(ep, call, st, scount);
+        return entry_raise_start(ep, call, st, scount);
     }
     *request = pair->handle;
     return MPI_SUCCESS;
@@ -311,11 +312,11 @@ static int replace_copy(const char *call, ep_endpoint_t *ep, const void *buf, in
 {
     ep_dt_layout_t lay;
     if (ep_dt_layout(type, count, &lay))
-        return ep_raise(ep, call, MPI_ERR_TYPE, "invalid datatype 0x%x", (unsigned)type);
+        return entry_raise(ep, call, MPI_ERR_TYPE, "invalid datatype 0x%x", (unsigned)type);
     *ctype = MPI_BYTE;
     *ccount = lay.bytes > INT_MAX ? count : (int)lay.bytes;
     if (!(*copy = malloc(lay.bytes ? (size_t)lay.bytes : 1)))
-        return ep_raise(ep, call, MPI_ERR_NO_MEM, "no memory for a %lld-byte copy", (long long)lay.bytes);
+        return entry_raise(ep, call, MPI_ERR_NO_MEM, "no memory for a %lld-byte copy", (long long)lay.bytes);
     int size = 0;
     ep_status_t st = ep_dt_pack(buf, count, type, &lay, *copy);
     if (!st && lay.bytes > INT_MAX &&
@@ -327,23 +328,23 @@ static int replace_copy(const char *call, ep_endpoint_t *ep, const void *buf, in
     if (*ctype != MPI_BYTE)
         PMPI_Type_free(ctype);
     free(*copy);
-    return ep_raise_status(ep, call, st, "%lld bytes could not be copied aside", (long long)lay.bytes);
+    return entry_raise_status(ep, call, st, "%lld bytes could not be copied aside", (long long)lay.bytes);
 }
 
 /* MPI_Sendrecv (request NULL) and MPI_Isendrecv. */
-EP_ENDPOINT_PATH int sendrecv_endpoints(const char *call, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                        int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                                        int source, int recvtag, MPI_Comm comm, MPI_Status *status,
-                                        MPI_Request *request, int nonblocking)
+ENTRY_ENDPOINT_PATH int sendrecv_endpoints(const char *call, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                           int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                           int source, int recvtag, MPI_Comm comm, MPI_Status *status,
+                                           MPI_Request *request, int nonblocking)
 {
     ep_endpoint_t *ep;
     int rc;
-    if ((rc = ep_entry_endpoint(call, comm, &ep)) ||
-        (rc = ep_check_send(ep, call, sendbuf, sendcount, sendtype, dest, sendtag)) ||
-        (rc = ep_check_recv(ep, call, recvbuf, recvcount, recvtype, source, recvtag)))
+    if ((rc = entry_endpoint(call, comm, &ep)) ||
+        (rc = entry_check_send(ep, call, sendbuf, sendcount, sendtype, dest, sendtag)) ||
+        (rc = entry_check_recv(ep, call, recvbuf, recvcount, recvtype, source, recvtag)))
         return rc;
     if (nonblocking && !request)
-        return ep_raise(ep, call, MPI_ERR_ARG, "request pointer is NULL");
+        return entry_raise(ep, call, MPI_ERR_ARG, "request pointer is NULL");
     if (nonblocking)
         return isendrecv_start(call, ep, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
                                source, recvtag, NULL, request);
@@ -351,22 +352,22 @@ EP_ENDPOINT_PATH int sendrecv_endpoints(const char *call, const void *sendbuf, i
                         recvtag, status);
 }
 
-EP_API int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
-                        int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
-                        MPI_Status *status)
+ENTRY_API int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                           void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                           MPI_Status *status)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
                              comm, status);
     return sendrecv_endpoints("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
                               source, recvtag, comm, status, NULL, 0);
 }
 
-EP_API int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                         void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
-                         MPI_Request *request)
+ENTRY_API int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                            MPI_Request *request)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
                               recvtag, comm, request);
     return sendrecv_endpoints("MPI_Isendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
@@ -376,20 +377,20 @@ EP_API int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendty
 /* MPI_Sendrecv_replace and MPI_Isendrecv_replace: the send goes from a
  * copy (replace_copy), which the pair request of the non-blocking call
  * owns. */
-EP_ENDPOINT_PATH int sendrecv_replace_endpoints(const char *call, void *buf, int count, MPI_Datatype datatype, int dest,
-                                                int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status,
-                                                MPI_Request *request, int nonblocking)
+ENTRY_ENDPOINT_PATH int sendrecv_replace_endpoints(const char *call, void *buf, int count, MPI_Datatype datatype,
+                                                   int dest, int sendtag, int source, int recvtag, MPI_Comm comm,
+                                                   MPI_Status *status, MPI_Request *request, int nonblocking)
 {
     ep_endpoint_t *ep;
     void *copy = NULL;
     int ccount = 0, rc;
     MPI_Datatype ctype = MPI_BYTE;
-    if ((rc = ep_entry_endpoint(call, comm, &ep)) ||
-        (rc = ep_check_send(ep, call, buf, count, datatype, dest, sendtag)) ||
-        (rc = ep_check_recv(ep, call, buf, count, datatype, source, recvtag)))
+    if ((rc = entry_endpoint(call, comm, &ep)) ||
+        (rc = entry_check_send(ep, call, buf, count, datatype, dest, sendtag)) ||
+        (rc = entry_check_recv(ep, call, buf, count, datatype, source, recvtag)))
         return rc;
     if (nonblocking && !request)
-        return ep_raise(ep, call, MPI_ERR_ARG, "request pointer is NULL");
+        return entry_raise(ep, call, MPI_ERR_ARG, "request pointer is NULL");
     if ((rc = replace_copy(call, ep, buf, count, datatype, &copy, &ccount, &ctype)))
         return rc;
     if (nonblocking) {
@@ -405,19 +406,19 @@ EP_ENDPOINT_PATH int sendrecv_replace_endpoints(const char *call, void *buf, int
     return rc;
 }
 
-EP_API int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
-                                int recvtag, MPI_Comm comm, MPI_Status *status)
+ENTRY_API int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                                   int recvtag, MPI_Comm comm, MPI_Status *status)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
     return sendrecv_replace_endpoints("MPI_Sendrecv_replace", buf, count, datatype, dest, sendtag, source, recvtag,
                                       comm, status, NULL, 0);
 }
 
-EP_API int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
-                                 int recvtag, MPI_Comm comm, MPI_Request *request)
+ENTRY_API int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                                    int recvtag, MPI_Comm comm, MPI_Request *request)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
     return sendrecv_replace_endpoints("MPI_Isendrecv_replace", buf, count, datatype, dest, sendtag, source, recvtag,
                                       comm, MPI_STATUS_IGNORE, request, 1);
@@ -425,47 +426,47 @@ EP_API int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, in
 
 /* ---- probes ------------------------------------------------------------------ */
 
-EP_ENDPOINT_PATH int iprobe_endpoints(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+ENTRY_ENDPOINT_PATH int iprobe_endpoints(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
     static const char call[] = "MPI_Iprobe";
     ep_endpoint_t *ep;
     int rc;
-    if ((rc = ep_entry_endpoint(call, comm, &ep)) || (rc = ep_check_source(ep, call, source)) ||
-        (rc = ep_check_recv_tag(ep, call, tag)))
+    if ((rc = entry_endpoint(call, comm, &ep)) || (rc = entry_check_source(ep, call, source)) ||
+        (rc = entry_check_recv_tag(ep, call, tag)))
         return rc;
     MPI_Status st;
     ep_iprobe(ep, source, tag, flag, &st);
     if (*flag)
-        ep_status_give(status, &st);
+        entry_status_give(status, &st);
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+ENTRY_API int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Iprobe(source, tag, comm, flag, status);
     return iprobe_endpoints(source, tag, comm, flag, status);
 }
 
-EP_ENDPOINT_PATH int probe_endpoints(int source, int tag, MPI_Comm comm, MPI_Status *status)
+ENTRY_ENDPOINT_PATH int probe_endpoints(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
     static const char call[] = "MPI_Probe";
     ep_endpoint_t *ep;
     int rc, flag = 0;
-    if ((rc = ep_entry_endpoint(call, comm, &ep)) || (rc = ep_check_source(ep, call, source)) ||
-        (rc = ep_check_recv_tag(ep, call, tag)))
+    if ((rc = entry_endpoint(call, comm, &ep)) || (rc = entry_check_source(ep, call, source)) ||
+        (rc = entry_check_recv_tag(ep, call, tag)))
         return rc;
     MPI_Status st;
     ep_diag_enter(ep, call);
     EP_BACKOFF_UNTIL((ep_iprobe(ep, source, tag, &flag, &st), flag)); /* a probe drives progress */
     ep_diag_leave(ep);
-    ep_status_give(status, &st);
+    entry_status_give(status, &st);
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+ENTRY_API int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Probe(source, tag, comm, status);
     return probe_endpoints(source, tag, comm, status);
 }
@@ -476,11 +477,11 @@ static int improbe_common(const char *call, int source, int tag, MPI_Comm comm, 
     ep_endpoint_t *ep;
     ep_msg_t *m;
     int rc, f = 0;
-    if ((rc = ep_entry_endpoint(call, comm, &ep)) || (rc = ep_check_source(ep, call, source)) ||
-        (rc = ep_check_recv_tag(ep, call, tag)))
+    if ((rc = entry_endpoint(call, comm, &ep)) || (rc = entry_check_source(ep, call, source)) ||
+        (rc = entry_check_recv_tag(ep, call, tag)))
         return rc;
     if (!message)
-        return ep_raise(ep, call, MPI_ERR_ARG, "message pointer is NULL");
+        return entry_raise(ep, call, MPI_ERR_ARG, "message pointer is NULL");
     ep_status_t st;
     MPI_Status found;
     if (blocking)
@@ -489,26 +490,26 @@ static int improbe_common(const char *call, int source, int tag, MPI_Comm comm, 
     if (blocking)
         ep_diag_leave(ep);
     if (st)
-        return ep_raise_status(ep, call, st, NULL);
+        return entry_raise_status(ep, call, st, NULL);
     if (flag)
         *flag = f;
     if (f) {
         *message = source == MPI_PROC_NULL ? MPI_MESSAGE_NO_PROC : m->handle;
-        ep_status_give(status, &found);
+        entry_status_give(status, &found);
     }
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
+ENTRY_API int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Improbe(source, tag, comm, flag, message, status);
     return improbe_common("MPI_Improbe", source, tag, comm, flag, message, status, 0);
 }
 
-EP_API int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
+ENTRY_API int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Mprobe(source, tag, comm, message, status);
     return improbe_common("MPI_Mprobe", source, tag, comm, NULL, message, status, 1);
 }
@@ -520,13 +521,13 @@ static int mrecv_start(const char *call, void *buf, int count, MPI_Datatype type
     ep_msg_t *m = ep_msg_get(*message);
     int rc;
     if (!m)
-        return ep_raise(NULL, call, MPI_ERR_REQUEST, "invalid message handle 0x%x (already received?)",
-                        (unsigned)*message);
-    if ((rc = ep_check_count(m->ep, call, count)) || (rc = ep_check_type(m->ep, call, type)) ||
-        (rc = ep_check_buf(m->ep, call, buf, count, type)))
+        return entry_raise(NULL, call, MPI_ERR_REQUEST, "invalid message handle 0x%x (already received?)",
+                           (unsigned)*message);
+    if ((rc = entry_check_count(m->ep, call, count)) || (rc = entry_check_type(m->ep, call, type)) ||
+        (rc = entry_check_buf(m->ep, call, buf, count, type)))
         return rc;
     if (with_handle && !(r = ep_request_new(EP_REQ_RECV, m->ep, 1)))
-        return ep_raise(m->ep, call, MPI_ERR_NO_MEM, "out of request handles");
+        return entry_raise(m->ep, call, MPI_ERR_NO_MEM, "out of request handles");
     if (!with_handle)
         ep_request_init(r, EP_REQ_RECV, m->ep);
     ep_request_describe_recv(r, buf, count, type, m->link.source, m->link.tag);
@@ -538,14 +539,14 @@ static int mrecv_start(const char *call, void *buf, int count, MPI_Datatype type
     if (st) {
         if (with_handle)
             ep_request_destroy(r);
-        return ep_raise_status(ep, call, st, NULL);
+        return entry_raise_status(ep, call, st, NULL);
     }
     *out = r;
     return MPI_SUCCESS;
 }
 
-EP_ENDPOINT_PATH int mrecv_endpoints(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
-                                     MPI_Status *status)
+ENTRY_ENDPOINT_PATH int mrecv_endpoints(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+                                        MPI_Status *status)
 {
     static const char call[] = "MPI_Mrecv";
     ep_request_t r, *rp;
@@ -553,18 +554,18 @@ EP_ENDPOINT_PATH int mrecv_endpoints(void *buf, int count, MPI_Datatype datatype
     if ((rc = mrecv_start(call, buf, count, datatype, message, &r, 0, &rp)))
         return rc;
     ep_request_wait(&r);
-    ep_status_give(status, &r.status);
-    return ep_request_error(&r, call);
+    entry_status_give(status, &r.status);
+    return entry_request_error(&r, call);
 }
 
-EP_API int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
+ENTRY_API int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
 {
     if (!message || !ep_message_handle_is_ep(*message))
         return PMPI_Mrecv(buf, count, datatype, message, status);
     return mrecv_endpoints(buf, count, datatype, message, status);
 }
 
-EP_API int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
+ENTRY_API int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
 {
     static const char call[] = "MPI_Imrecv";
     ep_request_t *rp;
@@ -572,7 +573,7 @@ EP_API int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *
     if (!message || !ep_message_handle_is_ep(*message))
         return PMPI_Imrecv(buf, count, datatype, message, request);
     if (!request)
-        return ep_raise(NULL, call, MPI_ERR_ARG, "request pointer is NULL");
+        return entry_raise(NULL, call, MPI_ERR_ARG, "request pointer is NULL");
     if ((rc = mrecv_start(call, buf, count, datatype, message, NULL, 1, &rp)))
         return rc;
     *request = rp->handle;
@@ -581,7 +582,7 @@ EP_API int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *
 
 /* ---- buffered-send space ------------------------------------------------- */
 
-EP_API int MPI_Buffer_attach(void *buffer, int size)
+ENTRY_API int MPI_Buffer_attach(void *buffer, int size)
 {
     int rc = PMPI_Buffer_attach(buffer, size);
     if (rc == MPI_SUCCESS)
@@ -589,14 +590,14 @@ EP_API int MPI_Buffer_attach(void *buffer, int size)
     return rc;
 }
 
-EP_API int MPI_Buffer_detach(void *buffer_addr, int *size)
+ENTRY_API int MPI_Buffer_detach(void *buffer_addr, int *size)
 {
     ep_bsend_detach();
     return PMPI_Buffer_detach(buffer_addr, size);
 }
 
 /* The large-count forms: one buffer, whichever form attached it. */
-EP_API int MPI_Buffer_attach_c(void *buffer, MPI_Count size)
+ENTRY_API int MPI_Buffer_attach_c(void *buffer, MPI_Count size)
 {
     int rc = PMPI_Buffer_attach_c(buffer, size);
     if (rc == MPI_SUCCESS)
@@ -604,7 +605,7 @@ EP_API int MPI_Buffer_attach_c(void *buffer, MPI_Count size)
     return rc;
 }
 
-EP_API int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
+ENTRY_API int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
 {
     ep_bsend_detach();
     return PMPI_Buffer_detach_c(buffer_addr, size);

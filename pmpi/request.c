@@ -17,7 +17,7 @@
 static void status_empty(MPI_Status *st)
 {
     static const MPI_Status empty = {.MPI_SOURCE = MPI_ANY_SOURCE, .MPI_TAG = MPI_ANY_TAG};
-    ep_status_give(st, &empty);
+    entry_status_give(st, &empty);
 }
 
 static int any_ep(int n, const MPI_Request reqs[])
@@ -30,10 +30,10 @@ static int any_ep(int n, const MPI_Request reqs[])
 
 /* Finishes a completed endpoint request: status out, handle released (or
  * made inactive if persistent).  Returns its error code. */
-static int ep_finish(ep_request_t *r, MPI_Request *slot, MPI_Status *st, const char *call, int multi)
+static int entry_finish(ep_request_t *r, MPI_Request *slot, MPI_Status *st, const char *call, int multi)
 {
-    int code = multi ? ep_request_error_code(r, call) : ep_request_error(r, call);
-    ep_status_give(st, &r->status); /* the multiple-completion calls set MPI_ERROR after (multi_note) */
+    int code = multi ? entry_request_error_code(r, call) : entry_request_error(r, call);
+    entry_status_give(st, &r->status); /* the multiple-completion calls set MPI_ERROR after (multi_note) */
     if (r->persistent) {
         ep_request_set_inactive(r);
     } else {
@@ -49,13 +49,13 @@ static int ep_finish(ep_request_t *r, MPI_Request *slot, MPI_Status *st, const c
 static int finish_sent(MPI_Request *h, MPI_Status *st)
 {
     *h = MPI_REQUEST_NULL;
-    ep_status_give(st, &ep_request_sent.status);
+    entry_status_give(st, &ep_request_sent.status);
     return MPI_SUCCESS;
 }
 
 static int bad_request(const char *call, MPI_Request h)
 {
-    return ep_raise(NULL, call, MPI_ERR_REQUEST, "invalid request 0x%x (already completed or freed?)", (unsigned)h);
+    return entry_raise(NULL, call, MPI_ERR_REQUEST, "invalid request 0x%x (already completed or freed?)", (unsigned)h);
 }
 
 /* One non-destructive look at request i: 1 when it is complete (or null /
@@ -77,7 +77,7 @@ static int peek(MPI_Request h, int *rc)
 /* The endpoint part of try_complete and try_complete_active: 1 when r
  * completed (or its handle is dead), 0 when pending, -1 when inactive.
  * *owner (if not NULL) gets the request's endpoint, where errors go. */
-static int ep_step(const char *call, MPI_Request *h, MPI_Status *st, int multi, int *code, ep_endpoint_t **owner)
+static int entry_step(const char *call, MPI_Request *h, MPI_Status *st, int multi, int *code, ep_endpoint_t **owner)
 {
     ep_request_t *r = ep_request_get(*h);
     if (!r) {
@@ -90,7 +90,7 @@ static int ep_step(const char *call, MPI_Request *h, MPI_Status *st, int multi, 
         return -1;
     if (!ep_request_poll(r))
         return 0;
-    *code = ep_finish(r, h, st, call, multi);
+    *code = entry_finish(r, h, st, call, multi);
     return 1;
 }
 
@@ -110,7 +110,7 @@ static int try_complete(const char *call, MPI_Request *h, MPI_Status *st, int mu
         *code = PMPI_Test(h, &flag, st);
         return flag || *code != MPI_SUCCESS;
     }
-    int done = ep_step(call, h, st, multi, code, owner);
+    int done = entry_step(call, h, st, multi, code, owner);
     if (done < 0)
         status_empty(st);
     return done != 0;
@@ -135,7 +135,7 @@ static int try_complete_active(const char *call, MPI_Request *h, MPI_Status *st,
             return 1;
         return !flag ? 0 : idx == MPI_UNDEFINED ? -1 : 1;
     }
-    return ep_step(call, h, st, multi, code, owner);
+    return entry_step(call, h, st, multi, code, owner);
 }
 
 /* The calls that complete several requests report MPI_ERR_IN_STATUS, with
@@ -158,7 +158,7 @@ static int multi_result(const multi_err_t *m, const char *call)
 {
     if (!m->failed)
         return MPI_SUCCESS;
-    return ep_raise(m->ep, call, MPI_ERR_IN_STATUS, "one or more requests failed; see the statuses");
+    return entry_raise(m->ep, call, MPI_ERR_IN_STATUS, "one or more requests failed; see the statuses");
 }
 
 static MPI_Status *status_at(MPI_Status *array, int i)
@@ -166,7 +166,7 @@ static MPI_Status *status_at(MPI_Status *array, int i)
     return array == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &array[i];
 }
 
-EP_ENDPOINT_PATH int wait_endpoints(MPI_Request *request, MPI_Status *status)
+ENTRY_ENDPOINT_PATH int wait_endpoints(MPI_Request *request, MPI_Status *status)
 {
     int code;
     if (*request == EP_REQUEST_SENT)
@@ -183,18 +183,18 @@ EP_ENDPOINT_PATH int wait_endpoints(MPI_Request *request, MPI_Status *status)
         ep_request_wait(r);
         ep_diag_leave(r->ep);
     }
-    code = ep_finish(r, request, status, "MPI_Wait", 0);
+    code = entry_finish(r, request, status, "MPI_Wait", 0);
     return code;
 }
 
-EP_API int MPI_Wait(MPI_Request *request, MPI_Status *status)
+ENTRY_API int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
     if (!request || !ep_request_handle_is_ep(*request))
         return PMPI_Wait(request, status);
     return wait_endpoints(request, status);
 }
 
-EP_API int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+ENTRY_API int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
     int code;
     if (!request || !ep_request_handle_is_ep(*request))
@@ -237,10 +237,10 @@ static int wait_ep(const char *call, MPI_Request reqs[], int i, int count, MPI_S
         return MPI_SUCCESS;
     }
     EP_WAIT_UNTIL(done_at(r, reqs, i, count));
-    return ep_finish(r, &reqs[i], st, call, 1);
+    return entry_finish(r, &reqs[i], st, call, 1);
 }
 
-EP_ENDPOINT_PATH int waitall_endpoints(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
+ENTRY_ENDPOINT_PATH int waitall_endpoints(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
     static const char call[] = "MPI_Waitall";
     multi_err_t m = {0};
@@ -264,15 +264,15 @@ EP_ENDPOINT_PATH int waitall_endpoints(int count, MPI_Request array_of_requests[
     return multi_result(&m, call);
 }
 
-EP_API int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
+ENTRY_API int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
     if (count <= 0 || !array_of_requests || !any_ep(count, array_of_requests))
         return PMPI_Waitall(count, array_of_requests, array_of_statuses);
     return waitall_endpoints(count, array_of_requests, array_of_statuses);
 }
 
-EP_ENDPOINT_PATH int testall_endpoints(int count, MPI_Request array_of_requests[], int *flag,
-                                       MPI_Status array_of_statuses[])
+ENTRY_ENDPOINT_PATH int testall_endpoints(int count, MPI_Request array_of_requests[], int *flag,
+                                          MPI_Status array_of_statuses[])
 {
     static const char call[] = "MPI_Testall";
     ep_progress();
@@ -296,7 +296,7 @@ EP_ENDPOINT_PATH int testall_endpoints(int count, MPI_Request array_of_requests[
     return multi_result(&m, call);
 }
 
-EP_API int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
+ENTRY_API int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
 {
     if (count <= 0 || !array_of_requests || !any_ep(count, array_of_requests))
         return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
@@ -326,22 +326,22 @@ static int any_pass(const char *call, int count, MPI_Request reqs[], int *index,
     return 0;
 }
 
-EP_ENDPOINT_PATH int waitany_endpoints(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
+ENTRY_ENDPOINT_PATH int waitany_endpoints(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
 {
     int code;
     EP_WAIT_UNTIL(any_pass("MPI_Waitany", count, array_of_requests, index, status, &code));
     return code;
 }
 
-EP_API int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
+ENTRY_API int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
 {
     if (count <= 0 || !array_of_requests || !any_ep(count, array_of_requests))
         return PMPI_Waitany(count, array_of_requests, index, status);
     return waitany_endpoints(count, array_of_requests, index, status);
 }
 
-EP_ENDPOINT_PATH int testany_endpoints(int count, MPI_Request array_of_requests[], int *index, int *flag,
-                                       MPI_Status *status)
+ENTRY_ENDPOINT_PATH int testany_endpoints(int count, MPI_Request array_of_requests[], int *index, int *flag,
+                                          MPI_Status *status)
 {
     int code;
     ep_progress();
@@ -351,7 +351,7 @@ EP_ENDPOINT_PATH int testany_endpoints(int count, MPI_Request array_of_requests[
     return code;
 }
 
-EP_API int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status)
+ENTRY_API int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status)
 {
     if (count <= 0 || !array_of_requests || !any_ep(count, array_of_requests))
         return PMPI_Testany(count, array_of_requests, index, flag, status);
@@ -380,8 +380,8 @@ static int some_pass(const char *call, int n, MPI_Request reqs[], int *outcount,
     return !active || k > 0;
 }
 
-EP_ENDPOINT_PATH int waitsome_endpoints(int incount, MPI_Request array_of_requests[], int *outcount,
-                                        int array_of_indices[], MPI_Status array_of_statuses[])
+ENTRY_ENDPOINT_PATH int waitsome_endpoints(int incount, MPI_Request array_of_requests[], int *outcount,
+                                           int array_of_indices[], MPI_Status array_of_statuses[])
 {
     multi_err_t m = {0};
     EP_WAIT_UNTIL(
@@ -389,16 +389,16 @@ EP_ENDPOINT_PATH int waitsome_endpoints(int incount, MPI_Request array_of_reques
     return multi_result(&m, "MPI_Waitsome");
 }
 
-EP_API int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
-                        MPI_Status array_of_statuses[])
+ENTRY_API int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                           MPI_Status array_of_statuses[])
 {
     if (incount <= 0 || !array_of_requests || !any_ep(incount, array_of_requests))
         return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
     return waitsome_endpoints(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 }
 
-EP_ENDPOINT_PATH int testsome_endpoints(int incount, MPI_Request array_of_requests[], int *outcount,
-                                        int array_of_indices[], MPI_Status array_of_statuses[])
+ENTRY_ENDPOINT_PATH int testsome_endpoints(int incount, MPI_Request array_of_requests[], int *outcount,
+                                           int array_of_indices[], MPI_Status array_of_statuses[])
 {
     multi_err_t m = {0};
     ep_progress();
@@ -406,15 +406,15 @@ EP_ENDPOINT_PATH int testsome_endpoints(int incount, MPI_Request array_of_reques
     return multi_result(&m, "MPI_Testsome");
 }
 
-EP_API int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
-                        MPI_Status array_of_statuses[])
+ENTRY_API int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                           MPI_Status array_of_statuses[])
 {
     if (incount <= 0 || !array_of_requests || !any_ep(incount, array_of_requests))
         return PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
     return testsome_endpoints(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 }
 
-EP_API int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+ENTRY_API int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
     if (!ep_request_handle_is_ep(request))
         return PMPI_Request_get_status(request, flag, status);
@@ -427,19 +427,19 @@ EP_API int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *st
         if (ep_request_inactive(r))
             status_empty(status);
         else
-            ep_status_give(status, &r->status);
+            entry_status_give(status, &r->status);
     }
     return MPI_SUCCESS;
 }
 
-EP_ENDPOINT_PATH int request_free_endpoints(MPI_Request *request)
+ENTRY_ENDPOINT_PATH int request_free_endpoints(MPI_Request *request)
 {
     ep_request_t *r = ep_request_get(*request);
     if (!r)
         return bad_request("MPI_Request_free", *request);
     if (r->kind == EP_REQ_COLL)
-        return ep_raise(r->ep, "MPI_Request_free", MPI_ERR_REQUEST,
-                        "a non-blocking collective request cannot be freed; complete it with a wait or test call");
+        return entry_raise(r->ep, "MPI_Request_free", MPI_ERR_REQUEST,
+                           "a non-blocking collective request cannot be freed; complete it with a wait or test call");
     ep_request_drop_handle(r);
     *request = MPI_REQUEST_NULL;
     if (ep_request_poll(r))
@@ -449,14 +449,14 @@ EP_ENDPOINT_PATH int request_free_endpoints(MPI_Request *request)
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_Request_free(MPI_Request *request)
+ENTRY_API int MPI_Request_free(MPI_Request *request)
 {
     if (!request || !ep_request_handle_is_ep(*request))
         return PMPI_Request_free(request);
     return request_free_endpoints(request);
 }
 
-EP_API int MPI_Cancel(MPI_Request *request)
+ENTRY_API int MPI_Cancel(MPI_Request *request)
 {
     if (!request || !ep_request_handle_is_ep(*request))
         return PMPI_Cancel(request);
@@ -464,8 +464,8 @@ EP_API int MPI_Cancel(MPI_Request *request)
     if (!r)
         return bad_request("MPI_Cancel", *request);
     if (r->kind == EP_REQ_COLL)
-        return ep_raise(r->ep, "MPI_Cancel", MPI_ERR_REQUEST,
-                        "a non-blocking collective cannot be cancelled (MPI makes it erroneous)");
+        return entry_raise(r->ep, "MPI_Cancel", MPI_ERR_REQUEST,
+                           "a non-blocking collective cannot be cancelled (MPI makes it erroneous)");
     /* Receives are cancelled if still unmatched.  Sends are not cancelled:
      * they complete normally and MPI_Test_cancelled reports false.  Nor is
      * a pair (MPI_Isendrecv): its send would go on whatever its receive
@@ -483,21 +483,21 @@ static int start_one(const char *call, MPI_Request *h)
     if (!r)
         return bad_request(call, *h);
     if (!r->persistent)
-        return ep_raise(r->ep, call, MPI_ERR_REQUEST, "request 0x%x is not persistent", (unsigned)*h);
+        return entry_raise(r->ep, call, MPI_ERR_REQUEST, "request 0x%x is not persistent", (unsigned)*h);
     if (!ep_request_inactive(r))
-        return ep_raise(r->ep, call, MPI_ERR_REQUEST, "request 0x%x is already active", (unsigned)*h);
+        return entry_raise(r->ep, call, MPI_ERR_REQUEST, "request 0x%x is already active", (unsigned)*h);
     ep_status_t st = ep_persistent_start(r);
-    return st ? ep_raise_start(r->ep, call, st, r->count) : MPI_SUCCESS;
+    return st ? entry_raise_start(r->ep, call, st, r->count) : MPI_SUCCESS;
 }
 
-EP_API int MPI_Start(MPI_Request *request)
+ENTRY_API int MPI_Start(MPI_Request *request)
 {
     if (!request || !ep_request_handle_is_ep(*request))
         return PMPI_Start(request);
     return start_one("MPI_Start", request);
 }
 
-EP_ENDPOINT_PATH int startall_endpoints(int count, MPI_Request array_of_requests[])
+ENTRY_ENDPOINT_PATH int startall_endpoints(int count, MPI_Request array_of_requests[])
 {
     for (int i = 0; i < count; i++) {
         int rc = start_one("MPI_Startall", &array_of_requests[i]);
@@ -507,7 +507,7 @@ EP_ENDPOINT_PATH int startall_endpoints(int count, MPI_Request array_of_requests
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_Startall(int count, MPI_Request array_of_requests[])
+ENTRY_API int MPI_Startall(int count, MPI_Request array_of_requests[])
 {
     if (count <= 0 || !array_of_requests || !any_ep(count, array_of_requests))
         return PMPI_Startall(count, array_of_requests);

@@ -13,7 +13,7 @@
 #include <string.h>
 
 /* Errors on a window go to its own handler. */
-#define raise_win(we, call, cls, ...) ep_raise_on((we)->errhandler, (int)(we)->handle, call, cls, __VA_ARGS__)
+#define raise_win(we, call, cls, ...) entry_raise_on((we)->errhandler, (int)(we)->handle, call, cls, __VA_ARGS__)
 
 static int raise_win_status(ep_win_ep_t *we, const char *call, ep_status_t st)
 {
@@ -22,13 +22,13 @@ static int raise_win_status(ep_win_ep_t *we, const char *call, ep_status_t st)
 
 /* Classic windows go to the PMPI_ expression `pass`; endpoint ones resolve
  * to we, or the entry point returns the raised error. */
-#define WIN_ENTRY(call, win, we, pass)              \
-    do {                                            \
-        int rc_;                                    \
-        if (!ep_win_handle_is_ep(win))              \
-            return (pass);                          \
-        if ((rc_ = ep_entry_win(call, win, &(we)))) \
-            return rc_;                             \
+#define WIN_ENTRY(call, win, we, pass)           \
+    do {                                         \
+        int rc_;                                 \
+        if (!ep_win_handle_is_ep(win))           \
+            return (pass);                       \
+        if ((rc_ = entry_win(call, win, &(we)))) \
+            return rc_;                          \
     } while (0)
 
 /* ---- creation and free ---------------------------------------------------------- */
@@ -38,56 +38,56 @@ static int create(const char *call, ep_win_flavor_t flavor, void *base, MPI_Aint
 {
     ep_endpoint_t *ep;
     int rc;
-    EP_ENTRY_EP(call, comm, ep);
-    if ((rc = ep_check_intra(ep, call)))
+    ENTRY_RESOLVE_EP(call, comm, ep);
+    if ((rc = entry_check_intra(ep, call)))
         return rc;
     if (!win)
-        return ep_raise(ep, call, MPI_ERR_ARG, "win pointer is NULL");
+        return entry_raise(ep, call, MPI_ERR_ARG, "win pointer is NULL");
     if (size < 0)
-        return ep_raise(ep, call, MPI_ERR_SIZE, "size %ld is negative", (long)size);
+        return entry_raise(ep, call, MPI_ERR_SIZE, "size %ld is negative", (long)size);
     if (disp_unit <= 0)
-        return ep_raise(ep, call, MPI_ERR_DISP, "disp_unit %d is not positive", disp_unit);
+        return entry_raise(ep, call, MPI_ERR_DISP, "disp_unit %d is not positive", disp_unit);
     if (flavor != EP_WIN_CREATE && flavor != EP_WIN_DYNAMIC && !baseptr)
-        return ep_raise(ep, call, MPI_ERR_ARG, "baseptr is NULL");
+        return entry_raise(ep, call, MPI_ERR_ARG, "baseptr is NULL");
     ep_status_t st = ep_win_create(ep, flavor, base, size, disp_unit, baseptr, win);
-    return st ? ep_raise_status(ep, call, st, NULL) : MPI_SUCCESS;
+    return st ? entry_raise_status(ep, call, st, NULL) : MPI_SUCCESS;
 }
 
-EP_API int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
+ENTRY_API int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Win_create(base, size, disp_unit, info, comm, win);
     return create("MPI_Win_create", EP_WIN_CREATE, base, size, disp_unit, comm, NULL, win);
 }
 
-EP_API int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+ENTRY_API int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
     return create("MPI_Win_allocate", EP_WIN_ALLOCATE, NULL, size, disp_unit, comm, baseptr, win);
 }
 
-EP_API int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
-                                   MPI_Win *win)
+ENTRY_API int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                                      MPI_Win *win)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
     return create("MPI_Win_allocate_shared", EP_WIN_SHARED, NULL, size, disp_unit, comm, baseptr, win);
 }
 
-EP_API int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
+ENTRY_API int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
-    if (!ep_entry_comm_is_ep(comm))
+    if (!entry_comm_is_ep(comm))
         return PMPI_Win_create_dynamic(info, comm, win);
     return create("MPI_Win_create_dynamic", EP_WIN_DYNAMIC, NULL, 0, 1, comm, NULL, win);
 }
 
-EP_API int MPI_Win_free(MPI_Win *win)
+ENTRY_API int MPI_Win_free(MPI_Win *win)
 {
     static const char call[] = "MPI_Win_free";
     ep_win_ep_t *we;
     if (!win)
-        return ep_raise(NULL, call, MPI_ERR_ARG, "win pointer is NULL");
+        return entry_raise(NULL, call, MPI_ERR_ARG, "win pointer is NULL");
     WIN_ENTRY(call, *win, we, PMPI_Win_free(win));
     if (ep_win_busy(we))
         return raise_win(we, call, MPI_ERR_RMA_SYNC,
@@ -97,10 +97,10 @@ EP_API int MPI_Win_free(MPI_Win *win)
         return raise_win(we, call, MPI_ERR_OTHER, "an attribute delete callback failed with error %d", rc);
     ep_status_t st = ep_win_free(we);
     *win = MPI_WIN_NULL;
-    return st ? ep_raise_status(NULL, call, st, NULL) : MPI_SUCCESS;
+    return st ? entry_raise_status(NULL, call, st, NULL) : MPI_SUCCESS;
 }
 
-EP_API int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
+ENTRY_API int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 {
     static const char call[] = "MPI_Win_attach";
     ep_win_ep_t *we;
@@ -112,7 +112,7 @@ EP_API int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
     return raise_win_status(we, call, ep_win_attach(we, base, size));
 }
 
-EP_API int MPI_Win_detach(MPI_Win win, const void *base)
+ENTRY_API int MPI_Win_detach(MPI_Win win, const void *base)
 {
     static const char call[] = "MPI_Win_detach";
     ep_win_ep_t *we;
@@ -124,7 +124,7 @@ EP_API int MPI_Win_detach(MPI_Win win, const void *base)
 
 /* ---- queries ----------------------------------------------------------------------- */
 
-EP_API int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
+ENTRY_API int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
 {
     static const char call[] = "MPI_Win_shared_query";
     ep_win_ep_t *we;
@@ -143,7 +143,7 @@ EP_API int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_Win_get_group(MPI_Win win, MPI_Group *group)
+ENTRY_API int MPI_Win_get_group(MPI_Win win, MPI_Group *group)
 {
     static const char call[] = "MPI_Win_get_group";
     ep_win_ep_t *we;
@@ -151,7 +151,7 @@ EP_API int MPI_Win_get_group(MPI_Win win, MPI_Group *group)
     return MPI_Comm_group(we->ep->handle, group);
 }
 
-EP_API int MPI_Win_set_name(MPI_Win win, const char *name)
+ENTRY_API int MPI_Win_set_name(MPI_Win win, const char *name)
 {
     ep_win_ep_t *we;
     WIN_ENTRY("MPI_Win_set_name", win, we, PMPI_Win_set_name(win, name));
@@ -159,7 +159,7 @@ EP_API int MPI_Win_set_name(MPI_Win win, const char *name)
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_Win_get_name(MPI_Win win, char *name, int *resultlen)
+ENTRY_API int MPI_Win_get_name(MPI_Win win, char *name, int *resultlen)
 {
     ep_win_ep_t *we;
     WIN_ENTRY("MPI_Win_get_name", win, we, PMPI_Win_get_name(win, name, resultlen));
@@ -168,14 +168,14 @@ EP_API int MPI_Win_get_name(MPI_Win win, char *name, int *resultlen)
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_Win_get_info(MPI_Win win, MPI_Info *info)
+ENTRY_API int MPI_Win_get_info(MPI_Win win, MPI_Info *info)
 {
     ep_win_ep_t *we;
     WIN_ENTRY("MPI_Win_get_info", win, we, PMPI_Win_get_info(win, info));
     return PMPI_Info_create(info); /* no hints kept */
 }
 
-EP_API int MPI_Win_set_info(MPI_Win win, MPI_Info info)
+ENTRY_API int MPI_Win_set_info(MPI_Win win, MPI_Info info)
 {
     ep_win_ep_t *we;
     WIN_ENTRY("MPI_Win_set_info", win, we, PMPI_Win_set_info(win, info));
@@ -184,18 +184,18 @@ EP_API int MPI_Win_set_info(MPI_Win win, MPI_Info info)
 
 /* ---- error handlers ----------------------------------------------------------------- */
 
-EP_API int MPI_Win_create_errhandler(MPI_Win_errhandler_function *fn, MPI_Errhandler *errhandler)
+ENTRY_API int MPI_Win_create_errhandler(MPI_Win_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
     int rc = PMPI_Win_create_errhandler(fn, errhandler);
     /* The same call shape: (handle *, int *, ...). */
     if (rc == MPI_SUCCESS && ep_errhandler_record(*errhandler, (MPI_Comm_errhandler_function *)(void (*)(void))fn)) {
         PMPI_Errhandler_free(errhandler);
-        return ep_raise(NULL, "MPI_Win_create_errhandler", MPI_ERR_NO_MEM, "out of memory recording the handler");
+        return entry_raise(NULL, "MPI_Win_create_errhandler", MPI_ERR_NO_MEM, "out of memory recording the handler");
     }
     return rc;
 }
 
-EP_API int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
+ENTRY_API int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 {
     static const char call[] = "MPI_Win_set_errhandler";
     ep_win_ep_t *we;
@@ -206,7 +206,7 @@ EP_API int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
+ENTRY_API int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
 {
     ep_win_ep_t *we;
     WIN_ENTRY("MPI_Win_get_errhandler", win, we, PMPI_Win_get_errhandler(win, errhandler));
@@ -215,7 +215,7 @@ EP_API int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_Win_call_errhandler(MPI_Win win, int errorcode)
+ENTRY_API int MPI_Win_call_errhandler(MPI_Win win, int errorcode)
 {
     ep_win_ep_t *we;
     WIN_ENTRY("MPI_Win_call_errhandler", win, we, PMPI_Win_call_errhandler(win, errorcode));
@@ -243,7 +243,7 @@ static int rma(const char *call, MPI_Win win, ep_rma_t *op, MPI_Request *req, in
 {
     ep_win_ep_t *we;
     int rc;
-    if ((rc = ep_entry_win(call, win, &we)))
+    if ((rc = entry_win(call, win, &we)))
         return rc;
     int n = we->w->comm->size;
     if (request_based && !req)
@@ -284,8 +284,8 @@ static int transfer(const char *call, MPI_Win win, ep_rma_kind_t kind, const voi
     return rma(call, win, &o, req, request_based);
 }
 
-EP_API int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-                   MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
+ENTRY_API int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                      MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
     if (!ep_win_handle_is_ep(win))
         return PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
@@ -294,9 +294,9 @@ EP_API int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origi
                     target_disp, target_count, target_datatype, MPI_OP_NULL, NULL, 0);
 }
 
-EP_API int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-                    MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
-                    MPI_Request *request)
+ENTRY_API int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                       MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+                       MPI_Request *request)
 {
     if (!ep_win_handle_is_ep(win))
         return PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
@@ -305,8 +305,8 @@ EP_API int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype orig
                     target_disp, target_count, target_datatype, MPI_OP_NULL, request, 1);
 }
 
-EP_API int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-                   MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
+ENTRY_API int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                      MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
     if (!ep_win_handle_is_ep(win))
         return PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
@@ -315,9 +315,9 @@ EP_API int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_data
                     target_disp, target_count, target_datatype, MPI_OP_NULL, NULL, 0);
 }
 
-EP_API int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-                    MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
-                    MPI_Request *request)
+ENTRY_API int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                       MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+                       MPI_Request *request)
 {
     if (!ep_win_handle_is_ep(win))
         return PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
@@ -326,8 +326,9 @@ EP_API int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_dat
                     target_disp, target_count, target_datatype, MPI_OP_NULL, request, 1);
 }
 
-EP_API int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-                          MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+ENTRY_API int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                             MPI_Win win)
 {
     if (!ep_win_handle_is_ep(win))
         return PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
@@ -336,9 +337,9 @@ EP_API int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatyp
                     target_disp, target_count, target_datatype, op, NULL, 0);
 }
 
-EP_API int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-                           MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
-                           MPI_Request *request)
+ENTRY_API int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                              MPI_Win win, MPI_Request *request)
 {
     if (!ep_win_handle_is_ep(win))
         return PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
@@ -367,10 +368,10 @@ static int get_accumulate(const char *call, MPI_Win win, const void *obuf, int o
     return rma(call, win, &o, req, request_based);
 }
 
-EP_API int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                              void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank,
-                              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
-                              MPI_Win win)
+ENTRY_API int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                                 void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank,
+                                 MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                                 MPI_Win win)
 {
     if (!ep_win_handle_is_ep(win))
         return PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
@@ -380,10 +381,10 @@ EP_API int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Dat
                           NULL, 0);
 }
 
-EP_API int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                               void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank,
-                               MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
-                               MPI_Win win, MPI_Request *request)
+ENTRY_API int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                                  void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank,
+                                  MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                                  MPI_Win win, MPI_Request *request)
 {
     if (!ep_win_handle_is_ep(win))
         return PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
@@ -394,8 +395,8 @@ EP_API int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Da
                           request, 1);
 }
 
-EP_API int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
-                            MPI_Aint target_disp, MPI_Op op, MPI_Win win)
+ENTRY_API int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
+                               MPI_Aint target_disp, MPI_Op op, MPI_Win win)
 {
     if (!ep_win_handle_is_ep(win))
         return PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
@@ -414,8 +415,8 @@ EP_API int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Data
     return rma("MPI_Fetch_and_op", win, &o, NULL, 0);
 }
 
-EP_API int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
-                                MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)
+ENTRY_API int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
+                                   MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)
 {
     if (!ep_win_handle_is_ep(win))
         return PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);
@@ -436,7 +437,7 @@ EP_API int MPI_Compare_and_swap(const void *origin_addr, const void *compare_add
 
 /* ---- synchronisation ----------------------------------------------------------------- */
 
-EP_API int MPI_Win_fence(int assert, MPI_Win win)
+ENTRY_API int MPI_Win_fence(int assert, MPI_Win win)
 {
     ep_win_ep_t *we;
     WIN_ENTRY("MPI_Win_fence", win, we, PMPI_Win_fence(assert, win));
@@ -451,7 +452,7 @@ static int check_target(ep_win_ep_t *we, const char *call, int rank)
     return MPI_SUCCESS;
 }
 
-EP_API int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
+ENTRY_API int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 {
     static const char call[] = "MPI_Win_lock";
     ep_win_ep_t *we;
@@ -465,7 +466,7 @@ EP_API int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
     return raise_win_status(we, call, ep_win_lock(we, lock_type, rank, assert));
 }
 
-EP_API int MPI_Win_unlock(int rank, MPI_Win win)
+ENTRY_API int MPI_Win_unlock(int rank, MPI_Win win)
 {
     static const char call[] = "MPI_Win_unlock";
     ep_win_ep_t *we;
@@ -476,14 +477,14 @@ EP_API int MPI_Win_unlock(int rank, MPI_Win win)
     return raise_win_status(we, call, ep_win_unlock(we, rank));
 }
 
-EP_API int MPI_Win_lock_all(int assert, MPI_Win win)
+ENTRY_API int MPI_Win_lock_all(int assert, MPI_Win win)
 {
     ep_win_ep_t *we;
     WIN_ENTRY("MPI_Win_lock_all", win, we, PMPI_Win_lock_all(assert, win));
     return raise_win_status(we, "MPI_Win_lock_all", ep_win_lock_all(we, assert));
 }
 
-EP_API int MPI_Win_unlock_all(MPI_Win win)
+ENTRY_API int MPI_Win_unlock_all(MPI_Win win)
 {
     ep_win_ep_t *we;
     WIN_ENTRY("MPI_Win_unlock_all", win, we, PMPI_Win_unlock_all(win));
@@ -495,40 +496,40 @@ static int flush(const char *call, MPI_Win win, int rank, int all, int local)
 {
     ep_win_ep_t *we;
     int rc;
-    if ((rc = ep_entry_win(call, win, &we)) || (!all && (rc = check_target(we, call, rank))))
+    if ((rc = entry_win(call, win, &we)) || (!all && (rc = check_target(we, call, rank))))
         return rc;
     return raise_win_status(we, call, ep_win_flush(we, all ? -1 : rank, local));
 }
 
-EP_API int MPI_Win_flush(int rank, MPI_Win win)
+ENTRY_API int MPI_Win_flush(int rank, MPI_Win win)
 {
     if (!ep_win_handle_is_ep(win))
         return PMPI_Win_flush(rank, win);
     return flush("MPI_Win_flush", win, rank, 0, 0);
 }
 
-EP_API int MPI_Win_flush_local(int rank, MPI_Win win)
+ENTRY_API int MPI_Win_flush_local(int rank, MPI_Win win)
 {
     if (!ep_win_handle_is_ep(win))
         return PMPI_Win_flush_local(rank, win);
     return flush("MPI_Win_flush_local", win, rank, 0, 1);
 }
 
-EP_API int MPI_Win_flush_all(MPI_Win win)
+ENTRY_API int MPI_Win_flush_all(MPI_Win win)
 {
     if (!ep_win_handle_is_ep(win))
         return PMPI_Win_flush_all(win);
     return flush("MPI_Win_flush_all", win, 0, 1, 0);
 }
 
-EP_API int MPI_Win_flush_local_all(MPI_Win win)
+ENTRY_API int MPI_Win_flush_local_all(MPI_Win win)
 {
     if (!ep_win_handle_is_ep(win))
         return PMPI_Win_flush_local_all(win);
     return flush("MPI_Win_flush_local_all", win, 0, 1, 1);
 }
 
-EP_API int MPI_Win_sync(MPI_Win win)
+ENTRY_API int MPI_Win_sync(MPI_Win win)
 {
     ep_win_ep_t *we;
     WIN_ENTRY("MPI_Win_sync", win, we, PMPI_Win_sync(win));
@@ -567,35 +568,35 @@ static int pscw_group(const char *call, MPI_Group group, MPI_Win win, int post)
 {
     ep_win_ep_t *we;
     int *ranks = NULL, n = 0, rc;
-    if ((rc = ep_entry_win(call, win, &we)) || (rc = group_ranks(we, call, group, &ranks, &n)))
+    if ((rc = entry_win(call, win, &we)) || (rc = group_ranks(we, call, group, &ranks, &n)))
         return rc;
     ep_status_t st = post ? ep_win_post(we, ranks, n) : ep_win_start(we, ranks, n);
     free(ranks);
     return raise_win_status(we, call, st);
 }
 
-EP_API int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
+ENTRY_API int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 {
     if (!ep_win_handle_is_ep(win))
         return PMPI_Win_post(group, assert, win);
     return pscw_group("MPI_Win_post", group, win, 1);
 }
 
-EP_API int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
+ENTRY_API int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 {
     if (!ep_win_handle_is_ep(win))
         return PMPI_Win_start(group, assert, win);
     return pscw_group("MPI_Win_start", group, win, 0);
 }
 
-EP_API int MPI_Win_complete(MPI_Win win)
+ENTRY_API int MPI_Win_complete(MPI_Win win)
 {
     ep_win_ep_t *we;
     WIN_ENTRY("MPI_Win_complete", win, we, PMPI_Win_complete(win));
     return raise_win_status(we, "MPI_Win_complete", ep_win_complete(we));
 }
 
-EP_API int MPI_Win_wait(MPI_Win win)
+ENTRY_API int MPI_Win_wait(MPI_Win win)
 {
     ep_win_ep_t *we;
     int done;
@@ -603,7 +604,7 @@ EP_API int MPI_Win_wait(MPI_Win win)
     return raise_win_status(we, "MPI_Win_wait", ep_win_wait(we, 1, &done));
 }
 
-EP_API int MPI_Win_test(MPI_Win win, int *flag)
+ENTRY_API int MPI_Win_test(MPI_Win win, int *flag)
 {
     ep_win_ep_t *we;
     WIN_ENTRY("MPI_Win_test", win, we, PMPI_Win_test(win, flag));

@@ -41,10 +41,22 @@ MPI_TESTS += test/mpi/threadcomm
 test_mpi_threadcomm_CFLAGS = $(MPI_TEST_CFLAGS)
 MPI_TESTS += test/mpi/comm_inter
 test_mpi_comm_inter_CFLAGS = $(MPI_TEST_CFLAGS)
-MPI_TESTS += test/mpi/coll_nonblocking test/mpi/coll_nonblocking_gathered
-test_mpi_coll_nonblocking_CFLAGS = $(MPI_TEST_CFLAGS)
-test_mpi_coll_nonblocking_gathered_SOURCES = test/mpi/coll_nonblocking.c
-test_mpi_coll_nonblocking_gathered_CFLAGS = $(MPI_TEST_CFLAGS) -DEPT_COLL_GATHERED
+# The non-blocking collectives, one behaviour per program (test/mpi/coll_nb.h).
+MPI_TESTS += test/mpi/coll_nb_move test/mpi/coll_nb_reduce test/mpi/coll_nb_reduce_gathered test/mpi/coll_nb_outstanding \
+	test/mpi/coll_nb_progress test/mpi/coll_nb_large test/mpi/coll_nb_split test/mpi/coll_nb_split_gathered \
+	test/mpi/coll_nb_errors test/mpi/coll_nb_lifetime
+test_mpi_coll_nb_move_CFLAGS = $(MPI_TEST_CFLAGS)
+test_mpi_coll_nb_reduce_CFLAGS = $(MPI_TEST_CFLAGS)
+test_mpi_coll_nb_reduce_gathered_SOURCES = test/mpi/coll_nb_reduce.c
+test_mpi_coll_nb_reduce_gathered_CFLAGS = $(MPI_TEST_CFLAGS) -DEPT_COLL_GATHERED
+test_mpi_coll_nb_outstanding_CFLAGS = $(MPI_TEST_CFLAGS)
+test_mpi_coll_nb_progress_CFLAGS = $(MPI_TEST_CFLAGS)
+test_mpi_coll_nb_large_CFLAGS = $(MPI_TEST_CFLAGS)
+test_mpi_coll_nb_split_CFLAGS = $(MPI_TEST_CFLAGS)
+test_mpi_coll_nb_split_gathered_SOURCES = test/mpi/coll_nb_split.c
+test_mpi_coll_nb_split_gathered_CFLAGS = $(MPI_TEST_CFLAGS) -DEPT_COLL_GATHERED
+test_mpi_coll_nb_errors_CFLAGS = $(MPI_TEST_CFLAGS)
+test_mpi_coll_nb_lifetime_CFLAGS = $(MPI_TEST_CFLAGS)
 MPI_TESTS += test/mpi/comm_loop
 test_mpi_comm_loop_CFLAGS = $(MPI_TEST_CFLAGS)
 MPI_TESTS += test/mpi/leak_loop

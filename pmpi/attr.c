@@ -90,14 +90,6 @@ ENTRY_API int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, 
     return get_attr(comm_obj(ep), "MPI_Comm_get_attr", keyval, attribute_val, flag);
 }
 
-/* The MPI-1 name of MPI_Comm_get_attr. */
-ENTRY_API int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Attr_get(comm, keyval, attribute_val, flag);
-    return MPI_Comm_get_attr(comm, keyval, attribute_val, flag);
-}
-
 ENTRY_API int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
                                      MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
                                      void *extra_state)
@@ -131,34 +123,6 @@ static int comm_delete(const char *call, MPI_Comm comm, int keyval)
     ep_endpoint_t *ep;
     int rc = entry_endpoint(call, comm, &ep);
     return rc ? rc : delete_attr(comm_obj(ep), call, keyval, comm_predefined(keyval));
-}
-
-ENTRY_API int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Comm_set_attr(comm, comm_keyval, attribute_val);
-    return comm_set("MPI_Comm_set_attr", comm, comm_keyval, attribute_val);
-}
-
-ENTRY_API int MPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Attr_put(comm, keyval, attribute_val);
-    return comm_set("MPI_Attr_put", comm, keyval, attribute_val);
-}
-
-ENTRY_API int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Comm_delete_attr(comm, comm_keyval);
-    return comm_delete("MPI_Comm_delete_attr", comm, comm_keyval);
-}
-
-ENTRY_API int MPI_Attr_delete(MPI_Comm comm, int keyval)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Attr_delete(comm, keyval);
-    return comm_delete("MPI_Attr_delete", comm, keyval);
 }
 
 /* ---- windows --------------------------------------------------------------- */
@@ -242,3 +206,6 @@ ENTRY_API int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn
         ep_keyval_record(*win_keyval, EP_KEYVAL_WIN, NULL, win_delete_attr_fn, extra_state, 0);
     return rc;
 }
+
+/* The entry points whose dispatch is data (maint/dispatch.txt). */
+#include "attr.entry.gen.h"

@@ -98,20 +98,6 @@ static int barrier_ep(const char *call, MPI_Comm comm, MPI_Request *req)
     return coll_go(ep, call, &a, req);
 }
 
-ENTRY_API int MPI_Barrier(MPI_Comm comm)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Barrier(comm);
-    return barrier_ep("MPI_Barrier", comm, BLOCKING);
-}
-
-ENTRY_API int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Ibarrier(comm, request);
-    return barrier_ep("MPI_Ibarrier", comm, request);
-}
-
 static int bcast_ep(const char *call, void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
                     MPI_Request *req)
 {
@@ -126,20 +112,6 @@ static int bcast_ep(const char *call, void *buffer, int count, MPI_Datatype data
         return rc;
     ep_coll_bcast(&a, ep, buffer, count, datatype, root);
     return coll_go(ep, call, &a, req);
-}
-
-ENTRY_API int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Bcast(buffer, count, datatype, root, comm);
-    return bcast_ep("MPI_Bcast", buffer, count, datatype, root, comm, BLOCKING);
-}
-
-ENTRY_API int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
-    return bcast_ep("MPI_Ibcast", buffer, count, datatype, root, comm, request);
 }
 
 /* Reduce, and Allreduce (all: every rank gets the result; root unused). */
@@ -168,38 +140,6 @@ static int reduce_ep(const char *call, const void *sendbuf, void *recvbuf, int c
     return coll_go(ep, call, &a, req);
 }
 
-ENTRY_API int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                            MPI_Comm comm)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-    return reduce_ep("MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, 1, 0, comm, BLOCKING);
-}
-
-ENTRY_API int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                             MPI_Comm comm, MPI_Request *request)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
-    return reduce_ep("MPI_Iallreduce", sendbuf, recvbuf, count, datatype, op, 1, 0, comm, request);
-}
-
-ENTRY_API int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
-                         MPI_Comm comm)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
-    return reduce_ep("MPI_Reduce", sendbuf, recvbuf, count, datatype, op, 0, root, comm, BLOCKING);
-}
-
-ENTRY_API int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
-                          MPI_Comm comm, MPI_Request *request)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
-    return reduce_ep("MPI_Ireduce", sendbuf, recvbuf, count, datatype, op, 0, root, comm, request);
-}
-
 static int allgather_ep(const char *call, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req)
 {
@@ -212,22 +152,6 @@ static int allgather_ep(const char *call, const void *sendbuf, int sendcount, MP
         return rc;
     ep_coll_allgather(&a, ep, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
     return coll_go(ep, call, &a, req);
-}
-
-ENTRY_API int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                            MPI_Datatype recvtype, MPI_Comm comm)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    return allgather_ep("MPI_Allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, BLOCKING);
-}
-
-ENTRY_API int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-    return allgather_ep("MPI_Iallgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
 /* ---- rooted data movement ------------------------------------------------------ */
@@ -275,43 +199,6 @@ static int gather_ep(const char *call, const void *sendbuf, int sendcount, MPI_D
     return coll_go(ep, call, &a, req);
 }
 
-ENTRY_API int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                         MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-    return gather_ep("MPI_Gather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL, recvtype, NULL, root,
-                     comm, BLOCKING);
-}
-
-ENTRY_API int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                          MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-    return gather_ep("MPI_Igather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL, recvtype, NULL, root,
-                     comm, request);
-}
-
-ENTRY_API int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                          const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
-    return gather_ep("MPI_Gatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, NULL, root,
-                     comm, BLOCKING);
-}
-
-ENTRY_API int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                           const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm,
-                           MPI_Request *request)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
-    return gather_ep("MPI_Igatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, NULL, root,
-                     comm, request);
-}
-
 static int scatter_ep(const char *call, const void *sendbuf, int sendcount, const int *sendcounts, const int *displs,
                       MPI_Datatype sendtype, const MPI_Datatype *stypes, void *recvbuf, int recvcount,
                       MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *req)
@@ -326,43 +213,6 @@ static int scatter_ep(const char *call, const void *sendbuf, int sendcount, cons
     ep_coll_scatterv(&a, ep, sendbuf, sendcount, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
     a.stypes = stypes;
     return coll_go(ep, call, &a, req);
-}
-
-ENTRY_API int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                          MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-    return scatter_ep("MPI_Scatter", sendbuf, sendcount, NULL, NULL, sendtype, NULL, recvbuf, recvcount, recvtype, root,
-                      comm, BLOCKING);
-}
-
-ENTRY_API int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                           MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-    return scatter_ep("MPI_Iscatter", sendbuf, sendcount, NULL, NULL, sendtype, NULL, recvbuf, recvcount, recvtype,
-                      root, comm, request);
-}
-
-ENTRY_API int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
-                           void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
-    return scatter_ep("MPI_Scatterv", sendbuf, 0, sendcounts, displs, sendtype, NULL, recvbuf, recvcount, recvtype,
-                      root, comm, BLOCKING);
-}
-
-ENTRY_API int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
-                            void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                            MPI_Request *request)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-    return scatter_ep("MPI_Iscatterv", sendbuf, 0, sendcounts, displs, sendtype, NULL, recvbuf, recvcount, recvtype,
-                      root, comm, request);
 }
 
 /* ---- all to all ---------------------------------------------------------------- */
@@ -383,25 +233,6 @@ static int allgatherv_ep(const char *call, const void *sendbuf, int sendcount, M
     return coll_go(ep, call, &a, req);
 }
 
-ENTRY_API int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                             const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
-    return allgatherv_ep("MPI_Allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, NULL,
-                         comm, BLOCKING);
-}
-
-ENTRY_API int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                              const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
-                              MPI_Request *request)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
-    return allgatherv_ep("MPI_Iallgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, NULL,
-                         comm, request);
-}
-
 static int alltoall_ep(const char *call, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req)
 {
@@ -415,22 +246,6 @@ static int alltoall_ep(const char *call, const void *sendbuf, int sendcount, MPI
     ep_coll_alltoallw(&a, ep, sendbuf, sendcount, NULL, NULL, sendtype, NULL, recvbuf, recvcount, NULL, NULL, recvtype,
                       NULL, 0);
     return coll_go(ep, call, &a, req);
-}
-
-ENTRY_API int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                           MPI_Datatype recvtype, MPI_Comm comm)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    return alltoall_ep("MPI_Alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, BLOCKING);
-}
-
-ENTRY_API int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                            MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-    return alltoall_ep("MPI_Ialltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
 static int alltoallv_ep(const char *call, const void *sendbuf, const int *sendcounts, const int *sdispls,
@@ -450,27 +265,6 @@ static int alltoallv_ep(const char *call, const void *sendbuf, const int *sendco
     return coll_go(ep, call, &a, req);
 }
 
-ENTRY_API int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                            void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-                            MPI_Comm comm)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
-    return alltoallv_ep("MPI_Alltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                        comm, BLOCKING);
-}
-
-ENTRY_API int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                             void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-                             MPI_Comm comm, MPI_Request *request)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
-                               request);
-    return alltoallv_ep("MPI_Ialltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                        recvtype, comm, request);
-}
-
 static int alltoallw_ep(const char *call, const void *sendbuf, const int *sendcounts, const int *sdispls,
                         const MPI_Datatype *sendtypes, void *recvbuf, const int *recvcounts, const int *rdispls,
                         const MPI_Datatype *recvtypes, MPI_Comm comm, MPI_Request *req)
@@ -487,27 +281,6 @@ static int alltoallw_ep(const char *call, const void *sendbuf, const int *sendco
     ep_coll_alltoallw(&a, ep, sendbuf, 0, sendcounts, sdispls, MPI_BYTE, sendtypes, recvbuf, 0, recvcounts, rdispls,
                       MPI_BYTE, recvtypes, 1);
     return coll_go(ep, call, &a, req);
-}
-
-ENTRY_API int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
-                            const MPI_Datatype recvtypes[], MPI_Comm comm)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
-    return alltoallw_ep("MPI_Alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                        recvtypes, comm, BLOCKING);
-}
-
-ENTRY_API int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                             const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
-                             const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
-                               request);
-    return alltoallw_ep("MPI_Ialltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                        recvtypes, comm, request);
 }
 
 /* ---- reduce-scatter and scans ----------------------------------------------------- */
@@ -543,40 +316,6 @@ static int reduce_scatter_ep(const char *call, const void *sendbuf, void *recvbu
     return coll_go(ep, call, &a, req);
 }
 
-ENTRY_API int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype,
-                                       MPI_Op op, MPI_Comm comm)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
-    return reduce_scatter_ep("MPI_Reduce_scatter_block", sendbuf, recvbuf, recvcount, NULL, datatype, op, comm,
-                             BLOCKING);
-}
-
-ENTRY_API int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype,
-                                        MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
-    return reduce_scatter_ep("MPI_Ireduce_scatter_block", sendbuf, recvbuf, recvcount, NULL, datatype, op, comm,
-                             request);
-}
-
-ENTRY_API int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
-                                 MPI_Op op, MPI_Comm comm)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
-    return reduce_scatter_ep("MPI_Reduce_scatter", sendbuf, recvbuf, 0, recvcounts, datatype, op, comm, BLOCKING);
-}
-
-ENTRY_API int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
-                                  MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
-    return reduce_scatter_ep("MPI_Ireduce_scatter", sendbuf, recvbuf, 0, recvcounts, datatype, op, comm, request);
-}
-
 static int scan_ep(const char *call, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                    MPI_Comm comm, int exclusive, MPI_Request *req)
 {
@@ -588,36 +327,6 @@ static int scan_ep(const char *call, const void *sendbuf, void *recvbuf, int cou
         return rc;
     ep_coll_scan(&a, ep, sendbuf, recvbuf, count, datatype, op, exclusive);
     return coll_go(ep, call, &a, req);
-}
-
-ENTRY_API int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
-    return scan_ep("MPI_Scan", sendbuf, recvbuf, count, datatype, op, comm, 0, BLOCKING);
-}
-
-ENTRY_API int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                        MPI_Request *request)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
-    return scan_ep("MPI_Iscan", sendbuf, recvbuf, count, datatype, op, comm, 0, request);
-}
-
-ENTRY_API int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
-    return scan_ep("MPI_Exscan", sendbuf, recvbuf, count, datatype, op, comm, 1, BLOCKING);
-}
-
-ENTRY_API int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                          MPI_Comm comm, MPI_Request *request)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
-    return scan_ep("MPI_Iexscan", sendbuf, recvbuf, count, datatype, op, comm, 1, request);
 }
 
 /* ---- neighbourhood collectives ----------------------------------------------
@@ -664,44 +373,6 @@ static int nbr_allgather_ep(const char *call, const void *sendbuf, int sendcount
     return coll_go(ep, call, &a, req);
 }
 
-ENTRY_API int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    return nbr_allgather_ep("MPI_Neighbor_allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL,
-                            recvtype, NULL, comm, BLOCKING);
-}
-
-ENTRY_API int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-    return nbr_allgather_ep("MPI_Ineighbor_allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL,
-                            recvtype, NULL, comm, request);
-}
-
-ENTRY_API int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
-    return nbr_allgather_ep("MPI_Neighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
-                            recvtype, NULL, comm, BLOCKING);
-}
-
-ENTRY_API int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                                       const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
-                                       MPI_Request *request)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
-                                         request);
-    return nbr_allgather_ep("MPI_Ineighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
-                            recvtype, NULL, comm, request);
-}
-
 /* sendcounts NULL: Neighbor_alltoall, the uniform counts. */
 static int nbr_alltoall_ep(const char *call, const void *sendbuf, int sendcount, const int *sendcounts,
                            const int *sdispls, MPI_Datatype sendtype, void *recvbuf, int recvcount,
@@ -724,46 +395,6 @@ static int nbr_alltoall_ep(const char *call, const void *sendbuf, int sendcount,
     return coll_go(ep, call, &a, req);
 }
 
-ENTRY_API int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    return nbr_alltoall_ep("MPI_Neighbor_alltoall", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, NULL,
-                           NULL, recvtype, comm, BLOCKING);
-}
-
-ENTRY_API int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-    return nbr_alltoall_ep("MPI_Ineighbor_alltoall", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, NULL,
-                           NULL, recvtype, comm, request);
-}
-
-ENTRY_API int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                                     MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
-                                     MPI_Datatype recvtype, MPI_Comm comm)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                                       comm);
-    return nbr_alltoall_ep("MPI_Neighbor_alltoallv", sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0, recvcounts,
-                           rdispls, recvtype, comm, BLOCKING);
-}
-
-ENTRY_API int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                                      MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
-                                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                                        comm, request);
-    return nbr_alltoall_ep("MPI_Ineighbor_alltoallv", sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0, recvcounts,
-                           rdispls, recvtype, comm, request);
-}
-
 static int nbr_alltoallw_ep(const char *call, const void *sendbuf, const int *sendcounts, const MPI_Aint *sdispls,
                             const MPI_Datatype *sendtypes, void *recvbuf, const int *recvcounts,
                             const MPI_Aint *rdispls, const MPI_Datatype *recvtypes, MPI_Comm comm, MPI_Request *req)
@@ -781,29 +412,6 @@ static int nbr_alltoallw_ep(const char *call, const void *sendbuf, const int *se
         return rc;
     ep_coll_neighbor_w(&a, ep, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
     return coll_go(ep, call, &a, req);
-}
-
-ENTRY_API int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                                     const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
-                                       comm);
-    return nbr_alltoallw_ep("MPI_Neighbor_alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                            rdispls, recvtypes, comm, BLOCKING);
-}
-
-ENTRY_API int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                                      const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                                      MPI_Request *request)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                                        recvtypes, comm, request);
-    return nbr_alltoallw_ep("MPI_Ineighbor_alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                            rdispls, recvtypes, comm, request);
 }
 
 /* ---- counts beyond INT_MAX: the array _c forms ------------------------------
@@ -1219,3 +827,6 @@ int entry_wide_Reduce_scatter(const char *call, const void *sendbuf, void *recvb
     return wide_reduce_scatter(ep, call, sendbuf, recvbuf, total, mine_off, recvcounts[ep_local_rank(ep)], datatype, op,
                                comm, request);
 }
+
+/* The entry points whose dispatch is data (maint/dispatch.txt). */
+#include "coll.entry.gen.h"

@@ -96,36 +96,6 @@ static int dup_ep(const char *call, MPI_Comm comm, MPI_Info info, int with_info,
     return rc;
 }
 
-ENTRY_API int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Comm_dup(comm, newcomm);
-    return dup_ep("MPI_Comm_dup", comm, MPI_INFO_NULL, 0, newcomm, ENTRY_BLOCKING);
-}
-
-/* Info hints change nothing for endpoint communicators; MPI lets an
- * implementation ignore them, and MPI_Comm_get_info reports the hints set. */
-ENTRY_API int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Comm_dup_with_info(comm, info, newcomm);
-    return dup_ep("MPI_Comm_dup_with_info", comm, info, 1, newcomm, ENTRY_BLOCKING);
-}
-
-ENTRY_API int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Comm_idup(comm, newcomm, request);
-    return dup_ep("MPI_Comm_idup", comm, MPI_INFO_NULL, 0, newcomm, request);
-}
-
-ENTRY_API int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Comm_idup_with_info(comm, info, newcomm, request);
-    return dup_ep("MPI_Comm_idup_with_info", comm, info, 1, newcomm, request);
-}
-
 ENTRY_API int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 {
     ep_endpoint_t *ep;
@@ -387,3 +357,6 @@ ENTRY_API int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
     ep_errhandler_invoke(ep->errhandler, ep->user_handle, errorcode);
     return MPI_SUCCESS;
 }
+
+/* The entry points whose dispatch is data (maint/dispatch.txt). */
+#include "comm.entry.gen.h"

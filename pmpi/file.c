@@ -325,27 +325,6 @@ ENTRY_API int MPI_File_preallocate(MPI_File fh, MPI_Offset size)
     return collective("MPI_File_preallocate", fh, EP_FILE_PREALLOCATE, size, 0);
 }
 
-ENTRY_API int MPI_File_sync(MPI_File fh)
-{
-    if (!ep_file_handle_is_ep(fh))
-        return PMPI_File_sync(fh);
-    return collective("MPI_File_sync", fh, EP_FILE_SYNC, 0, 0);
-}
-
-ENTRY_API int MPI_File_set_atomicity(MPI_File fh, int flag)
-{
-    if (!ep_file_handle_is_ep(fh))
-        return PMPI_File_set_atomicity(fh, flag);
-    return collective("MPI_File_set_atomicity", fh, EP_FILE_SET_ATOMICITY, flag != 0, 0);
-}
-
-ENTRY_API int MPI_File_set_info(MPI_File fh, MPI_Info info)
-{
-    if (!ep_file_handle_is_ep(fh))
-        return PMPI_File_set_info(fh, info);
-    return collective("MPI_File_set_info", fh, EP_FILE_SET_INFO, (MPI_Offset)info, 0);
-}
-
 /* ---- views and file pointers ---------------------------------------------------------- */
 
 ENTRY_API int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
@@ -625,3 +604,6 @@ SPLIT_PTR(File_read_all, R | EP_FILE_INDIVIDUAL | EP_FILE_COLL, )
 SPLIT_PTR(File_write_all, W | EP_FILE_INDIVIDUAL | EP_FILE_COLL, const)
 SPLIT_PTR(File_read_ordered, R | EP_FILE_ORDERED, )
 SPLIT_PTR(File_write_ordered, W | EP_FILE_ORDERED, const)
+
+/* The entry points whose dispatch is data (maint/dispatch.txt). */
+#include "file.entry.gen.h"

@@ -236,20 +236,6 @@ static int expand_ranges(const char *call, int n, int ranges[][3], int **out, in
     return MPI_SUCCESS;
 }
 
-ENTRY_API int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
-{
-    if (!ep_group_handle_is_ep(group))
-        return PMPI_Group_incl(group, n, ranks, newgroup);
-    return subgroup("MPI_Group_incl", group, n, ranks, 0, newgroup);
-}
-
-ENTRY_API int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
-{
-    if (!ep_group_handle_is_ep(group))
-        return PMPI_Group_excl(group, n, ranks, newgroup);
-    return subgroup("MPI_Group_excl", group, n, ranks, 1, newgroup);
-}
-
 static int range_common(const char *call, MPI_Group group, int n, int ranges[][3], int excl, MPI_Group *newgroup)
 {
     int *ranks = NULL, k = 0, rc;
@@ -258,20 +244,6 @@ static int range_common(const char *call, MPI_Group group, int n, int ranges[][3
     rc = subgroup(call, group, k, ranks, excl, newgroup);
     free(ranks);
     return rc;
-}
-
-ENTRY_API int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
-{
-    if (!ep_group_handle_is_ep(group))
-        return PMPI_Group_range_incl(group, n, ranges, newgroup);
-    return range_common("MPI_Group_range_incl", group, n, ranges, 0, newgroup);
-}
-
-ENTRY_API int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
-{
-    if (!ep_group_handle_is_ep(group))
-        return PMPI_Group_range_excl(group, n, ranges, newgroup);
-    return range_common("MPI_Group_range_excl", group, n, ranges, 1, newgroup);
 }
 
 /* The start of MPI_Comm_create and MPI_Comm_create_group on an endpoint
@@ -479,3 +451,6 @@ ENTRY_API int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_
     release(rm, owned);
     return rc;
 }
+
+/* The entry points whose dispatch is data (maint/dispatch.txt). */
+#include "group.entry.gen.h"

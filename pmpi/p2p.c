@@ -190,14 +190,6 @@ ENTRY_ENDPOINT_PATH int recv_endpoints(void *buf, int count, MPI_Datatype dataty
     return recv_engine(call, ep, buf, count, datatype, source, tag, status);
 }
 
-ENTRY_API int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                       MPI_Status *status)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
-    return recv_endpoints(buf, count, datatype, source, tag, comm, status);
-}
-
 static int irecv_common(const char *call, void *buf, int count, MPI_Datatype datatype, int source, int tag,
                         MPI_Comm comm, MPI_Request *request, int persistent)
 {
@@ -222,22 +214,6 @@ static int irecv_common(const char *call, void *buf, int count, MPI_Datatype dat
     }
     *request = r->handle;
     return MPI_SUCCESS;
-}
-
-ENTRY_API int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                        MPI_Request *request)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
-    return irecv_common("MPI_Irecv", buf, count, datatype, source, tag, comm, request, 0);
-}
-
-ENTRY_API int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                            MPI_Request *request)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Recv_init(buf, count, datatype, source, tag, comm, request);
-    return irecv_common("MPI_Recv_init", buf, count, datatype, source, tag, comm, request, 1);
 }
 
 /* ---- send-receive ---------------------------------------------------------- */
@@ -352,28 +328,6 @@ ENTRY_ENDPOINT_PATH int sendrecv_endpoints(const char *call, const void *sendbuf
                         recvtag, status);
 }
 
-ENTRY_API int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                           void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
-                           MPI_Status *status)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
-                             comm, status);
-    return sendrecv_endpoints("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
-                              source, recvtag, comm, status, NULL, 0);
-}
-
-ENTRY_API int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                            void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
-                            MPI_Request *request)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
-                              recvtag, comm, request);
-    return sendrecv_endpoints("MPI_Isendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
-                              recvtype, source, recvtag, comm, MPI_STATUS_IGNORE, request, 1);
-}
-
 /* MPI_Sendrecv_replace and MPI_Isendrecv_replace: the send goes from a
  * copy (replace_copy), which the pair request of the non-blocking call
  * owns. */
@@ -406,24 +360,6 @@ ENTRY_ENDPOINT_PATH int sendrecv_replace_endpoints(const char *call, void *buf, 
     return rc;
 }
 
-ENTRY_API int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
-                                   int recvtag, MPI_Comm comm, MPI_Status *status)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
-    return sendrecv_replace_endpoints("MPI_Sendrecv_replace", buf, count, datatype, dest, sendtag, source, recvtag,
-                                      comm, status, NULL, 0);
-}
-
-ENTRY_API int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
-                                    int recvtag, MPI_Comm comm, MPI_Request *request)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
-    return sendrecv_replace_endpoints("MPI_Isendrecv_replace", buf, count, datatype, dest, sendtag, source, recvtag,
-                                      comm, MPI_STATUS_IGNORE, request, 1);
-}
-
 /* ---- probes ------------------------------------------------------------------ */
 
 ENTRY_ENDPOINT_PATH int iprobe_endpoints(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
@@ -441,13 +377,6 @@ ENTRY_ENDPOINT_PATH int iprobe_endpoints(int source, int tag, MPI_Comm comm, int
     return MPI_SUCCESS;
 }
 
-ENTRY_API int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Iprobe(source, tag, comm, flag, status);
-    return iprobe_endpoints(source, tag, comm, flag, status);
-}
-
 ENTRY_ENDPOINT_PATH int probe_endpoints(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
     static const char call[] = "MPI_Probe";
@@ -462,13 +391,6 @@ ENTRY_ENDPOINT_PATH int probe_endpoints(int source, int tag, MPI_Comm comm, MPI_
     ep_diag_leave(ep);
     entry_status_give(status, &st);
     return MPI_SUCCESS;
-}
-
-ENTRY_API int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Probe(source, tag, comm, status);
-    return probe_endpoints(source, tag, comm, status);
 }
 
 static int improbe_common(const char *call, int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
@@ -610,3 +532,6 @@ ENTRY_API int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
     ep_bsend_detach();
     return PMPI_Buffer_detach_c(buffer_addr, size);
 }
+
+/* The entry points whose dispatch is data (maint/dispatch.txt). */
+#include "p2p.entry.gen.h"

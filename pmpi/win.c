@@ -53,35 +53,6 @@ static int create(const char *call, ep_win_flavor_t flavor, void *base, MPI_Aint
     return st ? entry_raise_status(ep, call, st, NULL) : MPI_SUCCESS;
 }
 
-ENTRY_API int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Win_create(base, size, disp_unit, info, comm, win);
-    return create("MPI_Win_create", EP_WIN_CREATE, base, size, disp_unit, comm, NULL, win);
-}
-
-ENTRY_API int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
-    return create("MPI_Win_allocate", EP_WIN_ALLOCATE, NULL, size, disp_unit, comm, baseptr, win);
-}
-
-ENTRY_API int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
-                                      MPI_Win *win)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
-    return create("MPI_Win_allocate_shared", EP_WIN_SHARED, NULL, size, disp_unit, comm, baseptr, win);
-}
-
-ENTRY_API int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
-{
-    if (!entry_comm_is_ep(comm))
-        return PMPI_Win_create_dynamic(info, comm, win);
-    return create("MPI_Win_create_dynamic", EP_WIN_DYNAMIC, NULL, 0, 1, comm, NULL, win);
-}
-
 ENTRY_API int MPI_Win_free(MPI_Win *win)
 {
     static const char call[] = "MPI_Win_free";
@@ -284,70 +255,6 @@ static int transfer(const char *call, MPI_Win win, ep_rma_kind_t kind, const voi
     return rma(call, win, &o, req, request_based);
 }
 
-ENTRY_API int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-                      MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
-{
-    if (!ep_win_handle_is_ep(win))
-        return PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                        target_datatype, win);
-    return transfer("MPI_Put", win, EP_RMA_PUT, origin_addr, NULL, origin_count, origin_datatype, target_rank,
-                    target_disp, target_count, target_datatype, MPI_OP_NULL, NULL, 0);
-}
-
-ENTRY_API int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-                       MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
-                       MPI_Request *request)
-{
-    if (!ep_win_handle_is_ep(win))
-        return PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                         target_datatype, win, request);
-    return transfer("MPI_Rput", win, EP_RMA_PUT, origin_addr, NULL, origin_count, origin_datatype, target_rank,
-                    target_disp, target_count, target_datatype, MPI_OP_NULL, request, 1);
-}
-
-ENTRY_API int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-                      MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
-{
-    if (!ep_win_handle_is_ep(win))
-        return PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                        target_datatype, win);
-    return transfer("MPI_Get", win, EP_RMA_GET, NULL, origin_addr, origin_count, origin_datatype, target_rank,
-                    target_disp, target_count, target_datatype, MPI_OP_NULL, NULL, 0);
-}
-
-ENTRY_API int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-                       MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
-                       MPI_Request *request)
-{
-    if (!ep_win_handle_is_ep(win))
-        return PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                         target_datatype, win, request);
-    return transfer("MPI_Rget", win, EP_RMA_GET, NULL, origin_addr, origin_count, origin_datatype, target_rank,
-                    target_disp, target_count, target_datatype, MPI_OP_NULL, request, 1);
-}
-
-ENTRY_API int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-                             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
-                             MPI_Win win)
-{
-    if (!ep_win_handle_is_ep(win))
-        return PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                               target_datatype, op, win);
-    return transfer("MPI_Accumulate", win, EP_RMA_ACC, origin_addr, NULL, origin_count, origin_datatype, target_rank,
-                    target_disp, target_count, target_datatype, op, NULL, 0);
-}
-
-ENTRY_API int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-                              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
-                              MPI_Win win, MPI_Request *request)
-{
-    if (!ep_win_handle_is_ep(win))
-        return PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                                target_datatype, op, win, request);
-    return transfer("MPI_Raccumulate", win, EP_RMA_ACC, origin_addr, NULL, origin_count, origin_datatype, target_rank,
-                    target_disp, target_count, target_datatype, op, request, 1);
-}
-
 /* Get_accumulate, blocking or request-based. */
 static int get_accumulate(const char *call, MPI_Win win, const void *obuf, int ocount, MPI_Datatype otype, void *rbuf,
                           int rcount, MPI_Datatype rtype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
@@ -366,33 +273,6 @@ static int get_accumulate(const char *call, MPI_Win win, const void *obuf, int o
                   .ttype = ttype,
                   .op = op};
     return rma(call, win, &o, req, request_based);
-}
-
-ENTRY_API int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                                 void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank,
-                                 MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
-                                 MPI_Win win)
-{
-    if (!ep_win_handle_is_ep(win))
-        return PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
-                                   result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
-    return get_accumulate("MPI_Get_accumulate", win, origin_addr, origin_count, origin_datatype, result_addr,
-                          result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op,
-                          NULL, 0);
-}
-
-ENTRY_API int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                                  void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank,
-                                  MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
-                                  MPI_Win win, MPI_Request *request)
-{
-    if (!ep_win_handle_is_ep(win))
-        return PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
-                                    result_datatype, target_rank, target_disp, target_count, target_datatype, op, win,
-                                    request);
-    return get_accumulate("MPI_Rget_accumulate", win, origin_addr, origin_count, origin_datatype, result_addr,
-                          result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op,
-                          request, 1);
 }
 
 ENTRY_API int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
@@ -501,34 +381,6 @@ static int flush(const char *call, MPI_Win win, int rank, int all, int local)
     return raise_win_status(we, call, ep_win_flush(we, all ? -1 : rank, local));
 }
 
-ENTRY_API int MPI_Win_flush(int rank, MPI_Win win)
-{
-    if (!ep_win_handle_is_ep(win))
-        return PMPI_Win_flush(rank, win);
-    return flush("MPI_Win_flush", win, rank, 0, 0);
-}
-
-ENTRY_API int MPI_Win_flush_local(int rank, MPI_Win win)
-{
-    if (!ep_win_handle_is_ep(win))
-        return PMPI_Win_flush_local(rank, win);
-    return flush("MPI_Win_flush_local", win, rank, 0, 1);
-}
-
-ENTRY_API int MPI_Win_flush_all(MPI_Win win)
-{
-    if (!ep_win_handle_is_ep(win))
-        return PMPI_Win_flush_all(win);
-    return flush("MPI_Win_flush_all", win, 0, 1, 0);
-}
-
-ENTRY_API int MPI_Win_flush_local_all(MPI_Win win)
-{
-    if (!ep_win_handle_is_ep(win))
-        return PMPI_Win_flush_local_all(win);
-    return flush("MPI_Win_flush_local_all", win, 0, 1, 1);
-}
-
 ENTRY_API int MPI_Win_sync(MPI_Win win)
 {
     ep_win_ep_t *we;
@@ -610,3 +462,6 @@ ENTRY_API int MPI_Win_test(MPI_Win win, int *flag)
     WIN_ENTRY("MPI_Win_test", win, we, PMPI_Win_test(win, flag));
     return raise_win_status(we, "MPI_Win_test", ep_win_wait(we, 0, flag));
 }
+
+/* The entry points whose dispatch is data (maint/dispatch.txt). */
+#include "win.entry.gen.h"

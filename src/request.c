@@ -309,7 +309,7 @@ void ep_request_poll_net(ep_request_t *const rs[], int n)
 /* A request of parts is over when all are.  Its status is its first
  * part's (a pair's receive); its error the last failed part's (a pair's
  * send if that failed, else its receive's: the order MPI_Sendrecv reports
- * them in), with what ep_request_error_code needs to describe it. */
+ * them in), with what entry_request_error_code (pmpi/entry.c) needs to describe it. */
 static int parts_poll(ep_request_t *r)
 {
     int over = 1;

@@ -1,6 +1,6 @@
 #!/bin/sh
 # The entry points on the way of every message test their handles before
-# saving registers (EP_ENDPOINT_PATH in pmpi/entry.h), so that on classic
+# saving registers (ENTRY_ENDPOINT_PATH in pmpi/entry.h), so that on classic
 # handles they cost a few instructions over PMPI_ (pass-through).  Reads
 # the library's machine code: at most one register may be saved before the
 # first conditional jump.  Skipped without objdump, off x86-64, in

@@ -60,9 +60,6 @@ static void t_errors(MPI_Comm c, int r, int s)
     free(ty);
 }
 
-static void tests(MPI_Comm c, int r, int s)
-{
-    t_errors(c, r, s);
-}
+static void tests(MPI_Comm c, int r, int s) { t_errors(c, r, s); }
 
 int main(int argc, char **argv) { return coll_nb_main(argc, argv, tests); }

@@ -92,9 +92,6 @@ static void t_type_lifetime(MPI_Comm c, int r, int s)
     free(big);
 }
 
-static void tests(MPI_Comm c, int r, int s)
-{
-    t_type_lifetime(c, r, s);
-}
+static void tests(MPI_Comm c, int r, int s) { t_type_lifetime(c, r, s); }
 
 int main(int argc, char **argv) { return coll_nb_main(argc, argv, tests); }

@@ -143,9 +143,6 @@ static void t_outstanding(MPI_Comm c, int r, int s)
     free(gat);
 }
 
-static void tests(MPI_Comm c, int r, int s)
-{
-    t_outstanding(c, r, s);
-}
+static void tests(MPI_Comm c, int r, int s) { t_outstanding(c, r, s); }
 
 int main(int argc, char **argv) { return coll_nb_main(argc, argv, tests); }

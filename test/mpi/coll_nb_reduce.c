@@ -228,9 +228,6 @@ static void t_reduce(MPI_Comm c, int r, int s)
     }
 }
 
-static void tests(MPI_Comm c, int r, int s)
-{
-    t_reduce(c, r, s);
-}
+static void tests(MPI_Comm c, int r, int s) { t_reduce(c, r, s); }
 
 int main(int argc, char **argv) { return coll_nb_main(argc, argv, tests); }

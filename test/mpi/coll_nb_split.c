@@ -92,9 +92,6 @@ static void t_split(MPI_Comm c, int r, int s)
     free(rsin);
 }
 
-static void tests(MPI_Comm c, int r, int s)
-{
-    t_split(c, r, s);
-}
+static void tests(MPI_Comm c, int r, int s) { t_split(c, r, s); }
 
 int main(int argc, char **argv) { return coll_nb_main(argc, argv, tests); }

@@ -766,6 +766,11 @@ def main():
         "test/mpi/api_guards.gen.c": generate_test(api),
     }
     outputs.update(generate_dispatch(api, dispatch))
+    # A chapter's entry points reach the tarball only through Makefile.am.
+    am = open(os.path.join(a.srcdir, "Makefile.am")).read()
+    unlisted = [rel for rel in outputs if rel.endswith(".entry.gen.h") and rel not in am.split()]
+    if unlisted:
+        sys.exit("gen_guards: list %s in libepmpi's sources in Makefile.am" % " ".join(unlisted))
     for rel, text in outputs.items():
         path = os.path.join(a.srcdir, rel)
         if a.check:

@@ -9,40 +9,40 @@
 #include <stdio.h>
 #include <string.h>
 
-ENTRY_API int MPI_Comm_rank(MPI_Comm comm, int *rank)
+ENTRY_ENDPOINT_PATH int comm_rank_ep(MPI_Comm comm, int *rank)
 {
     ep_endpoint_t *ep;
-    ENTRY_RESOLVE("MPI_Comm_rank", comm, ep, PMPI_Comm_rank(comm, rank));
+    ENTRY_RESOLVE_EP("MPI_Comm_rank", comm, ep);
     if (!rank)
         return entry_raise(ep, "MPI_Comm_rank", MPI_ERR_ARG, "rank pointer is NULL");
     *rank = ep_local_rank(ep);
     return MPI_SUCCESS;
 }
 
-ENTRY_API int MPI_Comm_size(MPI_Comm comm, int *size)
+ENTRY_ENDPOINT_PATH int comm_size_ep(MPI_Comm comm, int *size)
 {
     ep_endpoint_t *ep;
-    ENTRY_RESOLVE("MPI_Comm_size", comm, ep, PMPI_Comm_size(comm, size));
+    ENTRY_RESOLVE_EP("MPI_Comm_size", comm, ep);
     if (!size)
         return entry_raise(ep, "MPI_Comm_size", MPI_ERR_ARG, "size pointer is NULL");
     *size = ep_local_size(ep);
     return MPI_SUCCESS;
 }
 
-ENTRY_API int MPI_Comm_test_inter(MPI_Comm comm, int *flag)
+ENTRY_ENDPOINT_PATH int comm_test_inter_ep(MPI_Comm comm, int *flag)
 {
     ep_endpoint_t *ep;
-    ENTRY_RESOLVE("MPI_Comm_test_inter", comm, ep, PMPI_Comm_test_inter(comm, flag));
+    ENTRY_RESOLVE_EP("MPI_Comm_test_inter", comm, ep);
     if (!flag)
         return entry_raise(ep, "MPI_Comm_test_inter", MPI_ERR_ARG, "flag pointer is NULL");
     *flag = ep->comm->inter;
     return MPI_SUCCESS;
 }
 
-ENTRY_API int MPI_Comm_remote_size(MPI_Comm comm, int *size)
+ENTRY_ENDPOINT_PATH int comm_remote_size_ep(MPI_Comm comm, int *size)
 {
     ep_endpoint_t *ep;
-    ENTRY_RESOLVE("MPI_Comm_remote_size", comm, ep, PMPI_Comm_remote_size(comm, size));
+    ENTRY_RESOLVE_EP("MPI_Comm_remote_size", comm, ep);
     if (!ep->comm->inter)
         return entry_raise(ep, "MPI_Comm_remote_size", MPI_ERR_COMM, "the communicator is not an intercommunicator");
     if (!size)
@@ -96,10 +96,10 @@ static int dup_ep(const char *call, MPI_Comm comm, MPI_Info info, int with_info,
     return rc;
 }
 
-ENTRY_API int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
+ENTRY_ENDPOINT_PATH int comm_set_info_ep(MPI_Comm comm, MPI_Info info)
 {
     ep_endpoint_t *ep;
-    ENTRY_RESOLVE("MPI_Comm_set_info", comm, ep, PMPI_Comm_set_info(comm, info));
+    ENTRY_RESOLVE_EP("MPI_Comm_set_info", comm, ep);
     MPI_Info copy;
     if (info == MPI_INFO_NULL || PMPI_Info_dup(info, &copy) != MPI_SUCCESS)
         return entry_raise(ep, "MPI_Comm_set_info", MPI_ERR_INFO, "invalid info 0x%x", (unsigned)info);
@@ -109,10 +109,10 @@ ENTRY_API int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
     return MPI_SUCCESS;
 }
 
-ENTRY_API int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
+ENTRY_ENDPOINT_PATH int comm_get_info_ep(MPI_Comm comm, MPI_Info *info_used)
 {
     ep_endpoint_t *ep;
-    ENTRY_RESOLVE("MPI_Comm_get_info", comm, ep, PMPI_Comm_get_info(comm, info_used));
+    ENTRY_RESOLVE_EP("MPI_Comm_get_info", comm, ep);
     int rc = ep->info != MPI_INFO_NULL ? PMPI_Info_dup(ep->info, info_used) : PMPI_Info_create(info_used);
     /* Which path its messages take (src/direct.h), and over the engine
      * between processes which transport (src/ucx.h, src/net.c), for the
@@ -145,11 +145,11 @@ ENTRY_API int MPI_Comm_free(MPI_Comm *comm)
     return MPI_SUCCESS;
 }
 
-ENTRY_API int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+ENTRY_ENDPOINT_PATH int comm_split_ep(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     static const char call[] = "MPI_Comm_split";
     ep_endpoint_t *ep;
-    ENTRY_RESOLVE(call, comm, ep, PMPI_Comm_split(comm, color, key, newcomm));
+    ENTRY_RESOLVE_EP(call, comm, ep);
     if (!newcomm)
         return entry_raise(ep, call, MPI_ERR_ARG, "newcomm pointer is NULL");
     if (color < 0 && color != MPI_UNDEFINED)
@@ -158,11 +158,11 @@ ENTRY_API int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcom
     return st ? entry_raise_status(ep, call, st, NULL) : MPI_SUCCESS;
 }
 
-ENTRY_API int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
+ENTRY_ENDPOINT_PATH int comm_split_type_ep(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
     static const char call[] = "MPI_Comm_split_type";
     ep_endpoint_t *ep;
-    ENTRY_RESOLVE(call, comm, ep, PMPI_Comm_split_type(comm, split_type, key, info, newcomm));
+    ENTRY_RESOLVE_EP(call, comm, ep);
     if (!newcomm)
         return entry_raise(ep, call, MPI_ERR_ARG, "newcomm pointer is NULL");
     /* The types MPICH knows: an endpoint goes where its process goes (an
@@ -278,10 +278,10 @@ ENTRY_API int MPIX_Comm_create_endpoints(MPI_Comm parent_comm, int my_num_ep, MP
 
 /* ---- names ---------------------------------------------------------------- */
 
-ENTRY_API int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
+ENTRY_ENDPOINT_PATH int comm_set_name_ep(MPI_Comm comm, const char *comm_name)
 {
     ep_endpoint_t *ep;
-    ENTRY_RESOLVE("MPI_Comm_set_name", comm, ep, PMPI_Comm_set_name(comm, comm_name));
+    ENTRY_RESOLVE_EP("MPI_Comm_set_name", comm, ep);
     if (!comm_name)
         return entry_raise(ep, "MPI_Comm_set_name", MPI_ERR_ARG, "comm_name is NULL");
     snprintf(ep->name, sizeof ep->name, "%s", comm_name);
@@ -289,10 +289,10 @@ ENTRY_API int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
     return MPI_SUCCESS;
 }
 
-ENTRY_API int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
+ENTRY_ENDPOINT_PATH int comm_get_name_ep(MPI_Comm comm, char *comm_name, int *resultlen)
 {
     ep_endpoint_t *ep;
-    ENTRY_RESOLVE("MPI_Comm_get_name", comm, ep, PMPI_Comm_get_name(comm, comm_name, resultlen));
+    ENTRY_RESOLVE_EP("MPI_Comm_get_name", comm, ep);
     const char *n = ep->name;
     if (!*n && comm == MPI_COMM_WORLD)
         n = "MPI_COMM_WORLD";
@@ -323,10 +323,10 @@ ENTRY_API int MPI_Errhandler_free(MPI_Errhandler *errhandler)
     return ep_errhandler_free(errhandler);
 }
 
-ENTRY_API int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
+ENTRY_ENDPOINT_PATH int comm_set_errhandler_ep(MPI_Comm comm, MPI_Errhandler errhandler)
 {
     ep_endpoint_t *ep;
-    ENTRY_RESOLVE("MPI_Comm_set_errhandler", comm, ep, PMPI_Comm_set_errhandler(comm, errhandler));
+    ENTRY_RESOLVE_EP("MPI_Comm_set_errhandler", comm, ep);
     if (errhandler == MPI_ERRHANDLER_NULL)
         return entry_raise(ep, "MPI_Comm_set_errhandler", MPI_ERR_ARG, "errhandler is MPI_ERRHANDLER_NULL");
     if ((comm == MPI_COMM_WORLD || comm == MPI_COMM_SELF) && !ep_thread_in_parallel()) {
@@ -341,19 +341,19 @@ ENTRY_API int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
     return MPI_SUCCESS;
 }
 
-ENTRY_API int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
+ENTRY_ENDPOINT_PATH int comm_get_errhandler_ep(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
     ep_endpoint_t *ep;
-    ENTRY_RESOLVE("MPI_Comm_get_errhandler", comm, ep, PMPI_Comm_get_errhandler(comm, errhandler));
+    ENTRY_RESOLVE_EP("MPI_Comm_get_errhandler", comm, ep);
     *errhandler = ep->errhandler;
     ep_errhandler_give(*errhandler); /* the caller's reference, for its MPI_Errhandler_free */
     return MPI_SUCCESS;
 }
 
-ENTRY_API int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
+ENTRY_ENDPOINT_PATH int comm_call_errhandler_ep(MPI_Comm comm, int errorcode)
 {
     ep_endpoint_t *ep;
-    ENTRY_RESOLVE("MPI_Comm_call_errhandler", comm, ep, PMPI_Comm_call_errhandler(comm, errorcode));
+    ENTRY_RESOLVE_EP("MPI_Comm_call_errhandler", comm, ep);
     ep_errhandler_invoke(ep->errhandler, ep->user_handle, errorcode);
     return MPI_SUCCESS;
 }

@@ -31,3 +31,94 @@ ENTRY_API int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *ne
         return PMPI_Comm_idup_with_info(comm, info, newcomm, request);
     return dup_ep("MPI_Comm_idup_with_info", comm, info, 1, newcomm, request);
 }
+
+ENTRY_API int MPI_Comm_rank(MPI_Comm comm, int *rank)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Comm_rank(comm, rank);
+    return comm_rank_ep(comm, rank);
+}
+
+ENTRY_API int MPI_Comm_size(MPI_Comm comm, int *size)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Comm_size(comm, size);
+    return comm_size_ep(comm, size);
+}
+
+ENTRY_API int MPI_Comm_test_inter(MPI_Comm comm, int *flag)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Comm_test_inter(comm, flag);
+    return comm_test_inter_ep(comm, flag);
+}
+
+ENTRY_API int MPI_Comm_remote_size(MPI_Comm comm, int *size)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Comm_remote_size(comm, size);
+    return comm_remote_size_ep(comm, size);
+}
+
+ENTRY_API int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Comm_set_info(comm, info);
+    return comm_set_info_ep(comm, info);
+}
+
+ENTRY_API int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Comm_get_info(comm, info_used);
+    return comm_get_info_ep(comm, info_used);
+}
+
+ENTRY_API int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Comm_split(comm, color, key, newcomm);
+    return comm_split_ep(comm, color, key, newcomm);
+}
+
+ENTRY_API int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
+    return comm_split_type_ep(comm, split_type, key, info, newcomm);
+}
+
+ENTRY_API int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Comm_set_name(comm, comm_name);
+    return comm_set_name_ep(comm, comm_name);
+}
+
+ENTRY_API int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Comm_get_name(comm, comm_name, resultlen);
+    return comm_get_name_ep(comm, comm_name, resultlen);
+}
+
+ENTRY_API int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Comm_set_errhandler(comm, errhandler);
+    return comm_set_errhandler_ep(comm, errhandler);
+}
+
+ENTRY_API int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Comm_get_errhandler(comm, errhandler);
+    return comm_get_errhandler_ep(comm, errhandler);
+}
+
+ENTRY_API int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Comm_call_errhandler(comm, errorcode);
+    return comm_call_errhandler_ep(comm, errorcode);
+}

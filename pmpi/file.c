@@ -95,11 +95,16 @@ static int check_type(ep_file_t *f, const char *call, MPI_Datatype t)
 }
 
 /* In an entry point taking a file: classic files go to the PMPI_ call. */
-#define FILE_ENTRY(call, fh, f, pass)         \
+#define FILE_ENTRY(call, fh, f, pass)  \
+    do {                               \
+        if (!ep_file_handle_is_ep(fh)) \
+            return (pass);             \
+        FILE_RESOLVE(call, fh, f);     \
+    } while (0)
+/* The same once fh is known to be an endpoint file. */
+#define FILE_RESOLVE(call, fh, f)             \
     do {                                      \
         int rc_;                              \
-        if (!ep_file_handle_is_ep(fh))        \
-            return (pass);                    \
         if ((rc_ = file_get(call, fh, &(f)))) \
             return rc_;                       \
     } while (0)
@@ -112,13 +117,13 @@ static int check_type(ep_file_t *f, const char *call, MPI_Datatype t)
 
 /* ---- open and close ------------------------------------------------------------ */
 
-ENTRY_API int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
+ENTRY_ENDPOINT_PATH int file_open_ep(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
 {
     static const char call[] = "MPI_File_open";
     ep_endpoint_t *ep;
     ep_file_t *f;
     int rc, code = MPI_SUCCESS;
-    ENTRY_RESOLVE(call, comm, ep, PMPI_File_open(comm, filename, amode, info, fh));
+    ENTRY_RESOLVE_EP(call, comm, ep);
     if ((rc = entry_check_intra(ep, call)))
         return rc;
     if (!fh || !filename)
@@ -202,79 +207,79 @@ ENTRY_API int MPI_File_get_errhandler(MPI_File fh, MPI_Errhandler *errhandler)
     return MPI_SUCCESS;
 }
 
-ENTRY_API int MPI_File_call_errhandler(MPI_File fh, int errorcode)
+ENTRY_ENDPOINT_PATH int file_call_errhandler_ep(MPI_File fh, int errorcode)
 {
     ep_file_t *f;
-    FILE_ENTRY("MPI_File_call_errhandler", fh, f, PMPI_File_call_errhandler(fh, errorcode));
+    FILE_RESOLVE("MPI_File_call_errhandler", fh, f);
     ep_errhandler_invoke_file(f->errhandler, fh, errorcode);
     return MPI_SUCCESS;
 }
 
 /* ---- queries and collective settings --------------------------------------------- */
 
-ENTRY_API int MPI_File_get_amode(MPI_File fh, int *amode)
+ENTRY_ENDPOINT_PATH int file_get_amode_ep(MPI_File fh, int *amode)
 {
     static const char call[] = "MPI_File_get_amode";
     ep_file_t *f;
-    FILE_ENTRY(call, fh, f, PMPI_File_get_amode(fh, amode));
+    FILE_RESOLVE(call, fh, f);
     CHECK_PTR(f, call, amode, "amode");
     *amode = f->amode;
     return MPI_SUCCESS;
 }
 
-ENTRY_API int MPI_File_get_group(MPI_File fh, MPI_Group *group)
+ENTRY_ENDPOINT_PATH int file_get_group_ep(MPI_File fh, MPI_Group *group)
 {
     static const char call[] = "MPI_File_get_group";
     ep_file_t *f;
-    FILE_ENTRY(call, fh, f, PMPI_File_get_group(fh, group));
+    FILE_RESOLVE(call, fh, f);
     CHECK_PTR(f, call, group, "group");
     return MPI_Comm_group(f->ep->handle, group);
 }
 
-ENTRY_API int MPI_File_get_info(MPI_File fh, MPI_Info *info_used)
+ENTRY_ENDPOINT_PATH int file_get_info_ep(MPI_File fh, MPI_Info *info_used)
 {
     static const char call[] = "MPI_File_get_info";
     ep_file_t *f;
-    FILE_ENTRY(call, fh, f, PMPI_File_get_info(fh, info_used));
+    FILE_RESOLVE(call, fh, f);
     CHECK_PTR(f, call, info_used, "info_used");
     int rc = PMPI_File_get_info(ep_file_romio(f), info_used);
     return rc ? file_status(f, call, EP_ERR_IO, rc) : MPI_SUCCESS;
 }
 
-ENTRY_API int MPI_File_get_size(MPI_File fh, MPI_Offset *size)
+ENTRY_ENDPOINT_PATH int file_get_size_ep(MPI_File fh, MPI_Offset *size)
 {
     static const char call[] = "MPI_File_get_size";
     ep_file_t *f;
-    FILE_ENTRY(call, fh, f, PMPI_File_get_size(fh, size));
+    FILE_RESOLVE(call, fh, f);
     CHECK_PTR(f, call, size, "size");
     return file_status(f, call, ep_file_size(f, size), f->romio_code);
 }
 
-ENTRY_API int MPI_File_get_atomicity(MPI_File fh, int *flag)
+ENTRY_ENDPOINT_PATH int file_get_atomicity_ep(MPI_File fh, int *flag)
 {
     static const char call[] = "MPI_File_get_atomicity";
     ep_file_t *f;
-    FILE_ENTRY(call, fh, f, PMPI_File_get_atomicity(fh, flag));
+    FILE_RESOLVE(call, fh, f);
     CHECK_PTR(f, call, flag, "flag");
     *flag = ep_file_atomicity(f);
     return MPI_SUCCESS;
 }
 
-ENTRY_API int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent)
+ENTRY_ENDPOINT_PATH int file_get_type_extent_ep(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent)
 {
     static const char call[] = "MPI_File_get_type_extent";
     ep_file_t *f;
-    FILE_ENTRY(call, fh, f, PMPI_File_get_type_extent(fh, datatype, extent));
+    FILE_RESOLVE(call, fh, f);
     CHECK_PTR(f, call, extent, "extent");
     int rc = PMPI_File_get_type_extent(ep_file_romio(f), datatype, extent);
     return rc ? file_status(f, call, EP_ERR_IO, rc) : MPI_SUCCESS;
 }
 
-ENTRY_API int MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent)
+ENTRY_ENDPOINT_PATH int file_get_type_extent_c_ep(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent)
 {
     static const char call[] = "MPI_File_get_type_extent_c";
     ep_file_t *f;
-    FILE_ENTRY(call, fh, f, PMPI_File_get_type_extent_c(fh, datatype, extent));
+    FILE_RESOLVE(call, fh, f);
     CHECK_PTR(f, call, extent, "extent");
     int rc = PMPI_File_get_type_extent_c(ep_file_romio(f), datatype, extent);
     return rc ? file_status(f, call, EP_ERR_IO, rc) : MPI_SUCCESS;
@@ -306,19 +311,15 @@ static int collective(const char *call, MPI_File fh, ep_file_coll_t what, MPI_Of
     return file_status(f, call, ep_file_collective(f, what, arg, whence), f->romio_code);
 }
 
-ENTRY_API int MPI_File_set_size(MPI_File fh, MPI_Offset size)
+ENTRY_ENDPOINT_PATH int file_set_size_ep(MPI_File fh, MPI_Offset size)
 {
-    if (!ep_file_handle_is_ep(fh))
-        return PMPI_File_set_size(fh, size);
     if (size < 0)
         return file_raise(ep_file_get(fh), "MPI_File_set_size", MPI_ERR_ARG, "size %lld is negative", (long long)size);
     return collective("MPI_File_set_size", fh, EP_FILE_SET_SIZE, size, 0);
 }
 
-ENTRY_API int MPI_File_preallocate(MPI_File fh, MPI_Offset size)
+ENTRY_ENDPOINT_PATH int file_preallocate_ep(MPI_File fh, MPI_Offset size)
 {
-    if (!ep_file_handle_is_ep(fh))
-        return PMPI_File_preallocate(fh, size);
     if (size < 0)
         return file_raise(ep_file_get(fh), "MPI_File_preallocate", MPI_ERR_ARG, "size %lld is negative",
                           (long long)size);
@@ -327,13 +328,13 @@ ENTRY_API int MPI_File_preallocate(MPI_File fh, MPI_Offset size)
 
 /* ---- views and file pointers ---------------------------------------------------------- */
 
-ENTRY_API int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
-                                const char *datarep, MPI_Info info)
+ENTRY_ENDPOINT_PATH int file_set_view_ep(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                                         const char *datarep, MPI_Info info)
 {
     static const char call[] = "MPI_File_set_view";
     ep_file_t *f;
     int rc;
-    FILE_ENTRY(call, fh, f, PMPI_File_set_view(fh, disp, etype, filetype, datarep, info));
+    FILE_RESOLVE(call, fh, f);
     (void)info; /* hints change nothing here; MPI lets them be ignored */
     if ((rc = check_type(f, call, etype)) || (rc = check_type(f, call, filetype)))
         return rc;
@@ -360,12 +361,12 @@ static int give_type(MPI_Datatype t, MPI_Datatype *out)
     return PMPI_Type_dup(t, out);
 }
 
-ENTRY_API int MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype,
-                                char *datarep)
+ENTRY_ENDPOINT_PATH int file_get_view_ep(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype,
+                                         char *datarep)
 {
     static const char call[] = "MPI_File_get_view";
     ep_file_t *f;
-    FILE_ENTRY(call, fh, f, PMPI_File_get_view(fh, disp, etype, filetype, datarep));
+    FILE_RESOLVE(call, fh, f);
     if (!disp || !etype || !filetype || !datarep)
         return file_raise(f, call, MPI_ERR_ARG, "an output argument is NULL");
     *disp = f->view.disp;
@@ -375,31 +376,31 @@ ENTRY_API int MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *ety
     return MPI_SUCCESS;
 }
 
-ENTRY_API int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
+ENTRY_ENDPOINT_PATH int file_seek_ep(MPI_File fh, MPI_Offset offset, int whence)
 {
     static const char call[] = "MPI_File_seek";
     ep_file_t *f;
-    FILE_ENTRY(call, fh, f, PMPI_File_seek(fh, offset, whence));
+    FILE_RESOLVE(call, fh, f);
     if (whence != MPI_SEEK_SET && whence != MPI_SEEK_CUR && whence != MPI_SEEK_END)
         return file_raise(f, call, MPI_ERR_ARG, "invalid whence %d", whence);
     return file_status(f, call, ep_file_seek(f, offset, whence), f->romio_code);
 }
 
-ENTRY_API int MPI_File_get_position(MPI_File fh, MPI_Offset *offset)
+ENTRY_ENDPOINT_PATH int file_get_position_ep(MPI_File fh, MPI_Offset *offset)
 {
     static const char call[] = "MPI_File_get_position";
     ep_file_t *f;
-    FILE_ENTRY(call, fh, f, PMPI_File_get_position(fh, offset));
+    FILE_RESOLVE(call, fh, f);
     CHECK_PTR(f, call, offset, "offset");
     *offset = f->pos;
     return MPI_SUCCESS;
 }
 
-ENTRY_API int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
+ENTRY_ENDPOINT_PATH int file_get_byte_offset_ep(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
 {
     static const char call[] = "MPI_File_get_byte_offset";
     ep_file_t *f;
-    FILE_ENTRY(call, fh, f, PMPI_File_get_byte_offset(fh, offset, disp));
+    FILE_RESOLVE(call, fh, f);
     CHECK_PTR(f, call, disp, "disp");
     if (offset < 0)
         return file_raise(f, call, MPI_ERR_ARG, "offset %lld is negative", (long long)offset);
@@ -407,21 +408,21 @@ ENTRY_API int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offse
     return MPI_SUCCESS;
 }
 
-ENTRY_API int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
+ENTRY_ENDPOINT_PATH int file_seek_shared_ep(MPI_File fh, MPI_Offset offset, int whence)
 {
     static const char call[] = "MPI_File_seek_shared";
     ep_file_t *f;
-    FILE_ENTRY(call, fh, f, PMPI_File_seek_shared(fh, offset, whence));
+    FILE_RESOLVE(call, fh, f);
     if (whence != MPI_SEEK_SET && whence != MPI_SEEK_CUR && whence != MPI_SEEK_END)
         return file_raise(f, call, MPI_ERR_ARG, "invalid whence %d", whence);
     return collective(call, fh, EP_FILE_SEEK_SHARED, offset, whence);
 }
 
-ENTRY_API int MPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset)
+ENTRY_ENDPOINT_PATH int file_get_position_shared_ep(MPI_File fh, MPI_Offset *offset)
 {
     static const char call[] = "MPI_File_get_position_shared";
     ep_file_t *f;
-    FILE_ENTRY(call, fh, f, PMPI_File_get_position_shared(fh, offset));
+    FILE_RESOLVE(call, fh, f);
     CHECK_PTR(f, call, offset, "offset");
     return file_status(f, call, ep_file_shared_position(f, offset), f->romio_code);
 }
@@ -481,64 +482,10 @@ static int nonblocking(const char *call, MPI_File fh, int how, MPI_Offset offset
     return data_access(call, fh, how, offset, buf, count, type, NULL, request);
 }
 
+/* The direction of a transfer, or'ed with its EP_FILE_ positioning bits in
+ * the bodies' calls that maint/dispatch.txt names (R | EP_FILE_AT, ...). */
 #define R EP_FILE_READ
 #define W 0
-
-/* The entry points, by their arguments: explicit offset or not, blocking
- * (status) or not (request).  The write forms take a const buffer. */
-#define AT_BLOCKING(name, how, cv)                                                                           \
-    ENTRY_API int MPI_##name(MPI_File fh, MPI_Offset offset, cv void *buf, int count, MPI_Datatype datatype, \
-                             MPI_Status *status)                                                             \
-    {                                                                                                        \
-        if (!ep_file_handle_is_ep(fh))                                                                       \
-            return PMPI_##name(fh, offset, buf, count, datatype, status);                                    \
-        return blocking("MPI_" #name, fh, how, offset, buf, count, datatype, status);                        \
-    }
-#define PTR_BLOCKING(name, how, cv)                                                                           \
-    ENTRY_API int MPI_##name(MPI_File fh, cv void *buf, int count, MPI_Datatype datatype, MPI_Status *status) \
-    {                                                                                                         \
-        if (!ep_file_handle_is_ep(fh))                                                                        \
-            return PMPI_##name(fh, buf, count, datatype, status);                                             \
-        return blocking("MPI_" #name, fh, how, 0, buf, count, datatype, status);                              \
-    }
-#define AT_NONBLOCKING(name, how, cv)                                                                        \
-    ENTRY_API int MPI_##name(MPI_File fh, MPI_Offset offset, cv void *buf, int count, MPI_Datatype datatype, \
-                             MPI_Request *request)                                                           \
-    {                                                                                                        \
-        if (!ep_file_handle_is_ep(fh))                                                                       \
-            return PMPI_##name(fh, offset, buf, count, datatype, request);                                   \
-        return nonblocking("MPI_" #name, fh, how, offset, buf, count, datatype, request);                    \
-    }
-#define PTR_NONBLOCKING(name, how, cv)                                                                          \
-    ENTRY_API int MPI_##name(MPI_File fh, cv void *buf, int count, MPI_Datatype datatype, MPI_Request *request) \
-    {                                                                                                           \
-        if (!ep_file_handle_is_ep(fh))                                                                          \
-            return PMPI_##name(fh, buf, count, datatype, request);                                              \
-        return nonblocking("MPI_" #name, fh, how, 0, buf, count, datatype, request);                            \
-    }
-
-AT_BLOCKING(File_read_at, R | EP_FILE_AT, )
-AT_BLOCKING(File_write_at, W | EP_FILE_AT, const)
-AT_BLOCKING(File_read_at_all, R | EP_FILE_AT | EP_FILE_COLL, )
-AT_BLOCKING(File_write_at_all, W | EP_FILE_AT | EP_FILE_COLL, const)
-PTR_BLOCKING(File_read, R | EP_FILE_INDIVIDUAL, )
-PTR_BLOCKING(File_write, W | EP_FILE_INDIVIDUAL, const)
-PTR_BLOCKING(File_read_all, R | EP_FILE_INDIVIDUAL | EP_FILE_COLL, )
-PTR_BLOCKING(File_write_all, W | EP_FILE_INDIVIDUAL | EP_FILE_COLL, const)
-PTR_BLOCKING(File_read_shared, R | EP_FILE_SHARED, )
-PTR_BLOCKING(File_write_shared, W | EP_FILE_SHARED, const)
-PTR_BLOCKING(File_read_ordered, R | EP_FILE_ORDERED, )
-PTR_BLOCKING(File_write_ordered, W | EP_FILE_ORDERED, const)
-AT_NONBLOCKING(File_iread_at, R | EP_FILE_AT, )
-AT_NONBLOCKING(File_iwrite_at, W | EP_FILE_AT, const)
-AT_NONBLOCKING(File_iread_at_all, R | EP_FILE_AT | EP_FILE_COLL, )
-AT_NONBLOCKING(File_iwrite_at_all, W | EP_FILE_AT | EP_FILE_COLL, const)
-PTR_NONBLOCKING(File_iread, R | EP_FILE_INDIVIDUAL, )
-PTR_NONBLOCKING(File_iwrite, W | EP_FILE_INDIVIDUAL, const)
-PTR_NONBLOCKING(File_iread_all, R | EP_FILE_INDIVIDUAL | EP_FILE_COLL, )
-PTR_NONBLOCKING(File_iwrite_all, W | EP_FILE_INDIVIDUAL | EP_FILE_COLL, const)
-PTR_NONBLOCKING(File_iread_shared, R | EP_FILE_SHARED, )
-PTR_NONBLOCKING(File_iwrite_shared, W | EP_FILE_SHARED, const)
 
 /* ---- split collectives: _begin does the transfer, _end reports it ------------------------------- */
 
@@ -573,37 +520,6 @@ static int split_end(const char *call, MPI_File fh, int how, const void *buf, MP
         entry_status_give(status, &f->split_status);
     return f->split_rc;
 }
-
-#define SPLIT_AT(name, how, cv)                                                                                      \
-    ENTRY_API int MPI_##name##_begin(MPI_File fh, MPI_Offset offset, cv void *buf, int count, MPI_Datatype datatype) \
-    {                                                                                                                \
-        if (!ep_file_handle_is_ep(fh))                                                                               \
-            return PMPI_##name##_begin(fh, offset, buf, count, datatype);                                            \
-        return split_begin("MPI_" #name "_begin", fh, how, offset, buf, count, datatype);                            \
-    }                                                                                                                \
-    SPLIT_END(name, how, cv)
-#define SPLIT_PTR(name, how, cv)                                                                  \
-    ENTRY_API int MPI_##name##_begin(MPI_File fh, cv void *buf, int count, MPI_Datatype datatype) \
-    {                                                                                             \
-        if (!ep_file_handle_is_ep(fh))                                                            \
-            return PMPI_##name##_begin(fh, buf, count, datatype);                                 \
-        return split_begin("MPI_" #name "_begin", fh, how, 0, buf, count, datatype);              \
-    }                                                                                             \
-    SPLIT_END(name, how, cv)
-#define SPLIT_END(name, how, cv)                                                  \
-    ENTRY_API int MPI_##name##_end(MPI_File fh, cv void *buf, MPI_Status *status) \
-    {                                                                             \
-        if (!ep_file_handle_is_ep(fh))                                            \
-            return PMPI_##name##_end(fh, buf, status);                            \
-        return split_end("MPI_" #name "_end", fh, how, buf, status);              \
-    }
-
-SPLIT_AT(File_read_at_all, R | EP_FILE_AT | EP_FILE_COLL, )
-SPLIT_AT(File_write_at_all, W | EP_FILE_AT | EP_FILE_COLL, const)
-SPLIT_PTR(File_read_all, R | EP_FILE_INDIVIDUAL | EP_FILE_COLL, )
-SPLIT_PTR(File_write_all, W | EP_FILE_INDIVIDUAL | EP_FILE_COLL, const)
-SPLIT_PTR(File_read_ordered, R | EP_FILE_ORDERED, )
-SPLIT_PTR(File_write_ordered, W | EP_FILE_ORDERED, const)
 
 /* The entry points whose dispatch is data (maint/dispatch.txt). */
 #include "file.entry.gen.h"

@@ -24,3 +24,367 @@ ENTRY_API int MPI_File_set_info(MPI_File fh, MPI_Info info)
         return PMPI_File_set_info(fh, info);
     return collective("MPI_File_set_info", fh, EP_FILE_SET_INFO, (MPI_Offset)info, 0);
 }
+
+ENTRY_API int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_File_open(comm, filename, amode, info, fh);
+    return file_open_ep(comm, filename, amode, info, fh);
+}
+
+ENTRY_API int MPI_File_call_errhandler(MPI_File fh, int errorcode)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_call_errhandler(fh, errorcode);
+    return file_call_errhandler_ep(fh, errorcode);
+}
+
+ENTRY_API int MPI_File_get_amode(MPI_File fh, int *amode)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_get_amode(fh, amode);
+    return file_get_amode_ep(fh, amode);
+}
+
+ENTRY_API int MPI_File_get_group(MPI_File fh, MPI_Group *group)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_get_group(fh, group);
+    return file_get_group_ep(fh, group);
+}
+
+ENTRY_API int MPI_File_get_info(MPI_File fh, MPI_Info *info_used)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_get_info(fh, info_used);
+    return file_get_info_ep(fh, info_used);
+}
+
+ENTRY_API int MPI_File_get_size(MPI_File fh, MPI_Offset *size)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_get_size(fh, size);
+    return file_get_size_ep(fh, size);
+}
+
+ENTRY_API int MPI_File_get_atomicity(MPI_File fh, int *flag)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_get_atomicity(fh, flag);
+    return file_get_atomicity_ep(fh, flag);
+}
+
+ENTRY_API int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_get_type_extent(fh, datatype, extent);
+    return file_get_type_extent_ep(fh, datatype, extent);
+}
+
+ENTRY_API int MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_get_type_extent_c(fh, datatype, extent);
+    return file_get_type_extent_c_ep(fh, datatype, extent);
+}
+
+ENTRY_API int MPI_File_set_size(MPI_File fh, MPI_Offset size)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_set_size(fh, size);
+    return file_set_size_ep(fh, size);
+}
+
+ENTRY_API int MPI_File_preallocate(MPI_File fh, MPI_Offset size)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_preallocate(fh, size);
+    return file_preallocate_ep(fh, size);
+}
+
+ENTRY_API int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep, MPI_Info info)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
+    return file_set_view_ep(fh, disp, etype, filetype, datarep, info);
+}
+
+ENTRY_API int MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype, char *datarep)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_get_view(fh, disp, etype, filetype, datarep);
+    return file_get_view_ep(fh, disp, etype, filetype, datarep);
+}
+
+ENTRY_API int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_seek(fh, offset, whence);
+    return file_seek_ep(fh, offset, whence);
+}
+
+ENTRY_API int MPI_File_get_position(MPI_File fh, MPI_Offset *offset)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_get_position(fh, offset);
+    return file_get_position_ep(fh, offset);
+}
+
+ENTRY_API int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_get_byte_offset(fh, offset, disp);
+    return file_get_byte_offset_ep(fh, offset, disp);
+}
+
+ENTRY_API int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_seek_shared(fh, offset, whence);
+    return file_seek_shared_ep(fh, offset, whence);
+}
+
+ENTRY_API int MPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_get_position_shared(fh, offset);
+    return file_get_position_shared_ep(fh, offset);
+}
+
+ENTRY_API int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_read_at(fh, offset, buf, count, datatype, status);
+    return blocking("MPI_File_read_at", fh, R | EP_FILE_AT, offset, buf, count, datatype, status);
+}
+
+ENTRY_API int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void * buf, int count, MPI_Datatype datatype, MPI_Status *status)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_write_at(fh, offset, buf, count, datatype, status);
+    return blocking("MPI_File_write_at", fh, W | EP_FILE_AT, offset, buf, count, datatype, status);
+}
+
+ENTRY_API int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void * buf, int count, MPI_Datatype datatype, MPI_Status *status)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_read_at_all(fh, offset, buf, count, datatype, status);
+    return blocking("MPI_File_read_at_all", fh, R | EP_FILE_AT | EP_FILE_COLL, offset, buf, count, datatype, status);
+}
+
+ENTRY_API int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_write_at_all(fh, offset, buf, count, datatype, status);
+    return blocking("MPI_File_write_at_all", fh, W | EP_FILE_AT | EP_FILE_COLL, offset, buf, count, datatype, status);
+}
+
+ENTRY_API int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_read(fh, buf, count, datatype, status);
+    return blocking("MPI_File_read", fh, R | EP_FILE_INDIVIDUAL, 0, buf, count, datatype, status);
+}
+
+ENTRY_API int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_write(fh, buf, count, datatype, status);
+    return blocking("MPI_File_write", fh, W | EP_FILE_INDIVIDUAL, 0, buf, count, datatype, status);
+}
+
+ENTRY_API int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_read_all(fh, buf, count, datatype, status);
+    return blocking("MPI_File_read_all", fh, R | EP_FILE_INDIVIDUAL | EP_FILE_COLL, 0, buf, count, datatype, status);
+}
+
+ENTRY_API int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_write_all(fh, buf, count, datatype, status);
+    return blocking("MPI_File_write_all", fh, W | EP_FILE_INDIVIDUAL | EP_FILE_COLL, 0, buf, count, datatype, status);
+}
+
+ENTRY_API int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_read_shared(fh, buf, count, datatype, status);
+    return blocking("MPI_File_read_shared", fh, R | EP_FILE_SHARED, 0, buf, count, datatype, status);
+}
+
+ENTRY_API int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_write_shared(fh, buf, count, datatype, status);
+    return blocking("MPI_File_write_shared", fh, W | EP_FILE_SHARED, 0, buf, count, datatype, status);
+}
+
+ENTRY_API int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_read_ordered(fh, buf, count, datatype, status);
+    return blocking("MPI_File_read_ordered", fh, R | EP_FILE_ORDERED, 0, buf, count, datatype, status);
+}
+
+ENTRY_API int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_write_ordered(fh, buf, count, datatype, status);
+    return blocking("MPI_File_write_ordered", fh, W | EP_FILE_ORDERED, 0, buf, count, datatype, status);
+}
+
+ENTRY_API int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPIO_Request *request)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_iread_at(fh, offset, buf, count, datatype, request);
+    return nonblocking("MPI_File_iread_at", fh, R | EP_FILE_AT, offset, buf, count, datatype, request);
+}
+
+ENTRY_API int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPIO_Request *request)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_iwrite_at(fh, offset, buf, count, datatype, request);
+    return nonblocking("MPI_File_iwrite_at", fh, W | EP_FILE_AT, offset, buf, count, datatype, request);
+}
+
+ENTRY_API int MPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_iread_at_all(fh, offset, buf, count, datatype, request);
+    return nonblocking("MPI_File_iread_at_all", fh, R | EP_FILE_AT | EP_FILE_COLL, offset, buf, count, datatype, request);
+}
+
+ENTRY_API int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_iwrite_at_all(fh, offset, buf, count, datatype, request);
+    return nonblocking("MPI_File_iwrite_at_all", fh, W | EP_FILE_AT | EP_FILE_COLL, offset, buf, count, datatype, request);
+}
+
+ENTRY_API int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPIO_Request *request)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_iread(fh, buf, count, datatype, request);
+    return nonblocking("MPI_File_iread", fh, R | EP_FILE_INDIVIDUAL, 0, buf, count, datatype, request);
+}
+
+ENTRY_API int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPIO_Request *request)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_iwrite(fh, buf, count, datatype, request);
+    return nonblocking("MPI_File_iwrite", fh, W | EP_FILE_INDIVIDUAL, 0, buf, count, datatype, request);
+}
+
+ENTRY_API int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_iread_all(fh, buf, count, datatype, request);
+    return nonblocking("MPI_File_iread_all", fh, R | EP_FILE_INDIVIDUAL | EP_FILE_COLL, 0, buf, count, datatype, request);
+}
+
+ENTRY_API int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_iwrite_all(fh, buf, count, datatype, request);
+    return nonblocking("MPI_File_iwrite_all", fh, W | EP_FILE_INDIVIDUAL | EP_FILE_COLL, 0, buf, count, datatype, request);
+}
+
+ENTRY_API int MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPIO_Request *request)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_iread_shared(fh, buf, count, datatype, request);
+    return nonblocking("MPI_File_iread_shared", fh, R | EP_FILE_SHARED, 0, buf, count, datatype, request);
+}
+
+ENTRY_API int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPIO_Request *request)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_iwrite_shared(fh, buf, count, datatype, request);
+    return nonblocking("MPI_File_iwrite_shared", fh, W | EP_FILE_SHARED, 0, buf, count, datatype, request);
+}
+
+ENTRY_API int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_read_at_all_begin(fh, offset, buf, count, datatype);
+    return split_begin("MPI_File_read_at_all_begin", fh, R | EP_FILE_AT | EP_FILE_COLL, offset, buf, count, datatype);
+}
+
+ENTRY_API int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_read_at_all_end(fh, buf, status);
+    return split_end("MPI_File_read_at_all_end", fh, R | EP_FILE_AT | EP_FILE_COLL, buf, status);
+}
+
+ENTRY_API int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_write_at_all_begin(fh, offset, buf, count, datatype);
+    return split_begin("MPI_File_write_at_all_begin", fh, W | EP_FILE_AT | EP_FILE_COLL, offset, buf, count, datatype);
+}
+
+ENTRY_API int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_write_at_all_end(fh, buf, status);
+    return split_end("MPI_File_write_at_all_end", fh, W | EP_FILE_AT | EP_FILE_COLL, buf, status);
+}
+
+ENTRY_API int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_read_all_begin(fh, buf, count, datatype);
+    return split_begin("MPI_File_read_all_begin", fh, R | EP_FILE_INDIVIDUAL | EP_FILE_COLL, 0, buf, count, datatype);
+}
+
+ENTRY_API int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_read_all_end(fh, buf, status);
+    return split_end("MPI_File_read_all_end", fh, R | EP_FILE_INDIVIDUAL | EP_FILE_COLL, buf, status);
+}
+
+ENTRY_API int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_write_all_begin(fh, buf, count, datatype);
+    return split_begin("MPI_File_write_all_begin", fh, W | EP_FILE_INDIVIDUAL | EP_FILE_COLL, 0, buf, count, datatype);
+}
+
+ENTRY_API int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_write_all_end(fh, buf, status);
+    return split_end("MPI_File_write_all_end", fh, W | EP_FILE_INDIVIDUAL | EP_FILE_COLL, buf, status);
+}
+
+ENTRY_API int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_read_ordered_begin(fh, buf, count, datatype);
+    return split_begin("MPI_File_read_ordered_begin", fh, R | EP_FILE_ORDERED, 0, buf, count, datatype);
+}
+
+ENTRY_API int MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_read_ordered_end(fh, buf, status);
+    return split_end("MPI_File_read_ordered_end", fh, R | EP_FILE_ORDERED, buf, status);
+}
+
+ENTRY_API int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_write_ordered_begin(fh, buf, count, datatype);
+    return split_begin("MPI_File_write_ordered_begin", fh, W | EP_FILE_ORDERED, 0, buf, count, datatype);
+}
+
+ENTRY_API int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status)
+{
+    if (!ep_file_handle_is_ep(fh))
+        return PMPI_File_write_ordered_end(fh, buf, status);
+    return split_end("MPI_File_write_ordered_end", fh, W | EP_FILE_ORDERED, buf, status);
+}

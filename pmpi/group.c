@@ -47,22 +47,22 @@ static ep_gid_t me_of(MPI_Group a, MPI_Group b)
     return g ? g->me : (ep_gid_t){0, 0};
 }
 
-ENTRY_API int MPI_Comm_group(MPI_Comm comm, MPI_Group *group)
+ENTRY_ENDPOINT_PATH int comm_group_ep(MPI_Comm comm, MPI_Group *group)
 {
     static const char call[] = "MPI_Comm_group";
     ep_endpoint_t *ep;
-    ENTRY_RESOLVE(call, comm, ep, PMPI_Comm_group(comm, group));
+    ENTRY_RESOLVE_EP(call, comm, ep);
     if (!group)
         return entry_raise(ep, call, MPI_ERR_ARG, "group pointer is NULL");
     ep_comm_t *c = ep->comm;
     return new_group(call, c->gids + c->group_off[ep->side], ep_local_size(ep), c->gids[ep->rank], group);
 }
 
-ENTRY_API int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
+ENTRY_ENDPOINT_PATH int comm_remote_group_ep(MPI_Comm comm, MPI_Group *group)
 {
     static const char call[] = "MPI_Comm_remote_group";
     ep_endpoint_t *ep;
-    ENTRY_RESOLVE(call, comm, ep, PMPI_Comm_remote_group(comm, group));
+    ENTRY_RESOLVE_EP(call, comm, ep);
     if (!ep->comm->inter)
         return entry_raise(ep, call, MPI_ERR_COMM, "the communicator is not an intercommunicator");
     if (!group)
@@ -71,10 +71,8 @@ ENTRY_API int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
     return new_group(call, c->gids + c->group_off[ep_remote_side(ep)], ep_remote_size(ep), c->gids[ep->rank], group);
 }
 
-ENTRY_API int MPI_Group_size(MPI_Group group, int *size)
+ENTRY_ENDPOINT_PATH int group_size_ep(MPI_Group group, int *size)
 {
-    if (!ep_group_handle_is_ep(group))
-        return PMPI_Group_size(group, size);
     ep_group_t *g = ep_group_get(group);
     if (!g)
         return entry_raise(NULL, "MPI_Group_size", MPI_ERR_GROUP, "invalid group 0x%x", (unsigned)group);
@@ -82,10 +80,8 @@ ENTRY_API int MPI_Group_size(MPI_Group group, int *size)
     return MPI_SUCCESS;
 }
 
-ENTRY_API int MPI_Group_rank(MPI_Group group, int *rank)
+ENTRY_ENDPOINT_PATH int group_rank_ep(MPI_Group group, int *rank)
 {
-    if (!ep_group_handle_is_ep(group))
-        return PMPI_Group_rank(group, rank);
     ep_group_t *g = ep_group_get(group);
     if (!g)
         return entry_raise(NULL, "MPI_Group_rank", MPI_ERR_GROUP, "invalid group 0x%x", (unsigned)group);

@@ -31,3 +31,31 @@ ENTRY_API int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_
         return PMPI_Group_range_excl(group, n, ranges, newgroup);
     return range_common("MPI_Group_range_excl", group, n, ranges, 1, newgroup);
 }
+
+ENTRY_API int MPI_Comm_group(MPI_Comm comm, MPI_Group *group)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Comm_group(comm, group);
+    return comm_group_ep(comm, group);
+}
+
+ENTRY_API int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Comm_remote_group(comm, group);
+    return comm_remote_group_ep(comm, group);
+}
+
+ENTRY_API int MPI_Group_size(MPI_Group group, int *size)
+{
+    if (!ep_group_handle_is_ep(group))
+        return PMPI_Group_size(group, size);
+    return group_size_ep(group, size);
+}
+
+ENTRY_API int MPI_Group_rank(MPI_Group group, int *rank)
+{
+    if (!ep_group_handle_is_ep(group))
+        return PMPI_Group_rank(group, rank);
+    return group_rank_ep(group, rank);
+}

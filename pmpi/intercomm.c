@@ -121,11 +121,11 @@ ENTRY_API int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Co
     return st ? entry_raise_status(ep, call, st, NULL) : MPI_SUCCESS;
 }
 
-ENTRY_API int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
+ENTRY_ENDPOINT_PATH int intercomm_merge_ep(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 {
     static const char call[] = "MPI_Intercomm_merge";
     ep_endpoint_t *ep;
-    ENTRY_RESOLVE(call, intercomm, ep, PMPI_Intercomm_merge(intercomm, high, newintracomm));
+    ENTRY_RESOLVE_EP(call, intercomm, ep);
     if (!ep->comm->inter)
         return entry_raise(ep, call, MPI_ERR_COMM, "the communicator is not an intercommunicator");
     if (!newintracomm)
@@ -133,3 +133,6 @@ ENTRY_API int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newint
     ep_status_t st = ep_intercomm_merge(ep, high, newintracomm);
     return st ? entry_raise_status(ep, call, st, NULL) : MPI_SUCCESS;
 }
+
+/* The entry points whose dispatch is data (maint/dispatch.txt). */
+#include "intercomm.entry.gen.h"

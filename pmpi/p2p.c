@@ -92,36 +92,6 @@ static int send_nonblocking(const char *call, const void *buf, int count, MPI_Da
     return MPI_SUCCESS;
 }
 
-#define SEND_FN(NAME, MODE)                                                                                       \
-    ENTRY_API int MPI_##NAME(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) \
-    {                                                                                                             \
-        if (!entry_comm_is_ep(comm))                                                                              \
-            return PMPI_##NAME(buf, count, datatype, dest, tag, comm);                                            \
-        return send_blocking("MPI_" #NAME, buf, count, datatype, dest, tag, comm, MODE);                          \
-    }
-
-#define ISEND_FN(NAME, MODE, PERSISTENT)                                                                          \
-    ENTRY_API int MPI_##NAME(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, \
-                             MPI_Request *request)                                                                \
-    {                                                                                                             \
-        if (!entry_comm_is_ep(comm))                                                                              \
-            return PMPI_##NAME(buf, count, datatype, dest, tag, comm, request);                                   \
-        return send_nonblocking("MPI_" #NAME, buf, count, datatype, dest, tag, comm, MODE, request, PERSISTENT);  \
-    }
-
-SEND_FN(Send, EP_SEND_STANDARD)
-SEND_FN(Ssend, EP_SEND_SYNC)
-SEND_FN(Rsend, EP_SEND_READY)
-SEND_FN(Bsend, EP_SEND_BUFFERED)
-ISEND_FN(Isend, EP_SEND_STANDARD, 0)
-ISEND_FN(Issend, EP_SEND_SYNC, 0)
-ISEND_FN(Irsend, EP_SEND_READY, 0)
-ISEND_FN(Ibsend, EP_SEND_BUFFERED, 0)
-ISEND_FN(Send_init, EP_SEND_STANDARD, 1)
-ISEND_FN(Ssend_init, EP_SEND_SYNC, 1)
-ISEND_FN(Rsend_init, EP_SEND_READY, 1)
-ISEND_FN(Bsend_init, EP_SEND_BUFFERED, 1)
-
 /* ---- receives ------------------------------------------------------------ */
 
 /* recv_direct's error: PMPI_Recv returned rc with status *st. */

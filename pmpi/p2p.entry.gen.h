@@ -66,3 +66,87 @@ ENTRY_API int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
         return PMPI_Probe(source, tag, comm, status);
     return probe_endpoints(source, tag, comm, status);
 }
+
+ENTRY_API int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Send(buf, count, datatype, dest, tag, comm);
+    return send_blocking("MPI_Send", buf, count, datatype, dest, tag, comm, EP_SEND_STANDARD);
+}
+
+ENTRY_API int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Ssend(buf, count, datatype, dest, tag, comm);
+    return send_blocking("MPI_Ssend", buf, count, datatype, dest, tag, comm, EP_SEND_SYNC);
+}
+
+ENTRY_API int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Rsend(buf, count, datatype, dest, tag, comm);
+    return send_blocking("MPI_Rsend", buf, count, datatype, dest, tag, comm, EP_SEND_READY);
+}
+
+ENTRY_API int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Bsend(buf, count, datatype, dest, tag, comm);
+    return send_blocking("MPI_Bsend", buf, count, datatype, dest, tag, comm, EP_SEND_BUFFERED);
+}
+
+ENTRY_API int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
+    return send_nonblocking("MPI_Isend", buf, count, datatype, dest, tag, comm, EP_SEND_STANDARD, request, 0);
+}
+
+ENTRY_API int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Issend(buf, count, datatype, dest, tag, comm, request);
+    return send_nonblocking("MPI_Issend", buf, count, datatype, dest, tag, comm, EP_SEND_SYNC, request, 0);
+}
+
+ENTRY_API int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Irsend(buf, count, datatype, dest, tag, comm, request);
+    return send_nonblocking("MPI_Irsend", buf, count, datatype, dest, tag, comm, EP_SEND_READY, request, 0);
+}
+
+ENTRY_API int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Ibsend(buf, count, datatype, dest, tag, comm, request);
+    return send_nonblocking("MPI_Ibsend", buf, count, datatype, dest, tag, comm, EP_SEND_BUFFERED, request, 0);
+}
+
+ENTRY_API int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Send_init(buf, count, datatype, dest, tag, comm, request);
+    return send_nonblocking("MPI_Send_init", buf, count, datatype, dest, tag, comm, EP_SEND_STANDARD, request, 1);
+}
+
+ENTRY_API int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Ssend_init(buf, count, datatype, dest, tag, comm, request);
+    return send_nonblocking("MPI_Ssend_init", buf, count, datatype, dest, tag, comm, EP_SEND_SYNC, request, 1);
+}
+
+ENTRY_API int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Rsend_init(buf, count, datatype, dest, tag, comm, request);
+    return send_nonblocking("MPI_Rsend_init", buf, count, datatype, dest, tag, comm, EP_SEND_READY, request, 1);
+}
+
+ENTRY_API int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Bsend_init(buf, count, datatype, dest, tag, comm, request);
+    return send_nonblocking("MPI_Bsend_init", buf, count, datatype, dest, tag, comm, EP_SEND_BUFFERED, request, 1);
+}

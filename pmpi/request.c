@@ -414,10 +414,8 @@ ENTRY_API int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *ou
     return testsome_endpoints(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 }
 
-ENTRY_API int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+ENTRY_ENDPOINT_PATH int request_get_status_ep(MPI_Request request, int *flag, MPI_Status *status)
 {
-    if (!ep_request_handle_is_ep(request))
-        return PMPI_Request_get_status(request, flag, status);
     ep_request_t *r = ep_request_get(request);
     if (!r)
         return bad_request("MPI_Request_get_status", request);
@@ -513,3 +511,6 @@ ENTRY_API int MPI_Startall(int count, MPI_Request array_of_requests[])
         return PMPI_Startall(count, array_of_requests);
     return startall_endpoints(count, array_of_requests);
 }
+
+/* The entry points whose dispatch is data (maint/dispatch.txt). */
+#include "request.entry.gen.h"

@@ -110,51 +110,52 @@ static int weighted_arg(const int *w) { return w != MPI_UNWEIGHTED; }
 /* ---- Cartesian grids -------------------------------------------------------- */
 
 /* reorder is accepted and ranks are kept, as MPI allows. */
-ENTRY_API int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
-                              MPI_Comm *comm_cart)
+ENTRY_ENDPOINT_PATH int cart_create_ep(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
+                                       MPI_Comm *comm_cart)
 {
     static const char call[] = "MPI_Cart_create";
     ep_endpoint_t *ep;
     int rc;
-    ENTRY_RESOLVE(call, comm_old, ep, PMPI_Cart_create(comm_old, ndims, dims, periods, reorder, comm_cart));
+    (void)reorder;
+    ENTRY_RESOLVE_EP(call, comm_old, ep);
     if ((rc = check_old(ep, call, comm_cart)) || (rc = check_grid(ep, call, ndims, dims, periods, ep_local_size(ep))))
         return rc;
     return done(ep, call, ep_topo_cart_create(ep, ndims, dims, periods, comm_cart));
 }
 
-ENTRY_API int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
+ENTRY_ENDPOINT_PATH int cart_sub_ep(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 {
     static const char call[] = "MPI_Cart_sub";
     ep_endpoint_t *ep;
     const ep_topo_t *t;
     int rc;
-    ENTRY_RESOLVE(call, comm, ep, PMPI_Cart_sub(comm, remain_dims, newcomm));
+    ENTRY_RESOLVE_EP(call, comm, ep);
     if ((rc = need_topo(ep, call, MPI_CART, &t)) || (rc = check_old(ep, call, newcomm)) ||
         (t->ndims > 0 && (rc = check_ptr(ep, call, remain_dims, "remain_dims"))))
         return rc;
     return done(ep, call, ep_topo_cart_sub(ep, remain_dims, newcomm));
 }
 
-ENTRY_API int MPI_Cartdim_get(MPI_Comm comm, int *ndims)
+ENTRY_ENDPOINT_PATH int cartdim_get_ep(MPI_Comm comm, int *ndims)
 {
     static const char call[] = "MPI_Cartdim_get";
     ep_endpoint_t *ep;
     const ep_topo_t *t;
     int rc;
-    ENTRY_RESOLVE(call, comm, ep, PMPI_Cartdim_get(comm, ndims));
+    ENTRY_RESOLVE_EP(call, comm, ep);
     if ((rc = need_topo(ep, call, MPI_CART, &t)) || (rc = check_ptr(ep, call, ndims, "ndims")))
         return rc;
     *ndims = t->ndims;
     return MPI_SUCCESS;
 }
 
-ENTRY_API int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[])
+ENTRY_ENDPOINT_PATH int cart_get_ep(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[])
 {
     static const char call[] = "MPI_Cart_get";
     ep_endpoint_t *ep;
     const ep_topo_t *t;
     int rc;
-    ENTRY_RESOLVE(call, comm, ep, PMPI_Cart_get(comm, maxdims, dims, periods, coords));
+    ENTRY_RESOLVE_EP(call, comm, ep);
     if ((rc = need_topo(ep, call, MPI_CART, &t)))
         return rc;
     if (maxdims < t->ndims)
@@ -171,13 +172,13 @@ ENTRY_API int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[]
     return MPI_SUCCESS;
 }
 
-ENTRY_API int MPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
+ENTRY_ENDPOINT_PATH int cart_rank_ep(MPI_Comm comm, const int coords[], int *rank)
 {
     static const char call[] = "MPI_Cart_rank";
     ep_endpoint_t *ep;
     const ep_topo_t *t;
     int rc;
-    ENTRY_RESOLVE(call, comm, ep, PMPI_Cart_rank(comm, coords, rank));
+    ENTRY_RESOLVE_EP(call, comm, ep);
     if ((rc = need_topo(ep, call, MPI_CART, &t)) || (rc = check_ptr(ep, call, rank, "rank")) ||
         (t->ndims > 0 && (rc = check_ptr(ep, call, coords, "coords"))))
         return rc;
@@ -189,13 +190,13 @@ ENTRY_API int MPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
     return MPI_SUCCESS;
 }
 
-ENTRY_API int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
+ENTRY_ENDPOINT_PATH int cart_coords_ep(MPI_Comm comm, int rank, int maxdims, int coords[])
 {
     static const char call[] = "MPI_Cart_coords";
     ep_endpoint_t *ep;
     const ep_topo_t *t;
     int rc;
-    ENTRY_RESOLVE(call, comm, ep, PMPI_Cart_coords(comm, rank, maxdims, coords));
+    ENTRY_RESOLVE_EP(call, comm, ep);
     if ((rc = need_topo(ep, call, MPI_CART, &t)))
         return rc;
     if (rank < 0 || rank >= ep_local_size(ep))
@@ -210,13 +211,13 @@ ENTRY_API int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]
     return MPI_SUCCESS;
 }
 
-ENTRY_API int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest)
+ENTRY_ENDPOINT_PATH int cart_shift_ep(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest)
 {
     static const char call[] = "MPI_Cart_shift";
     ep_endpoint_t *ep;
     const ep_topo_t *t;
     int rc;
-    ENTRY_RESOLVE(call, comm, ep, PMPI_Cart_shift(comm, direction, disp, rank_source, rank_dest));
+    ENTRY_RESOLVE_EP(call, comm, ep);
     if ((rc = need_topo(ep, call, MPI_CART, &t)) || (rc = check_ptr(ep, call, rank_source, "rank_source")) ||
         (rc = check_ptr(ep, call, rank_dest, "rank_dest")))
         return rc;
@@ -228,12 +229,12 @@ ENTRY_API int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_s
 }
 
 /* Where MPI_Cart_create would put this rank: ranks are kept. */
-ENTRY_API int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
+ENTRY_ENDPOINT_PATH int cart_map_ep(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
 {
     static const char call[] = "MPI_Cart_map";
     ep_endpoint_t *ep;
     int rc;
-    ENTRY_RESOLVE(call, comm, ep, PMPI_Cart_map(comm, ndims, dims, periods, newrank));
+    ENTRY_RESOLVE_EP(call, comm, ep);
     if ((rc = check_ptr(ep, call, newrank, "newrank")) ||
         (rc = check_grid(ep, call, ndims, dims, periods, ep_local_size(ep))))
         return rc;
@@ -255,13 +256,13 @@ ENTRY_API int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[],
     return done(ep, call, ep_topo_graph_create(ep, nnodes, index, edges, comm_graph));
 }
 
-ENTRY_API int MPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
+ENTRY_ENDPOINT_PATH int graphdims_get_ep(MPI_Comm comm, int *nnodes, int *nedges)
 {
     static const char call[] = "MPI_Graphdims_get";
     ep_endpoint_t *ep;
     const ep_topo_t *t;
     int rc;
-    ENTRY_RESOLVE(call, comm, ep, PMPI_Graphdims_get(comm, nnodes, nedges));
+    ENTRY_RESOLVE_EP(call, comm, ep);
     if ((rc = need_topo(ep, call, MPI_GRAPH, &t)) || (rc = check_ptr(ep, call, nnodes, "nnodes")) ||
         (rc = check_ptr(ep, call, nedges, "nedges")))
         return rc;
@@ -303,13 +304,13 @@ static int graph_node(ep_endpoint_t *ep, const char *call, const ep_topo_t *t, i
     return MPI_SUCCESS;
 }
 
-ENTRY_API int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
+ENTRY_ENDPOINT_PATH int graph_neighbors_count_ep(MPI_Comm comm, int rank, int *nneighbors)
 {
     static const char call[] = "MPI_Graph_neighbors_count";
     ep_endpoint_t *ep;
     const ep_topo_t *t;
     int rc, first, end;
-    ENTRY_RESOLVE(call, comm, ep, PMPI_Graph_neighbors_count(comm, rank, nneighbors));
+    ENTRY_RESOLVE_EP(call, comm, ep);
     if ((rc = need_topo(ep, call, MPI_GRAPH, &t)) || (rc = graph_node(ep, call, t, rank, &first, &end)) ||
         (rc = check_ptr(ep, call, nneighbors, "nneighbors")))
         return rc;
@@ -317,13 +318,13 @@ ENTRY_API int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors
     return MPI_SUCCESS;
 }
 
-ENTRY_API int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[])
+ENTRY_ENDPOINT_PATH int graph_neighbors_ep(MPI_Comm comm, int rank, int maxneighbors, int neighbors[])
 {
     static const char call[] = "MPI_Graph_neighbors";
     ep_endpoint_t *ep;
     const ep_topo_t *t;
     int rc, first, end;
-    ENTRY_RESOLVE(call, comm, ep, PMPI_Graph_neighbors(comm, rank, maxneighbors, neighbors));
+    ENTRY_RESOLVE_EP(call, comm, ep);
     if ((rc = need_topo(ep, call, MPI_GRAPH, &t)) || (rc = graph_node(ep, call, t, rank, &first, &end)))
         return rc;
     int n = end - first < maxneighbors ? end - first : maxneighbors;
@@ -397,13 +398,13 @@ ENTRY_API int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[
                                     comm_dist_graph));
 }
 
-ENTRY_API int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted)
+ENTRY_ENDPOINT_PATH int dist_graph_neighbors_count_ep(MPI_Comm comm, int *indegree, int *outdegree, int *weighted)
 {
     static const char call[] = "MPI_Dist_graph_neighbors_count";
     ep_endpoint_t *ep;
     const ep_topo_t *t;
     int rc;
-    ENTRY_RESOLVE(call, comm, ep, PMPI_Dist_graph_neighbors_count(comm, indegree, outdegree, weighted));
+    ENTRY_RESOLVE_EP(call, comm, ep);
     if ((rc = need_topo(ep, call, MPI_DIST_GRAPH, &t)) || (rc = check_ptr(ep, call, indegree, "indegree")) ||
         (rc = check_ptr(ep, call, outdegree, "outdegree")) || (rc = check_ptr(ep, call, weighted, "weighted")))
         return rc;
@@ -444,14 +445,17 @@ ENTRY_API int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sourc
     return MPI_SUCCESS;
 }
 
-ENTRY_API int MPI_Topo_test(MPI_Comm comm, int *status)
+ENTRY_ENDPOINT_PATH int topo_test_ep(MPI_Comm comm, int *status)
 {
     static const char call[] = "MPI_Topo_test";
     ep_endpoint_t *ep;
     int rc;
-    ENTRY_RESOLVE(call, comm, ep, PMPI_Topo_test(comm, status));
+    ENTRY_RESOLVE_EP(call, comm, ep);
     if ((rc = check_ptr(ep, call, status, "status")))
         return rc;
     *status = ep->topo ? ep->topo->kind : MPI_UNDEFINED;
     return MPI_SUCCESS;
 }
+
+/* The entry points whose dispatch is data (maint/dispatch.txt). */
+#include "topo.entry.gen.h"

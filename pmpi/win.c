@@ -22,11 +22,16 @@ static int raise_win_status(ep_win_ep_t *we, const char *call, ep_status_t st)
 
 /* Classic windows go to the PMPI_ expression `pass`; endpoint ones resolve
  * to we, or the entry point returns the raised error. */
-#define WIN_ENTRY(call, win, we, pass)           \
+#define WIN_ENTRY(call, win, we, pass) \
+    do {                               \
+        if (!ep_win_handle_is_ep(win)) \
+            return (pass);             \
+        WIN_RESOLVE(call, win, we);    \
+    } while (0)
+/* The same once win is known to be an endpoint window. */
+#define WIN_RESOLVE(call, win, we)               \
     do {                                         \
         int rc_;                                 \
-        if (!ep_win_handle_is_ep(win))           \
-            return (pass);                       \
         if ((rc_ = entry_win(call, win, &(we)))) \
             return rc_;                          \
     } while (0)
@@ -71,11 +76,11 @@ ENTRY_API int MPI_Win_free(MPI_Win *win)
     return st ? entry_raise_status(NULL, call, st, NULL) : MPI_SUCCESS;
 }
 
-ENTRY_API int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
+ENTRY_ENDPOINT_PATH int win_attach_ep(MPI_Win win, void *base, MPI_Aint size)
 {
     static const char call[] = "MPI_Win_attach";
     ep_win_ep_t *we;
-    WIN_ENTRY(call, win, we, PMPI_Win_attach(win, base, size));
+    WIN_RESOLVE(call, win, we);
     if (we->flavor_attr != MPI_WIN_FLAVOR_DYNAMIC)
         return raise_win(we, call, MPI_ERR_RMA_FLAVOR, "the window was not made by MPI_Win_create_dynamic");
     if (size < 0)
@@ -83,11 +88,11 @@ ENTRY_API int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
     return raise_win_status(we, call, ep_win_attach(we, base, size));
 }
 
-ENTRY_API int MPI_Win_detach(MPI_Win win, const void *base)
+ENTRY_ENDPOINT_PATH int win_detach_ep(MPI_Win win, const void *base)
 {
     static const char call[] = "MPI_Win_detach";
     ep_win_ep_t *we;
-    WIN_ENTRY(call, win, we, PMPI_Win_detach(win, base));
+    WIN_RESOLVE(call, win, we);
     if (we->flavor_attr != MPI_WIN_FLAVOR_DYNAMIC)
         return raise_win(we, call, MPI_ERR_RMA_FLAVOR, "the window was not made by MPI_Win_create_dynamic");
     return raise_win_status(we, call, ep_win_detach(we, base));
@@ -95,11 +100,11 @@ ENTRY_API int MPI_Win_detach(MPI_Win win, const void *base)
 
 /* ---- queries ----------------------------------------------------------------------- */
 
-ENTRY_API int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
+ENTRY_ENDPOINT_PATH int win_shared_query_ep(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
 {
     static const char call[] = "MPI_Win_shared_query";
     ep_win_ep_t *we;
-    WIN_ENTRY(call, win, we, PMPI_Win_shared_query(win, rank, size, disp_unit, baseptr));
+    WIN_RESOLVE(call, win, we);
     ep_win_t *w = we->w;
     if (we->flavor_attr != MPI_WIN_FLAVOR_SHARED)
         return raise_win(we, call, MPI_ERR_RMA_FLAVOR, "the window was not made by MPI_Win_allocate_shared");
@@ -114,11 +119,11 @@ ENTRY_API int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *d
     return MPI_SUCCESS;
 }
 
-ENTRY_API int MPI_Win_get_group(MPI_Win win, MPI_Group *group)
+ENTRY_ENDPOINT_PATH int win_get_group_ep(MPI_Win win, MPI_Group *group)
 {
     static const char call[] = "MPI_Win_get_group";
     ep_win_ep_t *we;
-    WIN_ENTRY(call, win, we, PMPI_Win_get_group(win, group));
+    WIN_RESOLVE(call, win, we);
     return MPI_Comm_group(we->ep->handle, group);
 }
 
@@ -146,11 +151,12 @@ ENTRY_API int MPI_Win_get_info(MPI_Win win, MPI_Info *info)
     return PMPI_Info_create(info); /* no hints kept */
 }
 
-ENTRY_API int MPI_Win_set_info(MPI_Win win, MPI_Info info)
+ENTRY_ENDPOINT_PATH int win_set_info_ep(MPI_Win win, MPI_Info info)
 {
     ep_win_ep_t *we;
-    WIN_ENTRY("MPI_Win_set_info", win, we, PMPI_Win_set_info(win, info));
-    return MPI_SUCCESS; /* hints may be ignored */
+    (void)info; /* hints may be ignored */
+    WIN_RESOLVE("MPI_Win_set_info", win, we);
+    return MPI_SUCCESS;
 }
 
 /* ---- error handlers ----------------------------------------------------------------- */
@@ -166,30 +172,30 @@ ENTRY_API int MPI_Win_create_errhandler(MPI_Win_errhandler_function *fn, MPI_Err
     return rc;
 }
 
-ENTRY_API int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
+ENTRY_ENDPOINT_PATH int win_set_errhandler_ep(MPI_Win win, MPI_Errhandler errhandler)
 {
     static const char call[] = "MPI_Win_set_errhandler";
     ep_win_ep_t *we;
-    WIN_ENTRY(call, win, we, PMPI_Win_set_errhandler(win, errhandler));
+    WIN_RESOLVE(call, win, we);
     if (errhandler == MPI_ERRHANDLER_NULL)
         return raise_win(we, call, MPI_ERR_ARG, "errhandler is MPI_ERRHANDLER_NULL");
     ep_errhandler_assign(&we->errhandler, errhandler);
     return MPI_SUCCESS;
 }
 
-ENTRY_API int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
+ENTRY_ENDPOINT_PATH int win_get_errhandler_ep(MPI_Win win, MPI_Errhandler *errhandler)
 {
     ep_win_ep_t *we;
-    WIN_ENTRY("MPI_Win_get_errhandler", win, we, PMPI_Win_get_errhandler(win, errhandler));
+    WIN_RESOLVE("MPI_Win_get_errhandler", win, we);
     *errhandler = we->errhandler;
     ep_errhandler_give(*errhandler); /* the caller's reference, for its MPI_Errhandler_free */
     return MPI_SUCCESS;
 }
 
-ENTRY_API int MPI_Win_call_errhandler(MPI_Win win, int errorcode)
+ENTRY_ENDPOINT_PATH int win_call_errhandler_ep(MPI_Win win, int errorcode)
 {
     ep_win_ep_t *we;
-    WIN_ENTRY("MPI_Win_call_errhandler", win, we, PMPI_Win_call_errhandler(win, errorcode));
+    WIN_RESOLVE("MPI_Win_call_errhandler", win, we);
     ep_errhandler_invoke(we->errhandler, (MPI_Comm)we->handle, errorcode);
     return MPI_SUCCESS;
 }
@@ -275,11 +281,9 @@ static int get_accumulate(const char *call, MPI_Win win, const void *obuf, int o
     return rma(call, win, &o, req, request_based);
 }
 
-ENTRY_API int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
-                               MPI_Aint target_disp, MPI_Op op, MPI_Win win)
+ENTRY_ENDPOINT_PATH int fetch_and_op_ep(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
+                                        int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)
 {
-    if (!ep_win_handle_is_ep(win))
-        return PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
     ep_rma_t o = {.kind = EP_RMA_GET_ACC,
                   .obuf = origin_addr,
                   .ocount = 1,
@@ -295,11 +299,9 @@ ENTRY_API int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_D
     return rma("MPI_Fetch_and_op", win, &o, NULL, 0);
 }
 
-ENTRY_API int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
-                                   MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)
+ENTRY_ENDPOINT_PATH int compare_and_swap_ep(const void *origin_addr, const void *compare_addr, void *result_addr,
+                                            MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)
 {
-    if (!ep_win_handle_is_ep(win))
-        return PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);
     ep_rma_t o = {.kind = EP_RMA_CAS,
                   .obuf = origin_addr,
                   .cbuf = compare_addr,
@@ -317,10 +319,10 @@ ENTRY_API int MPI_Compare_and_swap(const void *origin_addr, const void *compare_
 
 /* ---- synchronisation ----------------------------------------------------------------- */
 
-ENTRY_API int MPI_Win_fence(int assert, MPI_Win win)
+ENTRY_ENDPOINT_PATH int win_fence_ep(int assert, MPI_Win win)
 {
     ep_win_ep_t *we;
-    WIN_ENTRY("MPI_Win_fence", win, we, PMPI_Win_fence(assert, win));
+    WIN_RESOLVE("MPI_Win_fence", win, we);
     return raise_win_status(we, "MPI_Win_fence", ep_win_fence(we, assert));
 }
 
@@ -332,12 +334,12 @@ static int check_target(ep_win_ep_t *we, const char *call, int rank)
     return MPI_SUCCESS;
 }
 
-ENTRY_API int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
+ENTRY_ENDPOINT_PATH int win_lock_ep(int lock_type, int rank, int assert, MPI_Win win)
 {
     static const char call[] = "MPI_Win_lock";
     ep_win_ep_t *we;
     int rc;
-    WIN_ENTRY(call, win, we, PMPI_Win_lock(lock_type, rank, assert, win));
+    WIN_RESOLVE(call, win, we);
     if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE)
         return raise_win(we, call, MPI_ERR_LOCKTYPE, "lock type %d is neither MPI_LOCK_SHARED nor MPI_LOCK_EXCLUSIVE",
                          lock_type);
@@ -346,28 +348,28 @@ ENTRY_API int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
     return raise_win_status(we, call, ep_win_lock(we, lock_type, rank, assert));
 }
 
-ENTRY_API int MPI_Win_unlock(int rank, MPI_Win win)
+ENTRY_ENDPOINT_PATH int win_unlock_ep(int rank, MPI_Win win)
 {
     static const char call[] = "MPI_Win_unlock";
     ep_win_ep_t *we;
     int rc;
-    WIN_ENTRY(call, win, we, PMPI_Win_unlock(rank, win));
+    WIN_RESOLVE(call, win, we);
     if ((rc = check_target(we, call, rank)))
         return rc;
     return raise_win_status(we, call, ep_win_unlock(we, rank));
 }
 
-ENTRY_API int MPI_Win_lock_all(int assert, MPI_Win win)
+ENTRY_ENDPOINT_PATH int win_lock_all_ep(int assert, MPI_Win win)
 {
     ep_win_ep_t *we;
-    WIN_ENTRY("MPI_Win_lock_all", win, we, PMPI_Win_lock_all(assert, win));
+    WIN_RESOLVE("MPI_Win_lock_all", win, we);
     return raise_win_status(we, "MPI_Win_lock_all", ep_win_lock_all(we, assert));
 }
 
-ENTRY_API int MPI_Win_unlock_all(MPI_Win win)
+ENTRY_ENDPOINT_PATH int win_unlock_all_ep(MPI_Win win)
 {
     ep_win_ep_t *we;
-    WIN_ENTRY("MPI_Win_unlock_all", win, we, PMPI_Win_unlock_all(win));
+    WIN_RESOLVE("MPI_Win_unlock_all", win, we);
     return raise_win_status(we, "MPI_Win_unlock_all", ep_win_unlock_all(we));
 }
 
@@ -381,10 +383,10 @@ static int flush(const char *call, MPI_Win win, int rank, int all, int local)
     return raise_win_status(we, call, ep_win_flush(we, all ? -1 : rank, local));
 }
 
-ENTRY_API int MPI_Win_sync(MPI_Win win)
+ENTRY_ENDPOINT_PATH int win_sync_ep(MPI_Win win)
 {
     ep_win_ep_t *we;
-    WIN_ENTRY("MPI_Win_sync", win, we, PMPI_Win_sync(win));
+    WIN_RESOLVE("MPI_Win_sync", win, we);
     return raise_win_status(we, "MPI_Win_sync", ep_win_sync(we));
 }
 
@@ -427,39 +429,52 @@ static int pscw_group(const char *call, MPI_Group group, MPI_Win win, int post)
     return raise_win_status(we, call, st);
 }
 
+/* A classic window given an endpoint group (MPI_Win_post, MPI_Win_start):
+ * the group must not reach MPICH. */
+static __attribute__((noinline)) int classic_win_endpoint_group(const char *call, MPI_Win win)
+{
+    MPI_Errhandler eh = MPI_ERRORS_ARE_FATAL;
+    PMPI_Win_get_errhandler(win, &eh);
+    return entry_raise_on(eh, (int)win, call, MPI_ERR_GROUP,
+                          "the group is a group of endpoints, the window a classic one (made on a classic "
+                          "communicator): a window takes groups of its own kind");
+}
+
 ENTRY_API int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 {
     if (!ep_win_handle_is_ep(win))
-        return PMPI_Win_post(group, assert, win);
+        return ep_group_handle_is_ep(group) ? classic_win_endpoint_group("MPI_Win_post", win)
+                                            : PMPI_Win_post(group, assert, win);
     return pscw_group("MPI_Win_post", group, win, 1);
 }
 
 ENTRY_API int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 {
     if (!ep_win_handle_is_ep(win))
-        return PMPI_Win_start(group, assert, win);
+        return ep_group_handle_is_ep(group) ? classic_win_endpoint_group("MPI_Win_start", win)
+                                            : PMPI_Win_start(group, assert, win);
     return pscw_group("MPI_Win_start", group, win, 0);
 }
 
-ENTRY_API int MPI_Win_complete(MPI_Win win)
+ENTRY_ENDPOINT_PATH int win_complete_ep(MPI_Win win)
 {
     ep_win_ep_t *we;
-    WIN_ENTRY("MPI_Win_complete", win, we, PMPI_Win_complete(win));
+    WIN_RESOLVE("MPI_Win_complete", win, we);
     return raise_win_status(we, "MPI_Win_complete", ep_win_complete(we));
 }
 
-ENTRY_API int MPI_Win_wait(MPI_Win win)
+ENTRY_ENDPOINT_PATH int win_wait_ep(MPI_Win win)
 {
     ep_win_ep_t *we;
     int done;
-    WIN_ENTRY("MPI_Win_wait", win, we, PMPI_Win_wait(win));
+    WIN_RESOLVE("MPI_Win_wait", win, we);
     return raise_win_status(we, "MPI_Win_wait", ep_win_wait(we, 1, &done));
 }
 
-ENTRY_API int MPI_Win_test(MPI_Win win, int *flag)
+ENTRY_ENDPOINT_PATH int win_test_ep(MPI_Win win, int *flag)
 {
     ep_win_ep_t *we;
-    WIN_ENTRY("MPI_Win_test", win, we, PMPI_Win_test(win, flag));
+    WIN_RESOLVE("MPI_Win_test", win, we);
     return raise_win_status(we, "MPI_Win_test", ep_win_wait(we, 0, flag));
 }
 

@@ -115,3 +115,136 @@ ENTRY_API int MPI_Win_flush_local_all(MPI_Win win)
         return PMPI_Win_flush_local_all(win);
     return flush("MPI_Win_flush_local_all", win, 0, 1, 1);
 }
+
+ENTRY_API int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
+{
+    if (!ep_win_handle_is_ep(win))
+        return PMPI_Win_attach(win, base, size);
+    return win_attach_ep(win, base, size);
+}
+
+ENTRY_API int MPI_Win_detach(MPI_Win win, const void *base)
+{
+    if (!ep_win_handle_is_ep(win))
+        return PMPI_Win_detach(win, base);
+    return win_detach_ep(win, base);
+}
+
+ENTRY_API int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
+{
+    if (!ep_win_handle_is_ep(win))
+        return PMPI_Win_shared_query(win, rank, size, disp_unit, baseptr);
+    return win_shared_query_ep(win, rank, size, disp_unit, baseptr);
+}
+
+ENTRY_API int MPI_Win_get_group(MPI_Win win, MPI_Group *group)
+{
+    if (!ep_win_handle_is_ep(win))
+        return PMPI_Win_get_group(win, group);
+    return win_get_group_ep(win, group);
+}
+
+ENTRY_API int MPI_Win_set_info(MPI_Win win, MPI_Info info)
+{
+    if (!ep_win_handle_is_ep(win))
+        return PMPI_Win_set_info(win, info);
+    return win_set_info_ep(win, info);
+}
+
+ENTRY_API int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
+{
+    if (!ep_win_handle_is_ep(win))
+        return PMPI_Win_set_errhandler(win, errhandler);
+    return win_set_errhandler_ep(win, errhandler);
+}
+
+ENTRY_API int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
+{
+    if (!ep_win_handle_is_ep(win))
+        return PMPI_Win_get_errhandler(win, errhandler);
+    return win_get_errhandler_ep(win, errhandler);
+}
+
+ENTRY_API int MPI_Win_call_errhandler(MPI_Win win, int errorcode)
+{
+    if (!ep_win_handle_is_ep(win))
+        return PMPI_Win_call_errhandler(win, errorcode);
+    return win_call_errhandler_ep(win, errorcode);
+}
+
+ENTRY_API int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)
+{
+    if (!ep_win_handle_is_ep(win))
+        return PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
+    return fetch_and_op_ep(origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
+}
+
+ENTRY_API int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)
+{
+    if (!ep_win_handle_is_ep(win))
+        return PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);
+    return compare_and_swap_ep(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);
+}
+
+ENTRY_API int MPI_Win_fence(int assert, MPI_Win win)
+{
+    if (!ep_win_handle_is_ep(win))
+        return PMPI_Win_fence(assert, win);
+    return win_fence_ep(assert, win);
+}
+
+ENTRY_API int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
+{
+    if (!ep_win_handle_is_ep(win))
+        return PMPI_Win_lock(lock_type, rank, assert, win);
+    return win_lock_ep(lock_type, rank, assert, win);
+}
+
+ENTRY_API int MPI_Win_unlock(int rank, MPI_Win win)
+{
+    if (!ep_win_handle_is_ep(win))
+        return PMPI_Win_unlock(rank, win);
+    return win_unlock_ep(rank, win);
+}
+
+ENTRY_API int MPI_Win_lock_all(int assert, MPI_Win win)
+{
+    if (!ep_win_handle_is_ep(win))
+        return PMPI_Win_lock_all(assert, win);
+    return win_lock_all_ep(assert, win);
+}
+
+ENTRY_API int MPI_Win_unlock_all(MPI_Win win)
+{
+    if (!ep_win_handle_is_ep(win))
+        return PMPI_Win_unlock_all(win);
+    return win_unlock_all_ep(win);
+}
+
+ENTRY_API int MPI_Win_sync(MPI_Win win)
+{
+    if (!ep_win_handle_is_ep(win))
+        return PMPI_Win_sync(win);
+    return win_sync_ep(win);
+}
+
+ENTRY_API int MPI_Win_complete(MPI_Win win)
+{
+    if (!ep_win_handle_is_ep(win))
+        return PMPI_Win_complete(win);
+    return win_complete_ep(win);
+}
+
+ENTRY_API int MPI_Win_wait(MPI_Win win)
+{
+    if (!ep_win_handle_is_ep(win))
+        return PMPI_Win_wait(win);
+    return win_wait_ep(win);
+}
+
+ENTRY_API int MPI_Win_test(MPI_Win win, int *flag)
+{
+    if (!ep_win_handle_is_ep(win))
+        return PMPI_Win_test(win, flag);
+    return win_test_ep(win, flag);
+}

@@ -9,7 +9,9 @@
  *  - MPI_Win_test returns false while the origin has not completed (it
  *    waits for a message sent after the test), then true;
  *  - accumulate from all to one (rank 0, the only rank that posts, its
- *    group being the whole window group) in MPI_Win_allocate memory.
+ *    group being the whole window group) in MPI_Win_allocate memory;
+ *  - in explicit shapes, an endpoint group with a classic window: a clear
+ *    MPI_ERR_GROUP from MPI_Win_post and MPI_Win_start.
  * Every value is checked against values computed here. */
 #include "rma_common.h"
 
@@ -153,11 +155,44 @@ static void part_all_to_one(MPI_Comm comm)
     EPT_OK(MPI_Win_free(&win));
 }
 
+/* An endpoint group given with a classic window (explicit shapes, where
+ * MPI_COMM_SELF is classic) never reaches MPICH: MPI_ERR_GROUP on the
+ * window's handler, with epmpi's message naming the call. */
+static void part_classic_window(MPI_Comm comm)
+{
+    if (!ept_hint_is(comm, "epmpi_p2p_path", "engine") && !ept_hint_is(comm, "epmpi_p2p_path", "mpich"))
+        return; /* comm is classic: no endpoint group */
+    if (ept_hint_is(MPI_COMM_SELF, "epmpi_p2p_path", "engine"))
+        return; /* world mode: no classic window to be made */
+    PHASE("rma_pscw: an endpoint group with a classic window");
+    int x = 0;
+    MPI_Group g;
+    MPI_Win win;
+    EPT_OK(MPI_Comm_group(comm, &g));
+    EPT_OK(MPI_Win_create(&x, sizeof x, 1, MPI_INFO_NULL, MPI_COMM_SELF, &win));
+    EPT_OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+    static const char *calls[] = {"MPI_Win_post", "MPI_Win_start"};
+    for (int i = 0; i < 2; i++) {
+        int rc = i ? MPI_Win_start(g, 0, win) : MPI_Win_post(g, 0, win), cls = MPI_SUCCESS, len = 0;
+        char msg[MPI_MAX_ERROR_STRING] = "";
+        if (rc != MPI_SUCCESS) {
+            MPI_Error_class(rc, &cls);
+            MPI_Error_string(rc, msg, &len);
+        }
+        /* epmpi's own message: MPICH never saw the group. */
+        EPT_CHECK(cls == MPI_ERR_GROUP && strstr(msg, calls[i]) && strstr(msg, "group of endpoints"),
+                  "%s with an endpoint group on a classic window: class %d, message '%s'", calls[i], cls, msg);
+    }
+    EPT_OK(MPI_Win_free(&win));
+    EPT_OK(MPI_Group_free(&g));
+}
+
 static void body(MPI_Comm comm, void *arg)
 {
     (void)arg;
     part_ring(comm);
     part_all_to_one(comm);
+    part_classic_window(comm);
 }
 
 int main(int argc, char **argv) { return ept_main_classic(argc, argv, 60, body, NULL); }

@@ -218,7 +218,7 @@ static void node_start(void)
     /* Every inbox is empty before anyone may write into it. */
     if (ep_net_wait_started(PMPI_Iallreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, node_comm, &req), &req))
         all_ok = 0;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; mine && i < n; i++)
         mine[i] = i;
     if (all_ok &&
         (PMPI_Comm_group(node_comm, &g) != MPI_SUCCESS || PMPI_Comm_group(MPI_COMM_WORLD, &wg) != MPI_SUCCESS ||

@@ -26,10 +26,12 @@
 #           MPI_Init (MPI_Win_shared_query fails): the node goes without
 #           them (--verbose says why, in both processes) and messages
 #           flow over UCX;
-#   init alloc K  the K-th allocation of epmpi's, K = 1 to 40 (most of them
-#           in MPI_Init: the transports, the node inboxes, the world
-#           endpoints), fails in both processes: the job runs or stops
-#           with a message, and never crashes or hangs;
+#   init alloc K  the K-th allocation of epmpi's, K = 1 to 40, fails in
+#           both processes during MPI_Init and a barrier (the transports,
+#           the node inboxes, the world endpoints): the job runs or stops
+#           with a message, and never crashes or hangs (the init case: a
+#           failed send later on would leave its receiver waiting, as MPI
+#           has it);
 # and with the node inboxes off (EPMPI_SHM=0), every message over UCX:
 #   ucx irecv  UCX cannot receive a 1 MiB message that epmpi matched: the
 #           receive fails saying the data were dropped, the sender's
@@ -140,7 +142,7 @@ want "ucx post" "EPT_FAULT after ok"
 ended_ok "ucx post"
 k=1
 while [ $k -le 40 ]; do
-    run payload -genv EPMPI_TRANSPORT ucx -genv EPMPI_FAULT_NTH malloc:$k,calloc:$k >/dev/null
+    run init -genv EPMPI_TRANSPORT ucx -genv EPMPI_FAULT_NTH malloc:$k,calloc:$k >/dev/null
     case $out in
         *"signal 11"* | *"Segmentation fault"* | *"Caught signal"*) echo "FAIL: init alloc $k: a crash"; echo "$out"; status=1 ;;
     esac

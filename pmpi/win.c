@@ -281,24 +281,6 @@ static int get_accumulate(const char *call, MPI_Win win, const void *obuf, int o
     return rma(call, win, &o, req, request_based);
 }
 
-ENTRY_ENDPOINT_PATH int fetch_and_op_ep(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
-                                        int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)
-{
-    ep_rma_t o = {.kind = EP_RMA_GET_ACC,
-                  .obuf = origin_addr,
-                  .ocount = 1,
-                  .otype = datatype,
-                  .rbuf = result_addr,
-                  .rcount = 1,
-                  .rtype = datatype,
-                  .target = target_rank,
-                  .disp = target_disp,
-                  .tcount = 1,
-                  .ttype = datatype,
-                  .op = op};
-    return rma("MPI_Fetch_and_op", win, &o, NULL, 0);
-}
-
 ENTRY_ENDPOINT_PATH int compare_and_swap_ep(const void *origin_addr, const void *compare_addr, void *result_addr,
                                             MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)
 {

@@ -176,7 +176,7 @@ ENTRY_API int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_D
 {
     if (!ep_win_handle_is_ep(win))
         return PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
-    return fetch_and_op_ep(origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
+    return get_accumulate("MPI_Fetch_and_op", win, origin_addr, 1, datatype, result_addr, 1, datatype, target_rank, target_disp, 1, datatype, op, NULL, 0);
 }
 
 ENTRY_API int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)

@@ -31,6 +31,7 @@ const char *ep_config_wait_name(ep_wait_policy_t w) { return wait_names[w]; }
 
 static const char *const transport_names[] = {"auto", "ucx", "mpi"};
 static const char *const p2p_path_names[] = {"auto", "engine", "mpich"};
+static const char *const coll_algorithm_names[] = {"auto", "gathered"};
 
 const char *ep_config_transport_name(ep_transport_t t) { return transport_names[t]; }
 
@@ -61,21 +62,6 @@ static int parse_switch(const char *name, int *out, char *err, size_t errlen)
         return -1;
     }
     *out = (int)v;
-    return 0;
-}
-
-/* A variable that is `auto` (or unset) or names the one alternative alt,
- * which sets *out to 1. */
-static int parse_auto_or(const char *name, const char *alt, int *out, char *err, size_t errlen)
-{
-    const char *s = getenv(name);
-    if (!s || !*s || !strcmp(s, "auto"))
-        return 0;
-    if (strcmp(s, alt)) {
-        snprintf(err, errlen, "%s='%s' is not valid: use auto or %s", name, s, alt);
-        return -1;
-    }
-    *out = 1;
     return 0;
 }
 
@@ -131,8 +117,10 @@ int ep_config_load(char *err, size_t errlen)
     }
     if (parse_switch("EPMPI_SHM", &c.shm, err, errlen))
         return -1;
-    if (parse_auto_or("EPMPI_COLL_ALGORITHM", "gathered", &c.coll_gathered, err, errlen))
+    if ((choice = parse_choice("EPMPI_COLL_ALGORITHM", coll_algorithm_names, 2, "auto or gathered", err, errlen)) == -2)
         return -1;
+    if (choice >= 0)
+        c.coll_gathered = choice;
     if ((choice = parse_choice("EPMPI_P2P_PATH", p2p_path_names, 3, "auto, engine or mpich", err, errlen)) == -2)
         return -1;
     if (choice >= 0)

@@ -123,6 +123,8 @@ struct ep_comm {
                                         goes straight to MPICH over pcomm (direct.h) */
     int ucx;                         /* messages between processes go over UCX (ucx.h), not net.c */
     uint32_t *ucx_addr;              /* [size] when ucx: each rank's worker (high 16 bits) and slot */
+    struct ep_ucx_peer *ucx_peer;    /* [size] when ucx with node inboxes: where a message to each
+                                        rank goes (ucx.c) */
     struct ep_ucx_setup *ucx_setup;  /* while ucx.c exchanges the addresses of a non-blocking construction */
     int group_off[2];                /* where each group starts in ranks[] ({0, 0} for intracomms) */
     int group_size[2];               /* each group's size ({size, size} for intracomms) */

@@ -29,15 +29,26 @@ static void finish_recv(ep_request_t *r, int source, int tag, int64_t bytes)
     ep_request_set_done(r);
 }
 
+/* complete_eager's way through ep_dt_unpack, apart: the call's register
+ * saves would cost every small message. */
+static __attribute__((noinline)) void complete_eager_unpack(ep_request_t *r, int source, int tag, const void *data,
+                                                            int64_t bytes)
+{
+    if (bytes)
+        ep_dt_unpack(data, bytes, r->buf, r->count, r->type, &r->lay);
+    finish_recv(r, source, tag, bytes);
+}
+
 /* Completes receive r with a payload of `bytes` at data, from (source,
  * tag).  A small one into a contiguous buffer (every lane message, most
  * eager ones) is copied inline. */
 static inline void complete_eager(ep_request_t *r, int source, int tag, const void *data, int64_t bytes)
 {
-    if (r->lay.contig && bytes <= EP_LANE_INLINE && bytes <= r->lay.bytes)
-        ep_lane_copy((char *)r->buf + r->lay.offset, data, (size_t)bytes);
-    else if (bytes)
-        ep_dt_unpack(data, bytes, r->buf, r->count, r->type, &r->lay);
+    if (!r->lay.contig || bytes > EP_LANE_INLINE || bytes > r->lay.bytes) {
+        complete_eager_unpack(r, source, tag, data, bytes);
+        return;
+    }
+    ep_lane_copy((char *)r->buf + r->lay.offset, data, (size_t)bytes);
     finish_recv(r, source, tag, bytes);
 }
 
@@ -217,6 +228,17 @@ static ep_request_t *take_locked(ep_endpoint_t *dst, const ep_msg_t *m)
  * matches: it completes that receive straight from the payload, without
  * a queue search or a message record.  Anything else takes the general
  * path (take_locked, then match_complete). */
+static __attribute__((noinline)) void arrive_eager_any(ep_endpoint_t *dst, int source, int tag, const void *data,
+                                                       int64_t bytes)
+{
+    ep_msg_t m = {.kind = EP_MSG_EAGER, .bytes = bytes, .data = (void *)data, .handle = MPI_MESSAGE_NULL};
+    m.link.source = source;
+    m.link.tag = tag;
+    ep_request_t *r = take_locked(dst, &m);
+    if (r)
+        match_complete(r, &m, 0);
+}
+
 static inline void arrive_eager_locked(ep_endpoint_t *dst, int source, int tag, const void *data, int64_t bytes)
 {
     EP_ASSERT(ep_lock_held(&dst->lock));
@@ -226,12 +248,7 @@ static inline void arrive_eager_locked(ep_endpoint_t *dst, int source, int tag, 
         complete_eager(ep_container_of(it, ep_request_t, link), source, tag, data, bytes);
         return;
     }
-    ep_msg_t m = {.kind = EP_MSG_EAGER, .bytes = bytes, .data = (void *)data, .handle = MPI_MESSAGE_NULL};
-    m.link.source = source;
-    m.link.tag = tag;
-    ep_request_t *r = take_locked(dst, &m);
-    if (r)
-        match_complete(r, &m, 0);
+    arrive_eager_any(dst, source, tag, data, bytes); /* apart, for the register saves of its calls */
 }
 
 /* Consumes every message the lanes into dst hold, oldest first in each
@@ -548,6 +565,8 @@ static inline int ucx_may_post(const ep_request_t *r)
     return c->ranks[idx].proc != c->myproc && !ep_ucx_via_inbox(c, idx);
 }
 
+static ep_status_t recv_post(ep_request_t *r, int in_ucx);
+
 static ep_status_t recv_start(ep_request_t *r, int waited)
 {
     ep_endpoint_t *ep = r->ep;
@@ -562,8 +581,27 @@ static ep_status_t recv_start(ep_request_t *r, int waited)
         return rc;
     if (ep->comm->direct)
         return ep_direct_recv(r);
-    int in_ucx = waited && ucx_may_post(r), took = in_ucx ? ep_ucx_recv_post_hold(ep) : 0;
+    if (waited && ucx_may_post(r))
+        return recv_post(r, 1);
     ep_lock(&ep->lock);
+    if (!ep_mq_empty(&ep->unexpected))
+        return recv_post(r, 0);
+    ep_mq_append(&ep->posted, &r->link); /* the usual way, which saves no registers */
+    ep_unlock(&ep->lock);
+    return EP_OK;
+}
+
+/* recv_start's ways that call out: a message may be waiting (ep->lock
+ * held), or the receive may go to UCX (in_ucx; not held: UCX's worker
+ * lock comes first). */
+static __attribute__((noinline)) ep_status_t recv_post(ep_request_t *r, int in_ucx)
+{
+    ep_endpoint_t *ep = r->ep;
+    int took = 0;
+    if (in_ucx) {
+        took = ep_ucx_recv_post_hold(ep);
+        ep_lock(&ep->lock);
+    }
     ep_match_item_t *it =
         ep_mq_empty(&ep->unexpected) ? NULL : ep_mq_find_unexpected(&ep->unexpected, r->source_pat, r->tag_pat, 1);
     if (!it && !(in_ucx && ep_mq_empty(&ep->posted) && ep_ucx_recv_post(r)))

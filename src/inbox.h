@@ -113,6 +113,22 @@ static inline ep_inbox_rec_t *ep_inbox_reserve(ep_inbox_t *b, uint64_t n, _Atomi
     return (ep_inbox_rec_t *)(b->ring + (t & (cap - 1)));
 }
 
+/* The same in the usual case only, with few values live (a caller that
+ * takes its other ways elsewhere then saves fewer registers): NULL when
+ * the record would need a padding record before it, or a look at head
+ * (the room seems short); ep_inbox_reserve then. */
+static inline ep_inbox_rec_t *ep_inbox_reserve_usual(ep_inbox_t *b, uint64_t n, _Atomic uint64_t *seen, uint64_t *pos)
+{
+    uint64_t cap = b->cap, span = ep_inbox_span(n), t = atomic_load_explicit(&b->tail, memory_order_relaxed);
+    do {
+        if ((t & (cap - 1)) + span > cap || t + span - atomic_load_explicit(seen, memory_order_acquire) > cap)
+            return NULL;
+    } while (
+        !atomic_compare_exchange_weak_explicit(&b->tail, &t, t + span, memory_order_relaxed, memory_order_relaxed));
+    *pos = t;
+    return (ep_inbox_rec_t *)(b->ring + (t & (cap - 1)));
+}
+
 /* Producer: hands the filled record at position pos to the consumer. */
 static inline void ep_inbox_publish(ep_inbox_rec_t *r, uint64_t pos)
 {

@@ -899,18 +899,37 @@ static __attribute__((noinline)) int send_now_ucx(ep_endpoint_t *ep, int idx, co
     return q == NULL;
 }
 
+/* ep_ucx_send_now through inbox b, every way: a payload for memcpy, a
+ * padding record, a look at the inbox's head. */
+static __attribute__((noinline)) int send_now_inbox(ep_endpoint_t *ep, int idx, const void *buf, size_t bytes, int tag,
+                                                    ep_inbox_t *b, _Atomic uint64_t *seen)
+{
+    uint64_t pos;
+    ep_inbox_rec_t *rec = ep_inbox_reserve(b, bytes, seen, &pos);
+    if (!rec)
+        return 0; /* full: the request path waits for room */
+    rec_envelope(rec, EP_INBOX_DATA, ep, idx, tag, (int64_t)bytes);
+    rec_payload(rec, buf, bytes);
+    ep_inbox_publish(rec, pos);
+    return 1;
+}
+
 int ep_ucx_send_now(ep_endpoint_t *ep, int idx, const void *buf, size_t bytes, int tag)
 {
     _Atomic uint64_t *seen;
     ep_inbox_t *b = peer_inbox(ep->comm, idx, &seen);
     if (!b)
         return send_now_ucx(ep, idx, buf, bytes, tag);
+    if (bytes > INBOX_INLINE_MAX)
+        return 0;
+    /* The usual way inline, with the fewest values live: a small
+     * payload, room, no padding. */
     uint64_t pos;
-    ep_inbox_rec_t *rec = bytes <= INBOX_INLINE_MAX ? ep_inbox_reserve(b, bytes, seen, &pos) : NULL;
+    ep_inbox_rec_t *rec = bytes <= EP_LANE_INLINE ? ep_inbox_reserve_usual(b, bytes, seen, &pos) : NULL;
     if (!rec)
-        return 0; /* full: the request path waits for room */
+        return send_now_inbox(ep, idx, buf, bytes, tag, b, seen);
     rec_envelope(rec, EP_INBOX_DATA, ep, idx, tag, (int64_t)bytes);
-    rec_payload(rec, buf, bytes);
+    ep_lane_copy(rec->data, buf, bytes);
     ep_inbox_publish(rec, pos);
     return 1;
 }

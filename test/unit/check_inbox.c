@@ -3,7 +3,8 @@
  * code on a shared mapping).  A full inbox refuses and takes records again
  * once the consumer releases; a record that would cross the end of the
  * ring is preceded by padding the consumer skips; a payload word that
- * looks like a later record's stamp is never read as one; and several
+ * looks like a later record's stamp is never read as one; the usual
+ * reservation refuses what needs padding or a new look at head; and several
  * producers filling records of many sizes at once each get every record
  * through once, whole and in their order.  Runs clean under
  * ThreadSanitizer (configure --enable-tsan). */
@@ -126,6 +127,51 @@ START_TEST(payload_never_read_as_a_stamp)
 }
 END_TEST
 
+/* The usual reservation refuses n bytes, the tail staying at `tail`. */
+static void usual_refuses(ep_inbox_t *b, _Atomic uint64_t *seen, uint64_t n, uint64_t tail)
+{
+    uint64_t pos;
+    ck_assert_ptr_null(ep_inbox_reserve_usual(b, n, seen, &pos));
+    ck_assert_uint_eq(atomic_load(&b->tail), tail);
+}
+
+/* The usual reservation takes the record at the tail, and refuses (the
+ * tail unmoved) what needs the full one: padding before the record, or a
+ * new look at head because the old one says the room is short. */
+START_TEST(usual_reserve_leaves_the_rare_ways)
+{
+    ep_inbox_t *b = inbox_new(SMALL_CAP);
+    _Atomic uint64_t seen = 0;
+    uint64_t pos = 99;
+    ep_inbox_rec_t *r = ep_inbox_reserve_usual(b, 8, &seen, &pos);
+    ck_assert_ptr_eq(r, (ep_inbox_rec_t *)b->ring);
+    ck_assert_uint_eq(pos, 0);
+    r->kind = EP_INBOX_DATA;
+    r->tag = 0;
+    r->bytes = 8;
+    ep_inbox_publish(r, pos);
+    take(b, 0);
+    /* Records of 256 and 64 bytes up to 896: one of 256 needs padding. */
+    for (int i = 1; i <= 3; i++)
+        put(b, &seen, 200, i, 'u');
+    ck_assert_int_eq(put(b, &seen, 8, 4, 'u'), 832);
+    for (int i = 1; i <= 4; i++)
+        take(b, i);
+    usual_refuses(b, &seen, 200, 896);
+    ck_assert_int_eq(put(b, &seen, 200, 5, 'u'), 1024);
+    ck_assert_uint_eq(atomic_load(&seen), 896);
+    /* Two more records, taken: head is at 1792, the look still at 896. */
+    put(b, &seen, 200, 6, 'u');
+    put(b, &seen, 200, 7, 'u');
+    for (int i = 5; i <= 7; i++)
+        take(b, i);
+    usual_refuses(b, &seen, 200, 1792);
+    ck_assert_int_eq(put(b, &seen, 200, 8, 'u'), 1792);
+    ck_assert_uint_eq(atomic_load(&seen), 1792);
+    free(b);
+}
+END_TEST
+
 struct producer {
     ep_inbox_t *b;
     _Atomic uint64_t *seen; /* shared by the producers, as a process's threads share it */
@@ -138,8 +184,9 @@ static void *produce(void *arg)
     struct producer *p = arg;
     for (int k = 0; k < RECORDS;) {
         uint64_t pos, n = (uint64_t)(k % 300);
-        ep_inbox_rec_t *r = ep_inbox_reserve(p->b, n, p->seen, &pos);
-        if (!r)
+        /* Every other record tries the usual way first, as senders do. */
+        ep_inbox_rec_t *r = k % 2 ? ep_inbox_reserve_usual(p->b, n, p->seen, &pos) : NULL;
+        if (!r && !(r = ep_inbox_reserve(p->b, n, p->seen, &pos)))
             continue; /* full: the consumer catches up */
         r->kind = EP_INBOX_DATA;
         r->tag = k;
@@ -194,6 +241,7 @@ int main(void)
     tcase_add_test(tc, full_inbox_refuses_until_released);
     tcase_add_test(tc, padding_at_the_end_is_skipped);
     tcase_add_test(tc, payload_never_read_as_a_stamp);
+    tcase_add_test(tc, usual_reserve_leaves_the_rare_ways);
     tcase_add_test(tc, producers_keep_their_order);
     suite_add_tcase(s, tc);
     return ep_unit_run(s);

@@ -3,21 +3,9 @@
 #include <stddef.h>
 
 extern int omp_get_level(void) __attribute__((weak));
-extern int omp_get_ancestor_thread_num(int level) __attribute__((weak));
 extern int omp_get_team_size(int level) __attribute__((weak));
 
 int ep_thread_in_parallel(void) { return omp_get_level != NULL && omp_get_level() > 0; }
-
-int ep_thread_index(void)
-{
-    if (omp_get_ancestor_thread_num == NULL)
-        return 0;
-    /* One call into the runtime, at every MPI call on MPI_COMM_WORLD: the
-     * ancestor at level 1 is the thread itself in the outermost region
-     * (the usual case), and -1 outside any region. */
-    int t = omp_get_ancestor_thread_num(1);
-    return t < 0 ? 0 : t;
-}
 
 int ep_thread_team_size(void)
 {

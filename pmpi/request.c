@@ -32,7 +32,9 @@ static int any_ep(int n, const MPI_Request reqs[])
  * made inactive if persistent).  Returns its error code. */
 static int entry_finish(ep_request_t *r, MPI_Request *slot, MPI_Status *st, const char *call, int multi)
 {
-    int code = multi ? entry_request_error_code(r, call) : entry_request_error(r, call);
+    int code = MPI_SUCCESS;
+    if (r->status.MPI_ERROR != MPI_SUCCESS) /* looked at inline: the usual case needs no call */
+        code = multi ? entry_request_error_code(r, call) : entry_request_error(r, call);
     entry_status_give(st, &r->status); /* the multiple-completion calls set MPI_ERROR after (multi_note) */
     if (r->persistent) {
         ep_request_set_inactive(r);

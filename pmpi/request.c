@@ -225,6 +225,13 @@ static int done_at(ep_request_t *r, const MPI_Request reqs[], int i, int count)
     return ep_request_poll(r);
 }
 
+/* Waits until r, array element i, is complete (apart from wait_ep: its
+ * loop's values would be saved at every element). */
+static __attribute__((noinline)) void wait_done(ep_request_t *r, const MPI_Request reqs[], int i, int count)
+{
+    EP_WAIT_UNTIL(done_at(r, reqs, i, count));
+}
+
 /* MPI_Waitall's wait for endpoint request *h, array element i: the handle
  * is looked up once, not at every poll. */
 static int wait_ep(const char *call, MPI_Request reqs[], int i, int count, MPI_Status *st, ep_endpoint_t **owner)
@@ -241,8 +248,18 @@ static int wait_ep(const char *call, MPI_Request reqs[], int i, int count, MPI_S
     /* Most are over already: the poll that completed one delivered what
      * had come for those after it. */
     if (ep_request_state(r) != EP_RS_DONE)
-        EP_WAIT_UNTIL(done_at(r, reqs, i, count));
+        wait_done(r, reqs, i, count);
     return entry_finish(r, &reqs[i], st, call, 1);
+}
+
+/* MPI_Waitall's wait for a classic request in an array with endpoint ones
+ * (apart, like wait_done). */
+static __attribute__((noinline)) int wait_classic(const char *call, MPI_Request *h, MPI_Status *st,
+                                                  ep_endpoint_t **owner)
+{
+    int code;
+    EP_WAIT_UNTIL(try_complete(call, h, st, 1, &code, owner));
+    return code;
 }
 
 ENTRY_ENDPOINT_PATH int waitall_endpoints(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
@@ -262,7 +279,7 @@ ENTRY_ENDPOINT_PATH int waitall_endpoints(int count, MPI_Request array_of_reques
         } else if (ep_request_handle_is_ep(array_of_requests[i])) {
             code = wait_ep(call, array_of_requests, i, count, st, &owner);
         } else {
-            EP_WAIT_UNTIL(try_complete(call, &array_of_requests[i], st, 1, &code, &owner));
+            code = wait_classic(call, &array_of_requests[i], st, &owner);
         }
         multi_note(&m, st, code, owner);
     }

@@ -543,10 +543,10 @@ void ep_endpoint_free(ep_endpoint_t *ep)
     ep_endpoint_release(ep);
 }
 
-void ep_endpoint_release(ep_endpoint_t *ep)
+void ep_endpoint_gone(ep_endpoint_t *ep)
 {
     ep_comm_t *c = ep->comm;
-    if (atomic_fetch_sub_explicit(&ep->holds, 1, memory_order_acq_rel) == 1 && atomic_fetch_sub(&c->refs, 1) == 1) {
+    if (atomic_fetch_sub(&c->refs, 1) == 1) {
         ep_net_comm_gone(c);
         ep_ucx_comm_gone(c);
         comm_destroy(c);

@@ -183,9 +183,17 @@ ep_status_t ep_comm_make_inter(ep_comm_t *c, int size0);
 
 /* Frees one endpoint handle; the communicator goes with the last reference. */
 void ep_endpoint_free(ep_endpoint_t *ep);
+/* ep's last hold went: its share of its communicator goes. */
+void ep_endpoint_gone(ep_endpoint_t *ep);
+
 /* Gives back one hold on ep (its handle's or a request's): the last one
- * releases ep's share of its communicator. */
-void ep_endpoint_release(ep_endpoint_t *ep);
+ * releases ep's share of its communicator.  Inline: every request with a
+ * handle gives one back. */
+static inline void ep_endpoint_release(ep_endpoint_t *ep)
+{
+    if (atomic_fetch_sub_explicit(&ep->holds, 1, memory_order_acq_rel) == 1)
+        ep_endpoint_gone(ep);
+}
 
 /* Ranks as MPI shows them.  In an intercommunicator an endpoint's rank is
  * its position in its own group, and the ranks it addresses are positions

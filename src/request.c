@@ -1,7 +1,6 @@
 #include "request.h"
 
 #include "bsend.h"
-#include "clear.h"
 #include "coll.h"
 #include "datatype.h"
 #include "direct.h"
@@ -14,38 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- per-thread pool of request objects --------------------------------
- *
- * Message-rate loops make and free a request per message.  Going through
- * malloc and the registry mutex each time costs more than the message
- * itself when two threads do it at once, so each thread keeps the requests
- * it frees, and their retired registry slots (registry.h), and reuses them
- * without any lock.  Objects and slots are recycled in opposite orders:
- * an object comes back most recently freed first, its lines still in this
- * core's cache (handing them out oldest first cycled a window's requests
- * through a few hundred objects, out of the first-level cache); a slot
- * comes back oldest first, and only while more than EP_REQ_POOL_KEEP
- * wait, so a slot is reused at most once every EP_REQ_POOL_KEEP requests
- * of that thread and a stale handle is still recognised for that many
- * generations of the slot.  Pools are linked in a list so that
- * MPI_Finalize (and thread exit) can empty them. */
-#define EP_REQ_POOL 256
-#define EP_REQ_POOL_KEEP 16
+/* ---- per-thread pool of request objects (request.h) --------------------- */
 
-typedef struct req_pool {
-    ep_request_t *obj[EP_REQ_POOL]; /* stack of free objects */
-    unsigned nobj;
-    unsigned slot[EP_REQ_POOL]; /* ring of retired registry slots, oldest at shead */
-    unsigned shead, nslot;
-    struct req_pool *prev, *next;
-} req_pool_t;
-
-/* The pool lives on the heap: thread-local storage holds only a pointer,
- * small enough for the initial-exec model (thread.h) even when the
- * library is dlopen'ed. */
-static __thread req_pool_t *pool EP_TLS;
+__thread ep_req_pool_t *ep_req_pool EP_TLS;
 static pthread_mutex_t pools_lock = PTHREAD_MUTEX_INITIALIZER;
-static req_pool_t *pools;
+static ep_req_pool_t *pools;
 static pthread_key_t pool_key;
 static pthread_once_t pool_key_once = PTHREAD_ONCE_INIT;
 
@@ -56,7 +28,7 @@ static void request_free_mem(ep_request_t *r)
     free(r);
 }
 
-static void pool_drain(req_pool_t *p)
+static void pool_drain(ep_req_pool_t *p)
 {
     while (p->nobj)
         free(p->obj[--p->nobj]);
@@ -66,7 +38,7 @@ static void pool_drain(req_pool_t *p)
 
 static void pool_thread_exit(void *arg)
 {
-    req_pool_t *p = arg;
+    ep_req_pool_t *p = arg;
     pthread_mutex_lock(&pools_lock);
     pool_drain(p);
     if (p->prev)
@@ -76,7 +48,7 @@ static void pool_thread_exit(void *arg)
     if (p->next)
         p->next->prev = p->prev;
     pthread_mutex_unlock(&pools_lock);
-    pool = NULL; /* a later request of this thread makes a new pool */
+    ep_req_pool = NULL; /* a later request of this thread makes a new pool */
     free(p);
 }
 
@@ -86,12 +58,12 @@ static void pool_key_make(void) { pthread_key_create(&pool_key, pool_thread_exit
  * that make requests have one: a thread that only frees them (UCX's
  * progress helper finishing buffered sends) would keep objects that
  * nobody takes again, up to EP_REQ_POOL of them. */
-static req_pool_t *pool_mine(void)
+static ep_req_pool_t *pool_mine(void)
 {
-    req_pool_t *p = pool;
+    ep_req_pool_t *p = ep_req_pool;
     if (p || !(p = calloc(1, sizeof *p)))
         return p;
-    pool = p;
+    ep_req_pool = p;
     pthread_once(&pool_key_once, pool_key_make);
     pthread_mutex_lock(&pools_lock);
     p->next = pools;
@@ -108,7 +80,7 @@ static req_pool_t *pool_mine(void)
  * object (the caller frees it, and with it any slot it still holds). */
 static int pool_put(ep_request_t *r)
 {
-    req_pool_t *p = pool;
+    ep_req_pool_t *p = ep_req_pool;
     if (!p)
         return 0;
     if (r->pool_slot && p->nslot < EP_REQ_POOL) {
@@ -123,26 +95,21 @@ static int pool_put(ep_request_t *r)
 
 static ep_request_t *pool_get_obj(void)
 {
-    req_pool_t *p = pool_mine();
+    ep_req_pool_t *p = pool_mine();
     return p && p->nobj ? p->obj[--p->nobj] : NULL;
 }
 
 /* A retired slot to mint the next handle on, or 0 (the registry gives one). */
 static unsigned pool_get_slot(void)
 {
-    req_pool_t *p = pool;
-    if (!p || p->nslot <= EP_REQ_POOL_KEEP)
-        return 0;
-    unsigned idx = p->slot[p->shead];
-    p->shead = (p->shead + 1) % EP_REQ_POOL;
-    p->nslot--;
-    return idx;
+    ep_req_pool_t *p = ep_req_pool;
+    return p && p->nslot > EP_REQ_POOL_KEEP ? ep_req_pool_take_slot(p) : 0;
 }
 
 void ep_request_pools_free(void)
 {
     pthread_mutex_lock(&pools_lock);
-    for (req_pool_t *p = pools; p; p = p->next)
+    for (ep_req_pool_t *p = pools; p; p = p->next)
         pool_drain(p);
     pthread_mutex_unlock(&pools_lock);
 }
@@ -157,29 +124,9 @@ ep_request_t ep_request_sent = {
     .status = {.MPI_SOURCE = MPI_ANY_SOURCE, .MPI_TAG = MPI_ANY_TAG, .MPI_ERROR = MPI_SUCCESS},
 };
 
-void ep_request_init(ep_request_t *r, ep_req_kind_t kind, ep_endpoint_t *ep)
-{
-    ep_clear(r, offsetof(ep_request_t, wire_inline));
-    r->obj.kind = EP_OBJ_REQUEST;
-    r->kind = kind;
-    r->ep = ep;
-    r->handle = MPI_REQUEST_NULL;
-    atomic_init(&r->state, EP_RS_INACTIVE);
-}
-
-/* A request with a handle holds its endpoint (comm.h). */
-static inline void hold_ep(ep_request_t *r)
-{
-    if (r->ep) {
-        atomic_fetch_add_explicit(&r->ep->holds, 1, memory_order_relaxed);
-        r->holds_ep = 1;
-    }
-}
-
-/* ep_request_new's ways that call out (the first request of a thread, an
- * empty pool, a handle from the registry), apart: the usual way then
- * saves no registers (-14 instructions a request). */
-static __attribute__((noinline)) ep_request_t *request_new_slow(ep_req_kind_t kind, ep_endpoint_t *ep, int with_handle)
+/* ep_request_new's ways that call out (request.h): the first request of
+ * a thread, an empty pool, a handle from the registry. */
+ep_request_t *ep_request_new_slow(ep_req_kind_t kind, ep_endpoint_t *ep, int with_handle)
 {
     ep_request_t *r = pool_get_obj();
     if (!r && !(r = aligned_alloc(_Alignof(ep_request_t), sizeof *r)))
@@ -193,21 +140,7 @@ static __attribute__((noinline)) ep_request_t *request_new_slow(ep_req_kind_t ki
             free(r);
             return NULL;
         }
-        hold_ep(r);
-    }
-    return r;
-}
-
-ep_request_t *ep_request_new(ep_req_kind_t kind, ep_endpoint_t *ep, int with_handle)
-{
-    req_pool_t *p = pool;
-    if (!p || !p->nobj || (with_handle && p->nslot <= EP_REQ_POOL_KEEP))
-        return request_new_slow(kind, ep, with_handle);
-    ep_request_t *r = p->obj[--p->nobj];
-    ep_request_init(r, kind, ep);
-    if (with_handle) {
-        r->handle = (MPI_Request)ep_registry_reissue(pool_get_slot(), EP_HTYPE_REQUEST, &r->obj);
-        hold_ep(r);
+        ep_request_hold_ep(r);
     }
     return r;
 }

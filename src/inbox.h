@@ -43,9 +43,9 @@ typedef struct ep_inbox_rec {
     int64_t bytes;          /* the message's size; PAD: the record's */
     int32_t tag;
     int32_t source;
-    uint16_t slot; /* the receiving endpoint, as its worker knows it */
-    uint16_t kind; /* ep_inbox_kind_t */
-    uint32_t spare;
+    uint16_t slot;           /* the receiving endpoint, as its worker knows it */
+    uint16_t kind;           /* ep_inbox_kind_t */
+    int32_t cpu;             /* the sender's CPU + 1 when it last waited, 0 unknown (wait.h) */
     _Alignas(8) char data[]; /* the payload */
 } ep_inbox_rec_t;
 

@@ -64,6 +64,7 @@ typedef struct ep_ucx_worker {
     ep_inbox_t *inbox; /* in shared memory when the node has other processes, else NULL */
     uint32_t dseq;     /* numbers the data messages behind its inbox records */
     unsigned polls;    /* drains since UCX last progressed */
+    int last_cpu;      /* the CPU + 1 of the sender of its inbox's last record, 0 unknown (wait.h) */
 } ep_ucx_worker_t;
 
 static ucp_context_h ctx;
@@ -763,6 +764,7 @@ static inline void rec_envelope(ep_inbox_rec_t *rec, ep_inbox_kind_t kind, const
                                 int64_t bytes)
 {
     rec->kind = (uint16_t)kind;
+    rec->cpu = ep_thread_cpu;
     rec->slot = (uint16_t)(ep->comm->ucx_addr[idx] & (MAX_SLOTS - 1));
     rec->source = ep_local_rank(ep);
     rec->tag = tag;
@@ -1130,7 +1132,9 @@ static void drain_inbox(ep_ucx_worker_t *u)
 {
     ep_inbox_rec_t *rec;
     ep_endpoint_t *locked = NULL;
+    int cpu = u->last_cpu;
     while ((rec = ep_inbox_peek(u->inbox))) {
+        cpu = rec->cpu;
         ep_endpoint_t *dst = rec->slot < u->nslots ? u->slots[rec->slot] : NULL;
         int small = rec->kind == EP_INBOX_DATA;
         if (dst && rec->source >= dst->comm->size)
@@ -1157,6 +1161,7 @@ static void drain_inbox(ep_ucx_worker_t *u)
     }
     if (locked)
         ep_unlock(&locked->lock);
+    u->last_cpu = cpu;
 }
 
 /* Delivers what arrived at u, oldest first; u's lock held.  While its
@@ -1166,6 +1171,7 @@ static void drain_worker(ep_ucx_worker_t *u)
 {
     ucp_tag_recv_info_t info;
     ucp_tag_message_h msg;
+    ep_wait_partner_cpu = u->last_cpu; /* who this thread waits for, if it waits */
     if (u->inbox && ep_inbox_peek(u->inbox)) {
         drain_inbox(u);
         if (++u->polls < UCX_EVERY)

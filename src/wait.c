@@ -1,13 +1,12 @@
+#define _GNU_SOURCE /* sched_getcpu */
 #include "wait.h"
 
 #include "diag.h"
 #include "settings.h"
+#include "thread.h"
 
 #include <sched.h>
 #include <time.h>
-
-#define EP_POLL_ROUNDS 16 /* re-check at once: a wait loop's own check and progress take time enough */
-#define EP_SPIN_ROUNDS 64
 
 static inline void cpu_relax(void)
 {
@@ -26,10 +25,25 @@ static void count_wait(ep_backoff_t *b)
     b->last = now;
 }
 
+__thread int ep_thread_cpu EP_TLS;
+__thread int ep_wait_partner_cpu EP_TLS;
+
+/* A wait's first round: the thread notes its CPU; when the partner it
+ * waits for was last seen there, the wait skips to yielding. */
+static void wait_begins(ep_backoff_t *b)
+{
+    int cpu = sched_getcpu();
+    ep_thread_cpu = cpu >= 0 ? cpu + 1 : 0;
+    if (ep_thread_cpu && ep_thread_cpu == ep_wait_partner_cpu && ep_config.wait != EP_WAIT_SPIN)
+        b->rounds = EP_SPIN_ROUNDS;
+}
+
 void ep_backoff(ep_backoff_t *b)
 {
     if (__builtin_expect(ep_config.stats, 0))
         count_wait(b);
+    if (b->rounds == 0)
+        wait_begins(b);
     unsigned r = b->rounds++;
     if (r < EP_POLL_ROUNDS)
         return;

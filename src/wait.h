@@ -20,10 +20,26 @@ static inline uint64_t ep_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* A wait's rounds: the first EP_POLL_ROUNDS re-check at once (a wait
+ * loop's own check and progress take time enough), those up to
+ * EP_SPIN_ROUNDS pause, later ones yield (or sleep, EPMPI_WAIT=sleep). */
+#define EP_POLL_ROUNDS 16
+#define EP_SPIN_ROUNDS 64
+
 typedef struct ep_backoff {
     unsigned rounds;
     uint64_t last; /* EPMPI_STATS: when the previous round ended (ns), 0 before the first */
 } ep_backoff_t;
+
+/* Which CPU a waiting thread's partner is on.  With more threads than
+ * cores, the thread a waiter needs may be queued on the waiter's own CPU,
+ * where spinning only delays it.  A thread notes its CPU (+1; 0 unknown)
+ * when it starts to wait (ep_thread_cpu), a sender writes that into what
+ * it sends (node inboxes, ucx.c), and a receiver that polls and finds
+ * nothing notes the last sender's (ep_wait_partner_cpu): a wait whose
+ * partner is on its CPU yields at once. */
+extern __thread int ep_thread_cpu __attribute__((tls_model("initial-exec")));
+extern __thread int ep_wait_partner_cpu __attribute__((tls_model("initial-exec")));
 
 /* (clang-format 14 would spread the braces over lines.) */
 /* clang-format off */

@@ -1,0 +1,74 @@
+/* Waiting (wait.h): a wait notes the CPU its thread is on, and a wait
+ * whose partner was last seen on that CPU skips to yielding, unless
+ * EPMPI_WAIT=spin; a partner elsewhere or unknown keeps the spinning. */
+#define _GNU_SOURCE
+#include "wait.h"
+
+#include "settings.h"
+#include "unit.h"
+
+#include <check.h>
+#include <sched.h>
+
+/* Pins the calling thread to the CPU it is on, so that its CPU does not
+ * change between the wait's look and the test's; returns that CPU + 1. */
+static int pinned(void)
+{
+    int cpu = sched_getcpu();
+    ck_assert_int_ge(cpu, 0);
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    ck_assert_int_eq(sched_setaffinity(0, sizeof set, &set), 0);
+    ck_assert_int_eq(sched_getcpu(), cpu);
+    return cpu + 1;
+}
+
+/* The rounds of a fresh wait after its first back-off, with the partner
+ * last seen on CPU partner_cpu - 1 (0: unknown). */
+static unsigned first_backoff(int partner_cpu)
+{
+    ep_backoff_t b = EP_BACKOFF_INIT;
+    ep_wait_partner_cpu = partner_cpu;
+    ep_backoff(&b);
+    return b.rounds;
+}
+
+START_TEST(a_wait_notes_its_cpu)
+{
+    int me = pinned();
+    ep_thread_cpu = 0;
+    ck_assert_uint_eq(first_backoff(0), 1);
+    ck_assert_int_eq(ep_thread_cpu, me);
+}
+END_TEST
+
+START_TEST(partner_on_this_cpu_yields_at_once) { ck_assert_uint_eq(first_backoff(pinned()), EP_SPIN_ROUNDS + 1); }
+END_TEST
+
+START_TEST(partner_elsewhere_or_unknown_spins)
+{
+    ck_assert_uint_eq(first_backoff(pinned() + 1), 1);
+    ck_assert_uint_eq(first_backoff(0), 1);
+}
+END_TEST
+
+START_TEST(wait_spin_never_yields)
+{
+    int me = pinned();
+    ep_config.wait = EP_WAIT_SPIN;
+    ck_assert_uint_eq(first_backoff(me), 1);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("wait");
+    TCase *tc = tcase_create("wait");
+    tcase_add_test(tc, a_wait_notes_its_cpu);
+    tcase_add_test(tc, partner_on_this_cpu_yields_at_once);
+    tcase_add_test(tc, partner_elsewhere_or_unknown_spins);
+    tcase_add_test(tc, wait_spin_never_yields);
+    suite_add_tcase(s, tc);
+    return ep_unit_run(s);
+}

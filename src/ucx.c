@@ -178,6 +178,7 @@ static void node_stop(void)
     node_base = NULL;
     node_seen = NULL;
     node_procs = 0;
+    ep_wait_cpu_hints = 0;
 }
 
 /* Makes this process's inboxes and maps those of the other processes of
@@ -257,6 +258,7 @@ static void node_start(void)
     for (int i = 0; i < nworkers; i++)
         workers[i].inbox = (ep_inbox_t *)(base + (size_t)i * inbox_stride);
     node_procs = n;
+    ep_wait_cpu_hints = 1; /* inbox records carry their senders' CPUs */
 }
 
 /* ---- start-up and shutdown ------------------------------------------------- */
@@ -1171,7 +1173,8 @@ static void drain_worker(ep_ucx_worker_t *u)
 {
     ucp_tag_recv_info_t info;
     ucp_tag_message_h msg;
-    ep_wait_partner_cpu = u->last_cpu; /* who this thread waits for, if it waits */
+    if (u == home) /* who this thread waits for, if it waits (not the sweep's other workers) */
+        ep_wait_partner_cpu = u->last_cpu;
     if (u->inbox && ep_inbox_peek(u->inbox)) {
         drain_inbox(u);
         if (++u->polls < UCX_EVERY)

@@ -40,6 +40,9 @@ typedef struct ep_backoff {
  * partner is on its CPU yields at once. */
 extern __thread int ep_thread_cpu __attribute__((tls_model("initial-exec")));
 extern __thread int ep_wait_partner_cpu __attribute__((tls_model("initial-exec")));
+/* Whether anything sends CPUs (node inboxes are in use): else a wait does
+ * not look at its own. */
+extern int ep_wait_cpu_hints;
 
 /* (clang-format 14 would spread the braces over lines.) */
 /* clang-format off */

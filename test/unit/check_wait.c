@@ -1,6 +1,7 @@
 /* Waiting (wait.h): a wait notes the CPU its thread is on, and a wait
  * whose partner was last seen on that CPU skips to yielding, unless
- * EPMPI_WAIT=spin; a partner elsewhere or unknown keeps the spinning. */
+ * EPMPI_WAIT=spin; a partner elsewhere or unknown keeps the spinning;
+ * without senders of CPUs (no node inboxes) a wait does not look. */
 #define _GNU_SOURCE
 #include "wait.h"
 
@@ -29,6 +30,7 @@ static int pinned(void)
 static unsigned first_backoff(int partner_cpu)
 {
     ep_backoff_t b = EP_BACKOFF_INIT;
+    ep_wait_cpu_hints = 1;
     ep_wait_partner_cpu = partner_cpu;
     ep_backoff(&b);
     return b.rounds;
@@ -53,6 +55,19 @@ START_TEST(partner_elsewhere_or_unknown_spins)
 }
 END_TEST
 
+START_TEST(no_hints_no_look)
+{
+    ep_backoff_t b = EP_BACKOFF_INIT;
+    int me = pinned();
+    ep_wait_cpu_hints = 0;
+    ep_thread_cpu = 0;
+    ep_wait_partner_cpu = me;
+    ep_backoff(&b);
+    ck_assert_uint_eq(b.rounds, 1);
+    ck_assert_int_eq(ep_thread_cpu, 0);
+}
+END_TEST
+
 START_TEST(wait_spin_never_yields)
 {
     int me = pinned();
@@ -68,6 +83,7 @@ int main(void)
     tcase_add_test(tc, a_wait_notes_its_cpu);
     tcase_add_test(tc, partner_on_this_cpu_yields_at_once);
     tcase_add_test(tc, partner_elsewhere_or_unknown_spins);
+    tcase_add_test(tc, no_hints_no_look);
     tcase_add_test(tc, wait_spin_never_yields);
     suite_add_tcase(s, tc);
     return ep_unit_run(s);

@@ -738,7 +738,7 @@ static inline ep_inbox_t *peer_inbox(const ep_comm_t *c, int idx, _Atomic uint64
 /* The processes of a node map each other's inboxes, or none of them do
  * (node_start): a rank sends to this process through an inbox exactly
  * when this process sends to it through one. */
-int ep_ucx_via_inbox(const ep_comm_t *c, int idx) { return node_base && node_base[c->proc_world[c->ranks[idx].proc]]; }
+int ep_ucx_via_inbox(const ep_comm_t *c, int idx) { return c->ucx_peer && c->ucx_peer[idx].inbox; }
 
 int ep_ucx_node_holds(const ep_comm_t *c)
 {
@@ -903,6 +903,16 @@ static __attribute__((noinline)) int send_now_ucx(ep_endpoint_t *ep, int idx, co
     return q == NULL;
 }
 
+/* Fills reserved record rec (at pos) with a message of ep's of n bytes
+ * at buf for rank position idx, and hands it to the receiver. */
+static inline void rec_send(ep_inbox_rec_t *rec, uint64_t pos, const ep_endpoint_t *ep, int idx, int tag,
+                            const void *buf, size_t n)
+{
+    rec_envelope(rec, EP_INBOX_DATA, ep, idx, tag, (int64_t)n);
+    rec_payload(rec, buf, n);
+    ep_inbox_publish(rec, pos);
+}
+
 /* ep_ucx_send_now through inbox b, every way: a payload for memcpy, a
  * padding record, a look at the inbox's head. */
 static __attribute__((noinline)) int send_now_inbox(ep_endpoint_t *ep, int idx, const void *buf, size_t bytes, int tag,
@@ -912,9 +922,7 @@ static __attribute__((noinline)) int send_now_inbox(ep_endpoint_t *ep, int idx, 
     ep_inbox_rec_t *rec = ep_inbox_reserve(b, bytes, seen, &pos);
     if (!rec)
         return 0; /* full: the request path waits for room */
-    rec_envelope(rec, EP_INBOX_DATA, ep, idx, tag, (int64_t)bytes);
-    rec_payload(rec, buf, bytes);
-    ep_inbox_publish(rec, pos);
+    rec_send(rec, pos, ep, idx, tag, buf, bytes);
     return 1;
 }
 
@@ -932,9 +940,7 @@ int ep_ucx_send_now(ep_endpoint_t *ep, int idx, const void *buf, size_t bytes, i
     ep_inbox_rec_t *rec = bytes <= EP_LANE_INLINE ? ep_inbox_reserve_usual(b, bytes, seen, &pos) : NULL;
     if (!rec)
         return send_now_inbox(ep, idx, buf, bytes, tag, b, seen);
-    rec_envelope(rec, EP_INBOX_DATA, ep, idx, tag, (int64_t)bytes);
-    ep_lane_copy(rec->data, buf, bytes);
-    ep_inbox_publish(rec, pos);
+    rec_send(rec, pos, ep, idx, tag, buf, bytes);
     return 1;
 }
 

@@ -92,8 +92,9 @@ int ep_ucx_send_now(ep_endpoint_t *ep, int idx, const void *buf, size_t bytes, i
 /* Receives the matched message m (EP_MSG_UCX) into r (consumes m's UCX
  * handle); r becomes DONE, or NET with a UCX request. */
 void ep_ucx_recv(ep_request_t *r, ep_msg_t *m);
-/* 1 when the messages of rank position idx of c come to this process
- * through a node inbox (and so never match a receive posted in UCX). */
+/* 1 when the messages of rank position idx of c (a communicator over
+ * UCX) come to this process through a node inbox (and so never match a
+ * receive posted in UCX). */
 int ep_ucx_via_inbox(const ep_comm_t *c, int idx);
 /* 1 when every other process of c is on this node and its messages come
  * through the node inboxes (the same answer in each of them; 0 for a

@@ -223,11 +223,8 @@ static ep_request_t *take_locked(ep_endpoint_t *dst, const ep_msg_t *m)
     return NULL;
 }
 
-/* A message whose payload is at hand (a lane slot, a node inbox record),
- * dst->lock held.  Usually the oldest posted receive is the one it
- * matches: it completes that receive straight from the payload, without
- * a queue search or a message record.  Anything else takes the general
- * path (take_locked, then match_complete). */
+/* arrive_eager_locked's general path (take_locked, then match_complete),
+ * apart for the register saves of its calls. */
 static __attribute__((noinline)) void arrive_eager_any(ep_endpoint_t *dst, int source, int tag, const void *data,
                                                        int64_t bytes)
 {
@@ -239,6 +236,11 @@ static __attribute__((noinline)) void arrive_eager_any(ep_endpoint_t *dst, int s
         match_complete(r, &m, 0);
 }
 
+/* A message whose payload is at hand (a lane slot, a node inbox record),
+ * dst->lock held.  Usually the oldest posted receive is the one it
+ * matches: it completes that receive straight from the payload, without
+ * a queue search or a message record.  Anything else takes the general
+ * path. */
 static inline void arrive_eager_locked(ep_endpoint_t *dst, int source, int tag, const void *data, int64_t bytes)
 {
     EP_ASSERT(ep_lock_held(&dst->lock));
@@ -248,7 +250,7 @@ static inline void arrive_eager_locked(ep_endpoint_t *dst, int source, int tag, 
         complete_eager(ep_container_of(it, ep_request_t, link), source, tag, data, bytes);
         return;
     }
-    arrive_eager_any(dst, source, tag, data, bytes); /* apart, for the register saves of its calls */
+    arrive_eager_any(dst, source, tag, data, bytes);
 }
 
 /* Consumes every message the lanes into dst hold, oldest first in each

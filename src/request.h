@@ -226,6 +226,7 @@ static inline ep_request_t *ep_request_new(ep_req_kind_t kind, ep_endpoint_t *ep
     }
     return r;
 }
+
 /* A request on ep complete already, with status st (non-blocking calls
  * that finish before they return: the file calls), or NULL. */
 ep_request_t *ep_request_completed(ep_endpoint_t *ep, const MPI_Status *st);

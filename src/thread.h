@@ -6,8 +6,6 @@
 #ifndef EP_THREAD_H
 #define EP_THREAD_H
 
-#include <stddef.h>
-
 /* For epmpi's thread-local variables, all small: the initial-exec model
  * reads them at a fixed offset from the thread pointer, where the default
  * model of a shared library calls __tls_get_addr at each access. */

@@ -3,7 +3,6 @@
 
 #include "diag.h"
 #include "settings.h"
-#include "thread.h"
 
 #include <sched.h>
 #include <time.h>

@@ -8,6 +8,8 @@
 #ifndef EP_WAIT_H
 #define EP_WAIT_H
 
+#include "thread.h"
+
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
@@ -38,8 +40,8 @@ typedef struct ep_backoff {
  * it sends (node inboxes, ucx.c), and a receiver that polls and finds
  * nothing notes the last sender's (ep_wait_partner_cpu): a wait whose
  * partner is on its CPU yields at once. */
-extern __thread int ep_thread_cpu __attribute__((tls_model("initial-exec")));
-extern __thread int ep_wait_partner_cpu __attribute__((tls_model("initial-exec")));
+extern __thread int ep_thread_cpu EP_TLS;
+extern __thread int ep_wait_partner_cpu EP_TLS;
 /* Whether anything sends CPUs (node inboxes are in use): else a wait does
  * not look at its own. */
 extern int ep_wait_cpu_hints;

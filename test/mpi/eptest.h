@@ -38,8 +38,8 @@
 
 /* The tests that move more than 2 GiB: 1 (after saying why) when they
  * should skip, on a machine of less than gb GB of memory, or under
- * EPMPI_TEST_HUGE=0 (CI's run from the release tarball, after the tree's
- * run has covered them). */
+ * EPMPI_TEST_HUGE=0 (CI's runs from the release tarball and under the
+ * sanitizers, after the tree's run has covered them). */
 static inline int ept_skip_huge(double gb)
 {
     struct sysinfo si;

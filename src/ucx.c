@@ -35,8 +35,9 @@
 #define NO_ADDR 0xffffffffu /* a rank without a slot: the communicator keeps the MPI path */
 #define SWEEP_EVERY 32      /* ep_ucx_progress polls every worker once in this many calls */
 #define MAX_DEFAULT_WORKERS 16
-#define HELPER_PERIOD_MIN_NS 1000000L  /* the progress helper's sleep between sweeps that move something */
-#define HELPER_PERIOD_MAX_NS 32000000L /* and its longest, after sweeps that move nothing */
+#define HELPER_SLEEP_MIN_NS 1000000L  /* the progress helper's sleep after a sweep that moved something */
+#define HELPER_SLEEP_MAX_NS 32000000L /* and its longest, after sweeps that moved nothing */
+_Static_assert(HELPER_SLEEP_MAX_NS < 1000000000L, "a helper's sleep is under a second (tv_nsec)");
 /* The top bit of a UCX tag marks the data of a message whose envelope
  * went through a node inbox (see "node inboxes" below): then
  *   1 | sending world process (23 bits) | its worker (8) | a number (32). */
@@ -129,17 +130,16 @@ static int poll_worker(ep_ucx_worker_t *u);
  * is polled, and a rendezvous needs its sender's worker.  So a helper
  * thread sweeps the requests handed to the progress engine and every
  * worker that nobody polled since its last sweep (never waiting for a
- * lock another thread holds).  It sleeps HELPER_PERIOD_MAX_NS at first,
- * HELPER_PERIOD_MIN_NS after a sweep that moved something, and twice as
- * long as before (up to the most) after one that moved nothing: on 2
- * cores, a wake every millisecond with nothing to do cost 4 MiB messages
- * 3-7% of their bandwidth (the time of the thread it preempted). */
+ * lock another thread holds).  It sleeps the longest at first, then as
+ * ep_fallback_sleep (wait.h) says: on 2 cores, a wake every millisecond
+ * with nothing to do cost 4 MiB messages 3-7% of their bandwidth (the
+ * time of the thread it preempted). */
 static void *helper_main(void *arg)
 {
     (void)arg;
-    long period = HELPER_PERIOD_MAX_NS;
+    long sleep_ns = HELPER_SLEEP_MAX_NS;
     while (!atomic_load_explicit(&helper_stop, memory_order_relaxed)) {
-        struct timespec t = {period / 1000000000L, period % 1000000000L};
+        struct timespec t = {0, sleep_ns};
         nanosleep(&t, NULL);
         int moved = 0;
         for (int i = 0; i < nworkers; i++) {
@@ -155,7 +155,7 @@ static void *helper_main(void *arg)
             ep_progress();
             moved = 1;
         }
-        period = moved ? HELPER_PERIOD_MIN_NS : period * 2 > HELPER_PERIOD_MAX_NS ? HELPER_PERIOD_MAX_NS : period * 2;
+        sleep_ns = ep_fallback_sleep(sleep_ns, moved, HELPER_SLEEP_MIN_NS, HELPER_SLEEP_MAX_NS);
     }
     return NULL;
 }
@@ -1203,12 +1203,11 @@ static int drain_worker(ep_ucx_worker_t *u)
                           memory_order_relaxed); /* the lock held: no other writer */
     if (u == home) /* who this thread waits for, if it waits (not the sweep's other workers) */
         ep_wait_partner_cpu = u->last_cpu;
-    int moved = 0;
-    if (u->inbox && ep_inbox_peek(u->inbox)) {
+    int moved = u->inbox && ep_inbox_peek(u->inbox);
+    if (moved) {
         drain_inbox(u);
         if (++u->polls < UCX_EVERY)
             return 1;
-        moved = 1;
     }
     u->polls = 0;
     moved |= ucp_worker_progress(u->w) != 0;

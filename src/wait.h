@@ -46,6 +46,17 @@ extern __thread int ep_wait_partner_cpu EP_TLS;
  * not look at its own. */
 extern int ep_wait_cpu_hints;
 
+/* The next sleep of a fallback that wakes now and then to do what
+ * nobody else did (the UCX progress helper): min after a round that found
+ * work, else twice the last, up to max.  An idle one costs a wake per
+ * max; a busy one answers within min. */
+static inline long ep_fallback_sleep(long last, int found_work, long min, long max)
+{
+    if (found_work)
+        return min;
+    return last > max / 2 ? max : last * 2;
+}
+
 /* (clang-format 14 would spread the braces over lines.) */
 /* clang-format off */
 #define EP_BACKOFF_INIT {0}

@@ -1,7 +1,8 @@
 /* Waiting (wait.h): a wait notes the CPU its thread is on, and a wait
  * whose partner was last seen on that CPU skips to yielding, unless
  * EPMPI_WAIT=spin; a partner elsewhere or unknown keeps the spinning;
- * without senders of CPUs (no node inboxes) a wait does not look. */
+ * without senders of CPUs (no node inboxes) a wait does not look; a
+ * fallback's sleeps (ep_fallback_sleep) back off while it finds nothing. */
 #define _GNU_SOURCE
 #include "wait.h"
 
@@ -68,6 +69,23 @@ START_TEST(no_hints_no_look)
 }
 END_TEST
 
+/* The progress helper's sleeps: at the longest while idle, the shortest
+ * after work, doubling back up. */
+START_TEST(fallback_sleeps_back_off)
+{
+    ck_assert_int_eq(ep_fallback_sleep(32, 0, 1, 32), 32);
+    ck_assert_int_eq(ep_fallback_sleep(32, 1, 1, 32), 1);
+    long s = 1, seen[6];
+    for (int i = 0; i < 6; i++)
+        seen[i] = s = ep_fallback_sleep(s, 0, 1, 32);
+    ck_assert_int_eq(seen[0], 2);
+    ck_assert_int_eq(seen[3], 16);
+    ck_assert_int_eq(seen[4], 32);
+    ck_assert_int_eq(seen[5], 32);
+    ck_assert_int_eq(ep_fallback_sleep(20, 0, 1, 32), 32); /* never past the most */
+}
+END_TEST
+
 START_TEST(wait_spin_never_yields)
 {
     int me = pinned();
@@ -84,6 +102,7 @@ int main(void)
     tcase_add_test(tc, partner_on_this_cpu_yields_at_once);
     tcase_add_test(tc, partner_elsewhere_or_unknown_spins);
     tcase_add_test(tc, no_hints_no_look);
+    tcase_add_test(tc, fallback_sleeps_back_off);
     tcase_add_test(tc, wait_spin_never_yields);
     suite_add_tcase(s, tc);
     return ep_unit_run(s);

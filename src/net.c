@@ -302,13 +302,17 @@ ep_status_t ep_net_send(ep_request_t *s, int dst_world, uint64_t ctx, int src, i
 
 /* A buffered send is complete once its data is copied: the PMPI part of s
  * (net[] and tmp) moves to an internal request that the progress engine
- * finishes, giving the attached-buffer space back.  Returns 0, changing
- * nothing, when no request is left for that. */
+ * finishes, giving the attached-buffer space back.  That request holds
+ * its endpoint as a request with a handle does: the program may free the
+ * communicator (or finalize, which frees MPI_COMM_WORLD's endpoints)
+ * while the data still travel, and testing it reads the endpoint's
+ * worker.  Returns 0, changing nothing, when no request is left for that. */
 static int hand_off(ep_request_t *s)
 {
     ep_request_t *inner = ep_request_new(EP_REQ_SEND, s->ep, 0);
     if (!inner)
         return 0;
+    ep_request_hold_ep(inner);
     inner->nnet = s->nnet;
     memcpy(inner->net, s->net, sizeof s->net);
     inner->ucx_req = s->ucx_req;

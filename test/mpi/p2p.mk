@@ -29,3 +29,8 @@ MPI_TESTS += test/mpi/p2p_huge
 test_mpi_p2p_huge_CFLAGS = $(MPI_TEST_CFLAGS)
 MPI_TESTS += test/mpi/p2p_status
 test_mpi_p2p_status_CFLAGS = $(MPI_TEST_CFLAGS)
+MPI_TESTS += test/mpi/p2p_lifetime
+test_mpi_p2p_lifetime_CFLAGS = $(MPI_TEST_CFLAGS)
+MPI_TESTS += test/mpi/p2p_lifetime_noshm
+test_mpi_p2p_lifetime_noshm_SOURCES = test/mpi/p2p_lifetime.c
+test_mpi_p2p_lifetime_noshm_CFLAGS = $(MPI_TEST_CFLAGS) -DEPT_SHM='"0"'

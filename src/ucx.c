@@ -1052,8 +1052,11 @@ void ep_ucx_recv_post_give(ep_endpoint_t *ep, int took)
 static __thread int posting EP_TLS, posted_at_once EP_TLS;
 
 /* UCX finished a receive posted in it, the worker's lock held.  The
- * message's tag and length are valid only with UCS_OK; a truncated one
- * reports the receive's capacity, and sent_bytes says no more. */
+ * message's length is valid only with UCS_OK: a truncated one reports the
+ * receive's capacity, and sent_bytes says no more.  Its tag is the
+ * message's in both cases (UCX fills it when the message matches, before
+ * it finds the message too long, as MPICH's own UCX device relies on):
+ * a wildcard receive's status needs the real source and tag. */
 static void posted_done(void *q, ucs_status_t st, const ucp_tag_recv_info_t *info, void *arg)
 {
     ep_request_t *r = arg;
@@ -1068,7 +1071,7 @@ static void posted_done(void *q, ucs_status_t st, const ucp_tag_recv_info_t *inf
         ep_status_set(&r->status, r->source_pat, r->tag_pat, MPI_SUCCESS, 0, 1);
     } else if (st == UCS_ERR_MESSAGE_TRUNCATED) {
         r->sent_bytes = cap;
-        ep_status_set(&r->status, r->source_pat, r->tag_pat, MPI_ERR_TRUNCATE, cap, 0);
+        ep_status_set(&r->status, tag_source(info->sender_tag), tag_user(info->sender_tag), MPI_ERR_TRUNCATE, cap, 0);
     } else {
         r->failure = EP_ERR_UCX_FAILED;
         ep_status_set(&r->status, r->source_pat, r->tag_pat, ep_status_class(r->failure), 0, 0);

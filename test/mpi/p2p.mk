@@ -34,3 +34,8 @@ test_mpi_p2p_lifetime_CFLAGS = $(MPI_TEST_CFLAGS)
 MPI_TESTS += test/mpi/p2p_lifetime_noshm
 test_mpi_p2p_lifetime_noshm_SOURCES = test/mpi/p2p_lifetime.c
 test_mpi_p2p_lifetime_noshm_CFLAGS = $(MPI_TEST_CFLAGS) -DEPT_SHM='"0"'
+MPI_TESTS += test/mpi/p2p_truncate
+test_mpi_p2p_truncate_CFLAGS = $(MPI_TEST_CFLAGS)
+MPI_TESTS += test/mpi/p2p_truncate_noshm
+test_mpi_p2p_truncate_noshm_SOURCES = test/mpi/p2p_truncate.c
+test_mpi_p2p_truncate_noshm_CFLAGS = $(MPI_TEST_CFLAGS) -DEPT_SHM='"0"'

@@ -369,7 +369,13 @@ out:
 
 ep_status_t ep_ucx_init(char *err, size_t errlen)
 {
-    ucp_params_t params = {.field_mask = UCP_PARAM_FIELD_FEATURES, .features = UCP_FEATURE_TAG};
+    /* Each worker is serialised by its own lock, but different threads
+     * drive different workers at once, and the workers share the
+     * context's resources (from UCX 1.14 the registration cache of every
+     * zero-copy rendezvous): the context must guard them itself. */
+    ucp_params_t params = {.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
+                           .features = UCP_FEATURE_TAG,
+                           .mt_workers_shared = 1};
     ucp_worker_params_t wp = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
                               .thread_mode = UCS_THREAD_MODE_SERIALIZED};
     ucs_status_t st = UCS_OK;
@@ -549,14 +555,20 @@ void ep_ucx_describe(char *buf, size_t len)
         free(text);
     }
     unlock_worker(&workers[0]);
+    /* As UCX reports it: whether the workers' shared context is guarded
+     * for threads (ep_ucx_init asks for it). */
+    ucp_context_attr_t ca = {.field_mask = UCP_ATTR_FIELD_THREAD_MODE};
+    const char *shared =
+        ucp_context_query(ctx, &ca) == UCS_OK && ca.thread_mode == UCS_THREAD_MODE_MULTI ? "thread-safe" : "unguarded";
     if (node_procs)
         snprintf(buf, len,
-                 "transport ucx (%d workers; UCX transports to process %d: %s; node inboxes in shared memory to the "
-                 "other processes of this node)",
-                 nworkers, peer, *tls ? tls : "unknown");
+                 "transport ucx (%d workers, %s context; UCX transports to process %d: %s; node inboxes in shared "
+                 "memory to the other processes of this node)",
+                 nworkers, shared, peer, *tls ? tls : "unknown");
     else
-        snprintf(buf, len, "transport ucx (%d workers; UCX transports to process %d: %s; no node inboxes: %s)",
-                 nworkers, peer, *tls ? tls : "unknown", node_off);
+        snprintf(buf, len,
+                 "transport ucx (%d workers, %s context; UCX transports to process %d: %s; no node inboxes: %s)",
+                 nworkers, shared, peer, *tls ? tls : "unknown", node_off);
 }
 
 /* ---- communicators ---------------------------------------------------------- */

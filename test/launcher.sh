@@ -78,6 +78,12 @@ else
                 *"; node inboxes in shared memory"*) echo "ok: node inboxes" ;;
                 *) fail "two processes of one node without node inboxes: $out" ;;
             esac
+            # Threads drive different workers of one UCX context at once:
+            # UCX must guard what the workers share.
+            case $out in
+                *"workers, thread-safe context;"*) echo "ok: the UCX context is thread-safe" ;;
+                *) fail "the UCX context's shared resources are not guarded for threads: $out" ;;
+            esac
             case $(EPMPI_SHM=0 "$L" -n 2 -t 1 --verbose "$hello" 2>&1) in
                 *"; no node inboxes: EPMPI_SHM=0)"*) echo "ok: EPMPI_SHM=0" ;;
                 *) fail "EPMPI_SHM=0 left the node inboxes on" ;;

@@ -15,7 +15,8 @@
  * stamps of later records can only land on such lines, so a stale stamp
  * or a payload word that looks like one is never read as a record.  A
  * record that would run past the end of the ring is preceded by a padding
- * record to the end.
+ * record to the end.  The consumer checks each record before it believes
+ * its length (ep_inbox_rec_fault).
  *
  * Positions are 64-bit byte counts that never wrap in practice.
  */
@@ -147,7 +148,17 @@ static inline void ep_inbox_release(ep_inbox_t *b, ep_inbox_rec_t *r)
     atomic_store_explicit(&b->head, h + span, memory_order_release);
 }
 
-/* Consumer: the oldest published record, padding skipped, or NULL. */
+/* Padding r, at the head of b, spans whole lines up to the ring's end at
+ * most, as every producer writes it. */
+static inline int ep_inbox_pad_fits(const ep_inbox_t *b, const ep_inbox_rec_t *r)
+{
+    uint64_t off = (uint64_t)((const char *)r - b->ring);
+    return r->bytes > 0 && r->bytes % EP_INBOX_LINE == 0 && (uint64_t)r->bytes <= b->cap - off;
+}
+
+/* Consumer: the oldest published record, padding skipped, or NULL.
+ * Padding that does not fit (ep_inbox_pad_fits) is returned, not
+ * skipped, for ep_inbox_rec_fault to name. */
 static inline ep_inbox_rec_t *ep_inbox_peek(ep_inbox_t *b)
 {
     for (;;) {
@@ -155,10 +166,38 @@ static inline ep_inbox_rec_t *ep_inbox_peek(ep_inbox_t *b)
         ep_inbox_rec_t *r = (ep_inbox_rec_t *)(b->ring + (h & (b->cap - 1)));
         if (atomic_load_explicit(&r->stamp, memory_order_acquire) != h + 1)
             return NULL;
-        if (r->kind != EP_INBOX_PAD)
+        if (r->kind != EP_INBOX_PAD || !ep_inbox_pad_fits(b, r))
             return r;
         ep_inbox_release(b, r);
     }
+}
+
+/* Consumer: what is wrong with record r that ep_inbox_peek returned, or
+ * NULL when a producer may have written it.  A record is in shared
+ * memory that every process of the node can write: one spoilt by a bug
+ * or a stray write there must not send head (which advances by the
+ * record's length) to a place no record starts, nor name a sender that
+ * does not exist.  max_data is the largest payload the producers put in
+ * a DATA record (at most ep_inbox_max_payload of b's capacity). */
+static inline const char *ep_inbox_rec_fault(const ep_inbox_rec_t *r, uint64_t max_data)
+{
+    switch (r->kind) {
+    case EP_INBOX_PAD:
+        return "padding that does not end on a line within the ring";
+    case EP_INBOX_DATA:
+        if ((uint64_t)r->bytes > max_data) /* a negative size too */
+            return "a payload size its record cannot hold";
+        break;
+    case EP_INBOX_FOLLOWS:
+        if (r->bytes < 0)
+            return "a negative message size";
+        break;
+    default:
+        return "an unknown kind of record";
+    }
+    if (r->source < 0 || r->tag < 0)
+        return "a negative source or tag";
+    return NULL;
 }
 
 #endif

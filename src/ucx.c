@@ -1168,6 +1168,18 @@ int ep_ucx_test(ep_request_t *r)
     return st == UCS_OK ? EP_OK : EP_ERR_UCX_FAILED;
 }
 
+/* A record of u's inbox that no producer wrote (ep_inbox_rec_fault): the
+ * records after it cannot be found, and their messages would be lost
+ * silently, so nothing can go on. */
+static void inbox_corrupt(const ep_ucx_worker_t *u, const ep_inbox_rec_t *rec, const char *what)
+{
+    ep_fatal(MPI_ERR_INTERN,
+             "process %d found a corrupt record in the node inbox of its UCX worker %d (%s: kind %u, slot %u, "
+             "source %d, tag %d, %lld bytes)",
+             ep_net_world_rank(), u->index, what, (unsigned)rec->kind, (unsigned)rec->slot, rec->source, rec->tag,
+             (long long)rec->bytes);
+}
+
 /* Delivers the records of u's inbox, oldest first; u's lock held.  A run
  * of small messages to one endpoint takes its lock once. */
 static void drain_inbox(ep_ucx_worker_t *u)
@@ -1176,11 +1188,14 @@ static void drain_inbox(ep_ucx_worker_t *u)
     ep_endpoint_t *locked = NULL;
     int cpu = u->last_cpu;
     while ((rec = ep_inbox_peek(u->inbox))) {
+        const char *fault = ep_inbox_rec_fault(rec, INBOX_INLINE_MAX);
         cpu = rec->cpu;
         ep_endpoint_t *dst = rec->slot < u->nslots ? u->slots[rec->slot] : NULL;
         int small = rec->kind == EP_INBOX_DATA;
-        if (dst && rec->source >= dst->comm->size)
-            dst = NULL; /* a corrupt record: dropped */
+        if (!fault && dst && rec->source >= dst->comm->size)
+            fault = "a source outside its communicator";
+        if (fault)
+            inbox_corrupt(u, rec, fault);
         if (locked && (locked != dst || !small)) {
             ep_unlock(&locked->lock);
             locked = NULL;

@@ -19,6 +19,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -367,6 +368,63 @@ out:
     return rc;
 }
 
+/* ---- start-up ------------------------------------------------------------------
+ * UCX leaves a transport that can wake its worker (an event on a file
+ * descriptor) unpolled until its first wake-up: its adaptive progress.
+ * Its shared-memory transports wake the receiving worker through a Unix
+ * socket in the abstract namespace, which belongs to a network namespace.
+ * UCX takes processes with one boot id for one machine and connects them
+ * through shared memory even when they live in different network
+ * namespaces (containers on one machine, make check-multinode's simulated
+ * hosts): the wake-up then never arrives, and a message waits in the
+ * receiver's shared memory for ever, unless the receiver happened to have
+ * connected to some process that way itself.  So where this machine's
+ * processes span network namespaces, epmpi's UCX polls every transport. */
+static int polls_all; /* adaptive progress turned off for that reason, for EPMPI_VERBOSE */
+
+/* UCX's machine: its boot id, the two halves of the UUID folded into one
+ * word as UCX does; 0 when it cannot be read. */
+static uint64_t boot_id(void)
+{
+    char text[64] = "";
+    uint64_t half[2] = {0, 0};
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (!f)
+        return 0;
+    if (!fgets(text, sizeof text, f))
+        text[0] = '\0';
+    fclose(f);
+    int digits = 0;
+    for (const char *c = text; *c && digits < 32; c++) {
+        int v = *c >= '0' && *c <= '9' ? *c - '0' : *c >= 'a' && *c <= 'f' ? *c - 'a' + 10 : -1;
+        if (v >= 0) {
+            half[digits / 16] = half[digits / 16] << 4 | (uint64_t)v;
+            digits++;
+        }
+    }
+    return half[0] ^ half[1];
+}
+
+/* Collective over MPI_COMM_WORLD: 1 when a process with this process's
+ * boot id runs in another network namespace. */
+static int machine_spans_namespaces(void)
+{
+    struct stat ns;
+    uint64_t id = boot_id();
+    int64_t ino = stat("/proc/self/ns/net", &ns) ? 0 : (int64_t)ns.st_ino, v[2] = {ino, -ino}, r[2] = {ino, -ino};
+    MPI_Comm same;
+    MPI_Request req;
+    if (PMPI_Comm_split(MPI_COMM_WORLD, id ? (int)(id & 0x7fffffff) : MPI_UNDEFINED, 0, &same) != MPI_SUCCESS ||
+        same == MPI_COMM_NULL)
+        return 0;
+    if (ep_net_wait_started(PMPI_Iallreduce(v, r, 2, MPI_INT64_T, MPI_MIN, same, &req), &req))
+        r[0] = -r[1];
+    PMPI_Comm_free(&same);
+    return r[0] != -r[1];
+}
+
+static ucp_ep_h conn(ep_ucx_worker_t *u, int p, int w);
+
 ep_status_t ep_ucx_init(char *err, size_t errlen)
 {
     /* Each worker is serialised by its own lock, but different threads
@@ -389,7 +447,11 @@ ep_status_t ep_ucx_init(char *err, size_t errlen)
     /* UCX's settings for epmpi alone: EPMPI_UCX_X overrides UCX_X (which
      * MPICH's own UCX context reads too), e.g. EPMPI_UCX_TLS. */
     ucp_config_t *cfg = NULL;
-    if ((st = ucp_config_read("EPMPI", NULL, &cfg)) != UCS_OK || (st = ucp_init(&params, cfg, &ctx)) != UCS_OK) {
+    int spans = machine_spans_namespaces();
+    if ((st = ucp_config_read("EPMPI", NULL, &cfg)) == UCS_OK && spans && !getenv("EPMPI_UCX_ADAPTIVE_PROGRESS") &&
+        !getenv("UCX_ADAPTIVE_PROGRESS"))
+        polls_all = ucp_config_modify(cfg, "ADAPTIVE_PROGRESS", "n") == UCS_OK;
+    if (st != UCS_OK || (st = ucp_init(&params, cfg, &ctx)) != UCS_OK) {
         ctx = NULL;
         ok = 0;
     }
@@ -560,15 +622,16 @@ void ep_ucx_describe(char *buf, size_t len)
     ucp_context_attr_t ca = {.field_mask = UCP_ATTR_FIELD_THREAD_MODE};
     const char *shared =
         ucp_context_query(ctx, &ca) == UCS_OK && ca.thread_mode == UCS_THREAD_MODE_MULTI ? "thread-safe" : "unguarded";
+    const char *polled = polls_all ? ", all polled (processes of this machine in other network namespaces)" : "";
     if (node_procs)
         snprintf(buf, len,
-                 "transport ucx (%d workers, %s context; UCX transports to process %d: %s; node inboxes in shared "
+                 "transport ucx (%d workers, %s context; UCX transports to process %d: %s%s; node inboxes in shared "
                  "memory to the other processes of this node)",
-                 nworkers, shared, peer, *tls ? tls : "unknown");
+                 nworkers, shared, peer, *tls ? tls : "unknown", polled);
     else
         snprintf(buf, len,
-                 "transport ucx (%d workers, %s context; UCX transports to process %d: %s; no node inboxes: %s)",
-                 nworkers, shared, peer, *tls ? tls : "unknown", node_off);
+                 "transport ucx (%d workers, %s context; UCX transports to process %d: %s%s; no node inboxes: %s)",
+                 nworkers, shared, peer, *tls ? tls : "unknown", polled, node_off);
 }
 
 /* ---- communicators ---------------------------------------------------------- */

@@ -247,8 +247,12 @@ def call_base(name):
 
 def big_mode(name, counts, checks):
     """What the _c form name does on endpoints with a count beyond INT_MAX:
-    "wide" (its entry_wide_ body) or "type" (entry_big_type, entry_file_big_type
-    for files)."""
+    "wide" (its entry_wide_ body), "type" (entry_big_type, entry_file_big_type
+    for files) or, for the persistent collectives, "persistent": a clear
+    error from entry_persistent_wide, since their requests keep one call
+    of int counts."""
+    if name.endswith("_init_c"):
+        return "persistent"
     if call_base(name) in WIDE_BODIES:
         return "wide"
     if any(how != "scalar" for _, how in counts):
@@ -390,7 +394,10 @@ def generate_guards(api):
             scalars = [c for c, how in counts if how == "scalar"]
             arrays = [(c, how) for c, how in counts if how != "scalar"]
             mode = big_mode(name, counts, checks)
-            wide_body, big_types = mode == "wide", mode == "type"
+            wide_body, big_types = mode in ("wide", "persistent"), mode == "type"
+            pnames_req = pnames + ([] if "request" in pnames else ["ENTRY_BLOCKING"])
+            wide_call = ('entry_persistent_wide("%s", %s)' % (name, comm) if mode == "persistent"
+                         else 'entry_wide_%s("%s", %s)' % (call_base(name), name, ", ".join(pnames_req)))
             fits = " && ".join("%s <= INT_MAX && %s >= INT_MIN" % (c, c) for c in scalars)
             call = "%s(%s)" % (name[:-2], ", ".join("(int)" + p[1] if (p[1], "scalar") in counts
                                                    else p[1] + "_i" if any(p[1] == a for a, _ in arrays)
@@ -427,10 +434,9 @@ def generate_guards(api):
                     out.append("    entry_big_type_free(&%s_t);" % c)
                 out.append("    return rc;")
             elif wide_body and not arrays:
-                req = [] if "request" in pnames else ["ENTRY_BLOCKING"]
                 out.append("    if (%s)" % fits)
                 out.append("        return %s;" % call)
-                out.append('    return entry_wide_%s("%s", %s);' % (call_base(name), name, ", ".join(pnames + req)))
+                out.append("    return %s;" % wide_call)
             elif not arrays:
                 out.append("    return %s;" % call)
             else:
@@ -443,9 +449,7 @@ def generate_guards(api):
                 tests = ['(rc = entry_narrow_%s(ep, "%s", %s, entry_peers(ep, %s, %s, %s), &%s_i, &wide))'
                          % (how, name, a, array_peers(name, a), root, sbuf, a) for a, how in arrays]
                 out.append("    if (!rc && !(%s))" % " || ".join(tests))
-                req = [] if "request" in pnames else ["ENTRY_BLOCKING"]
-                out.append('        rc = wide ? entry_wide_%s("%s", %s)' % (call_base(name), name,
-                                                                      ", ".join(pnames + req)))
+                out.append("        rc = wide ? %s" % wide_call)
                 out.append("                  : %s;" % call)
                 for a, _ in arrays:
                     out.append("    free(%s_i);" % a)
@@ -625,7 +629,8 @@ def generate_test(api):
         " * word the message must have: a large-count (_c) form that runs its int",
         " * form on endpoints gets a count beyond INT_MAX instead (in an array of",
         " * 64 when it has no scalar count): a datatype error, since the",
-        " * datatypes are null. */",
+        " * datatypes are null (the persistent collectives' _c forms refuse such",
+        " * counts on endpoints: a count error). */",
         '#include "api_guards.h"',
         "",
         "#include <limits.h>",
@@ -659,8 +664,10 @@ def generate_test(api):
             cases = [(c, BY_VALUE[c[0]][1], "not supported", name) for c in checks]
         elif not scalars and "eighbor" in name:
             cases = [(checks[0], "MPI_ERR_TOPOLOGY", "topology", name[:-2])]
-        elif big_mode(name, counts, checks) == "wide" and "eighbor" in name:
+        elif big_mode(name, counts, checks) in ("wide", "persistent") and "eighbor" in name:
             cases = [(checks[0], "MPI_ERR_TOPOLOGY", "topology", name)]
+        elif big_mode(name, counts, checks) == "persistent":  # refused whatever the types
+            cases = [(checks[0], "MPI_ERR_COUNT", "INT_MAX", name)]
         else:  # a type is made of the count's elements: they are MPI_DATATYPE_NULL
             cases = [(checks[0], "MPI_ERR_TYPE", "datatype", name)]
         for tested, cls, word, says in cases:

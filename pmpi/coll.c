@@ -331,8 +331,7 @@ static int scan_ep(const char *call, const void *sendbuf, void *recvbuf, int cou
 
 /* ---- neighbourhood collectives ----------------------------------------------
  * On the communicator's topology (src/topo.h), through the same exchange as
- * the all-to-alls.  The persistent forms (_init) are refused, like every
- * persistent collective on endpoints. */
+ * the all-to-alls. */
 
 /* The communicator must carry a topology; MPI_IN_PLACE means nothing here. */
 static int nbr_entry(const char *call, MPI_Comm comm, const void *sendbuf, ep_endpoint_t **ep)

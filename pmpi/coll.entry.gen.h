@@ -18,6 +18,13 @@ ENTRY_API int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
     return barrier_ep("MPI_Ibarrier", comm, request);
 }
 
+ENTRY_API int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Barrier_init(comm, info, request);
+    return barrier_ep("MPI_Barrier_init", comm, entry_persistent(request, info));
+}
+
 ENTRY_API int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
     if (!entry_comm_is_ep(comm))
@@ -30,6 +37,13 @@ ENTRY_API int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int roo
     if (!entry_comm_is_ep(comm))
         return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
     return bcast_ep("MPI_Ibcast", buffer, count, datatype, root, comm, request);
+}
+
+ENTRY_API int MPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Bcast_init(buffer, count, datatype, root, comm, info, request);
+    return bcast_ep("MPI_Bcast_init", buffer, count, datatype, root, comm, entry_persistent(request, info));
 }
 
 ENTRY_API int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
@@ -46,6 +60,13 @@ ENTRY_API int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_
     return reduce_ep("MPI_Iallreduce", sendbuf, recvbuf, count, datatype, op, 1, 0, comm, request);
 }
 
+ENTRY_API int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+    return reduce_ep("MPI_Allreduce_init", sendbuf, recvbuf, count, datatype, op, 1, 0, comm, entry_persistent(request, info));
+}
+
 ENTRY_API int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
 {
     if (!entry_comm_is_ep(comm))
@@ -58,6 +79,13 @@ ENTRY_API int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Dat
     if (!entry_comm_is_ep(comm))
         return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
     return reduce_ep("MPI_Ireduce", sendbuf, recvbuf, count, datatype, op, 0, root, comm, request);
+}
+
+ENTRY_API int MPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
+    return reduce_ep("MPI_Reduce_init", sendbuf, recvbuf, count, datatype, op, 0, root, comm, entry_persistent(request, info));
 }
 
 ENTRY_API int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
@@ -74,6 +102,13 @@ ENTRY_API int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype se
     return allgather_ep("MPI_Iallgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
+ENTRY_API int MPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    return allgather_ep("MPI_Allgather_init", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, entry_persistent(request, info));
+}
+
 ENTRY_API int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     if (!entry_comm_is_ep(comm))
@@ -86,6 +121,13 @@ ENTRY_API int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendt
     if (!entry_comm_is_ep(comm))
         return PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
     return gather_ep("MPI_Igather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL, recvtype, NULL, root, comm, request);
+}
+
+ENTRY_API int MPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+    return gather_ep("MPI_Gather_init", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL, recvtype, NULL, root, comm, entry_persistent(request, info));
 }
 
 ENTRY_API int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
@@ -102,6 +144,13 @@ ENTRY_API int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype send
     return gather_ep("MPI_Igatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, NULL, root, comm, request);
 }
 
+ENTRY_API int MPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
+    return gather_ep("MPI_Gatherv_init", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, NULL, root, comm, entry_persistent(request, info));
+}
+
 ENTRY_API int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     if (!entry_comm_is_ep(comm))
@@ -114,6 +163,13 @@ ENTRY_API int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype send
     if (!entry_comm_is_ep(comm))
         return PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
     return scatter_ep("MPI_Iscatter", sendbuf, sendcount, NULL, NULL, sendtype, NULL, recvbuf, recvcount, recvtype, root, comm, request);
+}
+
+ENTRY_API int MPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+    return scatter_ep("MPI_Scatter_init", sendbuf, sendcount, NULL, NULL, sendtype, NULL, recvbuf, recvcount, recvtype, root, comm, entry_persistent(request, info));
 }
 
 ENTRY_API int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
@@ -130,6 +186,13 @@ ENTRY_API int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const i
     return scatter_ep("MPI_Iscatterv", sendbuf, 0, sendcounts, displs, sendtype, NULL, recvbuf, recvcount, recvtype, root, comm, request);
 }
 
+ENTRY_API int MPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+    return scatter_ep("MPI_Scatterv_init", sendbuf, 0, sendcounts, displs, sendtype, NULL, recvbuf, recvcount, recvtype, root, comm, entry_persistent(request, info));
+}
+
 ENTRY_API int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     if (!entry_comm_is_ep(comm))
@@ -142,6 +205,13 @@ ENTRY_API int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype s
     if (!entry_comm_is_ep(comm))
         return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
     return allgatherv_ep("MPI_Iallgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, NULL, comm, request);
+}
+
+ENTRY_API int MPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+    return allgatherv_ep("MPI_Allgatherv_init", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, NULL, comm, entry_persistent(request, info));
 }
 
 ENTRY_API int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
@@ -158,6 +228,13 @@ ENTRY_API int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sen
     return alltoall_ep("MPI_Ialltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
+ENTRY_API int MPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    return alltoall_ep("MPI_Alltoall_init", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, entry_persistent(request, info));
+}
+
 ENTRY_API int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     if (!entry_comm_is_ep(comm))
@@ -170,6 +247,13 @@ ENTRY_API int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const 
     if (!entry_comm_is_ep(comm))
         return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
     return alltoallv_ep("MPI_Ialltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+}
+
+ENTRY_API int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+    return alltoallv_ep("MPI_Alltoallv_init", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, entry_persistent(request, info));
 }
 
 ENTRY_API int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
@@ -186,6 +270,13 @@ ENTRY_API int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const 
     return alltoallw_ep("MPI_Ialltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 }
 
+ENTRY_API int MPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+    return alltoallw_ep("MPI_Alltoallw_init", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, entry_persistent(request, info));
+}
+
 ENTRY_API int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     if (!entry_comm_is_ep(comm))
@@ -198,6 +289,13 @@ ENTRY_API int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int 
     if (!entry_comm_is_ep(comm))
         return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
     return reduce_scatter_ep("MPI_Ireduce_scatter_block", sendbuf, recvbuf, recvcount, NULL, datatype, op, comm, request);
+}
+
+ENTRY_API int MPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
+    return reduce_scatter_ep("MPI_Reduce_scatter_block_init", sendbuf, recvbuf, recvcount, NULL, datatype, op, comm, entry_persistent(request, info));
 }
 
 ENTRY_API int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
@@ -214,6 +312,13 @@ ENTRY_API int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int 
     return reduce_scatter_ep("MPI_Ireduce_scatter", sendbuf, recvbuf, 0, recvcounts, datatype, op, comm, request);
 }
 
+ENTRY_API int MPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
+    return reduce_scatter_ep("MPI_Reduce_scatter_init", sendbuf, recvbuf, 0, recvcounts, datatype, op, comm, entry_persistent(request, info));
+}
+
 ENTRY_API int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     if (!entry_comm_is_ep(comm))
@@ -226,6 +331,13 @@ ENTRY_API int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datat
     if (!entry_comm_is_ep(comm))
         return PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
     return scan_ep("MPI_Iscan", sendbuf, recvbuf, count, datatype, op, comm, 0, request);
+}
+
+ENTRY_API int MPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+    return scan_ep("MPI_Scan_init", sendbuf, recvbuf, count, datatype, op, comm, 0, entry_persistent(request, info));
 }
 
 ENTRY_API int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
@@ -242,6 +354,13 @@ ENTRY_API int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Dat
     return scan_ep("MPI_Iexscan", sendbuf, recvbuf, count, datatype, op, comm, 1, request);
 }
 
+ENTRY_API int MPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+    return scan_ep("MPI_Exscan_init", sendbuf, recvbuf, count, datatype, op, comm, 1, entry_persistent(request, info));
+}
+
 ENTRY_API int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     if (!entry_comm_is_ep(comm))
@@ -254,6 +373,13 @@ ENTRY_API int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Da
     if (!entry_comm_is_ep(comm))
         return PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
     return nbr_allgather_ep("MPI_Ineighbor_allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL, recvtype, NULL, comm, request);
+}
+
+ENTRY_API int MPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    return nbr_allgather_ep("MPI_Neighbor_allgather_init", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL, recvtype, NULL, comm, entry_persistent(request, info));
 }
 
 ENTRY_API int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
@@ -270,6 +396,13 @@ ENTRY_API int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_D
     return nbr_allgather_ep("MPI_Ineighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, NULL, comm, request);
 }
 
+ENTRY_API int MPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+    return nbr_allgather_ep("MPI_Neighbor_allgatherv_init", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, NULL, comm, entry_persistent(request, info));
+}
+
 ENTRY_API int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     if (!entry_comm_is_ep(comm))
@@ -282,6 +415,13 @@ ENTRY_API int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Dat
     if (!entry_comm_is_ep(comm))
         return PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
     return nbr_alltoall_ep("MPI_Ineighbor_alltoall", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, NULL, NULL, recvtype, comm, request);
+}
+
+ENTRY_API int MPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    return nbr_alltoall_ep("MPI_Neighbor_alltoall_init", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, NULL, NULL, recvtype, comm, entry_persistent(request, info));
 }
 
 ENTRY_API int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
@@ -298,6 +438,13 @@ ENTRY_API int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[
     return nbr_alltoall_ep("MPI_Ineighbor_alltoallv", sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0, recvcounts, rdispls, recvtype, comm, request);
 }
 
+ENTRY_API int MPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+    return nbr_alltoall_ep("MPI_Neighbor_alltoallv_init", sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0, recvcounts, rdispls, recvtype, comm, entry_persistent(request, info));
+}
+
 ENTRY_API int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
     if (!entry_comm_is_ep(comm))
@@ -310,4 +457,11 @@ ENTRY_API int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[
     if (!entry_comm_is_ep(comm))
         return PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
     return nbr_alltoallw_ep("MPI_Ineighbor_alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+}
+
+ENTRY_API int MPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+    return nbr_alltoallw_ep("MPI_Neighbor_alltoallw_init", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, entry_persistent(request, info));
 }

@@ -248,6 +248,18 @@ void entry_wide_blocks_free(entry_wide_blocks_t *w)
     memset(w, 0, sizeof *w);
 }
 
+int entry_persistent_wide(const char *call, MPI_Comm comm)
+{
+    ep_endpoint_t *ep;
+    int rc = entry_endpoint(call, comm, &ep);
+    if (rc)
+        return rc;
+    if (strstr(call, "_Neighbor_") && !ep->topo) /* as the int forms say first */
+        return entry_raise(ep, call, MPI_ERR_TOPOLOGY, "the communicator has no topology");
+    return entry_raise(ep, call, MPI_ERR_COUNT,
+                       "counts beyond INT_MAX are not supported by persistent collectives on endpoint communicators");
+}
+
 int entry_unsupported_comm(const char *call, MPI_Comm comm)
 {
     ep_endpoint_t *ep;
@@ -446,10 +458,30 @@ int entry_request_error(ep_request_t *r, const char *call)
 
 MPI_Request entry_blocking_slot;
 
+/* A persistent call's request slot (entry_persistent): the body that
+ * receives it runs on this thread before it returns. */
+static __thread struct {
+    MPI_Request slot;
+    MPI_Request *out;
+} persistent EP_TLS;
+
+MPI_Request *entry_persistent(MPI_Request *request, MPI_Info info)
+{
+    (void)info;
+    if (!request)
+        return NULL;
+    persistent.out = request;
+    return &persistent.slot;
+}
+
 int entry_coll_go(ep_endpoint_t *ep, const char *call, ep_coll_args_t *a, MPI_Request *req)
 {
     ep_status_t st;
-    if (req == ENTRY_BLOCKING) {
+    if (req == &persistent.slot) {
+        ep_request_t *r;
+        if (!(st = ep_coll_persistent_init(ep, a, &r)))
+            *persistent.out = r->handle;
+    } else if (req == ENTRY_BLOCKING) {
         ep_diag_enter(ep, call);
         st = ep_coll_run(ep, a);
         ep_diag_leave(ep);

@@ -278,10 +278,21 @@ int entry_request_error(ep_request_t *r, const char *call);
 int entry_request_error_code(const ep_request_t *r, const char *call);
 
 /* Runs the collective a describes: to completion when req is ENTRY_BLOCKING
- * (the blocking form), else as a non-blocking operation whose request goes
- * to *req.  Errors are raised on ep for call. */
+ * (the blocking form); as a persistent request, inactive, when req came
+ * from entry_persistent (the init form); else as a non-blocking operation
+ * whose request goes to *req.  Errors are raised on ep for call. */
 extern MPI_Request entry_blocking_slot;
 #define ENTRY_BLOCKING (&entry_blocking_slot)
 int entry_coll_go(ep_endpoint_t *ep, const char *call, ep_coll_args_t *a, MPI_Request *req);
+
+/* The request argument an init form (MPI_Bcast_init, ...) passes to the
+ * body it shares with the non-blocking form: a slot of this thread that
+ * entry_coll_go recognises, and that remembers where the persistent
+ * request's handle goes (request, the user's; NULL stays NULL, which the
+ * body reports).  The hints in info are accepted and not used. */
+MPI_Request *entry_persistent(MPI_Request *request, MPI_Info info);
+/* The large-count init forms (MPI_Bcast_init_c, ...) with a count beyond
+ * INT_MAX on an endpoint communicator: MPI_ERR_COUNT, saying so. */
+int entry_persistent_wide(const char *call, MPI_Comm comm);
 
 #endif

@@ -15,6 +15,176 @@ ENTRY_API void mpi_abort_f08_(const MPI_Comm *comm, const int *errorcode, MPI_Fi
     entry_f_return(ierror, rc);
 }
 
+extern void pmpir_allgather_init_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_allgather_init_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_allgather_init_f08ts_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Allgather_init", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Allgather_init", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Allgather_init(sendbuf_c, *sendcount, *sendtype, recvbuf_c, *recvcount, *recvtype, *comm, *info, request);
+    entry_f_return(ierror, rc);
+}
+
+extern void pmpir_allgather_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_allgather_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_allgather_init_f08ts_large_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Allgather_init_c", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Allgather_init_c", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Allgather_init_c(sendbuf_c, *sendcount, *sendtype, recvbuf_c, *recvcount, *recvtype, *comm, *info, request);
+    entry_f_return(ierror, rc);
+}
+
+extern void pmpir_allgatherv_init_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int recvcounts[], const int displs[], const MPI_Datatype *recvtype, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_allgatherv_init_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int recvcounts[], const int displs[], const MPI_Datatype *recvtype, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_allgatherv_init_f08ts_(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Allgatherv_init", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Allgatherv_init", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Allgatherv_init(sendbuf_c, *sendcount, *sendtype, recvbuf_c, recvcounts, displs, *recvtype, *comm, *info, request);
+    entry_f_return(ierror, rc);
+}
+
+extern void pmpir_allgatherv_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], const MPI_Datatype *recvtype, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_allgatherv_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], const MPI_Datatype *recvtype, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_allgatherv_init_f08ts_large_(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Allgatherv_init_c", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Allgatherv_init_c", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Allgatherv_init_c(sendbuf_c, *sendcount, *sendtype, recvbuf_c, recvcounts, displs, *recvtype, *comm, *info, request);
+    entry_f_return(ierror, rc);
+}
+
+extern void pmpir_allreduce_init_f08ts_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const int *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_allreduce_init_f08ts_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const int *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_allreduce_init_f08ts_(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Allreduce_init", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Allreduce_init", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Allreduce_init(sendbuf_c, recvbuf_c, *count, *datatype, *op, *comm, *info, request);
+    entry_f_return(ierror, rc);
+}
+
+extern void pmpir_allreduce_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const MPI_Count *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_allreduce_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const MPI_Count *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_allreduce_init_f08ts_large_(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Allreduce_init_c", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Allreduce_init_c", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Allreduce_init_c(sendbuf_c, recvbuf_c, *count, *datatype, *op, *comm, *info, request);
+    entry_f_return(ierror, rc);
+}
+
+extern void pmpir_alltoall_init_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_alltoall_init_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_alltoall_init_f08ts_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Alltoall_init", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Alltoall_init", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Alltoall_init(sendbuf_c, *sendcount, *sendtype, recvbuf_c, *recvcount, *recvtype, *comm, *info, request);
+    entry_f_return(ierror, rc);
+}
+
+extern void pmpir_alltoall_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_alltoall_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_alltoall_init_f08ts_large_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Alltoall_init_c", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Alltoall_init_c", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Alltoall_init_c(sendbuf_c, *sendcount, *sendtype, recvbuf_c, *recvcount, *recvtype, *comm, *info, request);
+    entry_f_return(ierror, rc);
+}
+
+extern void pmpir_alltoallv_init_f08ts_(const entry_gfc_array_t *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype *recvtype, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_alltoallv_init_f08ts_(const entry_gfc_array_t *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype *recvtype, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_alltoallv_init_f08ts_(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Alltoallv_init", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Alltoallv_init", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Alltoallv_init(sendbuf_c, sendcounts, sdispls, *sendtype, recvbuf_c, recvcounts, rdispls, *recvtype, *comm, *info, request);
+    entry_f_return(ierror, rc);
+}
+
+extern void pmpir_alltoallv_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype *recvtype, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_alltoallv_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype *recvtype, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_alltoallv_init_f08ts_large_(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Alltoallv_init_c", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Alltoallv_init_c", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Alltoallv_init_c(sendbuf_c, sendcounts, sdispls, *sendtype, recvbuf_c, recvcounts, rdispls, *recvtype, *comm, *info, request);
+    entry_f_return(ierror, rc);
+}
+
 extern void pmpir_alltoallw_f08ts_(const entry_gfc_array_t *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], const entry_gfc_array_t *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Fint *ierror) ENTRY_F_WEAK;
 ENTRY_API void mpi_alltoallw_f08ts_(const entry_gfc_array_t *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], const entry_gfc_array_t *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Fint *ierror)
 {
@@ -52,19 +222,35 @@ ENTRY_API void mpi_alltoallw_f08ts_large_(const entry_gfc_array_t *sendbuf, cons
 extern void pmpir_alltoallw_init_f08ts_(const entry_gfc_array_t *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], const entry_gfc_array_t *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
 ENTRY_API void mpi_alltoallw_init_f08ts_(const entry_gfc_array_t *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], const entry_gfc_array_t *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (entry_comm_is_ep(*comm))
-        entry_f_return(ierror, entry_unsupported_comm("MPI_Alltoallw_init", *comm));
-    else
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_alltoallw_init_f08ts_(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Alltoallw_init", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Alltoallw_init", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Alltoallw_init(sendbuf_c, sendcounts, sdispls, sendtypes, recvbuf_c, recvcounts, rdispls, recvtypes, *comm, *info, request);
+    entry_f_return(ierror, rc);
 }
 
 extern void pmpir_alltoallw_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
 ENTRY_API void mpi_alltoallw_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (entry_comm_is_ep(*comm))
-        entry_f_return(ierror, entry_unsupported_comm("MPI_Alltoallw_init_c", *comm));
-    else
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_alltoallw_init_f08ts_large_(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Alltoallw_init_c", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Alltoallw_init_c", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Alltoallw_init_c(sendbuf_c, sendcounts, sdispls, sendtypes, recvbuf_c, recvcounts, rdispls, recvtypes, *comm, *info, request);
+    entry_f_return(ierror, rc);
 }
 
 ENTRY_API void mpi_barrier_f08_(const MPI_Comm *comm, MPI_Fint *ierror)
@@ -73,13 +259,32 @@ ENTRY_API void mpi_barrier_f08_(const MPI_Comm *comm, MPI_Fint *ierror)
     entry_f_return(ierror, rc);
 }
 
-extern void pmpir_barrier_init_f08_(const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
 ENTRY_API void mpi_barrier_init_f08_(const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (entry_comm_is_ep(*comm))
-        entry_f_return(ierror, entry_unsupported_comm("MPI_Barrier_init", *comm));
-    else
-        pmpir_barrier_init_f08_(comm, info, request, ierror);
+    int rc = MPI_Barrier_init(*comm, *info, request);
+    entry_f_return(ierror, rc);
+}
+
+extern void pmpir_bcast_init_f08ts_(void *buffer, const int *count, const MPI_Datatype *datatype, const int *root, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_bcast_init_f08ts_(void *buffer, const int *count, const MPI_Datatype *datatype, const int *root, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_bcast_init_f08ts_(buffer, count, datatype, root, comm, info, request, ierror);
+        return;
+    }
+    int rc = MPI_Bcast_init(buffer, *count, *datatype, *root, *comm, *info, request);
+    entry_f_return(ierror, rc);
+}
+
+extern void pmpir_bcast_init_f08ts_large_(void *buffer, const MPI_Count *count, const MPI_Datatype *datatype, const int *root, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_bcast_init_f08ts_large_(void *buffer, const MPI_Count *count, const MPI_Datatype *datatype, const int *root, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_bcast_init_f08ts_large_(buffer, count, datatype, root, comm, info, request, ierror);
+        return;
+    }
+    int rc = MPI_Bcast_init_c(buffer, *count, *datatype, *root, *comm, *info, request);
+    entry_f_return(ierror, rc);
 }
 
 extern void pmpir_bsend_init_f08ts_(const entry_gfc_array_t *buf, const int *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
@@ -431,6 +636,40 @@ ENTRY_API void mpi_error_string_f08_(const int *errorcode, char *string, int *re
     int rc = MPI_Error_string(*errorcode, string_c, resultlen);
     if (rc == MPI_SUCCESS)
         entry_f_string_out(string, string_len, string_c);
+    entry_f_return(ierror, rc);
+}
+
+extern void pmpir_exscan_init_f08ts_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const int *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_exscan_init_f08ts_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const int *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_exscan_init_f08ts_(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Exscan_init", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Exscan_init", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Exscan_init(sendbuf_c, recvbuf_c, *count, *datatype, *op, *comm, *info, request);
+    entry_f_return(ierror, rc);
+}
+
+extern void pmpir_exscan_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const MPI_Count *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_exscan_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const MPI_Count *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_exscan_init_f08ts_large_(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Exscan_init_c", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Exscan_init_c", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Exscan_init_c(sendbuf_c, recvbuf_c, *count, *datatype, *op, *comm, *info, request);
     entry_f_return(ierror, rc);
 }
 
@@ -951,6 +1190,74 @@ ENTRY_API void mpi_file_write_shared_f08ts_(const MPI_File *fh, const entry_gfc_
         entry_f_return(ierror, entry_unsupported("MPI_File_write_shared", "files", MPI_ERR_FILE));
     else
         pmpir_file_write_shared_f08ts_(fh, buf, count, datatype, status, ierror);
+}
+
+extern void pmpir_gather_init_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_gather_init_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_gather_init_f08ts_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Gather_init", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Gather_init", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Gather_init(sendbuf_c, *sendcount, *sendtype, recvbuf_c, *recvcount, *recvtype, *root, *comm, *info, request);
+    entry_f_return(ierror, rc);
+}
+
+extern void pmpir_gather_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_gather_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_gather_init_f08ts_large_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Gather_init_c", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Gather_init_c", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Gather_init_c(sendbuf_c, *sendcount, *sendtype, recvbuf_c, *recvcount, *recvtype, *root, *comm, *info, request);
+    entry_f_return(ierror, rc);
+}
+
+extern void pmpir_gatherv_init_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int recvcounts[], const int displs[], const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_gatherv_init_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int recvcounts[], const int displs[], const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_gatherv_init_f08ts_(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Gatherv_init", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Gatherv_init", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Gatherv_init(sendbuf_c, *sendcount, *sendtype, recvbuf_c, recvcounts, displs, *recvtype, *root, *comm, *info, request);
+    entry_f_return(ierror, rc);
+}
+
+extern void pmpir_gatherv_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_gatherv_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_gatherv_init_f08ts_large_(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Gatherv_init_c", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Gatherv_init_c", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Gatherv_init_c(sendbuf_c, *sendcount, *sendtype, recvbuf_c, recvcounts, displs, *recvtype, *root, *comm, *info, request);
+    entry_f_return(ierror, rc);
 }
 
 ENTRY_API void mpi_graph_create_f08_(const MPI_Comm *comm_old, const int *nnodes, const int indx[], const int edges[], const int *reorder, MPI_Comm *comm_graph, MPI_Fint *ierror)
@@ -2050,6 +2357,142 @@ ENTRY_API void mpi_mprobe_f08_(const int *source, const int *tag, const MPI_Comm
     entry_f_return(ierror, rc);
 }
 
+extern void pmpir_neighbor_allgather_init_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_neighbor_allgather_init_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_neighbor_allgather_init_f08ts_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Neighbor_allgather_init", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Neighbor_allgather_init", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Neighbor_allgather_init(sendbuf_c, *sendcount, *sendtype, recvbuf_c, *recvcount, *recvtype, *comm, *info, request);
+    entry_f_return(ierror, rc);
+}
+
+extern void pmpir_neighbor_allgather_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_neighbor_allgather_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_neighbor_allgather_init_f08ts_large_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Neighbor_allgather_init_c", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Neighbor_allgather_init_c", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Neighbor_allgather_init_c(sendbuf_c, *sendcount, *sendtype, recvbuf_c, *recvcount, *recvtype, *comm, *info, request);
+    entry_f_return(ierror, rc);
+}
+
+extern void pmpir_neighbor_allgatherv_init_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int recvcounts[], const int displs[], const MPI_Datatype *recvtype, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_neighbor_allgatherv_init_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int recvcounts[], const int displs[], const MPI_Datatype *recvtype, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_neighbor_allgatherv_init_f08ts_(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Neighbor_allgatherv_init", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Neighbor_allgatherv_init", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Neighbor_allgatherv_init(sendbuf_c, *sendcount, *sendtype, recvbuf_c, recvcounts, displs, *recvtype, *comm, *info, request);
+    entry_f_return(ierror, rc);
+}
+
+extern void pmpir_neighbor_allgatherv_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], const MPI_Datatype *recvtype, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_neighbor_allgatherv_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], const MPI_Datatype *recvtype, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_neighbor_allgatherv_init_f08ts_large_(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Neighbor_allgatherv_init_c", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Neighbor_allgatherv_init_c", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Neighbor_allgatherv_init_c(sendbuf_c, *sendcount, *sendtype, recvbuf_c, recvcounts, displs, *recvtype, *comm, *info, request);
+    entry_f_return(ierror, rc);
+}
+
+extern void pmpir_neighbor_alltoall_init_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_neighbor_alltoall_init_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_neighbor_alltoall_init_f08ts_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Neighbor_alltoall_init", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Neighbor_alltoall_init", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Neighbor_alltoall_init(sendbuf_c, *sendcount, *sendtype, recvbuf_c, *recvcount, *recvtype, *comm, *info, request);
+    entry_f_return(ierror, rc);
+}
+
+extern void pmpir_neighbor_alltoall_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_neighbor_alltoall_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_neighbor_alltoall_init_f08ts_large_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Neighbor_alltoall_init_c", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Neighbor_alltoall_init_c", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Neighbor_alltoall_init_c(sendbuf_c, *sendcount, *sendtype, recvbuf_c, *recvcount, *recvtype, *comm, *info, request);
+    entry_f_return(ierror, rc);
+}
+
+extern void pmpir_neighbor_alltoallv_init_f08ts_(const entry_gfc_array_t *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype *recvtype, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_neighbor_alltoallv_init_f08ts_(const entry_gfc_array_t *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype *recvtype, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_neighbor_alltoallv_init_f08ts_(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Neighbor_alltoallv_init", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Neighbor_alltoallv_init", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Neighbor_alltoallv_init(sendbuf_c, sendcounts, sdispls, *sendtype, recvbuf_c, recvcounts, rdispls, *recvtype, *comm, *info, request);
+    entry_f_return(ierror, rc);
+}
+
+extern void pmpir_neighbor_alltoallv_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype *recvtype, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_neighbor_alltoallv_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype *recvtype, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_neighbor_alltoallv_init_f08ts_large_(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Neighbor_alltoallv_init_c", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Neighbor_alltoallv_init_c", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Neighbor_alltoallv_init_c(sendbuf_c, sendcounts, sdispls, *sendtype, recvbuf_c, recvcounts, rdispls, *recvtype, *comm, *info, request);
+    entry_f_return(ierror, rc);
+}
+
 extern void pmpir_neighbor_alltoallw_f08ts_(const entry_gfc_array_t *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const entry_gfc_array_t *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Fint *ierror) ENTRY_F_WEAK;
 ENTRY_API void mpi_neighbor_alltoallw_f08ts_(const entry_gfc_array_t *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const entry_gfc_array_t *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, MPI_Fint *ierror)
 {
@@ -2087,19 +2530,35 @@ ENTRY_API void mpi_neighbor_alltoallw_f08ts_large_(const entry_gfc_array_t *send
 extern void pmpir_neighbor_alltoallw_init_f08ts_(const entry_gfc_array_t *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const entry_gfc_array_t *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
 ENTRY_API void mpi_neighbor_alltoallw_init_f08ts_(const entry_gfc_array_t *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const entry_gfc_array_t *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (entry_comm_is_ep(*comm))
-        entry_f_return(ierror, entry_unsupported_comm("MPI_Neighbor_alltoallw_init", *comm));
-    else
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_neighbor_alltoallw_init_f08ts_(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Neighbor_alltoallw_init", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Neighbor_alltoallw_init", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Neighbor_alltoallw_init(sendbuf_c, sendcounts, sdispls, sendtypes, recvbuf_c, recvcounts, rdispls, recvtypes, *comm, *info, request);
+    entry_f_return(ierror, rc);
 }
 
 extern void pmpir_neighbor_alltoallw_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
 ENTRY_API void mpi_neighbor_alltoallw_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
 {
-    if (entry_comm_is_ep(*comm))
-        entry_f_return(ierror, entry_unsupported_comm("MPI_Neighbor_alltoallw_init_c", *comm));
-    else
+    if (!(entry_comm_is_ep(*comm))) {
         pmpir_neighbor_alltoallw_init_f08ts_large_(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Neighbor_alltoallw_init_c", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Neighbor_alltoallw_init_c", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Neighbor_alltoallw_init_c(sendbuf_c, sendcounts, sdispls, sendtypes, recvbuf_c, recvcounts, rdispls, recvtypes, *comm, *info, request);
+    entry_f_return(ierror, rc);
 }
 
 ENTRY_API void mpi_op_free_f08_(MPI_Op *op, MPI_Fint *ierror)
@@ -2212,6 +2671,108 @@ ENTRY_API void mpi_recv_init_f08ts_large_(const entry_gfc_array_t *buf, const MP
     entry_f_return(ierror, rc);
 }
 
+extern void pmpir_reduce_init_f08ts_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const int *count, const MPI_Datatype *datatype, const MPI_Op *op, const int *root, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_reduce_init_f08ts_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const int *count, const MPI_Datatype *datatype, const MPI_Op *op, const int *root, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_reduce_init_f08ts_(sendbuf, recvbuf, count, datatype, op, root, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Reduce_init", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Reduce_init", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Reduce_init(sendbuf_c, recvbuf_c, *count, *datatype, *op, *root, *comm, *info, request);
+    entry_f_return(ierror, rc);
+}
+
+extern void pmpir_reduce_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const MPI_Count *count, const MPI_Datatype *datatype, const MPI_Op *op, const int *root, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_reduce_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const MPI_Count *count, const MPI_Datatype *datatype, const MPI_Op *op, const int *root, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_reduce_init_f08ts_large_(sendbuf, recvbuf, count, datatype, op, root, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Reduce_init_c", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Reduce_init_c", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Reduce_init_c(sendbuf_c, recvbuf_c, *count, *datatype, *op, *root, *comm, *info, request);
+    entry_f_return(ierror, rc);
+}
+
+extern void pmpir_reduce_scatter_block_init_f08ts_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_reduce_scatter_block_init_f08ts_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_reduce_scatter_block_init_f08ts_(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Reduce_scatter_block_init", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Reduce_scatter_block_init", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Reduce_scatter_block_init(sendbuf_c, recvbuf_c, *recvcount, *datatype, *op, *comm, *info, request);
+    entry_f_return(ierror, rc);
+}
+
+extern void pmpir_reduce_scatter_block_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_reduce_scatter_block_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_reduce_scatter_block_init_f08ts_large_(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Reduce_scatter_block_init_c", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Reduce_scatter_block_init_c", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Reduce_scatter_block_init_c(sendbuf_c, recvbuf_c, *recvcount, *datatype, *op, *comm, *info, request);
+    entry_f_return(ierror, rc);
+}
+
+extern void pmpir_reduce_scatter_init_f08ts_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const int recvcounts[], const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_reduce_scatter_init_f08ts_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const int recvcounts[], const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_reduce_scatter_init_f08ts_(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Reduce_scatter_init", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Reduce_scatter_init", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Reduce_scatter_init(sendbuf_c, recvbuf_c, recvcounts, *datatype, *op, *comm, *info, request);
+    entry_f_return(ierror, rc);
+}
+
+extern void pmpir_reduce_scatter_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_reduce_scatter_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const MPI_Count recvcounts[], const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_reduce_scatter_init_f08ts_large_(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Reduce_scatter_init_c", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Reduce_scatter_init_c", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Reduce_scatter_init_c(sendbuf_c, recvbuf_c, recvcounts, *datatype, *op, *comm, *info, request);
+    entry_f_return(ierror, rc);
+}
+
 ENTRY_API void mpi_request_free_f08_(MPI_Request *request, MPI_Fint *ierror)
 {
     int rc = MPI_Request_free(request);
@@ -2316,6 +2877,108 @@ ENTRY_API void mpi_rsend_init_f08ts_large_(const entry_gfc_array_t *buf, const M
     int rc = entry_f08_buffer("MPI_Rsend_init_c", *comm, buf, &buf_c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Rsend_init_c(buf_c, *count, *datatype, *dest, *tag, *comm, request);
+    entry_f_return(ierror, rc);
+}
+
+extern void pmpir_scan_init_f08ts_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const int *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_scan_init_f08ts_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const int *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_scan_init_f08ts_(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Scan_init", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Scan_init", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Scan_init(sendbuf_c, recvbuf_c, *count, *datatype, *op, *comm, *info, request);
+    entry_f_return(ierror, rc);
+}
+
+extern void pmpir_scan_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const MPI_Count *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_scan_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const entry_gfc_array_t *recvbuf, const MPI_Count *count, const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_scan_init_f08ts_large_(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Scan_init_c", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Scan_init_c", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Scan_init_c(sendbuf_c, recvbuf_c, *count, *datatype, *op, *comm, *info, request);
+    entry_f_return(ierror, rc);
+}
+
+extern void pmpir_scatter_init_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_scatter_init_f08ts_(const entry_gfc_array_t *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_scatter_init_f08ts_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Scatter_init", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Scatter_init", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Scatter_init(sendbuf_c, *sendcount, *sendtype, recvbuf_c, *recvcount, *recvtype, *root, *comm, *info, request);
+    entry_f_return(ierror, rc);
+}
+
+extern void pmpir_scatter_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_scatter_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_scatter_init_f08ts_large_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Scatter_init_c", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Scatter_init_c", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Scatter_init_c(sendbuf_c, *sendcount, *sendtype, recvbuf_c, *recvcount, *recvtype, *root, *comm, *info, request);
+    entry_f_return(ierror, rc);
+}
+
+extern void pmpir_scatterv_init_f08ts_(const entry_gfc_array_t *sendbuf, const int sendcounts[], const int displs[], const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_scatterv_init_f08ts_(const entry_gfc_array_t *sendbuf, const int sendcounts[], const int displs[], const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const int *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_scatterv_init_f08ts_(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Scatterv_init", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Scatterv_init", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Scatterv_init(sendbuf_c, sendcounts, displs, *sendtype, recvbuf_c, *recvcount, *recvtype, *root, *comm, *info, request);
+    entry_f_return(ierror, rc);
+}
+
+extern void pmpir_scatterv_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_scatterv_init_f08ts_large_(const entry_gfc_array_t *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], const MPI_Datatype *sendtype, const entry_gfc_array_t *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype, const int *root, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_scatterv_init_f08ts_large_(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
+        return;
+    }
+    void *sendbuf_c = NULL;
+    void *recvbuf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Scatterv_init_c", *comm, sendbuf, &sendbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = entry_f08_buffer("MPI_Scatterv_init_c", *comm, recvbuf, &recvbuf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Scatterv_init_c(sendbuf_c, sendcounts, displs, *sendtype, recvbuf_c, *recvcount, *recvtype, *root, *comm, *info, request);
     entry_f_return(ierror, rc);
 }
 
@@ -2718,4 +3381,4 @@ ENTRY_API void mpix_comm_shrink_f08_(const MPI_Comm *comm, MPI_Comm *newcomm, MP
         pmpixr_comm_shrink_f08_(comm, newcomm, ierror);
 }
 
-/* 280 entry points. */
+/* 318 entry points. */

@@ -8,160 +8,6 @@
 
 #include <stdlib.h>
 
-ENTRY_API int(MPI_Allgather_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Allgather_init", comm);
-    return PMPI_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-}
-
-ENTRY_API int(MPI_Allgatherv_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Allgatherv_init", comm);
-    return PMPI_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
-}
-
-ENTRY_API int(MPI_Allreduce_init)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Allreduce_init", comm);
-    return PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
-}
-
-ENTRY_API int(MPI_Alltoall_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Alltoall_init", comm);
-    return PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-}
-
-ENTRY_API int(MPI_Alltoallv_init)(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Alltoallv_init", comm);
-    return PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
-}
-
-ENTRY_API int(MPI_Alltoallw_init)(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Alltoallw_init", comm);
-    return PMPI_Alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
-}
-
-ENTRY_API int(MPI_Barrier_init)(MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Barrier_init", comm);
-    return PMPI_Barrier_init(comm, info, request);
-}
-
-ENTRY_API int(MPI_Bcast_init)(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Bcast_init", comm);
-    return PMPI_Bcast_init(buffer, count, datatype, root, comm, info, request);
-}
-
-ENTRY_API int(MPI_Exscan_init)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Exscan_init", comm);
-    return PMPI_Exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
-}
-
-ENTRY_API int(MPI_Gather_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Gather_init", comm);
-    return PMPI_Gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
-}
-
-ENTRY_API int(MPI_Gatherv_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Gatherv_init", comm);
-    return PMPI_Gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
-}
-
-ENTRY_API int(MPI_Neighbor_allgather_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Neighbor_allgather_init", comm);
-    return PMPI_Neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-}
-
-ENTRY_API int(MPI_Neighbor_allgatherv_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Neighbor_allgatherv_init", comm);
-    return PMPI_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
-}
-
-ENTRY_API int(MPI_Neighbor_alltoall_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Neighbor_alltoall_init", comm);
-    return PMPI_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-}
-
-ENTRY_API int(MPI_Neighbor_alltoallv_init)(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Neighbor_alltoallv_init", comm);
-    return PMPI_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
-}
-
-ENTRY_API int(MPI_Neighbor_alltoallw_init)(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Neighbor_alltoallw_init", comm);
-    return PMPI_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
-}
-
-ENTRY_API int(MPI_Reduce_init)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Reduce_init", comm);
-    return PMPI_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
-}
-
-ENTRY_API int(MPI_Reduce_scatter_block_init)(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Reduce_scatter_block_init", comm);
-    return PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
-}
-
-ENTRY_API int(MPI_Reduce_scatter_init)(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Reduce_scatter_init", comm);
-    return PMPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
-}
-
-ENTRY_API int(MPI_Scan_init)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Scan_init", comm);
-    return PMPI_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
-}
-
-ENTRY_API int(MPI_Scatter_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Scatter_init", comm);
-    return PMPI_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
-}
-
-ENTRY_API int(MPI_Scatterv_init)(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Scatterv_init", comm);
-    return PMPI_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
-}
-
 ENTRY_API int(MPIX_Comm_revoke)(MPI_Comm comm)
 {
     if (entry_comm_is_ep(comm))
@@ -313,9 +159,11 @@ ENTRY_API int(MPI_Allgather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 
 ENTRY_API int(MPI_Allgather_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Allgather_init_c", comm);
-    return PMPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    if (!(entry_comm_is_ep(comm)))
+        return PMPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
+        return MPI_Allgather_init(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, info, request);
+    return entry_persistent_wide("MPI_Allgather_init_c", comm);
 }
 
 ENTRY_API int(MPI_Allgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
@@ -336,9 +184,18 @@ ENTRY_API int(MPI_Allgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Da
 
 ENTRY_API int(MPI_Allgatherv_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Allgatherv_init_c", comm);
-    return PMPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+    if (!(entry_comm_is_ep(comm)))
+        return PMPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+    ep_endpoint_t *ep;
+    int rc = entry_endpoint("MPI_Allgatherv_init_c", comm, &ep);
+    int wide = !(sendcount <= INT_MAX && sendcount >= INT_MIN);
+    int *recvcounts_i = NULL, *displs_i = NULL;
+    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Allgatherv_init_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Allgatherv_init_c", displs, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &displs_i, &wide))))
+        rc = wide ? entry_persistent_wide("MPI_Allgatherv_init_c", comm)
+                  : MPI_Allgatherv_init(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, comm, info, request);
+    free(recvcounts_i);
+    free(displs_i);
+    return rc;
 }
 
 ENTRY_API int(MPI_Allreduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
@@ -352,9 +209,11 @@ ENTRY_API int(MPI_Allreduce_c)(const void *sendbuf, void *recvbuf, MPI_Count cou
 
 ENTRY_API int(MPI_Allreduce_init_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Allreduce_init_c", comm);
-    return PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+    if (!(entry_comm_is_ep(comm)))
+        return PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_Allreduce_init(sendbuf, recvbuf, (int)count, datatype, op, comm, info, request);
+    return entry_persistent_wide("MPI_Allreduce_init_c", comm);
 }
 
 ENTRY_API int(MPI_Alltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
@@ -375,9 +234,11 @@ ENTRY_API int(MPI_Alltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Data
 
 ENTRY_API int(MPI_Alltoall_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Alltoall_init_c", comm);
-    return PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    if (!(entry_comm_is_ep(comm)))
+        return PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
+        return MPI_Alltoall_init(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, info, request);
+    return entry_persistent_wide("MPI_Alltoall_init_c", comm);
 }
 
 ENTRY_API int(MPI_Alltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
@@ -400,9 +261,20 @@ ENTRY_API int(MPI_Alltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[]
 
 ENTRY_API int(MPI_Alltoallv_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Alltoallv_init_c", comm);
-    return PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+    if (!(entry_comm_is_ep(comm)))
+        return PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+    ep_endpoint_t *ep;
+    int rc = entry_endpoint("MPI_Alltoallv_init_c", comm, &ep);
+    int wide = 0;
+    int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
+    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Alltoallv_init_c", sendcounts, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Alltoallv_init_c", sdispls, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sdispls_i, &wide)) || (rc = entry_narrow_counts(ep, "MPI_Alltoallv_init_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Alltoallv_init_c", rdispls, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &rdispls_i, &wide))))
+        rc = wide ? entry_persistent_wide("MPI_Alltoallv_init_c", comm)
+                  : MPI_Alltoallv_init(sendbuf, sendcounts_i, sdispls_i, sendtype, recvbuf, recvcounts_i, rdispls_i, recvtype, comm, info, request);
+    free(sendcounts_i);
+    free(sdispls_i);
+    free(recvcounts_i);
+    free(rdispls_i);
+    return rc;
 }
 
 ENTRY_API int(MPI_Alltoallw_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
@@ -425,9 +297,20 @@ ENTRY_API int(MPI_Alltoallw_c)(const void *sendbuf, const MPI_Count sendcounts[]
 
 ENTRY_API int(MPI_Alltoallw_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Alltoallw_init_c", comm);
-    return PMPI_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+    if (!(entry_comm_is_ep(comm)))
+        return PMPI_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+    ep_endpoint_t *ep;
+    int rc = entry_endpoint("MPI_Alltoallw_init_c", comm, &ep);
+    int wide = 0;
+    int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
+    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Alltoallw_init_c", sendcounts, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Alltoallw_init_c", sdispls, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sdispls_i, &wide)) || (rc = entry_narrow_counts(ep, "MPI_Alltoallw_init_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Alltoallw_init_c", rdispls, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &rdispls_i, &wide))))
+        rc = wide ? entry_persistent_wide("MPI_Alltoallw_init_c", comm)
+                  : MPI_Alltoallw_init(sendbuf, sendcounts_i, sdispls_i, sendtypes, recvbuf, recvcounts_i, rdispls_i, recvtypes, comm, info, request);
+    free(sendcounts_i);
+    free(sdispls_i);
+    free(recvcounts_i);
+    free(rdispls_i);
+    return rc;
 }
 
 ENTRY_API int(MPI_Bcast_c)(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
@@ -447,9 +330,11 @@ ENTRY_API int(MPI_Bcast_c)(void *buffer, MPI_Count count, MPI_Datatype datatype,
 
 ENTRY_API int(MPI_Bcast_init_c)(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Bcast_init_c", comm);
-    return PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request);
+    if (!(entry_comm_is_ep(comm)))
+        return PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_Bcast_init(buffer, (int)count, datatype, root, comm, info, request);
+    return entry_persistent_wide("MPI_Bcast_init_c", comm);
 }
 
 ENTRY_API int(MPI_Exscan_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
@@ -463,9 +348,11 @@ ENTRY_API int(MPI_Exscan_c)(const void *sendbuf, void *recvbuf, MPI_Count count,
 
 ENTRY_API int(MPI_Exscan_init_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Exscan_init_c", comm);
-    return PMPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+    if (!(entry_comm_is_ep(comm)))
+        return PMPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_Exscan_init(sendbuf, recvbuf, (int)count, datatype, op, comm, info, request);
+    return entry_persistent_wide("MPI_Exscan_init_c", comm);
 }
 
 ENTRY_API int(MPI_Gather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
@@ -486,9 +373,11 @@ ENTRY_API int(MPI_Gather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Dataty
 
 ENTRY_API int(MPI_Gather_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Gather_init_c", comm);
-    return PMPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+    if (!(entry_comm_is_ep(comm)))
+        return PMPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+    if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
+        return MPI_Gather_init(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, info, request);
+    return entry_persistent_wide("MPI_Gather_init_c", comm);
 }
 
 ENTRY_API int(MPI_Gatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
@@ -509,9 +398,18 @@ ENTRY_API int(MPI_Gatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datat
 
 ENTRY_API int(MPI_Gatherv_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Gatherv_init_c", comm);
-    return PMPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
+    if (!(entry_comm_is_ep(comm)))
+        return PMPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
+    ep_endpoint_t *ep;
+    int rc = entry_endpoint("MPI_Gatherv_init_c", comm, &ep);
+    int wide = !(sendcount <= INT_MAX && sendcount >= INT_MIN);
+    int *recvcounts_i = NULL, *displs_i = NULL;
+    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Gatherv_init_c", recvcounts, entry_peers(ep, ENTRY_PEERS, root, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Gatherv_init_c", displs, entry_peers(ep, ENTRY_PEERS, root, sendbuf), &displs_i, &wide))))
+        rc = wide ? entry_persistent_wide("MPI_Gatherv_init_c", comm)
+                  : MPI_Gatherv_init(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, root, comm, info, request);
+    free(recvcounts_i);
+    free(displs_i);
+    return rc;
 }
 
 ENTRY_API int(MPI_Iallgather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
@@ -837,9 +735,11 @@ ENTRY_API int(MPI_Neighbor_allgather_c)(const void *sendbuf, MPI_Count sendcount
 
 ENTRY_API int(MPI_Neighbor_allgather_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Neighbor_allgather_init_c", comm);
-    return PMPI_Neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    if (!(entry_comm_is_ep(comm)))
+        return PMPI_Neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
+        return MPI_Neighbor_allgather_init(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, info, request);
+    return entry_persistent_wide("MPI_Neighbor_allgather_init_c", comm);
 }
 
 ENTRY_API int(MPI_Neighbor_allgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
@@ -860,9 +760,18 @@ ENTRY_API int(MPI_Neighbor_allgatherv_c)(const void *sendbuf, MPI_Count sendcoun
 
 ENTRY_API int(MPI_Neighbor_allgatherv_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Neighbor_allgatherv_init_c", comm);
-    return PMPI_Neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+    if (!(entry_comm_is_ep(comm)))
+        return PMPI_Neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+    ep_endpoint_t *ep;
+    int rc = entry_endpoint("MPI_Neighbor_allgatherv_init_c", comm, &ep);
+    int wide = !(sendcount <= INT_MAX && sendcount >= INT_MIN);
+    int *recvcounts_i = NULL, *displs_i = NULL;
+    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Neighbor_allgatherv_init_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Neighbor_allgatherv_init_c", displs, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &displs_i, &wide))))
+        rc = wide ? entry_persistent_wide("MPI_Neighbor_allgatherv_init_c", comm)
+                  : MPI_Neighbor_allgatherv_init(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, comm, info, request);
+    free(recvcounts_i);
+    free(displs_i);
+    return rc;
 }
 
 ENTRY_API int(MPI_Neighbor_alltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
@@ -883,9 +792,11 @@ ENTRY_API int(MPI_Neighbor_alltoall_c)(const void *sendbuf, MPI_Count sendcount,
 
 ENTRY_API int(MPI_Neighbor_alltoall_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Neighbor_alltoall_init_c", comm);
-    return PMPI_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    if (!(entry_comm_is_ep(comm)))
+        return PMPI_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
+        return MPI_Neighbor_alltoall_init(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, info, request);
+    return entry_persistent_wide("MPI_Neighbor_alltoall_init_c", comm);
 }
 
 ENTRY_API int(MPI_Neighbor_alltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
@@ -908,9 +819,20 @@ ENTRY_API int(MPI_Neighbor_alltoallv_c)(const void *sendbuf, const MPI_Count sen
 
 ENTRY_API int(MPI_Neighbor_alltoallv_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Neighbor_alltoallv_init_c", comm);
-    return PMPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+    if (!(entry_comm_is_ep(comm)))
+        return PMPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+    ep_endpoint_t *ep;
+    int rc = entry_endpoint("MPI_Neighbor_alltoallv_init_c", comm, &ep);
+    int wide = 0;
+    int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
+    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Neighbor_alltoallv_init_c", sendcounts, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Neighbor_alltoallv_init_c", sdispls, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sdispls_i, &wide)) || (rc = entry_narrow_counts(ep, "MPI_Neighbor_alltoallv_init_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Neighbor_alltoallv_init_c", rdispls, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &rdispls_i, &wide))))
+        rc = wide ? entry_persistent_wide("MPI_Neighbor_alltoallv_init_c", comm)
+                  : MPI_Neighbor_alltoallv_init(sendbuf, sendcounts_i, sdispls_i, sendtype, recvbuf, recvcounts_i, rdispls_i, recvtype, comm, info, request);
+    free(sendcounts_i);
+    free(sdispls_i);
+    free(recvcounts_i);
+    free(rdispls_i);
+    return rc;
 }
 
 ENTRY_API int(MPI_Neighbor_alltoallw_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
@@ -931,9 +853,18 @@ ENTRY_API int(MPI_Neighbor_alltoallw_c)(const void *sendbuf, const MPI_Count sen
 
 ENTRY_API int(MPI_Neighbor_alltoallw_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Neighbor_alltoallw_init_c", comm);
-    return PMPI_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+    if (!(entry_comm_is_ep(comm)))
+        return PMPI_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+    ep_endpoint_t *ep;
+    int rc = entry_endpoint("MPI_Neighbor_alltoallw_init_c", comm, &ep);
+    int wide = 0;
+    int *sendcounts_i = NULL, *recvcounts_i = NULL;
+    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Neighbor_alltoallw_init_c", sendcounts, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_counts(ep, "MPI_Neighbor_alltoallw_init_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &wide))))
+        rc = wide ? entry_persistent_wide("MPI_Neighbor_alltoallw_init_c", comm)
+                  : MPI_Neighbor_alltoallw_init(sendbuf, sendcounts_i, sdispls, sendtypes, recvbuf, recvcounts_i, rdispls, recvtypes, comm, info, request);
+    free(sendcounts_i);
+    free(recvcounts_i);
+    return rc;
 }
 
 ENTRY_API int(MPI_Reduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
@@ -947,9 +878,11 @@ ENTRY_API int(MPI_Reduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count,
 
 ENTRY_API int(MPI_Reduce_init_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Reduce_init_c", comm);
-    return PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
+    if (!(entry_comm_is_ep(comm)))
+        return PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_Reduce_init(sendbuf, recvbuf, (int)count, datatype, op, root, comm, info, request);
+    return entry_persistent_wide("MPI_Reduce_init_c", comm);
 }
 
 ENTRY_API int(MPI_Reduce_scatter_c)(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
@@ -978,16 +911,26 @@ ENTRY_API int(MPI_Reduce_scatter_block_c)(const void *sendbuf, void *recvbuf, MP
 
 ENTRY_API int(MPI_Reduce_scatter_block_init_c)(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Reduce_scatter_block_init_c", comm);
-    return PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
+    if (!(entry_comm_is_ep(comm)))
+        return PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
+    if (recvcount <= INT_MAX && recvcount >= INT_MIN)
+        return MPI_Reduce_scatter_block_init(sendbuf, recvbuf, (int)recvcount, datatype, op, comm, info, request);
+    return entry_persistent_wide("MPI_Reduce_scatter_block_init_c", comm);
 }
 
 ENTRY_API int(MPI_Reduce_scatter_init_c)(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Reduce_scatter_init_c", comm);
-    return PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
+    if (!(entry_comm_is_ep(comm)))
+        return PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
+    ep_endpoint_t *ep;
+    int rc = entry_endpoint("MPI_Reduce_scatter_init_c", comm, &ep);
+    int wide = 0;
+    int *recvcounts_i = NULL;
+    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Reduce_scatter_init_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &wide))))
+        rc = wide ? entry_persistent_wide("MPI_Reduce_scatter_init_c", comm)
+                  : MPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts_i, datatype, op, comm, info, request);
+    free(recvcounts_i);
+    return rc;
 }
 
 ENTRY_API int(MPI_Scan_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
@@ -1001,9 +944,11 @@ ENTRY_API int(MPI_Scan_c)(const void *sendbuf, void *recvbuf, MPI_Count count, M
 
 ENTRY_API int(MPI_Scan_init_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Scan_init_c", comm);
-    return PMPI_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+    if (!(entry_comm_is_ep(comm)))
+        return PMPI_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+    if (count <= INT_MAX && count >= INT_MIN)
+        return MPI_Scan_init(sendbuf, recvbuf, (int)count, datatype, op, comm, info, request);
+    return entry_persistent_wide("MPI_Scan_init_c", comm);
 }
 
 ENTRY_API int(MPI_Scatter_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
@@ -1024,9 +969,11 @@ ENTRY_API int(MPI_Scatter_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datat
 
 ENTRY_API int(MPI_Scatter_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Scatter_init_c", comm);
-    return PMPI_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+    if (!(entry_comm_is_ep(comm)))
+        return PMPI_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+    if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
+        return MPI_Scatter_init(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, info, request);
+    return entry_persistent_wide("MPI_Scatter_init_c", comm);
 }
 
 ENTRY_API int(MPI_Scatterv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
@@ -1047,9 +994,18 @@ ENTRY_API int(MPI_Scatterv_c)(const void *sendbuf, const MPI_Count sendcounts[],
 
 ENTRY_API int(MPI_Scatterv_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Scatterv_init_c", comm);
-    return PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+    if (!(entry_comm_is_ep(comm)))
+        return PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+    ep_endpoint_t *ep;
+    int rc = entry_endpoint("MPI_Scatterv_init_c", comm, &ep);
+    int wide = !(recvcount <= INT_MAX && recvcount >= INT_MIN);
+    int *sendcounts_i = NULL, *displs_i = NULL;
+    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Scatterv_init_c", sendcounts, entry_peers(ep, ENTRY_PEERS_SEND, root, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Scatterv_init_c", displs, entry_peers(ep, ENTRY_PEERS, root, sendbuf), &displs_i, &wide))))
+        rc = wide ? entry_persistent_wide("MPI_Scatterv_init_c", comm)
+                  : MPI_Scatterv_init(sendbuf, sendcounts_i, displs_i, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, info, request);
+    free(sendcounts_i);
+    free(displs_i);
+    return rc;
 }
 
 ENTRY_API int(MPI_Bsend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
@@ -1073,13 +1029,7 @@ ENTRY_API int(MPI_Bsend_init_c)(const void *buf, MPI_Count count, MPI_Datatype d
         return PMPI_Bsend_init_c(buf, count, datatype, dest, tag, comm, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Bsend_init(buf, (int)count, datatype, dest, tag, comm, request);
-    MPI_Datatype count_t = MPI_DATATYPE_NULL;
-    int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Bsend_init_c", comm, buf, count, datatype, &count_t)));
-    if (!rc)
-        rc = MPI_Bsend_init(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
-    entry_big_type_free(&count_t);
-    return rc;
+    return entry_persistent_wide("MPI_Bsend_init_c", comm);
 }
 
 ENTRY_API int(MPI_Ibsend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
@@ -1239,13 +1189,7 @@ ENTRY_API int(MPI_Recv_init_c)(void *buf, MPI_Count count, MPI_Datatype datatype
         return PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Recv_init(buf, (int)count, datatype, source, tag, comm, request);
-    MPI_Datatype count_t = MPI_DATATYPE_NULL;
-    int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Recv_init_c", comm, buf, count, datatype, &count_t)));
-    if (!rc)
-        rc = MPI_Recv_init(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), source, tag, comm, request);
-    entry_big_type_free(&count_t);
-    return rc;
+    return entry_persistent_wide("MPI_Recv_init_c", comm);
 }
 
 ENTRY_API int(MPI_Rsend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
@@ -1269,13 +1213,7 @@ ENTRY_API int(MPI_Rsend_init_c)(const void *buf, MPI_Count count, MPI_Datatype d
         return PMPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Rsend_init(buf, (int)count, datatype, dest, tag, comm, request);
-    MPI_Datatype count_t = MPI_DATATYPE_NULL;
-    int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Rsend_init_c", comm, buf, count, datatype, &count_t)));
-    if (!rc)
-        rc = MPI_Rsend_init(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
-    entry_big_type_free(&count_t);
-    return rc;
+    return entry_persistent_wide("MPI_Rsend_init_c", comm);
 }
 
 ENTRY_API int(MPI_Send_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
@@ -1299,13 +1237,7 @@ ENTRY_API int(MPI_Send_init_c)(const void *buf, MPI_Count count, MPI_Datatype da
         return PMPI_Send_init_c(buf, count, datatype, dest, tag, comm, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Send_init(buf, (int)count, datatype, dest, tag, comm, request);
-    MPI_Datatype count_t = MPI_DATATYPE_NULL;
-    int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Send_init_c", comm, buf, count, datatype, &count_t)));
-    if (!rc)
-        rc = MPI_Send_init(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
-    entry_big_type_free(&count_t);
-    return rc;
+    return entry_persistent_wide("MPI_Send_init_c", comm);
 }
 
 ENTRY_API int(MPI_Sendrecv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
@@ -1360,13 +1292,7 @@ ENTRY_API int(MPI_Ssend_init_c)(const void *buf, MPI_Count count, MPI_Datatype d
         return PMPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Ssend_init(buf, (int)count, datatype, dest, tag, comm, request);
-    MPI_Datatype count_t = MPI_DATATYPE_NULL;
-    int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Ssend_init_c", comm, buf, count, datatype, &count_t)));
-    if (!rc)
-        rc = MPI_Ssend_init(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
-    entry_big_type_free(&count_t);
-    return rc;
+    return entry_persistent_wide("MPI_Ssend_init_c", comm);
 }
 
 ENTRY_API int(MPI_Accumulate_c)(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
@@ -1947,4 +1873,4 @@ ENTRY_API int(MPI_File_iwrite_shared_c)(MPI_File fh, const void *buf, MPI_Count 
     return rc;
 }
 
-/* 165 entry points. */
+/* 143 entry points. */

@@ -2,6 +2,7 @@
  * ones are tested with PMPI_Test (never a blocking PMPI wait, which would
  * stop this thread from driving the engine), endpoint ones by the engine.
  * Arrays holding only classic requests go straight to PMPI. */
+#include "coll.h"
 #include "diag.h"
 #include "entry.h"
 #include "net.h"
@@ -457,9 +458,14 @@ ENTRY_ENDPOINT_PATH int request_free_endpoints(MPI_Request *request)
     ep_request_t *r = ep_request_get(*request);
     if (!r)
         return bad_request("MPI_Request_free", *request);
-    if (r->kind == EP_REQ_COLL)
+    /* MPI-4.0 3.7.3: freeing a collective's request before it completes
+     * is erroneous; an inactive persistent one may go. */
+    if (r->kind == EP_REQ_COLL && !(r->persistent && ep_request_inactive(r)))
         return entry_raise(r->ep, "MPI_Request_free", MPI_ERR_REQUEST,
-                           "a non-blocking collective request cannot be freed; complete it with a wait or test call");
+                           r->persistent ? "an active persistent collective request cannot be freed; complete it "
+                                           "with a wait or test call first"
+                                         : "a non-blocking collective request cannot be freed; complete it with a "
+                                           "wait or test call");
     ep_request_drop_handle(r);
     *request = MPI_REQUEST_NULL;
     if (ep_request_poll(r))
@@ -506,7 +512,7 @@ static int start_one(const char *call, MPI_Request *h)
         return entry_raise(r->ep, call, MPI_ERR_REQUEST, "request 0x%x is not persistent", (unsigned)*h);
     if (!ep_request_inactive(r))
         return entry_raise(r->ep, call, MPI_ERR_REQUEST, "request 0x%x is already active", (unsigned)*h);
-    ep_status_t st = ep_persistent_start(r);
+    ep_status_t st = r->kind == EP_REQ_COLL ? ep_coll_persistent_start(r) : ep_persistent_start(r);
     return st ? entry_raise_start(r->ep, call, st, r->count) : MPI_SUCCESS;
 }
 

@@ -258,30 +258,23 @@ static const void *keep(const void *v, int n, size_t sz, char **pos)
     return p;
 }
 
-ep_status_t ep_coll_start(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_request_t **out)
+/* A copy of a in one block (free() releases it) that keeps its own
+ * per-peer arrays (counts, displacements, the w forms' types): the entry
+ * points may pass arrays of their own that go when the call returns (the
+ * large-count forms), and the types are released when the instance goes,
+ * after the caller may have freed its arrays.  NULL when out of memory. */
+static ep_coll_args_t *args_copy(const ep_coll_args_t *a)
 {
-    ep_comm_t *c = ep->comm;
-    ep_request_t *r = ep_request_new(EP_REQ_COLL, ep, 1);
-    /* The copy keeps its own per-peer arrays (counts, displacements, the w
-     * forms' types): the entry points may pass arrays of their own that go
-     * when the call returns (the large-count forms), and the types are
-     * released when the instance goes, after the caller may have freed its
-     * arrays. */
     int ns = a->sbuf != MPI_IN_PLACE ? a->ns : 0, nr = a->nr;
     size_t nrec = 2 + (size_t)(ns + nr); /* at most: stype, rtype and the type arrays */
     size_t room = sizeof(ep_dt_rec_t *) * nrec + (sizeof(MPI_Aint) + 3 * sizeof(int)) * (size_t)(ns + nr);
     ep_coll_args_t *copy = malloc(sizeof *copy + room);
-
-    *out = NULL;
-    if (!r || !copy) {
-        if (r)
-            ep_request_destroy(r);
-        free(copy);
-        return EP_ERR_NO_MEM;
-    }
+    if (!copy)
+        return NULL;
     *copy = *a;
     copy->held = (ep_dt_rec_t **)(void *)(copy + 1);
     copy->nheld = 0;
+    copy->op_held = 0;
     char *pos = (char *)(copy->held + nrec); /* the MPI_Aint arrays first, then the ints */
     copy->sbdispls = keep(a->sbdispls, ns, sizeof(MPI_Aint), &pos);
     copy->rbdispls = keep(a->rbdispls, nr, sizeof(MPI_Aint), &pos);
@@ -291,6 +284,22 @@ ep_status_t ep_coll_start(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_request
     copy->rtypes = keep(a->rtypes, nr, sizeof(MPI_Datatype), &pos);
     copy->rcounts = keep(a->rcounts, nr, sizeof(int), &pos);
     copy->rdispls = keep(a->rdispls, nr, sizeof(int), &pos);
+    return copy;
+}
+
+ep_status_t ep_coll_start(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_request_t **out)
+{
+    ep_comm_t *c = ep->comm;
+    ep_request_t *r = ep_request_new(EP_REQ_COLL, ep, 1);
+    ep_coll_args_t *copy = args_copy(a);
+
+    *out = NULL;
+    if (!r || !copy) {
+        if (r)
+            ep_request_destroy(r);
+        free(copy);
+        return EP_ERR_NO_MEM;
+    }
     atomic_store(&r->state, EP_RS_PENDING);
     /* Every endpoint numbers its calls alike: the n-th call of each local
      * endpoint meets the others' n-th call. */
@@ -330,6 +339,54 @@ ep_status_t ep_coll_start(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_request
     }
     pthread_mutex_unlock(&c->coll_lock);
     *out = r;
+    return EP_OK;
+}
+
+/* ---- persistent (MPI_Bcast_init, ...) ------------------------------------
+ * A persistent collective request keeps a copy of its call's arguments
+ * (in tmp), holding their datatypes and operation for as long as the
+ * request lives, as MPICH does; each start runs them as a non-blocking
+ * call whose request becomes its only part, so the usual completion of a
+ * request made of parts (request.c) completes it. */
+
+ep_status_t ep_coll_persistent_init(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_request_t **out)
+{
+    ep_request_t *r = ep_request_new(EP_REQ_COLL, ep, 1);
+    ep_coll_args_t *copy = args_copy(a);
+    ep_status_t st = EP_ERR_NO_MEM;
+    *out = NULL;
+    if (r && copy && !(st = args_hold(copy)) && !(st = ep_request_set_parts(r, 1))) {
+        r->persistent = 1;
+        r->tmp = copy;
+        *out = r;
+        return EP_OK;
+    }
+    if (copy) {
+        args_release(copy);
+        free(copy);
+    }
+    if (r)
+        ep_request_destroy(r);
+    return st;
+}
+
+void ep_coll_persistent_free(void *args)
+{
+    args_release(args);
+    free(args);
+}
+
+ep_status_t ep_coll_persistent_start(ep_request_t *r)
+{
+    ep_request_t *run;
+    ep_status_t st = ep_coll_start(r->ep, r->tmp, &run);
+    if (st)
+        return st;
+    ep_request_drop_handle(run);
+    if (r->part[0]) /* the last start's, over */
+        ep_request_destroy(r->part[0]);
+    r->part[0] = run;
+    atomic_store_explicit(&r->state, EP_RS_PENDING, memory_order_release);
     return EP_OK;
 }
 

@@ -187,7 +187,10 @@ static __attribute__((noinline)) void destroy_owned(ep_request_t *r)
             ep_request_destroy(r->part[i]);
     if (r->part != r->part_room)
         free(r->part);
-    free(r->tmp);
+    if (r->kind == EP_REQ_COLL && r->persistent)
+        ep_coll_persistent_free(r->tmp); /* the call it starts (coll.h) */
+    else
+        free(r->tmp);
     if (r->type_rec)
         ep_type_release_rec(r->type_rec);
 }

@@ -323,12 +323,13 @@ ENTRY_API int MPI_Errhandler_free(MPI_Errhandler *errhandler)
     return ep_errhandler_free(errhandler);
 }
 
-ENTRY_ENDPOINT_PATH int comm_set_errhandler_ep(MPI_Comm comm, MPI_Errhandler errhandler)
+/* Also the MPI-1 names, MPI_Errhandler_set and _get (call). */
+ENTRY_ENDPOINT_PATH int comm_set_errhandler_ep(const char *call, MPI_Comm comm, MPI_Errhandler errhandler)
 {
     ep_endpoint_t *ep;
-    ENTRY_RESOLVE_EP("MPI_Comm_set_errhandler", comm, ep);
+    ENTRY_RESOLVE_EP(call, comm, ep);
     if (errhandler == MPI_ERRHANDLER_NULL)
-        return entry_raise(ep, "MPI_Comm_set_errhandler", MPI_ERR_ARG, "errhandler is MPI_ERRHANDLER_NULL");
+        return entry_raise(ep, call, MPI_ERR_ARG, "errhandler is MPI_ERRHANDLER_NULL");
     if ((comm == MPI_COMM_WORLD || comm == MPI_COMM_SELF) && !ep_thread_in_parallel()) {
         /* Outside a parallel region the main thread speaks for the whole
          * process, as it does for MPI_Init: all its endpoints get it. */
@@ -341,10 +342,10 @@ ENTRY_ENDPOINT_PATH int comm_set_errhandler_ep(MPI_Comm comm, MPI_Errhandler err
     return MPI_SUCCESS;
 }
 
-ENTRY_ENDPOINT_PATH int comm_get_errhandler_ep(MPI_Comm comm, MPI_Errhandler *errhandler)
+ENTRY_ENDPOINT_PATH int comm_get_errhandler_ep(const char *call, MPI_Comm comm, MPI_Errhandler *errhandler)
 {
     ep_endpoint_t *ep;
-    ENTRY_RESOLVE_EP("MPI_Comm_get_errhandler", comm, ep);
+    ENTRY_RESOLVE_EP(call, comm, ep);
     *errhandler = ep->errhandler;
     ep_errhandler_give(*errhandler); /* the caller's reference, for its MPI_Errhandler_free */
     return MPI_SUCCESS;

@@ -106,14 +106,28 @@ ENTRY_API int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 {
     if (!entry_comm_is_ep(comm))
         return PMPI_Comm_set_errhandler(comm, errhandler);
-    return comm_set_errhandler_ep(comm, errhandler);
+    return comm_set_errhandler_ep("MPI_Comm_set_errhandler", comm, errhandler);
 }
 
 ENTRY_API int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
     if (!entry_comm_is_ep(comm))
         return PMPI_Comm_get_errhandler(comm, errhandler);
-    return comm_get_errhandler_ep(comm, errhandler);
+    return comm_get_errhandler_ep("MPI_Comm_get_errhandler", comm, errhandler);
+}
+
+ENTRY_API int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Errhandler_set(comm, errhandler);
+    return comm_set_errhandler_ep("MPI_Errhandler_set", comm, errhandler);
+}
+
+ENTRY_API int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Errhandler_get(comm, errhandler);
+    return comm_get_errhandler_ep("MPI_Errhandler_get", comm, errhandler);
 }
 
 ENTRY_API int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)

@@ -43,20 +43,6 @@ ENTRY_API int(MPIX_Comm_agree)(MPI_Comm comm, int *flag)
     return PMPIX_Comm_agree(comm, flag);
 }
 
-ENTRY_API int(MPI_Errhandler_get)(MPI_Comm comm, MPI_Errhandler *errhandler)
-{
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Errhandler_get", comm);
-    return PMPI_Errhandler_get(comm, errhandler);
-}
-
-ENTRY_API int(MPI_Errhandler_set)(MPI_Comm comm, MPI_Errhandler errhandler)
-{
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Errhandler_set", comm);
-    return PMPI_Errhandler_set(comm, errhandler);
-}
-
 ENTRY_API int(MPI_Parrived)(MPI_Request request, int partition, int *flag)
 {
     if (ep_request_handle_is_ep(request))
@@ -1873,4 +1859,4 @@ ENTRY_API int(MPI_File_iwrite_shared_c)(MPI_File fh, const void *buf, MPI_Count 
     return rc;
 }
 
-/* 143 entry points. */
+/* 141 entry points. */

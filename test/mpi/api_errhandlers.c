@@ -10,6 +10,8 @@
  *            does not take its place;
  *   get      MPI_Comm_get_errhandler returns the handler in force, a
  *            reference the caller frees;
+ *   MPI-1    MPI_Errhandler_set and MPI_Errhandler_get (the deprecated
+ *            names) do the same, and their errors name them;
  *   window   the same for a window handler on an endpoint window.
  * World mode; all threads at once. */
 #include "eptest.h"
@@ -103,6 +105,25 @@ int main(int argc, char **argv)
             EPT_CHECK(calls[4] == before + 1, "the handler got back from MPI_Comm_get_errhandler did not run");
             EPT_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
         }
+
+        PHASE("the MPI-1 names");
+        MPI_Errhandler old;
+        EPT_OK(MPI_Comm_create_errhandler(fn2, &old));
+        EPT_OK(MPI_Errhandler_set(MPI_COMM_WORLD, old));
+        EPT_OK(MPI_Errhandler_free(&old));
+        expect_call(2, "a handler set with MPI_Errhandler_set");
+        EPT_OK(MPI_Errhandler_get(MPI_COMM_WORLD, &got));
+        EPT_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+        EPT_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, got));
+        EPT_OK(MPI_Errhandler_free(&got));
+        expect_call(2, "the handler MPI_Errhandler_get returned");
+        int code = MPI_Errhandler_set(MPI_COMM_WORLD, MPI_ERRHANDLER_NULL), len = 0, cls = -1;
+        char msg[MPI_MAX_ERROR_STRING] = "";
+        MPI_Error_class(code, &cls);
+        MPI_Error_string(code, msg, &len);
+        EPT_CHECK(cls == MPI_ERR_ARG && strstr(msg, "MPI_Errhandler_set"),
+                  "MPI_Errhandler_set(MPI_ERRHANDLER_NULL): class %d, message '%s'", cls, msg);
+        EPT_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
 
         PHASE("window");
         static int mem[64];

@@ -37,10 +37,6 @@ int ept_call_guards(MPI_Comm comm, MPI_Group group, MPI_Request request, MPI_Mes
     n++;
     ept_guard_expect(MPIX_Comm_agree(comm, ept_scratch), MPI_ERR_COMM, "MPIX_Comm_agree", "not supported");
     n++;
-    ept_guard_expect(MPI_Errhandler_get(comm, ept_scratch), MPI_ERR_COMM, "MPI_Errhandler_get", "not supported");
-    n++;
-    ept_guard_expect(MPI_Errhandler_set(comm, MPI_ERRHANDLER_NULL), MPI_ERR_COMM, "MPI_Errhandler_set", "not supported");
-    n++;
     ept_guard_expect(MPI_Parrived(request, 0, ept_scratch), MPI_ERR_REQUEST, "MPI_Parrived", "not supported");
     n++;
     ept_guard_expect(MPI_Pready(0, request), MPI_ERR_REQUEST, "MPI_Pready", "not supported");

@@ -38,8 +38,8 @@ static int raise_win_status(ep_win_ep_t *we, const char *call, ep_status_t st)
 
 /* ---- creation and free ---------------------------------------------------------- */
 
-static int create(const char *call, ep_win_flavor_t flavor, void *base, MPI_Aint size, int disp_unit, MPI_Comm comm,
-                  void *baseptr, MPI_Win *win)
+static int create(const char *call, ep_win_flavor_t flavor, void *base, MPI_Aint size, int disp_unit, MPI_Info info,
+                  MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
     ep_endpoint_t *ep;
     int rc;
@@ -54,7 +54,13 @@ static int create(const char *call, ep_win_flavor_t flavor, void *base, MPI_Aint
         return entry_raise(ep, call, MPI_ERR_DISP, "disp_unit %d is not positive", disp_unit);
     if (flavor != EP_WIN_CREATE && flavor != EP_WIN_DYNAMIC && !baseptr)
         return entry_raise(ep, call, MPI_ERR_ARG, "baseptr is NULL");
+    int nkeys;
+    if (info != MPI_INFO_NULL && PMPI_Info_get_nkeys(info, &nkeys) != MPI_SUCCESS)
+        return entry_raise(ep, call, MPI_ERR_INFO, "info 0x%x is not a valid info object", (unsigned)info);
     ep_status_t st = ep_win_create(ep, flavor, base, size, disp_unit, baseptr, win);
+    ep_win_ep_t *we;
+    if (!st && !entry_win(call, *win, &we))
+        st = ep_win_hints_set(we, info);
     return st ? entry_raise_status(ep, call, st, NULL) : MPI_SUCCESS;
 }
 
@@ -148,15 +154,16 @@ ENTRY_API int MPI_Win_get_info(MPI_Win win, MPI_Info *info)
 {
     ep_win_ep_t *we;
     WIN_ENTRY("MPI_Win_get_info", win, we, PMPI_Win_get_info(win, info));
-    return PMPI_Info_create(info); /* no hints kept */
+    if (!info)
+        return raise_win(we, "MPI_Win_get_info", MPI_ERR_ARG, "info pointer is NULL");
+    return raise_win_status(we, "MPI_Win_get_info", ep_win_hints_get(we, info));
 }
 
 ENTRY_ENDPOINT_PATH int win_set_info_ep(MPI_Win win, MPI_Info info)
 {
     ep_win_ep_t *we;
-    (void)info; /* hints may be ignored */
     WIN_RESOLVE("MPI_Win_set_info", win, we);
-    return MPI_SUCCESS;
+    return raise_win_status(we, "MPI_Win_set_info", ep_win_hints_set(we, info));
 }
 
 /* ---- error handlers ----------------------------------------------------------------- */
@@ -325,6 +332,8 @@ ENTRY_ENDPOINT_PATH int win_lock_ep(int lock_type, int rank, int assert, MPI_Win
     if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE)
         return raise_win(we, call, MPI_ERR_LOCKTYPE, "lock type %d is neither MPI_LOCK_SHARED nor MPI_LOCK_EXCLUSIVE",
                          lock_type);
+    if (rank == MPI_PROC_NULL) /* an epoch with nobody, as MPICH takes it */
+        return MPI_SUCCESS;
     if ((rc = check_target(we, call, rank)))
         return rc;
     return raise_win_status(we, call, ep_win_lock(we, lock_type, rank, assert));
@@ -336,6 +345,8 @@ ENTRY_ENDPOINT_PATH int win_unlock_ep(int rank, MPI_Win win)
     ep_win_ep_t *we;
     int rc;
     WIN_RESOLVE(call, win, we);
+    if (rank == MPI_PROC_NULL)
+        return MPI_SUCCESS;
     if ((rc = check_target(we, call, rank)))
         return rc;
     return raise_win_status(we, call, ep_win_unlock(we, rank));
@@ -360,8 +371,10 @@ static int flush(const char *call, MPI_Win win, int rank, int all, int local)
 {
     ep_win_ep_t *we;
     int rc;
-    if ((rc = entry_win(call, win, &we)) || (!all && (rc = check_target(we, call, rank))))
+    if ((rc = entry_win(call, win, &we)) || (!all && rank != MPI_PROC_NULL && (rc = check_target(we, call, rank))))
         return rc;
+    if (!all && rank == MPI_PROC_NULL) /* nothing to complete, as MPICH takes it */
+        return MPI_SUCCESS;
     return raise_win_status(we, call, ep_win_flush(we, all ? -1 : rank, local));
 }
 

@@ -8,28 +8,28 @@ ENTRY_API int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info 
 {
     if (!entry_comm_is_ep(comm))
         return PMPI_Win_create(base, size, disp_unit, info, comm, win);
-    return create("MPI_Win_create", EP_WIN_CREATE, base, size, disp_unit, comm, NULL, win);
+    return create("MPI_Win_create", EP_WIN_CREATE, base, size, disp_unit, info, comm, NULL, win);
 }
 
 ENTRY_API int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
     if (!entry_comm_is_ep(comm))
         return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
-    return create("MPI_Win_allocate", EP_WIN_ALLOCATE, NULL, size, disp_unit, comm, baseptr, win);
+    return create("MPI_Win_allocate", EP_WIN_ALLOCATE, NULL, size, disp_unit, info, comm, baseptr, win);
 }
 
 ENTRY_API int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
     if (!entry_comm_is_ep(comm))
         return PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
-    return create("MPI_Win_allocate_shared", EP_WIN_SHARED, NULL, size, disp_unit, comm, baseptr, win);
+    return create("MPI_Win_allocate_shared", EP_WIN_SHARED, NULL, size, disp_unit, info, comm, baseptr, win);
 }
 
 ENTRY_API int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
     if (!entry_comm_is_ep(comm))
         return PMPI_Win_create_dynamic(info, comm, win);
-    return create("MPI_Win_create_dynamic", EP_WIN_DYNAMIC, NULL, 0, 1, comm, NULL, win);
+    return create("MPI_Win_create_dynamic", EP_WIN_DYNAMIC, NULL, 0, 1, info, comm, NULL, win);
 }
 
 ENTRY_API int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)

@@ -36,6 +36,7 @@
     X(ERR_REQUEST, MPI_ERR_REQUEST, "invalid request")                                                                 \
     X(ERR_GROUP, MPI_ERR_GROUP, "invalid group")                                                                       \
     X(ERR_KEYVAL, MPI_ERR_KEYVAL, "invalid attribute key")                                                             \
+    X(ERR_INFO, MPI_ERR_INFO, "invalid info object")                                                                   \
     X(ERR_NO_MEM, MPI_ERR_NO_MEM, "out of memory")                                                                     \
     X(ERR_IN_STATUS, MPI_ERR_IN_STATUS, "error code is in status")                                                     \
     X(ERR_PENDING, MPI_ERR_PENDING, "operation pending")                                                               \

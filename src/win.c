@@ -220,6 +220,7 @@ static ep_status_t create_finish(ep_coll_inst_t *in, int lidx)
         return EP_ERR_NO_MEM;
     }
     we->obj.kind = EP_OBJ_WIN;
+    we->hints = MPI_INFO_NULL;
     we->w = w;
     we->ep = &w->comm->local[lidx];
     we->rank = we->ep->rank;
@@ -768,6 +769,44 @@ int ep_win_busy(const ep_win_ep_t *we)
     return 0;
 }
 
+/* ---- hints ---------------------------------------------------------------- */
+
+/* The window hints of MPI (12.2.7) and MPICH's alloc_shared_noncontig, with
+ * the values MPICH reports when nobody set them. */
+static const char *const hint_keys[][2] = {{"no_locks", "false"},
+                                           {"accumulate_ordering", "rar,raw,war,waw"},
+                                           {"accumulate_ops", "same_op_no_op"},
+                                           {"same_size", "false"},
+                                           {"same_disp_unit", "false"},
+                                           {"alloc_shared_noncontig", "false"}};
+#define NHINTS (sizeof hint_keys / sizeof *hint_keys)
+
+ep_status_t ep_win_hints_set(ep_win_ep_t *we, MPI_Info info)
+{
+    char val[MPI_MAX_INFO_VAL + 1];
+    int nkeys, flag;
+    if (info != MPI_INFO_NULL && PMPI_Info_get_nkeys(info, &nkeys) != MPI_SUCCESS)
+        return EP_ERR_INFO;
+    if (we->hints == MPI_INFO_NULL) {
+        if (PMPI_Info_create(&we->hints) != MPI_SUCCESS)
+            return EP_ERR_NO_MEM;
+        for (size_t k = 0; k < NHINTS; k++)
+            PMPI_Info_set(we->hints, hint_keys[k][0], hint_keys[k][1]);
+    }
+    for (size_t k = 0; info != MPI_INFO_NULL && k < NHINTS; k++)
+        if (PMPI_Info_get(info, hint_keys[k][0], MPI_MAX_INFO_VAL, val, &flag) == MPI_SUCCESS && flag)
+            PMPI_Info_set(we->hints, hint_keys[k][0], val);
+    return EP_OK;
+}
+
+ep_status_t ep_win_hints_get(ep_win_ep_t *we, MPI_Info *out)
+{
+    ep_status_t st = we->hints == MPI_INFO_NULL ? ep_win_hints_set(we, MPI_INFO_NULL) : EP_OK;
+    if (!st && PMPI_Info_dup(we->hints, out) != MPI_SUCCESS)
+        st = EP_ERR_NO_MEM;
+    return st;
+}
+
 ep_status_t ep_win_free(ep_win_ep_t *we)
 {
     ep_win_t *w = we->w;
@@ -776,6 +815,8 @@ ep_status_t ep_win_free(ep_win_ep_t *we)
     ep_registry_remove((int)we->handle);
     ep_endpoint_t *ep = we->ep;
     ep_errhandler_assign(&we->errhandler, MPI_ERRORS_ARE_FATAL); /* releases it */
+    if (we->hints != MPI_INFO_NULL)
+        PMPI_Info_free(&we->hints);
     free(we->state);
     free(we->gets);
     free(we);

@@ -71,6 +71,7 @@ typedef struct ep_win_ep {
     int flavor_attr, model_attr;
     _Atomic MPI_Errhandler errhandler; /* held (ep_errhandler_assign) */
     char name[MPI_MAX_OBJECT_NAME];
+    MPI_Info hints; /* what MPI_Win_get_info reports (ep_win_hints_set), or MPI_INFO_NULL */
     /* epochs */
     int fence_open;                /* inside a fence epoch (after a fence without NOSUCCEED) */
     int lock_all;                  /* MPI_Win_lock_all: how every target is locked (state bits) */
@@ -104,6 +105,13 @@ ep_status_t ep_win_create(ep_endpoint_t *ep, ep_win_flavor_t flavor, void *base,
  * an epoch of we is still open. */
 int ep_win_busy(const ep_win_ep_t *we);
 ep_status_t ep_win_free(ep_win_ep_t *we);
+/* The window hints (MPI-4.0 12.2.7): set takes the keys of info that MPI
+ * and MPICH define for windows (the others are ignored, as MPICH does)
+ * over the values we has, MPICH's defaults at first; get gives a new info
+ * with all of them.  The engine runs the same whatever they say.
+ * EP_ERR_INFO for an invalid info, EP_ERR_NO_MEM. */
+ep_status_t ep_win_hints_set(ep_win_ep_t *we, MPI_Info info);
+ep_status_t ep_win_hints_get(ep_win_ep_t *we, MPI_Info *out);
 
 /* Operations.  kind: what the call does; result buffers as MPI's. */
 typedef enum { EP_RMA_PUT, EP_RMA_GET, EP_RMA_ACC, EP_RMA_GET_ACC, EP_RMA_CAS } ep_rma_kind_t;

@@ -14,7 +14,10 @@
  *    pointer, and a delete
  *    callback that fails (MPI_Win_delete_attr returns its error and the
  *    attribute stays);
- *  - the predefined attributes still read as before. */
+ *  - the predefined attributes still read as before;
+ *  - window hints (MPI_Win_get_info / MPI_Win_set_info) as MPICH reports
+ *    them: those given at creation, its defaults for the others, what
+ *    MPI_Win_set_info sets; unknown keys are not kept. */
 #include "rma_common.h"
 
 /* What a delete callback saw, per keyval (its extra state). */
@@ -151,11 +154,63 @@ static void part_errors(MPI_Comm comm)
     EPT_OK(MPI_Comm_free_keyval(&kc));
 }
 
+/* The hint of key on win is want. */
+static void expect_hint(MPI_Win win, const char *key, const char *want, const char *what)
+{
+    MPI_Info info;
+    char val[MPI_MAX_INFO_VAL + 1] = "";
+    int flag = 0;
+    EPT_OK(MPI_Win_get_info(win, &info));
+    EPT_OK(MPI_Info_get(info, key, MPI_MAX_INFO_VAL, val, &flag));
+    EPT_OK(MPI_Info_free(&info));
+    EPT_CHECK(flag && !strcmp(val, want), "%s: hint %s is %s, expected %s", what, key, flag ? val : "(none)", want);
+}
+
+static void set_hint(MPI_Win win, const char *key, const char *val)
+{
+    MPI_Info info;
+    EPT_OK(MPI_Info_create(&info));
+    EPT_OK(MPI_Info_set(info, key, val));
+    EPT_OK(MPI_Win_set_info(win, info));
+    EPT_OK(MPI_Info_free(&info));
+}
+
+/* Window hints as MPICH reports them: those given at creation, MPICH's
+ * defaults for the others, what MPI_Win_set_info sets; unknown keys are
+ * not kept. */
+static void part_hints(MPI_Comm comm)
+{
+    MPI_Info in;
+    MPI_Win win;
+    int *base;
+    EPT_OK(MPI_Info_create(&in));
+    EPT_OK(MPI_Info_set(in, "no_locks", "true"));
+    EPT_OK(MPI_Info_set(in, "epmpi_no_such_hint", "1"));
+    EPT_OK(MPI_Win_allocate(sizeof(int), sizeof(int), in, comm, &base, &win));
+    EPT_OK(MPI_Info_free(&in));
+    expect_hint(win, "no_locks", "true", "given at MPI_Win_allocate");
+    expect_hint(win, "accumulate_ordering", "rar,raw,war,waw", "the default");
+    expect_hint(win, "accumulate_ops", "same_op_no_op", "the default");
+    set_hint(win, "accumulate_ordering", "none");
+    set_hint(win, "no_locks", "false");
+    expect_hint(win, "accumulate_ordering", "none", "set with MPI_Win_set_info");
+    expect_hint(win, "no_locks", "false", "set with MPI_Win_set_info");
+    MPI_Info out;
+    char val[MPI_MAX_INFO_VAL + 1];
+    int flag = 1;
+    EPT_OK(MPI_Win_get_info(win, &out));
+    EPT_OK(MPI_Info_get(out, "epmpi_no_such_hint", MPI_MAX_INFO_VAL, val, &flag));
+    EPT_OK(MPI_Info_free(&out));
+    EPT_CHECK(!flag, "an unknown hint was kept");
+    EPT_OK(MPI_Win_free(&win));
+}
+
 static void body(MPI_Comm comm, void *arg)
 {
     (void)arg;
     part_values(comm);
     part_errors(comm);
+    part_hints(comm);
 }
 
 int main(int argc, char **argv) { return ept_main_classic(argc, argv, 60, body, NULL); }

@@ -23,8 +23,8 @@
  *    only): MPI_ERR_RANK from MPI_Put, MPI_Get and MPI_Accumulate to ranks
  *    out of range, with messages naming the call; a handler made with
  *    MPI_Win_create_errhandler is called with the window, also by
- *    MPI_Win_call_errhandler; MPI_PROC_NULL is
- *    a no-op.
+ *    MPI_Win_call_errhandler; MPI_PROC_NULL is a no-op as a target, and
+ *    as the rank of MPI_Win_lock, _unlock and _flush (as MPICH takes it).
  * Every value is checked against values computed here. */
 #include "rma_common.h"
 
@@ -536,6 +536,13 @@ static void part_errors(MPI_Comm comm)
               "rank %d: MPI_Win_call_errhandler: the handler was called %d times in all (class %d)", me, handler_calls,
               handler_class);
     EPT_OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+    /* As MPICH takes them: a passive epoch at MPI_PROC_NULL, and its
+     * flushes, do nothing. */
+    EPT_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, MPI_PROC_NULL, 0, win));
+    EPT_OK(MPI_Put(x, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, win));
+    EPT_OK(MPI_Win_flush(MPI_PROC_NULL, win));
+    EPT_OK(MPI_Win_flush_local(MPI_PROC_NULL, win));
+    EPT_OK(MPI_Win_unlock(MPI_PROC_NULL, win));
     EPT_CHECK(buf[0] == 0 && buf[1] == 0 && x[1] == -1, "rank %d: an error or MPI_PROC_NULL moved data", me);
     EPT_OK(MPI_Win_free(&win));
     free(buf);

@@ -6,7 +6,8 @@
  *    Cart_get, Cart_rank (periodic coordinates wrap), Cart_coords of every
  *    rank, Cart_shift by 1, -1 and 2 against values computed here,
  *    Cart_map; a grid of fewer points than ranks (MPI_COMM_NULL for the
- *    others); Cart_sub into rows and into single points; MPI_Comm_dup keeps
+ *    others); Cart_sub into rows and into no dimension (rank 0 alone, as
+ *    MPICH does); MPI_Comm_dup keeps
  *    the topology, MPI_Comm_split does not;
  *  - MPI_Graph_create of a ring with a chord, Graphdims_get, Graph_get,
  *    Graph_neighbors(_count) of every node, Graph_map;
@@ -137,12 +138,13 @@ static void cart(MPI_Comm comm, int r, int n)
     for (int i = 0; i < dims[1]; i++)
         EPT_CHECK(members[i] == want[0] * dims[1] + i, "row member %d is rank %d", i, members[i]);
     free(members);
-    /* No dimension kept: every rank is a zero-dimensional grid of its own
-     * (MPI-4.0, MPI_CART_SUB).  MPICH 4.0.2 gives MPI_COMM_NULL to all but
-     * rank 0, so the classic run skips the check. */
+    /* No dimension kept: one zero-dimensional grid, which has one process
+     * (as MPI_Cart_create with no dimension makes): rank 0's, the others
+     * get MPI_COMM_NULL, as MPICH does. */
     EPT_OK(MPI_Cart_sub(g, none, &point));
-    if (!ept_classic) {
-        EPT_CHECK(point != MPI_COMM_NULL, "no dimension kept: MPI_COMM_NULL");
+    EPT_CHECK((point != MPI_COMM_NULL) == (r == 0), "rank %d, no dimension kept: %s", r,
+              point == MPI_COMM_NULL ? "MPI_COMM_NULL" : "a communicator");
+    if (point != MPI_COMM_NULL) {
         EPT_OK(MPI_Comm_size(point, &size));
         EPT_OK(MPI_Cartdim_get(point, &nd));
         EPT_CHECK(size == 1 && nd == 0, "no dimension kept: size %d, %d dimensions", size, nd);

@@ -135,12 +135,19 @@ int ep_coll_local_run(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_status_t *r
 ep_status_t ep_coll_run(ep_endpoint_t *ep, ep_coll_args_t *a);
 /* Starts a non-blocking collective; *out gets its request. */
 ep_status_t ep_coll_start(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_request_t **out);
-/* Persistent collectives: an inactive persistent request (*out) for the
- * call a describes; its start runs the call as a non-blocking one
- * (EP_ERR_NO_MEM); and what the request keeps, freed with it (request.c). */
+/* A copy of a that lives on its own, for a call made later (a persistent
+ * one): its per-peer arrays copied, its datatypes and operation held;
+ * NULL when out of memory.  Drop releases it (NULL: nothing). */
+ep_coll_args_t *ep_coll_args_keep(const ep_coll_args_t *a);
+void ep_coll_args_drop(ep_coll_args_t *kept);
+
+/* Persistent collectives (coll_persistent.c): an inactive persistent
+ * request (*out) for the call a describes, made collectively over ep's
+ * communicator; its start runs the call as a non-blocking one; and what
+ * the request keeps, freed with it (request.c). */
 ep_status_t ep_coll_persistent_init(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_request_t **out);
 ep_status_t ep_coll_persistent_start(ep_request_t *r);
-void ep_coll_persistent_free(void *args);
+void ep_coll_persistent_free(void *kept);
 /* Drives the collective behind r; 1 when r is complete. */
 int ep_coll_poll(ep_request_t *r);
 

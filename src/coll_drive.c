@@ -342,52 +342,22 @@ ep_status_t ep_coll_start(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_request
     return EP_OK;
 }
 
-/* ---- persistent (MPI_Bcast_init, ...) ------------------------------------
- * A persistent collective request keeps a copy of its call's arguments
- * (in tmp), holding their datatypes and operation for as long as the
- * request lives, as MPICH does; each start runs them as a non-blocking
- * call whose request becomes its only part, so the usual completion of a
- * request made of parts (request.c) completes it. */
-
-ep_status_t ep_coll_persistent_init(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_request_t **out)
+ep_coll_args_t *ep_coll_args_keep(const ep_coll_args_t *a)
 {
-    ep_request_t *r = ep_request_new(EP_REQ_COLL, ep, 1);
     ep_coll_args_t *copy = args_copy(a);
-    ep_status_t st = EP_ERR_NO_MEM;
-    *out = NULL;
-    if (r && copy && !(st = args_hold(copy)) && !(st = ep_request_set_parts(r, 1))) {
-        r->persistent = 1;
-        r->tmp = copy;
-        *out = r;
-        return EP_OK;
+    if (copy && args_hold(copy)) {
+        ep_coll_args_drop(copy);
+        copy = NULL;
     }
-    if (copy) {
-        args_release(copy);
-        free(copy);
-    }
-    if (r)
-        ep_request_destroy(r);
-    return st;
+    return copy;
 }
 
-void ep_coll_persistent_free(void *args)
+void ep_coll_args_drop(ep_coll_args_t *kept)
 {
-    args_release(args);
-    free(args);
-}
-
-ep_status_t ep_coll_persistent_start(ep_request_t *r)
-{
-    ep_request_t *run;
-    ep_status_t st = ep_coll_start(r->ep, r->tmp, &run);
-    if (st)
-        return st;
-    ep_request_drop_handle(run);
-    if (r->part[0]) /* the last start's, over */
-        ep_request_destroy(r->part[0]);
-    r->part[0] = run;
-    atomic_store_explicit(&r->state, EP_RS_PENDING, memory_order_release);
-    return EP_OK;
+    if (kept) {
+        args_release(kept);
+        free(kept);
+    }
 }
 
 int ep_coll_poll(ep_request_t *r)

@@ -100,7 +100,8 @@ static ep_status_t dup_start(ep_coll_inst_t *in)
 
 static ep_status_t dup_complete(ep_coll_inst_t *in) { return ep_comm_clone_step(in->c, in->res, in->stage, &in->preq); }
 
-static ep_status_t dup_finish(ep_coll_inst_t *in, int lidx)
+/* A private duplicate (ep_comm_dup_private_args) takes no attributes. */
+static ep_status_t dup_finish_as(ep_coll_inst_t *in, int lidx, int attrs)
 {
     ep_comm_t *c = in->res;
     ep_coll_args_t *a = in->args[lidx];
@@ -109,7 +110,7 @@ static ep_status_t dup_finish(ep_coll_inst_t *in, int lidx)
     dup->info = a->info; /* the hints of MPI_Comm_idup_with_info, already copied */
     a->info = MPI_INFO_NULL;
     ep_status_t st = ep_topo_copy(in->c->local[lidx].topo, &dup->topo);
-    if (st || ep_attr_copy(ep_attr_of(&in->c->local[lidx]), ep_attr_of(dup)) != MPI_SUCCESS) {
+    if (st || (attrs && ep_attr_copy(ep_attr_of(&in->c->local[lidx]), ep_attr_of(dup)) != MPI_SUCCESS)) {
         ep_attr_delete_all(ep_attr_of(dup));
         ep_endpoint_free(dup);
         *out = MPI_COMM_NULL;
@@ -131,14 +132,25 @@ static void dup_fail(ep_coll_inst_t *in)
     }
 }
 
+static ep_status_t dup_finish(ep_coll_inst_t *in, int lidx) { return dup_finish_as(in, lidx, 1); }
+static ep_status_t dup_finish_private(ep_coll_inst_t *in, int lidx) { return dup_finish_as(in, lidx, 0); }
+
 static const ep_coll_kind_t dup_kind = {
     .start = dup_start, .complete = dup_complete, .finish = dup_finish, .fail = dup_fail};
+static const ep_coll_kind_t dup_private_kind = {
+    .start = dup_start, .complete = dup_complete, .finish = dup_finish_private, .fail = dup_fail};
 
 void ep_comm_dup_args(ep_coll_args_t *a, ep_endpoint_t *ep, MPI_Info info, MPI_Comm *out)
 {
     ep_coll_args_init(a, &dup_kind, ep);
     a->rbuf = out;
     a->info = info;
+}
+
+void ep_comm_dup_private_args(ep_coll_args_t *a, ep_endpoint_t *ep, MPI_Comm *out)
+{
+    ep_coll_args_init(a, &dup_private_kind, ep);
+    a->rbuf = out;
 }
 
 /* ---- MPI_Comm_split ------------------------------------------------------- */

@@ -15,6 +15,9 @@ ep_status_t ep_comm_create_endpoints_ep(ep_endpoint_t *parent, int n, MPI_Comm o
  * communicator: pass a copy) or MPI_INFO_NULL.  *out gets the new handle on
  * completion. */
 void ep_comm_dup_args(ep_coll_args_t *a, ep_endpoint_t *ep, MPI_Info info, MPI_Comm *out);
+/* The same for epmpi's own use: the duplicate keeps the topology but
+ * takes none of the attributes, whose copy callbacks are the program's. */
+void ep_comm_dup_private_args(ep_coll_args_t *a, ep_endpoint_t *ep, MPI_Comm *out);
 
 /* MPI_Comm_split of an endpoint communicator (color MPI_UNDEFINED: *out is
  * MPI_COMM_NULL).  Several colours may live in one process.  On an

@@ -6,7 +6,9 @@
  * here.  Round 0 starts and completes each request alone (MPI_Start, then
  * MPI_Wait or an MPI_Test loop); the later rounds start them all at once
  * with MPI_Startall, together with a persistent send to the right and a
- * persistent receive from the left, and complete them with MPI_Waitall.
+ * persistent receive from the left, the odd ranks in the reverse order of
+ * the even ones (starts need not follow the init order), and complete
+ * them with MPI_Waitall.
  * Also: MPI_Start of an active request fails with MPI_ERR_REQUEST, an
  * init call with a bad root fails with MPI_ERR_ROOT, the large-count form
  * MPI_Bcast_init_c runs with a count that fits, and the inactive requests
@@ -277,6 +279,13 @@ static void body(MPI_Comm comm, void *arg)
                 c == NB_ALLGATHERV)
                 continue;
             run[m++] = rq[c];
+        }
+        /* Starts need not keep the init order (MPI-4.0 6.12): odd ranks
+         * start theirs the other way round. */
+        for (int i = 0; me % 2 && i < m / 2; i++) {
+            MPI_Request t = run[i];
+            run[i] = run[m - 1 - i];
+            run[m - 1 - i] = t;
         }
         EPT_OK(MPI_Startall(m, run));
         EPT_OK(MPI_Waitall(m, run, statuses_ignore()));

@@ -207,5 +207,33 @@ ENTRY_API int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn
     return rc;
 }
 
+/* ---- freeing keyvals -------------------------------------------------------
+ * MPI lets attributes outlive their keyval's free, and MPICH keeps a keyval
+ * alive while attributes it knows of hold it; those of endpoints are
+ * epmpi's, so the free goes through the engine (ep_keyval_free). */
+
+static int free_keyval(const char *call, int *keyval, ep_keyval_kind_t kind)
+{
+    if (!keyval)
+        return entry_raise(NULL, call, MPI_ERR_ARG, "keyval pointer is NULL");
+    int rc = ep_keyval_free(keyval, kind);
+    if (rc == MPI_ERR_KEYVAL)
+        return entry_raise(NULL, call, MPI_ERR_KEYVAL, "keyval %d was freed already", *keyval);
+    return rc;
+}
+
+ENTRY_API int MPI_Comm_free_keyval(int *comm_keyval)
+{
+    return free_keyval("MPI_Comm_free_keyval", comm_keyval, EP_KEYVAL_COMM);
+}
+
+/* The MPI-1 name. */
+ENTRY_API int MPI_Keyval_free(int *keyval) { return free_keyval("MPI_Keyval_free", keyval, EP_KEYVAL_COMM); }
+
+ENTRY_API int MPI_Win_free_keyval(int *win_keyval)
+{
+    return free_keyval("MPI_Win_free_keyval", win_keyval, EP_KEYVAL_WIN);
+}
+
 /* The entry points whose dispatch is data (maint/dispatch.txt). */
 #include "attr.entry.gen.h"

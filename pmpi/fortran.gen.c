@@ -472,6 +472,12 @@ ENTRY_API void mpi_comm_free_f08_(MPI_Comm *comm, MPI_Fint *ierror)
     entry_f_return(ierror, rc);
 }
 
+ENTRY_API void mpi_comm_free_keyval_f08_(int *comm_keyval, MPI_Fint *ierror)
+{
+    int rc = MPI_Comm_free_keyval(comm_keyval);
+    entry_f_return(ierror, rc);
+}
+
 ENTRY_API void mpi_comm_get_errhandler_f08_(const MPI_Comm *comm, MPI_Errhandler *errhandler, MPI_Fint *ierror)
 {
     int rc = MPI_Comm_get_errhandler(*comm, errhandler);
@@ -3217,6 +3223,12 @@ ENTRY_API void mpi_win_free_f08_(MPI_Win *win, MPI_Fint *ierror)
     entry_f_return(ierror, rc);
 }
 
+ENTRY_API void mpi_win_free_keyval_f08_(int *win_keyval, MPI_Fint *ierror)
+{
+    int rc = MPI_Win_free_keyval(win_keyval);
+    entry_f_return(ierror, rc);
+}
+
 ENTRY_API void mpi_win_get_errhandler_f08_(const MPI_Win *win, MPI_Errhandler *errhandler, MPI_Fint *ierror)
 {
     int rc = MPI_Win_get_errhandler(*win, errhandler);
@@ -3381,4 +3393,4 @@ ENTRY_API void mpix_comm_shrink_f08_(const MPI_Comm *comm, MPI_Comm *newcomm, MP
         pmpixr_comm_shrink_f08_(comm, newcomm, ierror);
 }
 
-/* 318 entry points. */
+/* 320 entry points. */

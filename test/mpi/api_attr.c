@@ -3,8 +3,9 @@
  * user callback), delete callbacks on replacement, deletion and
  * MPI_Comm_free, each called with the endpoint's own handle; the MPI-1
  * names; errors for unknown and predefined keyvals.  From MPI-4.0 (7.7):
- * a keyval freed while an attribute uses it becomes MPI_KEYVAL_INVALID and
- * the attribute's delete callback still runs; a copy callback's error
+ * a keyval freed while an attribute uses it becomes MPI_KEYVAL_INVALID,
+ * the attribute's copy and delete callbacks still run, and its number is
+ * not handed out again meanwhile; a copy callback's error
  * fails MPI_Comm_dup with MPI_COMM_NULL, a delete callback's error fails
  * MPI_Comm_delete_attr and keeps the attribute.  MPI_Finalize deletes the
  * attributes of MPI_COMM_SELF, last set first, before anything else ("User
@@ -159,18 +160,37 @@ static void body(MPI_Comm comm, void *arg)
     /* A keyval freed while in use (rank 0's thread frees it for its process). */
     EPT_OK(MPI_Comm_dup(comm, &d));
     EPT_OK(MPI_Comm_set_attr(d, kv_freed, (void *)(long)(r + 80)));
-    int before = c->deletes;
+    int before = c->deletes, copies = c->copies;
+    static int old_number, kv_new[8];
 #pragma omp barrier
 #pragma omp master
     {
+        old_number = kv_freed;
         EPT_OK(MPI_Comm_free_keyval(&kv_freed));
         EPT_CHECK(kv_freed == MPI_KEYVAL_INVALID, "MPI_Comm_free_keyval left keyval %d", kv_freed);
+        /* Its number is not handed out again while the attribute holds
+         * it (MPICH reuses freed numbers at once otherwise). */
+        for (int i = 0; i < 8; i++) {
+            EPT_OK(MPI_Keyval_create(MPI_NULL_COPY_FN, MPI_NULL_DELETE_FN, &kv_new[i], NULL));
+            EPT_CHECK(kv_new[i] != old_number, "keyval %d was handed out again while an attribute held it", old_number);
+        }
     }
 #pragma omp barrier
+    /* The attribute keeps its callbacks: a duplicate copies it. */
+    MPI_Comm d2;
+    EPT_OK(MPI_Comm_dup(d, &d2));
+    EPT_CHECK(c->copies == copies + 1, "freed keyval: MPI_Comm_dup called its copy callback %d times",
+              c->copies - copies);
+    EPT_OK(MPI_Comm_free(&d2));
     dd = d;
     EPT_OK(MPI_Comm_free(&d));
-    EPT_CHECK(c->deletes == before + 1 && c->last_comm == dd,
-              "freed keyval: MPI_Comm_free called its delete callback %d times", c->deletes - before);
+    EPT_CHECK(c->deletes == before + 2 && c->last_comm == dd,
+              "freed keyval: MPI_Comm_free of the two communicators called its delete callback %d times",
+              c->deletes - before);
+#pragma omp barrier
+#pragma omp master
+    for (int i = 0; i < 8; i++)
+        EPT_OK(MPI_Keyval_free(&kv_new[i]));
 
     /* Callbacks that fail. */
     EPT_OK(MPI_Comm_set_attr(comm, kv_copy_fails, &r));

@@ -119,6 +119,8 @@ struct ep_coll_inst {
     int arrived;
     ep_request_t **reqs; /* [nlocal] */
     ep_coll_inst_t *next;
+    /* in the process's list of running instances (coll_drive.c) */
+    ep_coll_inst_t *run_next, **run_prev;
 };
 
 /* The one-process path: a blocking Barrier, Bcast, Reduce or Allreduce on
@@ -150,6 +152,11 @@ ep_status_t ep_coll_persistent_start(ep_request_t *r);
 void ep_coll_persistent_free(void *kept);
 /* Drives the collective behind r; 1 when r is complete. */
 int ep_coll_poll(ep_request_t *r);
+/* Drives every non-blocking collective of this process whose PMPI steps
+ * are under way, whoever waits for it: a wait on one request must not
+ * leave another one's next step unstarted, which the other processes may
+ * wait for (ep_progress calls it).  Cheap when there are none. */
+void ep_coll_progress(void);
 
 /* Shared helpers of the kinds and builders. */
 /* A reduction's input: the send buffer, or the receive buffer under MPI_IN_PLACE. */

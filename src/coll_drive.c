@@ -193,6 +193,50 @@ static void inst_free(ep_coll_inst_t *in)
     free(in);
 }
 
+/* ---- the running instances ------------------------------------------------
+ * An instance whose every local rank arrived runs its PMPI steps; each
+ * step's end is seen, and the next step started, by whoever polls one of
+ * its requests, or by ep_coll_progress, which any waiting thread calls:
+ * otherwise a process waiting on another request would leave this one's
+ * next step unstarted while the other processes wait for it (MPICH's
+ * comm/comm_idup_overlap: two idups completed in opposite orders).  The
+ * list is guarded by running_lock, taken after a communicator's
+ * coll_lock; the driver only tries coll_lock, so the order never inverts
+ * into a deadlock. */
+static pthread_mutex_t running_lock = PTHREAD_MUTEX_INITIALIZER;
+static ep_coll_inst_t *running;
+static _Atomic int n_running;
+static __thread int driving EP_TLS; /* this thread holds running_lock in ep_coll_progress */
+
+/* in's comm's coll_lock held. */
+static void running_add(ep_coll_inst_t *in)
+{
+    pthread_mutex_lock(&running_lock);
+    in->run_next = running;
+    in->run_prev = &running;
+    if (running)
+        running->run_prev = &in->run_next;
+    running = in;
+    atomic_fetch_add_explicit(&n_running, 1, memory_order_relaxed);
+    pthread_mutex_unlock(&running_lock);
+}
+
+/* in's comm's coll_lock held; nothing when in is not in the list. */
+static void running_remove(ep_coll_inst_t *in)
+{
+    if (!in->run_prev)
+        return;
+    if (!driving)
+        pthread_mutex_lock(&running_lock);
+    *in->run_prev = in->run_next;
+    if (in->run_next)
+        in->run_next->run_prev = in->run_prev;
+    in->run_prev = NULL;
+    atomic_fetch_sub_explicit(&n_running, 1, memory_order_relaxed);
+    if (!driving)
+        pthread_mutex_unlock(&running_lock);
+}
+
 /* Under coll_lock, with the last step completed: finishes every local
  * endpoint, marks their requests done and frees the instance.
  * Every finish runs before any request is marked done: a finish may read
@@ -212,6 +256,7 @@ static void inst_finish(ep_coll_inst_t *in)
         r->failure = st;
         r->coll_inst = NULL;
     }
+    running_remove(in);
     for (int i = 0; i < n; i++)
         ep_request_set_done(in->reqs[i]);
     inst_release(in);
@@ -336,6 +381,8 @@ ep_status_t ep_coll_start(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_request
             ep_net_wait_pmpi(&in->preq, MPI_STATUS_IGNORE);
         if (in->preq == MPI_REQUEST_NULL && inst_step(in))
             inst_finish(in);
+        else
+            running_add(in);
     }
     pthread_mutex_unlock(&c->coll_lock);
     *out = r;
@@ -360,6 +407,33 @@ void ep_coll_args_drop(ep_coll_args_t *kept)
     }
 }
 
+/* One look at running instance in, its comm's coll_lock held. */
+static void inst_drive(ep_coll_inst_t *in)
+{
+    int flag = 0;
+    if (PMPI_Test(&in->preq, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS && !in->status)
+        in->status = EP_ERR_INTERN;
+    if ((flag || in->status) && inst_step(in))
+        inst_finish(in);
+}
+
+void ep_coll_progress(void)
+{
+    if (!atomic_load_explicit(&n_running, memory_order_relaxed) || driving || pthread_mutex_trylock(&running_lock) != 0)
+        return;
+    driving = 1;
+    for (ep_coll_inst_t *in = running, *next; in; in = next) {
+        next = in->run_next; /* in may finish and go */
+        pthread_mutex_t *lock = &in->c->coll_lock;
+        if (pthread_mutex_trylock(lock) == 0) {
+            inst_drive(in);
+            pthread_mutex_unlock(lock);
+        }
+    }
+    driving = 0;
+    pthread_mutex_unlock(&running_lock);
+}
+
 int ep_coll_poll(ep_request_t *r)
 {
     if (ep_request_state(r) == EP_RS_DONE)
@@ -369,13 +443,8 @@ int ep_coll_poll(ep_request_t *r)
     if (pthread_mutex_trylock(&c->coll_lock) != 0)
         return 0;
     ep_coll_inst_t *in = r->coll_inst;
-    if (ep_request_state(r) != EP_RS_DONE && in && in->arrived == c->nlocal) {
-        int flag = 0;
-        if (PMPI_Test(&in->preq, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS && !in->status)
-            in->status = EP_ERR_INTERN;
-        if ((flag || in->status) && inst_step(in))
-            inst_finish(in);
-    }
+    if (ep_request_state(r) != EP_RS_DONE && in && in->arrived == c->nlocal)
+        inst_drive(in);
     pthread_mutex_unlock(&c->coll_lock);
     return ep_request_state(r) == EP_RS_DONE;
 }

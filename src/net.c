@@ -1,6 +1,7 @@
 #define _GNU_SOURCE /* sched_getaffinity */
 #include "net.h"
 
+#include "coll.h"
 #include "settings.h"
 #include "thread.h"
 #include "handle.h"
@@ -506,6 +507,7 @@ static __thread unsigned pokes EP_TLS;
 
 void ep_progress(void)
 {
+    ep_coll_progress();
     if (ep_ucx_on) {
         ep_ucx_progress();
         if (++pokes % EP_MPICH_POKE_EVERY == 0 && tcomm != MPI_COMM_NULL) {

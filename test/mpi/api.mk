@@ -57,6 +57,8 @@ test_mpi_coll_nb_split_gathered_SOURCES = test/mpi/coll_nb_split.c
 test_mpi_coll_nb_split_gathered_CFLAGS = $(MPI_TEST_CFLAGS) -DEPT_COLL_GATHERED
 test_mpi_coll_nb_errors_CFLAGS = $(MPI_TEST_CFLAGS)
 test_mpi_coll_nb_lifetime_CFLAGS = $(MPI_TEST_CFLAGS)
+MPI_TESTS += test/mpi/coll_nb_crossed
+test_mpi_coll_nb_crossed_CFLAGS = $(MPI_TEST_CFLAGS)
 # The persistent collectives (MPI_Bcast_init, ...).
 MPI_TESTS += test/mpi/coll_persistent
 test_mpi_coll_persistent_CFLAGS = $(MPI_TEST_CFLAGS)

@@ -71,6 +71,7 @@
       "the transport failed to send the message's data after its header; the receiver was told")                       \
     X(ERR_PEER_FAILED, MPI_ERR_OTHER, "the sender's transport failed to send the message's data after its header")     \
     X(ERR_IO, MPI_ERR_IO, "the MPI-IO layer (ROMIO) reported an error")                                                \
+    X(ERR_VIEW, MPI_ERR_IO, "the etype or filetype cannot make a file view")                                           \
     X(ERR_INTERN, MPI_ERR_INTERN, "internal error")                                                                    \
     X(ERR_OTHER, MPI_ERR_OTHER, "error")
 

@@ -361,7 +361,33 @@ static int keep_type(MPI_Datatype t, MPI_Datatype *out)
     return PMPI_Type_dup(t, out);
 }
 
-ep_status_t ep_file_view_make(ep_file_view_t *v, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype)
+/* MPI-4.0 14.3: the displacements of an etype's and a filetype's typemap
+ * must be non-negative and non-decreasing, and, in a file open for
+ * writing, the regions must not overlap; ROMIO's class for these is
+ * MPI_ERR_IO.  r: one instance of the type, flattened. */
+static ep_status_t typemap_fault(const runs_t *r, const char *which, int writable)
+{
+    for (int i = 0; i < r->n; i++) {
+        const char *what = NULL;
+        if (r->off[i] < 0)
+            what = "a negative displacement";
+        else if (i && r->off[i] < r->off[i - 1])
+            what = "decreasing displacements";
+        else if (writable && i && r->off[i] < r->off[i - 1] + r->len[i - 1])
+            what = "overlapping regions";
+        if (what) {
+            ep_status_explain(EP_ERR_VIEW,
+                              "the %s has %s (a file view needs non-negative, non-decreasing, "
+                              "non-overlapping displacements)",
+                              which, what);
+            return EP_ERR_VIEW;
+        }
+    }
+    return EP_OK;
+}
+
+ep_status_t ep_file_view_make(ep_file_view_t *v, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                              int writable)
 {
     MPI_Count esize, fsize, lb, ext;
     runs_t r = {0};
@@ -377,7 +403,15 @@ ep_status_t ep_file_view_make(ep_file_view_t *v, MPI_Offset disp, MPI_Datatype e
                           (long long)fsize, (long long)esize);
         return EP_ERR_ARG;
     }
-    ep_status_t rc = flatten(filetype, 0, 1, &r);
+    runs_t er = {0};
+    ep_status_t rc = flatten(etype, 0, 1, &er);
+    if (!rc)
+        rc = typemap_fault(&er, "etype", writable);
+    free(er.off), free(er.len);
+    if (!rc)
+        rc = flatten(filetype, 0, 1, &r);
+    if (!rc)
+        rc = typemap_fault(&r, "filetype", writable);
     if (!rc && (keep_type(etype, &v->etype) || keep_type(filetype, &v->filetype)))
         rc = EP_ERR_TYPE;
     if (!rc && !(v->run_pos = malloc(sizeof *v->run_pos * (size_t)r.n)))
@@ -866,7 +900,7 @@ ep_status_t ep_file_open(ep_endpoint_t *ep, const char *name, int amode, MPI_Inf
         f->proc = p;
         f->amode = amode;
         ep_errhandler_assign(&f->errhandler, eh);
-        rc = ep_file_view_make(&f->view, 0, MPI_BYTE, MPI_BYTE);
+        rc = ep_file_view_make(&f->view, 0, MPI_BYTE, MPI_BYTE, 0);
         int h = rc ? 0 : ep_registry_add(EP_HTYPE_FILE, &f->obj);
         if (!rc && !h)
             rc = EP_ERR_NO_MEM;
@@ -917,7 +951,7 @@ ep_status_t ep_file_close(ep_file_t *f, int *romio_code)
 ep_status_t ep_file_set_view(ep_file_t *f, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype)
 {
     ep_file_view_t v;
-    ep_status_t made = ep_file_view_make(&v, disp, etype, filetype);
+    ep_status_t made = ep_file_view_make(&v, disp, etype, filetype, !(f->amode & MPI_MODE_RDONLY));
     /* A new view puts the shared file pointer back at 0, in every process
      * (a collective step whatever failed here). */
     ep_status_t rc = ep_file_collective(f, EP_FILE_SEEK_SHARED, 0, MPI_SEEK_SET);

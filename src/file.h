@@ -49,8 +49,11 @@ typedef struct ep_file_view {
 
 /* A view of (disp, etype, filetype): the filetype flattened from its
  * constructors, the types kept (duplicated when derived).  EP_ERR_ARG
- * when the filetype holds no whole number of etypes. */
-ep_status_t ep_file_view_make(ep_file_view_t *v, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype);
+ * when the filetype holds no whole number of etypes; EP_ERR_VIEW when a
+ * typemap has negative or decreasing displacements, or (writable: the
+ * file is open for writing) overlapping regions (MPI-4.0 14.3). */
+ep_status_t ep_file_view_make(ep_file_view_t *v, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                              int writable);
 void ep_file_view_free(ep_file_view_t *v);
 /* The byte of the file where byte b of the view's data lies; *run (may be
  * NULL) the filetype run it falls in. */

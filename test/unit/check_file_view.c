@@ -22,7 +22,7 @@ static void expect_runs(const ep_file_view_t *v, const int64_t (*want)[2], int n
 static void view_of(ep_file_view_t *v, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype t)
 {
     ck_assert_int_eq(PMPI_Type_commit(&t), MPI_SUCCESS);
-    ck_assert_int_eq(ep_file_view_make(v, disp, etype, t), EP_OK);
+    ck_assert_int_eq(ep_file_view_make(v, disp, etype, t, 1), EP_OK);
     PMPI_Type_free(&t); /* the view keeps its own */
 }
 
@@ -115,11 +115,48 @@ START_TEST(filetype_must_hold_whole_etypes)
     ep_file_view_t v;
     ck_assert_int_eq(PMPI_Type_contiguous(3, MPI_SHORT, &t), MPI_SUCCESS); /* 6 bytes */
     ck_assert_int_eq(PMPI_Type_commit(&t), MPI_SUCCESS);
-    ck_assert_int_eq(ep_file_view_make(&v, 0, MPI_INT, t), EP_ERR_ARG);
+    ck_assert_int_eq(ep_file_view_make(&v, 0, MPI_INT, t, 1), EP_ERR_ARG);
     PMPI_Type_free(&t);
-    ck_assert_int_eq(ep_file_view_make(&v, 0, MPI_BYTE, MPI_BYTE), EP_OK); /* the default view */
+    ck_assert_int_eq(ep_file_view_make(&v, 0, MPI_BYTE, MPI_BYTE, 1), EP_OK); /* the default view */
     ck_assert_int_eq(ep_file_view_byte(&v, 12345, NULL), 12345);
     ep_file_view_free(&v);
+}
+END_TEST
+
+/* An indexed type of two blocks of ints at int displacements d0 (b0 ints)
+ * and d1 (one). */
+static MPI_Datatype two_blocks(int d0, int b0, int d1)
+{
+    MPI_Datatype t;
+    int blen[2] = {b0, 1}, disp[2] = {d0, d1};
+    ck_assert_int_eq(PMPI_Type_indexed(2, blen, disp, MPI_INT, &t), MPI_SUCCESS);
+    ck_assert_int_eq(PMPI_Type_commit(&t), MPI_SUCCESS);
+    return t;
+}
+
+/* MPI-4.0 14.3, as ROMIO checks it: negative and decreasing displacements
+ * are refused in an etype and a filetype; overlapping regions only in a
+ * file open for writing. */
+START_TEST(typemaps_must_go_forward)
+{
+    ep_file_view_t v;
+    MPI_Datatype neg = two_blocks(-2, 1, 2), dec = two_blocks(3, 1, 0), over = two_blocks(0, 3, 1);
+    for (int writable = 0; writable < 2; writable++) {
+        ck_assert_int_eq(ep_file_view_make(&v, 0, neg, neg, writable), EP_ERR_VIEW);
+        ck_assert_int_eq(ep_file_view_make(&v, 0, dec, dec, writable), EP_ERR_VIEW);
+        ck_assert_int_eq(ep_file_view_make(&v, 0, MPI_INT, neg, writable), EP_ERR_VIEW);
+        ck_assert_int_eq(ep_file_view_make(&v, 0, MPI_INT, dec, writable), EP_ERR_VIEW);
+    }
+    ck_assert_str_eq(ep_status_take_text(EP_ERR_VIEW), "the filetype has decreasing displacements (a file view "
+                                                       "needs non-negative, non-decreasing, non-overlapping "
+                                                       "displacements)");
+    ck_assert_int_eq(ep_file_view_make(&v, 0, MPI_INT, over, 1), EP_ERR_VIEW);
+    ck_assert_int_eq(ep_file_view_make(&v, 0, over, over, 1), EP_ERR_VIEW);
+    ck_assert_int_eq(ep_file_view_make(&v, 0, MPI_INT, over, 0), EP_OK); /* read-only: allowed */
+    ep_file_view_free(&v);
+    ck_assert_int_eq(ep_file_view_make(&v, 0, over, over, 0), EP_OK);
+    ep_file_view_free(&v);
+    PMPI_Type_free(&neg), PMPI_Type_free(&dec), PMPI_Type_free(&over);
 }
 END_TEST
 
@@ -134,6 +171,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, subarrays_in_both_orders);
     tcase_add_test(tc, darray_through_packing);
     tcase_add_test(tc, filetype_must_hold_whole_etypes);
+    tcase_add_test(tc, typemaps_must_go_forward);
     suite_add_tcase(s, tc);
     int rc = ep_unit_run_nofork(s);
     PMPI_Finalize();

@@ -128,9 +128,6 @@ ENTRY_ENDPOINT_PATH int file_open_ep(MPI_Comm comm, const char *filename, int am
         return rc;
     if (!fh || !filename)
         return file_raise(NULL, call, MPI_ERR_ARG, "%s is NULL", fh ? "filename" : "the file handle pointer");
-    if (amode & MPI_MODE_SEQUENTIAL)
-        return file_raise(NULL, call, MPI_ERR_UNSUPPORTED_OPERATION,
-                          "MPI_MODE_SEQUENTIAL is not supported on endpoint communicators");
     ep_status_t st = ep_file_open(ep, filename, amode, info, default_handler(), &f, &code);
     if (st)
         return file_status(NULL, call, st, code);
@@ -344,8 +341,16 @@ ENTRY_ENDPOINT_PATH int file_set_view_ep(MPI_File fh, MPI_Offset disp, MPI_Datat
                           datarep ? datarep : "(null)");
     if (disp < 0 && disp != MPI_DISPLACEMENT_CURRENT)
         return file_raise(f, call, MPI_ERR_ARG, "disp %lld is negative", (long long)disp);
-    if (disp == MPI_DISPLACEMENT_CURRENT)
-        return file_raise(f, call, MPI_ERR_ARG, "MPI_DISPLACEMENT_CURRENT is for MPI_MODE_SEQUENTIAL files only");
+    if (disp == MPI_DISPLACEMENT_CURRENT) {
+        /* The shared file pointer's byte in the file (14.3; collective:
+         * nobody moves it meanwhile). */
+        MPI_Offset at;
+        if (!(f->amode & MPI_MODE_SEQUENTIAL))
+            return file_raise(f, call, MPI_ERR_ARG, "MPI_DISPLACEMENT_CURRENT is for MPI_MODE_SEQUENTIAL files only");
+        if ((rc = file_status(f, call, ep_file_shared_position(f, &at), f->romio_code)))
+            return rc;
+        disp = ep_file_byte_offset(f, at);
+    }
     if (f->split)
         return file_raise(f, call, MPI_ERR_OTHER, "a split collective begun on the file has not ended");
     return file_status(f, call, ep_file_set_view(f, disp, etype, filetype), f->romio_code);

@@ -843,7 +843,9 @@ static ep_status_t open_lead(ep_comm_t *c, void *const *all, void *arg)
     p->myproc = c->myproc;
     p->sfp_win = MPI_WIN_NULL;
     pthread_mutex_init(&p->sfp_lock, NULL);
-    int rc = PMPI_File_open(p->pc, o->name, o->amode, o->info, &p->fh);
+    /* ROMIO's sequential mode would refuse the explicit offsets that every
+     * access here becomes; the endpoint file keeps the mode (amode). */
+    int rc = PMPI_File_open(p->pc, o->name, o->amode & ~MPI_MODE_SEQUENTIAL, o->info, &p->fh);
     if (rc != MPI_SUCCESS) {
         for (int j = 0; j < c->nlocal; j++)
             ((open_arg_t *)all[j])->code = rc;

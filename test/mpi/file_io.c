@@ -17,6 +17,8 @@
  *    rank's value once, in some order), MPI_File_write_ordered (rank order)
  *    and _read_ordered, seek_shared and get_position_shared, set_view
  *    putting it back at 0;
+ *  - MPI_MODE_SEQUENTIAL: a header read with read_shared, then a view at
+ *    MPI_DISPLACEMENT_CURRENT and read_ordered, get_amode keeping the mode;
  *  - a file per rank on MPI_COMM_SELF, all ranks at once;
  *  - errors through the files' default handler, MPI_ERRORS_RETURN: a write
  *    to an MPI_MODE_RDONLY file (MPI_ERR_READ_ONLY), opening a missing file
@@ -304,6 +306,41 @@ static void self_files(MPI_Comm comm, int r)
     EPT_OK(MPI_File_close(&fh));
 }
 
+/* MPI_MODE_SEQUENTIAL (14.2.1): a header and one int per rank written in
+ * rank order, read back from a file opened sequential: the header with
+ * MPI_File_read_shared, then, through a view at MPI_DISPLACEMENT_CURRENT
+ * (required for such files, 14.3), each rank's int with
+ * MPI_File_read_ordered; MPI_File_get_amode keeps the mode. */
+static void sequential(MPI_Comm comm, int r, int n)
+{
+    char path[128];
+    MPI_File fh;
+    MPI_Status st;
+    int v, amode = 0;
+    PHASE("MPI_MODE_SEQUENTIAL");
+    path_for(comm, "sequential", path, sizeof path);
+    EPT_OK(MPI_File_open(comm, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
+    v = n;
+    EPT_OK(MPI_File_write_ordered(fh, &v, r == 0, MPI_INT, &st)); /* the header: rank 0's alone */
+    v = val(r, 7);
+    EPT_OK(MPI_File_write_ordered(fh, &v, 1, MPI_INT, &st));
+    EPT_OK(MPI_File_close(&fh));
+    EPT_OK(MPI_File_open(comm, path, MPI_MODE_RDONLY | MPI_MODE_SEQUENTIAL | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL,
+                         &fh));
+    EPT_OK(MPI_File_get_amode(fh, &amode));
+    EPT_CHECK(amode & MPI_MODE_SEQUENTIAL, "MPI_File_get_amode lost MPI_MODE_SEQUENTIAL: 0x%x", (unsigned)amode);
+    if (r == 0) {
+        EPT_OK(MPI_File_read_shared(fh, &v, 1, MPI_INT, &st));
+        EPT_CHECK(v == n, "the header reads %d, expected %d", v, n);
+    }
+    EPT_OK(MPI_Barrier(comm));
+    EPT_OK(MPI_File_set_view(fh, MPI_DISPLACEMENT_CURRENT, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
+    v = -1;
+    EPT_OK(MPI_File_read_ordered(fh, &v, 1, MPI_INT, &st));
+    EPT_CHECK(v == val(r, 7), "rank %d read %d after the header, expected %d", r, v, val(r, 7));
+    EPT_OK(MPI_File_close(&fh));
+}
+
 static void body(MPI_Comm comm, void *arg)
 {
     int r, n;
@@ -313,6 +350,7 @@ static void body(MPI_Comm comm, void *arg)
     views(comm, r, n);
     pointers(comm, r, n);
     shared(comm, r, n);
+    sequential(comm, r, n);
     self_files(comm, r);
     errors(comm, r);
 }

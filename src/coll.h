@@ -121,6 +121,7 @@ struct ep_coll_inst {
     ep_coll_inst_t *next;
     /* in the process's list of running instances (coll_drive.c) */
     ep_coll_inst_t *run_next, **run_prev;
+    int steps_done; /* every step is over: the finish is left (ep_coll_progress) */
 };
 
 /* The one-process path: a blocking Barrier, Bcast, Reduce or Allreduce on

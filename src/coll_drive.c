@@ -407,13 +407,21 @@ void ep_coll_args_drop(ep_coll_args_t *kept)
     }
 }
 
-/* One look at running instance in, its comm's coll_lock held. */
-static void inst_drive(ep_coll_inst_t *in)
+/* One look at running instance in, its comm's coll_lock held: its next
+ * step if its PMPI operation is over; then, once every step is over, its
+ * finish when `finish` (a poll of one of its own requests), else that is
+ * left to such a poll: finishing runs the program's callbacks (an idup's
+ * attribute copies), which belong to the threads of the instance's ranks,
+ * not to whichever thread happened to drive progress. */
+static void inst_drive(ep_coll_inst_t *in, int finish)
 {
     int flag = 0;
-    if (PMPI_Test(&in->preq, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS && !in->status)
-        in->status = EP_ERR_INTERN;
-    if ((flag || in->status) && inst_step(in))
+    if (!in->steps_done) {
+        if (PMPI_Test(&in->preq, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS && !in->status)
+            in->status = EP_ERR_INTERN;
+        in->steps_done = (flag || in->status) && inst_step(in);
+    }
+    if (in->steps_done && finish)
         inst_finish(in);
 }
 
@@ -423,10 +431,10 @@ void ep_coll_progress(void)
         return;
     driving = 1;
     for (ep_coll_inst_t *in = running, *next; in; in = next) {
-        next = in->run_next; /* in may finish and go */
+        next = in->run_next;
         pthread_mutex_t *lock = &in->c->coll_lock;
         if (pthread_mutex_trylock(lock) == 0) {
-            inst_drive(in);
+            inst_drive(in, 0);
             pthread_mutex_unlock(lock);
         }
     }
@@ -444,7 +452,7 @@ int ep_coll_poll(ep_request_t *r)
         return 0;
     ep_coll_inst_t *in = r->coll_inst;
     if (ep_request_state(r) != EP_RS_DONE && in && in->arrived == c->nlocal)
-        inst_drive(in);
+        inst_drive(in, 1);
     pthread_mutex_unlock(&c->coll_lock);
     return ep_request_state(r) == EP_RS_DONE;
 }

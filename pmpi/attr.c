@@ -216,10 +216,7 @@ static int free_keyval(const char *call, int *keyval, ep_keyval_kind_t kind)
 {
     if (!keyval)
         return entry_raise(NULL, call, MPI_ERR_ARG, "keyval pointer is NULL");
-    int rc = ep_keyval_free(keyval, kind);
-    if (rc == MPI_ERR_KEYVAL)
-        return entry_raise(NULL, call, MPI_ERR_KEYVAL, "keyval %d was freed already", *keyval);
-    return rc;
+    return ep_keyval_free(keyval, kind);
 }
 
 ENTRY_API int MPI_Comm_free_keyval(int *comm_keyval)

@@ -305,14 +305,26 @@ ENTRY_ENDPOINT_PATH int comm_get_name_ep(MPI_Comm comm, char *comm_name, int *re
 
 /* ---- error handlers ------------------------------------------------------- */
 
-ENTRY_API int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
+/* The handler's function is recorded, for endpoints to call it. */
+static int create_errhandler(const char *call, MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
     int rc = PMPI_Comm_create_errhandler(fn, errhandler);
     if (rc == MPI_SUCCESS && ep_errhandler_record(*errhandler, fn)) {
         PMPI_Errhandler_free(errhandler);
-        return entry_raise(NULL, "MPI_Comm_create_errhandler", MPI_ERR_NO_MEM, "out of memory recording the handler");
+        return entry_raise(NULL, call, MPI_ERR_NO_MEM, "out of memory recording the handler");
     }
     return rc;
+}
+
+ENTRY_API int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
+{
+    return create_errhandler("MPI_Comm_create_errhandler", fn, errhandler);
+}
+
+/* The MPI-1 name. */
+ENTRY_API int MPI_Errhandler_create(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
+{
+    return create_errhandler("MPI_Errhandler_create", fn, errhandler);
 }
 
 /* A handler endpoints still use is freed when the last lets it go. */

@@ -36,8 +36,9 @@ void ep_keyval_record(int keyval, ep_keyval_kind_t kind, MPI_Comm_copy_attr_func
  * (MPI_Comm_create_keyval or MPI_Keyval_create; MPI_Win_create_keyval). */
 int ep_keyval_known(int keyval, ep_keyval_kind_t kind);
 /* MPI_Comm_free_keyval / MPI_Win_free_keyval (kind): MPICH's free at once
- * when no attribute of epmpi's holds *keyval, else when the last one goes;
- * *keyval becomes MPI_KEYVAL_INVALID.  An MPI error code. */
+ * when no attribute of epmpi's holds *keyval, else when the last one goes
+ * (a second free meanwhile does nothing, as in MPICH); *keyval becomes
+ * MPI_KEYVAL_INVALID.  An MPI error code (MPICH's). */
 int ep_keyval_free(int *keyval, ep_keyval_kind_t kind);
 /* MPI_Finalize: forgets every keyval. */
 void ep_keyval_finalize(void);

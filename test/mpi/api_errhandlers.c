@@ -10,7 +10,7 @@
  *            does not take its place;
  *   get      MPI_Comm_get_errhandler returns the handler in force, a
  *            reference the caller frees;
- *   MPI-1    MPI_Errhandler_set and MPI_Errhandler_get (the deprecated
+ *   MPI-1    MPI_Errhandler_create, _set and _get (the deprecated
  *            names) do the same, and their errors name them;
  *   window   the same for a window handler on an endpoint window.
  * World mode; all threads at once. */
@@ -108,7 +108,7 @@ int main(int argc, char **argv)
 
         PHASE("the MPI-1 names");
         MPI_Errhandler old;
-        EPT_OK(MPI_Comm_create_errhandler(fn2, &old));
+        EPT_OK(MPI_Errhandler_create(fn2, &old));
         EPT_OK(MPI_Errhandler_set(MPI_COMM_WORLD, old));
         EPT_OK(MPI_Errhandler_free(&old));
         expect_call(2, "a handler set with MPI_Errhandler_set");

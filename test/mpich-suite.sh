@@ -22,6 +22,8 @@
 #                  "EPMPI_P2P_PATH=engine"
 #   SUITE_PLAIN=0  skips the plain run and takes its results from
 #                  SUITE_CACHE/plain.tap of an earlier run
+# test/mpich-suite.known lists the tests known to fail through epmpi, each
+# with the reason: they are reported, and do not fail the run.
 set -u
 lib=${SUITE_LIB:?mpich-suite.sh: SUITE_LIB is not set (make check-mpich-suite sets it)}
 cache=${SUITE_CACHE:?mpich-suite.sh: SUITE_CACHE is not set}
@@ -104,9 +106,24 @@ results "$cache/epmpi.tap" > "$cache/epmpi.res"
 worse=$(awk 'NR == FNR { plain[$1 " " $2 " " $3] = $4; next }
              ($1 " " $2 " " $3) in plain && plain[$1 " " $2 " " $3] == 1 && $4 == 0 { print $1 " " $2 " " $3 }' \
     "$cache/plain.res" "$cache/epmpi.res")
+# Known ones: "folder/name processes  reason" lines, matched without the
+# occurrence number.
+known=$(dirname "$0")/mpich-suite.known
+new=""
 if [ -n "$worse" ]; then
-    echo "mpich-suite: $(echo "$worse" | wc -l) tests pass on plain MPICH and fail through epmpi (their output: $cache/epmpi.tap):"
-    echo "$worse" | sed 's/^/   /'
+    new=$(echo "$worse" | while read -r t np _; do
+        reason=$(awk -v t="${t#./}" -v np="$np" '$1 == t && $2 == np { $1 = $2 = ""; sub(/^ +/, ""); print; exit }' \
+            "$known" 2>/dev/null)
+        if [ -n "$reason" ]; then
+            echo "mpich-suite: known: $t $np: $reason" >&2
+        else
+            echo "$t $np"
+        fi
+    done)
+fi
+if [ -n "$new" ]; then
+    echo "mpich-suite: $(echo "$new" | wc -l) tests pass on plain MPICH and fail through epmpi (their output: $cache/epmpi.tap):"
+    echo "$new" | sed 's/^/   /'
     exit 1
 fi
-echo "== mpich-suite: no test passes on plain MPICH and fails through epmpi"
+echo "== mpich-suite: no test passes on plain MPICH and fails through epmpi, but for the known ones listed"

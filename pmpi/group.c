@@ -279,9 +279,12 @@ static int group_ranks(const char *call, MPI_Comm comm, int intra_only, MPI_Grou
 }
 
 /* MPI_Comm_create: collective over comm; the members of group get a new
- * communicator with ranks in group order.  That is a split: colour 0 for
- * members, keyed by their group rank.  On an intercommunicator each side
- * passes a subgroup of its own group, and the result joins the two. */
+ * communicator with ranks in group order.  That is a split keyed by the
+ * group rank, coloured by the group's first member: on an
+ * intracommunicator the ranks may pass different, disjoint groups
+ * (MPI-4.0 7.4.2), each of which becomes a communicator.  On an
+ * intercommunicator each side passes a subgroup of its own group, and the
+ * result joins the two (one colour). */
 ENTRY_API int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
     static const char call[] = "MPI_Comm_create";
@@ -290,7 +293,8 @@ ENTRY_API int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     if (!entry_comm_is_ep(comm) && !ep_group_handle_is_ep(group))
         return PMPI_Comm_create(comm, group, newcomm);
     if (!(rc = group_ranks(call, comm, 0, group, newcomm, &ep, &ranks, &n, &pos))) {
-        ep_status_t st = ep_comm_split(ep, pos == MPI_UNDEFINED ? MPI_UNDEFINED : 0, pos, newcomm);
+        int color = pos == MPI_UNDEFINED ? MPI_UNDEFINED : ep->comm->inter ? 0 : ranks[0];
+        ep_status_t st = ep_comm_split(ep, color, pos, newcomm);
         if (st)
             rc = entry_raise_status(ep, call, st, NULL);
     }

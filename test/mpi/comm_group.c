@@ -3,7 +3,8 @@
  * compare (IDENT / SIMILAR / UNEQUAL), incl / excl / range_incl /
  * range_excl, union / intersection / difference, MPI_GROUP_EMPTY results,
  * and MPI_Comm_create from a group of every other rank, with traffic and a
- * reduction on the result.  Edges from MPI-4.0 (7.3, 7.4): an empty
+ * reduction on the result, and of the evens' and the odds' groups at once
+ * (two communicators).  Edges from MPI-4.0 (7.3, 7.4): an empty
  * inclusion is MPI_GROUP_EMPTY; a descending range; a zero stride and an
  * exclusion out of range are errors; MPI_Comm_create with MPI_GROUP_EMPTY
  * gives MPI_COMM_NULL everywhere, with a group that is not a subgroup of
@@ -117,6 +118,25 @@ static void body(MPI_Comm comm, void *arg)
         EPT_OK(MPI_Group_compare(eg, evens, &res));
         EPT_CHECK(res == MPI_IDENT, "the new communicator's group vs evens: %d", res);
         MPI_Group_free(&eg);
+        EPT_OK(MPI_Comm_free(&ec));
+    }
+    /* Disjoint groups at once (MPI-4.0 7.4.2): the evens pass theirs, the
+     * odds theirs, and each group gets a communicator of its own. */
+    PHASE("MPI_Comm_create of disjoint groups");
+    EPT_OK(MPI_Comm_create(comm, r % 2 ? odds : evens, &ec));
+    {
+        int er = -1, es = -1, sum = 0, mine = r % 2 ? n - ne : ne, want = 0;
+        EPT_CHECK(ec != MPI_COMM_NULL, "rank %d: no communicator from its own half's group", r);
+        MPI_Comm_rank(ec, &er);
+        MPI_Comm_size(ec, &es);
+        EPT_CHECK(er == r / 2 && es == mine,
+                  "MPI_Comm_create of disjoint groups: rank %d: rank %d of %d, expected %d "
+                  "of %d",
+                  r, er, es, r / 2, mine);
+        EPT_OK(MPI_Allreduce(&r, &sum, 1, MPI_INT, MPI_SUM, ec));
+        for (int q = r % 2; q < n; q += 2)
+            want += q;
+        EPT_CHECK(sum == want, "rank %d: sum over its half %d, expected %d", r, sum, want);
         EPT_OK(MPI_Comm_free(&ec));
     }
 

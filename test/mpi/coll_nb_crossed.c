@@ -47,14 +47,4 @@ static void body(MPI_Comm comm, void *arg)
     EPT_OK(MPI_Comm_free(&ab[1]));
 }
 
-int main(int argc, char **argv)
-{
-    int provided;
-    watchdog_arm(60);
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    EPT_CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
-    run_ranks(local_ranks(argc, argv), body, NULL);
-    PHASE("MPI_Finalize");
-    MPI_Finalize();
-    return 0;
-}
+int main(int argc, char **argv) { return ept_main(argc, argv, 60, body, NULL); }

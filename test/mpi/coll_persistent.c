@@ -310,14 +310,4 @@ static void body(MPI_Comm comm, void *arg)
     free(b);
 }
 
-int main(int argc, char **argv)
-{
-    int provided;
-    watchdog_arm(60);
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    EPT_CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
-    run_ranks(local_ranks(argc, argv), body, NULL);
-    PHASE("MPI_Finalize");
-    MPI_Finalize();
-    return 0;
-}
+int main(int argc, char **argv) { return ept_main(argc, argv, 60, body, NULL); }

@@ -57,14 +57,10 @@ static void body(MPI_Comm comm, void *arg)
 
 int main(int argc, char **argv)
 {
-    int provided;
 #ifdef EPT_SHM
     setenv("EPMPI_SHM", EPT_SHM, 1);
 #endif
-    watchdog_arm(60);
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    EPT_CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
-    int nlocal = local_ranks(argc, argv);
+    int nlocal = ept_init(&argc, &argv, 60);
     /* Every local rank may have all its messages in the buffer at once. */
     int bsize = (ROUNDS + 1) * (BIG + MPI_BSEND_OVERHEAD) * (nlocal > 0 ? nlocal : 1);
     char *bbuf = malloc((size_t)bsize);

@@ -92,15 +92,8 @@ static void body(MPI_Comm comm, void *arg)
 
 int main(int argc, char **argv)
 {
-    int provided;
 #ifdef EPT_SHM
     setenv("EPMPI_SHM", EPT_SHM, 1);
 #endif
-    watchdog_arm(60);
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    EPT_CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
-    run_ranks(local_ranks(argc, argv), body, NULL);
-    PHASE("MPI_Finalize");
-    MPI_Finalize();
-    return 0;
+    return ept_main(argc, argv, 60, body, NULL);
 }

@@ -371,10 +371,12 @@ static int flush(const char *call, MPI_Win win, int rank, int all, int local)
 {
     ep_win_ep_t *we;
     int rc;
-    if ((rc = entry_win(call, win, &we)) || (!all && rank != MPI_PROC_NULL && (rc = check_target(we, call, rank))))
+    if ((rc = entry_win(call, win, &we)))
         return rc;
     if (!all && rank == MPI_PROC_NULL) /* nothing to complete, as MPICH takes it */
         return MPI_SUCCESS;
+    if (!all && (rc = check_target(we, call, rank)))
+        return rc;
     return raise_win_status(we, call, ep_win_flush(we, all ? -1 : rank, local));
 }
 

@@ -221,7 +221,10 @@ static void running_add(ep_coll_inst_t *in)
     pthread_mutex_unlock(&running_lock);
 }
 
-/* in's comm's coll_lock held; nothing when in is not in the list. */
+/* in's comm's coll_lock held; nothing when in is not in the list.  This
+ * thread may hold running_lock already (driving): the driver's steps can
+ * wait (ep_net_wait_pmpi), and a wait's progress polls detached requests,
+ * whose collective then finishes here. */
 static void running_remove(ep_coll_inst_t *in)
 {
     if (!in->run_prev)

@@ -87,7 +87,8 @@ static int dup_ep(const char *call, MPI_Comm comm, MPI_Info info, int with_info,
         return entry_raise(ep, call, MPI_ERR_ARG, "newcomm pointer is NULL");
     if (!with_info)
         info = ep->info;
-    if (info != MPI_INFO_NULL && PMPI_Info_dup(info, &copy) != MPI_SUCCESS)
+    if (info != MPI_INFO_NULL &&
+        (with_info ? entry_comm_hints(info, &copy) : PMPI_Info_dup(info, &copy)) != MPI_SUCCESS)
         return entry_raise(ep, call, MPI_ERR_INFO, "invalid info 0x%x", (unsigned)info);
     ep_comm_dup_args(&a, ep, copy, newcomm);
     int rc = entry_coll_go(ep, call, &a, req);
@@ -101,7 +102,7 @@ ENTRY_ENDPOINT_PATH int comm_set_info_ep(MPI_Comm comm, MPI_Info info)
     ep_endpoint_t *ep;
     ENTRY_RESOLVE_EP("MPI_Comm_set_info", comm, ep);
     MPI_Info copy;
-    if (info == MPI_INFO_NULL || PMPI_Info_dup(info, &copy) != MPI_SUCCESS)
+    if (info == MPI_INFO_NULL || entry_comm_hints(info, &copy) != MPI_SUCCESS)
         return entry_raise(ep, "MPI_Comm_set_info", MPI_ERR_INFO, "invalid info 0x%x", (unsigned)info);
     if (ep->info != MPI_INFO_NULL)
         PMPI_Info_free(&ep->info);

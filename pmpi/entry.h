@@ -295,4 +295,10 @@ MPI_Request *entry_persistent(MPI_Request *request, MPI_Info info);
  * INT_MAX on an endpoint communicator: MPI_ERR_COUNT, saying so. */
 int entry_persistent_wide(const char *call, MPI_Comm comm);
 
+/* The hints of a communicator's info in (MPI_INFO_NULL: none) that it
+ * keeps, in a new info *out: those MPICH knows for communicators, as MPICH
+ * ignores the others (MPI-4.0 7.4.4 lets an implementation ignore what it
+ * does not use).  An MPI error code when an info call fails. */
+int entry_comm_hints(MPI_Info in, MPI_Info *out);
+
 #endif

@@ -2585,45 +2585,62 @@ ENTRY_API void mpi_pack_size_f08_large_(const MPI_Count *incount, const MPI_Data
     entry_f_return(ierror, rc);
 }
 
-extern void pmpir_parrived_f08_(const MPI_Request *request, const int *partition, int *flag, MPI_Fint *ierror) ENTRY_F_WEAK;
 ENTRY_API void mpi_parrived_f08_(const MPI_Request *request, const int *partition, int *flag, MPI_Fint *ierror)
 {
-    if (ep_request_handle_is_ep(*request))
-        entry_f_return(ierror, entry_unsupported("MPI_Parrived", "requests", MPI_ERR_REQUEST));
-    else
-        pmpir_parrived_f08_(request, partition, flag, ierror);
+    int rc = MPI_Parrived(*request, *partition, flag);
+    entry_f_logical(flag);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_pready_f08_(const int *partition, const MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
 ENTRY_API void mpi_pready_f08_(const int *partition, const MPI_Request *request, MPI_Fint *ierror)
 {
-    if (ep_request_handle_is_ep(*request))
-        entry_f_return(ierror, entry_unsupported("MPI_Pready", "requests", MPI_ERR_REQUEST));
-    else
-        pmpir_pready_f08_(partition, request, ierror);
+    int rc = MPI_Pready(*partition, *request);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_pready_list_f08_(const int *length, int array_of_partitions[], const MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
 ENTRY_API void mpi_pready_list_f08_(const int *length, int array_of_partitions[], const MPI_Request *request, MPI_Fint *ierror)
 {
-    if (ep_request_handle_is_ep(*request))
-        entry_f_return(ierror, entry_unsupported("MPI_Pready_list", "requests", MPI_ERR_REQUEST));
-    else
-        pmpir_pready_list_f08_(length, array_of_partitions, request, ierror);
+    int rc = MPI_Pready_list(*length, array_of_partitions, *request);
+    entry_f_return(ierror, rc);
 }
 
-extern void pmpir_pready_range_f08_(const int *partition_low, const int *partition_high, const MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
 ENTRY_API void mpi_pready_range_f08_(const int *partition_low, const int *partition_high, const MPI_Request *request, MPI_Fint *ierror)
 {
-    if (ep_request_handle_is_ep(*request))
-        entry_f_return(ierror, entry_unsupported("MPI_Pready_range", "requests", MPI_ERR_REQUEST));
-    else
-        pmpir_pready_range_f08_(partition_low, partition_high, request, ierror);
+    int rc = MPI_Pready_range(*partition_low, *partition_high, *request);
+    entry_f_return(ierror, rc);
+}
+
+extern void pmpir_precv_init_f08ts_(const entry_gfc_array_t *buf, const int *partitions, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_precv_init_f08ts_(const entry_gfc_array_t *buf, const int *partitions, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_precv_init_f08ts_(buf, partitions, count, datatype, dest, tag, comm, info, request, ierror);
+        return;
+    }
+    void *buf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Precv_init", *comm, buf, &buf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Precv_init(buf_c, *partitions, *count, *datatype, *dest, *tag, *comm, *info, request);
+    entry_f_return(ierror, rc);
 }
 
 ENTRY_API void mpi_probe_f08_(const int *source, const int *tag, const MPI_Comm *comm, MPI_Status *status, MPI_Fint *ierror)
 {
     int rc = MPI_Probe(*source, *tag, *comm, entry_f08_status(status));
+    entry_f_return(ierror, rc);
+}
+
+extern void pmpir_psend_init_f08ts_(const entry_gfc_array_t *buf, const int *partitions, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror) ENTRY_F_WEAK;
+ENTRY_API void mpi_psend_init_f08ts_(const entry_gfc_array_t *buf, const int *partitions, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest, const int *tag, const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
+{
+    if (!(entry_comm_is_ep(*comm))) {
+        pmpir_psend_init_f08ts_(buf, partitions, count, datatype, dest, tag, comm, info, request, ierror);
+        return;
+    }
+    void *buf_c = NULL;
+    int rc = entry_f08_buffer("MPI_Psend_init", *comm, buf, &buf_c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Psend_init(buf_c, *partitions, *count, *datatype, *dest, *tag, *comm, *info, request);
     entry_f_return(ierror, rc);
 }
 
@@ -3393,4 +3410,4 @@ ENTRY_API void mpix_comm_shrink_f08_(const MPI_Comm *comm, MPI_Comm *newcomm, MP
         pmpixr_comm_shrink_f08_(comm, newcomm, ierror);
 }
 
-/* 320 entry points. */
+/* 322 entry points. */

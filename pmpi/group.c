@@ -353,7 +353,7 @@ static int from_group_args(const char *call, const char *stringtag, MPI_Errhandl
 static int hints_of(const char *call, MPI_Info info, MPI_Errhandler errhandler, MPI_Info *hints)
 {
     *hints = MPI_INFO_NULL;
-    if (info != MPI_INFO_NULL && PMPI_Info_dup(info, hints) != MPI_SUCCESS) {
+    if (info != MPI_INFO_NULL && entry_comm_hints(info, hints) != MPI_SUCCESS) {
         *hints = MPI_INFO_NULL;
         return entry_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_INFO, "invalid info 0x%x", (unsigned)info);
     }

@@ -43,48 +43,6 @@ ENTRY_API int(MPIX_Comm_agree)(MPI_Comm comm, int *flag)
     return PMPIX_Comm_agree(comm, flag);
 }
 
-ENTRY_API int(MPI_Parrived)(MPI_Request request, int partition, int *flag)
-{
-    if (ep_request_handle_is_ep(request))
-        return entry_unsupported("MPI_Parrived", "requests", MPI_ERR_REQUEST);
-    return PMPI_Parrived(request, partition, flag);
-}
-
-ENTRY_API int(MPI_Pready)(int partition, MPI_Request request)
-{
-    if (ep_request_handle_is_ep(request))
-        return entry_unsupported("MPI_Pready", "requests", MPI_ERR_REQUEST);
-    return PMPI_Pready(partition, request);
-}
-
-ENTRY_API int(MPI_Pready_list)(int length, int array_of_partitions[], MPI_Request request)
-{
-    if (ep_request_handle_is_ep(request))
-        return entry_unsupported("MPI_Pready_list", "requests", MPI_ERR_REQUEST);
-    return PMPI_Pready_list(length, array_of_partitions, request);
-}
-
-ENTRY_API int(MPI_Pready_range)(int partition_low, int partition_high, MPI_Request request)
-{
-    if (ep_request_handle_is_ep(request))
-        return entry_unsupported("MPI_Pready_range", "requests", MPI_ERR_REQUEST);
-    return PMPI_Pready_range(partition_low, partition_high, request);
-}
-
-ENTRY_API int(MPI_Precv_init)(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Precv_init", comm);
-    return PMPI_Precv_init(buf, partitions, count, datatype, dest, tag, comm, info, request);
-}
-
-ENTRY_API int(MPI_Psend_init)(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    if (entry_comm_is_ep(comm))
-        return entry_unsupported_comm("MPI_Psend_init", comm);
-    return PMPI_Psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request);
-}
-
 ENTRY_API int(MPI_Grequest_complete)(MPI_Request request)
 {
     if (ep_request_handle_is_ep(request))
@@ -1859,4 +1817,4 @@ ENTRY_API int(MPI_File_iwrite_shared_c)(MPI_File fh, const void *buf, MPI_Count 
     return rc;
 }
 
-/* 141 entry points. */
+/* 135 entry points. */

@@ -7,6 +7,7 @@
 #include "diag.h"
 #include "entry.h"
 #include "p2p.h"
+#include "partitioned.h"
 #include "wait.h"
 #include "net.h"
 
@@ -182,6 +183,46 @@ static int irecv_common(const char *call, void *buf, int count, MPI_Datatype dat
             return entry_raise_status(ep, call, st, NULL);
         }
     }
+    *request = r->handle;
+    return MPI_SUCCESS;
+}
+
+/* ---- partitioned communication (src/partitioned.h) ------------------------ */
+
+ENTRY_ENDPOINT_PATH int part_init_ep(const char *call, int send, const void *buf, int partitions, MPI_Count count,
+                                     MPI_Datatype datatype, int peer, int tag, MPI_Comm comm, MPI_Info info,
+                                     MPI_Request *request)
+{
+    ep_endpoint_t *ep;
+    int rc;
+    if ((rc = entry_endpoint(call, comm, &ep)))
+        return rc;
+    if (!request)
+        return entry_raise(ep, call, MPI_ERR_ARG, "request pointer is NULL");
+    if (partitions < 1) /* MPI-4.0 allows none; MPICH refuses them, and so does epmpi, alike on every path */
+        return entry_raise(ep, call, MPI_ERR_ARG, "invalid number of partitions %d (must be positive)", partitions);
+    if (count < 0)
+        return entry_raise(ep, call, MPI_ERR_COUNT, "invalid count %lld per partition (must not be negative)",
+                           (long long)count);
+    int some = partitions > 0 && count > 0; /* the buffer's checks need only know whether it holds data */
+    if (send)
+        rc = entry_check_send(ep, call, buf, some, datatype, peer, tag);
+    else if (peer == MPI_ANY_SOURCE)
+        rc = entry_raise(ep, call, MPI_ERR_RANK, "MPI_ANY_SOURCE cannot be the source of a partitioned receive");
+    else if (tag == MPI_ANY_TAG)
+        rc = entry_raise(ep, call, MPI_ERR_TAG, "MPI_ANY_TAG cannot be the tag of a partitioned receive");
+    else
+        rc = entry_check_recv(ep, call, buf, some, datatype, peer, tag);
+    if (rc)
+        return rc;
+    if (ep_remote_size(ep) > EP_CHAN_STRIDE)
+        return entry_raise(ep, call, MPI_ERR_COMM,
+                           "partitioned communication on endpoints needs a communicator of at most %d ranks",
+                           EP_CHAN_STRIDE);
+    ep_request_t *r;
+    ep_status_t st = ep_part_init(ep, send, (void *)buf, partitions, count, datatype, peer, tag, info, &r);
+    if (st)
+        return entry_raise_status(ep, call, st, NULL);
     *request = r->handle;
     return MPI_SUCCESS;
 }

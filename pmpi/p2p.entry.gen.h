@@ -25,6 +25,20 @@ ENTRY_API int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int sou
     return irecv_common("MPI_Recv_init", buf, count, datatype, source, tag, comm, request, 1);
 }
 
+ENTRY_API int MPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request);
+    return part_init_ep("MPI_Psend_init", 1, buf, partitions, count, datatype, dest, tag, comm, info, request);
+}
+
+ENTRY_API int MPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Precv_init(buf, partitions, count, datatype, dest, tag, comm, info, request);
+    return part_init_ep("MPI_Precv_init", 0, buf, partitions, count, datatype, dest, tag, comm, info, request);
+}
+
 ENTRY_API int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
     if (!entry_comm_is_ep(comm))

@@ -7,6 +7,7 @@
 #include "entry.h"
 #include "net.h"
 #include "p2p.h"
+#include "partitioned.h"
 #include "wait.h"
 
 #include <stdlib.h>
@@ -460,6 +461,10 @@ ENTRY_ENDPOINT_PATH int request_free_endpoints(MPI_Request *request)
         return bad_request("MPI_Request_free", *request);
     /* MPI-4.0 3.7.3: freeing a collective's request before it completes
      * is erroneous; an inactive persistent one may go. */
+    if (r->kind == EP_REQ_PART && !ep_request_inactive(r))
+        return entry_raise(r->ep, "MPI_Request_free", MPI_ERR_REQUEST,
+                           "an active partitioned request cannot be freed; complete it with a wait or test call "
+                           "first");
     if (r->kind == EP_REQ_COLL && !(r->persistent && ep_request_inactive(r)))
         return entry_raise(r->ep, "MPI_Request_free", MPI_ERR_REQUEST,
                            r->persistent ? "an active persistent collective request cannot be freed; complete it "
@@ -492,6 +497,9 @@ ENTRY_API int MPI_Cancel(MPI_Request *request)
     if (r->kind == EP_REQ_COLL)
         return entry_raise(r->ep, "MPI_Cancel", MPI_ERR_REQUEST,
                            "a non-blocking collective cannot be cancelled (MPI makes it erroneous)");
+    if (r->kind == EP_REQ_PART && !ep_request_inactive(r))
+        return entry_raise(r->ep, "MPI_Cancel", MPI_ERR_REQUEST,
+                           "an active partitioned request cannot be cancelled (MPI makes it erroneous)");
     /* Receives are cancelled if still unmatched.  Sends are not cancelled:
      * they complete normally and MPI_Test_cancelled reports false.  Nor is
      * a pair (MPI_Isendrecv): its send would go on whatever its receive
@@ -512,7 +520,9 @@ static int start_one(const char *call, MPI_Request *h)
         return entry_raise(r->ep, call, MPI_ERR_REQUEST, "request 0x%x is not persistent", (unsigned)*h);
     if (!ep_request_inactive(r))
         return entry_raise(r->ep, call, MPI_ERR_REQUEST, "request 0x%x is already active", (unsigned)*h);
-    ep_status_t st = r->kind == EP_REQ_COLL ? ep_coll_persistent_start(r) : ep_persistent_start(r);
+    ep_status_t st = r->kind == EP_REQ_COLL   ? ep_coll_persistent_start(r)
+                     : r->kind == EP_REQ_PART ? ep_part_start(r)
+                                              : ep_persistent_start(r);
     return st ? entry_raise_start(r->ep, call, st, r->count) : MPI_SUCCESS;
 }
 
@@ -538,6 +548,98 @@ ENTRY_API int MPI_Startall(int count, MPI_Request array_of_requests[])
     if (count <= 0 || !array_of_requests || !any_ep(count, array_of_requests))
         return PMPI_Startall(count, array_of_requests);
     return startall_endpoints(count, array_of_requests);
+}
+
+/* ---- partitioned communication (src/partitioned.h) ------------------------ */
+
+/* The partitioned send (send) or receive behind h; else NULL, the error
+ * raised in *rc. */
+static ep_request_t *part_request(const char *call, MPI_Request h, int send, int *rc)
+{
+    ep_request_t *r = ep_request_get(h);
+    if (!r)
+        *rc = bad_request(call, h);
+    else if (r->kind != EP_REQ_PART || ep_part_is_send(r) != send)
+        *rc = entry_raise(r->ep, call, MPI_ERR_REQUEST, "request 0x%x is not a partitioned %s", (unsigned)h,
+                          send ? "send (MPI_Psend_init)" : "receive (MPI_Precv_init)");
+    else
+        return r;
+    return NULL;
+}
+
+static int check_partition(const char *call, ep_request_t *r, int i)
+{
+    int n = ep_part_partitions(r);
+    if (i >= 0 && i < n)
+        return MPI_SUCCESS;
+    return entry_raise(r->ep, call, MPI_ERR_ARG, "partition %d does not exist (the request has %d, from 0)", i, n);
+}
+
+/* The active partitioned send behind h, or NULL (*rc raised). */
+static ep_request_t *active_send(const char *call, MPI_Request h, int *rc)
+{
+    ep_request_t *r = part_request(call, h, 1, rc);
+    if (r && ep_request_inactive(r)) {
+        *rc = entry_raise(r->ep, call, MPI_ERR_REQUEST, "the partitioned send is not active (MPI_Start it first)");
+        return NULL;
+    }
+    return r;
+}
+
+/* MPI_Pready_range of an active send; MPI_Pready is the range of one. */
+ENTRY_ENDPOINT_PATH int pready_ep(const char *call, int low, int high, MPI_Request request)
+{
+    int rc;
+    ep_request_t *r = active_send(call, request, &rc);
+    if (!r)
+        return rc;
+    if ((rc = check_partition(call, r, low)) || (rc = check_partition(call, r, high)))
+        return rc;
+    if (low > high)
+        return entry_raise(r->ep, call, MPI_ERR_ARG, "the range of partitions %d to %d is empty", low, high);
+    for (int i = low; i <= high; i++) {
+        ep_status_t st = ep_part_ready(r, i);
+        if (st)
+            return entry_raise_status(r->ep, call, st, "partition %d", i);
+    }
+    return MPI_SUCCESS;
+}
+
+ENTRY_ENDPOINT_PATH int pready_list_ep(int length, const int partitions[], MPI_Request request)
+{
+    static const char call[] = "MPI_Pready_list";
+    int rc;
+    ep_request_t *r = active_send(call, request, &rc);
+    if (!r)
+        return rc;
+    if (length < 0 || (length > 0 && !partitions))
+        return entry_raise(r->ep, call, MPI_ERR_ARG, "invalid list of %d partitions%s", length,
+                           length > 0 ? " (array_of_partitions is NULL)" : "");
+    for (int k = 0; k < length; k++)
+        if ((rc = check_partition(call, r, partitions[k])))
+            return rc;
+    for (int k = 0; k < length; k++) {
+        ep_status_t st = ep_part_ready(r, partitions[k]);
+        if (st)
+            return entry_raise_status(r->ep, call, st, "partition %d", partitions[k]);
+    }
+    return MPI_SUCCESS;
+}
+
+ENTRY_ENDPOINT_PATH int parrived_ep(MPI_Request request, int partition, int *flag)
+{
+    static const char call[] = "MPI_Parrived";
+    int rc;
+    ep_request_t *r = part_request(call, request, 0, &rc);
+    if (!r)
+        return rc;
+    if ((rc = check_partition(call, r, partition)))
+        return rc;
+    if (!flag)
+        return entry_raise(r->ep, call, MPI_ERR_ARG, "flag pointer is NULL");
+    ep_progress();
+    *flag = ep_part_arrived(r, partition);
+    return MPI_SUCCESS;
 }
 
 /* The entry points whose dispatch is data (maint/dispatch.txt). */

@@ -10,3 +10,31 @@ ENTRY_API int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status 
         return PMPI_Request_get_status(request, flag, status);
     return request_get_status_ep(request, flag, status);
 }
+
+ENTRY_API int MPI_Pready(int partition, MPI_Request request)
+{
+    if (!ep_request_handle_is_ep(request))
+        return PMPI_Pready(partition, request);
+    return pready_ep("MPI_Pready", partition, partition, request);
+}
+
+ENTRY_API int MPI_Pready_range(int partition_low, int partition_high, MPI_Request request)
+{
+    if (!ep_request_handle_is_ep(request))
+        return PMPI_Pready_range(partition_low, partition_high, request);
+    return pready_ep("MPI_Pready_range", partition_low, partition_high, request);
+}
+
+ENTRY_API int MPI_Pready_list(int length, int array_of_partitions[], MPI_Request request)
+{
+    if (!ep_request_handle_is_ep(request))
+        return PMPI_Pready_list(length, array_of_partitions, request);
+    return pready_list_ep(length, array_of_partitions, request);
+}
+
+ENTRY_API int MPI_Parrived(MPI_Request request, int partition, int *flag)
+{
+    if (!ep_request_handle_is_ep(request))
+        return PMPI_Parrived(request, partition, flag);
+    return parrived_ep(request, partition, flag);
+}

@@ -70,6 +70,7 @@
     X(ERR_SEND_FAILED, MPI_ERR_OTHER,                                                                                  \
       "the transport failed to send the message's data after its header; the receiver was told")                       \
     X(ERR_PEER_FAILED, MPI_ERR_OTHER, "the sender's transport failed to send the message's data after its header")     \
+    X(ERR_PART_TWICE, MPI_ERR_ARG, "the partition was marked ready already in this round of the partitioned send")     \
     X(ERR_IO, MPI_ERR_IO, "the MPI-IO layer (ROMIO) reported an error")                                                \
     X(ERR_VIEW, MPI_ERR_IO, "the etype or filetype cannot make a file view")                                           \
     X(ERR_INTERN, MPI_ERR_INTERN, "internal error")                                                                    \

@@ -24,9 +24,32 @@ typedef struct ep_match_queue {
     ep_match_item_t **tailp; /* &last->next, or &head when empty */
 } ep_match_queue_t;
 
+/* Message channels.  Besides the user's messages, an endpoint receives the
+ * messages of partitioned communication (partitioned.h), which MPI keeps
+ * apart: a partitioned operation matches only partitioned ones, and no
+ * wildcard receive or probe ever sees them.  They travel as ordinary
+ * messages whose source is the sender's rank moved up by the channel's
+ * stride, so every transport carries them unchanged (UCX's tag has room for
+ * three channels of EP_CHAN_STRIDE ranks, ucx.c), and MPI_ANY_SOURCE
+ * matches the user's channel only.  Partitioned communication needs a
+ * communicator of at most EP_CHAN_STRIDE ranks. */
+#define EP_CHAN_STRIDE (1 << 18)
+typedef enum { EP_CHAN_USER, EP_CHAN_PART_HELLO, EP_CHAN_PART_DATA } ep_chan_t;
+
+/* The source a message from rank on channel chan carries. */
+static inline int ep_chan_source(int rank, ep_chan_t chan) { return rank + (int)chan * EP_CHAN_STRIDE; }
+
+/* Whether an arriving message's source can be a rank of a communicator of
+ * size ranks on one of the channels. */
+static inline int ep_chan_source_valid(int source, int size)
+{
+    return source >= 0 && source % EP_CHAN_STRIDE < size && source / EP_CHAN_STRIDE <= EP_CHAN_PART_DATA;
+}
+
 static inline int ep_match_fits(int pat_source, int pat_tag, int source, int tag)
 {
-    return (pat_source == MPI_ANY_SOURCE || pat_source == source) && (pat_tag == MPI_ANY_TAG || pat_tag == tag);
+    return (pat_source == MPI_ANY_SOURCE ? source < EP_CHAN_STRIDE : pat_source == source) &&
+           (pat_tag == MPI_ANY_TAG || pat_tag == tag);
 }
 
 void ep_mq_init(ep_match_queue_t *q);

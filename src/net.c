@@ -416,7 +416,7 @@ static int deliver_header(int src_world, const ep_wire_hdr_t *h, const void *pay
         early_tailp = &e->next;
         return 0;
     }
-    if (h->dst >= c->nlocal || h->src >= c->size)
+    if (h->dst >= c->nlocal || !ep_chan_source_valid(h->src, c->size))
         corrupt_header(src_world, h, "no such rank in its communicator");
     ep_msg_t m = {.bytes = h->bytes};
     m.link.source = h->src;

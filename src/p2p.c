@@ -511,19 +511,21 @@ ep_status_t ep_send_start(ep_request_t *s)
     atomic_store_explicit(&s->state, EP_RS_PENDING, memory_order_relaxed);
     ep_rank_loc_t loc = c->ranks[ep_peer_index(ep, s->peer)];
     ep_stats_msg(ep, 0, loc.proc != c->myproc, s->lay.bytes);
+    int source = ep_chan_source(ep_local_rank(ep), s->chan);
     if (loc.proc == c->myproc && !c->direct) {
         ep_endpoint_t *dst = &c->local[loc.lidx];
-        if (lane_send(ep, loc.lidx, s))
+        /* A lane carries the user's channel only: its slots have no source. */
+        if (s->chan == EP_CHAN_USER && lane_send(ep, loc.lidx, s))
             return EP_OK;
         ep_msg_t m = {.kind = EP_MSG_LOCAL_RNDV, .bytes = s->lay.bytes, .sreq = s};
-        m.link.source = ep_local_rank(ep);
+        m.link.source = source;
         m.link.tag = s->tag;
         deliver_msg(dst, &m, lane_pending(ep, loc.lidx));
         return EP_OK;
     }
     rc = c->direct ? ep_direct_send(s)
          : c->ucx  ? ep_ucx_send(s, ep_peer_index(ep, s->peer), &s->lay)
-                   : ep_net_send(s, c->proc_world[loc.proc], c->ctx, ep_local_rank(ep), loc.lidx, &s->lay);
+                   : ep_net_send(s, c->proc_world[loc.proc], c->ctx, source, loc.lidx, &s->lay);
     if (rc) {
         /* Not sent: a buffered send gives its attached-buffer space back. */
         ep_bsend_release(s->bsend_bytes);

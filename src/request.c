@@ -6,6 +6,7 @@
 #include "direct.h"
 #include "handle.h"
 #include "p2p.h"
+#include "partitioned.h"
 #include "thread.h"
 #include "ucx.h"
 
@@ -187,6 +188,8 @@ static __attribute__((noinline)) void destroy_owned(ep_request_t *r)
             ep_request_destroy(r->part[i]);
     if (r->part != r->part_room)
         free(r->part);
+    if (r->partitioned)
+        ep_part_free(r->partitioned);
     if (r->kind == EP_REQ_COLL && r->persistent)
         ep_coll_persistent_free(r->tmp); /* the call it starts (coll.h) */
     else
@@ -199,7 +202,7 @@ void ep_request_destroy(ep_request_t *r)
 {
     if (r == &ep_request_sent)
         return;
-    if (r->part || r->tmp || r->type_rec)
+    if (r->part || r->tmp || r->type_rec || r->partitioned)
         destroy_owned(r);
     ep_endpoint_t *held = r->holds_ep ? r->ep : NULL;
     drop_handle(r);
@@ -332,6 +335,8 @@ int ep_request_poll(ep_request_t *r)
         return parts_poll(r);
     if (r->kind == EP_REQ_COLL)
         return ep_coll_poll(r);
+    if (r->kind == EP_REQ_PART)
+        return ep_part_poll(r);
     if (st == EP_RS_PENDING) {
         /* The other side of a large message between threads may be
          * copying it: take chunks of the copy meanwhile (p2p.h). */

@@ -36,7 +36,8 @@
 
 /* EP_REQ_PAIR: a send and a receive that complete as one (MPI_Isendrecv,
  * MPI_Isendrecv_replace), two parts of one request (ep_request_set_parts). */
-typedef enum { EP_REQ_SEND, EP_REQ_RECV, EP_REQ_COLL, EP_REQ_PAIR } ep_req_kind_t;
+/* EP_REQ_PART: a partitioned send or receive (partitioned.h). */
+typedef enum { EP_REQ_SEND, EP_REQ_RECV, EP_REQ_COLL, EP_REQ_PAIR, EP_REQ_PART } ep_req_kind_t;
 typedef enum { EP_SEND_STANDARD, EP_SEND_SYNC, EP_SEND_READY, EP_SEND_BUFFERED } ep_send_mode_t;
 typedef enum { EP_RS_INACTIVE, EP_RS_PENDING, EP_RS_NET, EP_RS_DONE } ep_req_state_t;
 
@@ -90,6 +91,7 @@ typedef struct ep_request {
                               MPI_Request_free (comm.h) */
     int peer;              /* destination rank (sends) */
     int tag;               /* tag (sends) */
+    ep_chan_t chan;        /* the channel a send goes on (match.h); a receive's source_pat says its own */
     int source_pat;        /* source pattern (receives; also in link) */
     int tag_pat;           /* tag pattern (receives; also in link) */
     int nnet;              /* PMPI requests in net[] */
@@ -111,6 +113,7 @@ typedef struct ep_request {
     struct ep_request *part_room[2];    /* part when there are two at most */
     void (*then)(struct ep_request *r); /* optional: runs once every part is over without error, before
                                            r completes; may set r->failure */
+    struct ep_part *partitioned;        /* EP_REQ_PART: the operation (partitioned.h) */
     void *ucx_req;                      /* NET over UCX: the UCX request on ep's worker (ucx.h) */
     int ucx_posted;                     /* a receive posted in UCX itself (ucx.c): ucx_req is its UCX request
                                            until UCX completes it */

@@ -26,13 +26,14 @@
 #include <ucp/api/ucp.h>
 
 #define TAG_BITS 28
-#define SRC_BITS 20
+#define SRC_BITS 20 /* three channels of EP_CHAN_STRIDE ranks (match.h) */
 #define SLOT_BITS 15
 #define SRC_SHIFT TAG_BITS
 #define SLOT_SHIFT (TAG_BITS + SRC_BITS)
 #define TAG_MASK ((1ull << TAG_BITS) - 1)
 #define SRC_MASK ((1ull << SRC_BITS) - 1)
 #define MAX_SLOTS (1u << SLOT_BITS)
+_Static_assert(3 * EP_CHAN_STRIDE <= (1 << SRC_BITS), "every channel's sources fit in a UCX tag");
 #define NO_ADDR 0xffffffffu /* a rank without a slot: the communicator keeps the MPI path */
 #define SWEEP_EVERY 32      /* ep_ucx_progress polls every worker once in this many calls */
 #define MAX_DEFAULT_WORKERS 16
@@ -713,7 +714,7 @@ static void slots_give(ep_comm_t *c)
 
 ep_status_t ep_ucx_comm_start(ep_comm_t *c, MPI_Request *req)
 {
-    int n = c->nlocal, ok = c->size <= (1 << SRC_BITS);
+    int n = c->nlocal, ok = c->size <= EP_CHAN_STRIDE; /* its channels fit in SRC_BITS (match.h) */
     ep_ucx_setup_t *x;
 
     *req = MPI_REQUEST_NULL;
@@ -856,13 +857,13 @@ static inline void rec_payload(ep_inbox_rec_t *rec, const void *buf, size_t n)
 
 /* Fills the envelope of an inbox record for rank position idx of c, from
  * ep's rank. */
-static inline void rec_envelope(ep_inbox_rec_t *rec, ep_inbox_kind_t kind, const ep_endpoint_t *ep, int idx, int tag,
-                                int64_t bytes)
+static inline void rec_envelope(ep_inbox_rec_t *rec, ep_inbox_kind_t kind, const ep_endpoint_t *ep, ep_chan_t chan,
+                                int idx, int tag, int64_t bytes)
 {
     rec->kind = (uint16_t)kind;
     rec->cpu = ep_thread_cpu;
     rec->slot = (uint16_t)(ep->comm->ucx_addr[idx] & (MAX_SLOTS - 1));
-    rec->source = ep_local_rank(ep);
+    rec->source = ep_chan_source(ep_local_rank(ep), chan);
     rec->tag = tag;
     rec->bytes = bytes;
 }
@@ -888,7 +889,7 @@ static ep_status_t inbox_send(ep_request_t *s, int idx, const ep_dt_layout_t *la
     ep_status_t rc = EP_OK;
     home = s->ep->ucx_w;
     ep_inbox_rec_t *rec = reserve_waiting(b, seen, (uint64_t)lay->bytes, &pos);
-    rec_envelope(rec, EP_INBOX_DATA, s->ep, idx, s->tag, lay->bytes);
+    rec_envelope(rec, EP_INBOX_DATA, s->ep, s->chan, idx, s->tag, lay->bytes);
     if (lay->contig) {
         rec_payload(rec, (const char *)s->buf + lay->offset, (size_t)lay->bytes);
     } else if (lay->bytes && (rc = ep_dt_pack(s->buf, s->count, s->type, lay, rec->data))) {
@@ -913,7 +914,7 @@ ep_status_t ep_ucx_send(ep_request_t *s, int idx, const ep_dt_layout_t *lay)
     ep_comm_t *c = ep->comm;
     ep_ucx_worker_t *u = ep->ucx_w;
     const void *buf = (const char *)s->buf + lay->offset;
-    ucp_tag_t tag = msg_tag(c->ucx_addr[idx], ep_local_rank(ep), s->tag);
+    ucp_tag_t tag = msg_tag(c->ucx_addr[idx], ep_chan_source(ep_local_rank(ep), s->chan), s->tag);
     ep_status_t rc = EP_OK;
     void *q = NULL;
     _Atomic uint64_t *seen = NULL;
@@ -958,7 +959,7 @@ ep_status_t ep_ucx_send(ep_request_t *s, int idx, const ep_dt_layout_t *lay)
     if (b && !rc) {
         uint64_t pos;
         ep_inbox_rec_t *rec = reserve_waiting(b, seen, EP_INBOX_FOLLOWS_BYTES, &pos);
-        rec_envelope(rec, EP_INBOX_FOLLOWS, ep, idx, s->tag, lay->bytes);
+        rec_envelope(rec, EP_INBOX_FOLLOWS, ep, s->chan, idx, s->tag, lay->bytes);
         memcpy(rec->data, &tag, sizeof tag);
         ep_inbox_publish(rec, pos);
     }
@@ -1002,7 +1003,7 @@ static __attribute__((noinline)) int send_now_ucx(ep_endpoint_t *ep, int idx, co
 static inline void rec_send(ep_inbox_rec_t *rec, uint64_t pos, const ep_endpoint_t *ep, int idx, int tag,
                             const void *buf, size_t n)
 {
-    rec_envelope(rec, EP_INBOX_DATA, ep, idx, tag, (int64_t)n);
+    rec_envelope(rec, EP_INBOX_DATA, ep, EP_CHAN_USER, idx, tag, (int64_t)n);
     rec_payload(rec, buf, n);
     ep_inbox_publish(rec, pos);
 }
@@ -1255,7 +1256,7 @@ static void drain_inbox(ep_ucx_worker_t *u)
         cpu = rec->cpu;
         ep_endpoint_t *dst = rec->slot < u->nslots ? u->slots[rec->slot] : NULL;
         int small = rec->kind == EP_INBOX_DATA;
-        if (!fault && dst && rec->source >= dst->comm->size)
+        if (!fault && dst && !ep_chan_source_valid(rec->source, dst->comm->size))
             fault = "a source outside its communicator";
         if (fault)
             inbox_corrupt(u, rec, fault);
@@ -1312,7 +1313,7 @@ static int drain_worker(ep_ucx_worker_t *u)
             .kind = EP_MSG_UCX, .bytes = (int64_t)info.length, .umsg = msg, .uworker = u, .handle = MPI_MESSAGE_NULL};
         m.link.source = tag_source(info.sender_tag);
         m.link.tag = tag_user(info.sender_tag);
-        if (!dst || m.link.source >= dst->comm->size) {
+        if (!dst || !ep_chan_source_valid(m.link.source, dst->comm->size)) {
             /* For a communicator freed here (a message never received: an
              * erroneous program), or a corrupt tag: dropped. */
             ep_ucx_msg_discard(&m);

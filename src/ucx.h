@@ -13,12 +13,12 @@
  * communicator's process-level communicator (ep_ucx_comm_start, _finish).  A
  * message's 64-bit UCX tag is then
  *
- *   0 | slot (15 bits) | source rank (20) | user tag (28)
+ *   0 | slot (15 bits) | source (20) | user tag (28)
  *
  * which names the receiving endpoint and communicator, the sender's rank
- * and the full MPI_TAG_UB of MPICH (2^28-1).  (A top bit of 1 marks the
+ * (on its channel, match.h) and the full MPI_TAG_UB of MPICH (2^28-1).  (A top bit of 1 marks the
  * data behind a node inbox's envelope, below.)  A communicator of more than
- * 2^20 ranks, or one for which a worker has no free slot, uses net.c.
+ * 2^18 ranks (EP_CHAN_STRIDE), or one for which a worker has no free slot, uses net.c.
  *
  * Matching stays epmpi's (p2p.c), so that wildcards cover the lanes of
  * this process and the messages of other processes alike.  The one

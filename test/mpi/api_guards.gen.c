@@ -37,18 +37,6 @@ int ept_call_guards(MPI_Comm comm, MPI_Group group, MPI_Request request, MPI_Mes
     n++;
     ept_guard_expect(MPIX_Comm_agree(comm, ept_scratch), MPI_ERR_COMM, "MPIX_Comm_agree", "not supported");
     n++;
-    ept_guard_expect(MPI_Parrived(request, 0, ept_scratch), MPI_ERR_REQUEST, "MPI_Parrived", "not supported");
-    n++;
-    ept_guard_expect(MPI_Pready(0, request), MPI_ERR_REQUEST, "MPI_Pready", "not supported");
-    n++;
-    ept_guard_expect(MPI_Pready_list(0, ept_scratch, request), MPI_ERR_REQUEST, "MPI_Pready_list", "not supported");
-    n++;
-    ept_guard_expect(MPI_Pready_range(0, 0, request), MPI_ERR_REQUEST, "MPI_Pready_range", "not supported");
-    n++;
-    ept_guard_expect(MPI_Precv_init(ept_scratch, 0, 0, MPI_DATATYPE_NULL, 0, 0, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COMM, "MPI_Precv_init", "not supported");
-    n++;
-    ept_guard_expect(MPI_Psend_init(ept_scratch, 0, 0, MPI_DATATYPE_NULL, 0, 0, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COMM, "MPI_Psend_init", "not supported");
-    n++;
     ept_guard_expect(MPI_Grequest_complete(request), MPI_ERR_REQUEST, "MPI_Grequest_complete", "not supported");
     n++;
     ept_guard_expect(MPI_Comm_accept(ept_scratch, MPI_INFO_NULL, 0, comm, ept_scratch), MPI_ERR_COMM, "MPI_Comm_accept", "not supported");

@@ -217,7 +217,8 @@ static void check_attr(MPI_Comm d, int kv, intptr_t want, int r, const char *wha
     EPT_CHECK((intptr_t)v == want, "%s: rank %d: attribute %ld, expected %ld", what, r, (long)(intptr_t)v, (long)want);
 }
 
-/* The hint "epmpi_test" on d: want "1", or absent (want NULL). */
+/* The hint "mpi_assert_no_any_source" on d: want "true", or not set (want
+ * NULL): absent, or "false" where MPICH reports every hint it knows. */
 static void check_hint(MPI_Comm d, const char *want, int r, const char *what)
 {
     MPI_Info used = MPI_INFO_NULL;
@@ -225,12 +226,13 @@ static void check_hint(MPI_Comm d, const char *want, int r, const char *what)
     int len = (int)sizeof buf, flag = -1;
     EPT_OK(MPI_Comm_get_info(d, &used));
     EPT_CHECK(used != MPI_INFO_NULL, "%s: rank %d: MPI_Comm_get_info returned MPI_INFO_NULL", what, r);
-    EPT_OK(MPI_Info_get_string(used, "epmpi_test", &len, buf, &flag));
+    EPT_OK(MPI_Info_get_string(used, "mpi_assert_no_any_source", &len, buf, &flag));
     if (!want)
-        EPT_CHECK(!flag, "%s: rank %d: hint epmpi_test is '%s', expected none", what, r, buf);
-    else if (flag || !ept_classic) /* MPICH itself may keep only the hints it knows */
-        EPT_CHECK(flag && !strcmp(buf, want), "%s: rank %d: hint epmpi_test is %s'%s', expected '%s'", what, r,
-                  flag ? "" : "absent ", flag ? buf : "", want);
+        EPT_CHECK(!flag || !strcmp(buf, "false"), "%s: rank %d: hint mpi_assert_no_any_source is '%s', expected none",
+                  what, r, buf);
+    else
+        EPT_CHECK(flag && !strcmp(buf, want), "%s: rank %d: hint mpi_assert_no_any_source is %s'%s', expected '%s'",
+                  what, r, flag ? "" : "absent ", flag ? buf : "", want);
     EPT_OK(MPI_Info_free(&used));
 }
 
@@ -264,7 +266,7 @@ static void idup_cases(MPI_Comm comm, int r, int n)
     EPT_OK(MPI_Comm_set_attr(comm, kv, (void *)(intptr_t)(1000 + r)));
     MPI_Info info;
     EPT_OK(MPI_Info_create(&info));
-    EPT_OK(MPI_Info_set(info, "epmpi_test", "1"));
+    EPT_OK(MPI_Info_set(info, "mpi_assert_no_any_source", "true"));
 
     /* Two idups and an Ibarrier back to back, completed in reverse order. */
     PHASE("idup: idup, idup_with_info and Ibarrier, Waitall in reverse order");
@@ -289,7 +291,7 @@ static void idup_cases(MPI_Comm comm, int r, int n)
               (unsigned)atomic_load(&cnt.last), (unsigned)comm);
     check_attr(d1, kv, 1001 + r, r, "MPI_Comm_idup");
     check_attr(d2, kv, 1001 + r, r, "MPI_Comm_idup_with_info");
-    check_hint(d2, "1", r, "MPI_Comm_idup_with_info");
+    check_hint(d2, "true", r, "MPI_Comm_idup_with_info");
     check_hint(d1, NULL, r, "MPI_Comm_idup");
 
     /* Again in another order, completed with Test loops, last first. */
@@ -316,7 +318,7 @@ static void idup_cases(MPI_Comm comm, int r, int n)
               atomic_load(&cnt.copies));
     check_attr(e1, kv, 1001 + r, r, "MPI_Comm_idup (Test loop)");
     check_attr(e2, kv, 1001 + r, r, "MPI_Comm_idup_with_info (Test loop)");
-    check_hint(e2, "1", r, "MPI_Comm_idup_with_info (Test loop)");
+    check_hint(e2, "true", r, "MPI_Comm_idup_with_info (Test loop)");
     /* A dup of the dup: the attribute goes one further. */
     MPI_Comm f = MPI_COMM_NULL;
     MPI_Request q = MPI_REQUEST_NULL;

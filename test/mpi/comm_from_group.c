@@ -153,17 +153,16 @@ static void body(MPI_Comm comm, void *arg)
         char value[32] = "";
         int flag = 0;
         EPT_OK(MPI_Info_create(&info));
-        EPT_OK(MPI_Info_set(info, "epmpi_test_hint", "kept"));
+        EPT_OK(MPI_Info_set(info, "mpi_assert_exact_length", "true"));
         EPT_OK(MPI_Comm_create_from_group(world, "epmpi.test.hints", info, MPI_ERRORS_RETURN, &nc));
         EPT_OK(MPI_Info_free(&info));
         EPT_OK(MPI_Comm_get_errhandler(nc, &eh));
         EPT_CHECK(eh == MPI_ERRORS_RETURN, "the new communicator's error handler is not the one passed");
         EPT_OK(MPI_Errhandler_free(&eh));
         EPT_OK(MPI_Comm_get_info(nc, &used));
-        EPT_OK(MPI_Info_get(used, "epmpi_test_hint", sizeof value - 1, value, &flag));
-        /* epmpi reports every hint set; MPICH only the ones it knows. */
-        EPT_CHECK(ept_classic || (flag && !strcmp(value, "kept")),
-                  "the hint passed is not the communicator's (flag %d, '%s')", flag, value);
+        EPT_OK(MPI_Info_get(used, "mpi_assert_exact_length", sizeof value - 1, value, &flag));
+        EPT_CHECK(flag && !strcmp(value, "true"), "the hint passed is not the communicator's (flag %d, '%s')", flag,
+                  value);
         EPT_OK(MPI_Info_free(&used));
         /* MPI_ERRORS_RETURN is really there: an invalid rank returns. */
         int rc = MPI_Send(&r, 1, MPI_INT, n + 5, 0, nc);

@@ -39,3 +39,11 @@ test_mpi_p2p_truncate_CFLAGS = $(MPI_TEST_CFLAGS)
 MPI_TESTS += test/mpi/p2p_truncate_noshm
 test_mpi_p2p_truncate_noshm_SOURCES = test/mpi/p2p_truncate.c
 test_mpi_p2p_truncate_noshm_CFLAGS = $(MPI_TEST_CFLAGS) -DEPT_SHM='"0"'
+MPI_TESTS += test/mpi/p2p_partitioned
+test_mpi_p2p_partitioned_CFLAGS = $(MPI_TEST_CFLAGS)
+MPI_TESTS += test/mpi/p2p_partitioned_mpich
+test_mpi_p2p_partitioned_mpich_SOURCES = test/mpi/p2p_partitioned.c
+test_mpi_p2p_partitioned_mpich_CFLAGS = $(MPI_TEST_CFLAGS) -DEPT_P2P_PATH='"mpich"'
+MPI_TESTS += test/mpi/p2p_partitioned_noshm
+test_mpi_p2p_partitioned_noshm_SOURCES = test/mpi/p2p_partitioned.c
+test_mpi_p2p_partitioned_noshm_CFLAGS = $(MPI_TEST_CFLAGS) -DEPT_SHM='"0"'

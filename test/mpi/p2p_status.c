@@ -20,6 +20,7 @@
  * - A receive or probe from MPI_PROC_NULL gives source MPI_PROC_NULL, tag
  *   MPI_ANY_TAG and count 0 (3.11); MPI_Mprobe / MPI_Improbe give
  *   MPI_MESSAGE_NO_PROC, whose MPI_Mrecv / MPI_Imrecv do the same.
+ * - A message of no elements of MPI_DATATYPE_NULL (MPICH accepts it).
  * - MPI_Isendrecv: freed before it is over, it still delivers; of a type
  *   freed meanwhile, it still uses it; MPI_Cancel leaves it to complete
  *   (epmpi's choice: MPI allows a cancel or a completion, not both, and
@@ -643,6 +644,25 @@ static void null_and_inactive(ctx_t *c)
     EPT_OK(MPI_Request_free(&q[1]));
 }
 
+/* A message of no elements of MPI_DATATYPE_NULL, which MPICH accepts (its
+ * own suite sends them): blocking and non-blocking, status count 0. */
+static void null_type_empty(ctx_t *c)
+{
+    MPI_Status st;
+    MPI_Request rq[2];
+    PHASE("empty messages of MPI_DATATYPE_NULL");
+    fresh(&st);
+    EPT_OK(
+        MPI_Sendrecv(NULL, 0, MPI_DATATYPE_NULL, c->right, 21, NULL, 0, MPI_DATATYPE_NULL, c->left, 21, c->comm, &st));
+    expect_status(c, "MPI_Sendrecv of MPI_DATATYPE_NULL", &st, c->left, 21, 0);
+    EPT_OK(MPI_Irecv(NULL, 0, MPI_DATATYPE_NULL, c->left, 22, c->comm, &rq[0]));
+    EPT_OK(MPI_Isend(NULL, 0, MPI_DATATYPE_NULL, c->right, 22, c->comm, &rq[1]));
+    fresh(&st);
+    EPT_OK(MPI_Wait(&rq[0], &st));
+    expect_status(c, "MPI_Irecv of MPI_DATATYPE_NULL", &st, c->left, 22, 0);
+    EPT_OK(MPI_Wait(&rq[1], MPI_STATUS_IGNORE));
+}
+
 static void body(MPI_Comm comm, void *arg)
 {
     (void)arg;
@@ -659,6 +679,7 @@ static void body(MPI_Comm comm, void *arg)
             EPT_OK(MPI_Barrier(comm));
         }
     proc_null(&c);
+    null_type_empty(&c);
     null_and_inactive(&c);
     isendrecv_freed(&c);
     isendrecv_types_and_errors(&c);

@@ -325,6 +325,17 @@ ENTRY_ENDPOINT_PATH int file_preallocate_ep(MPI_File fh, MPI_Offset size)
 
 /* ---- views and file pointers ---------------------------------------------------------- */
 
+static int check_external32(ep_file_t *f, const char *call, MPI_Datatype t, const char *which)
+{
+    int size = -1;
+    if (PMPI_Type_size(t, &size) == MPI_SUCCESS && ep_file_external32_fits(t, 1, size))
+        return MPI_SUCCESS;
+    return file_raise(f, call, MPI_ERR_UNSUPPORTED_DATAREP,
+                      "the %s's size in the \"external32\" representation differs from its %d bytes in memory "
+                      "(MPI_LONG, for one); endpoint files take external32 views of types of equal sizes only",
+                      which, size);
+}
+
 ENTRY_ENDPOINT_PATH int file_set_view_ep(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
                                          const char *datarep, MPI_Info info)
 {
@@ -335,10 +346,14 @@ ENTRY_ENDPOINT_PATH int file_set_view_ep(MPI_File fh, MPI_Offset disp, MPI_Datat
     (void)info; /* hints change nothing here; MPI lets them be ignored */
     if ((rc = check_type(f, call, etype)) || (rc = check_type(f, call, filetype)))
         return rc;
-    if (!datarep || strcmp(datarep, "native"))
+    int ext32 = datarep && !strcmp(datarep, "external32");
+    if (!datarep || (strcmp(datarep, "native") && !ext32))
         return file_raise(f, call, MPI_ERR_UNSUPPORTED_DATAREP,
-                          "data representation '%s': only \"native\" on endpoint communicators",
+                          "data representation '%s': \"native\" and \"external32\" on endpoint communicators",
                           datarep ? datarep : "(null)");
+    if (ext32 &&
+        ((rc = check_external32(f, call, etype, "etype")) || (rc = check_external32(f, call, filetype, "filetype"))))
+        return rc;
     if (disp < 0 && disp != MPI_DISPLACEMENT_CURRENT)
         return file_raise(f, call, MPI_ERR_ARG, "disp %lld is negative", (long long)disp);
     if (disp == MPI_DISPLACEMENT_CURRENT) {
@@ -353,7 +368,10 @@ ENTRY_ENDPOINT_PATH int file_set_view_ep(MPI_File fh, MPI_Offset disp, MPI_Datat
     }
     if (f->split)
         return file_raise(f, call, MPI_ERR_OTHER, "a split collective begun on the file has not ended");
-    return file_status(f, call, ep_file_set_view(f, disp, etype, filetype), f->romio_code);
+    if ((rc = file_status(f, call, ep_file_set_view(f, disp, etype, filetype), f->romio_code)))
+        return rc;
+    f->external32 = ext32;
+    return MPI_SUCCESS;
 }
 
 /* A copy the caller owns: predefined types as they are. */
@@ -377,7 +395,7 @@ ENTRY_ENDPOINT_PATH int file_get_view_ep(MPI_File fh, MPI_Offset *disp, MPI_Data
     *disp = f->view.disp;
     if (give_type(f->view.etype, etype) || give_type(f->view.filetype, filetype))
         return file_raise(f, call, MPI_ERR_INTERN, "could not copy the view's datatypes");
-    strcpy(datarep, "native");
+    strcpy(datarep, f->external32 ? "external32" : "native");
     return MPI_SUCCESS;
 }
 

@@ -73,6 +73,9 @@
     X(ERR_PART_TWICE, MPI_ERR_ARG, "the partition was marked ready already in this round of the partitioned send")     \
     X(ERR_IO, MPI_ERR_IO, "the MPI-IO layer (ROMIO) reported an error")                                                \
     X(ERR_VIEW, MPI_ERR_IO, "the etype or filetype cannot make a file view")                                           \
+    X(ERR_DATAREP, MPI_ERR_UNSUPPORTED_DATAREP,                                                                        \
+      "the datatype's size in the \"external32\" representation differs from its size in memory, which endpoint "      \
+      "files do not convert")                                                                                          \
     X(ERR_INTERN, MPI_ERR_INTERN, "internal error")                                                                    \
     X(ERR_OTHER, MPI_ERR_OTHER, "error")
 

@@ -768,6 +768,41 @@ static ep_status_t where(ep_file_t *f, int how, MPI_Offset etypes, MPI_Offset *a
     return EP_OK;
 }
 
+/* ---- the "external32" data representation --------------------------------------
+ *
+ * Data in the file in MPI's portable representation: big-endian, each
+ * predefined type of a fixed size.  Endpoint files convert the bytes of
+ * each element (MPICH's MPI_Pack_external) and keep the native layout, so
+ * they take the types whose external32 size is their size in memory (all
+ * but a few, such as MPI_LONG on 64-bit Linux): the view and the data then
+ * cover the same bytes in both representations. */
+
+int ep_file_external32_fits(MPI_Datatype t, int count, int64_t bytes)
+{
+    MPI_Aint ext = -1;
+    return PMPI_Pack_external_size("external32", count, t, &ext) == MPI_SUCCESS && ext == bytes;
+}
+
+static ep_status_t ext32_pack(const void *buf, int count, MPI_Datatype t, char *out, int64_t bytes)
+{
+    MPI_Aint pos = 0;
+    return PMPI_Pack_external("external32", buf, count, t, out, (MPI_Aint)bytes, &pos) == MPI_SUCCESS ? EP_OK
+                                                                                                      : EP_ERR_DATAREP;
+}
+
+/* Unpacks what arrived, whole elements of t only (a short read). */
+static ep_status_t ext32_unpack(const char *in, int64_t got, void *buf, int count, MPI_Datatype t,
+                                const ep_dt_layout_t *l)
+{
+    MPI_Aint pos = 0;
+    int whole = l->type_size ? (int)(got / l->type_size) : 0;
+    if (whole > count)
+        whole = count;
+    return !whole || PMPI_Unpack_external("external32", in, (MPI_Aint)got, &pos, buf, whole, t) == MPI_SUCCESS
+               ? EP_OK
+               : EP_ERR_DATAREP;
+}
+
 ep_status_t ep_file_access(ep_file_t *f, int how, MPI_Offset offset, void *buf, int count, MPI_Datatype type,
                            MPI_Status *st)
 {
@@ -793,14 +828,17 @@ ep_status_t ep_file_access(ep_file_t *f, int how, MPI_Offset offset, void *buf, 
         rc = EP_ERR_ARG;
         pt.bytes = 0;
     }
-    /* Contiguous data moves in place; other data through a packed copy. */
+    if (!rc && pt.bytes && f->external32 && !ep_file_external32_fits(type, count, l.bytes))
+        rc = EP_ERR_DATAREP, pt.bytes = 0;
+    /* Contiguous data moves in place; other data, and any in external32,
+     * through a packed copy. */
     char *packed = NULL;
-    if (!rc && pt.bytes && l.contig)
+    if (!rc && pt.bytes && l.contig && !f->external32)
         pt.data = (char *)buf + l.offset;
     else if (!rc && pt.bytes && !(pt.data = packed = malloc((size_t)pt.bytes)))
         rc = EP_ERR_NO_MEM, pt.bytes = 0;
     if (!rc && !pt.read && packed)
-        rc = ep_dt_pack(buf, count, type, &l, packed);
+        rc = f->external32 ? ext32_pack(buf, count, type, packed, pt.bytes) : ep_dt_pack(buf, count, type, &l, packed);
     if (!rc && pt.bytes)
         rc = view_pieces(&f->view, at * f->view.esize, pt.bytes, &pt.ps);
     if (rc)
@@ -812,7 +850,8 @@ ep_status_t ep_file_access(ep_file_t *f, int how, MPI_Offset offset, void *buf, 
         rc = independent(f, &pt);
     }
     if (!rc && pt.read && pt.got && packed)
-        rc = ep_dt_unpack(packed, pt.got, buf, count, type, &l);
+        rc = f->external32 ? ext32_unpack(packed, pt.got, buf, count, type, &l)
+                           : ep_dt_unpack(packed, pt.got, buf, count, type, &l);
     if (!rc && (how & EP_FILE_WHERE) == EP_FILE_INDIVIDUAL)
         f->pos = at + pt.got / f->view.esize;
     if (st)

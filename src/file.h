@@ -69,6 +69,7 @@ typedef struct ep_file {
     int amode;
     _Atomic MPI_Errhandler errhandler;
     ep_file_view_t view;
+    int external32; /* the view's data representation is "external32" (else "native") */
     MPI_Offset pos; /* individual file pointer, in etypes of the view */
     int romio_code; /* ROMIO's error code behind the last EP_ERR_IO */
     /* a split collective begun: its result, for the end call */
@@ -99,7 +100,13 @@ ep_status_t ep_file_open(ep_endpoint_t *ep, const char *name, int amode, MPI_Inf
 /* MPI_File_close (collective); f is gone after it, whatever it returns. */
 ep_status_t ep_file_close(ep_file_t *f, int *romio_code);
 
-/* MPI_File_set_view (collective).  datarep must be "native". */
+/* Whether count elements of t (bytes in memory) take as many bytes in the
+ * "external32" representation: the types an endpoint file in external32
+ * accepts, in its view and in its accesses. */
+int ep_file_external32_fits(MPI_Datatype t, int count, int64_t bytes);
+
+/* MPI_File_set_view (collective), of the "native" or "external32" data
+ * representation (set in external32 by the caller). */
 ep_status_t ep_file_set_view(ep_file_t *f, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype);
 
 /* A data access: count elements of type at buf, at `offset` (EP_FILE_AT;

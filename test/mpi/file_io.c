@@ -20,6 +20,9 @@
  *  - MPI_MODE_SEQUENTIAL: a header read with read_shared, then a view at
  *    MPI_DISPLACEMENT_CURRENT and read_ordered, get_amode keeping the mode;
  *  - a file per rank on MPI_COMM_SELF, all ranks at once;
+ *  - the "external32" data representation: big-endian bytes in the file
+ *    through a view of a derived filetype, read back; on endpoints, a type
+ *    whose external32 size differs from its native one refused;
  *  - errors through the files' default handler, MPI_ERRORS_RETURN: a write
  *    to an MPI_MODE_RDONLY file (MPI_ERR_READ_ONLY), opening a missing file
  *    (MPI_ERR_NO_SUCH_FILE), on endpoints MPI_File_write_c with a count
@@ -341,6 +344,85 @@ static void sequential(MPI_Comm comm, int r, int n)
     EPT_OK(MPI_File_close(&fh));
 }
 
+/* The "external32" data representation (14.5.2): every rank writes ints
+ * and doubles, each in its own block, collectively through an external32
+ * view of a derived filetype (a vector of two ints with a hole, as MPICH's
+ * io/external32_derived_dtype); the bytes in the file, read through a
+ * native view, are big-endian; an external32 read gives the values back,
+ * MPI_File_get_view names the representation.  On endpoints a type whose
+ * external32 size differs from its size in memory is refused
+ * (MPI_ERR_UNSUPPORTED_DATAREP): ROMIO converts it, epmpi does not. */
+static void external32(MPI_Comm comm, int r, int n)
+{
+    char path[128], rep[MPI_MAX_DATAREP_STRING + 1] = "";
+    MPI_File fh;
+    MPI_Status st;
+    MPI_Datatype pair, ft, et, got_ft;
+    MPI_Offset disp;
+    int v[8], w[8], cnt = -1;
+    double d = 1.5 + r, e = 0;
+    unsigned char raw[16 * 4];
+    PHASE("the external32 data representation");
+    path_for(comm, "external32", path, sizeof path);
+    EPT_OK(MPI_Type_vector(2, 1, 2, MPI_INT, &pair));
+    EPT_OK(MPI_Type_create_resized(pair, 0, 4 * sizeof(int), &ft));
+    EPT_OK(MPI_Type_commit(&ft));
+    for (int i = 0; i < 8; i++)
+        v[i] = val(r, i);
+    EPT_OK(MPI_File_open(comm, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    /* Block r of 16 ints: through ft, every other int of it. */
+    MPI_Offset base = (MPI_Offset)r * 16 * sizeof(int);
+    EPT_OK(MPI_File_set_view(fh, base, MPI_INT, ft, "external32", MPI_INFO_NULL));
+    EPT_OK(MPI_File_get_view(fh, &disp, &et, &got_ft, rep));
+    EPT_CHECK(!strcmp(rep, "external32") && disp == base, "MPI_File_get_view: '%s' at %lld", rep, (long long)disp);
+    if (got_ft != ft)
+        EPT_OK(MPI_Type_free(&got_ft));
+    EPT_OK(MPI_File_write_at_all(fh, 0, v, 8, MPI_INT, &st));
+    /* A double of each rank after the ints' blocks. */
+    EPT_OK(MPI_File_set_view(fh, (MPI_Offset)(n * 16 * sizeof(int) + r * sizeof(double)), MPI_DOUBLE, MPI_DOUBLE,
+                             "external32", MPI_INFO_NULL));
+    EPT_OK(MPI_File_write_at_all(fh, 0, &d, 1, MPI_DOUBLE, &st));
+    EPT_OK(MPI_File_sync(fh));
+    EPT_OK(MPI_Barrier(comm));
+    EPT_OK(MPI_File_sync(fh));
+    /* The bytes as they are in the file: big-endian ints at every other place. */
+    EPT_OK(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    EPT_OK(MPI_File_read_at(fh, base, raw, (int)sizeof raw, MPI_BYTE, &st));
+    for (int i = 0; i < 8; i++) {
+        const unsigned char *b = raw + 2 * i * 4;
+        unsigned x = (unsigned)b[0] << 24 | (unsigned)b[1] << 16 | (unsigned)b[2] << 8 | b[3];
+        EPT_CHECK(x == (unsigned)val(r, i), "external32 int %d of rank %d in the file is 0x%x, expected 0x%x", i, r, x,
+                  (unsigned)val(r, i));
+    }
+    /* Read back through external32 views. */
+    EPT_OK(MPI_File_set_view(fh, base, MPI_INT, ft, "external32", MPI_INFO_NULL));
+    EPT_OK(MPI_File_read_at_all(fh, 0, w, 8, MPI_INT, &st));
+    EPT_OK(MPI_Get_count(&st, MPI_INT, &cnt));
+    EPT_CHECK(cnt == 8 && !memcmp(v, w, sizeof v), "external32 read back: %d ints, first %d (expected %d)", cnt, w[0],
+              v[0]);
+    EPT_OK(MPI_File_set_view(fh, (MPI_Offset)(n * 16 * sizeof(int) + r * sizeof(double)), MPI_DOUBLE, MPI_DOUBLE,
+                             "external32", MPI_INFO_NULL));
+    EPT_OK(MPI_File_read_at_all(fh, 0, &e, 1, MPI_DOUBLE, &st));
+    EPT_CHECK(e == d, "external32 double read back: %g, expected %g", e, d);
+    if (!ept_classic) {
+        int rc = MPI_File_set_view(fh, 0, MPI_LONG, MPI_LONG, "external32", MPI_INFO_NULL), cls = MPI_SUCCESS;
+        int lsize = 0;
+        MPI_Aint esize = 0;
+        MPI_Type_size(MPI_LONG, &lsize);
+        MPI_Pack_external_size("external32", 1, MPI_LONG, &esize);
+        if (rc != MPI_SUCCESS)
+            MPI_Error_class(rc, &cls);
+        EPT_CHECK(esize == lsize ? cls == MPI_SUCCESS : cls == MPI_ERR_UNSUPPORTED_DATAREP,
+                  "an external32 view of MPI_LONG (%ld bytes there, %d in memory): class %d", (long)esize, lsize, cls);
+    }
+    EPT_OK(MPI_File_close(&fh));
+    EPT_OK(MPI_Barrier(comm));
+    if (r == 0)
+        EPT_OK(MPI_File_delete(path, MPI_INFO_NULL));
+    EPT_OK(MPI_Type_free(&ft));
+    EPT_OK(MPI_Type_free(&pair));
+}
+
 static void body(MPI_Comm comm, void *arg)
 {
     int r, n;
@@ -352,6 +434,7 @@ static void body(MPI_Comm comm, void *arg)
     shared(comm, r, n);
     sequential(comm, r, n);
     self_files(comm, r);
+    external32(comm, r, n);
     errors(comm, r);
 }
 

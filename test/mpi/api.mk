@@ -41,6 +41,8 @@ MPI_TESTS += test/mpi/threadcomm
 test_mpi_threadcomm_CFLAGS = $(MPI_TEST_CFLAGS)
 MPI_TESTS += test/mpi/comm_inter
 test_mpi_comm_inter_CFLAGS = $(MPI_TEST_CFLAGS)
+MPI_TESTS += test/mpi/comm_inter_threads
+test_mpi_comm_inter_threads_CFLAGS = $(MPI_TEST_CFLAGS)
 # The non-blocking collectives, one behaviour per program (test/mpi/coll_nb.h).
 MPI_TESTS += test/mpi/coll_nb_move test/mpi/coll_nb_reduce test/mpi/coll_nb_reduce_gathered test/mpi/coll_nb_outstanding \
 	test/mpi/coll_nb_progress test/mpi/coll_nb_large test/mpi/coll_nb_split test/mpi/coll_nb_split_gathered \

@@ -2,6 +2,7 @@
 
 #include "net.h"
 #include "p2p.h"
+#include "partitioned.h"
 #include "request.h"
 #include "thread.h"
 #include "wait.h"
@@ -262,6 +263,11 @@ static void pending_request(ep_object_t *o, void *arg)
     else if (r->kind == EP_REQ_PAIR)
         pending_line(arg, r->ep, "send-receive (request not completed), receiving from", r->part[0]->source_pat,
                      r->part[0]->tag_pat, -1);
+    else if (r->kind == EP_REQ_PART)
+        pending_line(arg, r->ep,
+                     ep_part_is_send(r) ? "partitioned send (request not completed) to"
+                                        : "partitioned receive (request not completed) from",
+                     r->peer, r->tag, -1);
     else
         pending_line(arg, r->ep, "non-blocking collective (request not completed) on", MPI_ANY_SOURCE, MPI_ANY_TAG, -1);
 }

@@ -140,6 +140,8 @@ ep_status_t ep_part_init(ep_endpoint_t *ep, int send, void *buf, int partitions,
     r->buf = buf;
     r->type = type;
     r->count = count > INT_MAX ? INT_MAX : (int)count; /* for error messages only */
+    r->peer = peer;                                    /* and diagnostics (diag.c) */
+    r->tag = tag;
     ep_request_hold_type(r);
 
     ep_status_t st = EP_OK;

@@ -9,7 +9,8 @@
  *             in MPI_Recv on endpoint 0 at the same time; with EPMPI_DEBUG=1
  *             a warning names MPI_Recv and EPMPI_DEBUG, without it nothing
  *             is said; both receive their messages and the job succeeds;
- *   pending   world 1x2: MPI_Finalize with an unmatched MPI_Irecv, an
+ *   pending   world 1x2: MPI_Finalize with an unmatched MPI_Irecv, a
+ *             started partitioned receive nobody sends to, an
  *             incomplete MPI_Issend and its unreceived message: the job
  *             succeeds with a warning listing each (rank, tag, communicator);
  *   coll_agree  world 1x2, MPI_ERRORS_RETURN: the two endpoints pass
@@ -82,15 +83,17 @@ static void two_threads_one_endpoint(void)
 
 static void pending_at_finalize(void)
 {
-    static int in, out = 5;
-    MPI_Request rq;
+    static int in, out = 5, parts[4];
+    MPI_Request rq, prq;
 #pragma omp parallel num_threads(2)
     {
         int r;
         MPI_Comm_rank(MPI_COMM_WORLD, &r);
-        if (r == 0)
+        if (r == 0) {
             EPT_OK(MPI_Irecv(&in, 1, MPI_INT, 1, 77, MPI_COMM_WORLD, &rq));
-        else
+            EPT_OK(MPI_Precv_init(parts, 2, 2, MPI_INT, 1, 55, MPI_COMM_WORLD, MPI_INFO_NULL, &prq));
+            EPT_OK(MPI_Start(&prq));
+        } else
             EPT_OK(MPI_Issend(&out, 1, MPI_INT, 0, 66, MPI_COMM_WORLD, &rq));
         MPI_Barrier(MPI_COMM_WORLD);
     }
@@ -345,8 +348,9 @@ static const ept_child_case cases[] = {
      1,
      2,
      0,
-     {"MPI_Finalize: process 0 still has 3 pending operations",
+     {"MPI_Finalize: process 0 still has 4 pending operations",
       "rank 0 of MPI_COMM_WORLD: receive (request not completed) from rank 1, tag 77",
+      "rank 0 of MPI_COMM_WORLD: partitioned receive (request not completed) from rank 1, tag 55",
       "rank 1 of MPI_COMM_WORLD: send (request not completed) to rank 0, tag 66, 4 bytes",
       "rank 0 of MPI_COMM_WORLD: message arrived but never received, from rank 1, tag 66, 4 bytes"},
      {NULL}},

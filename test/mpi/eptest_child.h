@@ -29,7 +29,7 @@ typedef struct {
     int np;                  /* processes */
     int threads;             /* OMP_NUM_THREADS */
     int want_exit;           /* the exit code the job must end with, or EPT_CHILD_ANY_FAILURE */
-    const char *must[4];     /* the output contains each of these (up to a NULL) */
+    const char *must[6];     /* the output contains each of these (up to a NULL) */
     const char *must_not[2]; /* and none of these */
 } ept_child_case;
 
@@ -83,7 +83,7 @@ static inline const char *ept_child_check_exit(const ept_child_case *c, int exit
  * strings against the output; NULL if they all hold. */
 static inline const char *ept_child_check_output(const ept_child_case *c, const char *out, char *buf, size_t size)
 {
-    for (int i = 0; i < 4 && c->must[i]; i++)
+    for (int i = 0; i < (int)(sizeof c->must / sizeof *c->must) && c->must[i]; i++)
         if (!strstr(out, c->must[i])) {
             snprintf(buf, size, "the output does not contain '%s'", c->must[i]);
             return buf;

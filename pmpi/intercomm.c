@@ -114,8 +114,9 @@ ENTRY_API int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Co
             return entry_raise(ep, call, MPI_ERR_NO_MEM, "no memory for a group of %lld", (long long)rsize);
         st = group_bcast(ep, remote, (int)(3 * rsize), local_leader);
     }
+    uint64_t rctx = (uint64_t)head[1];
     if (!st && rsize > 0)
-        st = ep_intercomm_build(ep, remote, (int)rsize, tag, (uint64_t)head[1], newintercomm);
+        st = ep_intercomm_build(ep, remote, (int)rsize, tag, &rctx, newintercomm);
     free(remote);
     if (rc)
         return rc;

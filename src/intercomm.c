@@ -50,8 +50,8 @@ static ep_status_t ic_drive(void *const *records, int n, void *arg)
     return rc;
 }
 
-ep_status_t ep_intercomm_build(ep_endpoint_t *ep, const ep_member_t *remote, int rsize, int tag, uint64_t remote_ctx,
-                               MPI_Comm *out)
+ep_status_t ep_intercomm_build(ep_endpoint_t *ep, const ep_member_t *remote, int rsize, int tag,
+                               const uint64_t *remote_ctx, MPI_Comm *out)
 {
     ep_comm_t *lc = ep->comm;
     ep_member_t *local = malloc(sizeof *local * (size_t)lc->size);
@@ -67,9 +67,11 @@ ep_status_t ep_intercomm_build(ep_endpoint_t *ep, const ep_member_t *remote, int
     /* The meeting's name: both groups' first members and local
      * communicators (side 0's first), and the tag. */
     ep_gid_t a = u.group[0][0].gid, b = u.group[1][0].gid;
-    uint64_t ctx[2];
-    ctx[side] = remote_ctx ? lc->ctx : 0;
-    ctx[1 - side] = remote_ctx;
+    uint64_t ctx[2] = {0, 0}; /* (a context may be 0: no sentinel value) */
+    if (remote_ctx) {
+        ctx[side] = lc->ctx;
+        ctx[1 - side] = *remote_ctx;
+    }
     uint64_t k0 = ep_mix64(a.origin ^ ep_mix64(ctx[0])) ^ a.index, k1 = ep_mix64(b.origin ^ ep_mix64(ctx[1])) ^ b.index,
              k2 = (uint64_t)(uint32_t)tag;
     u.name = ep_mix64(k0 ^ ep_mix64(k1 ^ ep_mix64(k2)));
@@ -109,7 +111,7 @@ ep_status_t ep_intercomm_from_groups(const ep_gid_t *lg, int ln, int lpos, const
     if ((rc = ep_comm_create_from_group(lg, ln, lpos, stringtag, eh, &lh, bad)))
         goto out;
     ep_endpoint_t *lep = ep_endpoint_get(lh);
-    rc = ep_intercomm_build(lep, remote, rn, (int)(ep_stringtag_hash(stringtag) & 0x0fffffff), 0, out);
+    rc = ep_intercomm_build(lep, remote, rn, (int)(ep_stringtag_hash(stringtag) & 0x0fffffff), NULL, out);
     ep_endpoint_free(lep);
 out:
     free(remote);

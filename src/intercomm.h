@@ -24,11 +24,12 @@ void ep_intercomm_describe(const ep_endpoint_t *ep, ep_member_t *m);
 
 /* MPI_Intercomm_create once every endpoint of the local group knows the
  * remote group (rsize members) and the context of the remote side's local
- * communicator (0 when there is none: MPI_Intercomm_create_from_groups);
- * the two contexts and tag tell concurrent creations apart, also those of
- * groups with the same members (on duplicates) and the same tag. */
-ep_status_t ep_intercomm_build(ep_endpoint_t *ep, const ep_member_t *remote, int rsize, int tag, uint64_t remote_ctx,
-                               MPI_Comm *out);
+ * communicator (*remote_ctx; NULL when there is none:
+ * MPI_Intercomm_create_from_groups); the two contexts and tag tell
+ * concurrent creations apart, also those of groups with the same members
+ * (on duplicates) and the same tag. */
+ep_status_t ep_intercomm_build(ep_endpoint_t *ep, const ep_member_t *remote, int rsize, int tag,
+                               const uint64_t *remote_ctx, MPI_Comm *out);
 
 /* MPI_Intercomm_create_from_groups, called by each member of either
  * group: lg[ln] the caller's group (the caller lg[lpos]), rg[rn] the other;

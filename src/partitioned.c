@@ -17,15 +17,13 @@ struct ep_part {
     pthread_mutex_t lock; /* one thread moves the operation on at a time */
     int send;             /* a partitioned send, else a receive */
     int partitions;
-    int peer, tag;                /* as the user gave them */
-    int pair;                     /* the data tag of this send-receive pair */
-    int matched;                  /* the pair number is known (sends: always) */
     _Atomic int data_on;          /* this round's data transfer has started */
     ep_status_t failed;           /* a send's data could not start this round */
     _Atomic int nready;           /* send: partitions marked ready this round */
     _Atomic unsigned char *ready; /* send: [partitions] marked this round */
     int64_t hello_msg[2];         /* {pair, bytes of the whole message} */
-    ep_request_t *hello;          /* the hello's send or receive, until over */
+    ep_request_t *hello;          /* the hello's send or receive, until over (a receive
+                                     knows its pair, the data tag, once it is) */
     ep_request_t *data;           /* the data's send or receive, started each round */
     MPI_Datatype whole;           /* a partition as one element, when the message has more than INT_MAX elements */
     MPI_Request pmpi;             /* direct communicators: MPICH's partitioned request */
@@ -87,34 +85,36 @@ static ep_status_t data_shape(struct ep_part *p, MPI_Count count, MPI_Datatype t
     return EP_OK;
 }
 
-static ep_status_t init_direct(ep_endpoint_t *ep, struct ep_part *p, void *buf, MPI_Count count, MPI_Datatype type,
-                               MPI_Info info)
+/* MPICH's failing partitioned call, for the error message. */
+static ep_status_t mpich_failed(const char *what)
 {
-    MPI_Comm pc = ep->comm->pcomm;
-    int rc = p->send ? PMPI_Psend_init(buf, p->partitions, count, type, p->peer, p->tag, pc, info, &p->pmpi)
-                     : PMPI_Precv_init(buf, p->partitions, count, type, p->peer, p->tag, pc, info, &p->pmpi);
-    if (rc == MPI_SUCCESS)
-        return EP_OK;
-    ep_status_explain(EP_ERR_TRANSPORT, "MPICH's partitioned initialisation failed on the process-level communicator");
+    ep_status_explain(EP_ERR_TRANSPORT, "MPICH's %s failed on the process-level communicator", what);
     return EP_ERR_TRANSPORT;
 }
 
-/* Sends the hello, or posts its receive (see partitioned.h). */
-static ep_status_t init_hello(ep_endpoint_t *ep, struct ep_part *p, int64_t bytes)
+static ep_status_t init_direct(const ep_request_t *r, struct ep_part *p, MPI_Count count, MPI_Info info)
 {
-    if (!(p->hello = internal(p->send ? EP_REQ_SEND : EP_REQ_RECV, ep)))
+    MPI_Comm pc = r->ep->comm->pcomm;
+    int rc = p->send ? PMPI_Psend_init(r->buf, p->partitions, count, r->type, r->peer, r->tag, pc, info, &p->pmpi)
+                     : PMPI_Precv_init(r->buf, p->partitions, count, r->type, r->peer, r->tag, pc, info, &p->pmpi);
+    return rc == MPI_SUCCESS ? EP_OK : mpich_failed(p->send ? "MPI_Psend_init" : "MPI_Precv_init");
+}
+
+/* Sends the hello, or posts its receive (see partitioned.h). */
+static ep_status_t init_hello(const ep_request_t *r, struct ep_part *p)
+{
+    if (!(p->hello = internal(p->send ? EP_REQ_SEND : EP_REQ_RECV, r->ep)))
         return EP_ERR_NO_MEM;
     if (!p->send) {
-        ep_request_describe_recv(p->hello, p->hello_msg, 2, MPI_INT64_T, ep_chan_source(p->peer, EP_CHAN_PART_HELLO),
-                                 p->tag);
+        ep_request_describe_recv(p->hello, p->hello_msg, 2, MPI_INT64_T, ep_chan_source(r->peer, EP_CHAN_PART_HELLO),
+                                 r->tag);
         return ep_recv_start(p->hello);
     }
-    p->pair = atomic_fetch_add_explicit(&next_pair, 1, memory_order_relaxed) & PAIR_MASK;
-    p->matched = 1;
-    p->data->tag = p->pair;
-    p->hello_msg[0] = p->pair;
-    p->hello_msg[1] = bytes;
-    ep_request_describe_send(p->hello, p->hello_msg, 2, MPI_INT64_T, p->peer, p->tag, EP_SEND_STANDARD);
+    int pair = atomic_fetch_add_explicit(&next_pair, 1, memory_order_relaxed) & PAIR_MASK;
+    p->data->tag = pair;
+    p->hello_msg[0] = pair;
+    p->hello_msg[1] = r->lay.bytes;
+    ep_request_describe_send(p->hello, p->hello_msg, 2, MPI_INT64_T, r->peer, r->tag, EP_SEND_STANDARD);
     p->hello->chan = EP_CHAN_PART_HELLO;
     return ep_send_start(p->hello);
 }
@@ -131,8 +131,6 @@ ep_status_t ep_part_init(ep_endpoint_t *ep, int send, void *buf, int partitions,
     pthread_mutex_init(&p->lock, NULL);
     p->send = send;
     p->partitions = partitions;
-    p->peer = peer;
-    p->tag = tag;
     p->whole = MPI_DATATYPE_NULL;
     p->pmpi = MPI_REQUEST_NULL;
     r->partitioned = p;
@@ -140,7 +138,7 @@ ep_status_t ep_part_init(ep_endpoint_t *ep, int send, void *buf, int partitions,
     r->buf = buf;
     r->type = type;
     r->count = count > INT_MAX ? INT_MAX : (int)count; /* for error messages only */
-    r->peer = peer;                                    /* and diagnostics (diag.c) */
+    r->peer = peer;                                    /* as the user gave them */
     r->tag = tag;
     ep_request_hold_type(r);
 
@@ -152,7 +150,7 @@ ep_status_t ep_part_init(ep_endpoint_t *ep, int send, void *buf, int partitions,
     else if (peer == MPI_PROC_NULL)
         ; /* done at each start, here also on direct communicators: MPICH 4.0.2 crashes on it */
     else if (ep->comm->direct)
-        st = init_direct(ep, p, buf, count, type, info);
+        st = init_direct(r, p, count, info);
     else if (!(st = data_shape(p, count, type, &n, &t)) && !(st = ep_dt_layout(t, n, &r->lay))) {
         if (!(p->data = internal(send ? EP_REQ_SEND : EP_REQ_RECV, ep)))
             st = EP_ERR_NO_MEM;
@@ -162,7 +160,7 @@ ep_status_t ep_part_init(ep_endpoint_t *ep, int send, void *buf, int partitions,
         } else
             ep_request_describe_recv(p->data, buf, n, t, ep_chan_source(peer, EP_CHAN_PART_DATA), 0);
         if (!st)
-            st = init_hello(ep, p, r->lay.bytes);
+            st = init_hello(r, p);
     }
     if (st) {
         ep_request_destroy(r);
@@ -197,10 +195,10 @@ ep_status_t ep_part_start(ep_request_t *r)
     }
     if (p->pmpi != MPI_REQUEST_NULL) {
         if (PMPI_Start(&p->pmpi) != MPI_SUCCESS)
-            st = EP_ERR_TRANSPORT;
+            st = mpich_failed("MPI_Start");
         else
             atomic_store_explicit(&r->state, EP_RS_PENDING, memory_order_release);
-    } else if (p->peer == MPI_PROC_NULL) {
+    } else if (r->peer == MPI_PROC_NULL) {
         ep_status_set(&r->status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
         ep_request_set_done(r);
     } else {
@@ -209,7 +207,7 @@ ep_status_t ep_part_start(ep_request_t *r)
         atomic_store_explicit(&r->state, EP_RS_PENDING, memory_order_release);
         /* A send of no partitions is ready at once; a receive whose pair
          * is known posts its data receive now. */
-        if ((p->send && p->partitions == 0) || (!p->send && p->matched))
+        if ((p->send && p->partitions == 0) || (!p->send && !p->hello))
             data_start(p);
     }
     pthread_mutex_unlock(&p->lock);
@@ -222,8 +220,8 @@ ep_status_t ep_part_ready(ep_request_t *r, int i)
     if (atomic_exchange_explicit(&p->ready[i], 1, memory_order_relaxed))
         return EP_ERR_PART_TWICE;
     if (p->pmpi != MPI_REQUEST_NULL)
-        return PMPI_Pready(i, p->pmpi) == MPI_SUCCESS ? EP_OK : EP_ERR_TRANSPORT;
-    if (p->peer == MPI_PROC_NULL)
+        return PMPI_Pready(i, p->pmpi) == MPI_SUCCESS ? EP_OK : mpich_failed("MPI_Pready");
+    if (r->peer == MPI_PROC_NULL)
         return EP_OK;
     /* acq_rel: the last one to mark sends what every thread wrote before
      * its own MPI_Pready. */
@@ -239,9 +237,7 @@ ep_status_t ep_part_ready(ep_request_t *r, int i)
 static void hello_over(ep_request_t *r, struct ep_part *p)
 {
     if (!p->send) {
-        p->pair = (int)p->hello_msg[0];
-        p->data->tag_pat = p->pair;
-        p->matched = 1;
+        p->data->tag_pat = (int)p->hello_msg[0];
         if (ep_request_state(r) == EP_RS_PENDING && !atomic_load_explicit(&p->data_on, memory_order_relaxed))
             data_start(p);
     }
@@ -249,13 +245,14 @@ static void hello_over(ep_request_t *r, struct ep_part *p)
     p->hello = NULL;
 }
 
-/* The round is over, with d's outcome. */
+/* The round is over, with d's outcome: a receive names the sender and tag
+ * as the user gave them. */
 static void round_over(ep_request_t *r, struct ep_part *p, const ep_request_t *d)
 {
     r->status = d->status;
     if (!p->send) {
-        r->status.MPI_SOURCE = p->peer;
-        r->status.MPI_TAG = p->tag;
+        r->status.MPI_SOURCE = r->peer;
+        r->status.MPI_TAG = r->tag;
     }
     r->failure = d->failure;
     r->lay = d->lay;
@@ -291,7 +288,7 @@ static int advance(ep_request_t *r, struct ep_part *p)
         return 0;
     if (p->failed) {
         r->failure = p->failed;
-        ep_status_set(&r->status, p->send ? MPI_ANY_SOURCE : p->peer, p->send ? MPI_ANY_TAG : p->tag,
+        ep_status_set(&r->status, p->send ? MPI_ANY_SOURCE : r->peer, p->send ? MPI_ANY_TAG : r->tag,
                       ep_status_class(p->failed), 0, 0);
         ep_request_set_done(r);
         return 1;

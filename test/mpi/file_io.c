@@ -22,7 +22,8 @@
  *  - a file per rank on MPI_COMM_SELF, all ranks at once;
  *  - the "external32" data representation: big-endian bytes in the file
  *    through a view of a derived filetype, read back; on endpoints, a type
- *    whose external32 size differs from its native one refused;
+ *    whose external32 size differs from its native one refused, in a
+ *    view and in an access;
  *  - errors through the files' default handler, MPI_ERRORS_RETURN: a write
  *    to an MPI_MODE_RDONLY file (MPI_ERR_READ_ONLY), opening a missing file
  *    (MPI_ERR_NO_SUCH_FILE), on endpoints MPI_File_write_c with a count
@@ -414,6 +415,15 @@ static void external32(MPI_Comm comm, int r, int n)
             MPI_Error_class(rc, &cls);
         EPT_CHECK(esize == lsize ? cls == MPI_SUCCESS : cls == MPI_ERR_UNSUPPORTED_DATAREP,
                   "an external32 view of MPI_LONG (%ld bytes there, %d in memory): class %d", (long)esize, lsize, cls);
+        /* The same for the data of an access through a byte view. */
+        long l = 1;
+        EPT_OK(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "external32", MPI_INFO_NULL));
+        rc = MPI_File_read_at(fh, 0, &l, 1, MPI_LONG, &st);
+        cls = MPI_SUCCESS;
+        if (rc != MPI_SUCCESS)
+            MPI_Error_class(rc, &cls);
+        EPT_CHECK(esize == lsize ? cls == MPI_SUCCESS : cls == MPI_ERR_UNSUPPORTED_DATAREP,
+                  "an MPI_LONG read through an external32 view: class %d", cls);
     }
     EPT_OK(MPI_File_close(&fh));
     EPT_OK(MPI_Barrier(comm));

@@ -33,13 +33,15 @@ static int bsend_try_reserve(size_t n)
  * sender when the receiver's acknowledgement arrives, and the receiver's
  * next message may come first another way, through a node inbox or
  * MPICH).  Bounded: a send whose space never comes fails, as MPI says. */
-#define RECLAIM_WAIT_NS 20000000
+static _Atomic uint64_t reclaim_wait_ns = 20000000;
+
+void ep_bsend_set_reclaim_wait(uint64_t ns) { atomic_store(&reclaim_wait_ns, ns); }
 
 int ep_bsend_reserve(size_t n)
 {
     if (bsend_try_reserve(n))
         return 1;
-    uint64_t until = ep_now_ns() + RECLAIM_WAIT_NS;
+    uint64_t until = ep_now_ns() + atomic_load(&reclaim_wait_ns);
     ep_backoff_t b = EP_BACKOFF_INIT;
     for (;;) {
         ep_progress_reclaim();

@@ -9,6 +9,7 @@
 #include "settings.h"
 #include "thread.h"
 #include "ucx.h"
+#include "win.h"
 #include "world.h"
 
 #include <stdio.h>
@@ -63,6 +64,8 @@ int ep_engine_init(const char *call, int *argc, char ***argv, MPI_Comm_errhandle
         fatal_setup(call, "could not set up the transport communicators");
     if (ep_ucx_init(err, sizeof err))
         fatal_setup(call, err);
+    if (ep_win_init())
+        fatal_setup(call, "could not create the lock window of one-sided communication");
     if (ep_diag_init(err, sizeof err))
         fatal_setup(call, err);
     engine_up = 1;
@@ -97,6 +100,7 @@ int ep_engine_finalize(int (*delete_failed)(int failed, int code))
         if (ep_world_mode())
             ep_world_finalize();
         ep_ucx_stop_helper();
+        ep_win_finalize();
         ep_net_finalize();
         ep_ucx_finalize();
         ep_request_pools_free();

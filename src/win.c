@@ -59,16 +59,49 @@ typedef struct win_arg {
     MPI_Win *out;
 } win_arg_t;
 
+/* ---- the lock window ------------------------------------------------------
+ * One dynamic PMPI window over all processes holds the lock words of every
+ * endpoint window, each window attaching its own: a window of its own per
+ * endpoint window would cost it a third MPICH context id (beside its
+ * private communicator's and its data window's), and MPICH 4.0.2 has 2048
+ * (MPICH's test rma/window_creation keeps 1000 windows alive).  Apart from
+ * the data windows because there the lock words' atomics (active messages
+ * in MPICH) would make later flushes of the data wait for more. */
+
+static MPI_Win lock_win = MPI_WIN_NULL;
+
+ep_status_t ep_win_init(void)
+{
+    if (PMPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &lock_win) != MPI_SUCCESS)
+        return EP_ERR_INTERN;
+    PMPI_Win_set_errhandler(lock_win, MPI_ERRORS_RETURN);
+    return PMPI_Win_lock_all(MPI_MODE_NOCHECK, lock_win) == MPI_SUCCESS ? EP_OK : EP_ERR_INTERN;
+}
+
+void ep_win_finalize(void)
+{
+    if (lock_win == MPI_WIN_NULL)
+        return;
+    PMPI_Win_unlock_all(lock_win);
+    PMPI_Win_free(&lock_win);
+}
+
+static void lwords_drop(ep_win_t *w)
+{
+    if (w->lwords_attached)
+        PMPI_Win_detach(lock_win, w->lwords);
+    w->lwords_attached = 0;
+    free(w->lwords);
+    w->lwords = NULL;
+}
+
 static void win_destroy(ep_win_t *w)
 {
     if (w->pwin != MPI_WIN_NULL) {
         PMPI_Win_unlock_all(w->pwin);
         PMPI_Win_free(&w->pwin);
     }
-    if (w->lwin != MPI_WIN_NULL) {
-        PMPI_Win_unlock_all(w->lwin);
-        PMPI_Win_free(&w->lwin);
-    }
+    lwords_drop(w);
     free(w->rank);
     free(w->segbase);
     free(w);
@@ -79,7 +112,7 @@ static ep_status_t create_start(ep_coll_inst_t *in)
     ep_win_t *w = calloc(1, sizeof *w);
     if (!w)
         return EP_ERR_NO_MEM;
-    w->pwin = w->lwin = MPI_WIN_NULL;
+    w->pwin = MPI_WIN_NULL;
     w->flavor = ((const win_arg_t *)in->args[0]->extra)->flavor;
     in->res = w;
     return ep_comm_clone_begin(in->c, &w->comm, &in->preq);
@@ -136,9 +169,9 @@ static ep_status_t setup(ep_coll_inst_t *in, ep_win_t *w)
 
     for (int i = 0; i < nl && !rc; i++) {
         const win_arg_t *a = in->args[i]->extra;
-        mine[i] = (ep_win_rank_t){(MPI_Aint)a->base, a->size, a->disp_unit, 0};
+        mine[i] = (ep_win_rank_t){.tbase = (MPI_Aint)a->base, .size = a->size, .disp_unit = a->disp_unit};
         if (w->flavor == EP_WIN_DYNAMIC)
-            mine[i] = (ep_win_rank_t){0, 0, 1, 0};
+            mine[i] = (ep_win_rank_t){.disp_unit = 1};
     }
     if (!rc && (w->flavor == EP_WIN_SHARED || w->flavor == EP_WIN_ALLOCATE)) {
         void *segment;
@@ -165,19 +198,17 @@ static ep_status_t setup(ep_coll_inst_t *in, ep_win_t *w)
             if (mine[i].size > 0)
                 rc = from_pmpi(PMPI_Win_attach(w->pwin, (void *)mine[i].tbase, mine[i].size));
     }
-    /* A multiple of 16 bytes: MPICH 4.0.2 aligns the base it returns to
-     * 16 but places RMA at the unaligned offset, so after a process with
-     * an odd count of words the next one's lock words would be another
-     * process's (and exclusive locks of different ranks would collide).
-     * A window of their own: in pwin, the lock words' atomics (active
-     * messages in MPICH) would make every later PMPI_Win_flush on the data
-     * poll for more (1 x 2 Put and Get with flush 10% slower, measured). */
-    if (!rc)
-        rc = from_pmpi(PMPI_Win_allocate((MPI_Aint)(nl + nl % 2) * 8, 8, MPI_INFO_NULL, w->pc, &w->lwords, &w->lwin));
+    /* The lock words, zero before anyone can take a lock (the barrier
+     * below), in the lock window where each rank's is known by address. */
+    if (!rc && !(w->lwords = calloc((size_t)nl, sizeof *w->lwords)))
+        rc = EP_ERR_NO_MEM;
+    if (!rc && !(rc = from_pmpi(PMPI_Win_attach(lock_win, w->lwords, (MPI_Aint)(nl * sizeof *w->lwords))))) {
+        w->lwords_attached = 1;
+        for (int i = 0; i < nl; i++)
+            PMPI_Get_address(&w->lwords[i], &mine[i].lword);
+    }
     if (!rc) {
-        memset(w->lwords, 0, (size_t)nl * 8);
         PMPI_Win_set_errhandler(w->pwin, MPI_ERRORS_RETURN);
-        PMPI_Win_set_errhandler(w->lwin, MPI_ERRORS_RETURN);
         rc = exchange_ranks(w, mine);
     }
     /* Shared windows: every process's segment, to address it here. */
@@ -186,7 +217,7 @@ static ep_status_t setup(ep_coll_inst_t *in, ep_win_t *w)
         int du;
         rc = from_pmpi(PMPI_Win_shared_query(w->pwin, p, &sz, &du, &w->segbase[p]));
     }
-    if (!rc && (PMPI_Win_lock_all(MPI_MODE_NOCHECK, w->pwin) || PMPI_Win_lock_all(MPI_MODE_NOCHECK, w->lwin)))
+    if (!rc && PMPI_Win_lock_all(MPI_MODE_NOCHECK, w->pwin))
         rc = EP_ERR_INTERN;
     /* Every lock word is zero before anyone takes a lock. */
     if (!rc && c->pcomm != MPI_COMM_NULL) {
@@ -286,12 +317,12 @@ ep_status_t ep_win_create(ep_endpoint_t *ep, ep_win_flavor_t flavor, void *base,
 /* Adds v to target's lock word; *old gets its value before. */
 static ep_status_t lock_add(ep_win_t *w, int target, int64_t v, int64_t *old)
 {
-    ep_rank_loc_t loc = w->comm->ranks[target];
+    int proc = w->comm->proc_world[w->comm->ranks[target].proc];
     MPI_Request r;
-    /* lwin's displacement unit is one lock word */
-    return from_pmpi(ep_net_wait_started(PMPI_Rget_accumulate(&v, 1, MPI_INT64_T, old, 1, MPI_INT64_T, loc.proc,
-                                                              (MPI_Aint)loc.lidx, 1, MPI_INT64_T, MPI_SUM, w->lwin, &r),
-                                         &r));
+    return from_pmpi(
+        ep_net_wait_started(PMPI_Rget_accumulate(&v, 1, MPI_INT64_T, old, 1, MPI_INT64_T, proc, w->rank[target].lword,
+                                                 1, MPI_INT64_T, MPI_SUM, lock_win, &r),
+                            &r));
 }
 
 /* One try at target's lock: 1 when it is taken, or when *rc says why
@@ -754,9 +785,9 @@ static ep_status_t free_pmpi(ep_win_t *w, int unused)
 {
     (void)unused;
     ep_status_t rc = fence_all(w, 0);
-    int r1 = PMPI_Win_unlock_all(w->pwin), r2 = PMPI_Win_unlock_all(w->lwin);
-    int r3 = PMPI_Win_free(&w->pwin), r4 = PMPI_Win_free(&w->lwin);
-    return rc ? rc : from_pmpi(r1 ? r1 : r2 ? r2 : r3 ? r3 : r4);
+    int r1 = PMPI_Win_unlock_all(w->pwin), r2 = PMPI_Win_free(&w->pwin);
+    lwords_drop(w); /* after the fence: nobody takes or gives a lock any more */
+    return rc ? rc : from_pmpi(r1 ? r1 : r2);
 }
 
 int ep_win_busy(const ep_win_ep_t *we)

@@ -4,16 +4,18 @@
  * ep_win_ep_t per local rank (what a window handle owns: its rank, its
  * error handler, name and epoch state).
  *
- * Underneath, each process holds two PMPI windows over the processes of a
- * private duplicate of the communicator:
+ * Underneath, each process holds a PMPI window over the processes of a
+ * private duplicate of the communicator, and one lock word per rank:
  *
- *   pwin  the data: dynamic, with every local rank's memory attached (so a
- *         target is (process, absolute address)), or for
- *         MPI_Win_allocate_shared one shared segment per process holding
- *         its ranks' slices (a target is (process, offset));
- *   lwin  one 64-bit lock word per rank, changed only by PMPI atomics.
+ *   pwin    the data: dynamic, with every local rank's memory attached (so
+ *           a target is (process, absolute address)), or for
+ *           MPI_Win_allocate_shared one shared segment per process holding
+ *           its ranks' slices (a target is (process, offset));
+ *   lwords  one 64-bit lock word per rank, changed only by PMPI atomics,
+ *           attached to the lock window that every endpoint window of the
+ *           process shares (win.c).
  *
- * Both stay in a PMPI_Win_lock_all epoch for the window's whole life, so
+ * The windows stay in a PMPI_Win_lock_all epoch for their whole life, so
  * every endpoint-level synchronisation is built from PMPI flushes, PMPI
  * atomics and epmpi's own messages, and no PMPI call waits for a peer
  * without yielding:
@@ -43,6 +45,7 @@ typedef enum { EP_WIN_CREATE, EP_WIN_ALLOCATE, EP_WIN_SHARED, EP_WIN_DYNAMIC } e
 typedef struct ep_win_rank {
     MPI_Aint tbase; /* target displacement in pwin of the window's start */
     MPI_Aint size;
+    MPI_Aint lword; /* its lock word's displacement (address) in the lock window */
     int disp_unit;
     int pad;
 } ep_win_rank_t;
@@ -51,8 +54,9 @@ typedef struct ep_win {
     ep_comm_t *comm; /* the private duplicate (fence, PSCW messages) */
     ep_win_flavor_t flavor;
     MPI_Comm pc; /* the processes' PMPI communicator (comm's, or MPI_COMM_SELF) */
-    MPI_Win pwin, lwin;
-    int64_t *lwords;     /* this process's lock words (lwin's memory) */
+    MPI_Win pwin;
+    int64_t *lwords;     /* this process's ranks' lock words, in local order */
+    int lwords_attached; /* to the lock window */
     ep_win_rank_t *rank; /* [size] */
     char **segbase;      /* [nprocs] shared windows: each process's segment, here;
                             allocated windows: this process's segment */
@@ -95,6 +99,11 @@ static inline ep_attr_host_t ep_win_attrs(ep_win_ep_t *we)
 {
     return (ep_attr_host_t){&we->ep->attrs, &we->ep->attr_lock, (int)we->handle};
 }
+
+/* The lock window, over all processes: made at MPI_Init, freed at
+ * MPI_Finalize after the last endpoint window. */
+ep_status_t ep_win_init(void);
+void ep_win_finalize(void);
 
 /* Creation, collective over ep's communicator (an intracommunicator).
  * base/size/disp_unit as MPI gives them (ALLOCATE and SHARED: base is

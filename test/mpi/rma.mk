@@ -9,3 +9,5 @@ MPI_TESTS += test/mpi/rma_dynamic
 test_mpi_rma_dynamic_CFLAGS = $(MPI_TEST_CFLAGS)
 MPI_TESTS += test/mpi/rma_attr
 test_mpi_rma_attr_CFLAGS = $(MPI_TEST_CFLAGS)
+MPI_TESTS += test/mpi/rma_many
+test_mpi_rma_many_CFLAGS = $(MPI_TEST_CFLAGS)

@@ -8,6 +8,7 @@
 #include "handle.h"
 #include "lane.h"
 #include "net.h"
+#include "proc.h"
 #include "topo.h"
 #include "ucx.h"
 #include "wait.h"
@@ -188,7 +189,7 @@ static ep_status_t exchange(MPI_Comm pc, ep_comm_t *c, int nnew, const ep_new_ep
 {
     int np = c->nprocs, me = c->myproc;
     ep_status_t rc = EP_OK;
-    int64_t mine[3] = {nnew, ep_net_world_rank(), (int64_t)c->ctx};
+    int64_t mine[3] = {nnew, ep_proc_world_rank(), (int64_t)c->ctx};
     int64_t *info = malloc(sizeof(int64_t) * 3 * (size_t)np);
     int *cnts = malloc(sizeof(int) * (size_t)np), *displs = malloc(sizeof(int) * (size_t)np);
     uint64_t *sendv = malloc(sizeof(uint64_t) * 3 * (size_t)(nnew ? nnew : 1));
@@ -364,7 +365,7 @@ ep_status_t ep_comm_build_on(MPI_Comm pc, int nnew, const ep_new_ep_t *neweps, M
     }
     c->pcomm = pc;
     pc = MPI_COMM_NULL;
-    c->ctx = ((uint64_t)(uint32_t)ep_net_world_rank() << 32) | atomic_fetch_add(&ctx_serial, 1);
+    c->ctx = ((uint64_t)(uint32_t)ep_proc_world_rank() << 32) | atomic_fetch_add(&ctx_serial, 1);
     c->proc_world = malloc(sizeof(int) * (size_t)c->nprocs);
     c->proc_nlocal = malloc(sizeof(int) * (size_t)c->nprocs);
     c->proc_first = malloc(sizeof(int) * (size_t)c->nprocs);
@@ -475,7 +476,7 @@ ep_status_t ep_comm_clone_begin(ep_comm_t *pc, ep_comm_t **out, MPI_Request *req
     c->proc_nlocal = dup_array(pc->proc_nlocal, (size_t)pc->nprocs, sizeof(int), &ok);
     c->proc_first = dup_array(pc->proc_first, (size_t)pc->nprocs, sizeof(int), &ok);
     c->proc_ranks = dup_array(pc->proc_ranks, (size_t)pc->size, sizeof(int), &ok);
-    c->ctx = ((uint64_t)(uint32_t)ep_net_world_rank() << 32) | atomic_fetch_add(&ctx_serial, 1);
+    c->ctx = ((uint64_t)(uint32_t)ep_proc_world_rank() << 32) | atomic_fetch_add(&ctx_serial, 1);
     if (!ok || (pc->pcomm != MPI_COMM_NULL && PMPI_Comm_idup(pc->pcomm, &c->pcomm, req) != MPI_SUCCESS)) {
         comm_destroy(c);
         return EP_ERR_ENDPOINTS;

@@ -4,6 +4,7 @@
 #include "meet.h"
 
 #include "net.h"
+#include "proc.h"
 #include "topo.h"
 
 #include <limits.h>
@@ -12,7 +13,7 @@
 
 ep_status_t ep_comm_create_endpoints_classic(MPI_Comm parent, int n, MPI_Comm out[])
 {
-    int prank, wrank = ep_net_world_rank();
+    int prank, wrank = ep_proc_world_rank();
     MPI_Errhandler eh = MPI_ERRORS_ARE_FATAL;
     ep_new_ep_t *ne = malloc(sizeof *ne * (size_t)(n ? n : 1));
     ep_comm_t *c = NULL;
@@ -591,7 +592,7 @@ static ep_status_t fg_drive(void *const *records, int nrec, void *arg)
         return EP_ERR_NO_MEM;
     memcpy(procs, fg->world, sizeof *procs * (size_t)fg->n);
     int np = ep_sort_unique(procs, fg->n);
-    ep_status_t rc = ep_comm_build_members(ep_net_group_comm(), procs, np, fg->ptag, records, nrec, &c);
+    ep_status_t rc = ep_comm_build_members(ep_proc_group_comm(), procs, np, fg->ptag, records, nrec, &c);
     free(procs);
     return rc;
 }
@@ -599,7 +600,7 @@ static ep_status_t fg_drive(void *const *records, int nrec, void *arg)
 ep_status_t ep_comm_create_from_group(const ep_gid_t *m, int n, int pos, const char *stringtag, MPI_Errhandler eh,
                                       MPI_Comm *out, int *bad)
 {
-    int *world = malloc(sizeof *world * (size_t)n), here = 0, me = ep_net_world_rank();
+    int *world = malloc(sizeof *world * (size_t)n), here = 0, me = ep_proc_world_rank();
     ep_status_t rc;
     *bad = -1;
     if (!world)

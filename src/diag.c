@@ -3,6 +3,7 @@
 #include "net.h"
 #include "p2p.h"
 #include "partitioned.h"
+#include "proc.h"
 #include "request.h"
 #include "thread.h"
 #include "wait.h"
@@ -86,7 +87,7 @@ void ep_diag_enter_slow(ep_endpoint_t *ep, const char *call)
             "process %d is already inside %s in another thread (this one is %s thread %d). Allowed, but in world "
             "mode usually a mistake: threads outside parallel regions and plain pthreads are endpoint 0, and the "
             "threads of a nested region share the endpoint of their thread in the outermost region.\n",
-            call, ep_local_rank(ep), comm, ep_net_world_rank(), other ? other : "a blocking call",
+            call, ep_local_rank(ep), comm, ep_proc_world_rank(), other ? other : "a blocking call",
             ep_thread_in_parallel() ? "OpenMP" : "non-OpenMP", ep_thread_index());
     fflush(stderr);
 }
@@ -103,12 +104,12 @@ void ep_diag_whoami(MPI_Comm comm, char *buf, size_t size)
 {
     int n = 0, t = ep_thread_index();
     if (!ep_world_mode())
-        n = snprintf(buf, size, "process %d", ep_net_world_rank());
+        n = snprintf(buf, size, "process %d", ep_proc_world_rank());
     else if (t < ep_world.nep)
-        n = snprintf(buf, size, "world rank %d (process %d, endpoint %d)", ep_world.ep[t]->rank, ep_net_world_rank(),
+        n = snprintf(buf, size, "world rank %d (process %d, endpoint %d)", ep_world.ep[t]->rank, ep_proc_world_rank(),
                      t);
     else
-        n = snprintf(buf, size, "process %d, OpenMP thread %d (no endpoint)", ep_net_world_rank(), t);
+        n = snprintf(buf, size, "process %d, OpenMP thread %d (no endpoint)", ep_proc_world_rank(), t);
     const ep_endpoint_t *ep = ep_comm_handle_is_ep(comm) ? ep_endpoint_get(comm) : NULL;
     if (ep && n > 0 && (size_t)n < size) {
         char label[MPI_MAX_OBJECT_NAME + 32];
@@ -345,7 +346,7 @@ static void report_unfreed(ep_endpoint_t **eps, size_t n)
     fprintf(stderr,
             "epmpi: warning: MPI_Finalize: process %d has %d endpoint communicator%s not freed "
             "(MPI_Comm_free):\n%s",
-            ep_net_world_rank(), ncomms, ncomms == 1 ? "" : "s", text);
+            ep_proc_world_rank(), ncomms, ncomms == 1 ? "" : "s", text);
     fflush(stderr);
     free(text);
     free(ranks);
@@ -379,7 +380,7 @@ static void report_pending(void)
     fclose(p.out);
     if (p.n) {
         fprintf(stderr, "epmpi: warning: MPI_Finalize: process %d still has %d pending operation%s:\n%s",
-                ep_net_world_rank(), p.n, p.n == 1 ? "" : "s", text);
+                ep_proc_world_rank(), p.n, p.n == 1 ? "" : "s", text);
         fflush(stderr);
     }
     free(text);
@@ -518,7 +519,7 @@ static int name_unnamed(stats_row_t *rows, int n)
 /* Every process sends its rows to process 0, which prints them. */
 static void report_stats(void)
 {
-    int me = ep_net_world_rank(), np = ep_net_world_size(), n = 0, bytes;
+    int me = ep_proc_world_rank(), np = ep_proc_world_size(), n = 0, bytes;
     ep_stats_t *s;
     pthread_mutex_lock(&stats_lock); /* names may still change (ep_stats_named) */
     for (s = stats_head; s; s = s->next)
@@ -571,7 +572,7 @@ int ep_diag_init(char *err, size_t errlen)
         return 0;
     /* Process 0 writes the file; every process stops when it cannot. */
     int bad = 0;
-    if (ep_net_world_rank() == 0) {
+    if (ep_proc_world_rank() == 0) {
         FILE *f = fopen(ep_config.stats_file, "w");
         if (f)
             fclose(f);

@@ -35,6 +35,7 @@
 
 #include "comm.h"
 #include "net.h"
+#include "proc.h"
 #include "request.h"
 #include "settings.h"
 #include "thread.h"
@@ -69,7 +70,7 @@ ep_status_t ep_direct_recv(ep_request_t *r);
  * counts the time waited in epmpi's loops). */
 static inline int ep_direct_may_block(void)
 {
-    return ep_config.wait != EP_WAIT_SLEEP && !ep_config.stats && ep_net_node_cores_enough() && !ep_net_ring_active();
+    return ep_config.wait != EP_WAIT_SLEEP && !ep_config.stats && ep_proc_cores_enough() && !ep_net_ring_active();
 }
 /* A blocking receive on ep as one PMPI_Recv into *st (not
  * MPI_STATUS_IGNORE), whose ranks and tags are already the endpoint

@@ -5,6 +5,7 @@
 #include "epmpi.h"
 #include "error.h"
 #include "net.h"
+#include "proc.h"
 #include "request.h"
 #include "settings.h"
 #include "thread.h"
@@ -23,7 +24,7 @@ static void fatal_setup(const char *call, const char *msg) { ep_die(1, "%s: %s",
 /* --verbose: one line per process saying how it runs. */
 static void describe(void)
 {
-    int wr = ep_net_world_rank(), ws = ep_net_world_size();
+    int wr = ep_proc_world_rank(), ws = ep_proc_world_size();
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     int len;
     PMPI_Get_library_version(lib, &len);
@@ -60,7 +61,7 @@ int ep_engine_init(const char *call, int *argc, char ***argv, MPI_Comm_errhandle
     int *ub, has_ub = 0;
     if (PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &has_ub) == MPI_SUCCESS && has_ub)
         ep_tag_ub = *ub;
-    if (ep_net_init())
+    if (ep_proc_init() || ep_net_init())
         fatal_setup(call, "could not set up the transport communicators");
     if (ep_ucx_init(err, sizeof err))
         fatal_setup(call, err);
@@ -102,6 +103,7 @@ int ep_engine_finalize(int (*delete_failed)(int failed, int code))
         ep_ucx_stop_helper();
         ep_win_finalize();
         ep_net_finalize();
+        ep_proc_finalize();
         ep_ucx_finalize();
         ep_request_pools_free();
         ep_keyval_finalize();

@@ -3,6 +3,7 @@
 #include "comm_create.h"
 #include "meet.h"
 #include "net.h"
+#include "proc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +42,7 @@ static ep_status_t ic_drive(void *const *records, int n, void *arg)
             procs[np++] = (int)u->group[s][r].world;
     int k = ep_sort_unique(procs, np);
     /* Ranks of the union: group 0, then group 1 (the records' keys). */
-    rc = ep_comm_build_members(ep_net_group_comm(), procs, k, (int)(u->name & 0x0fffffff), records, n, &c);
+    rc = ep_comm_build_members(ep_proc_group_comm(), procs, k, (int)(u->name & 0x0fffffff), records, n, &c);
     if (!rc && (rc = ep_comm_make_inter(c, u->size[0]))) {
         for (int i = 0; i < c->nlocal; i++)
             ep_endpoint_free(&c->local[i]);
@@ -75,7 +76,7 @@ ep_status_t ep_intercomm_build(ep_endpoint_t *ep, const ep_member_t *remote, int
     uint64_t k0 = ep_mix64(a.origin ^ ep_mix64(ctx[0])) ^ a.index, k1 = ep_mix64(b.origin ^ ep_mix64(ctx[1])) ^ b.index,
              k2 = (uint64_t)(uint32_t)tag;
     u.name = ep_mix64(k0 ^ ep_mix64(k1 ^ ep_mix64(k2)));
-    int here = 0, me = ep_net_world_rank();
+    int here = 0, me = ep_proc_world_rank();
     for (int s = 0; s < 2; s++)
         for (int r = 0; r < u.size[s]; r++)
             here += u.group[s][r].world == me;

@@ -1,4 +1,3 @@
-#define _GNU_SOURCE /* sched_getaffinity */
 #include "net.h"
 
 #include "coll.h"
@@ -7,11 +6,11 @@
 #include "handle.h"
 #include "invariant.h"
 #include "p2p.h"
+#include "proc.h"
 #include "ucx.h"
 #include "wait.h"
 
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,13 +35,10 @@ typedef struct ep_early {
 /* Progress state.  Everything below is guarded by progress_lock, except the
  * communicators and counters, which are set up before any endpoint exists. */
 static pthread_mutex_t progress_lock = PTHREAD_MUTEX_INITIALIZER;
-static MPI_Comm tcomm = MPI_COMM_NULL; /* headers */
+static MPI_Comm tcomm = MPI_COMM_NULL; /* headers: proc.c's group communicator */
 static MPI_Comm dcomm = MPI_COMM_NULL; /* rendezvous payloads */
 
-MPI_Comm ep_net_group_comm(void) { return tcomm; }
-static int world_rank, world_size;
-static int node_id;      /* smallest world rank on this process's node */
-int ep_net_cores_enough; /* every endpoint on this node can have a core */
+static int world_rank; /* for messages */
 static ep_ring_slot_t ring[EP_RING];
 static char *ring_mem; /* the slots' buffers, one block */
 static int ring_head;
@@ -86,28 +82,13 @@ static void progress_give(void)
     pthread_mutex_unlock(&progress_lock);
 }
 
-int ep_net_world_rank(void) { return world_rank; }
-int ep_net_node_id(void) { return node_id; }
-int ep_net_world_size(void) { return world_size; }
-
 ep_status_t ep_net_init(void)
 {
-    PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-    PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
-    if (PMPI_Comm_dup(MPI_COMM_WORLD, &tcomm) != MPI_SUCCESS || PMPI_Comm_dup(MPI_COMM_WORLD, &dcomm) != MPI_SUCCESS)
+    world_rank = ep_proc_world_rank();
+    tcomm = ep_proc_group_comm();
+    if (PMPI_Comm_dup(MPI_COMM_WORLD, &dcomm) != MPI_SUCCESS)
         return EP_ERR_INTERN;
-    PMPI_Comm_set_errhandler(tcomm, MPI_ERRORS_RETURN);
     PMPI_Comm_set_errhandler(dcomm, MPI_ERRORS_RETURN);
-    MPI_Comm node;
-    node_id = world_rank;
-    int mine = ep_config.endpoints > 0 ? ep_config.endpoints : 1, threads = 0;
-    if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
-        PMPI_Allreduce(&world_rank, &node_id, 1, MPI_INT, MPI_MIN, node);
-        PMPI_Allreduce(&mine, &threads, 1, MPI_INT, MPI_SUM, node);
-        PMPI_Comm_free(&node);
-    }
-    cpu_set_t cpus;
-    ep_net_cores_enough = threads > 0 && !sched_getaffinity(0, sizeof cpus, &cpus) && threads <= CPU_COUNT(&cpus);
     return EP_OK;
 }
 
@@ -206,8 +187,7 @@ void ep_net_finalize(void)
         free(e);
     }
     early_tailp = &early_head;
-    if (tcomm != MPI_COMM_NULL)
-        PMPI_Comm_free(&tcomm);
+    tcomm = MPI_COMM_NULL; /* proc.c's */
     if (dcomm != MPI_COMM_NULL)
         PMPI_Comm_free(&dcomm);
 }

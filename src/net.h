@@ -45,27 +45,13 @@ typedef struct ep_wire_hdr {
 
 #define EP_WIRE_RNDV 0x1
 
-/* Duplicates the transport communicators (collective over MPI_COMM_WORLD). */
+/* Duplicates the transport communicators (collective over MPI_COMM_WORLD;
+ * after ep_proc_init). */
 ep_status_t ep_net_init(void);
 void ep_net_finalize(void);
-int ep_net_world_rank(void);
-int ep_net_world_size(void);
-/* Names this process's node: the smallest world rank on it. */
-int ep_net_node_id(void);
-/* 1 when the endpoints of all processes on this node (world mode; else
- * one per process) are no more than the CPUs this process may run on.
- * Read inline on every direct receive (direct.h). */
-extern int ep_net_cores_enough;
-static inline int ep_net_node_cores_enough(void) { return ep_net_cores_enough; }
 /* 1 once header receives are posted (ep_net_activate). */
 extern _Atomic int ep_net_ring_on;
 static inline int ep_net_ring_active(void) { return atomic_load_explicit(&ep_net_ring_on, memory_order_relaxed); }
-
-/* The PMPI communicator over MPI_COMM_WORLD's processes from which
- * communicators over process subsets are made with PMPI_Comm_create_group
- * (the header communicator: only its point-to-point context carries
- * traffic, so its collective context is free for that). */
-MPI_Comm ep_net_group_comm(void);
 
 /* Starts receiving headers (idempotent; local).  EP_ERR_NO_MEM when the
  * ring's buffers cannot be had (a later call tries again). */

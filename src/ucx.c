@@ -12,6 +12,7 @@
 #include "lane.h"
 #include "net.h"
 #include "p2p.h"
+#include "proc.h"
 #include "settings.h"
 #include "thread.h"
 #include "wait.h"
@@ -207,7 +208,7 @@ static void node_stop(void)
  * cannot, the node goes without (UCX alone), which is always correct. */
 static void node_start(void)
 {
-    int np = ep_net_world_size(), n = 0, ok = 1, all_ok = 0, *mine = NULL, *world = NULL;
+    int np = ep_proc_world_size(), n = 0, ok = 1, all_ok = 0, *mine = NULL, *world = NULL;
     MPI_Group g = MPI_GROUP_NULL, wg = MPI_GROUP_NULL;
     MPI_Request req;
     char *base = NULL;
@@ -247,7 +248,7 @@ static void node_start(void)
         (PMPI_Comm_group(node_comm, &g) != MPI_SUCCESS || PMPI_Comm_group(MPI_COMM_WORLD, &wg) != MPI_SUCCESS ||
          PMPI_Group_translate_ranks(g, n, mine, wg, world) != MPI_SUCCESS))
         all_ok = 0; /* MPICH fails alike everywhere: local calls on the same groups */
-    int me = ep_net_world_rank();
+    int me = ep_proc_world_rank();
     for (int i = 0; all_ok && i < n; i++) {
         MPI_Aint size;
         int unit;
@@ -299,7 +300,7 @@ static int default_workers(void)
  * failure of UCX itself leaves its status in *st. */
 static ep_status_t exchange_addresses(ucs_status_t *st)
 {
-    int np = ep_net_world_size();
+    int np = ep_proc_world_size();
     ucp_address_t **a = calloc((size_t)nworkers, sizeof *a);
     size_t *len = calloc((size_t)nworkers, sizeof *len), total = 0;
     int *nw = malloc(sizeof *nw * (size_t)np), *cnt = malloc(sizeof *cnt * (size_t)np),
@@ -442,7 +443,7 @@ ep_status_t ep_ucx_init(char *err, size_t errlen)
     int ok = 1, all_ok = 0;
     MPI_Request req;
 
-    if (ep_config.transport == EP_TRANSPORT_MPI || ep_net_world_size() < 2)
+    if (ep_config.transport == EP_TRANSPORT_MPI || ep_proc_world_size() < 2)
         return EP_OK;
     nworkers = default_workers();
     /* UCX's settings for epmpi alone: EPMPI_UCX_X overrides UCX_X (which
@@ -476,7 +477,7 @@ ep_status_t ep_ucx_init(char *err, size_t errlen)
     if (all_ok && (rc = exchange_addresses(&st)))
         all_ok = 0;
     for (int i = 0; all_ok && i < nworkers; i++)
-        if (!(workers[i].eps = calloc((size_t)ep_net_world_size() * (size_t)wmax, sizeof *workers[i].eps)))
+        if (!(workers[i].eps = calloc((size_t)ep_proc_world_size() * (size_t)wmax, sizeof *workers[i].eps)))
             all_ok = 0, rc = EP_ERR_NO_MEM;
     if (!all_ok) {
         ep_ucx_finalize();
@@ -517,7 +518,7 @@ static void finish_nbx(ep_ucx_worker_t *u, void *q)
 
 void ep_ucx_finalize(void)
 {
-    size_t neps = (size_t)ep_net_world_size() * (size_t)wmax;
+    size_t neps = (size_t)ep_proc_world_size() * (size_t)wmax;
     ep_ucx_stop_helper();
     node_stop();
     for (int i = 0; workers && i < nworkers; i++) {
@@ -573,7 +574,7 @@ static inline ucp_tag_t msg_tag(uint32_t slot, int src, int tag)
  * u's lock held. */
 static inline ucp_tag_t data_tag(ep_ucx_worker_t *u)
 {
-    return DATA_BIT | (ucp_tag_t)ep_net_world_rank() << 40 | (ucp_tag_t)u->index << 32 | u->dseq++;
+    return DATA_BIT | (ucp_tag_t)ep_proc_world_rank() << 40 | (ucp_tag_t)u->index << 32 | u->dseq++;
 }
 static inline int tag_source(ucp_tag_t t) { return (int)((t >> SRC_SHIFT) & SRC_MASK); }
 static inline int tag_user(ucp_tag_t t) { return (int)(t & TAG_MASK); }
@@ -596,7 +597,7 @@ void ep_ucx_describe(char *buf, size_t len)
      * md[2] ..."): sysv/memory, cma/memory, tcp/lo, ..., each once. */
     char tls[256] = "", *text = NULL;
     size_t tlen = 0;
-    int peer = (ep_net_world_rank() + 1) % ep_net_world_size();
+    int peer = (ep_proc_world_rank() + 1) % ep_proc_world_size();
     lock_worker(&workers[0]);
     ucp_ep_h e = conn(&workers[0], peer, 0);
     FILE *f = e ? open_memstream(&text, &tlen) : NULL;
@@ -1240,7 +1241,7 @@ static void inbox_corrupt(const ep_ucx_worker_t *u, const ep_inbox_rec_t *rec, c
     ep_fatal(MPI_ERR_INTERN,
              "process %d found a corrupt record in the node inbox of its UCX worker %d (%s: kind %u, slot %u, "
              "source %d, tag %d, %lld bytes)",
-             ep_net_world_rank(), u->index, what, (unsigned)rec->kind, (unsigned)rec->slot, rec->source, rec->tag,
+             ep_proc_world_rank(), u->index, what, (unsigned)rec->kind, (unsigned)rec->slot, rec->source, rec->tag,
              (long long)rec->bytes);
 }
 

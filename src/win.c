@@ -5,6 +5,7 @@
 #include "datatype.h"
 #include "net.h"
 #include "p2p.h"
+#include "proc.h"
 #include "request.h"
 #include "wait.h"
 
@@ -147,7 +148,7 @@ static ep_status_t exchange_ranks(ep_win_t *w, const ep_win_rank_t *mine)
 /* All processes on one node (shared windows need that). */
 static ep_status_t one_node(MPI_Comm pc)
 {
-    int id[2] = {ep_net_node_id(), -ep_net_node_id()}, lo[2]; /* the smallest and the largest */
+    int id[2] = {ep_proc_node_id(), -ep_proc_node_id()}, lo[2]; /* the smallest and the largest */
     MPI_Request req;
     ep_status_t rc = from_pmpi(ep_net_wait_started(PMPI_Iallreduce(id, lo, 2, MPI_INT, MPI_MIN, pc, &req), &req));
     if (rc)

@@ -14,6 +14,7 @@
 #include "coll.h"
 
 #include "net.h"
+#include "proc.h"
 #include "threads.h"
 #include "unit.h"
 
@@ -206,6 +207,7 @@ int main(int argc, char **argv)
 {
     int provided;
     PMPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    ep_proc_init();
     ep_net_init();
     Suite *s = suite_create("coll_drive");
     TCase *tc = tcase_create("drivers");
@@ -216,6 +218,7 @@ int main(int argc, char **argv)
     suite_add_tcase(s, tc);
     int rc = ep_unit_run_nofork(s);
     ep_net_finalize();
+    ep_proc_finalize();
     PMPI_Finalize();
     return rc;
 }

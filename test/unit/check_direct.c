@@ -9,6 +9,7 @@
 #include "comm.h"
 #include "direct.h"
 #include "net.h"
+#include "proc.h"
 #include "p2p.h"
 #include "settings.h"
 #include "unit.h"
@@ -118,6 +119,7 @@ int main(int argc, char **argv)
 {
     int provided;
     PMPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    ep_proc_init();
     ep_net_init();
     Suite *s = suite_create("direct");
     TCase *tc = tcase_create("decision");

@@ -8,6 +8,7 @@
 #include "comm.h"
 #include "net.h"
 #include "p2p.h"
+#include "proc.h"
 #include "threads.h"
 #include "unit.h"
 
@@ -22,7 +23,7 @@ static ep_status_t send_loopback(ep_request_t *s)
     if (rc)
         return rc;
     atomic_store(&s->state, EP_RS_PENDING);
-    return ep_net_send(s, ep_net_world_rank(), s->ep->comm->ctx, ep_local_rank(s->ep), s->peer, &s->lay);
+    return ep_net_send(s, ep_proc_world_rank(), s->ep->comm->ctx, ep_local_rank(s->ep), s->peer, &s->lay);
 }
 
 START_TEST(threads_exchange_through_mpich)
@@ -100,6 +101,7 @@ int main(int argc, char **argv)
 {
     int provided;
     PMPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    ep_proc_init();
     ep_net_init();
     ep_bsend_attach(1 << 20);
     Suite *s = suite_create("net");
@@ -110,6 +112,7 @@ int main(int argc, char **argv)
     suite_add_tcase(s, tc);
     int rc = ep_unit_run_nofork(s);
     ep_net_finalize();
+    ep_proc_finalize();
     PMPI_Finalize();
     return rc;
 }

@@ -8,6 +8,7 @@
 #include "comm.h"
 #include "lane.h"
 #include "net.h"
+#include "proc.h"
 #include "p2p.h"
 #include "threads.h"
 #include "unit.h"
@@ -354,6 +355,7 @@ int main(int argc, char **argv)
 {
     int provided;
     PMPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    ep_proc_init();
     ep_net_init();
     ep_new_ep_t ne[3];
     for (int i = 0; i < 3; i++)
@@ -384,6 +386,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < 3; i++)
         ep_endpoint_free(&c->local[i]);
     ep_net_finalize();
+    ep_proc_finalize();
     PMPI_Finalize();
     return rc;
 }

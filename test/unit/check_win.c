@@ -7,6 +7,7 @@
  * program. */
 #include "comm.h"
 #include "net.h"
+#include "proc.h"
 #include "win.h"
 
 #include "threads.h"
@@ -172,7 +173,9 @@ int main(int argc, char **argv)
 {
     int provided;
     PMPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    ep_proc_init();
     ep_net_init();
+    ep_win_init();
     pthread_barrier_init(&bar, NULL, EP_UNIT_NT);
     Suite *s = suite_create("win");
     TCase *tc = tcase_create("lock words");
@@ -181,6 +184,9 @@ int main(int argc, char **argv)
     tcase_add_test(tc, shared_locks_together_and_exclusive_after_them);
     suite_add_tcase(s, tc);
     int rc = ep_unit_run_nofork(s);
+    ep_win_finalize();
+    ep_net_finalize();
+    ep_proc_finalize();
     PMPI_Finalize();
     return rc;
 }

@@ -1,4 +1,5 @@
 #include "attr.h"
+#include "grow.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -23,7 +24,8 @@ typedef struct ep_keyval {
  * takes over its entry, so a program that makes and frees keyvals in a
  * loop does not grow the table. */
 static ep_keyval_t *keyvals;
-static int n_keyvals, cap_keyvals;
+static int n_keyvals;
+static size_t cap_keyvals;
 static pthread_mutex_t keyval_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* One attribute of an endpoint. */
@@ -48,17 +50,11 @@ void ep_keyval_record(int keyval, ep_keyval_kind_t kind, MPI_Comm_copy_attr_func
             pthread_mutex_unlock(&keyval_lock);
             return;
         }
-    if (n_keyvals == cap_keyvals) {
-        int cap = cap_keyvals ? 2 * cap_keyvals : 16;
-        ep_keyval_t *nk = realloc(keyvals, sizeof *nk * (size_t)cap);
-        if (!nk) {
-            pthread_mutex_unlock(&keyval_lock);
-            if (owns_extra)
-                free(extra);
-            return;
-        }
-        keyvals = nk;
-        cap_keyvals = cap;
+    if (!EP_GROW(keyvals, n_keyvals, cap_keyvals, 16)) {
+        pthread_mutex_unlock(&keyval_lock);
+        if (owns_extra)
+            free(extra);
+        return;
     }
     keyvals[n_keyvals++] = k;
     pthread_mutex_unlock(&keyval_lock);

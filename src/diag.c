@@ -1,5 +1,6 @@
 #include "diag.h"
 
+#include "grow.h"
 #include "net.h"
 #include "p2p.h"
 #include "partitioned.h"
@@ -284,14 +285,8 @@ static void pending_message(ep_object_t *o, void *arg)
 static void collect_endpoint(ep_object_t *o, void *arg)
 {
     pending_t *p = arg;
-    if (p->neps == p->cap) {
-        size_t cap = p->cap ? 2 * p->cap : 64;
-        ep_endpoint_t **e = realloc(p->eps, cap * sizeof *e);
-        if (!e)
-            return;
-        p->eps = e;
-        p->cap = cap;
-    }
+    if (!EP_GROW(p->eps, p->neps, p->cap, 64))
+        return;
     p->eps[p->neps++] = (ep_endpoint_t *)o;
 }
 

@@ -2,6 +2,7 @@
 
 #include "diag.h"
 
+#include "grow.h"
 #include "invariant.h"
 
 #include <pthread.h>
@@ -157,7 +158,8 @@ typedef struct {
     long deferred; /* MPI_Errhandler_free calls waiting for uses to reach 0 */
 } user_eh_t;
 static user_eh_t *user_eh;
-static int n_user_eh, cap_user_eh;
+static int n_user_eh;
+static size_t cap_user_eh;
 static pthread_mutex_t eh_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static user_eh_t *find_locked(MPI_Errhandler eh)
@@ -173,15 +175,7 @@ ep_status_t ep_errhandler_record(MPI_Errhandler eh, MPI_Comm_errhandler_function
     ep_status_t rc = EP_OK;
     pthread_mutex_lock(&eh_lock);
     user_eh_t *e = find_locked(eh);
-    if (!e && n_user_eh == cap_user_eh) {
-        int cap = cap_user_eh ? 2 * cap_user_eh : 16;
-        user_eh_t *t = realloc(user_eh, sizeof *t * (size_t)cap);
-        if (t) {
-            user_eh = t;
-            cap_user_eh = cap;
-        }
-    }
-    if (!e && n_user_eh < cap_user_eh)
+    if (!e && EP_GROW(user_eh, n_user_eh, cap_user_eh, 16))
         e = &user_eh[n_user_eh++];
     if (e) /* a handle MPICH reuses was freed: nothing of the old entry holds */
         *e = (user_eh_t){eh, fn, 0, 0, 0};

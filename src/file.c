@@ -4,6 +4,7 @@
 #include "coll.h"
 #include "comm_create.h"
 #include "datatype.h"
+#include "grow.h"
 #include "net.h"
 
 #include <pthread.h>
@@ -148,7 +149,8 @@ ep_status_t ep_file_shared_position(ep_file_t *f, MPI_Offset *pos) { return sfp_
 typedef struct runs {
     MPI_Offset *off;
     int64_t *len;
-    int n, cap;
+    int n;
+    size_t cap_off, cap_len;
 } runs_t;
 
 static ep_status_t add_run(runs_t *r, MPI_Offset off, int64_t len)
@@ -159,18 +161,8 @@ static ep_status_t add_run(runs_t *r, MPI_Offset off, int64_t len)
         r->len[r->n - 1] += len;
         return EP_OK;
     }
-    if (r->n == r->cap) {
-        int cap = r->cap ? 2 * r->cap : 16;
-        MPI_Offset *o = realloc(r->off, sizeof *o * (size_t)cap);
-        if (o)
-            r->off = o;
-        int64_t *l = realloc(r->len, sizeof *l * (size_t)cap);
-        if (l)
-            r->len = l;
-        if (!o || !l)
-            return EP_ERR_NO_MEM;
-        r->cap = cap;
-    }
+    if (!EP_GROW(r->off, r->n, r->cap_off, 16) || !EP_GROW(r->len, r->n, r->cap_len, 16))
+        return EP_ERR_NO_MEM;
     r->off[r->n] = off;
     r->len[r->n++] = len;
     return EP_OK;
@@ -477,7 +469,8 @@ typedef struct piece {
 
 typedef struct pieces {
     piece_t *p;
-    int n, cap;
+    int n;
+    size_t cap;
 } pieces_t;
 
 static ep_status_t piece_add(pieces_t *ps, MPI_Offset off, int64_t len, int64_t pos)
@@ -486,14 +479,8 @@ static ep_status_t piece_add(pieces_t *ps, MPI_Offset off, int64_t len, int64_t 
         ps->p[ps->n - 1].len += len;
         return EP_OK;
     }
-    if (ps->n == ps->cap) {
-        int cap = ps->cap ? 2 * ps->cap : 8;
-        piece_t *p = realloc(ps->p, sizeof *p * (size_t)cap);
-        if (!p)
-            return EP_ERR_NO_MEM;
-        ps->p = p;
-        ps->cap = cap;
-    }
+    if (!EP_GROW(ps->p, ps->n, ps->cap, 8))
+        return EP_ERR_NO_MEM;
     ps->p[ps->n++] = (piece_t){off, len, pos};
     return EP_OK;
 }

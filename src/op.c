@@ -1,5 +1,6 @@
 #include "op.h"
 
+#include "grow.h"
 #include "handle.h"
 
 #include <pthread.h>
@@ -108,7 +109,8 @@ typedef struct held_op {
 
 static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
 static held_op_t *held;
-static int nheld, held_cap;
+static int nheld;
+static size_t held_cap;
 
 /* Operations never freed: predefined, null. */
 static int untracked(int h) { return h == 0 || ep_handle_is_builtin(h) || h == (int)MPI_OP_NULL; }
@@ -128,15 +130,7 @@ ep_status_t ep_op_hold(MPI_Op op)
         return EP_OK;
     pthread_mutex_lock(&held_lock);
     held_op_t *e = held_find(h);
-    if (!e && nheld == held_cap) {
-        int cap = held_cap ? 2 * held_cap : 16;
-        held_op_t *n = realloc(held, sizeof *held * (size_t)cap);
-        if (n) {
-            held = n;
-            held_cap = cap;
-        }
-    }
-    if (!e && nheld < held_cap) {
+    if (!e && EP_GROW(held, nheld, held_cap, 16)) {
         e = &held[nheld++];
         *e = (held_op_t){h, 0, 0};
     }

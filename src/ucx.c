@@ -6,6 +6,7 @@
 #ifdef EP_HAVE_UCX
 
 #include "bsend.h"
+#include "grow.h"
 #include "handle.h"
 #include "inbox.h"
 #include "invariant.h"
@@ -62,8 +63,9 @@ typedef struct ep_ucx_worker {
     ucp_worker_h w;
     int index;
     ep_endpoint_t **slots; /* [nslots] the receiving endpoint of each slot, NULL when free */
-    unsigned nslots, cap;
+    unsigned nslots;
     unsigned *free_slots; /* [nfree] slots given back */
+    size_t cap, cap_free; /* of slots and free_slots (room for nslots) */
     unsigned nfree;
     ucp_ep_h *eps;           /* [world size * wmax] connections from w, made on first use */
     ep_inbox_t *inbox;       /* in shared memory when the node has other processes, else NULL */
@@ -656,18 +658,8 @@ static int slot_take(ep_ucx_worker_t *u, ep_endpoint_t *ep)
     } else {
         if (u->nslots == MAX_SLOTS)
             return -1;
-        if (u->nslots == u->cap) {
-            unsigned cap = u->cap ? 2 * u->cap : 64;
-            ep_endpoint_t **t = realloc(u->slots, sizeof *t * cap);
-            if (!t)
-                return -1;
-            u->slots = t;
-            unsigned *f = realloc(u->free_slots, sizeof *f * cap);
-            if (!f)
-                return -1;
-            u->free_slots = f;
-            u->cap = cap;
-        }
+        if (!EP_GROW(u->slots, u->nslots, u->cap, 64) || !EP_GROW(u->free_slots, u->nslots, u->cap_free, 64))
+            return -1;
         s = u->nslots++;
     }
     u->slots[s] = ep;

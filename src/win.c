@@ -3,6 +3,7 @@
 
 #include "coll.h"
 #include "datatype.h"
+#include "grow.h"
 #include "net.h"
 #include "p2p.h"
 #include "proc.h"
@@ -411,15 +412,7 @@ static int get_tracked(ep_win_ep_t *we, const ep_rma_t *op, int proc, MPI_Aint p
     MPI_Win pwin = we->w->pwin;
     MPI_Request now;
     ep_lock(&we->gets_lock);
-    if (we->ngets == we->capgets) {
-        int cap = we->capgets ? 2 * we->capgets : 16;
-        MPI_Request *g = realloc(we->gets, sizeof *g * (size_t)cap);
-        if (g) {
-            we->gets = g;
-            we->capgets = cap;
-        }
-    }
-    int kept = we->ngets < we->capgets;
+    int kept = EP_GROW(we->gets, we->ngets, we->capgets, 16);
     MPI_Request *q = kept ? &we->gets[we->ngets] : &now;
     int rc = PMPI_Rget(op->rbuf, op->ocount, op->otype, proc, pd, op->tcount, op->ttype, pwin, q);
     if (rc == MPI_SUCCESS && kept)

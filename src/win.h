@@ -87,7 +87,8 @@ typedef struct ep_win_ep {
      * completing call waits for (win.c says why); gets_lock guards them. */
     ep_lock_t gets_lock;
     MPI_Request *gets;
-    int ngets, capgets;
+    int ngets;
+    size_t capgets;
 } ep_win_ep_t;
 
 static inline ep_win_ep_t *ep_win_get(MPI_Win h) { return (ep_win_ep_t *)ep_registry_get((int)h, EP_OBJ_WIN); }

@@ -185,10 +185,7 @@ static ep_msg_t *materialize(const ep_msg_t *m)
                 }
                 ep_dt_pack(s->buf, s->count, s->type, &s->lay, q->data);
             }
-            ep_bsend_release(s->bsend_bytes);
-            s->bsend_bytes = 0;
-            ep_status_set(&s->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
-            ep_request_set_done(s);
+            ep_request_send_over(s);
         }
     }
     return q;
@@ -416,10 +413,7 @@ static int lane_send(ep_endpoint_t *ep, int lidx, ep_request_t *s)
     if (s->mode == EP_SEND_SYNC || s->lay.bytes > EP_LANE_INLINE ||
         !lane_put(ep, lidx, s->buf, s->count, s->type, &s->lay, s->tag))
         return 0;
-    ep_bsend_release(s->bsend_bytes);
-    s->bsend_bytes = 0;
-    ep_status_set(&s->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
-    ep_request_set_done(s);
+    ep_request_send_over(s);
     return 1;
 }
 

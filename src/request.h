@@ -22,6 +22,7 @@
 #ifndef EP_REQUEST_H
 #define EP_REQUEST_H
 
+#include "bsend.h"
 #include "clear.h"
 #include "comm.h"
 #include "datatype.h"
@@ -272,6 +273,17 @@ static inline void ep_request_set_done(ep_request_t *r)
     atomic_store_explicit(&r->state, EP_RS_DONE, memory_order_release);
 }
 static inline int ep_request_state(ep_request_t *r) { return atomic_load_explicit(&r->state, memory_order_acquire); }
+
+/* A send complete before anyone waits for it (its data was copied or has
+ * left): a buffered send's space is free again, and s gets a send's empty
+ * status.  The last touch of s. */
+static inline void ep_request_send_over(ep_request_t *s)
+{
+    ep_bsend_release(s->bsend_bytes);
+    s->bsend_bytes = 0;
+    ep_status_set(&s->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+    ep_request_set_done(s);
+}
 /* A persistent request at rest: not started, completed, or failed to start. */
 static inline void ep_request_set_inactive(ep_request_t *r) { atomic_store(&r->state, EP_RS_INACTIVE); }
 static inline int ep_request_inactive(ep_request_t *r) { return ep_request_state(r) == EP_RS_INACTIVE; }

@@ -894,10 +894,7 @@ static ep_status_t inbox_send(ep_request_t *s, int idx, const ep_dt_layout_t *la
     ep_inbox_publish(rec, pos);
     if (rc)
         return rc;
-    ep_bsend_release(s->bsend_bytes);
-    s->bsend_bytes = 0;
-    ep_status_set(&s->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
-    ep_request_set_done(s);
+    ep_request_send_over(s);
     return EP_OK;
 }
 
@@ -961,10 +958,7 @@ ep_status_t ep_ucx_send(ep_request_t *s, int idx, const ep_dt_layout_t *lay)
         s->tmp = NULL;
         if (rc)
             return rc;
-        ep_bsend_release(s->bsend_bytes); /* a buffered send's space is free again */
-        s->bsend_bytes = 0;
-        ep_status_set(&s->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
-        ep_request_set_done(s);
+        ep_request_send_over(s);
         return EP_OK;
     }
     s->ucx_req = q;

@@ -238,7 +238,7 @@ static void set_sendrecv(ep_request_t *r, ep_request_t *s, const void *sbuf, int
 
 /* MPI_Sendrecv: the two requests on the stack, waited for together; the
  * receive's status, the send's error first.  (No pair request: setting
- * one up cost 9 ns of a 0.24 us exchange between two processes.) */
+ * one up was a measurable part of a small exchange.) */
 static int sendrecv_run(const char *call, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype, int dest,
                         int stag, void *rbuf, int rcount, MPI_Datatype rtype, int source, int rtag, MPI_Status *status)
 {

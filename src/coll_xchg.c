@@ -48,8 +48,8 @@ ep_status_t ep_coll_xchg_start(ep_coll_inst_t *in)
     int64_t total_s = 0, total_r = 0;
     /* The PMPI step's counts and displacements, in MPICH's large-count
      * form: more than 2 GiB may go to or come from a process (counts beyond
-     * INT_MAX), and MPICH 4.0.2's int form converts to it anyway (measured
-     * no slower, 8 B between 2 processes). */
+     * INT_MAX), and MPICH 4.0.2's int form converts to it anyway (no
+     * slower, measured). */
     MPI_Count *scnt = in->scratch[3] = malloc((sizeof(MPI_Count) + sizeof(MPI_Aint)) * 2 * (size_t)np);
     int64_t *off = in->scratch[2] = malloc(sizeof *off * (size_t)c->size * (size_t)n);
     ep_status_t rc = EP_OK;

@@ -19,8 +19,8 @@
  * in some process, messages go through the engine.  So do they, unless
  * EPMPI_P2P_PATH=mpich, when all of the communicator's processes share
  * this node and the node inboxes (ucx.c) carry their messages: there the
- * engine beats MPICH's shared memory (8 B latency 0.6x against 1.1x,
- * 8 B rate 1.3x against 0.65x).  Each of those processes sees the same
+ * engine beats MPICH's shared memory in latency and message rate (see
+ * docs/PERFORMANCE.md).  Each of those processes sees the same
  * node and the same inboxes, so they agree.
  *
  * The operations still run as engine requests in the NET state (request.h),

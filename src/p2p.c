@@ -549,10 +549,9 @@ static inline ep_status_t recv_prepare(ep_request_t *r)
  * With statistics on, epmpi's matching counts what arrives.  Only
  * receives that their caller waits for at once are: their message has
  * most likely not arrived, and UCX lands it in the buffer as it comes
- * (2 x 1, 8 B ping-pong 1.27x -> 1.13x of MPICH).  Non-blocking receives
- * come in windows, posted while senders wait, and a post into epmpi's
- * queue costs less than one into UCX (8 B rate 0.66x -> 0.61x when they
- * were posted in UCX too). */
+ * (ping-pong latency gains).  Non-blocking receives come in windows,
+ * posted while senders wait, and a post into epmpi's queue costs less
+ * than one into UCX (the message rate loses when they go to UCX too). */
 static inline int ucx_may_post(const ep_request_t *r)
 {
     const ep_endpoint_t *ep = r->ep;

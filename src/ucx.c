@@ -136,9 +136,9 @@ static int poll_worker(ep_ucx_worker_t *u);
  * thread sweeps the requests handed to the progress engine and every
  * worker that nobody polled since its last sweep (never waiting for a
  * lock another thread holds).  It sleeps the longest at first, then as
- * ep_fallback_sleep (wait.h) says: on 2 cores, a wake every millisecond
- * with nothing to do cost 4 MiB messages 3-7% of their bandwidth (the
- * time of the thread it preempted). */
+ * ep_fallback_sleep (wait.h) says: on a machine with few cores, a wake
+ * every millisecond with nothing to do costs large messages bandwidth
+ * (the time of the thread it preempted). */
 static void *helper_main(void *arg)
 {
     (void)arg;

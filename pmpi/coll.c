@@ -5,7 +5,7 @@
  * the caller's, which gets the request. */
 #include "coll.h"
 #include "entry.h"
-#include "net.h"
+#include "wait.h"
 #include "topo.h"
 
 #include <stdint.h>

@@ -9,7 +9,6 @@
 #include "p2p.h"
 #include "partitioned.h"
 #include "wait.h"
-#include "net.h"
 
 #include <limits.h>
 #include <stdlib.h>

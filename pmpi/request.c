@@ -5,7 +5,6 @@
 #include "coll.h"
 #include "diag.h"
 #include "entry.h"
-#include "net.h"
 #include "p2p.h"
 #include "partitioned.h"
 #include "wait.h"

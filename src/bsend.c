@@ -1,7 +1,6 @@
 /* Buffered-send accounting (bsend.h): two atomic words, no lock. */
 #include "bsend.h"
 
-#include "net.h"
 #include "wait.h"
 
 #include <stdatomic.h>

@@ -3,7 +3,7 @@
 
 #include "clear.h"
 #include "datatype.h"
-#include "net.h"
+#include "wait.h"
 #include "op.h"
 
 #include <stdlib.h>
@@ -34,7 +34,7 @@ static int inst_step(ep_coll_inst_t *in)
         if (in->preq != MPI_REQUEST_NULL) {
             if (!in->status)
                 return 0;
-            ep_net_wait_pmpi(&in->preq, MPI_STATUS_IGNORE);
+            ep_wait_pmpi(&in->preq, MPI_STATUS_IGNORE);
         }
     }
     /* fail undoes what start did on every rank's arguments, which belong
@@ -67,8 +67,7 @@ static ep_status_t lead(ep_coll_inst_t *in)
     in->status = in->args[0]->kind->start(in);
     note_failure(in, in->status);
     do {
-        if (in->preq != MPI_REQUEST_NULL && ep_net_wait_pmpi(&in->preq, MPI_STATUS_IGNORE) != MPI_SUCCESS &&
-            !in->status)
+        if (in->preq != MPI_REQUEST_NULL && ep_wait_pmpi(&in->preq, MPI_STATUS_IGNORE) != MPI_SUCCESS && !in->status)
             in->status = EP_ERR_INTERN;
     } while (!inst_step(in));
     return in->status;
@@ -223,7 +222,7 @@ static void running_add(ep_coll_inst_t *in)
 
 /* in's comm's coll_lock held; nothing when in is not in the list.  This
  * thread may hold running_lock already (driving): the driver's steps can
- * wait (ep_net_wait_pmpi), and a wait's progress polls detached requests,
+ * wait (ep_wait_pmpi), and a wait's progress polls detached requests,
  * whose collective then finishes here. */
 static void running_remove(ep_coll_inst_t *in)
 {
@@ -381,7 +380,7 @@ ep_status_t ep_coll_start(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_request
             note_failure(in, in->status);
         }
         if (in->status && in->preq != MPI_REQUEST_NULL)
-            ep_net_wait_pmpi(&in->preq, MPI_STATUS_IGNORE);
+            ep_wait_pmpi(&in->preq, MPI_STATUS_IGNORE);
         if (in->preq == MPI_REQUEST_NULL && inst_step(in))
             inst_finish(in);
         else

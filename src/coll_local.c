@@ -28,7 +28,6 @@
 #include "diag.h"
 #include "op.h"
 #include "wait.h"
-#include "net.h"
 
 #include <stdlib.h>
 #include <string.h>

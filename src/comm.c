@@ -204,7 +204,7 @@ static ep_status_t exchange(MPI_Comm pc, ep_comm_t *c, int nnew, const ep_new_ep
     }
     if (np == 1) {
         memcpy(info, mine, sizeof mine);
-    } else if (ep_net_wait_started(PMPI_Iallgather(mine, 3, MPI_INT64_T, info, 3, MPI_INT64_T, pc, &req), &req) !=
+    } else if (ep_wait_pmpi_started(PMPI_Iallgather(mine, 3, MPI_INT64_T, info, 3, MPI_INT64_T, pc, &req), &req) !=
                MPI_SUCCESS) {
         rc = EP_ERR_INTERN;
         goto out;
@@ -229,7 +229,7 @@ static ep_status_t exchange(MPI_Comm pc, ep_comm_t *c, int nnew, const ep_new_ep
     }
     if (np == 1) {
         memcpy(allv, sendv, sizeof(uint64_t) * 3 * (size_t)nnew);
-    } else if (ep_net_wait_started(
+    } else if (ep_wait_pmpi_started(
                    PMPI_Iallgatherv(sendv, 3 * nnew, MPI_UINT64_T, allv, cnts, displs, MPI_UINT64_T, pc, &req), &req) !=
                MPI_SUCCESS) {
         rc = EP_ERR_INTERN;
@@ -270,7 +270,7 @@ static ep_status_t transport_ready(ep_comm_t *c)
     if (!c->ucx) {
         MPI_Request req;
         ep_status_t rc = ep_ucx_comm_start(c, &req);
-        if (!rc && req != MPI_REQUEST_NULL && ep_net_wait_pmpi(&req, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        if (!rc && req != MPI_REQUEST_NULL && ep_wait_pmpi(&req, MPI_STATUS_IGNORE) != MPI_SUCCESS)
             rc = EP_ERR_INTERN;
         if (!rc)
             rc = ep_ucx_comm_finish(c);
@@ -517,7 +517,7 @@ ep_status_t ep_comm_clone_step(ep_comm_t *pc, ep_comm_t *c, int stage, MPI_Reque
 void ep_comm_clone_abort(ep_comm_t *c, MPI_Request *req)
 {
     if (*req != MPI_REQUEST_NULL)
-        ep_net_wait_pmpi(req, MPI_STATUS_IGNORE);
+        ep_wait_pmpi(req, MPI_STATUS_IGNORE);
     ep_ucx_comm_gone(c);
     comm_destroy(c);
 }

@@ -3,7 +3,7 @@
 #include "attr.h"
 #include "meet.h"
 
-#include "net.h"
+#include "wait.h"
 #include "proc.h"
 #include "topo.h"
 
@@ -276,7 +276,7 @@ static ep_status_t split_leader(ep_comm_t *pc, split_result_t *res)
     /* Every process's colours, in process order. */
     if (pc->pcomm != MPI_COMM_NULL) {
         MPI_Request req;
-        if (ep_net_wait_started(PMPI_Iallgather(&nlc, 1, MPI_INT, cnt, 1, MPI_INT, pc->pcomm, &req), &req) !=
+        if (ep_wait_pmpi_started(PMPI_Iallgather(&nlc, 1, MPI_INT, cnt, 1, MPI_INT, pc->pcomm, &req), &req) !=
             MPI_SUCCESS) {
             rc = EP_ERR_INTERN;
             goto out;
@@ -290,7 +290,7 @@ static ep_status_t split_leader(ep_comm_t *pc, split_result_t *res)
             rc = EP_ERR_NO_MEM;
             goto out;
         }
-        if (ep_net_wait_started(PMPI_Iallgatherv(lc, nlc, MPI_INT, all, cnt, dsp, MPI_INT, pc->pcomm, &req), &req) !=
+        if (ep_wait_pmpi_started(PMPI_Iallgatherv(lc, nlc, MPI_INT, all, cnt, dsp, MPI_INT, pc->pcomm, &req), &req) !=
             MPI_SUCCESS) {
             rc = EP_ERR_INTERN;
             goto out;

@@ -1,7 +1,6 @@
 #include "diag.h"
 
 #include "grow.h"
-#include "net.h"
 #include "p2p.h"
 #include "partitioned.h"
 #include "proc.h"

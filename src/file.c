@@ -5,7 +5,7 @@
 #include "comm_create.h"
 #include "datatype.h"
 #include "grow.h"
-#include "net.h"
+#include "wait.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -100,7 +100,7 @@ static ep_status_t proc_barrier(ep_file_proc_t *p)
     MPI_Request req;
     if (p->nprocs == 1)
         return EP_OK;
-    return ep_net_wait_started(PMPI_Ibarrier(p->pc, &req), &req) == MPI_SUCCESS ? EP_OK : EP_ERR_INTERN;
+    return ep_wait_pmpi_started(PMPI_Ibarrier(p->pc, &req), &req) == MPI_SUCCESS ? EP_OK : EP_ERR_INTERN;
 }
 
 /* ---- the shared file pointer ---------------------------------------------- */

@@ -2,7 +2,7 @@
 
 #include "comm_create.h"
 #include "meet.h"
-#include "net.h"
+#include "wait.h"
 #include "proc.h"
 
 #include <stdlib.h>

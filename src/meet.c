@@ -1,6 +1,5 @@
 #include "meet.h"
 
-#include "net.h"
 #include "wait.h"
 
 #include <pthread.h>

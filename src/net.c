@@ -556,10 +556,3 @@ void ep_net_comm_gone(ep_comm_t *c)
 
 void ep_net_table_lock(void) { progress_take(); }
 void ep_net_table_unlock(void) { progress_give(); }
-
-int ep_net_wait_pmpi(MPI_Request *req, MPI_Status *st)
-{
-    int flag = 0, rc;
-    EP_WAIT_UNTIL((rc = PMPI_Test(req, &flag, st)) != MPI_SUCCESS || flag);
-    return rc;
-}

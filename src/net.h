@@ -70,19 +70,6 @@ void ep_net_sent(ep_request_t *s);
 /* Posts the PMPI receive of a matched rendezvous message m into r. */
 void ep_net_recv_rndv(ep_request_t *r, const ep_msg_t *m);
 
-/* Drives inter-process progress if no other thread is doing it. */
-void ep_progress(void);
-
-/* Finishes the detached requests that are complete, waiting for the
- * progress lock if another thread holds it. */
-void ep_progress_reclaim(void);
-
-/* Hands a request freed by the user while pending to the progress engine,
- * which destroys it once complete. */
-void ep_progress_detach(ep_request_t *r);
-/* Number of such requests not destroyed yet. */
-int ep_progress_detached(void);
-
 /* Registers c's context id and delivers headers that arrived before it. */
 void ep_net_comm_ready(ep_comm_t *c);
 /* Forgets c's context id. */
@@ -92,18 +79,5 @@ void ep_net_comm_gone(ep_comm_t *c);
  * net.c; not while holding that lock already. */
 void ep_net_table_lock(void);
 void ep_net_table_unlock(void);
-
-/* Waits for a PMPI request, driving progress and yielding meanwhile. */
-int ep_net_wait_pmpi(MPI_Request *req, MPI_Status *st);
-
-/* ep_net_wait_pmpi for *req if rc, the code of the call that started it,
- * is MPI_SUCCESS; else rc.  For a non-blocking PMPI call used in place of
- * a blocking one: MPICH's blocking calls poll without giving the CPU away,
- * which with more processes than cores stalls for milliseconds at every
- * call, where the non-blocking call waited for this way yields. */
-static inline int ep_net_wait_started(int rc, MPI_Request *req)
-{
-    return rc == MPI_SUCCESS ? ep_net_wait_pmpi(req, MPI_STATUS_IGNORE) : rc;
-}
 
 #endif

@@ -2,7 +2,7 @@
 
 #include "direct.h"
 #include "handle.h"
-#include "net.h"
+#include "wait.h"
 #include "p2p.h"
 
 #include <limits.h>

@@ -242,7 +242,7 @@ static void node_start(void)
     for (int i = 0; ok && i < nworkers; i++)
         ep_inbox_init((ep_inbox_t *)(base + (size_t)i * inbox_stride), INBOX_BYTES);
     /* Every inbox is empty before anyone may write into it. */
-    if (ep_net_wait_started(PMPI_Iallreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, node_comm, &req), &req))
+    if (ep_wait_pmpi_started(PMPI_Iallreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, node_comm, &req), &req))
         all_ok = 0;
     for (int i = 0; mine && i < n; i++)
         mine[i] = i;
@@ -266,7 +266,7 @@ static void node_start(void)
     /* Agreed again: a process that could not map a peer's inboxes goes
      * without, and so must the node. */
     int mapped = all_ok;
-    if (ep_net_wait_started(PMPI_Iallreduce(&mapped, &all_ok, 1, MPI_INT, MPI_MIN, node_comm, &req), &req))
+    if (ep_wait_pmpi_started(PMPI_Iallreduce(&mapped, &all_ok, 1, MPI_INT, MPI_MIN, node_comm, &req), &req))
         all_ok = 0;
     if (g != MPI_GROUP_NULL)
         PMPI_Group_free(&g);
@@ -315,7 +315,7 @@ static ep_status_t exchange_addresses(ucs_status_t *st)
     if (!a || !len || !nw || !cnt || !dsp)
         goto out;
     rc = EP_ERR_INTERN;
-    if (ep_net_wait_started(PMPI_Iallgather(&nworkers, 1, MPI_INT, nw, 1, MPI_INT, MPI_COMM_WORLD, &req), &req))
+    if (ep_wait_pmpi_started(PMPI_Iallgather(&nworkers, 1, MPI_INT, nw, 1, MPI_INT, MPI_COMM_WORLD, &req), &req))
         goto out;
     for (int p = 0; p < np; p++)
         wmax = nw[p] > wmax ? nw[p] : wmax;
@@ -338,7 +338,7 @@ static ep_status_t exchange_addresses(ucs_status_t *st)
     for (size_t i = 0, o = 0; i < (size_t)nworkers; o += len[i], i++)
         memcpy(mine + o, a[i], len[i]);
     rc = EP_ERR_INTERN;
-    if (ep_net_wait_started(PMPI_Iallgather(mylens, wmax, MPI_LONG, lens, wmax, MPI_LONG, MPI_COMM_WORLD, &req), &req))
+    if (ep_wait_pmpi_started(PMPI_Iallgather(mylens, wmax, MPI_LONG, lens, wmax, MPI_LONG, MPI_COMM_WORLD, &req), &req))
         goto out;
     long all = 0;
     for (int p = 0; p < np; p++) {
@@ -353,7 +353,7 @@ static ep_status_t exchange_addresses(ucs_status_t *st)
     if (!(addr_blob = malloc(all ? (size_t)all : 1)))
         goto out;
     rc = EP_ERR_INTERN;
-    if (ep_net_wait_started(
+    if (ep_wait_pmpi_started(
             PMPI_Iallgatherv(mine, (int)total, MPI_BYTE, addr_blob, cnt, dsp, MPI_BYTE, MPI_COMM_WORLD, &req), &req))
         goto out;
     rc = EP_OK;
@@ -421,7 +421,7 @@ static int machine_spans_namespaces(void)
     if (PMPI_Comm_split(MPI_COMM_WORLD, id ? (int)(id & 0x7fffffff) : MPI_UNDEFINED, 0, &same) != MPI_SUCCESS ||
         same == MPI_COMM_NULL)
         return 0;
-    if (ep_net_wait_started(PMPI_Iallreduce(v, r, 2, MPI_INT64_T, MPI_MIN, same, &req), &req))
+    if (ep_wait_pmpi_started(PMPI_Iallreduce(v, r, 2, MPI_INT64_T, MPI_MIN, same, &req), &req))
         r[0] = -r[1];
     PMPI_Comm_free(&same);
     return r[0] != -r[1];
@@ -474,7 +474,7 @@ ep_status_t ep_ucx_init(char *err, size_t errlen)
         }
     }
     /* A job runs one transport: every process must have started. */
-    if (ep_net_wait_started(PMPI_Iallreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &req), &req))
+    if (ep_wait_pmpi_started(PMPI_Iallreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &req), &req))
         all_ok = 0;
     if (all_ok && (rc = exchange_addresses(&st)))
         all_ok = 0;

@@ -68,3 +68,10 @@ void ep_lock_wait(ep_lock_t *l)
             sched_yield();
     }
 }
+
+int ep_wait_pmpi(MPI_Request *req, MPI_Status *st)
+{
+    int flag = 0, rc;
+    EP_WAIT_UNTIL((rc = PMPI_Test(req, &flag, st)) != MPI_SUCCESS || flag);
+    return rc;
+}

@@ -10,6 +10,7 @@
 
 #include "thread.h"
 
+#include <mpi.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
@@ -64,8 +65,22 @@ static inline long ep_fallback_sleep(long last, int found_work, long min, long m
 
 void ep_backoff(ep_backoff_t *b);
 
+/* Progress: what a waiting thread drives (net.c holds it beside the MPI
+ * transport's header ring, whose lock it shares). */
+struct ep_request;
+/* Drives inter-process progress if no other thread is doing it. */
+void ep_progress(void);
+/* Finishes the detached requests that are complete, waiting for the
+ * progress lock if another thread holds it. */
+void ep_progress_reclaim(void);
+/* Hands a request freed by the user while pending to the progress engine,
+ * which destroys it once complete. */
+void ep_progress_detach(struct ep_request *r);
+/* Number of such requests not destroyed yet. */
+int ep_progress_detached(void);
+
 /* The wait loop of every blocking operation: until COND holds, drive
- * progress (ep_progress, net.h) and back off.  Each round checks COND
+ * progress (ep_progress) and back off.  Each round checks COND
  * right after progress, which may just have made it true (no back-off
  * then), and again after backing off, when another thread may have (no
  * progress then), as ep_request_wait always did.  So a check should be
@@ -86,6 +101,19 @@ typedef struct ep_wait {
  * itself (a probe, a UCX worker polled) or a partner thread is finishing
  * a step that needs no progress. */
 #define EP_BACKOFF_UNTIL(cond) for (ep_backoff_t ep_wait_ = EP_BACKOFF_INIT; !(cond); ep_backoff(&ep_wait_))
+
+/* Waits for a PMPI request, driving progress and yielding meanwhile. */
+int ep_wait_pmpi(MPI_Request *req, MPI_Status *st);
+
+/* ep_wait_pmpi for *req if rc, the code of the call that started it, is
+ * MPI_SUCCESS; else rc.  For a non-blocking PMPI call used in place of a
+ * blocking one: MPICH's blocking calls poll without giving the CPU away,
+ * which with more processes than cores stalls for milliseconds at every
+ * call, where the non-blocking call waited for this way yields. */
+static inline int ep_wait_pmpi_started(int rc, MPI_Request *req)
+{
+    return rc == MPI_SUCCESS ? ep_wait_pmpi(req, MPI_STATUS_IGNORE) : rc;
+}
 
 /* A lock for short critical sections (an endpoint's matching queues):
  * taking and giving back a free one is one atomic exchange and one store,

@@ -4,7 +4,6 @@
 #include "coll.h"
 #include "datatype.h"
 #include "grow.h"
-#include "net.h"
 #include "p2p.h"
 #include "proc.h"
 #include "request.h"
@@ -136,7 +135,7 @@ static ep_status_t exchange_ranks(ep_win_t *w, const ep_win_rank_t *mine)
             dsp[p] = (int)(c->proc_first[p] * rs);
         }
         MPI_Request req;
-        rc = from_pmpi(ep_net_wait_started(
+        rc = from_pmpi(ep_wait_pmpi_started(
             PMPI_Iallgatherv(mine, (int)(c->nlocal * rs), MPI_BYTE, all, cnt, dsp, MPI_BYTE, w->pc, &req), &req));
     }
     for (int r = 0; !rc && r < c->size; r++)
@@ -151,7 +150,7 @@ static ep_status_t one_node(MPI_Comm pc)
 {
     int id[2] = {ep_proc_node_id(), -ep_proc_node_id()}, lo[2]; /* the smallest and the largest */
     MPI_Request req;
-    ep_status_t rc = from_pmpi(ep_net_wait_started(PMPI_Iallreduce(id, lo, 2, MPI_INT, MPI_MIN, pc, &req), &req));
+    ep_status_t rc = from_pmpi(ep_wait_pmpi_started(PMPI_Iallreduce(id, lo, 2, MPI_INT, MPI_MIN, pc, &req), &req));
     if (rc)
         return rc;
     return lo[0] == -lo[1] ? EP_OK : EP_ERR_RMA_SHARED;
@@ -224,7 +223,7 @@ static ep_status_t setup(ep_coll_inst_t *in, ep_win_t *w)
     /* Every lock word is zero before anyone takes a lock. */
     if (!rc && c->pcomm != MPI_COMM_NULL) {
         MPI_Request req;
-        rc = from_pmpi(ep_net_wait_started(PMPI_Ibarrier(w->pc, &req), &req));
+        rc = from_pmpi(ep_wait_pmpi_started(PMPI_Ibarrier(w->pc, &req), &req));
     }
     free(mine);
     free(off);
@@ -322,9 +321,9 @@ static ep_status_t lock_add(ep_win_t *w, int target, int64_t v, int64_t *old)
     int proc = w->comm->proc_world[w->comm->ranks[target].proc];
     MPI_Request r;
     return from_pmpi(
-        ep_net_wait_started(PMPI_Rget_accumulate(&v, 1, MPI_INT64_T, old, 1, MPI_INT64_T, proc, w->rank[target].lword,
-                                                 1, MPI_INT64_T, MPI_SUM, lock_win, &r),
-                            &r));
+        ep_wait_pmpi_started(PMPI_Rget_accumulate(&v, 1, MPI_INT64_T, old, 1, MPI_INT64_T, proc, w->rank[target].lword,
+                                                  1, MPI_INT64_T, MPI_SUM, lock_win, &r),
+                             &r));
 }
 
 /* One try at target's lock: 1 when it is taken, or when *rc says why
@@ -418,7 +417,7 @@ static int get_tracked(ep_win_ep_t *we, const ep_rma_t *op, int proc, MPI_Aint p
     if (rc == MPI_SUCCESS && kept)
         we->ngets++;
     ep_unlock(&we->gets_lock);
-    return rc == MPI_SUCCESS && !kept ? ep_net_wait_pmpi(q, MPI_STATUS_IGNORE) : rc;
+    return rc == MPI_SUCCESS && !kept ? ep_wait_pmpi(q, MPI_STATUS_IGNORE) : rc;
 }
 
 /* Waits for every Get of we issued so far. */
@@ -427,7 +426,7 @@ static ep_status_t gets_wait(ep_win_ep_t *we)
     int rc = MPI_SUCCESS;
     ep_lock(&we->gets_lock);
     for (int i = 0; i < we->ngets; i++) {
-        int r = ep_net_wait_pmpi(&we->gets[i], MPI_STATUS_IGNORE);
+        int r = ep_wait_pmpi(&we->gets[i], MPI_STATUS_IGNORE);
         rc = rc ? rc : r;
     }
     we->ngets = 0;
@@ -513,7 +512,7 @@ static ep_status_t fence_all(ep_win_t *w, int assert)
     if (rc == MPI_SUCCESS)
         rc = PMPI_Win_sync(w->pwin);
     if (rc == MPI_SUCCESS && w->comm->pcomm != MPI_COMM_NULL)
-        rc = ep_net_wait_started(PMPI_Ibarrier(w->pc, &r), &r);
+        rc = ep_wait_pmpi_started(PMPI_Ibarrier(w->pc, &r), &r);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Win_sync(w->pwin);
     return from_pmpi(rc);

@@ -2,7 +2,7 @@
 
 #include "attr.h"
 #include "comm_create.h"
-#include "net.h"
+#include "wait.h"
 #include "thread.h"
 
 #include <stdlib.h>

@@ -396,7 +396,8 @@ def generate_guards(api):
             mode = big_mode(name, counts, checks)
             wide_body, big_types = mode in ("wide", "persistent"), mode == "type"
             pnames_req = pnames + ([] if "request" in pnames else ["ENTRY_BLOCKING"])
-            wide_call = ('entry_persistent_wide("%s", %s)' % (name, comm) if mode == "persistent"
+            wide_call = ('entry_persistent_wide("%s", %s, %d)' % (name, comm, "_Neighbor_" in name)
+                         if mode == "persistent"
                          else 'entry_wide_%s("%s", %s)' % (call_base(name), name, ", ".join(pnames_req)))
             fits = " && ".join("%s <= INT_MAX && %s >= INT_MIN" % (c, c) for c in scalars)
             call = "%s(%s)" % (name[:-2], ", ".join("(int)" + p[1] if (p[1], "scalar") in counts

@@ -248,13 +248,13 @@ void entry_wide_blocks_free(entry_wide_blocks_t *w)
     memset(w, 0, sizeof *w);
 }
 
-int entry_persistent_wide(const char *call, MPI_Comm comm)
+int entry_persistent_wide(const char *call, MPI_Comm comm, int neighborhood)
 {
     ep_endpoint_t *ep;
     int rc = entry_endpoint(call, comm, &ep);
     if (rc)
         return rc;
-    if (strstr(call, "_Neighbor_") && !ep->topo) /* as the int forms say first */
+    if (neighborhood && !ep->topo) /* as the int forms say first */
         return entry_raise(ep, call, MPI_ERR_TOPOLOGY, "the communicator has no topology");
     return entry_raise(ep, call, MPI_ERR_COUNT,
                        "counts beyond INT_MAX are not supported by persistent collectives on endpoint communicators");

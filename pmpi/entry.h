@@ -292,8 +292,9 @@ int entry_coll_go(ep_endpoint_t *ep, const char *call, ep_coll_args_t *a, MPI_Re
  * body reports).  The hints in info are accepted and not used. */
 MPI_Request *entry_persistent(MPI_Request *request, MPI_Info info);
 /* The large-count init forms (MPI_Bcast_init_c, ...) with a count beyond
- * INT_MAX on an endpoint communicator: MPI_ERR_COUNT, saying so. */
-int entry_persistent_wide(const char *call, MPI_Comm comm);
+ * INT_MAX on an endpoint communicator: MPI_ERR_COUNT, saying so;
+ * neighborhood (the generator knows) first wants a topology. */
+int entry_persistent_wide(const char *call, MPI_Comm comm, int neighborhood);
 
 /* The hints of a communicator's info in (MPI_INFO_NULL: none) that it
  * keeps, in a new info *out: those MPICH knows for communicators, as MPICH

@@ -301,7 +301,7 @@ int entry_endpoint_any(const char *call, MPI_Comm c, ep_endpoint_t **out)
     }
     *out = ep;
     if (ep && ep->stats)
-        ep_stats_cur = ep->stats;
+        ep_stats_enter(ep->stats);
     if (!ep)
         return entry_raise(NULL, call, MPI_ERR_COMM, "invalid communicator 0x%x (freed or never created)", (unsigned)c);
     return MPI_SUCCESS;

@@ -19,7 +19,6 @@
 
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 static ep_stats_t *stats_head, **stats_tail = &stats_head; /* in creation order */
-__thread ep_stats_t *ep_stats_cur EP_TLS;
 
 static int gid_eq(ep_gid_t a, ep_gid_t b) { return a.origin == b.origin && a.index == b.index; }
 
@@ -69,7 +68,7 @@ static void comm_label(const ep_endpoint_t *ep, char *buf, size_t size)
 void ep_diag_enter_slow(ep_endpoint_t *ep, const char *call)
 {
     if (ep->stats)
-        ep_stats_cur = ep->stats;
+        ep_stats_enter(ep->stats);
     if (!ep_config.debug)
         return;
     uintptr_t me = (uintptr_t)&thread_token, held = 0;
@@ -562,6 +561,7 @@ static void report_stats(void)
 
 int ep_diag_init(char *err, size_t errlen)
 {
+    ep_errhandler_set_whoami(ep_diag_whoami);
     if (!(ep_config.stats & EP_STATS_CSV))
         return 0;
     /* Process 0 writes the file; every process stops when it cannot. */

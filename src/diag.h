@@ -13,6 +13,7 @@
 #include "error.h"
 #include "settings.h"
 #include "thread.h"
+#include "wait.h"
 
 #include <stdint.h>
 
@@ -44,9 +45,9 @@ ep_stats_t *ep_stats_for(ep_gid_t gid);
  * statistics row takes the name. */
 void ep_stats_named(ep_endpoint_t *ep);
 
-/* The endpoint the calling thread last entered a call on: where its
- * waiting time goes. */
-extern __thread ep_stats_t *ep_stats_cur EP_TLS;
+/* The calling thread entered a call on ep, whose statistics s is: its
+ * waiting time goes there from now on (the wait loop's sink, wait.h). */
+static inline void ep_stats_enter(ep_stats_t *s) { ep_wait_time_sink = &s->n[EP_STAT_WAIT_NS]; }
 
 /* One message of `bytes` sent by, or arrived at, ep; inter: to or from
  * another process. */

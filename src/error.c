@@ -1,7 +1,5 @@
 #include "error.h"
 
-#include "diag.h"
-
 #include "grow.h"
 #include "invariant.h"
 
@@ -290,6 +288,15 @@ static void die_of(int code, const char *who)
     ep_die(cls ? cls : 1, "fatal error in %s: %s", who, buf);
 }
 
+static void handle_only(MPI_Comm comm, char *buf, size_t size)
+{
+    snprintf(buf, size, "a call on communicator 0x%x", (unsigned)comm);
+}
+
+static ep_whoami_fn *_Atomic whoami = handle_only;
+
+void ep_errhandler_set_whoami(ep_whoami_fn *fn) { atomic_store(&whoami, fn ? fn : handle_only); }
+
 int ep_errhandler_invoke(MPI_Errhandler eh, MPI_Comm comm, int code)
 {
     if (code == MPI_SUCCESS || eh == MPI_ERRORS_RETURN)
@@ -302,7 +309,7 @@ int ep_errhandler_invoke(MPI_Errhandler eh, MPI_Comm comm, int code)
         }
     }
     char who[MPI_MAX_OBJECT_NAME + 160];
-    ep_diag_whoami(comm, who, sizeof who);
+    atomic_load (&whoami)(comm, who, sizeof who);
     die_of(code, who);
     return code;
 }

@@ -20,6 +20,7 @@
 #include "epmpi.h"
 #include <mpi.h>
 #include <stdarg.h>
+#include <stddef.h>
 
 #define EP_STATUS_MAP(X)                                                                                               \
     X(OK, MPI_SUCCESS, "no error")                                                                                     \
@@ -137,6 +138,11 @@ void ep_errhandler_finalize(void);
 int ep_errhandler_invoke(MPI_Errhandler eh, MPI_Comm comm, int code);
 /* The same for an error on a file: a user handler is a file handler. */
 int ep_errhandler_invoke_file(MPI_Errhandler eh, MPI_File file, int code);
+/* How a fatal handler names its caller and communicator: the layers above
+ * know ranks and communicators, so diag.c installs its describer at
+ * start-up; before that (and in unit tests) the handle alone is named. */
+typedef void ep_whoami_fn(MPI_Comm comm, char *buf, size_t size);
+void ep_errhandler_set_whoami(ep_whoami_fn *fn);
 
 /* An error that no communicator can be told about and that leaves the
  * engine unable to go on (a message in hand and no memory to keep it, a

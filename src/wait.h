@@ -64,6 +64,9 @@ static inline long ep_fallback_sleep(long last, int found_work, long min, long m
 /* clang-format on */
 
 void ep_backoff(ep_backoff_t *b);
+/* EPMPI_STATS: the counter the calling thread's waiting time goes to (the
+ * statistics of the endpoint it last entered a call on, diag.h), or NULL. */
+extern __thread _Atomic uint64_t *ep_wait_time_sink EP_TLS;
 
 /* Progress: what a waiting thread drives (net.c holds it beside the MPI
  * transport's header ring, whose lock it shares). */

@@ -255,6 +255,7 @@ static inline void arrive_eager_locked(ep_endpoint_t *dst, int source, int tag, 
  * go with their slots).  dst->lock held. */
 static void drain_locked(ep_endpoint_t *dst)
 {
+    EP_ASSERT(ep_lock_held(&dst->lock));
     for (ep_lane_t *l = atomic_load_explicit(&dst->lanes_in, memory_order_acquire); l; l = l->next_in) {
         ep_lane_slot_t *s;
         while ((s = ep_lane_peek(l))) {

@@ -555,6 +555,7 @@ void ep_ucx_finalize(void)
  * use, or NULL; u's lock held. */
 static ucp_ep_h conn(ep_ucx_worker_t *u, int p, int w)
 {
+    EP_ASSERT(ep_lock_held(&u->lock));
     ucp_ep_h *e = &u->eps[(size_t)p * wmax + w];
     if (!*e) {
         ucp_ep_params_t prm = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
@@ -576,6 +577,7 @@ static inline ucp_tag_t msg_tag(uint32_t slot, int src, int tag)
  * u's lock held. */
 static inline ucp_tag_t data_tag(ep_ucx_worker_t *u)
 {
+    EP_ASSERT(ep_lock_held(&u->lock));
     return DATA_BIT | (ucp_tag_t)ep_proc_world_rank() << 40 | (ucp_tag_t)u->index << 32 | u->dseq++;
 }
 static inline int tag_source(ucp_tag_t t) { return (int)((t >> SRC_SHIFT) & SRC_MASK); }
@@ -585,6 +587,7 @@ static inline int tag_user(ucp_tag_t t) { return (int)(t & TAG_MASK); }
  * u's lock held. */
 static ucp_ep_h peer_conn(ep_ucx_worker_t *u, const ep_comm_t *c, int idx)
 {
+    EP_ASSERT(ep_lock_held(&u->lock));
     return conn(u, c->proc_world[c->ranks[idx].proc], (int)(c->ucx_addr[idx] >> SLOT_BITS));
 }
 
@@ -652,6 +655,7 @@ static ep_ucx_worker_t *worker_for(const ep_comm_t *c, const ep_endpoint_t *ep)
 /* A free slot of u for ep, or -1; u's lock held. */
 static int slot_take(ep_ucx_worker_t *u, ep_endpoint_t *ep)
 {
+    EP_ASSERT(ep_lock_held(&u->lock));
     unsigned s;
     if (u->nfree) {
         s = u->free_slots[--u->nfree];
@@ -1033,6 +1037,7 @@ int ep_ucx_send_now(ep_endpoint_t *ep, int idx, const void *buf, size_t bytes, i
  * handle: the caller forgets it (data_taken) once the receive started. */
 static void *data_recv_nbx(ep_ucx_worker_t *u, void *buf, const ep_msg_t *m, const ucp_request_param_t *prm)
 {
+    EP_ASSERT(ep_lock_held(&u->lock));
     return m->umsg ? ucp_tag_msg_recv_nbx(u->w, buf, (size_t)m->bytes, (ucp_tag_message_h)m->umsg, prm)
                    : ucp_tag_recv_nbx(u->w, buf, (size_t)m->bytes, m->utag, ~(ucp_tag_t)0, prm);
 }
@@ -1235,6 +1240,7 @@ static void inbox_corrupt(const ep_ucx_worker_t *u, const ep_inbox_rec_t *rec, c
  * of small messages to one endpoint takes its lock once. */
 static void drain_inbox(ep_ucx_worker_t *u)
 {
+    EP_ASSERT(ep_lock_held(&u->lock));
     ep_inbox_rec_t *rec;
     ep_endpoint_t *locked = NULL;
     int cpu = u->last_cpu;
@@ -1278,6 +1284,7 @@ static void drain_inbox(ep_ucx_worker_t *u)
  * anything moved. */
 static int drain_worker(ep_ucx_worker_t *u)
 {
+    EP_ASSERT(ep_lock_held(&u->lock));
     ucp_tag_recv_info_t info;
     ucp_tag_message_h msg;
     atomic_store_explicit(&u->drains, atomic_load_explicit(&u->drains, memory_order_relaxed) + 1,

@@ -19,7 +19,7 @@ ENTRY_API int MPI_Type_free(MPI_Datatype *datatype)
 {
     int rc;
     if (!datatype ||
-        !answered("MPI_Type_free", ep_type_free_deferred(*datatype), (int)*datatype, MPI_ERR_TYPE, "datatype", &rc))
+        !answered("MPI_Type_free", ep_dt_free_deferred(*datatype), (int)*datatype, MPI_ERR_TYPE, "datatype", &rc))
         return PMPI_Type_free(datatype);
     if (rc == MPI_SUCCESS)
         *datatype = MPI_DATATYPE_NULL;

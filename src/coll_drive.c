@@ -254,7 +254,7 @@ static void inst_finish(ep_coll_inst_t *in)
         if (!st && k->finish)
             st = k->finish(in, i);
         ep_request_t *r = in->reqs[i];
-        ep_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, st ? ep_status_class(st) : MPI_SUCCESS, 0, 0);
+        ep_mpi_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, st ? ep_status_class(st) : MPI_SUCCESS, 0, 0);
         r->failure = st;
         r->coll_inst = NULL;
     }

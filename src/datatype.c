@@ -377,7 +377,7 @@ void ep_type_release_rec(ep_dt_rec_t *rec)
     }
 }
 
-int ep_type_free_deferred(MPI_Datatype t)
+int ep_dt_free_deferred(MPI_Datatype t)
 {
     /* From the list, not from MPICH: a handle freed already gets
      * MPI_Type_free's own error from MPICH. */

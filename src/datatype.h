@@ -65,12 +65,12 @@ ep_status_t ep_dt_check(MPI_Datatype t);
  * non-blocking operations still use it.  epmpi's requests name them by
  * handle, so every operation that outlives its call holds the handles it
  * uses until it is over; MPI_Type_free of a held type only marks it
- * (ep_type_free_deferred: 1; -1 when it was marked already, 0 when it is
+ * (ep_dt_free_deferred: 1; -1 when it was marked already, 0 when it is
  * not held), and the last release frees it in MPICH.  Predefined types are
  * ignored.  A derived type is held through its record, which the holder
  * keeps and releases (NULL for a predefined type: nothing to release). */
 ep_dt_rec_t *ep_type_hold_rec(MPI_Datatype t);
 void ep_type_release_rec(ep_dt_rec_t *rec);
-int ep_type_free_deferred(MPI_Datatype t);
+int ep_dt_free_deferred(MPI_Datatype t);
 
 #endif

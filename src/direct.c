@@ -164,7 +164,7 @@ void ep_direct_status(ep_request_t *r, const MPI_Status *st, int rc)
     if (r->kind == EP_REQ_RECV) {
         r->status = *st;
         if (!err)
-            ep_stats_msg(r->ep, 1, st->MPI_SOURCE != ep_local_rank(r->ep), ep_status_bytes(st));
+            ep_stats_msg(r->ep, 1, st->MPI_SOURCE != ep_local_rank(r->ep), ep_mpi_status_bytes(st));
     }
     r->status.MPI_ERROR = err;
 }

@@ -842,7 +842,7 @@ ep_status_t ep_file_access(ep_file_t *f, int how, MPI_Offset offset, void *buf, 
     if (!rc && (how & EP_FILE_WHERE) == EP_FILE_INDIVIDUAL)
         f->pos = at + pt.got / f->view.esize;
     if (st)
-        ep_status_set(st, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, rc ? 0 : pt.got, 0);
+        ep_mpi_status_set(st, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, rc ? 0 : pt.got, 0);
     free(packed);
     free(pt.ps.p);
     return rc;

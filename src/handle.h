@@ -108,9 +108,10 @@ static inline int ep_datatype_builtin_size(MPI_Datatype t)
     return -1;
 }
 
-/* MPICH's status layout: the byte count is split across count_lo and the
+/* MPI_Status in MPICH's layout (ep_mpi_status_*, apart from the engine's
+ * ep_status_t codes): the byte count is split across count_lo and the
  * high bits of count_hi_and_cancelled, whose bit 0 is the cancelled flag. */
-static inline void ep_status_set(MPI_Status *st, int source, int tag, int error, int64_t bytes, int cancelled)
+static inline void ep_mpi_status_set(MPI_Status *st, int source, int tag, int error, int64_t bytes, int cancelled)
 {
     st->MPI_SOURCE = source;
     st->MPI_TAG = tag;
@@ -119,7 +120,7 @@ static inline void ep_status_set(MPI_Status *st, int source, int tag, int error,
     st->count_hi_and_cancelled = (int)(((bytes >> 32) << 1) | (cancelled ? 1 : 0));
 }
 
-static inline int64_t ep_status_bytes(const MPI_Status *st)
+static inline int64_t ep_mpi_status_bytes(const MPI_Status *st)
 {
     return (int64_t)(unsigned)st->count_lo | ((int64_t)(st->count_hi_and_cancelled >> 1) << 32);
 }

@@ -312,7 +312,7 @@ static int hand_off(ep_request_t *s)
 
 void ep_net_sent(ep_request_t *s)
 {
-    ep_status_set(&s->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+    ep_mpi_status_set(&s->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
     if (s->mode == EP_SEND_BUFFERED && hand_off(s))
         return;
     atomic_store_explicit(&s->state, EP_RS_NET, memory_order_release);
@@ -343,7 +343,7 @@ void ep_net_recv_rndv(ep_request_t *r, const ep_msg_t *m)
                  "process %d could not post the receive of a %lld-byte message's data from "
                  "process %d (code %d)",
                  world_rank, (long long)m->bytes, m->src_world, rc);
-    ep_status_set(&r->status, m->link.source, m->link.tag, err, bytes, 0);
+    ep_mpi_status_set(&r->status, m->link.source, m->link.tag, err, bytes, 0);
     atomic_store_explicit(&r->state, EP_RS_NET, memory_order_release);
 }
 

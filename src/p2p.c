@@ -25,7 +25,7 @@ static void finish_recv(ep_request_t *r, int source, int tag, int64_t bytes)
         err = MPI_ERR_TRUNCATE;
         bytes = r->lay.bytes;
     }
-    ep_status_set(&r->status, source, tag, err, bytes, 0);
+    ep_mpi_status_set(&r->status, source, tag, err, bytes, 0);
     ep_request_set_done(r);
 }
 
@@ -119,7 +119,7 @@ static void match_complete(ep_request_t *r, const ep_msg_t *m, int by_sender)
         ep_request_t *s = m->sreq;
         copy_rndv(s, r, by_sender ? r : s);
         finish_recv(r, m->link.source, m->link.tag, m->bytes);
-        ep_status_set(&s->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+        ep_mpi_status_set(&s->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
         ep_request_set_done(s); /* last touch of s: its owner may free it now */
         break;
     }
@@ -491,7 +491,7 @@ ep_status_t ep_send_start(ep_request_t *s)
     s->bsend_bytes = 0;
     s->failure = EP_OK;
     if (s->peer == MPI_PROC_NULL) {
-        ep_status_set(&s->status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+        ep_mpi_status_set(&s->status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
         ep_request_set_done(s);
         return EP_OK;
     }
@@ -571,7 +571,7 @@ static ep_status_t recv_start(ep_request_t *r, int waited)
     ep_status_t rc;
 
     if (r->source_pat == MPI_PROC_NULL) {
-        ep_status_set(&r->status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+        ep_mpi_status_set(&r->status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
         ep_request_set_done(r);
         return EP_OK;
     }
@@ -676,7 +676,7 @@ static ep_status_t probe(ep_endpoint_t *ep, int source, int tag, int take, int *
     if (source == MPI_PROC_NULL) {
         *flag = 1;
         if (st != MPI_STATUS_IGNORE)
-            ep_status_set(st, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+            ep_mpi_status_set(st, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
         return EP_OK;
     }
     ep_progress();
@@ -701,7 +701,7 @@ static ep_status_t probe(ep_endpoint_t *ep, int source, int tag, int take, int *
         }
     }
     if (m && st != MPI_STATUS_IGNORE)
-        ep_status_set(st, m->link.source, m->link.tag, MPI_SUCCESS, m->bytes, 0);
+        ep_mpi_status_set(st, m->link.source, m->link.tag, MPI_SUCCESS, m->bytes, 0);
     ep_unlock(&ep->lock);
     *flag = m != NULL;
     return rc;
@@ -731,7 +731,7 @@ int ep_recv_cancel(ep_request_t *r)
     int removed = ep_request_state(r) == EP_RS_PENDING && ep_mq_remove(&ep->posted, &r->link);
     ep_unlock(&ep->lock);
     if (removed) {
-        ep_status_set(&r->status, r->source_pat, r->tag_pat, MPI_SUCCESS, 0, 1);
+        ep_mpi_status_set(&r->status, r->source_pat, r->tag_pat, MPI_SUCCESS, 0, 1);
         ep_request_set_done(r);
     }
     return removed;

@@ -199,7 +199,7 @@ ep_status_t ep_part_start(ep_request_t *r)
         else
             atomic_store_explicit(&r->state, EP_RS_PENDING, memory_order_release);
     } else if (r->peer == MPI_PROC_NULL) {
-        ep_status_set(&r->status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+        ep_mpi_status_set(&r->status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
         ep_request_set_done(r);
     } else {
         r->failure = EP_OK;
@@ -288,8 +288,8 @@ static int advance(ep_request_t *r, struct ep_part *p)
         return 0;
     if (p->failed) {
         r->failure = p->failed;
-        ep_status_set(&r->status, p->send ? MPI_ANY_SOURCE : r->peer, p->send ? MPI_ANY_TAG : r->tag,
-                      ep_status_class(p->failed), 0, 0);
+        ep_mpi_status_set(&r->status, p->send ? MPI_ANY_SOURCE : r->peer, p->send ? MPI_ANY_TAG : r->tag,
+                          ep_status_class(p->failed), 0, 0);
         ep_request_set_done(r);
         return 1;
     }

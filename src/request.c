@@ -247,7 +247,7 @@ static void finish_net(ep_request_t *r, const MPI_Status *st, int err)
         /* A rendezvous payload (a receive's only PMPI part) came empty: the
          * sender could not send it after its header (net.c). */
         r->failure = EP_ERR_PEER_FAILED;
-        ep_status_set(&r->status, r->status.MPI_SOURCE, r->status.MPI_TAG, ep_status_class(r->failure), 0, 0);
+        ep_mpi_status_set(&r->status, r->status.MPI_SOURCE, r->status.MPI_TAG, ep_status_class(r->failure), 0, 0);
     }
     ep_request_finish_transfer(r);
 }

@@ -281,7 +281,7 @@ static inline void ep_request_send_over(ep_request_t *s)
 {
     ep_bsend_release(s->bsend_bytes);
     s->bsend_bytes = 0;
-    ep_status_set(&s->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+    ep_mpi_status_set(&s->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
     ep_request_set_done(s);
 }
 /* A persistent request at rest: not started, completed, or failed to start. */

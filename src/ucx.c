@@ -1064,8 +1064,8 @@ void ep_ucx_recv(ep_request_t *r, ep_msg_t *m)
         into = (char *)r->buf + r->lay.offset;
     else if (!(into = r->tmp = malloc(bytes ? (size_t)bytes : 1)))
         ep_fatal(MPI_ERR_NO_MEM, "out of memory receiving a %lld-byte message", (long long)bytes);
-    ep_status_set(&r->status, m->link.source, m->link.tag, bytes > cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS,
-                  bytes < cap ? bytes : cap, 0);
+    ep_mpi_status_set(&r->status, m->link.source, m->link.tag, bytes > cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS,
+                      bytes < cap ? bytes : cap, 0);
     ucp_request_param_t prm = {0};
     int took = hold(u);
     void *q = data_recv_nbx(u, into, m, &prm);
@@ -1077,7 +1077,7 @@ void ep_ucx_recv(ep_request_t *r, ep_msg_t *m)
         ep_ucx_msg_discard(m);
         r->failure = EP_ERR_UCX_RECV;
         r->sent_bytes = 0;
-        ep_status_set(&r->status, m->link.source, m->link.tag, ep_status_class(r->failure), 0, 0);
+        ep_mpi_status_set(&r->status, m->link.source, m->link.tag, ep_status_class(r->failure), 0, 0);
         q = NULL;
     }
     if (took)
@@ -1133,16 +1133,17 @@ static void posted_done(void *q, ucs_status_t st, const ucp_tag_recv_info_t *inf
     if (st == UCS_OK) {
         int64_t bytes = (int64_t)info->length;
         r->sent_bytes = bytes;
-        ep_status_set(&r->status, tag_source(info->sender_tag), tag_user(info->sender_tag), MPI_SUCCESS,
-                      bytes < cap ? bytes : cap, 0);
+        ep_mpi_status_set(&r->status, tag_source(info->sender_tag), tag_user(info->sender_tag), MPI_SUCCESS,
+                          bytes < cap ? bytes : cap, 0);
     } else if (st == UCS_ERR_CANCELED) {
-        ep_status_set(&r->status, r->source_pat, r->tag_pat, MPI_SUCCESS, 0, 1);
+        ep_mpi_status_set(&r->status, r->source_pat, r->tag_pat, MPI_SUCCESS, 0, 1);
     } else if (st == UCS_ERR_MESSAGE_TRUNCATED) {
         r->sent_bytes = cap;
-        ep_status_set(&r->status, tag_source(info->sender_tag), tag_user(info->sender_tag), MPI_ERR_TRUNCATE, cap, 0);
+        ep_mpi_status_set(&r->status, tag_source(info->sender_tag), tag_user(info->sender_tag), MPI_ERR_TRUNCATE, cap,
+                          0);
     } else {
         r->failure = EP_ERR_UCX_FAILED;
-        ep_status_set(&r->status, r->source_pat, r->tag_pat, ep_status_class(r->failure), 0, 0);
+        ep_mpi_status_set(&r->status, r->source_pat, r->tag_pat, ep_status_class(r->failure), 0, 0);
     }
     if (posting)
         posted_at_once = 1;

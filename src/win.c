@@ -372,7 +372,7 @@ static ep_status_t done_request(ep_win_ep_t *we, MPI_Request *req)
     ep_request_t *r = ep_request_new(EP_REQ_SEND, we->ep, 1);
     if (!r)
         return EP_ERR_NO_MEM;
-    ep_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+    ep_mpi_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
     ep_request_set_done(r);
     *req = r->handle;
     return EP_OK;

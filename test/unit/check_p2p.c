@@ -85,8 +85,8 @@ START_TEST(large_message_copied_by_receiver_in_order)
     ck_assert(ep_request_poll(&r1) && ep_request_poll(&r2) && ep_request_poll(&s1));
     ck_assert_int_eq(ra[N - 1], N - 1);
     ck_assert_int_eq(rb[9], -9);
-    ck_assert_int_eq(ep_status_bytes(&r1.status), (int64_t)N * 4);
-    ck_assert_int_eq(ep_status_bytes(&r2.status), 40);
+    ck_assert_int_eq(ep_mpi_status_bytes(&r1.status), (int64_t)N * 4);
+    ck_assert_int_eq(ep_mpi_status_bytes(&r2.status), 40);
 }
 END_TEST
 
@@ -116,7 +116,7 @@ START_TEST(probe_and_matched_probe)
     isend(&s, 0, 1, 11, &v, 1, EP_SEND_STANDARD);
     ck_assert_int_eq(ep_iprobe(&c->local[1], MPI_ANY_SOURCE, 11, &flag, &st), EP_OK);
     ck_assert(flag);
-    ck_assert_int_eq(ep_status_bytes(&st), 4);
+    ck_assert_int_eq(ep_mpi_status_bytes(&st), 4);
     ck_assert_int_eq(ep_improbe(&c->local[1], 0, MPI_ANY_TAG, &flag, &m, &st), EP_OK);
     ck_assert(flag && m);
     /* Taken by the probe: a plain probe no longer sees it. */
@@ -221,7 +221,7 @@ START_TEST(large_copy_shared_between_threads)
         pthread_join(t, NULL);
         int got = truncate ? CAP : N;
         ck_assert_int_eq(r.status.MPI_ERROR, truncate ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
-        ck_assert_int_eq(ep_status_bytes(&r.status), (int64_t)got * 4);
+        ck_assert_int_eq(ep_mpi_status_bytes(&r.status), (int64_t)got * 4);
         ck_assert_int_eq(r.status.MPI_SOURCE, 0);
         for (int i = 0; i < got; i++)
             if (in[i] != i * 3 + round)

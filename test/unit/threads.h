@@ -91,7 +91,7 @@ static inline const char *ep_unit_round(ep_unit_worker_t *w, int k, int (*sbuf)[
         for (int j = 0; j < 2; j++) {
             ep_request_wait(&rr[i][j]);
             int *b = rbuf[i][j], src = rr[i][j].status.MPI_SOURCE;
-            int count = (int)(ep_status_bytes(&rr[i][j].status) / (int64_t)sizeof(int));
+            int count = (int)(ep_mpi_status_bytes(&rr[i][j].status) / (int64_t)sizeof(int));
             if (rr[i][j].status.MPI_ERROR != MPI_SUCCESS || src < 0 || src >= n || src == w->me || b[0] != src ||
                 b[1] != k || rr[i][j].status.MPI_TAG != k || b[2] != seen[src][0] + seen[src][1] ||
                 b[count - 1] != src * 1000 + w->me)

@@ -737,4 +737,3 @@ int ep_recv_cancel(ep_request_t *r)
     return removed;
 }
 
-void ep_request_wait(ep_request_t *r) { EP_WAIT_UNTIL(ep_request_poll(r)); }

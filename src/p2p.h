@@ -71,8 +71,6 @@ void ep_p2p_arrive_eager_locked(ep_endpoint_t *dst, int source, int tag, const v
  * another thread holds dst's lock (callers poll). */
 void ep_p2p_drain(ep_endpoint_t *dst, int block);
 
-/* Blocks until r completes, driving progress. */
-void ep_request_wait(ep_request_t *r);
 /* Takes chunks of the copy open in r (ep_copy_job_t) until none is left. */
 void ep_copy_help(ep_request_t *r);
 

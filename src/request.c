@@ -373,3 +373,5 @@ int ep_request_poll(ep_request_t *r)
     finish_net(r, &sts[0], rc);
     return 1;
 }
+
+void ep_request_wait(ep_request_t *r) { EP_WAIT_UNTIL(ep_request_poll(r)); }

@@ -317,6 +317,8 @@ void ep_request_finish_transfer(ep_request_t *r);
 
 /* Tests r, driving its PMPI part if any; 1 when complete (INACTIVE counts). */
 int ep_request_poll(ep_request_t *r);
+/* Blocks until r completes, driving progress. */
+void ep_request_wait(ep_request_t *r);
 
 /* MPI_Finalize's look at a freed request r, which cancels its receive (a
  * pair's too) if nothing matched it: 1 when r is over, 0 while a part of

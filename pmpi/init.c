@@ -1,29 +1,19 @@
 /* MPI_Init / MPI_Init_thread / MPI_Finalize / MPI_Abort: the engine comes
  * up and goes down in src/engine.c; here are only the errors it raises
  * through the program's handlers. */
-#include "direct.h"
 #include "engine.h"
 #include "entry.h"
 
-/* In world mode the application never sees classic MPI_COMM_WORLD, yet
- * MPICH raises there the errors that belong to no object, and those of
- * completed requests.  They go to the calling thread's MPI_COMM_WORLD
- * handler, as the application set it, like epmpi's own errors tied to no
- * communicator; those of direct requests are raised by epmpi itself, on
- * their endpoint (src/direct.h). */
-static void classic_world_errors(MPI_Comm *comm, int *code, ...)
-{
-    (void)comm;
-    if (!ep_direct_quiet)
-        entry_raise_world(*code);
-}
+/* In world mode, the errors MPICH raises on classic MPI_COMM_WORLD go to
+ * the calling thread's MPI_COMM_WORLD handler, as the application set it,
+ * like epmpi's own errors tied to no communicator (src/engine.h). */
 
-ENTRY_API int MPI_Init(int *argc, char ***argv) { return ep_engine_init("MPI_Init", argc, argv, classic_world_errors); }
+ENTRY_API int MPI_Init(int *argc, char ***argv) { return ep_engine_init("MPI_Init", argc, argv, entry_raise_world); }
 
 ENTRY_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
     (void)required;
-    int rc = ep_engine_init("MPI_Init_thread", argc, argv, classic_world_errors);
+    int rc = ep_engine_init("MPI_Init_thread", argc, argv, entry_raise_world);
     if (rc == MPI_SUCCESS && provided)
         *provided = MPI_THREAD_MULTIPLE;
     return rc;

@@ -43,7 +43,7 @@
 /* MPICH raises the errors of a completed request (a truncated receive) on
  * the handler of classic MPI_COMM_WORLD, not the request's communicator.
  * Direct communicators exist in world mode only, where epmpi owns that
- * handler (pmpi/init.c): it stays quiet while this is set, during the
+ * handler (engine.c): it stays quiet while this is set, during the
  * completion tests of requests (request.c) and direct receives, whose
  * errors are raised on their endpoint instead. */
 extern __thread int ep_direct_quiet EP_TLS;

@@ -2,6 +2,7 @@
 
 #include "attr.h"
 #include "diag.h"
+#include "direct.h"
 #include "epmpi.h"
 #include "error.h"
 #include "net.h"
@@ -43,8 +44,18 @@ static void describe(void)
             ep_config.debug ? "on" : "off", ep_config.stats ? "on" : "off", tr, lib);
 }
 
-int ep_engine_init(const char *call, int *argc, char ***argv, MPI_Comm_errhandler_function *world_errors)
+static int (*raise_world)(int code);
+
+static void classic_world_errors(MPI_Comm *comm, int *code, ...)
 {
+    (void)comm;
+    if (!ep_direct_quiet)
+        raise_world(*code);
+}
+
+int ep_engine_init(const char *call, int *argc, char ***argv, int (*raise)(int code))
+{
+    raise_world = raise;
     char err[256];
     int prov = 0, rc;
 
@@ -78,7 +89,7 @@ int ep_engine_init(const char *call, int *argc, char ***argv, MPI_Comm_errhandle
             fatal_setup(call, err);
         }
         MPI_Errhandler eh;
-        if (PMPI_Comm_create_errhandler(world_errors, &eh) == MPI_SUCCESS) {
+        if (PMPI_Comm_create_errhandler(classic_world_errors, &eh) == MPI_SUCCESS) {
             PMPI_Comm_set_errhandler(MPI_COMM_WORLD, eh);
             PMPI_Errhandler_free(&eh);
         }

@@ -14,11 +14,15 @@ extern int ep_tag_ub;
 
 /* Starts MPICH (always MPI_THREAD_MULTIPLE: endpoints are driven by
  * threads whatever the program asked for), then the transports, the
- * diagnostics and, with EPMPI_ENDPOINTS, world mode, whose classic
- * MPI_COMM_WORLD then gets world_errors as its error handler.  Returns
+ * diagnostics and, with EPMPI_ENDPOINTS, world mode.  There the
+ * application never sees classic MPI_COMM_WORLD, yet MPICH raises on it
+ * the errors that belong to no object and those of completed requests:
+ * they go to raise_world(code) (the entry layer's, which knows the
+ * calling thread's handler), except those of direct requests, which the
+ * engine raises on their endpoint itself (direct.h).  Returns
  * PMPI_Init_thread's code; a failure after it stops the job with a
  * message naming call. */
-int ep_engine_init(const char *call, int *argc, char ***argv, MPI_Comm_errhandler_function *world_errors);
+int ep_engine_init(const char *call, int *argc, char ***argv, int (*raise_world)(int code));
 
 /* Ends the engine, then MPICH.  World mode's attribute delete callbacks
  * run first; if one fails, delete_failed(index of its endpoint in

@@ -736,4 +736,3 @@ int ep_recv_cancel(ep_request_t *r)
     }
     return removed;
 }
-

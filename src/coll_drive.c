@@ -159,13 +159,13 @@ static ep_status_t args_hold(ep_coll_args_t *a)
 {
     int n = 0;
     if (a->sbuf != MPI_IN_PLACE) {
-        a->held[n++] = ep_type_hold_rec(a->stype);
+        a->held[n++] = ep_dt_hold_rec(a->stype);
         for (int i = 0; a->stypes && i < a->ns; i++)
-            a->held[n++] = ep_type_hold_rec(a->stypes[i]);
+            a->held[n++] = ep_dt_hold_rec(a->stypes[i]);
     }
-    a->held[n++] = ep_type_hold_rec(a->rtype);
+    a->held[n++] = ep_dt_hold_rec(a->rtype);
     for (int i = 0; a->rtypes && i < a->nr; i++)
-        a->held[n++] = ep_type_hold_rec(a->rtypes[i]);
+        a->held[n++] = ep_dt_hold_rec(a->rtypes[i]);
     a->nheld = n;
     ep_status_t rc = ep_op_hold(a->op);
     a->op_held = !rc;
@@ -175,7 +175,7 @@ static ep_status_t args_hold(ep_coll_args_t *a)
 static void args_release(ep_coll_args_t *a)
 {
     for (int i = 0; i < a->nheld; i++)
-        ep_type_release_rec(a->held[i]);
+        ep_dt_release_rec(a->held[i]);
     if (a->op_held)
         ep_op_release(a->op);
 }

@@ -353,7 +353,7 @@ ep_status_t ep_dt_copy_laid(const void *sbuf, int scount, MPI_Datatype st, const
  * A derived datatype's holds are counted in its record (user operations:
  * op.c).  Predefined handles are never freed and are never counted. */
 
-ep_dt_rec_t *ep_type_hold_rec(MPI_Datatype t)
+ep_dt_rec_t *ep_dt_hold_rec(MPI_Datatype t)
 {
     ep_status_t why;
     ep_dt_rec_t *rec = rec_kind(t) ? rec_of(t, &why) : NULL;
@@ -362,7 +362,7 @@ ep_dt_rec_t *ep_type_hold_rec(MPI_Datatype t)
     return rec;
 }
 
-void ep_type_release_rec(ep_dt_rec_t *rec)
+void ep_dt_release_rec(ep_dt_rec_t *rec)
 {
     if (!rec)
         return;

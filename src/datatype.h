@@ -69,8 +69,8 @@ ep_status_t ep_dt_check(MPI_Datatype t);
  * not held), and the last release frees it in MPICH.  Predefined types are
  * ignored.  A derived type is held through its record, which the holder
  * keeps and releases (NULL for a predefined type: nothing to release). */
-ep_dt_rec_t *ep_type_hold_rec(MPI_Datatype t);
-void ep_type_release_rec(ep_dt_rec_t *rec);
+ep_dt_rec_t *ep_dt_hold_rec(MPI_Datatype t);
+void ep_dt_release_rec(ep_dt_rec_t *rec);
 int ep_dt_free_deferred(MPI_Datatype t);
 
 #endif

@@ -195,7 +195,7 @@ static __attribute__((noinline)) void destroy_owned(ep_request_t *r)
     else
         free(r->tmp);
     if (r->type_rec)
-        ep_type_release_rec(r->type_rec);
+        ep_dt_release_rec(r->type_rec);
 }
 
 void ep_request_destroy(ep_request_t *r)
@@ -212,7 +212,7 @@ void ep_request_destroy(ep_request_t *r)
         ep_endpoint_release(held);
 }
 
-void ep_request_hold_derived_type(ep_request_t *r) { r->type_rec = ep_type_hold_rec(r->type); }
+void ep_request_hold_derived_type(ep_request_t *r) { r->type_rec = ep_dt_hold_rec(r->type); }
 
 /* What every PMPI or UCX part leaves to do once over: a receive's data
  * that landed in tmp (truncated, or of a derived layout) goes where it

@@ -23,16 +23,16 @@ START_TEST(held_type_freed_at_last_release)
     MPI_Datatype t;
     ck_assert_int_eq(PMPI_Type_contiguous(3, MPI_INT, &t), MPI_SUCCESS);
     ck_assert_int_eq(ep_dt_free_deferred(t), 0); /* not held: MPICH frees it now */
-    ep_dt_rec_t *rec = ep_type_hold_rec(t);
+    ep_dt_rec_t *rec = ep_dt_hold_rec(t);
     ck_assert_ptr_nonnull(rec);
-    ck_assert_ptr_eq(ep_type_hold_rec(t), rec); /* one record per type */
+    ck_assert_ptr_eq(ep_dt_hold_rec(t), rec); /* one record per type */
     ck_assert_int_eq(ep_dt_free_deferred(t), 1);
     ck_assert_int_eq(ep_dt_free_deferred(t), -1); /* freed already */
-    ep_type_release_rec(rec);
+    ep_dt_release_rec(rec);
     int size = 0;
     ck_assert_int_eq(PMPI_Type_size(t, &size), MPI_SUCCESS); /* one hold left: still alive */
     ck_assert_int_eq(size, 3 * (int)sizeof(int));
-    ep_type_release_rec(rec); /* the last: MPICH frees it, and the record goes */
+    ep_dt_release_rec(rec); /* the last: MPICH frees it, and the record goes */
     ck_assert_int_eq(ep_dt_free_deferred(t), 0);
 }
 END_TEST
@@ -42,7 +42,7 @@ START_TEST(held_type_released_without_free_stays)
     MPI_Datatype t;
     int size = 0;
     ck_assert_int_eq(PMPI_Type_contiguous(2, MPI_DOUBLE, &t), MPI_SUCCESS);
-    ep_type_release_rec(ep_type_hold_rec(t));
+    ep_dt_release_rec(ep_dt_hold_rec(t));
     ck_assert_int_eq(PMPI_Type_size(t, &size), MPI_SUCCESS);
     ck_assert_int_eq(size, 2 * (int)sizeof(double));
     ck_assert_int_eq(PMPI_Type_free(&t), MPI_SUCCESS);

@@ -2,7 +2,7 @@
 # The C sources in clang-format's style (.clang-format at the top of the
 # tree): `maint/format.sh` rewrites them, `maint/format.sh --check` (make
 # check-format, CI) fails naming every file that would change.  Generated
-# files (*.gen.c, *.gen.h) keep their generator's layout.  Needs clang-format
+# files (*.gen.c, *.gen.inc) keep their generator's layout.  Needs clang-format
 # (Debian's clang-format, version 14) and a git checkout; files git does not
 # ignore are included before they are added.
 set -eu

@@ -233,4 +233,4 @@ ENTRY_API int MPI_Win_free_keyval(int *win_keyval)
 }
 
 /* The entry points whose dispatch is data (maint/dispatch.txt). */
-#include "attr.entry.gen.h"
+#include "attr.entry.gen.inc"

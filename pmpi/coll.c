@@ -828,4 +828,4 @@ int entry_wide_Reduce_scatter(const char *call, const void *sendbuf, void *recvb
 }
 
 /* The entry points whose dispatch is data (maint/dispatch.txt). */
-#include "coll.entry.gen.h"
+#include "coll.entry.gen.inc"

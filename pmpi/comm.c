@@ -373,4 +373,4 @@ ENTRY_ENDPOINT_PATH int comm_call_errhandler_ep(MPI_Comm comm, int errorcode)
 }
 
 /* The entry points whose dispatch is data (maint/dispatch.txt). */
-#include "comm.entry.gen.h"
+#include "comm.entry.gen.inc"

@@ -545,4 +545,4 @@ static int split_end(const char *call, MPI_File fh, int how, const void *buf, MP
 }
 
 /* The entry points whose dispatch is data (maint/dispatch.txt). */
-#include "file.entry.gen.h"
+#include "file.entry.gen.inc"

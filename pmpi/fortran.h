@@ -78,7 +78,7 @@ int entry_f_no_memory(const char *call);
 /* The address a C call takes for an mpi_f08 choice buffer (MPI_IN_PLACE and
  * MPI_BOTTOM mapped to C's).  Only contiguous buffers: a non-contiguous
  * section is an MPI_ERR_BUFFER error, raised on comm's handler (see
- * maint/gen_guards.py for why). */
+ * maint/gen_entries.py for why). */
 int entry_f08_buffer(const char *call, MPI_Comm comm, const entry_gfc_array_t *buf, void **out);
 
 #endif

@@ -453,4 +453,4 @@ ENTRY_API int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_
 }
 
 /* The entry points whose dispatch is data (maint/dispatch.txt). */
-#include "group.entry.gen.h"
+#include "group.entry.gen.inc"

@@ -139,4 +139,4 @@ ENTRY_ENDPOINT_PATH int intercomm_merge_ep(MPI_Comm intercomm, int high, MPI_Com
 }
 
 /* The entry points whose dispatch is data (maint/dispatch.txt). */
-#include "intercomm.entry.gen.h"
+#include "intercomm.entry.gen.inc"

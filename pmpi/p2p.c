@@ -544,4 +544,4 @@ ENTRY_API int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
 }
 
 /* The entry points whose dispatch is data (maint/dispatch.txt). */
-#include "p2p.entry.gen.h"
+#include "p2p.entry.gen.inc"

@@ -642,4 +642,4 @@ ENTRY_ENDPOINT_PATH int parrived_ep(MPI_Request request, int partition, int *fla
 }
 
 /* The entry points whose dispatch is data (maint/dispatch.txt). */
-#include "request.entry.gen.h"
+#include "request.entry.gen.inc"

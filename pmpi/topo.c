@@ -458,4 +458,4 @@ ENTRY_ENDPOINT_PATH int topo_test_ep(MPI_Comm comm, int *status)
 }
 
 /* The entry points whose dispatch is data (maint/dispatch.txt). */
-#include "topo.entry.gen.h"
+#include "topo.entry.gen.inc"

@@ -476,4 +476,4 @@ ENTRY_ENDPOINT_PATH int win_test_ep(MPI_Win win, int *flag)
 }
 
 /* The entry points whose dispatch is data (maint/dispatch.txt). */
-#include "win.entry.gen.h"
+#include "win.entry.gen.inc"

@@ -15,7 +15,7 @@ MPICH that it does not write by hand, and a test that calls them.
                              so epmpi exports the same symbols (see below).
   test/mpi/api_guards.gen.c  calls every entry point of guards.gen.c with an
                              endpoint handle in each handle argument it checks.
-  pmpi/<chapter>.entry.gen.h the entry points listed in maint/dispatch.txt,
+  pmpi/<chapter>.entry.gen.inc the entry points listed in maint/dispatch.txt,
                              each with the call of its hand-written endpoint
                              body: classic handles pass straight to PMPI_,
                              endpoint handles (the guard's test) go to the
@@ -25,9 +25,9 @@ Input: MPICH's mpi_proto.h and ROMIO's mpio.h (found through `mpicc -show`),
 the symbols libmpich and libmpichfort export (`nm -D`), and the lists of
 entry points written by hand (maint/implemented.txt for C,
 maint/fortran_implemented.txt for Fortran), and maint/dispatch.txt.  Usage:
-    maint/gen_guards.py --mpicc mpicc [--srcdir DIR]      # write the files
-    maint/gen_guards.py ... --check       # exit 1 if a committed file is stale
-    maint/gen_guards.py ... --coverage .libs/libepmpi.so
+    maint/gen_entries.py --mpicc mpicc [--srcdir DIR]      # write the files
+    maint/gen_entries.py ... --check       # exit 1 if a committed file is stale
+    maint/gen_entries.py ... --coverage .libs/libepmpi.so
         # exit 1 unless that library exports an entry point for every
         # handle-taking MPI function libmpich exports (the _c forms too) and
         # for every mpi_f08 routine that needs one (make check runs this)
@@ -116,15 +116,15 @@ def find_libs(mpicc):
                 headers.append(p)
                 break
         else:
-            sys.exit("gen_guards: %s not found in %s" % (h, " ".join(incs)))
+            sys.exit("gen_entries: %s not found in %s" % (h, " ".join(incs)))
     for d in libs:
         p = os.path.join(d, "libmpich.so")
         if os.path.exists(p):
             fort = os.path.join(d, "libmpichfort.so")
             if not os.path.exists(fort):
-                sys.exit("gen_guards: %s not found (MPICH's Fortran bindings: apt-get install libmpich-dev)" % fort)
+                sys.exit("gen_entries: %s not found (MPICH's Fortran bindings: apt-get install libmpich-dev)" % fort)
             return headers, p, fort
-    sys.exit("gen_guards: libmpich.so not found")
+    sys.exit("gen_entries: libmpich.so not found")
 
 
 def exported(lib):
@@ -153,7 +153,7 @@ def parse_param(p):
     """Returns (type_without_name, name, is_pointer, is_array, base type, text)."""
     m = re.match(r"^(.*?)([A-Za-z_]\w*)\s*(\[\s*\w*\s*\])*$", p)
     if not m:
-        sys.exit("gen_guards: cannot parse parameter: " + p)
+        sys.exit("gen_entries: cannot parse parameter: " + p)
     ctype, name, arr = m.group(1).strip(), m.group(2), m.group(3)
     base = ctype.replace("const", "").replace("*", "").strip()
     return ctype, name, "*" in ctype, arr is not None, base, p
@@ -256,7 +256,7 @@ def big_mode(name, counts, checks):
     if call_base(name) in WIDE_BODIES:
         return "wide"
     if any(how != "scalar" for _, how in counts):
-        sys.exit("gen_guards: %s takes count arrays: write entry_wide_%s (pmpi/coll.c) for counts beyond INT_MAX "
+        sys.exit("gen_entries: %s takes count arrays: write entry_wide_%s (pmpi/coll.c) for counts beyond INT_MAX "
                  "and list it in WIDE_BODIES" % (name, call_base(name)))
     return "type"
 
@@ -305,7 +305,7 @@ class Api:
             if not checks:
                 continue
             if checks == "array":
-                sys.exit("gen_guards: %s takes an array of handles: implement it by hand and list it in "
+                sys.exit("gen_entries: %s takes an array of handles: implement it by hand and list it in "
                          "maint/implemented.txt" % name)
             self.guards.append((name, params, checks, self.narrowing(name)))
         self.guarded = {g[0] for g in self.guards}
@@ -334,7 +334,7 @@ class Api:
                 continue
             if not cname:
                 if "%s_%s" % (m.group(1), m.group(2)) in {n.lower() for n in self.implemented}:
-                    sys.exit("gen_guards: %s (MPICH's mpi_f08 binding of a function epmpi implements) has no "
+                    sys.exit("gen_entries: %s (MPICH's mpi_f08 binding of a function epmpi implements) has no "
                              "prototype to generate from: write it by hand and list it in "
                              "maint/fortran_implemented.txt" % sym)
                 continue
@@ -357,7 +357,7 @@ class Api:
             else:
                 continue
             if pmpi_f08(sym) not in self.fort_exports:
-                sys.exit("gen_guards: libmpichfort exports %s but not %s" % (sym, pmpi_f08(sym)))
+                sys.exit("gen_entries: libmpichfort exports %s but not %s" % (sym, pmpi_f08(sym)))
             out.append((sym, cname, ts, kind))
         return out
 
@@ -366,7 +366,7 @@ class Api:
 
 def generate_guards(api):
     out = [
-        "/* Generated by maint/gen_guards.py from MPICH's mpi_proto.h: do not edit.",
+        "/* Generated by maint/gen_entries.py from MPICH's mpi_proto.h: do not edit.",
         " * Entry points for MPI functions that take a handle which can be an",
         " * endpoint handle and that epmpi does not implement by hand: classic",
         " * handles pass straight to PMPI_; endpoint handles get a clear error, or,",
@@ -413,10 +413,10 @@ def generate_guards(api):
                 for c in scalars:
                     i = pnames.index(c)
                     if i + 1 >= len(params) or params[i + 1][4] != "MPI_Datatype":
-                        sys.exit("gen_guards: %s: no datatype follows count %s" % (name, c))
+                        sys.exit("gen_entries: %s: no datatype follows count %s" % (name, c))
                     buf = next((p[1] for p in reversed(params[:i]) if p[4] == "void" and p[2]), None)
                     if not buf:
-                        sys.exit("gen_guards: %s: no buffer before count %s" % (name, c))
+                        sys.exit("gen_entries: %s: no buffer before count %s" % (name, c))
                     conv[c] = ("ENTRY_BIG_COUNT(%s, %s_t)" % (c, c), buf)
                     conv[params[i + 1][1]] = ("ENTRY_BIG_TYPE(%s, %s_t)" % (params[i + 1][1], c), None)
                 out.append("    MPI_Datatype %s;" % ", ".join("%s_t = MPI_DATATYPE_NULL" % c for c in scalars))
@@ -512,7 +512,7 @@ def f_convert(cname, params, ts, comm):
             args.append(name + "_c")
         elif base == "char":
             if is_arr or ctype.count("*") != 1:
-                sys.exit("gen_guards: %s: string array %s: write its mpi_f08 entry point by hand and list it in "
+                sys.exit("gen_entries: %s: string array %s: write its mpi_f08 entry point by hand and list it in "
                          "maint/fortran_implemented.txt" % (cname, name))
             if "const" in ctype:
                 decls.append("char *%s_c = entry_f_string_in(%s, %s_len);" % (name, name, name))
@@ -547,7 +547,7 @@ def f_convert(cname, params, ts, comm):
 
 def generate_fortran(api):
     out = [
-        "/* Generated by maint/gen_guards.py from MPICH's mpi_proto.h and the",
+        "/* Generated by maint/gen_entries.py from MPICH's mpi_proto.h and the",
         " * symbols of libmpichfort: do not edit.  The mpi_f08 routines epmpi",
         " * replaces, because MPICH's call PMPI_ past epmpi (see the generator):",
         " * convert: the arguments are converted and epmpi's C entry point runs;",
@@ -618,12 +618,12 @@ def test_arg(p, tested, big):
         return NULL_HANDLE[base]
     if base in SCALARS:
         return "0"
-    sys.exit("gen_guards: no test value for %s %s" % (ctype, name))
+    sys.exit("gen_entries: no test value for %s %s" % (ctype, name))
 
 
 def generate_test(api):
     out = [
-        "/* Generated by maint/gen_guards.py: do not edit.  Calls every entry",
+        "/* Generated by maint/gen_entries.py: do not edit.  Calls every entry",
         " * point of pmpi/guards.gen.c with an endpoint handle in each handle",
         " * argument it checks (the others: null handles, zeroed memory, 0) and",
         " * hands each return code to ept_guard_expect with the error class and a",
@@ -695,26 +695,26 @@ def read_dispatch(path):
             continue
         m = re.match(r"^(MPIX?_\w+)\s+(\w+\(.*\))$", line)
         if not m or not chapter:
-            sys.exit("gen_guards: maint/dispatch.txt:%d: expected `[chapter]` or `MPI_X body(args)`" % n)
+            sys.exit("gen_entries: maint/dispatch.txt:%d: expected `[chapter]` or `MPI_X body(args)`" % n)
         out.append((chapter, m.group(1), m.group(2)))
     return out
 
 
 def generate_dispatch(api, entries):
-    """pmpi/<chapter>.entry.gen.h for each chapter of maint/dispatch.txt: the
+    """pmpi/<chapter>.entry.gen.inc for each chapter of maint/dispatch.txt: the
     entry point of each function, with the test its guard would make."""
     files = {}
     for chapter, name, body in entries:
         params = api.by_name.get(name)
         if params is None:
-            sys.exit("gen_guards: maint/dispatch.txt names %s, which MPICH does not declare" % name)
+            sys.exit("gen_entries: maint/dispatch.txt names %s, which MPICH does not declare" % name)
         checks = guards_for(name, params)
         if not checks or checks == "array":
-            sys.exit("gen_guards: %s takes no single handles to test: write its entry point by hand "
+            sys.exit("gen_entries: %s takes no single handles to test: write its entry point by hand "
                      "(maint/implemented.txt)" % name)
         tests = [check_test(c) for c in checks]
-        out = files.setdefault("pmpi/%s.entry.gen.h" % chapter, [
-            "/* Generated by maint/gen_guards.py from maint/dispatch.txt and MPICH's",
+        out = files.setdefault("pmpi/%s.entry.gen.inc" % chapter, [
+            "/* Generated by maint/gen_entries.py from maint/dispatch.txt and MPICH's",
             " * mpi_proto.h: do not edit.  The entry points of pmpi/%s.c whose" % chapter,
             " * dispatch is the usual one: classic handles go straight to PMPI_, an",
             " * endpoint handle to the endpoint body (a function of pmpi/%s.c, which" % chapter,
@@ -744,7 +744,7 @@ def coverage(api, lib):
     f08 = [r[0] for r in api.f08_routines()] + sorted(api.fortran_implemented)
     missing = [n for n in handle + f08 if n not in have]
     if missing:
-        sys.exit("coverage: %s exports no entry point for: %s\n(after an MPICH upgrade: run `make guards`)"
+        sys.exit("coverage: %s exports no entry point for: %s\n(after an MPICH upgrade: run `make entries`)"
                  % (lib, " ".join(missing)))
     print("coverage: %s has an entry point for each of the %d MPI functions of %s that take a handle "
           "(%d of them large-count _c forms) and for %d mpi_f08 routines"
@@ -762,7 +762,7 @@ def main():
     hand = read_list(os.path.join(a.srcdir, "maint/implemented.txt"))
     both = hand & {name for _, name, _ in dispatch}
     if both:
-        sys.exit("gen_guards: in both maint/implemented.txt and maint/dispatch.txt: " + " ".join(sorted(both)))
+        sys.exit("gen_entries: in both maint/implemented.txt and maint/dispatch.txt: " + " ".join(sorted(both)))
     api = Api(a.mpicc, hand | {name for _, name, _ in dispatch},
               read_list(os.path.join(a.srcdir, "maint/fortran_implemented.txt")))
     if a.coverage:
@@ -776,15 +776,15 @@ def main():
     outputs.update(generate_dispatch(api, dispatch))
     # A chapter's entry points reach the tarball only through Makefile.am.
     am = open(os.path.join(a.srcdir, "Makefile.am")).read()
-    unlisted = [rel for rel in outputs if rel.endswith(".entry.gen.h") and rel not in am.split()]
+    unlisted = [rel for rel in outputs if rel.endswith(".entry.gen.inc") and rel not in am.split()]
     if unlisted:
-        sys.exit("gen_guards: list %s in libepmpi's sources in Makefile.am" % " ".join(unlisted))
+        sys.exit("gen_entries: list %s in libepmpi's sources in Makefile.am" % " ".join(unlisted))
     for rel, text in outputs.items():
         path = os.path.join(a.srcdir, rel)
         if a.check:
             old = open(path).read() if os.path.exists(path) else ""
             if old != text:
-                sys.exit("gen_guards: %s is stale: run `make guards`" % rel)
+                sys.exit("gen_entries: %s is stale: run `make entries`" % rel)
         else:
             with open(path, "w") as f:
                 f.write(text)

@@ -232,8 +232,13 @@ static int rma(const char *call, MPI_Win win, ep_rma_t *op, MPI_Request *req, in
     int n = we->w->comm->size;
     if (request_based && !req)
         return raise_win(we, call, MPI_ERR_ARG, "request pointer is NULL");
-    if (op->kind == EP_RMA_GET_ACC && op->op == MPI_NO_OP && op->ocount == 0)
-        op->otype = op->rtype; /* no origin data: its type may be anything */
+    if (op->kind == EP_RMA_GET_ACC && op->op == MPI_NO_OP) {
+        /* MPI ignores the origin buffer, count and type of MPI_NO_OP (a
+         * null type included): no origin data */
+        op->obuf = NULL;
+        op->ocount = 0;
+        op->otype = op->rtype;
+    }
     if (op->target != MPI_PROC_NULL && (op->target < 0 || op->target >= n))
         return raise_win(we, call, MPI_ERR_RANK, "target rank %d is not in the window (size %d)", op->target, n);
     if ((rc = check_side(we, call, "origin", op->ocount, op->otype)) ||

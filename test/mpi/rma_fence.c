@@ -10,7 +10,8 @@
  *  - accumulate from all to one (the last rank, whose window is the only
  *    one with memory): every predefined operation on int, MAXLOC and MINLOC
  *    on MPI_2INT, MPI_SUM on double and long long, MPI_REPLACE; then
- *    Get_accumulate with MPI_NO_OP (read back), MPI_SUM (each rank fetches
+ *    Get_accumulate with MPI_NO_OP (read back; the origin arguments, a
+ *    null datatype among them, are ignored), MPI_SUM (each rank fetches
  *    a distinct count) and MPI_REPLACE (the fetched values and the final one
  *    are the initial value and every rank's);
  *  - synchronisation and argument errors: an operation outside any epoch,
@@ -414,8 +415,9 @@ static void part_accumulate(MPI_Comm comm)
     EPT_OK(MPI_Win_fence(0, win));
     check_ints((const int(*)[E])back, (const int(*)[E])want.ints, n, me, "read back with MPI_NO_OP");
     long final[2] = {-1, -1};
-    EPT_OK(MPI_Get_accumulate(NULL, 0, MPI_LONG, final, 2, MPI_LONG, root, offsetof(acc_area_t, counter), 2, MPI_LONG,
-                              MPI_NO_OP, win));
+    /* MPI_NO_OP ignores the origin buffer, count and datatype */
+    EPT_OK(MPI_Get_accumulate(&one, 7, MPI_DATATYPE_NULL, final, 2, MPI_LONG, root, offsetof(acc_area_t, counter), 2,
+                              MPI_LONG, MPI_NO_OP, win));
     EPT_OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
     EPT_CHECK(final[0] == n, "rank %d: the Get_accumulate counter ends at %ld, expected %d", me, final[0], n);
     /* Each rank fetched a distinct count 0..n-1. */

@@ -3,18 +3,24 @@
 #ifndef EP_GROW_H
 #define EP_GROW_H
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* 1 when the array at *arrayp (elem bytes each, n in use, *cap allocated)
  * has room for element n, after doubling it (from first) if needed; 0
- * when memory ran out, the array and *cap unchanged.  The pointer goes
+ * when memory ran out or the size would not fit in a size_t, the array
+ * and *cap unchanged.  The pointer goes
  * through memcpy so that one function serves every element type. */
 static inline int ep_grow_room(void *arrayp, size_t elem, size_t n, size_t *cap, size_t first)
 {
     if (n < *cap)
         return 1;
+    if (*cap > SIZE_MAX / 2)
+        return 0;
     size_t c = *cap ? 2 * *cap : first;
+    if (c > SIZE_MAX / elem)
+        return 0;
     void *old, *p;
     memcpy(&old, arrayp, sizeof old);
     if (!(p = realloc(old, c * elem)))

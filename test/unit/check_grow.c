@@ -1,5 +1,6 @@
 /* src/grow.h: an array grows by doubling from its first capacity, keeps
- * what it held, and is left as it was when memory runs out. */
+ * what it held, and is left as it was when memory runs out or its size
+ * would wrap around. */
 #include "grow.h"
 
 #include "unit.h"
@@ -53,12 +54,31 @@ START_TEST(out_of_memory_leaves_the_array)
 }
 END_TEST
 
+/* A capacity whose bytes wrap around size_t is refused, not allocated
+ * small: 2^44 + 1 elements of 1 MiB are 2^64 + 2^20 bytes, 1 MiB once
+ * wrapped. */
+START_TEST(a_size_beyond_size_t_is_refused)
+{
+    big_t *a = NULL;
+    size_t cap = 0;
+    ck_assert(!EP_GROW(a, 0, cap, (SIZE_MAX >> 20) + 2));
+    ck_assert_ptr_null(a);
+    ck_assert_uint_eq(cap, 0);
+    long *l = NULL;
+    size_t lcap = SIZE_MAX / 2 + 1; /* doubling it would wrap */
+    ck_assert(!EP_GROW(l, lcap, lcap, 4));
+    ck_assert_ptr_null(l);
+    ck_assert_uint_eq(lcap, SIZE_MAX / 2 + 1);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("grow");
     TCase *tc = tcase_create("arrays");
     tcase_add_test(tc, doubles_from_first_and_keeps_the_elements);
     tcase_add_test(tc, out_of_memory_leaves_the_array);
+    tcase_add_test(tc, a_size_beyond_size_t_is_refused);
     suite_add_tcase(s, tc);
     return ep_unit_run(s);
 }

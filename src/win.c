@@ -65,9 +65,9 @@ typedef struct win_arg {
  * endpoint window, each window attaching its own: a window of its own per
  * endpoint window would cost it a third MPICH context id (beside its
  * private communicator's and its data window's), and MPICH 4.0.2 has 2048
- * (MPICH's test rma/window_creation keeps 1000 windows alive).  Apart from
- * the data windows because there the lock words' atomics (active messages
- * in MPICH) would make later flushes of the data wait for more. */
+ * (MPICH's test rma/window_creation keeps 1000 windows alive).  Not in the
+ * data windows: there the lock words' atomics (active messages in MPICH)
+ * would make later flushes of the data wait for more. */
 
 static MPI_Win lock_win = MPI_WIN_NULL;
 
@@ -89,9 +89,9 @@ void ep_win_finalize(void)
 
 static void lwords_drop(ep_win_t *w)
 {
-    if (w->lwords_attached)
-        PMPI_Win_detach(lock_win, w->lwords);
-    w->lwords_attached = 0;
+    if (!w->lwords)
+        return;
+    PMPI_Win_detach(lock_win, w->lwords);
     free(w->lwords);
     w->lwords = NULL;
 }
@@ -201,12 +201,15 @@ static ep_status_t setup(ep_coll_inst_t *in, ep_win_t *w)
     }
     /* The lock words, zero before anyone can take a lock (the barrier
      * below), in the lock window where each rank's is known by address. */
-    if (!rc && !(w->lwords = calloc((size_t)nl, sizeof *w->lwords)))
+    int64_t *lw = rc ? NULL : calloc((size_t)nl, sizeof *lw);
+    if (!rc && !lw)
         rc = EP_ERR_NO_MEM;
-    if (!rc && !(rc = from_pmpi(PMPI_Win_attach(lock_win, w->lwords, (MPI_Aint)(nl * sizeof *w->lwords))))) {
-        w->lwords_attached = 1;
+    if (!rc && (rc = from_pmpi(PMPI_Win_attach(lock_win, lw, (MPI_Aint)(nl * sizeof *lw)))))
+        free(lw);
+    else if (!rc) {
+        w->lwords = lw; /* attached */
         for (int i = 0; i < nl; i++)
-            PMPI_Get_address(&w->lwords[i], &mine[i].lword);
+            PMPI_Get_address(&lw[i], &mine[i].lword);
     }
     if (!rc) {
         PMPI_Win_set_errhandler(w->pwin, MPI_ERRORS_RETURN);

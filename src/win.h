@@ -55,8 +55,8 @@ typedef struct ep_win {
     ep_win_flavor_t flavor;
     MPI_Comm pc; /* the processes' PMPI communicator (comm's, or MPI_COMM_SELF) */
     MPI_Win pwin;
-    int64_t *lwords;     /* this process's ranks' lock words, in local order */
-    int lwords_attached; /* to the lock window */
+    int64_t *lwords;     /* this process's ranks' lock words, in local order,
+                            attached to the lock window (NULL: not yet) */
     ep_win_rank_t *rank; /* [size] */
     char **segbase;      /* [nprocs] shared windows: each process's segment, here;
                             allocated windows: this process's segment */

@@ -309,7 +309,8 @@ int ep_errhandler_invoke(MPI_Errhandler eh, MPI_Comm comm, int code)
         }
     }
     char who[MPI_MAX_OBJECT_NAME + 160];
-    atomic_load (&whoami)(comm, who, sizeof who);
+    ep_whoami_fn *describe = atomic_load(&whoami);
+    describe(comm, who, sizeof who);
     die_of(code, who);
     return code;
 }

@@ -35,10 +35,10 @@ typedef struct ep_early {
 /* Progress state.  Everything below is guarded by progress_lock, except the
  * communicators and counters, which are set up before any endpoint exists. */
 static pthread_mutex_t progress_lock = PTHREAD_MUTEX_INITIALIZER;
-static MPI_Comm tcomm = MPI_COMM_NULL; /* headers: proc.c's group communicator */
+static MPI_Comm tcomm = MPI_COMM_NULL; /* headers: proc.c's group communicator, kept
+                                          here as every header send reads it */
 static MPI_Comm dcomm = MPI_COMM_NULL; /* rendezvous payloads */
 
-static int world_rank; /* for messages */
 static ep_ring_slot_t ring[EP_RING];
 static char *ring_mem; /* the slots' buffers, one block */
 static int ring_head;
@@ -84,7 +84,6 @@ static void progress_give(void)
 
 ep_status_t ep_net_init(void)
 {
-    world_rank = ep_proc_world_rank();
     tcomm = ep_proc_group_comm();
     if (PMPI_Comm_dup(MPI_COMM_WORLD, &dcomm) != MPI_SUCCESS)
         return EP_ERR_INTERN;
@@ -101,7 +100,7 @@ static void post_slot(ep_ring_slot_t *s)
         ep_fatal(MPI_ERR_INTERN,
                  "process %d could not post a receive for message headers (MPI_Irecv "
                  "failed with code %d)",
-                 world_rank, rc);
+                 ep_proc_world_rank(), rc);
 }
 
 /* Re-posts the slots emptied by earlier polls, oldest first, so MPICH
@@ -207,7 +206,7 @@ static void payload_failed(ep_request_t *s, int dst_world, int dtag, int rc)
         ep_fatal(MPI_ERR_OTHER,
                  "the data of a %lld-byte message from process %d to process %d could not "
                  "be sent after its header (code %d), nor could the receiver be told",
-                 (long long)s->lay.bytes, world_rank, dst_world, rc);
+                 (long long)s->lay.bytes, ep_proc_world_rank(), dst_world, rc);
     s->nnet++;
     ep_net_sent(s);
     /* A buffered send was complete already (its error has nobody to go
@@ -342,7 +341,7 @@ void ep_net_recv_rndv(ep_request_t *r, const ep_msg_t *m)
         ep_fatal(MPI_ERR_INTERN,
                  "process %d could not post the receive of a %lld-byte message's data from "
                  "process %d (code %d)",
-                 world_rank, (long long)m->bytes, m->src_world, rc);
+                 ep_proc_world_rank(), (long long)m->bytes, m->src_world, rc);
     ep_mpi_status_set(&r->status, m->link.source, m->link.tag, err, bytes, 0);
     atomic_store_explicit(&r->state, EP_RS_NET, memory_order_release);
 }
@@ -356,8 +355,8 @@ static void corrupt_header(int src_world, const ep_wire_hdr_t *h, const char *wh
     ep_fatal(MPI_ERR_INTERN,
              "process %d received a corrupt message header from process %d (%s: context "
              "%llu, source %d, destination %d, tag %d, flags 0x%x, %lld bytes)",
-             world_rank, src_world, what, (unsigned long long)h->ctx, h->src, h->dst, h->tag, (unsigned)h->flags,
-             (long long)h->bytes);
+             ep_proc_world_rank(), src_world, what, (unsigned long long)h->ctx, h->src, h->dst, h->tag,
+             (unsigned)h->flags, (long long)h->bytes);
 }
 
 /* What can be checked before the communicator is known: the header
@@ -433,7 +432,7 @@ static void poll_ring(void)
             ep_fatal(MPI_ERR_INTERN,
                      "process %d could not receive a message header (MPI_Test failed with "
                      "code %d)",
-                     world_rank, rc);
+                     ep_proc_world_rank(), rc);
         const ep_wire_hdr_t *h = (const ep_wire_hdr_t *)s->buf;
         check_header(st.MPI_SOURCE, h, received);
         int completed = deliver_header(st.MPI_SOURCE, h, h + 1);

@@ -240,19 +240,16 @@ WIDE_BODIES = {"Gatherv", "Scatterv", "Allgatherv", "Alltoallv", "Alltoallw", "N
 
 
 def call_base(name):
-    """MPI_Ineighbor_alltoallv_c -> Neighbor_alltoallv."""
-    base = re.sub(r"^MPI_I?(.*?)(_c)?$", r"\1", name)
+    """MPI_Ineighbor_alltoallv_c, MPI_Neighbor_alltoallv_init_c -> Neighbor_alltoallv."""
+    base = re.sub(r"^MPI_I?(.*?)(_init)?(_c)?$", r"\1", name)
     return base[0].upper() + base[1:]
 
 
 def big_mode(name, counts, checks):
     """What the _c form name does on endpoints with a count beyond INT_MAX:
-    "wide" (its entry_wide_ body), "type" (entry_big_type, entry_file_big_type
-    for files) or, for the persistent collectives, "persistent": a clear
-    error from entry_persistent_wide, since their requests keep one call
-    of int counts."""
-    if name.endswith("_init_c"):
-        return "persistent"
+    "wide" (its entry_wide_ body) or "type" (entry_big_type,
+    entry_file_big_type for files).  An init form (MPI_Bcast_init_c) does
+    the same as its non-blocking form, with the request of entry_persistent."""
     if call_base(name) in WIDE_BODIES:
         return "wide"
     if any(how != "scalar" for _, how in counts):
@@ -394,11 +391,13 @@ def generate_guards(api):
             scalars = [c for c, how in counts if how == "scalar"]
             arrays = [(c, how) for c, how in counts if how != "scalar"]
             mode = big_mode(name, counts, checks)
-            wide_body, big_types = mode in ("wide", "persistent"), mode == "type"
-            pnames_req = pnames + ([] if "request" in pnames else ["ENTRY_BLOCKING"])
-            wide_call = ('entry_persistent_wide("%s", %s, %d)' % (name, comm, "_Neighbor_" in name)
-                         if mode == "persistent"
-                         else 'entry_wide_%s("%s", %s)' % (call_base(name), name, ", ".join(pnames_req)))
+            wide_body, big_types = mode == "wide", mode == "type"
+            # The wide body's request: the blocking form's, the caller's, or
+            # an init form's persistent one (its info goes there).
+            pnames_req = ([p for p in pnames if p not in ("request", "info")]
+                          + ["entry_persistent(request, info)" if "info" in pnames and name.endswith("_init_c")
+                             else "request" if "request" in pnames else "ENTRY_BLOCKING"])
+            wide_call = 'entry_wide_%s("%s", %s)' % (call_base(name), name, ", ".join(pnames_req))
             fits = " && ".join("%s <= INT_MAX && %s >= INT_MIN" % (c, c) for c in scalars)
             call = "%s(%s)" % (name[:-2], ", ".join("(int)" + p[1] if (p[1], "scalar") in counts
                                                    else p[1] + "_i" if any(p[1] == a for a, _ in arrays)
@@ -630,8 +629,7 @@ def generate_test(api):
         " * word the message must have: a large-count (_c) form that runs its int",
         " * form on endpoints gets a count beyond INT_MAX instead (in an array of",
         " * 64 when it has no scalar count): a datatype error, since the",
-        " * datatypes are null (the persistent collectives' _c forms refuse such",
-        " * counts on endpoints: a count error). */",
+        " * datatypes are null. */",
         '#include "api_guards.h"',
         "",
         "#include <limits.h>",
@@ -665,10 +663,8 @@ def generate_test(api):
             cases = [(c, BY_VALUE[c[0]][1], "not supported", name) for c in checks]
         elif not scalars and "eighbor" in name:
             cases = [(checks[0], "MPI_ERR_TOPOLOGY", "topology", name[:-2])]
-        elif big_mode(name, counts, checks) in ("wide", "persistent") and "eighbor" in name:
+        elif big_mode(name, counts, checks) == "wide" and "eighbor" in name:
             cases = [(checks[0], "MPI_ERR_TOPOLOGY", "topology", name)]
-        elif big_mode(name, counts, checks) == "persistent":  # refused whatever the types
-            cases = [(checks[0], "MPI_ERR_COUNT", "INT_MAX", name)]
         else:  # a type is made of the count's elements: they are MPI_DATATYPE_NULL
             cases = [(checks[0], "MPI_ERR_TYPE", "datatype", name)]
         for tested, cls, word, says in cases:

@@ -13,6 +13,7 @@
 
 #define BLOCKING ENTRY_BLOCKING
 #define coll_go entry_coll_go
+#define coll_seq_go entry_coll_seq_go
 
 /* Resolves a collective's communicator to its endpoint.  MPI_IN_PLACE has
  * no meaning on intercommunicators. */
@@ -78,7 +79,7 @@ static int check_types(ep_endpoint_t *ep, const char *call, const MPI_Datatype *
     return check_types_n(ep, call, types, counts, ep_remote_size(ep));
 }
 
-static int check_reduction(ep_endpoint_t *ep, const char *call, int count, MPI_Datatype type, MPI_Op op)
+static int check_reduction(ep_endpoint_t *ep, const char *call, MPI_Count count, MPI_Datatype type, MPI_Op op)
 {
     int rc;
     if ((rc = entry_check_count(ep, call, count)) || (rc = entry_check_type(ep, call, type)) ||
@@ -114,9 +115,11 @@ static int bcast_ep(const char *call, void *buffer, int count, MPI_Datatype data
     return coll_go(ep, call, &a, req);
 }
 
-/* Reduce, and Allreduce (all: every rank gets the result; root unused). */
-static int reduce_ep(const char *call, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                     int all, int root, MPI_Comm comm, MPI_Request *req)
+/* Reduce, and Allreduce (all: every rank gets the result; root unused).
+ * Beyond INT_MAX elements (the _c forms) the engine runs the reduction in
+ * pieces (src/coll_seq.c). */
+static int reduce_ep(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Op op, int all, int root, MPI_Comm comm, MPI_Request *req)
 {
     ep_endpoint_t *ep;
     ep_coll_args_t a;
@@ -136,7 +139,12 @@ static int reduce_ep(const char *call, const void *sendbuf, void *recvbuf, int c
     if ((gets && (rc = entry_check_buf(ep, call, recvbuf, count, datatype))) ||
         (gives && sendbuf != MPI_IN_PLACE && (rc = entry_check_buf(ep, call, sendbuf, count, datatype))))
         return rc;
-    ep_coll_reduce(&a, ep, sendbuf, recvbuf, count, datatype, op, all, root);
+    if (count > INT_MAX)
+        return coll_seq_go(ep, call,
+                           ep_coll_seq_reduction(ep, all ? EP_COLL_ALLREDUCE : EP_COLL_REDUCE, sendbuf, recvbuf, count,
+                                                 datatype, op, root),
+                           req);
+    ep_coll_reduce(&a, ep, sendbuf, recvbuf, (int)count, datatype, op, all, root);
     return coll_go(ep, call, &a, req);
 }
 
@@ -286,8 +294,7 @@ static int alltoallw_ep(const char *call, const void *sendbuf, const int *sendco
 /* ---- reduce-scatter and scans ----------------------------------------------------- */
 
 static int wide_reduce_scatter(ep_endpoint_t *ep, const char *call, const void *sendbuf, void *recvbuf, MPI_Count total,
-                               MPI_Count mine_off, MPI_Count mine, MPI_Datatype t, MPI_Op op, MPI_Comm comm,
-                               MPI_Request *req);
+                               MPI_Count mine_off, MPI_Count mine, MPI_Datatype t, MPI_Op op, MPI_Request *req);
 
 /* counts NULL: the _block form with `count` per rank.  The counts describe
  * the caller's own group (on an intercommunicator, how the other group's
@@ -311,13 +318,13 @@ static int reduce_scatter_ep(const char *call, const void *sendbuf, void *recvbu
     }
     if (total > INT_MAX)
         return wide_reduce_scatter(ep, call, sendbuf, recvbuf, total, mine_off,
-                                   counts ? counts[ep_local_rank(ep)] : count, datatype, op, comm, req);
+                                   counts ? counts[ep_local_rank(ep)] : count, datatype, op, req);
     ep_coll_reduce_scatter(&a, ep, sendbuf, recvbuf, count, counts, datatype, op);
     return coll_go(ep, call, &a, req);
 }
 
-static int scan_ep(const char *call, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                   MPI_Comm comm, int exclusive, MPI_Request *req)
+static int scan_ep(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm, int exclusive, MPI_Request *req)
 {
     ep_endpoint_t *ep;
     ep_coll_args_t a;
@@ -325,7 +332,12 @@ static int scan_ep(const char *call, const void *sendbuf, void *recvbuf, int cou
     COLL_ENTRY_INTRA(call, comm, ep);
     if ((rc = check_reduction(ep, call, count, datatype, op)))
         return rc;
-    ep_coll_scan(&a, ep, sendbuf, recvbuf, count, datatype, op, exclusive);
+    if (count > INT_MAX) /* in pieces, as reduce_ep */
+        return coll_seq_go(ep, call,
+                           ep_coll_seq_reduction(ep, exclusive ? EP_COLL_EXSCAN : EP_COLL_SCAN, sendbuf, recvbuf, count,
+                                                 datatype, op, 0),
+                           req);
+    ep_coll_scan(&a, ep, sendbuf, recvbuf, (int)count, datatype, op, exclusive);
     return coll_go(ep, call, &a, req);
 }
 
@@ -602,198 +614,42 @@ int entry_wide_Neighbor_alltoallw(const char *call, const void *sendbuf, const M
 
 /* ---- counts beyond INT_MAX: the reductions ----------------------------------
  * The other calls make a type of a count's elements; MPICH 4.0.2's
- * predefined operations refuse derived types, so a reduction cannot.  But
- * every rank of a reduction passes the same count (a reduce-scatter the same
- * total), so all take this path together: the vector goes in pieces of at
- * most INT_MAX elements, one int-count call per piece, in the same order on
- * every rank.  Operations combine element by element, so the pieces give
- * the result of the whole.  A non-blocking form starts every piece and
- * returns one request made of theirs (src/request.h). */
-
-typedef enum { WIDE_REDUCE, WIDE_ALLREDUCE, WIDE_SCAN, WIDE_EXSCAN } wide_reduction_t;
-
-/* buf moved on by bytes, unless it is no buffer (NULL, MPI_IN_PLACE). */
-static void *moved(const void *buf, MPI_Aint bytes)
-{
-    if (!buf || buf == MPI_IN_PLACE)
-        return (void *)buf;
-    return (void *)((uintptr_t)buf + (uintptr_t)bytes);
-}
-
-static int reduction_piece(const char *call, wide_reduction_t kind, const void *sbuf, void *rbuf, int n, MPI_Datatype t,
-                           MPI_Op op, int root, MPI_Comm comm, MPI_Request *req)
-{
-    switch (kind) {
-    case WIDE_REDUCE:
-        return reduce_ep(call, sbuf, rbuf, n, t, op, 0, root, comm, req);
-    case WIDE_ALLREDUCE:
-        return reduce_ep(call, sbuf, rbuf, n, t, op, 1, 0, comm, req);
-    default:
-        return scan_ep(call, sbuf, rbuf, n, t, op, comm, kind == WIDE_EXSCAN, req);
-    }
-}
-
-/* The pieces of a reduction of count elements: run to completion (group
- * NULL), or started as group's parts, after which group is pending and
- * *req its handle.  When a piece fails to start after others did, those go
- * on in the group, which the engine frees. */
-static int reduction_pieces(const char *call, wide_reduction_t kind, const void *sbuf, void *rbuf, MPI_Count count,
-                            MPI_Datatype t, MPI_Op op, int root, MPI_Comm comm, ep_request_t *group, MPI_Request *req)
-{
-    MPI_Aint ext = ep_coll_extent(t);
-    int rc = MPI_SUCCESS, started = 0;
-    for (MPI_Count off = 0; off < count && !rc; off += INT_MAX) {
-        int n = (int)(count - off < INT_MAX ? count - off : INT_MAX);
-        MPI_Request h = MPI_REQUEST_NULL;
-        rc = reduction_piece(call, kind, moved(sbuf, off * ext), moved(rbuf, off * ext), n, t, op, root, comm,
-                             group ? &h : BLOCKING);
-        if (!rc && group) {
-            group->part[started++] = ep_request_get(h);
-            ep_request_drop_handle(group->part[started - 1]);
-        }
-    }
-    if (!group)
-        return rc;
-    if (rc && !started) {
-        ep_request_destroy(group);
-        return rc;
-    }
-    atomic_store(&group->state, EP_RS_PENDING);
-    if (!rc) {
-        *req = group->handle;
-        return rc;
-    }
-    group->nparts = started;
-    group->then = NULL;
-    ep_request_drop_handle(group);
-    ep_progress_detach(group);
-    return rc;
-}
-
-/* The request a non-blocking wide reduction returns: room for the parts of
- * count elements, or NULL with the error raised in *rc. */
-static ep_request_t *wide_group(ep_endpoint_t *ep, const char *call, MPI_Count count, MPI_Request *req, int *rc)
-{
-    ep_request_t *g;
-    *rc = MPI_SUCCESS;
-    if (!req)
-        *rc = entry_raise(ep, call, MPI_ERR_REQUEST, "the request argument is NULL");
-    else if (!(g = ep_request_new(EP_REQ_COLL, ep, 1)))
-        *rc = entry_raise(ep, call, MPI_ERR_NO_MEM, "out of request handles");
-    else if (ep_request_set_parts(g, (int)((count + INT_MAX - 1) / INT_MAX))) {
-        ep_request_destroy(g);
-        *rc = entry_raise(ep, call, MPI_ERR_NO_MEM, "out of memory for the requests of a reduction");
-    } else
-        return g;
-    return NULL;
-}
-
-static int wide_reduction(const char *call, wide_reduction_t kind, const void *sbuf, void *rbuf, MPI_Count count,
-                          MPI_Datatype t, MPI_Op op, int root, MPI_Comm comm, MPI_Request *req)
-{
-    ep_endpoint_t *ep;
-    ep_request_t *g = NULL;
-    int rc;
-    ENTRY_RESOLVE_EP(call, comm, ep);
-    if (count < 0)
-        return entry_raise(ep, call, MPI_ERR_COUNT, "count %lld is negative", (long long)count);
-    if ((rc = check_reduction(ep, call, 0, t, op)))
-        return rc;
-    if (req != BLOCKING && !(g = wide_group(ep, call, count, req, &rc)))
-        return rc;
-    return reduction_pieces(call, kind, sbuf, rbuf, count, t, op, root, comm, g, req);
-}
+ * predefined operations refuse derived types, so a reduction cannot: the
+ * engine runs it in pieces of at most INT_MAX elements (src/coll_seq.c). */
 
 int entry_wide_Reduce(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                       MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
-    return wide_reduction(call, WIDE_REDUCE, sendbuf, recvbuf, count, datatype, op, root, comm, request);
+    return reduce_ep(call, sendbuf, recvbuf, count, datatype, op, 0, root, comm, request);
 }
 
 int entry_wide_Allreduce(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                          MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    return wide_reduction(call, WIDE_ALLREDUCE, sendbuf, recvbuf, count, datatype, op, 0, comm, request);
+    return reduce_ep(call, sendbuf, recvbuf, count, datatype, op, 1, 0, comm, request);
 }
 
 int entry_wide_Scan(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                     MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    return wide_reduction(call, WIDE_SCAN, sendbuf, recvbuf, count, datatype, op, 0, comm, request);
+    return scan_ep(call, sendbuf, recvbuf, count, datatype, op, comm, 0, request);
 }
 
 int entry_wide_Exscan(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                       MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    return wide_reduction(call, WIDE_EXSCAN, sendbuf, recvbuf, count, datatype, op, 0, comm, request);
+    return scan_ep(call, sendbuf, recvbuf, count, datatype, op, comm, 1, request);
 }
 
-/* Reduce-scatter, as the engine runs it (src/coll.c): the whole vector is
- * reduced on every rank, here into a scratch vector, and each rank keeps
- * its block.  The scratch begins with where the block goes, so that a
- * non-blocking call's request can copy it once its parts are over. */
-typedef struct kept_block {
-    void *dst;
-    MPI_Count count;
-    char *src;
-} kept_block_t;
-
-/* count elements of t from src to dst, in int-count pieces. */
-static ep_status_t copy_wide(const char *src, void *dst, MPI_Count count, MPI_Datatype t)
-{
-    MPI_Aint ext = ep_coll_extent(t);
-    ep_status_t st = EP_OK;
-    int64_t bytes;
-    for (MPI_Count off = 0; off < count && !st; off += INT_MAX) {
-        int n = (int)(count - off < INT_MAX ? count - off : INT_MAX);
-        st = ep_dt_copy(src + off * ext, n, t, (char *)dst + off * ext, n, t, &bytes);
-    }
-    return st;
-}
-
-static void keep_block(ep_request_t *r)
-{
-    const kept_block_t *k = r->tmp;
-    r->failure = copy_wide(k->src, k->dst, k->count, r->type);
-}
-
+/* Reduce-scatter beyond INT_MAX elements in all: the whole vector is
+ * reduced in pieces, and each rank keeps its block (src/coll_seq.c). */
 static int wide_reduce_scatter(ep_endpoint_t *ep, const char *call, const void *sendbuf, void *recvbuf, MPI_Count total,
-                               MPI_Count mine_off, MPI_Count mine, MPI_Datatype t, MPI_Op op, MPI_Comm comm,
-                               MPI_Request *req)
+                               MPI_Count mine_off, MPI_Count mine, MPI_Datatype t, MPI_Op op, MPI_Request *req)
 {
-    MPI_Aint lb, ext, tlb, text;
-    ep_request_t *g = NULL;
     int rc;
     if ((rc = check_reduction(ep, call, 0, t, op)))
         return rc;
-    PMPI_Type_get_extent(t, &lb, &ext);
-    PMPI_Type_get_true_extent(t, &tlb, &text);
-    size_t head = (sizeof(kept_block_t) + 63) & ~(size_t)63;
-    kept_block_t *k = malloc(head + (size_t)((total - 1) * ext + text));
-    if (!k)
-        return entry_raise(ep, call, MPI_ERR_NO_MEM, "no memory for the %lld elements of a reduce-scatter",
-                           (long long)total);
-    *k = (kept_block_t){recvbuf, mine, (char *)k + head - tlb + mine_off * ext};
-    char *res = (char *)k + head - tlb;
-    const void *input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-    if (req == BLOCKING) {
-        if (!(rc = reduction_pieces(call, WIDE_ALLREDUCE, input, res, total, t, op, 0, comm, NULL, NULL))) {
-            ep_status_t st = copy_wide(k->src, recvbuf, mine, t);
-            if (st)
-                rc = entry_raise_status(ep, call, st, NULL);
-        }
-        free(k);
-        return rc;
-    }
-    if (!(g = wide_group(ep, call, total, req, &rc))) {
-        free(k);
-        return rc;
-    }
-    g->tmp = k; /* freed with g */
-    g->type = t;
-    ep_request_hold_type(g);
-    g->then = keep_block;
-    return reduction_pieces(call, WIDE_ALLREDUCE, input, res, total, t, op, 0, comm, g, req);
+    return coll_seq_go(ep, call, ep_coll_seq_reduce_scatter(ep, sendbuf, recvbuf, total, mine_off, mine, t, op), req);
 }
 
 int entry_wide_Reduce_scatter_block(const char *call, const void *sendbuf, void *recvbuf, MPI_Count recvcount,
@@ -804,7 +660,7 @@ int entry_wide_Reduce_scatter_block(const char *call, const void *sendbuf, void 
     if (recvcount < 0)
         return entry_raise(ep, call, MPI_ERR_COUNT, "count %lld is negative", (long long)recvcount);
     return wide_reduce_scatter(ep, call, sendbuf, recvbuf, recvcount * ep_local_size(ep), recvcount * ep_local_rank(ep),
-                               recvcount, datatype, op, comm, request);
+                               recvcount, datatype, op, request);
 }
 
 int entry_wide_Reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
@@ -824,7 +680,7 @@ int entry_wide_Reduce_scatter(const char *call, const void *sendbuf, void *recvb
         total += recvcounts[r];
     }
     return wide_reduce_scatter(ep, call, sendbuf, recvbuf, total, mine_off, recvcounts[ep_local_rank(ep)], datatype, op,
-                               comm, request);
+                               request);
 }
 
 /* The entry points whose dispatch is data (maint/dispatch.txt). */

@@ -248,18 +248,6 @@ void entry_wide_blocks_free(entry_wide_blocks_t *w)
     memset(w, 0, sizeof *w);
 }
 
-int entry_persistent_wide(const char *call, MPI_Comm comm, int neighborhood)
-{
-    ep_endpoint_t *ep;
-    int rc = entry_endpoint(call, comm, &ep);
-    if (rc)
-        return rc;
-    if (neighborhood && !ep->topo) /* as the int forms say first */
-        return entry_raise(ep, call, MPI_ERR_TOPOLOGY, "the communicator has no topology");
-    return entry_raise(ep, call, MPI_ERR_COUNT,
-                       "counts beyond INT_MAX are not supported by persistent collectives on endpoint communicators");
-}
-
 int entry_unsupported_comm(const char *call, MPI_Comm comm)
 {
     ep_endpoint_t *ep;
@@ -314,10 +302,11 @@ int entry_win(const char *call, MPI_Win win, ep_win_ep_t **out)
     return entry_raise(NULL, call, MPI_ERR_WIN, "invalid window 0x%x (freed already?)", (unsigned)win);
 }
 
-int entry_check_count(ep_endpoint_t *ep, const char *call, int count)
+int entry_check_count(ep_endpoint_t *ep, const char *call, MPI_Count count)
 {
-    return count < 0 ? entry_raise(ep, call, MPI_ERR_COUNT, "invalid count %d (must be non-negative)", count)
-                     : MPI_SUCCESS;
+    return count < 0
+               ? entry_raise(ep, call, MPI_ERR_COUNT, "invalid count %lld (must be non-negative)", (long long)count)
+               : MPI_SUCCESS;
 }
 
 int entry_check_type(ep_endpoint_t *ep, const char *call, MPI_Datatype t)
@@ -332,11 +321,11 @@ int entry_check_type(ep_endpoint_t *ep, const char *call, MPI_Datatype t)
     return MPI_SUCCESS;
 }
 
-int entry_check_buf(ep_endpoint_t *ep, const char *call, const void *buf, int count, MPI_Datatype t)
+int entry_check_buf(ep_endpoint_t *ep, const char *call, const void *buf, MPI_Count count, MPI_Datatype t)
 {
     /* NULL is MPI_BOTTOM, legal with a derived type of absolute addresses. */
     if (buf == NULL && count > 0 && ep_datatype_builtin_size(t) >= 0)
-        return entry_raise(ep, call, MPI_ERR_BUFFER, "buffer is NULL but count is %d", count);
+        return entry_raise(ep, call, MPI_ERR_BUFFER, "buffer is NULL but count is %lld", (long long)count);
     return MPI_SUCCESS;
 }
 
@@ -484,11 +473,9 @@ MPI_Request *entry_persistent(MPI_Request *request, MPI_Info info)
 int entry_coll_go(ep_endpoint_t *ep, const char *call, ep_coll_args_t *a, MPI_Request *req)
 {
     ep_status_t st;
-    if (req == &persistent.slot) {
-        ep_request_t *r;
-        if (!(st = ep_coll_persistent_init(ep, a, &r)))
-            *persistent.out = r->handle;
-    } else if (req == ENTRY_BLOCKING) {
+    if (req == &persistent.slot)
+        return entry_coll_seq_go(ep, call, ep_coll_seq_one(a), req);
+    if (req == ENTRY_BLOCKING) {
         ep_diag_enter(ep, call);
         st = ep_coll_run(ep, a);
         ep_diag_leave(ep);
@@ -499,6 +486,31 @@ int entry_coll_go(ep_endpoint_t *ep, const char *call, ep_coll_args_t *a, MPI_Re
         if (!(st = ep_coll_start(ep, a, &r)))
             *req = r->handle;
     }
+    return st ? entry_raise_status(ep, call, st, NULL) : MPI_SUCCESS;
+}
+
+int entry_coll_seq_go(ep_endpoint_t *ep, const char *call, ep_coll_seq_t *s, MPI_Request *req)
+{
+    ep_status_t st;
+    ep_request_t *r;
+    if (req == &persistent.slot) { /* collective even when s is NULL */
+        if (!(st = ep_coll_persistent_init(ep, s, &r)))
+            *persistent.out = r->handle;
+        s = NULL;
+    } else if (!req) {
+        ep_coll_seq_free(s);
+        return entry_raise(ep, call, MPI_ERR_REQUEST, "the request argument is NULL");
+    } else if (!s)
+        st = EP_ERR_NO_MEM;
+    else if (req == ENTRY_BLOCKING) {
+        ep_diag_enter(ep, call);
+        st = ep_coll_seq_run(ep, s);
+        ep_diag_leave(ep);
+    } else if (!(st = ep_coll_seq_start(ep, s, &r))) {
+        *req = r->handle;
+        s = NULL;
+    }
+    ep_coll_seq_free(s);
     return st ? entry_raise_status(ep, call, st, NULL) : MPI_SUCCESS;
 }
 

@@ -226,9 +226,9 @@ int entry_wide_Reduce_scatter(const char *call, const void *sendbuf, void *recvb
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request);
 
 /* Argument checks; each returns MPI_SUCCESS or the raised code. */
-int entry_check_count(ep_endpoint_t *ep, const char *call, int count);
+int entry_check_count(ep_endpoint_t *ep, const char *call, MPI_Count count);
 int entry_check_type(ep_endpoint_t *ep, const char *call, MPI_Datatype t);
-int entry_check_buf(ep_endpoint_t *ep, const char *call, const void *buf, int count, MPI_Datatype t);
+int entry_check_buf(ep_endpoint_t *ep, const char *call, const void *buf, MPI_Count count, MPI_Datatype t);
 int entry_check_dest(ep_endpoint_t *ep, const char *call, int dest);
 int entry_check_source(ep_endpoint_t *ep, const char *call, int source);
 int entry_check_send_tag(ep_endpoint_t *ep, const char *call, int tag);
@@ -284,6 +284,9 @@ int entry_request_error_code(const ep_request_t *r, const char *call);
 extern MPI_Request entry_blocking_slot;
 #define ENTRY_BLOCKING (&entry_blocking_slot)
 int entry_coll_go(ep_endpoint_t *ep, const char *call, ep_coll_args_t *a, MPI_Request *req);
+/* The same for a call made of several (src/coll.h; NULL: out of memory),
+ * which goes with the request, or here. */
+int entry_coll_seq_go(ep_endpoint_t *ep, const char *call, ep_coll_seq_t *s, MPI_Request *req);
 
 /* The request argument an init form (MPI_Bcast_init, ...) passes to the
  * body it shares with the non-blocking form: a slot of this thread that
@@ -291,10 +294,6 @@ int entry_coll_go(ep_endpoint_t *ep, const char *call, ep_coll_args_t *a, MPI_Re
  * request's handle goes (request, the user's; NULL stays NULL, which the
  * body reports).  The hints in info are accepted and not used. */
 MPI_Request *entry_persistent(MPI_Request *request, MPI_Info info);
-/* The large-count init forms (MPI_Bcast_init_c, ...) with a count beyond
- * INT_MAX on an endpoint communicator: MPI_ERR_COUNT, saying so;
- * neighborhood (the generator knows) first wants a topology. */
-int entry_persistent_wide(const char *call, MPI_Comm comm, int neighborhood);
 
 /* The hints of a communicator's info in (MPI_INFO_NULL: none) that it
  * keeps, in a new info *out: those MPICH knows for communicators, as MPICH

@@ -107,7 +107,14 @@ ENTRY_API int(MPI_Allgather_init_c)(const void *sendbuf, MPI_Count sendcount, MP
         return PMPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
     if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
         return MPI_Allgather_init(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, info, request);
-    return entry_persistent_wide("MPI_Allgather_init_c", comm, 0);
+    MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = entry_big_type("MPI_Allgather_init_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Allgather_init_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    if (!rc)
+        rc = MPI_Allgather_init(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), comm, info, request);
+    entry_big_type_free(&sendcount_t);
+    entry_big_type_free(&recvcount_t);
+    return rc;
 }
 
 ENTRY_API int(MPI_Allgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
@@ -135,7 +142,7 @@ ENTRY_API int(MPI_Allgatherv_init_c)(const void *sendbuf, MPI_Count sendcount, M
     int wide = !(sendcount <= INT_MAX && sendcount >= INT_MIN);
     int *recvcounts_i = NULL, *displs_i = NULL;
     if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Allgatherv_init_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Allgatherv_init_c", displs, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &displs_i, &wide))))
-        rc = wide ? entry_persistent_wide("MPI_Allgatherv_init_c", comm, 0)
+        rc = wide ? entry_wide_Allgatherv("MPI_Allgatherv_init_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, entry_persistent(request, info))
                   : MPI_Allgatherv_init(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, comm, info, request);
     free(recvcounts_i);
     free(displs_i);
@@ -157,7 +164,7 @@ ENTRY_API int(MPI_Allreduce_init_c)(const void *sendbuf, void *recvbuf, MPI_Coun
         return PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Allreduce_init(sendbuf, recvbuf, (int)count, datatype, op, comm, info, request);
-    return entry_persistent_wide("MPI_Allreduce_init_c", comm, 0);
+    return entry_wide_Allreduce("MPI_Allreduce_init_c", sendbuf, recvbuf, count, datatype, op, comm, entry_persistent(request, info));
 }
 
 ENTRY_API int(MPI_Alltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
@@ -182,7 +189,14 @@ ENTRY_API int(MPI_Alltoall_init_c)(const void *sendbuf, MPI_Count sendcount, MPI
         return PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
     if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
         return MPI_Alltoall_init(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, info, request);
-    return entry_persistent_wide("MPI_Alltoall_init_c", comm, 0);
+    MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = entry_big_type("MPI_Alltoall_init_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Alltoall_init_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    if (!rc)
+        rc = MPI_Alltoall_init(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), comm, info, request);
+    entry_big_type_free(&sendcount_t);
+    entry_big_type_free(&recvcount_t);
+    return rc;
 }
 
 ENTRY_API int(MPI_Alltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
@@ -212,7 +226,7 @@ ENTRY_API int(MPI_Alltoallv_init_c)(const void *sendbuf, const MPI_Count sendcou
     int wide = 0;
     int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
     if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Alltoallv_init_c", sendcounts, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Alltoallv_init_c", sdispls, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sdispls_i, &wide)) || (rc = entry_narrow_counts(ep, "MPI_Alltoallv_init_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Alltoallv_init_c", rdispls, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &rdispls_i, &wide))))
-        rc = wide ? entry_persistent_wide("MPI_Alltoallv_init_c", comm, 0)
+        rc = wide ? entry_wide_Alltoallv("MPI_Alltoallv_init_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, entry_persistent(request, info))
                   : MPI_Alltoallv_init(sendbuf, sendcounts_i, sdispls_i, sendtype, recvbuf, recvcounts_i, rdispls_i, recvtype, comm, info, request);
     free(sendcounts_i);
     free(sdispls_i);
@@ -248,7 +262,7 @@ ENTRY_API int(MPI_Alltoallw_init_c)(const void *sendbuf, const MPI_Count sendcou
     int wide = 0;
     int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
     if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Alltoallw_init_c", sendcounts, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Alltoallw_init_c", sdispls, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sdispls_i, &wide)) || (rc = entry_narrow_counts(ep, "MPI_Alltoallw_init_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Alltoallw_init_c", rdispls, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &rdispls_i, &wide))))
-        rc = wide ? entry_persistent_wide("MPI_Alltoallw_init_c", comm, 0)
+        rc = wide ? entry_wide_Alltoallw("MPI_Alltoallw_init_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, entry_persistent(request, info))
                   : MPI_Alltoallw_init(sendbuf, sendcounts_i, sdispls_i, sendtypes, recvbuf, recvcounts_i, rdispls_i, recvtypes, comm, info, request);
     free(sendcounts_i);
     free(sdispls_i);
@@ -278,7 +292,13 @@ ENTRY_API int(MPI_Bcast_init_c)(void *buffer, MPI_Count count, MPI_Datatype data
         return PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Bcast_init(buffer, (int)count, datatype, root, comm, info, request);
-    return entry_persistent_wide("MPI_Bcast_init_c", comm, 0);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = entry_big_type("MPI_Bcast_init_c", comm, buffer, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_Bcast_init(buffer, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), root, comm, info, request);
+    entry_big_type_free(&count_t);
+    return rc;
 }
 
 ENTRY_API int(MPI_Exscan_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
@@ -296,7 +316,7 @@ ENTRY_API int(MPI_Exscan_init_c)(const void *sendbuf, void *recvbuf, MPI_Count c
         return PMPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Exscan_init(sendbuf, recvbuf, (int)count, datatype, op, comm, info, request);
-    return entry_persistent_wide("MPI_Exscan_init_c", comm, 0);
+    return entry_wide_Exscan("MPI_Exscan_init_c", sendbuf, recvbuf, count, datatype, op, comm, entry_persistent(request, info));
 }
 
 ENTRY_API int(MPI_Gather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
@@ -321,7 +341,14 @@ ENTRY_API int(MPI_Gather_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_D
         return PMPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
     if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
         return MPI_Gather_init(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, info, request);
-    return entry_persistent_wide("MPI_Gather_init_c", comm, 0);
+    MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = entry_big_type("MPI_Gather_init_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Gather_init_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    if (!rc)
+        rc = MPI_Gather_init(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), root, comm, info, request);
+    entry_big_type_free(&sendcount_t);
+    entry_big_type_free(&recvcount_t);
+    return rc;
 }
 
 ENTRY_API int(MPI_Gatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
@@ -348,8 +375,8 @@ ENTRY_API int(MPI_Gatherv_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_
     int rc = entry_endpoint("MPI_Gatherv_init_c", comm, &ep);
     int wide = !(sendcount <= INT_MAX && sendcount >= INT_MIN);
     int *recvcounts_i = NULL, *displs_i = NULL;
-    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Gatherv_init_c", recvcounts, entry_peers(ep, ENTRY_PEERS, root, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Gatherv_init_c", displs, entry_peers(ep, ENTRY_PEERS, root, sendbuf), &displs_i, &wide))))
-        rc = wide ? entry_persistent_wide("MPI_Gatherv_init_c", comm, 0)
+    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Gatherv_init_c", recvcounts, entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Gatherv_init_c", displs, entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf), &displs_i, &wide))))
+        rc = wide ? entry_wide_Gatherv("MPI_Gatherv_init_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, entry_persistent(request, info))
                   : MPI_Gatherv_init(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, root, comm, info, request);
     free(recvcounts_i);
     free(displs_i);
@@ -683,7 +710,14 @@ ENTRY_API int(MPI_Neighbor_allgather_init_c)(const void *sendbuf, MPI_Count send
         return PMPI_Neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
     if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
         return MPI_Neighbor_allgather_init(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, info, request);
-    return entry_persistent_wide("MPI_Neighbor_allgather_init_c", comm, 1);
+    MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = entry_big_type("MPI_Neighbor_allgather_init_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Neighbor_allgather_init_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    if (!rc)
+        rc = MPI_Neighbor_allgather_init(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), comm, info, request);
+    entry_big_type_free(&sendcount_t);
+    entry_big_type_free(&recvcount_t);
+    return rc;
 }
 
 ENTRY_API int(MPI_Neighbor_allgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
@@ -710,8 +744,8 @@ ENTRY_API int(MPI_Neighbor_allgatherv_init_c)(const void *sendbuf, MPI_Count sen
     int rc = entry_endpoint("MPI_Neighbor_allgatherv_init_c", comm, &ep);
     int wide = !(sendcount <= INT_MAX && sendcount >= INT_MIN);
     int *recvcounts_i = NULL, *displs_i = NULL;
-    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Neighbor_allgatherv_init_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Neighbor_allgatherv_init_c", displs, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &displs_i, &wide))))
-        rc = wide ? entry_persistent_wide("MPI_Neighbor_allgatherv_init_c", comm, 1)
+    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Neighbor_allgatherv_init_c", recvcounts, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Neighbor_allgatherv_init_c", displs, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &displs_i, &wide))))
+        rc = wide ? entry_wide_Neighbor_allgatherv("MPI_Neighbor_allgatherv_init_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, entry_persistent(request, info))
                   : MPI_Neighbor_allgatherv_init(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, comm, info, request);
     free(recvcounts_i);
     free(displs_i);
@@ -740,7 +774,14 @@ ENTRY_API int(MPI_Neighbor_alltoall_init_c)(const void *sendbuf, MPI_Count sendc
         return PMPI_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
     if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
         return MPI_Neighbor_alltoall_init(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, info, request);
-    return entry_persistent_wide("MPI_Neighbor_alltoall_init_c", comm, 1);
+    MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = entry_big_type("MPI_Neighbor_alltoall_init_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Neighbor_alltoall_init_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    if (!rc)
+        rc = MPI_Neighbor_alltoall_init(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), comm, info, request);
+    entry_big_type_free(&sendcount_t);
+    entry_big_type_free(&recvcount_t);
+    return rc;
 }
 
 ENTRY_API int(MPI_Neighbor_alltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
@@ -769,8 +810,8 @@ ENTRY_API int(MPI_Neighbor_alltoallv_init_c)(const void *sendbuf, const MPI_Coun
     int rc = entry_endpoint("MPI_Neighbor_alltoallv_init_c", comm, &ep);
     int wide = 0;
     int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
-    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Neighbor_alltoallv_init_c", sendcounts, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Neighbor_alltoallv_init_c", sdispls, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sdispls_i, &wide)) || (rc = entry_narrow_counts(ep, "MPI_Neighbor_alltoallv_init_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Neighbor_alltoallv_init_c", rdispls, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &rdispls_i, &wide))))
-        rc = wide ? entry_persistent_wide("MPI_Neighbor_alltoallv_init_c", comm, 1)
+    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Neighbor_alltoallv_init_c", sendcounts, entry_peers(ep, ENTRY_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Neighbor_alltoallv_init_c", sdispls, entry_peers(ep, ENTRY_OUT_NEIGHBORS, 0, sendbuf), &sdispls_i, &wide)) || (rc = entry_narrow_counts(ep, "MPI_Neighbor_alltoallv_init_c", recvcounts, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Neighbor_alltoallv_init_c", rdispls, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &rdispls_i, &wide))))
+        rc = wide ? entry_wide_Neighbor_alltoallv("MPI_Neighbor_alltoallv_init_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, entry_persistent(request, info))
                   : MPI_Neighbor_alltoallv_init(sendbuf, sendcounts_i, sdispls_i, sendtype, recvbuf, recvcounts_i, rdispls_i, recvtype, comm, info, request);
     free(sendcounts_i);
     free(sdispls_i);
@@ -803,8 +844,8 @@ ENTRY_API int(MPI_Neighbor_alltoallw_init_c)(const void *sendbuf, const MPI_Coun
     int rc = entry_endpoint("MPI_Neighbor_alltoallw_init_c", comm, &ep);
     int wide = 0;
     int *sendcounts_i = NULL, *recvcounts_i = NULL;
-    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Neighbor_alltoallw_init_c", sendcounts, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_counts(ep, "MPI_Neighbor_alltoallw_init_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &wide))))
-        rc = wide ? entry_persistent_wide("MPI_Neighbor_alltoallw_init_c", comm, 1)
+    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Neighbor_alltoallw_init_c", sendcounts, entry_peers(ep, ENTRY_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_counts(ep, "MPI_Neighbor_alltoallw_init_c", recvcounts, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &wide))))
+        rc = wide ? entry_wide_Neighbor_alltoallw("MPI_Neighbor_alltoallw_init_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, entry_persistent(request, info))
                   : MPI_Neighbor_alltoallw_init(sendbuf, sendcounts_i, sdispls, sendtypes, recvbuf, recvcounts_i, rdispls, recvtypes, comm, info, request);
     free(sendcounts_i);
     free(recvcounts_i);
@@ -826,7 +867,7 @@ ENTRY_API int(MPI_Reduce_init_c)(const void *sendbuf, void *recvbuf, MPI_Count c
         return PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Reduce_init(sendbuf, recvbuf, (int)count, datatype, op, root, comm, info, request);
-    return entry_persistent_wide("MPI_Reduce_init_c", comm, 0);
+    return entry_wide_Reduce("MPI_Reduce_init_c", sendbuf, recvbuf, count, datatype, op, root, comm, entry_persistent(request, info));
 }
 
 ENTRY_API int(MPI_Reduce_scatter_c)(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
@@ -859,7 +900,7 @@ ENTRY_API int(MPI_Reduce_scatter_block_init_c)(const void *sendbuf, void *recvbu
         return PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
     if (recvcount <= INT_MAX && recvcount >= INT_MIN)
         return MPI_Reduce_scatter_block_init(sendbuf, recvbuf, (int)recvcount, datatype, op, comm, info, request);
-    return entry_persistent_wide("MPI_Reduce_scatter_block_init_c", comm, 0);
+    return entry_wide_Reduce_scatter_block("MPI_Reduce_scatter_block_init_c", sendbuf, recvbuf, recvcount, datatype, op, comm, entry_persistent(request, info));
 }
 
 ENTRY_API int(MPI_Reduce_scatter_init_c)(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -870,8 +911,8 @@ ENTRY_API int(MPI_Reduce_scatter_init_c)(const void *sendbuf, void *recvbuf, con
     int rc = entry_endpoint("MPI_Reduce_scatter_init_c", comm, &ep);
     int wide = 0;
     int *recvcounts_i = NULL;
-    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Reduce_scatter_init_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &wide))))
-        rc = wide ? entry_persistent_wide("MPI_Reduce_scatter_init_c", comm, 0)
+    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Reduce_scatter_init_c", recvcounts, entry_peers(ep, ENTRY_GROUP, 0, sendbuf), &recvcounts_i, &wide))))
+        rc = wide ? entry_wide_Reduce_scatter("MPI_Reduce_scatter_init_c", sendbuf, recvbuf, recvcounts, datatype, op, comm, entry_persistent(request, info))
                   : MPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts_i, datatype, op, comm, info, request);
     free(recvcounts_i);
     return rc;
@@ -892,7 +933,7 @@ ENTRY_API int(MPI_Scan_init_c)(const void *sendbuf, void *recvbuf, MPI_Count cou
         return PMPI_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Scan_init(sendbuf, recvbuf, (int)count, datatype, op, comm, info, request);
-    return entry_persistent_wide("MPI_Scan_init_c", comm, 0);
+    return entry_wide_Scan("MPI_Scan_init_c", sendbuf, recvbuf, count, datatype, op, comm, entry_persistent(request, info));
 }
 
 ENTRY_API int(MPI_Scatter_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
@@ -917,7 +958,14 @@ ENTRY_API int(MPI_Scatter_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_
         return PMPI_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
     if (sendcount <= INT_MAX && sendcount >= INT_MIN && recvcount <= INT_MAX && recvcount >= INT_MIN)
         return MPI_Scatter_init(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, info, request);
-    return entry_persistent_wide("MPI_Scatter_init_c", comm, 0);
+    MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = entry_big_type("MPI_Scatter_init_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Scatter_init_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    if (!rc)
+        rc = MPI_Scatter_init(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), root, comm, info, request);
+    entry_big_type_free(&sendcount_t);
+    entry_big_type_free(&recvcount_t);
+    return rc;
 }
 
 ENTRY_API int(MPI_Scatterv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
@@ -944,8 +992,8 @@ ENTRY_API int(MPI_Scatterv_init_c)(const void *sendbuf, const MPI_Count sendcoun
     int rc = entry_endpoint("MPI_Scatterv_init_c", comm, &ep);
     int wide = !(recvcount <= INT_MAX && recvcount >= INT_MIN);
     int *sendcounts_i = NULL, *displs_i = NULL;
-    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Scatterv_init_c", sendcounts, entry_peers(ep, ENTRY_PEERS_SEND, root, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Scatterv_init_c", displs, entry_peers(ep, ENTRY_PEERS, root, sendbuf), &displs_i, &wide))))
-        rc = wide ? entry_persistent_wide("MPI_Scatterv_init_c", comm, 0)
+    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Scatterv_init_c", sendcounts, entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Scatterv_init_c", displs, entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf), &displs_i, &wide))))
+        rc = wide ? entry_wide_Scatterv("MPI_Scatterv_init_c", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, entry_persistent(request, info))
                   : MPI_Scatterv_init(sendbuf, sendcounts_i, displs_i, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, info, request);
     free(sendcounts_i);
     free(displs_i);
@@ -973,7 +1021,13 @@ ENTRY_API int(MPI_Bsend_init_c)(const void *buf, MPI_Count count, MPI_Datatype d
         return PMPI_Bsend_init_c(buf, count, datatype, dest, tag, comm, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Bsend_init(buf, (int)count, datatype, dest, tag, comm, request);
-    return entry_persistent_wide("MPI_Bsend_init_c", comm, 0);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = entry_big_type("MPI_Bsend_init_c", comm, buf, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_Bsend_init(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
+    entry_big_type_free(&count_t);
+    return rc;
 }
 
 ENTRY_API int(MPI_Ibsend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
@@ -1133,7 +1187,13 @@ ENTRY_API int(MPI_Recv_init_c)(void *buf, MPI_Count count, MPI_Datatype datatype
         return PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Recv_init(buf, (int)count, datatype, source, tag, comm, request);
-    return entry_persistent_wide("MPI_Recv_init_c", comm, 0);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = entry_big_type("MPI_Recv_init_c", comm, buf, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_Recv_init(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), source, tag, comm, request);
+    entry_big_type_free(&count_t);
+    return rc;
 }
 
 ENTRY_API int(MPI_Rsend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
@@ -1157,7 +1217,13 @@ ENTRY_API int(MPI_Rsend_init_c)(const void *buf, MPI_Count count, MPI_Datatype d
         return PMPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Rsend_init(buf, (int)count, datatype, dest, tag, comm, request);
-    return entry_persistent_wide("MPI_Rsend_init_c", comm, 0);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = entry_big_type("MPI_Rsend_init_c", comm, buf, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_Rsend_init(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
+    entry_big_type_free(&count_t);
+    return rc;
 }
 
 ENTRY_API int(MPI_Send_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
@@ -1181,7 +1247,13 @@ ENTRY_API int(MPI_Send_init_c)(const void *buf, MPI_Count count, MPI_Datatype da
         return PMPI_Send_init_c(buf, count, datatype, dest, tag, comm, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Send_init(buf, (int)count, datatype, dest, tag, comm, request);
-    return entry_persistent_wide("MPI_Send_init_c", comm, 0);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = entry_big_type("MPI_Send_init_c", comm, buf, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_Send_init(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
+    entry_big_type_free(&count_t);
+    return rc;
 }
 
 ENTRY_API int(MPI_Sendrecv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
@@ -1236,7 +1308,13 @@ ENTRY_API int(MPI_Ssend_init_c)(const void *buf, MPI_Count count, MPI_Datatype d
         return PMPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Ssend_init(buf, (int)count, datatype, dest, tag, comm, request);
-    return entry_persistent_wide("MPI_Ssend_init_c", comm, 0);
+    MPI_Datatype count_t = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    (void)((rc = entry_big_type("MPI_Ssend_init_c", comm, buf, count, datatype, &count_t)));
+    if (!rc)
+        rc = MPI_Ssend_init(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
+    entry_big_type_free(&count_t);
+    return rc;
 }
 
 ENTRY_API int(MPI_Accumulate_c)(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)

@@ -144,13 +144,29 @@ ep_status_t ep_coll_start(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_request
 ep_coll_args_t *ep_coll_args_keep(const ep_coll_args_t *a);
 void ep_coll_args_drop(ep_coll_args_t *kept);
 
-/* Persistent collectives (coll_persistent.c): an inactive persistent
- * request (*out) for the call a describes, made collectively over ep's
- * communicator; its start runs the call as a non-blocking one; and what
- * the request keeps, freed with it (request.c). */
-ep_status_t ep_coll_persistent_init(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_request_t **out);
+/* Calls made of a sequence of engine calls (coll_seq.c): the reductions
+ * beyond INT_MAX elements, one call per piece, and every persistent
+ * collective.  A sequence of one copied call; of the pieces of a reduction
+ * of count elements (kind, the builders' arguments); of a reduce-scatter
+ * of total elements whose block here is mine elements from mine_off.  NULL
+ * when out of memory. */
+typedef struct ep_coll_seq ep_coll_seq_t;
+typedef enum { EP_COLL_REDUCE, EP_COLL_ALLREDUCE, EP_COLL_SCAN, EP_COLL_EXSCAN } ep_coll_reduction_t;
+ep_coll_seq_t *ep_coll_seq_one(const ep_coll_args_t *a);
+ep_coll_seq_t *ep_coll_seq_reduction(ep_endpoint_t *ep, ep_coll_reduction_t kind, const void *sbuf, void *rbuf,
+                                     int64_t count, MPI_Datatype t, MPI_Op op, int root);
+ep_coll_seq_t *ep_coll_seq_reduce_scatter(ep_endpoint_t *ep, const void *sbuf, void *rbuf, int64_t total,
+                                          int64_t mine_off, int64_t mine, MPI_Datatype t, MPI_Op op);
+void ep_coll_seq_free(ep_coll_seq_t *s);
+/* Runs s to completion (s stays the caller's); or starts it, *out getting
+ * the request, which then owns s. */
+ep_status_t ep_coll_seq_run(ep_endpoint_t *ep, ep_coll_seq_t *s);
+ep_status_t ep_coll_seq_start(ep_endpoint_t *ep, ep_coll_seq_t *s, ep_request_t **out);
+/* Persistent collectives: an inactive persistent request (*out) that owns
+ * s (NULL: out of memory; s is freed on failure), made collectively over
+ * ep's communicator; each start runs s's calls as non-blocking ones. */
+ep_status_t ep_coll_persistent_init(ep_endpoint_t *ep, ep_coll_seq_t *s, ep_request_t **out);
 ep_status_t ep_coll_persistent_start(ep_request_t *r);
-void ep_coll_persistent_free(void *kept);
 /* Drives the collective behind r; 1 when r is complete. */
 int ep_coll_poll(ep_request_t *r);
 /* Drives every non-blocking collective of this process whose PMPI steps

@@ -190,8 +190,8 @@ static __attribute__((noinline)) void destroy_owned(ep_request_t *r)
         free(r->part);
     if (r->partitioned)
         ep_part_free(r->partitioned);
-    if (r->kind == EP_REQ_COLL && r->persistent)
-        ep_coll_persistent_free(r->tmp); /* the call it starts (coll.h) */
+    if (r->kind == EP_REQ_COLL)
+        ep_coll_seq_free(r->tmp); /* the calls it is made of (coll.h) */
     else
         free(r->tmp);
     if (r->type_rec)

@@ -97,7 +97,8 @@ typedef struct ep_request {
     int tag_pat;           /* tag pattern (receives; also in link) */
     int nnet;              /* PMPI requests in net[] */
     MPI_Request net[EP_REQ_MAX_NET];
-    void *tmp;                        /* owned buffer freed on completion */
+    void *tmp;                        /* owned buffer freed on completion; EP_REQ_COLL: the calls it is
+                                         made of (ep_coll_seq_t, coll.h), or NULL */
     int64_t tmp_bytes;                /* size of tmp for truncated receives */
     struct ep_request *next_detached; /* in the progress engine's detached list */
     /* non-blocking collectives (coll_drive.c) */
@@ -107,8 +108,9 @@ typedef struct ep_request {
     unsigned pool_slot;             /* the registry slot its handle had, once retired (0: none) */
     _Atomic int copy_open;          /* job holds a copy its owner may help with (ep_copy_job_t) */
     /* A request made of others (ep_request_set_parts): an MPI_Isendrecv's receive and send (EP_REQ_PAIR;
-     * tmp may hold the send's data, a copy), or the pieces of a reduction beyond INT_MAX (EP_REQ_COLL,
-     * pmpi/coll.c).  PENDING until every part is over; ep_request_destroy destroys them with it. */
+     * tmp may hold the send's data, a copy), or the calls of a sequence (EP_REQ_COLL: the pieces of a
+     * reduction beyond INT_MAX, a persistent collective's start; coll_seq.c).  PENDING until every part is over;
+     * ep_request_destroy destroys them with it. */
     int nparts;
     struct ep_request **part;
     struct ep_request *part_room[2];    /* part when there are two at most */

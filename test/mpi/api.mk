@@ -95,3 +95,7 @@ MPI_TESTS += test/mpi/coll_bigblock
 test_mpi_coll_bigblock_CFLAGS = $(MPI_TEST_CFLAGS)
 MPI_TESTS += test/mpi/count_huge_c
 test_mpi_count_huge_c_CFLAGS = $(MPI_TEST_CFLAGS)
+# The persistent collectives' init forms beyond INT_MAX: a program of its own.
+MPI_TESTS += test/mpi/count_huge_init_c
+test_mpi_count_huge_init_c_SOURCES = test/mpi/count_huge_c.c
+test_mpi_count_huge_init_c_CFLAGS = $(MPI_TEST_CFLAGS) -DEPT_HUGE_INIT

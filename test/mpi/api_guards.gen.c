@@ -5,8 +5,7 @@
  * word the message must have: a large-count (_c) form that runs its int
  * form on endpoints gets a count beyond INT_MAX instead (in an array of
  * 64 when it has no scalar count): a datatype error, since the
- * datatypes are null (the persistent collectives' _c forms refuse such
- * counts on endpoints: a count error). */
+ * datatypes are null. */
 #include "api_guards.h"
 
 #include <limits.h>
@@ -51,43 +50,43 @@ int ept_call_guards(MPI_Comm comm, MPI_Group group, MPI_Request request, MPI_Mes
     n++;
     ept_guard_expect(MPI_Allgather_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, comm), MPI_ERR_TYPE, "MPI_Allgather_c", "datatype");
     n++;
-    ept_guard_expect(MPI_Allgather_init_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_Allgather_init_c", "INT_MAX");
+    ept_guard_expect(MPI_Allgather_init_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_Allgather_init_c", "datatype");
     n++;
     ept_guard_expect(MPI_Allgatherv_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, comm), MPI_ERR_TYPE, "MPI_Allgatherv_c", "datatype");
     n++;
-    ept_guard_expect(MPI_Allgatherv_init_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_Allgatherv_init_c", "INT_MAX");
+    ept_guard_expect(MPI_Allgatherv_init_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_Allgatherv_init_c", "datatype");
     n++;
     ept_guard_expect(MPI_Allreduce_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, comm), MPI_ERR_TYPE, "MPI_Allreduce_c", "datatype");
     n++;
-    ept_guard_expect(MPI_Allreduce_init_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_Allreduce_init_c", "INT_MAX");
+    ept_guard_expect(MPI_Allreduce_init_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_Allreduce_init_c", "datatype");
     n++;
     ept_guard_expect(MPI_Alltoall_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, comm), MPI_ERR_TYPE, "MPI_Alltoall_c", "datatype");
     n++;
-    ept_guard_expect(MPI_Alltoall_init_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_Alltoall_init_c", "INT_MAX");
+    ept_guard_expect(MPI_Alltoall_init_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_Alltoall_init_c", "datatype");
     n++;
     ept_guard_expect(MPI_Alltoallv_c(ept_scratch, ept_big_counts, ept_scratch, MPI_DATATYPE_NULL, ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, comm), MPI_ERR_TYPE, "MPI_Alltoallv_c", "datatype");
     n++;
-    ept_guard_expect(MPI_Alltoallv_init_c(ept_scratch, ept_big_counts, ept_scratch, MPI_DATATYPE_NULL, ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_Alltoallv_init_c", "INT_MAX");
+    ept_guard_expect(MPI_Alltoallv_init_c(ept_scratch, ept_big_counts, ept_scratch, MPI_DATATYPE_NULL, ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_Alltoallv_init_c", "datatype");
     n++;
     ept_guard_expect(MPI_Alltoallw_c(ept_scratch, ept_big_counts, ept_scratch, ept_scratch, ept_scratch, ept_scratch, ept_scratch, ept_scratch, comm), MPI_ERR_TYPE, "MPI_Alltoallw_c", "datatype");
     n++;
-    ept_guard_expect(MPI_Alltoallw_init_c(ept_scratch, ept_big_counts, ept_scratch, ept_scratch, ept_scratch, ept_scratch, ept_scratch, ept_scratch, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_Alltoallw_init_c", "INT_MAX");
+    ept_guard_expect(MPI_Alltoallw_init_c(ept_scratch, ept_big_counts, ept_scratch, ept_scratch, ept_scratch, ept_scratch, ept_scratch, ept_scratch, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_Alltoallw_init_c", "datatype");
     n++;
     ept_guard_expect(MPI_Bcast_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, 0, comm), MPI_ERR_TYPE, "MPI_Bcast_c", "datatype");
     n++;
-    ept_guard_expect(MPI_Bcast_init_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, 0, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_Bcast_init_c", "INT_MAX");
+    ept_guard_expect(MPI_Bcast_init_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, 0, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_Bcast_init_c", "datatype");
     n++;
     ept_guard_expect(MPI_Exscan_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, comm), MPI_ERR_TYPE, "MPI_Exscan_c", "datatype");
     n++;
-    ept_guard_expect(MPI_Exscan_init_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_Exscan_init_c", "INT_MAX");
+    ept_guard_expect(MPI_Exscan_init_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_Exscan_init_c", "datatype");
     n++;
     ept_guard_expect(MPI_Gather_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, 0, comm), MPI_ERR_TYPE, "MPI_Gather_c", "datatype");
     n++;
-    ept_guard_expect(MPI_Gather_init_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, 0, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_Gather_init_c", "INT_MAX");
+    ept_guard_expect(MPI_Gather_init_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, 0, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_Gather_init_c", "datatype");
     n++;
     ept_guard_expect(MPI_Gatherv_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, 0, comm), MPI_ERR_TYPE, "MPI_Gatherv_c", "datatype");
     n++;
-    ept_guard_expect(MPI_Gatherv_init_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, 0, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_Gatherv_init_c", "INT_MAX");
+    ept_guard_expect(MPI_Gatherv_init_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, 0, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_Gatherv_init_c", "datatype");
     n++;
     ept_guard_expect(MPI_Iallgather_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, comm, ept_scratch), MPI_ERR_TYPE, "MPI_Iallgather_c", "datatype");
     n++;
@@ -133,7 +132,7 @@ int ept_call_guards(MPI_Comm comm, MPI_Group group, MPI_Request request, MPI_Mes
     n++;
     ept_guard_expect(MPI_Neighbor_allgather_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, comm), MPI_ERR_TYPE, "MPI_Neighbor_allgather_c", "datatype");
     n++;
-    ept_guard_expect(MPI_Neighbor_allgather_init_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_TOPOLOGY, "MPI_Neighbor_allgather_init_c", "topology");
+    ept_guard_expect(MPI_Neighbor_allgather_init_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_Neighbor_allgather_init_c", "datatype");
     n++;
     ept_guard_expect(MPI_Neighbor_allgatherv_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, comm), MPI_ERR_TOPOLOGY, "MPI_Neighbor_allgatherv_c", "topology");
     n++;
@@ -141,7 +140,7 @@ int ept_call_guards(MPI_Comm comm, MPI_Group group, MPI_Request request, MPI_Mes
     n++;
     ept_guard_expect(MPI_Neighbor_alltoall_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, comm), MPI_ERR_TYPE, "MPI_Neighbor_alltoall_c", "datatype");
     n++;
-    ept_guard_expect(MPI_Neighbor_alltoall_init_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_TOPOLOGY, "MPI_Neighbor_alltoall_init_c", "topology");
+    ept_guard_expect(MPI_Neighbor_alltoall_init_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_Neighbor_alltoall_init_c", "datatype");
     n++;
     ept_guard_expect(MPI_Neighbor_alltoallv_c(ept_scratch, ept_big_counts, ept_scratch, MPI_DATATYPE_NULL, ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, comm), MPI_ERR_TOPOLOGY, "MPI_Neighbor_alltoallv", "topology");
     n++;
@@ -153,31 +152,31 @@ int ept_call_guards(MPI_Comm comm, MPI_Group group, MPI_Request request, MPI_Mes
     n++;
     ept_guard_expect(MPI_Reduce_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, comm), MPI_ERR_TYPE, "MPI_Reduce_c", "datatype");
     n++;
-    ept_guard_expect(MPI_Reduce_init_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_Reduce_init_c", "INT_MAX");
+    ept_guard_expect(MPI_Reduce_init_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_Reduce_init_c", "datatype");
     n++;
     ept_guard_expect(MPI_Reduce_scatter_c(ept_scratch, ept_scratch, ept_big_counts, MPI_DATATYPE_NULL, MPI_OP_NULL, comm), MPI_ERR_TYPE, "MPI_Reduce_scatter_c", "datatype");
     n++;
     ept_guard_expect(MPI_Reduce_scatter_block_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, comm), MPI_ERR_TYPE, "MPI_Reduce_scatter_block_c", "datatype");
     n++;
-    ept_guard_expect(MPI_Reduce_scatter_block_init_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_Reduce_scatter_block_init_c", "INT_MAX");
+    ept_guard_expect(MPI_Reduce_scatter_block_init_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_Reduce_scatter_block_init_c", "datatype");
     n++;
-    ept_guard_expect(MPI_Reduce_scatter_init_c(ept_scratch, ept_scratch, ept_big_counts, MPI_DATATYPE_NULL, MPI_OP_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_Reduce_scatter_init_c", "INT_MAX");
+    ept_guard_expect(MPI_Reduce_scatter_init_c(ept_scratch, ept_scratch, ept_big_counts, MPI_DATATYPE_NULL, MPI_OP_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_Reduce_scatter_init_c", "datatype");
     n++;
     ept_guard_expect(MPI_Scan_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, comm), MPI_ERR_TYPE, "MPI_Scan_c", "datatype");
     n++;
-    ept_guard_expect(MPI_Scan_init_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_Scan_init_c", "INT_MAX");
+    ept_guard_expect(MPI_Scan_init_c(ept_scratch, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, MPI_OP_NULL, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_Scan_init_c", "datatype");
     n++;
     ept_guard_expect(MPI_Scatter_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, 0, comm), MPI_ERR_TYPE, "MPI_Scatter_c", "datatype");
     n++;
-    ept_guard_expect(MPI_Scatter_init_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, 0, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_Scatter_init_c", "INT_MAX");
+    ept_guard_expect(MPI_Scatter_init_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, ept_scratch, 0, MPI_DATATYPE_NULL, 0, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_Scatter_init_c", "datatype");
     n++;
     ept_guard_expect(MPI_Scatterv_c(ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, 0, comm), MPI_ERR_TYPE, "MPI_Scatterv_c", "datatype");
     n++;
-    ept_guard_expect(MPI_Scatterv_init_c(ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, 0, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_COUNT, "MPI_Scatterv_init_c", "INT_MAX");
+    ept_guard_expect(MPI_Scatterv_init_c(ept_scratch, ept_scratch, ept_scratch, MPI_DATATYPE_NULL, ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, 0, comm, MPI_INFO_NULL, ept_scratch), MPI_ERR_TYPE, "MPI_Scatterv_init_c", "datatype");
     n++;
     ept_guard_expect(MPI_Bsend_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, 0, 0, comm), MPI_ERR_TYPE, "MPI_Bsend_c", "datatype");
     n++;
-    ept_guard_expect(MPI_Bsend_init_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, 0, 0, comm, ept_scratch), MPI_ERR_COUNT, "MPI_Bsend_init_c", "INT_MAX");
+    ept_guard_expect(MPI_Bsend_init_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, 0, 0, comm, ept_scratch), MPI_ERR_TYPE, "MPI_Bsend_init_c", "datatype");
     n++;
     ept_guard_expect(MPI_Ibsend_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, 0, 0, comm, ept_scratch), MPI_ERR_TYPE, "MPI_Ibsend_c", "datatype");
     n++;
@@ -199,15 +198,15 @@ int ept_call_guards(MPI_Comm comm, MPI_Group group, MPI_Request request, MPI_Mes
     n++;
     ept_guard_expect(MPI_Recv_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, 0, 0, comm, ept_scratch), MPI_ERR_TYPE, "MPI_Recv_c", "datatype");
     n++;
-    ept_guard_expect(MPI_Recv_init_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, 0, 0, comm, ept_scratch), MPI_ERR_COUNT, "MPI_Recv_init_c", "INT_MAX");
+    ept_guard_expect(MPI_Recv_init_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, 0, 0, comm, ept_scratch), MPI_ERR_TYPE, "MPI_Recv_init_c", "datatype");
     n++;
     ept_guard_expect(MPI_Rsend_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, 0, 0, comm), MPI_ERR_TYPE, "MPI_Rsend_c", "datatype");
     n++;
-    ept_guard_expect(MPI_Rsend_init_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, 0, 0, comm, ept_scratch), MPI_ERR_COUNT, "MPI_Rsend_init_c", "INT_MAX");
+    ept_guard_expect(MPI_Rsend_init_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, 0, 0, comm, ept_scratch), MPI_ERR_TYPE, "MPI_Rsend_init_c", "datatype");
     n++;
     ept_guard_expect(MPI_Send_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, 0, 0, comm), MPI_ERR_TYPE, "MPI_Send_c", "datatype");
     n++;
-    ept_guard_expect(MPI_Send_init_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, 0, 0, comm, ept_scratch), MPI_ERR_COUNT, "MPI_Send_init_c", "INT_MAX");
+    ept_guard_expect(MPI_Send_init_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, 0, 0, comm, ept_scratch), MPI_ERR_TYPE, "MPI_Send_init_c", "datatype");
     n++;
     ept_guard_expect(MPI_Sendrecv_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, 0, 0, ept_scratch, 0, MPI_DATATYPE_NULL, 0, 0, comm, ept_scratch), MPI_ERR_TYPE, "MPI_Sendrecv_c", "datatype");
     n++;
@@ -215,7 +214,7 @@ int ept_call_guards(MPI_Comm comm, MPI_Group group, MPI_Request request, MPI_Mes
     n++;
     ept_guard_expect(MPI_Ssend_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, 0, 0, comm), MPI_ERR_TYPE, "MPI_Ssend_c", "datatype");
     n++;
-    ept_guard_expect(MPI_Ssend_init_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, 0, 0, comm, ept_scratch), MPI_ERR_COUNT, "MPI_Ssend_init_c", "INT_MAX");
+    ept_guard_expect(MPI_Ssend_init_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, 0, 0, comm, ept_scratch), MPI_ERR_TYPE, "MPI_Ssend_init_c", "datatype");
     n++;
     ept_guard_expect(MPI_Accumulate_c(ept_scratch, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, 0, 0, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, win), MPI_ERR_TYPE, "MPI_Accumulate_c", "datatype");
     n++;

@@ -17,6 +17,10 @@
  *              their sum (2:1,1), MPI_Reduce_c at root 1, MPI_Allreduce_c
  *              and MPI_Exscan_c (1x2), of NB elements in place (pieces of
  *              int counts);
+ *   init       (count_huge_init_c, this file built with EPT_HUGE_INIT,
+ *              1x2 alone) MPI_Allreduce_init_c in place, started twice on
+ *              new values, MPI_Reduce_scatter_init_c in place,
+ *              MPI_Bcast_init_c from rank 1, MPI_Gatherv_init_c at root 0;
  *   file       MPI_File_write_at_all_c of NB bytes from rank 0, read back
  *              by rank 1 with MPI_File_read_at_c and by rank 0 with
  *              MPI_File_read_at_all_c (1x2; ROMIO's own _c calls stop at
@@ -71,6 +75,61 @@ static MPI_Count sum_bad(const unsigned char *b, MPI_Count from, MPI_Count n, in
     return k;
 }
 
+#ifdef EPT_HUGE_INIT
+/* count_huge_init_c (this file built with EPT_HUGE_INIT): the init forms
+ * beyond INT_MAX, in a program of their own so that each stays well within
+ * the time a test has.  Each start runs on the buffer's values then. */
+static void init_forms(MPI_Comm comm, unsigned char *b, int r)
+{
+    MPI_Count rsc[2] = {NB - 8, 8};
+    MPI_Aint d[2] = {0, 0};
+    unsigned char dummy = 0;
+    PHASE("allreduce_init");
+    /* An allreduce in place (in pieces), started twice. */
+    MPI_Request pq;
+    EPT_OK(MPI_Allreduce_init_c(MPI_IN_PLACE, b, NB, MPI_UINT8_T, MPI_SUM, comm, MPI_INFO_NULL, &pq));
+    for (int round = 0; round < 2; round++) {
+        mark(b, NB, 60 + 2 * round + r);
+        EPT_OK(MPI_Start(&pq));
+        EPT_OK(MPI_Wait(&pq, MPI_STATUS_IGNORE));
+        EPT_CHECK(sum_bad(b, 0, NB, 60 + 2 * round, 2) == 0, "allreduce_init round %d: %lld bad bytes", round,
+                  (long long)sum_bad(b, 0, NB, 60 + 2 * round, 2));
+    }
+    EPT_OK(MPI_Request_free(&pq));
+    /* A reduce-scatter in place whose block at rank 0 is beyond INT_MAX
+     * (the whole vector reduced in pieces, then the block kept). */
+    EPT_OK(MPI_Reduce_scatter_init_c(MPI_IN_PLACE, b, rsc, MPI_UINT8_T, MPI_SUM, comm, MPI_INFO_NULL, &pq));
+    mark(b, NB, 70 + r);
+    EPT_OK(MPI_Start(&pq));
+    EPT_OK(MPI_Wait(&pq, MPI_STATUS_IGNORE));
+    EPT_CHECK(sum_bad(b, r ? NB - rsc[1] : 0, rsc[r], 70, 2) == 0, "reduce_scatter_init: %lld bad bytes",
+              (long long)sum_bad(b, r ? NB - rsc[1] : 0, rsc[r], 70, 2));
+    EPT_OK(MPI_Request_free(&pq));
+    /* A broadcast from rank 1 (a type of the count's elements). */
+    if (r == 1)
+        mark(b, NB, 80);
+    else
+        memset(b, 0, (size_t)NB);
+    EPT_OK(MPI_Bcast_init_c(b, NB, MPI_BYTE, 1, comm, MPI_INFO_NULL, &pq));
+    EPT_OK(MPI_Start(&pq));
+    EPT_OK(MPI_Wait(&pq, MPI_STATUS_IGNORE));
+    EPT_CHECK(bad(b, NB, 80) == 0, "bcast_init: %lld bad bytes", (long long)bad(b, NB, 80));
+    EPT_OK(MPI_Request_free(&pq));
+    /* A gatherv at root 0 of NB bytes from rank 1 (a type per block). */
+    MPI_Count pgc[2] = {0, NB};
+    if (r == 1)
+        mark(b, NB, 81);
+    else
+        memset(b, 0, (size_t)NB);
+    EPT_OK(MPI_Gatherv_init_c(r == 1 ? b : &dummy, r == 1 ? NB : 0, MPI_BYTE, r == 0 ? b : NULL, pgc, d, MPI_BYTE, 0,
+                              comm, MPI_INFO_NULL, &pq));
+    EPT_OK(MPI_Start(&pq));
+    EPT_OK(MPI_Wait(&pq, MPI_STATUS_IGNORE));
+    EPT_CHECK(r == 1 || bad(b, NB, 81) == 0, "gatherv_init: %lld bad bytes", (long long)bad(b, NB, 81));
+    EPT_OK(MPI_Request_free(&pq));
+}
+#endif
+
 static void body(MPI_Comm comm, void *arg)
 {
     int r, n, one_process = *(const int *)arg == 2;
@@ -82,6 +141,12 @@ static void body(MPI_Comm comm, void *arg)
     MPI_Status st;
     MPI_Request q;
     MPI_Count cnt = -1;
+#ifdef EPT_HUGE_INIT
+    init_forms(comm, b, r);
+    free(b);
+    (void)one_process, (void)dummy, (void)st, (void)q, (void)cnt;
+    return;
+#endif
 
     PHASE("send");
     memset(b, 0, (size_t)NB);

@@ -8,6 +8,10 @@
  *                   and the bandwidth it implies (size / latency).
  * rma_fence         active target: per iteration one MPI_Put and an
  *                   MPI_Win_fence, which every rank calls.
+ * rma_lock          passive target, an epoch per operation: per iteration
+ *                   MPI_Win_lock (exclusive) on the partner, one MPI_Put,
+ *                   MPI_Win_unlock; every target has one locker, its
+ *                   partner (MPICH's rma/rma_contig runs such loops).
  * The data of a Put and a Get is checked at every size before the timing. */
 #include "bench.h"
 
@@ -34,6 +38,17 @@ static void flush_run(const struct party *p, void *ctx, long n)
         else
             MPI_Put(r->buf, r->bytes, MPI_BYTE, peer, 0, r->bytes, MPI_BYTE, r->win);
         MPI_Win_flush(peer, r->win);
+    }
+}
+
+static void lock_run(const struct party *p, void *ctx, long n)
+{
+    struct rma *r = ctx;
+    int peer = party_peer(p);
+    for (long i = 0; i < n; i++) {
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, peer, 0, r->win);
+        MPI_Put(r->buf, r->bytes, MPI_BYTE, peer, 0, r->bytes, MPI_BYTE, r->win);
+        MPI_Win_unlock(peer, r->win);
     }
 }
 
@@ -100,6 +115,10 @@ void case_rma(const struct party *p, const struct bench_opts *o)
         report(p, "rma_get", sizes[s], bench_measure(p, o, 0.03, flush_run, &r));
     }
     MPI_Win_unlock_all(r.win);
+    for (int s = 0; s < nsizes; s++) {
+        r.bytes = (int)sizes[s];
+        report(p, "rma_lock", sizes[s], bench_measure(p, o, 0.03, lock_run, &r));
+    }
     MPI_Win_fence(MPI_MODE_NOPRECEDE, r.win);
     for (int s = 0; s < nsizes; s++) {
         r.bytes = (int)sizes[s];

@@ -382,7 +382,7 @@ END {
     }
     function shown(c, cs, m, s, t) {
         if (t != "") return 1
-        if (cs ~ /^rma_/) return m == "latency" ? s == 8 : cs != "rma_fence" && s == 1048576
+        if (cs ~ /^rma_/) return m == "latency" ? s == 8 : cs != "rma_fence" && cs != "rma_lock" && s == 1048576
         if (m == "latency") return s == 8 || s == 1024
         if (m == "bandwidth") return s == 65536 || s == 1048576 || s == 4194304 || s == 16777216
         return 1

@@ -252,7 +252,7 @@ void case_memcpy(const struct party *p, const struct bench_opts *o)
         party_report(p, "memcpy", "bandwidth", sizes[s], (double)sizes[s] / per_copy / 1e9, "GB/s");
     }
     /* Two threads each copying a half, as a large message between threads
-     * is copied (src/p2p.c). */
+     * is copied (src/p2p/p2p.c). */
     pthread_t t;
     int err = pthread_create(&t, NULL, copy_half_peer, &c);
     if (err)

@@ -1,10 +1,10 @@
 /* Attributes: the entry points of communicator and window attributes and
  * keyvals.  Keyvals are MPICH's (the create calls pass through, and record
- * the callbacks for endpoint objects, src/attr.h); on classic handles every
+ * the callbacks for endpoint objects, src/core/attr.h); on classic handles every
  * call goes to PMPI. */
-#include "attr.h"
+#include "core/attr.h"
 #include "entry.h"
-#include "win.h"
+#include "rma/win.h"
 
 /* An endpoint object as the attribute calls see it: its attributes, the
  * kind of keyval it takes, and the handler its errors go to. */

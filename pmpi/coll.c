@@ -1,12 +1,12 @@
 /* Collectives on endpoint communicators, blocking and non-blocking: each
  * pair shares one function that checks the arguments once and describes
- * the call (src/coll.h).  The blocking form passes BLOCKING as the request
+ * the call (src/coll/coll.h).  The blocking form passes BLOCKING as the request
  * pointer and the call runs to completion; the non-blocking form passes
  * the caller's, which gets the request. */
-#include "coll.h"
+#include "coll/coll.h"
 #include "entry.h"
-#include "wait.h"
-#include "topo.h"
+#include "base/wait.h"
+#include "coll/topo.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -117,7 +117,7 @@ static int bcast_ep(const char *call, void *buffer, int count, MPI_Datatype data
 
 /* Reduce, and Allreduce (all: every rank gets the result; root unused).
  * Beyond INT_MAX elements (the _c forms) the engine runs the reduction in
- * pieces (src/coll_seq.c). */
+ * pieces (src/coll/coll_seq.c). */
 static int reduce_ep(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                      MPI_Op op, int all, int root, MPI_Comm comm, MPI_Request *req)
 {
@@ -342,7 +342,7 @@ static int scan_ep(const char *call, const void *sendbuf, void *recvbuf, MPI_Cou
 }
 
 /* ---- neighbourhood collectives ----------------------------------------------
- * On the communicator's topology (src/topo.h), through the same exchange as
+ * On the communicator's topology (src/coll/topo.h), through the same exchange as
  * the all-to-alls. */
 
 /* The communicator must carry a topology; MPI_IN_PLACE means nothing here. */
@@ -615,7 +615,7 @@ int entry_wide_Neighbor_alltoallw(const char *call, const void *sendbuf, const M
 /* ---- counts beyond INT_MAX: the reductions ----------------------------------
  * The other calls make a type of a count's elements; MPICH 4.0.2's
  * predefined operations refuse derived types, so a reduction cannot: the
- * engine runs it in pieces of at most INT_MAX elements (src/coll_seq.c). */
+ * engine runs it in pieces of at most INT_MAX elements (src/coll/coll_seq.c). */
 
 int entry_wide_Reduce(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                       MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
@@ -642,7 +642,7 @@ int entry_wide_Exscan(const char *call, const void *sendbuf, void *recvbuf, MPI_
 }
 
 /* Reduce-scatter beyond INT_MAX elements in all: the whole vector is
- * reduced in pieces, and each rank keeps its block (src/coll_seq.c). */
+ * reduced in pieces, and each rank keeps its block (src/coll/coll_seq.c). */
 static int wide_reduce_scatter(ep_endpoint_t *ep, const char *call, const void *sendbuf, void *recvbuf, MPI_Count total,
                                MPI_Count mine_off, MPI_Count mine, MPI_Datatype t, MPI_Op op, MPI_Request *req)
 {

@@ -1,10 +1,10 @@
 /* Communicator queries and management on endpoint communicators. */
-#include "attr.h"
-#include "comm_create.h"
-#include "diag.h"
+#include "core/attr.h"
+#include "core/comm_create.h"
+#include "diag/diag.h"
 #include "entry.h"
-#include "thread.h"
-#include "threadcomm.h"
+#include "base/thread.h"
+#include "core/threadcomm.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -115,8 +115,8 @@ ENTRY_ENDPOINT_PATH int comm_get_info_ep(MPI_Comm comm, MPI_Info *info_used)
     ep_endpoint_t *ep;
     ENTRY_RESOLVE_EP("MPI_Comm_get_info", comm, ep);
     int rc = ep->info != MPI_INFO_NULL ? PMPI_Info_dup(ep->info, info_used) : PMPI_Info_create(info_used);
-    /* Which path its messages take (src/direct.h), and over the engine
-     * between processes which transport (src/ucx.h, src/net.c), for the
+    /* Which path its messages take (src/p2p/direct.h), and over the engine
+     * between processes which transport (src/transport/ucx.h, src/transport/net.c), for the
      * curious. */
     ep_comm_t *c = ep->comm;
     if (rc == MPI_SUCCESS)

@@ -1,12 +1,12 @@
 #include "entry.h"
 
-#include "datatype.h"
-#include "diag.h"
-#include "op.h"
-#include "thread.h"
-#include "threadcomm.h"
-#include "topo.h"
-#include "win.h"
+#include "core/datatype.h"
+#include "diag/diag.h"
+#include "core/op.h"
+#include "base/thread.h"
+#include "core/threadcomm.h"
+#include "coll/topo.h"
+#include "rma/win.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -428,7 +428,7 @@ int entry_request_error_code(const ep_request_t *r, const char *call)
     if (r->failure)
         return ep_error_code_make(ep_status_class(r->failure), "%s: %s", call, ep_status_text(r->failure));
     /* MPICH on the direct path, or UCX for a receive it matched, did not say
-     * how much arrived (src/direct.h, src/ucx.c). */
+     * how much arrived (src/p2p/direct.h, src/transport/ucx.c). */
     if (err == MPI_ERR_TRUNCATE && (r->direct || r->sent_bytes <= r->lay.bytes))
         return ep_error_code_make(MPI_ERR_TRUNCATE,
                                   "%s: message truncated: more than %lld bytes arrived from rank %d (tag %d)", call,

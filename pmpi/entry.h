@@ -9,15 +9,15 @@
 #ifndef ENTRY_H
 #define ENTRY_H
 
-#include "coll.h"
-#include "comm.h"
+#include "coll/coll.h"
+#include "core/comm.h"
 #include "engine.h"
 #include "epmpi.h"
-#include "error.h"
-#include "handle.h"
-#include "request.h"
-#include "thread.h"
-#include "world.h"
+#include "base/error.h"
+#include "abi/handle.h"
+#include "core/request.h"
+#include "base/thread.h"
+#include "core/world.h"
 
 #include <limits.h>
 #include <mpi.h>
@@ -284,7 +284,7 @@ int entry_request_error_code(const ep_request_t *r, const char *call);
 extern MPI_Request entry_blocking_slot;
 #define ENTRY_BLOCKING (&entry_blocking_slot)
 int entry_coll_go(ep_endpoint_t *ep, const char *call, ep_coll_args_t *a, MPI_Request *req);
-/* The same for a call made of several (src/coll.h; NULL: out of memory),
+/* The same for a call made of several (src/coll/coll.h; NULL: out of memory),
  * which goes with the request, or here. */
 int entry_coll_seq_go(ep_endpoint_t *ep, const char *call, ep_coll_seq_t *s, MPI_Request *req);
 

@@ -1,6 +1,6 @@
-/* MPI-IO on endpoint communicators (src/file.h): every MPI_File_ call.
+/* MPI-IO on endpoint communicators (src/io/file.h): every MPI_File_ call.
  * Classic files (ROMIO's pointers) go straight to PMPI_; an endpoint file
- * handle is an odd value (src/handle.h).  Errors go to the file's error
+ * handle is an odd value (src/abi/handle.h).  Errors go to the file's error
  * handler (MPI_ERRORS_RETURN unless the program changed the default with
  * MPI_File_set_errhandler(MPI_FILE_NULL, ...)); those of MPI_File_open to
  * that default's.
@@ -11,8 +11,8 @@
  * allows it; a non-blocking collective thus waits for the other ranks of
  * the file, as the blocking one does. */
 #include "entry.h"
-#include "datatype.h"
-#include "file.h"
+#include "core/datatype.h"
+#include "io/file.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -452,7 +452,7 @@ ENTRY_ENDPOINT_PATH int file_get_position_shared_ep(MPI_File fh, MPI_Offset *off
 
 /* ---- data access ------------------------------------------------------------------------
  * Every read and write is one call of data_access(): how says where the offset
- * comes from and whether the call is collective (src/file.h); status for
+ * comes from and whether the call is collective (src/io/file.h); status for
  * the blocking calls, request for the non-blocking ones. */
 
 static int data_access(const char *call, MPI_File fh, int how, MPI_Offset offset, const void *buf, int count,

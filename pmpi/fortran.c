@@ -4,7 +4,7 @@
  * trailing underscore), for mpif.h and `use mpi`; mpi_f08's are MPICH's
  * (<name>_f08_). */
 #include "fortran.h"
-#include "attr.h"
+#include "core/attr.h"
 
 #include <stdlib.h>
 #include <string.h>

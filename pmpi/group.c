@@ -1,11 +1,11 @@
 /* Groups of endpoint communicators, and MPI_Comm_create from a group.
  * Calls whose group arguments are all classic go straight to PMPI; as soon
- * as one is an endpoint group, the engine (src/group.c) works on member
+ * as one is an endpoint group, the engine (src/core/group.c) works on member
  * identities, which classic groups have too. */
-#include "comm_create.h"
+#include "core/comm_create.h"
 #include "entry.h"
-#include "group.h"
-#include "intercomm.h"
+#include "core/group.h"
+#include "core/intercomm.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,10 +1,10 @@
 /* MPI_Intercomm_create and MPI_Intercomm_merge on endpoint communicators
- * (src/intercomm.h).  The leaders swap their groups' member lists over the
+ * (src/core/intercomm.h).  The leaders swap their groups' member lists over the
  * peer communicator, then broadcast them in their own group. */
-#include "coll.h"
+#include "coll/coll.h"
 #include "entry.h"
-#include "intercomm.h"
-#include "meet.h"
+#include "core/intercomm.h"
+#include "core/meet.h"
 
 #include <stdlib.h>
 

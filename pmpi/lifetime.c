@@ -1,10 +1,10 @@
 /* Freeing a datatype or a user operation that non-blocking operations on
  * endpoints still use: MPI allows it, and the free takes effect when the
- * last of them is over (src/datatype.h, src/op.h).  Handles no such
+ * last of them is over (src/core/datatype.h, src/core/op.h).  Handles no such
  * operation holds go straight to MPICH. */
-#include "datatype.h"
+#include "core/datatype.h"
 #include "entry.h"
-#include "op.h"
+#include "core/op.h"
 
 /* 1 when epmpi answers the free of handle h itself (*rc): held says it is
  * held (1: the free is deferred) or was freed already (-1); 0 when MPICH

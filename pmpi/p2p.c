@@ -1,14 +1,14 @@
 /* Point-to-point entry points.  Blocking calls run an engine request that
  * lives on the caller's stack; non-blocking and persistent ones get a
  * request handle from the registry. */
-#include "bsend.h"
-#include "datatype.h"
-#include "direct.h"
-#include "diag.h"
+#include "core/bsend.h"
+#include "core/datatype.h"
+#include "p2p/direct.h"
+#include "diag/diag.h"
 #include "entry.h"
-#include "p2p.h"
-#include "partitioned.h"
-#include "wait.h"
+#include "p2p/p2p.h"
+#include "p2p/partitioned.h"
+#include "base/wait.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -18,7 +18,7 @@
 
 /* A send that is over at once needs no request (p2p.h); buffered sends
  * take the request path, which accounts for the attached buffer.  Inlined
- * (with lane_put in src/p2p.c): MPI_Isend between threads went from 274
+ * (with lane_put in src/p2p/p2p.c): MPI_Isend between threads went from 274
  * to 239 instructions (callgrind), the register saves of two calls.
  * send_nonblocking stays a call of its own: inlined too, it made the
  * entry points save registers before their pass-through test, and
@@ -112,7 +112,7 @@ static __attribute__((noinline)) int recv_direct_failed(const char *call, ep_end
 }
 
 /* MPI_Recv on a direct communicator when it may wait inside MPICH
- * (src/direct.h): no engine request to clear, fill and copy the status out
+ * (src/p2p/direct.h): no engine request to clear, fill and copy the status out
  * of.  An error is raised on the endpoint, with the engine's message
  * (entry_request_error). */
 static int recv_direct(const char *call, ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int source,
@@ -186,7 +186,7 @@ static int irecv_common(const char *call, void *buf, int count, MPI_Datatype dat
     return MPI_SUCCESS;
 }
 
-/* ---- partitioned communication (src/partitioned.h) ------------------------ */
+/* ---- partitioned communication (src/p2p/partitioned.h) ------------------------ */
 
 ENTRY_ENDPOINT_PATH int part_init_ep(const char *call, int send, const void *buf, int partitions, MPI_Count count,
                                      MPI_Datatype datatype, int peer, int tag, MPI_Comm comm, MPI_Info info,

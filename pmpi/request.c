@@ -2,12 +2,12 @@
  * ones are tested with PMPI_Test (never a blocking PMPI wait, which would
  * stop this thread from driving the engine), endpoint ones by the engine.
  * Arrays holding only classic requests go straight to PMPI. */
-#include "coll.h"
-#include "diag.h"
+#include "coll/coll.h"
+#include "diag/diag.h"
 #include "entry.h"
-#include "p2p.h"
-#include "partitioned.h"
-#include "wait.h"
+#include "p2p/p2p.h"
+#include "p2p/partitioned.h"
+#include "base/wait.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -549,7 +549,7 @@ ENTRY_API int MPI_Startall(int count, MPI_Request array_of_requests[])
     return startall_endpoints(count, array_of_requests);
 }
 
-/* ---- partitioned communication (src/partitioned.h) ------------------------ */
+/* ---- partitioned communication (src/p2p/partitioned.h) ------------------------ */
 
 /* The partitioned send (send) or receive behind h; else NULL, the error
  * raised in *rc. */

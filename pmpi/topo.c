@@ -1,7 +1,7 @@
 /* Virtual topologies on endpoint communicators: the constructors and the
- * queries (src/topo.h).  The neighbourhood collectives are in coll.c. */
+ * queries (src/coll/topo.h).  The neighbourhood collectives are in coll.c. */
 #include "entry.h"
-#include "topo.h"
+#include "coll/topo.h"
 
 #include <string.h>
 

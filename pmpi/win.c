@@ -1,12 +1,12 @@
 /* One-sided communication: window entry points.  Windows made on classic
  * communicators, and calls on their handles, go straight to PMPI; windows
- * on endpoint communicators are epmpi's (src/win.h).  Errors on a window
+ * on endpoint communicators are epmpi's (src/rma/win.h).  Errors on a window
  * go to the window's error handler (MPI_ERRORS_ARE_FATAL unless set). */
 #include "entry.h"
 
-#include "datatype.h"
-#include "group.h"
-#include "win.h"
+#include "core/datatype.h"
+#include "core/group.h"
+#include "rma/win.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -13,7 +13,7 @@
 #   ring    the header ring's buffers (the first allocation of 400 kB or
 #           more) cannot be had: the job stops with an out-of-memory
 #           message, no crash;
-# and over the UCX transport (src/ucx.c), when epmpi was built with it:
+# and over the UCX transport (src/transport/ucx.c), when epmpi was built with it:
 #   ucx send, ucx connect  UCX cannot start a 1 MiB send, or connect to
 #           the receiver: that MPI_Send fails with MPI_ERR_OTHER saying
 #           nothing was sent, and the same send again arrives whole (its

@@ -399,7 +399,7 @@ static void multi_completion_routing(MPI_Comm d, int t)
                    names[k]);
     }
     /* A blocking MPI_Recv (with one endpoint per process on cores of their
-     * own, a single PMPI_Recv: src/direct.h), with and without a status. */
+     * own, a single PMPI_Recv: src/p2p/direct.h), with and without a status. */
     for (int k = 0; k < 2; k++) {
         int in[2] = {0, 0}, rc;
         MPI_Request sr;

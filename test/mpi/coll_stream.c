@@ -1,7 +1,7 @@
 /* Streams of small blocking collectives back to back: Barrier, Bcast from
  * a rotating root, Reduce to a rotating root, Allreduce (predefined and
  * user operations, several types, MPI_IN_PLACE), interleaved with calls
- * too large for the one-process path (src/coll_local.c) and with a rank
+ * too large for the one-process path (src/coll/coll_local.c) and with a rank
  * that sometimes lags, so that the per-endpoint records wrap around many
  * times while a slow endpoint still reads; and runs of Bcast and Reduce
  * with one root, where the ranks that wait for nobody run ahead of a

@@ -152,7 +152,7 @@ static inline void run_ranks(int nlocal, void (*body)(MPI_Comm, void *), void *a
 }
 
 /* 1 when communicator c reports hint key with value want (epmpi reports
- * epmpi_p2p_path and epmpi_transport, src/direct.h). */
+ * epmpi_p2p_path and epmpi_transport, src/p2p/direct.h). */
 static inline int ept_hint_is(MPI_Comm c, const char *key, const char *want)
 {
     MPI_Info info;

@@ -34,7 +34,7 @@
  * (P:0): the same checks on MPICH itself.  Built three times:
  * p2p_partitioned with the default settings, p2p_partitioned_mpich with
  * EPMPI_P2P_PATH=mpich, where world mode with one endpoint per process
- * leaves the operation to MPICH's own partitioned calls (src/direct.h),
+ * leaves the operation to MPICH's own partitioned calls (src/p2p/direct.h),
  * and p2p_partitioned_noshm with EPMPI_SHM=0 (every message between
  * processes in a UCX tag, which carries the channels). */
 #include "eptest.h"

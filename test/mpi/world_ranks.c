@@ -18,7 +18,7 @@ static void expect_path(MPI_Comm comm, const char *want, const char *what)
 }
 
 /* Whether a communicator with one rank per process, in process order,
- * passes its messages straight to MPICH (src/direct.h): never with
+ * passes its messages straight to MPICH (src/p2p/direct.h): never with
  * EPMPI_P2P_PATH=engine, always with mpich; with auto, unless all its
  * processes share a node whose inboxes are on (UCX between processes, as
  * the engine communicator `eng` over several processes reports it, and
@@ -106,7 +106,7 @@ int main(int argc, char **argv)
         MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag);
         EPT_CHECK(flag && *tag_ub >= (1 << 28) - 1, "MPI_TAG_UB %d", flag ? *tag_ub : -1);
         /* Messages may go straight to MPICH only on communicators where
-         * each process holds one rank, in process order (src/direct.h). */
+         * each process holds one rank, in process order (src/p2p/direct.h). */
         MPI_Comm rev, col;
         MPI_Comm_split(MPI_COMM_WORLD, 0, s - r, &rev);
         expect_path(rev, "engine", "MPI_COMM_WORLD split in reverse order");

@@ -1,8 +1,8 @@
-/* src/bsend.c: buffered-send space is reserved only while it fits in what
+/* src/core/bsend.c: buffered-send space is reserved only while it fits in what
  * was attached (an exact fit included), comes back on release, and detach
  * waits for the messages in flight; threads reserving at once never hold
  * more than was attached. */
-#include "bsend.h"
+#include "core/bsend.h"
 #include "unit.h"
 
 #include <mpi.h>

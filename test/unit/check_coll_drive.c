@@ -11,10 +11,10 @@
  *     finish never;
  *   - non-blocking (ep_coll_start, ep_coll_poll): calls started in a row
  *     and polled in the reverse order each run once with their own sums. */
-#include "coll.h"
+#include "coll/coll.h"
 
-#include "net.h"
-#include "proc.h"
+#include "transport/net.h"
+#include "core/proc.h"
 #include "threads.h"
 #include "unit.h"
 

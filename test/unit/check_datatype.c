@@ -1,8 +1,8 @@
-/* src/datatype.c, holding: a held datatype is freed only at its last
+/* src/core/datatype.c, holding: a held datatype is freed only at its last
  * release, a second free of it is told apart, and predefined types are
  * never held; a type that cannot be learnt for want of memory is told
  * apart from an invalid one. */
-#include "datatype.h"
+#include "core/datatype.h"
 #include "unit.h"
 
 #include <mpi.h>

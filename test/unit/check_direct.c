@@ -1,4 +1,4 @@
-/* src/direct.c: which communicators are direct (one endpoint per process,
+/* src/p2p/direct.c: which communicators are direct (one endpoint per process,
  * rank r in process r, an intracommunicator with a process communicator,
  * world mode, EPMPI_P2P_PATH not engine; with auto, not all on a node
  * with inboxes, which needs UCX and so never holds here), and messages on a direct one:
@@ -6,12 +6,12 @@
  * truncated receive is reported on the request.  MPICH runs as a
  * singleton, so the direct communicator is one endpoint with a duplicate
  * of MPI_COMM_SELF as its process communicator, talking to itself. */
-#include "comm.h"
-#include "direct.h"
-#include "net.h"
-#include "proc.h"
-#include "p2p.h"
-#include "settings.h"
+#include "core/comm.h"
+#include "p2p/direct.h"
+#include "transport/net.h"
+#include "core/proc.h"
+#include "p2p/p2p.h"
+#include "base/settings.h"
 #include "unit.h"
 
 #include <check.h>

@@ -1,5 +1,5 @@
 /* Error codes: classes survive, messages are kept, MPICH codes are not ours. */
-#include "error.h"
+#include "base/error.h"
 
 #include "unit.h"
 

@@ -1,10 +1,10 @@
-/* src/file.c's file views: filetypes flattened from their constructors
+/* src/io/file.c's file views: filetypes flattened from their constructors
  * into byte runs in typemap order (vector, indexed block, struct with
  * resize, C and Fortran subarrays, and darray through the packing
  * fallback), the byte of the file where each byte of the view's data lies
  * (tiles of the filetype from disp), how much of the data lies before a
  * byte of the file, and a filetype that holds no whole etype refused. */
-#include "file.h"
+#include "io/file.h"
 #include "unit.h"
 
 #include <mpi.h>

@@ -1,7 +1,7 @@
-/* src/grow.h: an array grows by doubling from its first capacity, keeps
+/* src/base/grow.h: an array grows by doubling from its first capacity, keeps
  * what it held, and is left as it was when memory runs out or its size
  * would wrap around. */
-#include "grow.h"
+#include "base/grow.h"
 
 #include "unit.h"
 

@@ -11,7 +11,7 @@
  * padding that does not fit) is named, never skipped by its length.
  * Runs clean under
  * ThreadSanitizer (configure --enable-tsan). */
-#include "inbox.h"
+#include "transport/inbox.h"
 
 #include "unit.h"
 

@@ -3,7 +3,7 @@
  * the slots' sequence numbers' starting point; every value must arrive once
  * and in order, and a full lane must refuse.  Runs clean under
  * ThreadSanitizer (configure --enable-tsan). */
-#include "lane.h"
+#include "p2p/lane.h"
 
 #include "unit.h"
 

@@ -1,5 +1,5 @@
 /* Matching queues: MPI's matching and ordering rules. */
-#include "match.h"
+#include "core/match.h"
 
 #include "unit.h"
 

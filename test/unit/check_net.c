@@ -4,11 +4,11 @@
  * by whichever waiting thread wins the progress try-lock, and requests freed
  * while pending, which the progress engine finishes and destroys.  MPICH
  * runs as a singleton; Check runs the tests in this process (CK_NOFORK). */
-#include "bsend.h"
-#include "comm.h"
-#include "net.h"
-#include "p2p.h"
-#include "proc.h"
+#include "core/bsend.h"
+#include "core/comm.h"
+#include "transport/net.h"
+#include "p2p/p2p.h"
+#include "core/proc.h"
 #include "threads.h"
 #include "unit.h"
 

@@ -1,11 +1,11 @@
-/* src/op.c: the operations epmpi applies itself give what MPICH's
+/* src/core/op.c: the operations epmpi applies itself give what MPICH's
  * PMPI_Reduce_local gives, for every (type, predefined operation) it
  * claims, on values that include zero, negative numbers and ties; the
  * others are left to MPICH; the predefined operations are commutative.
  * Holding: a held user operation is freed only at its last release, a
  * second free of it is told apart, predefined operations are never held,
  * and a hold that cannot be recorded is reported. */
-#include "op.h"
+#include "core/op.h"
 #include "unit.h"
 
 #include <mpi.h>

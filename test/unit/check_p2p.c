@@ -4,12 +4,12 @@
  * the matching queues under threads that each drive an endpoint.
  * MPICH runs as a singleton; Check runs the tests in this process
  * (CK_NOFORK), since MPI cannot be initialised again in a child. */
-#include "bsend.h"
-#include "comm.h"
-#include "lane.h"
-#include "net.h"
-#include "proc.h"
-#include "p2p.h"
+#include "core/bsend.h"
+#include "core/comm.h"
+#include "p2p/lane.h"
+#include "transport/net.h"
+#include "core/proc.h"
+#include "p2p/p2p.h"
 #include "threads.h"
 #include "unit.h"
 

@@ -1,6 +1,6 @@
 /* The handle registry: minting, lookup, stale handles, concurrency. */
-#include "registry.h"
-#include "request.h"
+#include "core/registry.h"
+#include "core/request.h"
 
 #include "unit.h"
 

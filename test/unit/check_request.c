@@ -4,8 +4,8 @@
  * the slots a thread holds stay few, and a thread that exits, a pool
  * emptied at MPI_Finalize and a thread without a pool give everything
  * back to the registry.  (Stale handles: check_registry.) */
-#include "registry.h"
-#include "request.h"
+#include "core/registry.h"
+#include "core/request.h"
 
 #include "unit.h"
 

@@ -1,5 +1,5 @@
 /* Environment settings: good values load, bad ones name the variable. */
-#include "settings.h"
+#include "base/settings.h"
 
 #include "unit.h"
 

@@ -1,8 +1,8 @@
-/* src/topo.c: grid arithmetic (ranks, coordinates, shifts, wrapping),
+/* src/coll/topo.c: grid arithmetic (ranks, coordinates, shifts, wrapping),
  * each kind's neighbours in MPI's buffer order, and the exchange's view of
  * the edges: a pair of ranks with several edges pairs them in an order both
  * ends agree on (by direction on a grid, in edge order in a graph). */
-#include "topo.h"
+#include "coll/topo.h"
 #include "unit.h"
 
 #include <mpi.h>

@@ -4,9 +4,9 @@
  * without senders of CPUs (no node inboxes) a wait does not look; a
  * fallback's sleeps (ep_fallback_sleep) back off while it finds nothing. */
 #define _GNU_SOURCE
-#include "wait.h"
+#include "base/wait.h"
 
-#include "settings.h"
+#include "base/settings.h"
 #include "unit.h"
 
 #include <check.h>

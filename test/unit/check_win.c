@@ -1,14 +1,14 @@
-/* src/win.c, the ranks' lock words: an exclusive lock keeps out every
+/* src/rma/win.c, the ranks' lock words: an exclusive lock keeps out every
  * other endpoint (those of the target's own process included), shared
  * locks are held together, an exclusive lock waits for the shared ones
  * to go, and every lock word is back at zero when the locks are given
  * back.  Four threads, one endpoint each, of a communicator in this
  * process; the window's collective creation and free run as in a
  * program. */
-#include "comm.h"
-#include "net.h"
-#include "proc.h"
-#include "win.h"
+#include "core/comm.h"
+#include "transport/net.h"
+#include "core/proc.h"
+#include "rma/win.h"
 
 #include "threads.h"
 #include "unit.h"

@@ -7,8 +7,8 @@
 #ifndef EP_UNIT_THREADS_H
 #define EP_UNIT_THREADS_H
 
-#include "comm.h"
-#include "p2p.h"
+#include "core/comm.h"
+#include "p2p/p2p.h"
 
 #include <check.h>
 #include <pthread.h>

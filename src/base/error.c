@@ -1,0 +1,368 @@
+#include "base/error.h"
+
+#include "base/grow.h"
+#include "base/invariant.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define EP_ERR_TAG 0x0007ff00u      /* MPICH's generic-message index, all ones */
+#define EP_ERR_TAG_MASK 0x4007ff00u /* ... with the dynamic-code bit clear */
+#define EP_ERR_CLASS_MASK 0x7fu
+#define EP_ERR_SEQ_SHIFT 19
+#define EP_ERR_SEQ_MASK 0x7ffu /* bits 19-29 */
+#define EP_ERR_RING 1024       /* half the sequence space, so a reused slot is detected */
+#define EP_ERR_MSG 512
+
+static const struct {
+    int cls;
+    const char *text;
+} status_table[] = {
+/* (clang-format 14 would spread the braces over lines.) */
+/* clang-format off */
+#define EP_X(name, cls, text) {cls, text},
+    /* clang-format on */
+    EP_STATUS_MAP(EP_X)
+#undef EP_X
+};
+
+int ep_status_class(ep_status_t st)
+{
+    int i = -(int)st;
+    return (i >= 0 && i < EP_STATUS_COUNT) ? status_table[i].cls : MPI_ERR_INTERN;
+}
+
+const char *ep_status_text(ep_status_t st)
+{
+    int i = -(int)st;
+    return (i >= 0 && i < EP_STATUS_COUNT) ? status_table[i].text : "unknown status";
+}
+
+static __thread ep_status_t explained;
+static __thread char explanation[EP_ERR_MSG];
+
+void ep_status_explain(ep_status_t st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(explanation, sizeof explanation, fmt, ap);
+    va_end(ap);
+    explained = st;
+}
+
+const char *ep_status_take_text(ep_status_t st)
+{
+    if (st == EP_OK || st != explained)
+        return ep_status_text(st);
+    explained = EP_OK;
+    return explanation;
+}
+
+/* Message ring.  A slot is written under ring_lock; readers copy under it. */
+typedef struct {
+    unsigned seq; /* sequence number that wrote the slot */
+    char msg[EP_ERR_MSG];
+} ep_err_slot_t;
+
+static ep_err_slot_t ring[EP_ERR_RING];
+static unsigned ring_next;
+static pthread_mutex_t ring_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int ep_error_code_makev(int cls, const char *fmt, va_list ap)
+{
+    pthread_mutex_lock(&ring_lock);
+    unsigned seq = ring_next++ & EP_ERR_SEQ_MASK;
+    ep_err_slot_t *s = &ring[seq % EP_ERR_RING];
+    s->seq = seq;
+    vsnprintf(s->msg, sizeof s->msg, fmt, ap);
+    pthread_mutex_unlock(&ring_lock);
+    return (int)(EP_ERR_TAG | (seq << EP_ERR_SEQ_SHIFT) | ((unsigned)cls & EP_ERR_CLASS_MASK));
+}
+
+int ep_error_code_make(int cls, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int code = ep_error_code_makev(cls, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+static int is_ours(int code) { return code > 0 && ((unsigned)code & EP_ERR_TAG_MASK) == EP_ERR_TAG; }
+
+int ep_error_code_class(int code, int *cls)
+{
+    if (!is_ours(code))
+        return 0;
+    *cls = (int)((unsigned)code & EP_ERR_CLASS_MASK);
+    return 1;
+}
+
+static const char *class_text(int cls)
+{
+    if (cls == MPI_ERR_ENDPOINTS)
+        return "MPI_ERR_ENDPOINTS: endpoints could not be created";
+    for (int i = 0; i < EP_STATUS_COUNT; i++)
+        if (status_table[i].cls == cls)
+            return status_table[i].text;
+    return "error";
+}
+
+int ep_error_code_string(int code, char *buf, int *len)
+{
+    if (code == MPI_ERR_ENDPOINTS) {
+        snprintf(buf, MPI_MAX_ERROR_STRING, "%s", class_text(code));
+        *len = (int)strlen(buf);
+        return 1;
+    }
+    if (!is_ours(code))
+        return 0;
+    unsigned seq = ((unsigned)code >> EP_ERR_SEQ_SHIFT) & EP_ERR_SEQ_MASK;
+    int cls = (int)((unsigned)code & EP_ERR_CLASS_MASK);
+    pthread_mutex_lock(&ring_lock);
+    ep_err_slot_t *s = &ring[seq % EP_ERR_RING];
+    if (s->seq == seq && s->msg[0])
+        snprintf(buf, MPI_MAX_ERROR_STRING, "%s", s->msg);
+    else
+        snprintf(buf, MPI_MAX_ERROR_STRING, "%s", class_text(cls));
+    pthread_mutex_unlock(&ring_lock);
+    *len = (int)strlen(buf);
+    return 1;
+}
+
+/* ---- user error handlers ----------------------------------------------
+ * MPI_Comm_create_errhandler and MPI_Win_create_errhandler record each
+ * handler's function here, by handle, in a table that grows as needed (a
+ * handle MPICH reuses gets a fresh entry).  MPICH counts the references
+ * of its own communicators, not of endpoints, so epmpi keeps the handlers
+ * endpoints use alive itself: each entry counts the endpoint slots that
+ * hold it (uses) and the references MPI_Comm_get_errhandler /
+ * MPI_Win_get_errhandler handed out on endpoints (given: MPICH never saw
+ * them).  MPI_Errhandler_free first gives back one of those; otherwise it
+ * lets go of the program's MPICH reference, which is freed once no
+ * endpoint uses the handler and the program has given every reference
+ * back (deferred till then).  So MPICH cannot free a handler, and reuse
+ * its handle for another, while an endpoint or the program uses it.  eh_lock guards the table; MPICH is never called
+ * with it held (MPICH calls error handlers, which look here, under its own lock). */
+typedef struct {
+    MPI_Errhandler eh;
+    MPI_Comm_errhandler_function *fn;
+    long uses;     /* endpoint slots holding it */
+    long given;    /* references handed out by get_errhandler on endpoints */
+    long deferred; /* MPI_Errhandler_free calls waiting for uses to reach 0 */
+} user_eh_t;
+static user_eh_t *user_eh;
+static int n_user_eh;
+static size_t cap_user_eh;
+static pthread_mutex_t eh_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static user_eh_t *find_locked(MPI_Errhandler eh)
+{
+    for (int i = 0; i < n_user_eh; i++)
+        if (user_eh[i].eh == eh)
+            return &user_eh[i];
+    return NULL;
+}
+
+ep_status_t ep_errhandler_record(MPI_Errhandler eh, MPI_Comm_errhandler_function *fn)
+{
+    ep_status_t rc = EP_OK;
+    pthread_mutex_lock(&eh_lock);
+    user_eh_t *e = find_locked(eh);
+    if (!e && EP_GROW(user_eh, n_user_eh, cap_user_eh, 16))
+        e = &user_eh[n_user_eh++];
+    if (e) /* a handle MPICH reuses was freed: nothing of the old entry holds */
+        *e = (user_eh_t){eh, fn, 0, 0, 0};
+    else
+        rc = EP_ERR_NO_MEM;
+    pthread_mutex_unlock(&eh_lock);
+    return rc;
+}
+
+/* One more use (an endpoint slot) or, with given, one more reference
+ * handed to the program, of a recorded handler. */
+static void count_ref(MPI_Errhandler eh, int given)
+{
+    pthread_mutex_lock(&eh_lock);
+    user_eh_t *e = find_locked(eh);
+    if (e)
+        ++*(given ? &e->given : &e->uses);
+    pthread_mutex_unlock(&eh_lock);
+}
+
+void ep_errhandler_hold(MPI_Errhandler eh) { count_ref(eh, 0); }
+
+/* The MPICH references of e that may go now (taken off e), with eh_lock
+ * held; the caller frees them once it is released. */
+static long due_locked(user_eh_t *e)
+{
+    long n = 0;
+    if (e->uses == 0 && e->given == 0) {
+        n = e->deferred;
+        e->deferred = 0;
+    }
+    return n;
+}
+
+/* Frees n MPICH references to eh. */
+static int free_refs(MPI_Errhandler eh, long n)
+{
+    int rc = MPI_SUCCESS;
+    for (; n > 0; n--) {
+        MPI_Errhandler h = eh;
+        rc = PMPI_Errhandler_free(&h);
+    }
+    return rc;
+}
+
+void ep_errhandler_release(MPI_Errhandler eh)
+{
+    long n = 0;
+    pthread_mutex_lock(&eh_lock);
+    user_eh_t *e = find_locked(eh);
+    if (e && e->uses > 0 && --e->uses == 0)
+        n = due_locked(e);
+    pthread_mutex_unlock(&eh_lock);
+    free_refs(eh, n);
+}
+
+void ep_errhandler_assign(_Atomic MPI_Errhandler *slot, MPI_Errhandler eh)
+{
+    ep_errhandler_hold(eh);
+    ep_errhandler_release(atomic_exchange(slot, eh));
+}
+
+void ep_errhandler_give(MPI_Errhandler eh) { count_ref(eh, 1); }
+
+int ep_errhandler_free(MPI_Errhandler *eh)
+{
+    pthread_mutex_lock(&eh_lock);
+    user_eh_t *e = find_locked(*eh);
+    if (!e) {
+        pthread_mutex_unlock(&eh_lock);
+        return PMPI_Errhandler_free(eh);
+    }
+    if (e->given > 0)
+        e->given--;
+    else
+        e->deferred++;
+    long n = due_locked(e);
+    pthread_mutex_unlock(&eh_lock);
+    int rc = free_refs(*eh, n);
+    if (rc == MPI_SUCCESS)
+        *eh = MPI_ERRHANDLER_NULL;
+    return rc;
+}
+
+void ep_errhandler_finalize(void)
+{
+    pthread_mutex_lock(&eh_lock);
+    free(user_eh);
+    user_eh = NULL;
+    n_user_eh = cap_user_eh = 0;
+    pthread_mutex_unlock(&eh_lock);
+}
+
+static MPI_Comm_errhandler_function *user_fn(MPI_Errhandler eh)
+{
+    pthread_mutex_lock(&eh_lock);
+    user_eh_t *e = find_locked(eh);
+    MPI_Comm_errhandler_function *fn = e ? e->fn : NULL;
+    pthread_mutex_unlock(&eh_lock);
+    return fn;
+}
+
+/* MPI_ERRORS_ARE_FATAL (and a handler epmpi does not know): the message,
+ * then the job ends. */
+static void die_of(int code, const char *who)
+{
+    char buf[MPI_MAX_ERROR_STRING];
+    int len, cls = MPI_ERR_OTHER;
+    if (!ep_error_code_string(code, buf, &len))
+        PMPI_Error_string(code, buf, &len);
+    ep_error_code_class(code, &cls);
+    ep_die(cls ? cls : 1, "fatal error in %s: %s", who, buf);
+}
+
+static void handle_only(MPI_Comm comm, char *buf, size_t size)
+{
+    snprintf(buf, size, "a call on communicator 0x%x", (unsigned)comm);
+}
+
+static ep_whoami_fn *_Atomic whoami = handle_only;
+
+void ep_errhandler_set_whoami(ep_whoami_fn *fn) { atomic_store(&whoami, fn ? fn : handle_only); }
+
+int ep_errhandler_invoke(MPI_Errhandler eh, MPI_Comm comm, int code)
+{
+    if (code == MPI_SUCCESS || eh == MPI_ERRORS_RETURN)
+        return code;
+    if (eh != MPI_ERRORS_ARE_FATAL && eh != MPI_ERRORS_ABORT) {
+        MPI_Comm_errhandler_function *fn = user_fn(eh);
+        if (fn) {
+            fn(&comm, &code);
+            return code;
+        }
+    }
+    char who[MPI_MAX_OBJECT_NAME + 160];
+    ep_whoami_fn *describe = atomic_load(&whoami);
+    describe(comm, who, sizeof who);
+    die_of(code, who);
+    return code;
+}
+
+int ep_errhandler_invoke_file(MPI_Errhandler eh, MPI_File file, int code)
+{
+    if (code == MPI_SUCCESS || eh == MPI_ERRORS_RETURN)
+        return code;
+    if (eh != MPI_ERRORS_ARE_FATAL && eh != MPI_ERRORS_ABORT) {
+        MPI_Comm_errhandler_function *fn = user_fn(eh);
+        if (fn) { /* recorded by MPI_File_create_errhandler: a file handler */
+            ((MPI_File_errhandler_function *)(void (*)(void))fn)(&file, &code);
+            return code;
+        }
+    }
+    die_of(code, "a file");
+    return code;
+}
+
+void ep_die(int exit_code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("epmpi: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    fflush(stderr);
+    /* mpiexec drops what a process printed just before the job was
+     * aborted (seen for about one abort in three): give the message a
+     * moment to leave; the job is over anyway. */
+    struct timespec pause = {0, 200 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    PMPI_Abort(MPI_COMM_WORLD, exit_code);
+    abort(); /* PMPI_Abort does not return */
+}
+
+void ep_fatal(int cls, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int code = ep_error_code_makev(cls, fmt, ap);
+    va_end(ap);
+    ep_errhandler_invoke(MPI_ERRORS_ARE_FATAL, MPI_COMM_WORLD, code);
+    abort(); /* PMPI_Abort does not return */
+}
+
+#ifdef EP_ASSERTS
+void ep_assert_failed(const char *file, int line, const char *cond)
+{
+    fprintf(stderr, "epmpi: internal assertion failed at %s:%d: %s\n", file, line, cond);
+    fflush(stderr);
+    abort();
+}
+#endif

@@ -1,0 +1,78 @@
+#define _GNU_SOURCE /* sched_getcpu */
+#include "base/wait.h"
+
+#include "base/settings.h"
+
+#include <sched.h>
+#include <time.h>
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+__thread _Atomic uint64_t *ep_wait_time_sink EP_TLS;
+
+/* EPMPI_STATS: the time between two rounds of one wait loop is waiting,
+ * charged to the endpoint the thread last entered a call on. */
+static void count_wait(ep_backoff_t *b)
+{
+    uint64_t now = ep_now_ns();
+    if (b->last && ep_wait_time_sink)
+        atomic_fetch_add_explicit(ep_wait_time_sink, now - b->last, memory_order_relaxed);
+    b->last = now;
+}
+
+__thread int ep_thread_cpu EP_TLS;
+__thread int ep_wait_partner_cpu EP_TLS;
+int ep_wait_cpu_hints;
+
+/* A wait's first round: the thread notes its CPU; when the partner it
+ * waits for was last seen there, the wait skips to yielding. */
+static void wait_begins(ep_backoff_t *b)
+{
+    int cpu = sched_getcpu();
+    ep_thread_cpu = cpu >= 0 ? cpu + 1 : 0;
+    if (ep_thread_cpu && ep_thread_cpu == ep_wait_partner_cpu && ep_config.wait != EP_WAIT_SPIN)
+        b->rounds = EP_SPIN_ROUNDS;
+}
+
+void ep_backoff(ep_backoff_t *b)
+{
+    if (__builtin_expect(ep_config.stats, 0))
+        count_wait(b);
+    if (b->rounds == 0 && ep_wait_cpu_hints)
+        wait_begins(b);
+    unsigned r = b->rounds++;
+    if (r < EP_POLL_ROUNDS)
+        return;
+    if (ep_config.wait == EP_WAIT_SPIN || r < EP_SPIN_ROUNDS) {
+        cpu_relax();
+        return;
+    }
+    if (ep_config.wait == EP_WAIT_SLEEP && r > EP_SPIN_ROUNDS + 256) {
+        struct timespec ts = {0, 50000};
+        nanosleep(&ts, NULL);
+        return;
+    }
+    sched_yield();
+}
+
+void ep_lock_wait(ep_lock_t *l)
+{
+    for (unsigned r = 0; !ep_lock_try(l); r++) {
+        if (r < EP_SPIN_ROUNDS)
+            cpu_relax();
+        else
+            sched_yield();
+    }
+}
+
+int ep_wait_pmpi(MPI_Request *req, MPI_Status *st)
+{
+    int flag = 0, rc;
+    EP_WAIT_UNTIL((rc = PMPI_Test(req, &flag, st)) != MPI_SUCCESS || flag);
+    return rc;
+}

@@ -1,0 +1,668 @@
+#include "core/comm.h"
+
+#include "coll/coll.h"
+
+#include "core/attr.h"
+#include "diag/diag.h"
+#include "p2p/direct.h"
+#include "abi/handle.h"
+#include "p2p/lane.h"
+#include "transport/net.h"
+#include "core/proc.h"
+#include "coll/topo.h"
+#include "transport/ucx.h"
+#include "base/wait.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- context table ---------------------------------------------------- */
+
+/* Chained hash table, guarded by net.c's progress lock (see comm.h). */
+#define EP_CTX_BUCKETS 1024
+
+static ep_comm_t *ctx_table[EP_CTX_BUCKETS];
+static _Atomic uint32_t ctx_serial = 1;
+
+static unsigned ctx_bucket(uint64_t ctx) { return (unsigned)((ctx ^ (ctx >> 29)) * 2654435761u) % EP_CTX_BUCKETS; }
+
+ep_comm_t *ep_ctx_lookup(uint64_t ctx)
+{
+    for (ep_comm_t *c = ctx_table[ctx_bucket(ctx)]; c; c = c->ctx_next)
+        if (c->ctx == ctx)
+            return c;
+    return NULL;
+}
+
+void ep_ctx_register(ep_comm_t *c)
+{
+    unsigned b = ctx_bucket(c->ctx);
+    c->ctx_next = ctx_table[b];
+    ctx_table[b] = c;
+}
+
+void ep_ctx_unregister(ep_comm_t *c)
+{
+    for (ep_comm_t **pp = &ctx_table[ctx_bucket(c->ctx)]; *pp; pp = &(*pp)->ctx_next)
+        if (*pp == c) {
+            *pp = c->ctx_next;
+            return;
+        }
+}
+
+/* Rank of identity x in c's rank map, or -1. */
+static int gid_position(const ep_comm_t *c, ep_gid_t x)
+{
+    if (x.origin == c->ctx && x.index < (uint64_t)c->size && c->gids[x.index].origin == x.origin &&
+        c->gids[x.index].index == x.index)
+        return (int)x.index; /* c minted it */
+    for (int r = 0; r < c->size; r++)
+        if (c->gids[r].origin == x.origin && c->gids[r].index == x.index)
+            return r;
+    return -1;
+}
+
+/* A communicator of this process that has identity x, and x's rank in it
+ * (*r), or NULL: the one that minted x, hint, or any other.  The table's
+ * lock held. */
+static ep_comm_t *holder_of(ep_gid_t x, ep_comm_t *hint, int *r)
+{
+    ep_comm_t *c = ep_ctx_lookup(x.origin);
+    if (c && (*r = gid_position(c, x)) >= 0)
+        return c;
+    if (hint && (*r = gid_position(hint, x)) >= 0)
+        return hint;
+    for (int b = 0; b < EP_CTX_BUCKETS; b++)
+        for (c = ctx_table[b]; c; c = c->ctx_next)
+            if ((*r = gid_position(c, x)) >= 0)
+                return c;
+    return NULL;
+}
+
+ep_status_t ep_gid_worlds(const ep_gid_t *m, int n, int *world, int *bad)
+{
+    ep_status_t rc = EP_OK;
+    ep_comm_t *c = NULL; /* members usually share their communicators */
+    int r;
+    ep_net_table_lock();
+    for (int i = 0; i < n && !rc; i++) {
+        if (m[i].origin == 0) /* a classic process: {0, world rank} */
+            world[i] = (int)m[i].index;
+        else if ((c = holder_of(m[i], c, &r)))
+            world[i] = c->proc_world[c->ranks[r].proc];
+        else
+            *bad = i, rc = EP_ERR_GROUP;
+    }
+    ep_net_table_unlock();
+    return rc;
+}
+
+/* ---- building --------------------------------------------------------- */
+
+typedef struct entry {
+    uint64_t key;
+    ep_gid_t pgid;
+    int proc;
+    int order; /* position among its process's proposals */
+} entry_t;
+
+static int cmp_entry(const void *a, const void *b)
+{
+    const entry_t *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    if (x->proc != y->proc)
+        return x->proc < y->proc ? -1 : 1;
+    return x->order - y->order;
+}
+
+static int cmp_gid(const void *a, const void *b)
+{
+    const ep_gid_t *x = a, *y = b;
+    if (x->origin != y->origin)
+        return x->origin < y->origin ? -1 : 1;
+    if (x->index != y->index)
+        return x->index < y->index ? -1 : 1;
+    return 0;
+}
+
+static int cmp_new_ep(const void *a, const void *b)
+{
+    const ep_new_ep_t *x = a, *y = b;
+    return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static ep_comm_t *comm_alloc(void)
+{
+    ep_comm_t *c = calloc(1, sizeof *c);
+    if (c) {
+        c->pcomm = MPI_COMM_NULL;
+        pthread_mutex_init(&c->coll_lock, NULL);
+    }
+    return c;
+}
+
+static void comm_destroy(ep_comm_t *c)
+{
+    if (!c)
+        return;
+    for (int i = 0; c->local && i < c->nlocal; i++) {
+        ep_endpoint_t *ep = &c->local[i];
+        ep_match_item_t *it;
+        /* Messages still in lanes go with them, as unexpected ones do below. */
+        for (ep_lane_t *l = ep->lanes_in, *next; l; l = next) {
+            next = l->next_in;
+            free(l);
+        }
+        free((void *)ep->lanes_out);
+        ep_attr_discard(ep_attr_of(ep));
+        ep_errhandler_assign(&ep->errhandler, MPI_ERRORS_ARE_FATAL); /* releases it */
+        if (ep->info != MPI_INFO_NULL)
+            PMPI_Info_free(&ep->info);
+        ep_topo_free(ep->topo);
+        while ((it = ep_mq_pop(&ep->unexpected)))
+            ep_msg_destroy(ep_container_of(it, ep_msg_t, link));
+        pthread_mutex_destroy(&ep->attr_lock);
+    }
+    if (c->pcomm != MPI_COMM_NULL)
+        PMPI_Comm_free(&c->pcomm);
+    free(c->ranks);
+    free(c->gids);
+    free(c->proc_world);
+    free(c->proc_nlocal);
+    free(c->proc_first);
+    free(c->proc_ranks);
+    free(c->local);
+    free((void *)c->sync.ptr);
+    free((void *)c->sync.val);
+    free(c->sync.args);
+    free((void *)c->sync.entered);
+    ep_local_coll_free(c->local_coll);
+    pthread_mutex_destroy(&c->coll_lock);
+    free(c);
+}
+
+/* Gathers every process's proposals over pc.  Fills c's per-process arrays
+ * and returns all entries (unsorted) and the agreed context id. */
+static ep_status_t exchange(MPI_Comm pc, ep_comm_t *c, int nnew, const ep_new_ep_t *neweps, entry_t **out_entries,
+                            int *out_total)
+{
+    int np = c->nprocs, me = c->myproc;
+    ep_status_t rc = EP_OK;
+    int64_t mine[3] = {nnew, ep_proc_world_rank(), (int64_t)c->ctx};
+    int64_t *info = malloc(sizeof(int64_t) * 3 * (size_t)np);
+    int *cnts = malloc(sizeof(int) * (size_t)np), *displs = malloc(sizeof(int) * (size_t)np);
+    uint64_t *sendv = malloc(sizeof(uint64_t) * 3 * (size_t)(nnew ? nnew : 1));
+    uint64_t *allv = NULL;
+    entry_t *e = NULL;
+    MPI_Request req;
+    int total = 0;
+
+    if (!info || !cnts || !displs || !sendv) {
+        rc = EP_ERR_NO_MEM;
+        goto out;
+    }
+    if (np == 1) {
+        memcpy(info, mine, sizeof mine);
+    } else if (ep_wait_pmpi_started(PMPI_Iallgather(mine, 3, MPI_INT64_T, info, 3, MPI_INT64_T, pc, &req), &req) !=
+               MPI_SUCCESS) {
+        rc = EP_ERR_INTERN;
+        goto out;
+    }
+    c->ctx = (uint64_t)info[2]; /* the first process's proposal */
+    for (int p = 0; p < np; p++) {
+        c->proc_nlocal[p] = (int)info[3 * p];
+        c->proc_world[p] = (int)info[3 * p + 1];
+        c->proc_first[p] = total;
+        cnts[p] = 3 * c->proc_nlocal[p];
+        displs[p] = 3 * total;
+        total += c->proc_nlocal[p];
+    }
+    for (int i = 0; i < nnew; i++) {
+        sendv[3 * i] = neweps[i].key;
+        sendv[3 * i + 1] = neweps[i].parent_gid.origin;
+        sendv[3 * i + 2] = neweps[i].parent_gid.index;
+    }
+    if (!(allv = malloc(sizeof(uint64_t) * 3 * (size_t)total)) || !(e = malloc(sizeof *e * (size_t)total))) {
+        rc = EP_ERR_NO_MEM;
+        goto out;
+    }
+    if (np == 1) {
+        memcpy(allv, sendv, sizeof(uint64_t) * 3 * (size_t)nnew);
+    } else if (ep_wait_pmpi_started(
+                   PMPI_Iallgatherv(sendv, 3 * nnew, MPI_UINT64_T, allv, cnts, displs, MPI_UINT64_T, pc, &req), &req) !=
+               MPI_SUCCESS) {
+        rc = EP_ERR_INTERN;
+        goto out;
+    }
+    for (int p = 0, k = 0; p < np; p++)
+        for (int i = 0; i < c->proc_nlocal[p]; i++, k++) {
+            e[k].key = allv[3 * k];
+            e[k].pgid.origin = allv[3 * k + 1];
+            e[k].pgid.index = allv[3 * k + 2];
+            e[k].proc = p;
+            e[k].order = i;
+        }
+    (void)me;
+    *out_entries = e;
+    e = NULL;
+    *out_total = total;
+out:
+    free(info);
+    free(cnts);
+    free(displs);
+    free(sendv);
+    free(allv);
+    free(e);
+    return rc;
+}
+
+/* Whether c's endpoints send messages between processes themselves (not
+ * through a direct communicator's MPICH path). */
+static int carries_between(const ep_comm_t *c) { return c->nprocs > 1 && !c->direct; }
+
+/* c, over several processes and not direct, carries messages between
+ * processes: over UCX when it runs and every process could give c's
+ * ranks an address there (collective over c's processes), else over the
+ * header ring. */
+static ep_status_t transport_ready(ep_comm_t *c)
+{
+    if (!c->ucx) {
+        MPI_Request req;
+        ep_status_t rc = ep_ucx_comm_start(c, &req);
+        if (!rc && req != MPI_REQUEST_NULL && ep_wait_pmpi(&req, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            rc = EP_ERR_INTERN;
+        if (!rc)
+            rc = ep_ucx_comm_finish(c);
+        if (rc) {
+            ep_ucx_comm_gone(c);
+            return rc;
+        }
+    }
+    return c->ucx ? EP_OK : ep_net_activate();
+}
+
+static ep_status_t endpoints_init(ep_comm_t *c, MPI_Errhandler eh)
+{
+    c->local = aligned_alloc(_Alignof(ep_endpoint_t), (size_t)c->nlocal * sizeof *c->local);
+    if (c->local) {
+        memset(c->local, 0, (size_t)c->nlocal * sizeof *c->local);
+        for (int i = 0; i < c->nlocal; i++) /* comm_destroy frees the others, even after a failure here */
+            c->local[i].info = MPI_INFO_NULL;
+    }
+    c->sync.ptr = calloc((size_t)c->nlocal, sizeof(void *));
+    c->sync.val = calloc((size_t)c->nlocal, sizeof(int64_t));
+    c->sync.args = calloc((size_t)c->nlocal, sizeof *c->sync.args);
+    c->sync.entered = calloc((size_t)c->nlocal, sizeof *c->sync.entered);
+    if (!c->local || !c->sync.ptr || !c->sync.val || !c->sync.args || !c->sync.entered)
+        return EP_ERR_NO_MEM;
+    if (ep_local_coll_init(c))
+        return EP_ERR_NO_MEM;
+    for (int i = 0; i < c->nlocal; i++) {
+        ep_endpoint_t *ep = &c->local[i];
+        ep->obj.kind = EP_OBJ_ENDPOINT;
+        ep->comm = c;
+        ep->lidx = i;
+        ep->rank = c->proc_ranks[c->proc_first[c->myproc] + i];
+        ep->side = c->inter && ep->rank >= c->group_off[1];
+        ep_errhandler_assign(&ep->errhandler, eh);
+        atomic_init(&ep->holds, 1); /* its handle */
+        /* The queue lock (ep_lock_t) is ready as zero bytes. */
+        pthread_mutex_init(&ep->attr_lock, NULL);
+        ep_mq_init(&ep->posted);
+        ep_mq_init(&ep->unexpected);
+        if (ep_config.stats && !(ep->stats = ep_stats_for(c->gids[ep->rank])))
+            return EP_ERR_NO_MEM;
+    }
+    for (int i = 0; i < c->nlocal; i++) {
+        c->local[i].handle = c->local[i].user_handle = (MPI_Comm)ep_registry_add(EP_HTYPE_COMM, &c->local[i].obj);
+        if (c->local[i].handle == 0) {
+            for (int j = 0; j < i; j++)
+                ep_registry_remove((int)c->local[j].handle);
+            return EP_ERR_ENDPOINTS;
+        }
+    }
+    atomic_init(&c->refs, c->nlocal);
+    return EP_OK;
+}
+
+ep_status_t ep_comm_build(MPI_Comm ppcomm, int nnew, const ep_new_ep_t *neweps, MPI_Errhandler eh, ep_comm_t **out)
+{
+    MPI_Comm pc = MPI_COMM_NULL;
+    *out = NULL;
+    if (ppcomm != MPI_COMM_NULL) {
+        if (PMPI_Comm_split(ppcomm, nnew > 0 ? 0 : MPI_UNDEFINED, 0, &pc) != MPI_SUCCESS)
+            return EP_ERR_ENDPOINTS;
+    }
+    if (nnew == 0)
+        return EP_OK;
+    return ep_comm_build_on(pc, nnew, neweps, eh, out);
+}
+
+ep_status_t ep_comm_build_on(MPI_Comm pc, int nnew, const ep_new_ep_t *neweps, MPI_Errhandler eh, ep_comm_t **out)
+{
+    ep_comm_t *c = NULL;
+    entry_t *e = NULL;
+    ep_new_ep_t *sorted = NULL;
+    ep_gid_t *pg = NULL;
+    ep_status_t rc = EP_OK;
+    int total = 0;
+
+    *out = NULL;
+    if (!(c = comm_alloc()) || !(sorted = malloc(sizeof *sorted * (size_t)nnew))) {
+        rc = EP_ERR_NO_MEM;
+        goto fail;
+    }
+    memcpy(sorted, neweps, sizeof *sorted * (size_t)nnew);
+    qsort(sorted, (size_t)nnew, sizeof *sorted, cmp_new_ep);
+    c->pcomm = MPI_COMM_NULL;
+    c->nprocs = 1;
+    if (pc != MPI_COMM_NULL) {
+        PMPI_Comm_size(pc, &c->nprocs);
+        PMPI_Comm_rank(pc, &c->myproc);
+        if (c->nprocs == 1)
+            PMPI_Comm_free(&pc);
+    }
+    c->pcomm = pc;
+    pc = MPI_COMM_NULL;
+    c->ctx = ((uint64_t)(uint32_t)ep_proc_world_rank() << 32) | atomic_fetch_add(&ctx_serial, 1);
+    c->proc_world = malloc(sizeof(int) * (size_t)c->nprocs);
+    c->proc_nlocal = malloc(sizeof(int) * (size_t)c->nprocs);
+    c->proc_first = malloc(sizeof(int) * (size_t)c->nprocs);
+    if (!c->proc_world || !c->proc_nlocal || !c->proc_first) {
+        rc = EP_ERR_NO_MEM;
+        goto fail;
+    }
+    if ((rc = exchange(c->pcomm, c, nnew, sorted, &e, &total)))
+        goto fail;
+    qsort(e, (size_t)total, sizeof *e, cmp_entry);
+
+    c->size = total;
+    c->group_size[0] = c->group_size[1] = total;
+    c->nlocal = nnew;
+    c->ranks = malloc(sizeof *c->ranks * (size_t)total);
+    c->gids = malloc(sizeof *c->gids * (size_t)total);
+    c->proc_ranks = malloc(sizeof(int) * (size_t)total);
+    pg = malloc(sizeof *pg * (size_t)total);
+    if (!c->ranks || !c->gids || !c->proc_ranks || !pg) {
+        rc = EP_ERR_NO_MEM;
+        goto fail;
+    }
+    /* Within a process, endpoints are numbered in key order, i.e. in rank order. */
+    int *next = calloc((size_t)c->nprocs, sizeof(int));
+    if (!next) {
+        rc = EP_ERR_NO_MEM;
+        goto fail;
+    }
+    c->ranks_by_process = 1;
+    for (int r = 0; r < total; r++) {
+        int p = e[r].proc;
+        c->ranks[r].proc = p;
+        c->ranks[r].lidx = next[p]++;
+        c->proc_ranks[c->proc_first[p] + c->ranks[r].lidx] = r;
+        if (r > 0 && p < c->ranks[r - 1].proc)
+            c->ranks_by_process = 0;
+        pg[r] = e[r].pgid;
+    }
+    free(next);
+    /* Identities: inherited when each parent rank asked for at most one. */
+    qsort(pg, (size_t)total, sizeof *pg, cmp_gid);
+    int distinct = 1;
+    for (int r = 1; r < total && distinct; r++)
+        distinct = cmp_gid(&pg[r - 1], &pg[r]) != 0;
+    for (int r = 0; r < total; r++) {
+        if (distinct)
+            c->gids[r] = e[r].pgid;
+        else
+            c->gids[r] = (ep_gid_t){c->ctx, (uint64_t)r};
+    }
+    ep_direct_decide(c);
+    if ((rc = endpoints_init(c, eh)))
+        goto fail;
+    /* Headers come only on communicators over several processes that are
+     * not direct; without one, no header receives are posted at all, and
+     * MPICH's matching of direct messages need not skip them. */
+    if (carries_between(c) && (rc = transport_ready(c)))
+        goto fail;
+    ep_net_comm_ready(c);
+    *out = c;
+    free(e);
+    free(sorted);
+    free(pg);
+    return EP_OK;
+fail:
+    if (pc != MPI_COMM_NULL)
+        PMPI_Comm_free(&pc);
+    if (c)
+        ep_ucx_comm_gone(c);
+    comm_destroy(c);
+    free(e);
+    free(sorted);
+    free(pg);
+    return rc == EP_ERR_NO_MEM ? EP_ERR_ENDPOINTS_NO_MEM : rc;
+}
+
+/* Copies n elements of size sz, or NULL (and *ok = 0). */
+static void *dup_array(const void *src, size_t n, size_t sz, int *ok)
+{
+    void *d = malloc(n * sz > 0 ? n * sz : 1);
+    if (d)
+        memcpy(d, src, n * sz);
+    else
+        *ok = 0;
+    return d;
+}
+
+ep_status_t ep_comm_clone_begin(ep_comm_t *pc, ep_comm_t **out, MPI_Request *req)
+{
+    ep_comm_t *c = comm_alloc();
+    int ok = 1;
+
+    *out = NULL;
+    *req = MPI_REQUEST_NULL;
+    if (!c)
+        return EP_ERR_ENDPOINTS;
+    c->size = pc->size;
+    c->inter = pc->inter;
+    memcpy(c->group_off, pc->group_off, sizeof c->group_off);
+    memcpy(c->group_size, pc->group_size, sizeof c->group_size);
+    c->nprocs = pc->nprocs;
+    c->myproc = pc->myproc;
+    c->nlocal = pc->nlocal;
+    c->ranks_by_process = pc->ranks_by_process;
+    c->ranks = dup_array(pc->ranks, (size_t)pc->size, sizeof *pc->ranks, &ok);
+    c->gids = dup_array(pc->gids, (size_t)pc->size, sizeof *pc->gids, &ok);
+    c->proc_world = dup_array(pc->proc_world, (size_t)pc->nprocs, sizeof(int), &ok);
+    c->proc_nlocal = dup_array(pc->proc_nlocal, (size_t)pc->nprocs, sizeof(int), &ok);
+    c->proc_first = dup_array(pc->proc_first, (size_t)pc->nprocs, sizeof(int), &ok);
+    c->proc_ranks = dup_array(pc->proc_ranks, (size_t)pc->size, sizeof(int), &ok);
+    c->ctx = ((uint64_t)(uint32_t)ep_proc_world_rank() << 32) | atomic_fetch_add(&ctx_serial, 1);
+    if (!ok || (pc->pcomm != MPI_COMM_NULL && PMPI_Comm_idup(pc->pcomm, &c->pcomm, req) != MPI_SUCCESS)) {
+        comm_destroy(c);
+        return EP_ERR_ENDPOINTS;
+    }
+    *out = c;
+    return EP_OK;
+}
+
+ep_status_t ep_comm_clone_step(ep_comm_t *pc, ep_comm_t *c, int stage, MPI_Request *req)
+{
+    ep_status_t rc;
+    /* Stage 0, the new process-level communicator exists: its first
+     * process's context id becomes everyone's. */
+    if (stage == 0 && c->pcomm != MPI_COMM_NULL)
+        return PMPI_Ibcast(&c->ctx, 1, MPI_UINT64_T, 0, c->pcomm, req) == MPI_SUCCESS ? EP_OK : EP_ERR_ENDPOINTS;
+    if (!c->ucx_setup) {
+        /* Then the endpoints, and UCX's exchange of their addresses as
+         * one more PMPI step: a blocking exchange here could wait for a
+         * process that drives another construction first. */
+        ep_direct_decide(c);
+        if ((rc = endpoints_init(c, MPI_ERRORS_ARE_FATAL)))
+            return rc;
+        for (int i = 0; i < c->nlocal; i++)
+            ep_errhandler_assign(&c->local[i].errhandler, pc->local[i].errhandler);
+        if (carries_between(c) && (rc = ep_ucx_comm_start(c, req)))
+            return rc;
+        if (*req != MPI_REQUEST_NULL)
+            return EP_OK;
+    } else if ((rc = ep_ucx_comm_finish(c))) {
+        return rc;
+    }
+    if (carries_between(c) && !c->ucx && (rc = ep_net_activate()))
+        return rc;
+    ep_net_comm_ready(c);
+    return EP_OK;
+}
+
+void ep_comm_clone_abort(ep_comm_t *c, MPI_Request *req)
+{
+    if (*req != MPI_REQUEST_NULL)
+        ep_wait_pmpi(req, MPI_STATUS_IGNORE);
+    ep_ucx_comm_gone(c);
+    comm_destroy(c);
+}
+
+ep_status_t ep_comm_make_inter(ep_comm_t *c, int size0)
+{
+    ep_status_t rc;
+    if (c->nprocs > 1 && (rc = transport_ready(c)))
+        return rc;
+    c->inter = 1;
+    c->direct = 0;
+    c->group_off[0] = 0;
+    c->group_off[1] = c->group_size[0] = size0;
+    c->group_size[1] = c->size - size0;
+    for (int i = 0; i < c->nlocal; i++)
+        c->local[i].side = c->local[i].rank >= size0;
+    return EP_OK;
+}
+
+void ep_endpoint_free(ep_endpoint_t *ep)
+{
+    ep_registry_remove((int)ep->handle);
+    ep->handle = MPI_COMM_NULL;
+    ep_endpoint_release(ep);
+}
+
+void ep_endpoint_gone(ep_endpoint_t *ep)
+{
+    ep_comm_t *c = ep->comm;
+    if (atomic_fetch_sub(&c->refs, 1) == 1) {
+        ep_net_comm_gone(c);
+        ep_ucx_comm_gone(c);
+        comm_destroy(c);
+    }
+}
+
+/* ---- comparison -------------------------------------------------------- */
+
+static int compare_gids(const ep_gid_t *a, int na, const ep_gid_t *b, int nb)
+{
+    if (na != nb)
+        return MPI_UNEQUAL;
+    if (!memcmp(a, b, sizeof *a * (size_t)na))
+        return MPI_CONGRUENT;
+    ep_gid_t *x = malloc(sizeof *x * (size_t)na), *y = malloc(sizeof *y * (size_t)na);
+    int res = MPI_UNEQUAL;
+    if (x && y) {
+        memcpy(x, a, sizeof *x * (size_t)na);
+        memcpy(y, b, sizeof *y * (size_t)na);
+        qsort(x, (size_t)na, sizeof *x, cmp_gid);
+        qsort(y, (size_t)na, sizeof *y, cmp_gid);
+        res = memcmp(x, y, sizeof *x * (size_t)na) ? MPI_UNEQUAL : MPI_SIMILAR;
+    }
+    free(x);
+    free(y);
+    return res;
+}
+
+int ep_comm_compare_ep(const ep_endpoint_t *a, const ep_endpoint_t *b)
+{
+    if (a->comm == b->comm)
+        return a == b ? MPI_IDENT : MPI_ALIASED;
+    return compare_gids(a->comm->gids, a->comm->size, b->comm->gids, b->comm->size);
+}
+
+ep_status_t ep_comm_compare_classic(const ep_endpoint_t *a, MPI_Comm classic, int *result)
+{
+    int inter = 0, n;
+    MPI_Group g, wg;
+    if (PMPI_Comm_test_inter(classic, &inter) != MPI_SUCCESS)
+        return EP_ERR_COMM;
+    if (inter) {
+        *result = MPI_UNEQUAL;
+        return EP_OK;
+    }
+    PMPI_Comm_size(classic, &n);
+    int *ranks = malloc(sizeof(int) * (size_t)n), *wranks = malloc(sizeof(int) * (size_t)n);
+    ep_gid_t *gids = malloc(sizeof *gids * (size_t)n);
+    ep_status_t rc = EP_OK;
+    if (!ranks || !wranks || !gids) {
+        rc = EP_ERR_NO_MEM;
+        goto out;
+    }
+    for (int i = 0; i < n; i++)
+        ranks[i] = i;
+    PMPI_Comm_group(classic, &g);
+    PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+    PMPI_Group_translate_ranks(g, n, ranks, wg, wranks);
+    PMPI_Group_free(&g);
+    PMPI_Group_free(&wg);
+    for (int i = 0; i < n; i++)
+        gids[i] = (ep_gid_t){0, (uint64_t)(uint32_t)wranks[i]};
+    *result = compare_gids(a->comm->gids, a->comm->size, gids, n);
+out:
+    free(ranks);
+    free(wranks);
+    free(gids);
+    return rc;
+}
+
+/* ---- local rendezvous ------------------------------------------------- */
+
+typedef struct sync_wait {
+    ep_sync_t *s;
+    unsigned mark; /* what entered[j] holds once endpoint j is in */
+} sync_wait_t;
+
+static int sync_absent(const void *arg, int j)
+{
+    const sync_wait_t *w = arg;
+    return atomic_load_explicit(&w->s->entered[j], memory_order_relaxed) != w->mark;
+}
+
+/* The sense-counting barrier of c's local endpoints.  Local endpoint
+ * lidx, or -1 for an unwatched wait: a watched one marks its arrival and
+ * gives up (marking the rendezvous dead) when ep_diag_watch says so. */
+static ep_status_t barrier(ep_comm_t *c, int lidx)
+{
+    ep_sync_t *s = &c->sync;
+    if (c->nlocal == 1)
+        return EP_OK;
+    unsigned ph = atomic_load_explicit(&s->phase, memory_order_acquire);
+    sync_wait_t w = {s, ph + 1};
+    if (lidx >= 0)
+        atomic_store_explicit(&s->entered[lidx], w.mark, memory_order_relaxed);
+    if (atomic_fetch_add_explicit(&s->arrived, 1, memory_order_acq_rel) == (unsigned)c->nlocal - 1) {
+        atomic_store_explicit(&s->arrived, 0, memory_order_relaxed);
+        atomic_fetch_add_explicit(&s->phase, 1, memory_order_release);
+        return EP_OK;
+    }
+    ep_watch_t watch = EP_WATCH_INIT;
+    EP_WAIT_UNTIL(atomic_load_explicit(&s->phase, memory_order_acquire) != ph)
+    {
+        ep_status_t rc = lidx >= 0 ? ep_diag_watch(&watch, &c->local[lidx], sync_absent, &w) : EP_OK;
+        if (rc) {
+            atomic_store(&s->dead, 1);
+            return rc;
+        }
+    }
+    return EP_OK;
+}
+
+void ep_sync_barrier(ep_comm_t *c) { (void)barrier(c, -1); }
+
+ep_status_t ep_sync_enter(ep_comm_t *c, int lidx)
+{
+    return atomic_load_explicit(&c->sync.dead, memory_order_relaxed) ? EP_ERR_SYNC_DEAD : barrier(c, lidx);
+}

@@ -1,0 +1,171 @@
+#include "core/op.h"
+
+#include "base/grow.h"
+#include "abi/handle.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+/* One loop per (type, operation); the macros spell them out. */
+#define EP_LOOP(T, EXPR)                \
+    do {                                \
+        const T *x = in;                \
+        T *y = inout;                   \
+        for (int i = 0; i < count; i++) \
+            y[i] = (EXPR);              \
+    } while (0)
+
+/* Operations valid on every real type: sum, product, max, min. */
+#define EP_ARITH(T)                            \
+    if (op == MPI_SUM)                         \
+        EP_LOOP(T, y[i] + x[i]);               \
+    else if (op == MPI_PROD)                   \
+        EP_LOOP(T, y[i] * x[i]);               \
+    else if (op == MPI_MAX)                    \
+        EP_LOOP(T, x[i] > y[i] ? x[i] : y[i]); \
+    else if (op == MPI_MIN)                    \
+        EP_LOOP(T, x[i] < y[i] ? x[i] : y[i]); \
+    else
+
+/* Integer types add the logical and bitwise operations. */
+#define EP_INTEGER(T)                    \
+    EP_ARITH(T)                          \
+    if (op == MPI_LAND)                  \
+        EP_LOOP(T, (T)(y[i] && x[i]));   \
+    else if (op == MPI_LOR)              \
+        EP_LOOP(T, (T)(y[i] || x[i]));   \
+    else if (op == MPI_LXOR)             \
+        EP_LOOP(T, (T)(!y[i] != !x[i])); \
+    else if (op == MPI_BAND)             \
+        EP_LOOP(T, (T)(y[i] & x[i]));    \
+    else if (op == MPI_BOR)              \
+        EP_LOOP(T, (T)(y[i] | x[i]));    \
+    else if (op == MPI_BXOR)             \
+        EP_LOOP(T, (T)(y[i] ^ x[i]));    \
+    else                                 \
+        return 0;                        \
+    return 1
+
+#define EP_REAL(T) \
+    EP_ARITH(T)    \
+    return 0;      \
+    return 1
+
+static int apply_int(const void *in, void *inout, int count, MPI_Op op) { EP_INTEGER(int); }
+static int apply_unsigned(const void *in, void *inout, int count, MPI_Op op) { EP_INTEGER(unsigned); }
+static int apply_long(const void *in, void *inout, int count, MPI_Op op) { EP_INTEGER(long); }
+static int apply_ulong(const void *in, void *inout, int count, MPI_Op op) { EP_INTEGER(unsigned long); }
+static int apply_llong(const void *in, void *inout, int count, MPI_Op op) { EP_INTEGER(long long); }
+static int apply_ullong(const void *in, void *inout, int count, MPI_Op op) { EP_INTEGER(unsigned long long); }
+static int apply_float(const void *in, void *inout, int count, MPI_Op op) { EP_REAL(float); }
+static int apply_double(const void *in, void *inout, int count, MPI_Op op) { EP_REAL(double); }
+
+int ep_op_apply(const void *in, void *inout, int count, MPI_Datatype t, MPI_Op op)
+{
+    if (t == MPI_DOUBLE)
+        return apply_double(in, inout, count, op);
+    if (t == MPI_INT || t == MPI_INT32_T)
+        return apply_int(in, inout, count, op);
+    if (t == MPI_LONG || t == MPI_INT64_T)
+        return apply_long(in, inout, count, op);
+    if (t == MPI_FLOAT)
+        return apply_float(in, inout, count, op);
+    if (t == MPI_UNSIGNED || t == MPI_UINT32_T)
+        return apply_unsigned(in, inout, count, op);
+    if (t == MPI_UNSIGNED_LONG || t == MPI_UINT64_T)
+        return apply_ulong(in, inout, count, op);
+    if (t == MPI_LONG_LONG)
+        return apply_llong(in, inout, count, op);
+    if (t == MPI_UNSIGNED_LONG_LONG)
+        return apply_ullong(in, inout, count, op);
+    return 0;
+}
+
+int ep_op_reduce_local(const void *in, void *inout, int count, MPI_Datatype t, MPI_Op op)
+{
+    if (ep_op_apply(in, inout, count, t, op))
+        return MPI_SUCCESS;
+    return PMPI_Reduce_local(in, inout, count, t, op);
+}
+
+int ep_op_commutative(MPI_Op op, int *commute)
+{
+    if (ep_op_is_predefined(op)) { /* all commutative */
+        *commute = 1;
+        return MPI_SUCCESS;
+    }
+    return PMPI_Op_commutative(op, commute);
+}
+
+/* ---- keeping user operations alive -------------------------------------------
+ * A table of the operations held, with their hold counts. */
+
+typedef struct held_op {
+    int handle;
+    int count;
+    int freed; /* the program freed it: free it with the last release */
+} held_op_t;
+
+static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+static held_op_t *held;
+static int nheld;
+static size_t held_cap;
+
+/* Operations never freed: predefined, null. */
+static int untracked(int h) { return h == 0 || ep_handle_is_builtin(h) || h == (int)MPI_OP_NULL; }
+
+static held_op_t *held_find(int h)
+{
+    for (int i = 0; i < nheld; i++)
+        if (held[i].handle == h)
+            return &held[i];
+    return NULL;
+}
+
+ep_status_t ep_op_hold(MPI_Op op)
+{
+    int h = (int)op;
+    if (untracked(h))
+        return EP_OK;
+    pthread_mutex_lock(&held_lock);
+    held_op_t *e = held_find(h);
+    if (!e && EP_GROW(held, nheld, held_cap, 16)) {
+        e = &held[nheld++];
+        *e = (held_op_t){h, 0, 0};
+    }
+    if (e)
+        e->count++;
+    pthread_mutex_unlock(&held_lock);
+    return e ? EP_OK : EP_ERR_NO_MEM;
+}
+
+void ep_op_release(MPI_Op op)
+{
+    int h = (int)op, free_it = 0;
+    if (untracked(h))
+        return;
+    pthread_mutex_lock(&held_lock);
+    held_op_t *e = held_find(h);
+    if (e && --e->count == 0) {
+        free_it = e->freed;
+        *e = held[--nheld];
+    }
+    pthread_mutex_unlock(&held_lock);
+    if (free_it)
+        PMPI_Op_free(&op);
+}
+
+int ep_op_free_deferred(MPI_Op op)
+{
+    int h = (int)op;
+    if (untracked(h))
+        return 0;
+    pthread_mutex_lock(&held_lock);
+    held_op_t *e = held_find(h);
+    int r = !e ? 0 : e->freed ? -1 : 1;
+    if (e)
+        e->freed = 1;
+    pthread_mutex_unlock(&held_lock);
+    return r;
+}

@@ -1,0 +1,854 @@
+/* One-sided communication on endpoint communicators (see win.h). */
+#include "rma/win.h"
+
+#include "coll/coll.h"
+#include "core/datatype.h"
+#include "base/grow.h"
+#include "p2p/p2p.h"
+#include "core/proc.h"
+#include "core/request.h"
+#include "base/wait.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Lock words: shared holders count up from 0; an exclusive holder adds
+ * EXCL.  A claim that finds the word incompatible takes itself back. */
+#define EXCL ((int64_t)1 << 40)
+
+/* Per-target state bits of an endpoint's epochs (ep_win_ep_t.state). */
+enum { ST_SHARED = 1, ST_EXCL = 2, ST_NOCHECK = 4, ST_STARTED = 8 };
+
+/* Tags of the PSCW notices on the private communicator. */
+enum { TAG_POST = 1, TAG_COMPLETE = 2 };
+
+static ep_status_t from_pmpi(int rc)
+{
+    int cls;
+    if (rc == MPI_SUCCESS)
+        return EP_OK;
+    PMPI_Error_class(rc, &cls);
+    switch (cls) {
+    case MPI_ERR_RMA_RANGE:
+        return EP_ERR_RMA_RANGE;
+    case MPI_ERR_RMA_SYNC:
+        return EP_ERR_RMA_SYNC;
+    case MPI_ERR_TYPE:
+        return EP_ERR_TYPE;
+    case MPI_ERR_OP:
+        return EP_ERR_OP;
+    case MPI_ERR_COUNT:
+        return EP_ERR_COUNT;
+    case MPI_ERR_NO_MEM:
+        return EP_ERR_NO_MEM;
+    default:
+        return EP_ERR_INTERN;
+    }
+}
+
+/* ---- creation: a collective kind (coll.h) --------------------------------
+ * start clones the communicator (the window's private one), complete takes
+ * the clone through its steps and then builds the PMPI windows, finish
+ * gives each endpoint its handle. */
+
+typedef struct win_arg {
+    ep_win_flavor_t flavor;
+    void *base;
+    MPI_Aint size;
+    int disp_unit;
+    void *baseptr;
+    MPI_Win *out;
+} win_arg_t;
+
+/* ---- the lock window ------------------------------------------------------
+ * One dynamic PMPI window over all processes holds the lock words of every
+ * endpoint window, each window attaching its own: a window of its own per
+ * endpoint window would cost it a third MPICH context id (beside its
+ * private communicator's and its data window's), and MPICH 4.0.2 has 2048
+ * (MPICH's test rma/window_creation keeps 1000 windows alive).  Not in the
+ * data windows: there the lock words' atomics (active messages in MPICH)
+ * would make later flushes of the data wait for more. */
+
+static MPI_Win lock_win = MPI_WIN_NULL;
+
+ep_status_t ep_win_init(void)
+{
+    if (PMPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &lock_win) != MPI_SUCCESS)
+        return EP_ERR_INTERN;
+    PMPI_Win_set_errhandler(lock_win, MPI_ERRORS_RETURN);
+    return PMPI_Win_lock_all(MPI_MODE_NOCHECK, lock_win) == MPI_SUCCESS ? EP_OK : EP_ERR_INTERN;
+}
+
+void ep_win_finalize(void)
+{
+    if (lock_win == MPI_WIN_NULL)
+        return;
+    PMPI_Win_unlock_all(lock_win);
+    PMPI_Win_free(&lock_win);
+}
+
+static void lwords_drop(ep_win_t *w)
+{
+    if (!w->lwords)
+        return;
+    PMPI_Win_detach(lock_win, w->lwords);
+    free(w->lwords);
+    w->lwords = NULL;
+}
+
+static void win_destroy(ep_win_t *w)
+{
+    if (w->pwin != MPI_WIN_NULL) {
+        PMPI_Win_unlock_all(w->pwin);
+        PMPI_Win_free(&w->pwin);
+    }
+    lwords_drop(w);
+    free(w->rank);
+    free(w->segbase);
+    free(w);
+}
+
+static ep_status_t create_start(ep_coll_inst_t *in)
+{
+    ep_win_t *w = calloc(1, sizeof *w);
+    if (!w)
+        return EP_ERR_NO_MEM;
+    w->pwin = MPI_WIN_NULL;
+    w->flavor = ((const win_arg_t *)in->args[0]->extra)->flavor;
+    in->res = w;
+    return ep_comm_clone_begin(in->c, &w->comm, &in->preq);
+}
+
+/* The processes' records of every local rank, gathered into w->rank. */
+static ep_status_t exchange_ranks(ep_win_t *w, const ep_win_rank_t *mine)
+{
+    ep_comm_t *c = w->comm;
+    size_t rs = sizeof(ep_win_rank_t);
+    ep_win_rank_t *all = malloc(rs * (size_t)c->size);
+    int *cnt = malloc(2 * sizeof(int) * (size_t)c->nprocs), *dsp = cnt ? cnt + c->nprocs : NULL;
+    ep_status_t rc = all && cnt ? EP_OK : EP_ERR_NO_MEM;
+    if (!rc && c->pcomm == MPI_COMM_NULL)
+        memcpy(all, mine, rs * (size_t)c->nlocal);
+    else if (!rc) {
+        for (int p = 0; p < c->nprocs; p++) {
+            cnt[p] = (int)(c->proc_nlocal[p] * rs);
+            dsp[p] = (int)(c->proc_first[p] * rs);
+        }
+        MPI_Request req;
+        rc = from_pmpi(ep_wait_pmpi_started(
+            PMPI_Iallgatherv(mine, (int)(c->nlocal * rs), MPI_BYTE, all, cnt, dsp, MPI_BYTE, w->pc, &req), &req));
+    }
+    for (int r = 0; !rc && r < c->size; r++)
+        w->rank[r] = all[c->proc_first[c->ranks[r].proc] + c->ranks[r].lidx];
+    free(all);
+    free(cnt);
+    return rc;
+}
+
+/* All processes on one node (shared windows need that). */
+static ep_status_t one_node(MPI_Comm pc)
+{
+    int id[2] = {ep_proc_node_id(), -ep_proc_node_id()}, lo[2]; /* the smallest and the largest */
+    MPI_Request req;
+    ep_status_t rc = from_pmpi(ep_wait_pmpi_started(PMPI_Iallreduce(id, lo, 2, MPI_INT, MPI_MIN, pc, &req), &req));
+    if (rc)
+        return rc;
+    return lo[0] == -lo[1] ? EP_OK : EP_ERR_RMA_SHARED;
+}
+
+/* The PMPI windows and the rank table, once the private clone exists. */
+static ep_status_t setup(ep_coll_inst_t *in, ep_win_t *w)
+{
+    ep_comm_t *c = w->comm;
+    int nl = c->nlocal;
+    ep_win_rank_t *mine = calloc((size_t)nl, sizeof *mine);
+    MPI_Aint *off = calloc((size_t)nl, sizeof *off);
+    w->rank = calloc((size_t)c->size, sizeof *w->rank);
+    w->segbase = calloc((size_t)c->nprocs, sizeof *w->segbase);
+    w->pc = c->pcomm != MPI_COMM_NULL ? c->pcomm : MPI_COMM_SELF;
+    ep_status_t rc = mine && off && w->rank && w->segbase ? EP_OK : EP_ERR_NO_MEM;
+
+    for (int i = 0; i < nl && !rc; i++) {
+        const win_arg_t *a = in->args[i]->extra;
+        mine[i] = (ep_win_rank_t){.tbase = (MPI_Aint)a->base, .size = a->size, .disp_unit = a->disp_unit};
+        if (w->flavor == EP_WIN_DYNAMIC)
+            mine[i] = (ep_win_rank_t){.disp_unit = 1};
+    }
+    if (!rc && (w->flavor == EP_WIN_SHARED || w->flavor == EP_WIN_ALLOCATE)) {
+        void *segment;
+        /* One segment per process, its ranks' slices in local order, each
+         * starting on a cache line.  Allocated by MPICH, which can then
+         * serve other processes through shared memory (it cannot for the
+         * attached memory of a dynamic window). */
+        MPI_Aint total = 0;
+        for (int i = 0; i < nl; i++) {
+            off[i] = total;
+            total += (mine[i].size + 63) & ~(MPI_Aint)63;
+        }
+        if (w->flavor == EP_WIN_ALLOCATE)
+            rc = from_pmpi(PMPI_Win_allocate(total, 1, MPI_INFO_NULL, w->pc, &segment, &w->pwin));
+        else if (!(rc = one_node(w->pc)))
+            rc = from_pmpi(PMPI_Win_allocate_shared(total, 1, MPI_INFO_NULL, w->pc, &segment, &w->pwin));
+        if (!rc)
+            w->segbase[c->myproc] = segment;
+        for (int i = 0; i < nl && !rc; i++)
+            mine[i].tbase = off[i];
+    } else if (!rc) {
+        rc = from_pmpi(PMPI_Win_create_dynamic(MPI_INFO_NULL, w->pc, &w->pwin));
+        for (int i = 0; i < nl && !rc && w->flavor != EP_WIN_DYNAMIC; i++)
+            if (mine[i].size > 0)
+                rc = from_pmpi(PMPI_Win_attach(w->pwin, (void *)mine[i].tbase, mine[i].size));
+    }
+    /* The lock words, zero before anyone can take a lock (the barrier
+     * below), in the lock window where each rank's is known by address. */
+    int64_t *lw = rc ? NULL : calloc((size_t)nl, sizeof *lw);
+    if (!rc && !lw)
+        rc = EP_ERR_NO_MEM;
+    if (!rc && (rc = from_pmpi(PMPI_Win_attach(lock_win, lw, (MPI_Aint)(nl * sizeof *lw)))))
+        free(lw);
+    else if (!rc) {
+        w->lwords = lw; /* attached */
+        for (int i = 0; i < nl; i++)
+            PMPI_Get_address(&lw[i], &mine[i].lword);
+    }
+    if (!rc) {
+        PMPI_Win_set_errhandler(w->pwin, MPI_ERRORS_RETURN);
+        rc = exchange_ranks(w, mine);
+    }
+    /* Shared windows: every process's segment, to address it here. */
+    for (int p = 0; p < c->nprocs && !rc && w->flavor == EP_WIN_SHARED; p++) {
+        MPI_Aint sz;
+        int du;
+        rc = from_pmpi(PMPI_Win_shared_query(w->pwin, p, &sz, &du, &w->segbase[p]));
+    }
+    if (!rc && PMPI_Win_lock_all(MPI_MODE_NOCHECK, w->pwin))
+        rc = EP_ERR_INTERN;
+    /* Every lock word is zero before anyone takes a lock. */
+    if (!rc && c->pcomm != MPI_COMM_NULL) {
+        MPI_Request req;
+        rc = from_pmpi(ep_wait_pmpi_started(PMPI_Ibarrier(w->pc, &req), &req));
+    }
+    free(mine);
+    free(off);
+    return rc;
+}
+
+static ep_status_t create_complete(ep_coll_inst_t *in)
+{
+    ep_win_t *w = in->res;
+    ep_status_t rc = ep_comm_clone_step(in->c, w->comm, in->stage, &in->preq);
+    if (rc || in->preq != MPI_REQUEST_NULL)
+        return rc;
+    return setup(in, w);
+}
+
+static ep_status_t create_finish(ep_coll_inst_t *in, int lidx)
+{
+    ep_win_t *w = in->res;
+    const win_arg_t *a = in->args[lidx]->extra;
+    ep_win_ep_t *we = calloc(1, sizeof *we);
+    if (we)
+        we->state = calloc((size_t)w->comm->size, 1);
+    if (!we || !we->state) {
+        if (we)
+            free(we);
+        return EP_ERR_NO_MEM;
+    }
+    we->obj.kind = EP_OBJ_WIN;
+    we->hints = MPI_INFO_NULL;
+    we->w = w;
+    we->ep = &w->comm->local[lidx];
+    we->rank = we->ep->rank;
+    we->base = w->flavor == EP_WIN_SHARED || w->flavor == EP_WIN_ALLOCATE
+                   ? ep_win_local_addr(w, w->comm->myproc, w->rank[we->rank].tbase)
+                   : a->base;
+    we->size = a->size;
+    we->disp_unit = a->disp_unit;
+    we->flavor_attr = w->flavor == EP_WIN_CREATE     ? MPI_WIN_FLAVOR_CREATE
+                      : w->flavor == EP_WIN_ALLOCATE ? MPI_WIN_FLAVOR_ALLOCATE
+                      : w->flavor == EP_WIN_SHARED   ? MPI_WIN_FLAVOR_SHARED
+                                                     : MPI_WIN_FLAVOR_DYNAMIC;
+    we->model_attr = MPI_WIN_UNIFIED;
+    we->errhandler = MPI_ERRORS_ARE_FATAL;
+    if (w->flavor == EP_WIN_DYNAMIC) {
+        we->base = MPI_BOTTOM;
+        we->size = 0;
+        we->disp_unit = 1;
+    }
+    we->handle = (MPI_Win)ep_registry_add(EP_HTYPE_WIN, &we->obj);
+    if (!we->handle) {
+        free(we->state);
+        free(we);
+        return EP_ERR_NO_MEM;
+    }
+    atomic_fetch_add(&w->refs, 1);
+    *a->out = we->handle;
+    if (a->baseptr)
+        *(void **)a->baseptr = we->base;
+    return EP_OK;
+}
+
+static void create_fail(ep_coll_inst_t *in)
+{
+    ep_win_t *w = in->res;
+    if (!w)
+        return;
+    if (w->comm && w->comm->local) /* built: the clone goes like a communicator */
+        for (int i = 0; i < w->comm->nlocal; i++)
+            ep_endpoint_free(&w->comm->local[i]);
+    else if (w->comm)
+        ep_comm_clone_abort(w->comm, &in->preq);
+    win_destroy(w);
+    in->res = NULL;
+}
+
+static const ep_coll_kind_t create_kind = {
+    .start = create_start, .complete = create_complete, .finish = create_finish, .fail = create_fail};
+
+ep_status_t ep_win_create(ep_endpoint_t *ep, ep_win_flavor_t flavor, void *base, MPI_Aint size, int disp_unit,
+                          void *baseptr, MPI_Win *out)
+{
+    win_arg_t wa = {flavor, base, size, disp_unit, baseptr, out};
+    ep_coll_args_t a;
+    ep_coll_args_init(&a, &create_kind, ep);
+    a.extra = &wa;
+    *out = MPI_WIN_NULL;
+    return ep_coll_run(ep, &a);
+}
+
+/* ---- the ranks' lock words -------------------------------------------------- */
+
+/* Adds v to target's lock word; *old gets its value before. */
+static ep_status_t lock_add(ep_win_t *w, int target, int64_t v, int64_t *old)
+{
+    int proc = w->comm->proc_world[w->comm->ranks[target].proc];
+    MPI_Request r;
+    return from_pmpi(
+        ep_wait_pmpi_started(PMPI_Rget_accumulate(&v, 1, MPI_INT64_T, old, 1, MPI_INT64_T, proc, w->rank[target].lword,
+                                                  1, MPI_INT64_T, MPI_SUM, lock_win, &r),
+                             &r));
+}
+
+/* One try at target's lock: 1 when it is taken, or when *rc says why
+ * not; 0 when it was not free (the addition taken back). */
+static int lock_try(ep_win_t *w, int target, int excl, ep_status_t *rc)
+{
+    int64_t inc = excl ? EXCL : 1, old = 0;
+    if ((*rc = lock_add(w, target, inc, &old)) || (excl ? old == 0 : old < EXCL))
+        return 1;
+    return (*rc = lock_add(w, target, -inc, &old)) != EP_OK;
+}
+
+static ep_status_t lock_take(ep_win_t *w, int target, int excl)
+{
+    ep_status_t rc;
+    EP_WAIT_UNTIL(lock_try(w, target, excl, &rc));
+    if (rc)
+        return rc;
+    atomic_thread_fence(memory_order_seq_cst); /* direct accesses come after */
+    return EP_OK;
+}
+
+static ep_status_t lock_give(ep_win_t *w, int target, int excl)
+{
+    int64_t old;
+    atomic_thread_fence(memory_order_seq_cst); /* direct accesses came before */
+    return lock_add(w, target, excl ? -EXCL : -1, &old);
+}
+
+/* ---- operations ------------------------------------------------------------- */
+
+int ep_win_in_epoch(const ep_win_ep_t *we, int target) { return we->fence_open || we->lock_all || we->state[target]; }
+
+char *ep_win_local_addr(const ep_win_t *w, int proc, MPI_Aint pd)
+{
+    if (w->flavor == EP_WIN_SHARED)
+        return w->segbase[proc] + pd;
+    if (proc != w->comm->myproc)
+        return NULL;
+    return w->flavor == EP_WIN_ALLOCATE ? w->segbase[proc] + pd : (char *)pd;
+}
+
+/* A request that is complete already (operations done here). */
+static ep_status_t done_request(ep_win_ep_t *we, MPI_Request *req)
+{
+    ep_request_t *r = ep_request_new(EP_REQ_SEND, we->ep, 1);
+    if (!r)
+        return EP_ERR_NO_MEM;
+    ep_mpi_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+    ep_request_set_done(r);
+    *req = r->handle;
+    return EP_OK;
+}
+
+/* The target's window covers tcount elements of ttype at disp. */
+static ep_status_t in_range(const ep_win_t *w, const ep_rma_t *op)
+{
+    const ep_win_rank_t *t = &w->rank[op->target];
+    MPI_Aint lb, ext, tlb = 0, text = ep_datatype_builtin_size(op->ttype);
+    if (w->flavor == EP_WIN_DYNAMIC || op->tcount == 0)
+        return EP_OK;
+    if (op->disp < 0)
+        return EP_ERR_DISP;
+    if (text >= 0)
+        ext = text;
+    else if (PMPI_Type_get_extent(op->ttype, &lb, &ext) || PMPI_Type_get_true_extent(op->ttype, &tlb, &text))
+        return EP_ERR_TYPE;
+    MPI_Aint first = op->disp * t->disp_unit + tlb, end = first + (MPI_Aint)(op->tcount - 1) * ext + text;
+    return first >= 0 && end <= t->size ? EP_OK : EP_ERR_RMA_RANGE;
+}
+
+/* ---- gets ------------------------------------------------------------------------
+ * MPICH 4.0.2 can return from PMPI_Win_flush_all before the data of a
+ * large PMPI_Get has landed (1 MiB, 4 ranks on 2 cores: 2 to 4 runs of
+ * rma_fence's 2:2,1 shape in 150 over the UCX transport, whose waits call
+ * into MPICH less often).  The request of a PMPI_Rget completes only with
+ * its data, so a Get of an endpoint is an Rget whose request the next
+ * completing call of that endpoint (fence, flush, unlock, complete, free)
+ * waits for. */
+
+/* Issues a Get as an Rget kept in we->gets; waits for it at once when
+ * there is no room to keep it. */
+static int get_tracked(ep_win_ep_t *we, const ep_rma_t *op, int proc, MPI_Aint pd)
+{
+    MPI_Win pwin = we->w->pwin;
+    MPI_Request now;
+    ep_lock(&we->gets_lock);
+    int kept = EP_GROW(we->gets, we->ngets, we->capgets, 16);
+    MPI_Request *q = kept ? &we->gets[we->ngets] : &now;
+    int rc = PMPI_Rget(op->rbuf, op->ocount, op->otype, proc, pd, op->tcount, op->ttype, pwin, q);
+    if (rc == MPI_SUCCESS && kept)
+        we->ngets++;
+    ep_unlock(&we->gets_lock);
+    return rc == MPI_SUCCESS && !kept ? ep_wait_pmpi(q, MPI_STATUS_IGNORE) : rc;
+}
+
+/* Waits for every Get of we issued so far. */
+static ep_status_t gets_wait(ep_win_ep_t *we)
+{
+    int rc = MPI_SUCCESS;
+    ep_lock(&we->gets_lock);
+    for (int i = 0; i < we->ngets; i++) {
+        int r = ep_wait_pmpi(&we->gets[i], MPI_STATUS_IGNORE);
+        rc = rc ? rc : r;
+    }
+    we->ngets = 0;
+    ep_unlock(&we->gets_lock);
+    return from_pmpi(rc);
+}
+
+ep_status_t ep_win_rma(ep_win_ep_t *we, const ep_rma_t *op, MPI_Request *req)
+{
+    ep_win_t *w = we->w;
+    int t = op->target, rc;
+    ep_status_t st;
+    int64_t n;
+
+    if (t == MPI_PROC_NULL) /* nothing to do, as in point-to-point */
+        return req ? done_request(we, req) : EP_OK;
+    if (!ep_win_in_epoch(we, t))
+        return EP_ERR_RMA_SYNC;
+    if ((st = in_range(w, op)))
+        return st;
+    /* The target's displacement in pwin; where this process can address it
+     * too, Put and Get are copies. */
+    int proc = w->comm->ranks[t].proc;
+    MPI_Aint pd = w->rank[t].tbase + op->disp * w->rank[t].disp_unit;
+    char *addr = op->kind == EP_RMA_PUT || op->kind == EP_RMA_GET ? ep_win_local_addr(w, proc, pd) : NULL;
+    if (addr) {
+        if (op->kind == EP_RMA_PUT)
+            st = ep_dt_copy(op->obuf, op->ocount, op->otype, addr, op->tcount, op->ttype, &n);
+        else
+            st = ep_dt_copy(addr, op->tcount, op->ttype, op->rbuf, op->ocount, op->otype, &n);
+        return st ? st : req ? done_request(we, req) : EP_OK;
+    }
+    switch (op->kind) {
+    case EP_RMA_PUT:
+        rc = req ? PMPI_Rput(op->obuf, op->ocount, op->otype, proc, pd, op->tcount, op->ttype, w->pwin, req)
+                 : PMPI_Put(op->obuf, op->ocount, op->otype, proc, pd, op->tcount, op->ttype, w->pwin);
+        break;
+    case EP_RMA_GET:
+        rc = req ? PMPI_Rget(op->rbuf, op->ocount, op->otype, proc, pd, op->tcount, op->ttype, w->pwin, req)
+                 : get_tracked(we, op, proc, pd);
+        break;
+    case EP_RMA_ACC:
+        rc = req ? PMPI_Raccumulate(op->obuf, op->ocount, op->otype, proc, pd, op->tcount, op->ttype, op->op, w->pwin,
+                                    req)
+                 : PMPI_Accumulate(op->obuf, op->ocount, op->otype, proc, pd, op->tcount, op->ttype, op->op, w->pwin);
+        break;
+    case EP_RMA_GET_ACC:
+        rc = req ? PMPI_Rget_accumulate(op->obuf, op->ocount, op->otype, op->rbuf, op->rcount, op->rtype, proc, pd,
+                                        op->tcount, op->ttype, op->op, w->pwin, req)
+                 : PMPI_Get_accumulate(op->obuf, op->ocount, op->otype, op->rbuf, op->rcount, op->rtype, proc, pd,
+                                       op->tcount, op->ttype, op->op, w->pwin);
+        break;
+    default:
+        rc = PMPI_Compare_and_swap(op->obuf, op->cbuf, op->rbuf, op->otype, proc, pd, w->pwin);
+        break;
+    }
+    return from_pmpi(rc);
+}
+
+/* ---- synchronisation ---------------------------------------------------------- */
+
+/* Local rendezvous; local index 0 runs fn between the two barriers. */
+static ep_status_t together(ep_win_ep_t *we, ep_status_t (*fn)(ep_win_t *w, int arg), int arg)
+{
+    ep_comm_t *c = we->w->comm;
+    ep_status_t rc = ep_sync_enter(c, we->ep->lidx);
+    if (rc)
+        return rc;
+    if (we->ep->lidx == 0)
+        atomic_store(&c->sync.status, fn(we->w, arg));
+    ep_sync_barrier(c);
+    rc = atomic_load(&c->sync.status);
+    ep_sync_barrier(c); /* status may be reused after this */
+    return rc;
+}
+
+/* Every operation of this process complete everywhere, then a barrier over
+ * the processes. */
+static ep_status_t fence_all(ep_win_t *w, int assert)
+{
+    MPI_Request r;
+    int rc = assert &MPI_MODE_NOPRECEDE ? MPI_SUCCESS : PMPI_Win_flush_all(w->pwin);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Win_sync(w->pwin);
+    if (rc == MPI_SUCCESS && w->comm->pcomm != MPI_COMM_NULL)
+        rc = ep_wait_pmpi_started(PMPI_Ibarrier(w->pc, &r), &r);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Win_sync(w->pwin);
+    return from_pmpi(rc);
+}
+
+ep_status_t ep_win_fence(ep_win_ep_t *we, int assert)
+{
+    for (int t = 0; t < we->w->comm->size; t++)
+        if (we->state[t] || we->lock_all)
+            return EP_ERR_RMA_SYNC; /* inside a passive or PSCW epoch */
+    ep_status_t got = gets_wait(we), rc = together(we, fence_all, assert);
+    rc = rc ? rc : got;
+    we->fence_open = !(assert &MPI_MODE_NOSUCCEED);
+    return rc;
+}
+
+ep_status_t ep_win_lock(ep_win_ep_t *we, int type, int target, int assert)
+{
+    if (we->state[target] || we->lock_all)
+        return EP_ERR_RMA_SYNC;
+    int excl = type == MPI_LOCK_EXCLUSIVE;
+    ep_status_t rc = assert &MPI_MODE_NOCHECK ? EP_OK : lock_take(we->w, target, excl);
+    if (!rc)
+        we->state[target] = assert &MPI_MODE_NOCHECK ? ST_NOCHECK : excl ? ST_EXCL : ST_SHARED;
+    return rc;
+}
+
+/* Completes this endpoint's operations to target (every target: -1). */
+static ep_status_t complete_to(ep_win_ep_t *we, int target)
+{
+    ep_win_t *w = we->w;
+    ep_status_t got = gets_wait(we);
+    int rc = target < 0 ? PMPI_Win_flush_all(w->pwin) : PMPI_Win_flush(w->comm->ranks[target].proc, w->pwin);
+    atomic_thread_fence(memory_order_seq_cst);
+    return got ? got : from_pmpi(rc);
+}
+
+ep_status_t ep_win_unlock(ep_win_ep_t *we, int target)
+{
+    unsigned char s = we->state[target];
+    if (!(s & (ST_SHARED | ST_EXCL | ST_NOCHECK)))
+        return EP_ERR_RMA_SYNC;
+    ep_status_t rc = complete_to(we, target);
+    if (!rc && !(s & ST_NOCHECK))
+        rc = lock_give(we->w, target, s & ST_EXCL);
+    we->state[target] = 0;
+    return rc;
+}
+
+ep_status_t ep_win_lock_all(ep_win_ep_t *we, int assert)
+{
+    int n = we->w->comm->size;
+    ep_status_t rc = EP_OK;
+    if (we->lock_all || we->fence_open)
+        return EP_ERR_RMA_SYNC;
+    for (int t = 0; t < n; t++)
+        if (we->state[t])
+            return EP_ERR_RMA_SYNC;
+    if (assert & MPI_MODE_NOCHECK) {
+        we->lock_all = ST_NOCHECK;
+        return EP_OK;
+    }
+    int t = 0;
+    while (t < n && !(rc = lock_take(we->w, t, 0)))
+        t++;
+    if (rc) /* give back the locks taken */
+        while (t-- > 0)
+            lock_give(we->w, t, 0);
+    else
+        we->lock_all = ST_SHARED;
+    return rc;
+}
+
+ep_status_t ep_win_unlock_all(ep_win_ep_t *we)
+{
+    if (!we->lock_all)
+        return EP_ERR_RMA_SYNC;
+    ep_status_t rc = complete_to(we, -1);
+    for (int t = 0; t < we->w->comm->size && we->lock_all == ST_SHARED; t++) {
+        ep_status_t r2 = lock_give(we->w, t, 0);
+        rc = rc ? rc : r2;
+    }
+    we->lock_all = 0;
+    return rc;
+}
+
+ep_status_t ep_win_flush(ep_win_ep_t *we, int target, int local)
+{
+    ep_win_t *w = we->w;
+    if (target >= 0 && !we->lock_all && !(we->state[target] & (ST_SHARED | ST_EXCL | ST_NOCHECK)))
+        return EP_ERR_RMA_SYNC;
+    if (!local)
+        return complete_to(we, target);
+    ep_status_t got = gets_wait(we);
+    int proc = target >= 0 ? w->comm->ranks[target].proc : -1;
+    int rc = proc < 0 ? PMPI_Win_flush_local_all(w->pwin) : PMPI_Win_flush_local(proc, w->pwin);
+    return got ? got : from_pmpi(rc);
+}
+
+ep_status_t ep_win_sync(ep_win_ep_t *we)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    return from_pmpi(PMPI_Win_sync(we->w->pwin));
+}
+
+/* ---- post / start / complete / wait ----------------------------------------- */
+
+static ep_status_t notice_send(ep_win_ep_t *we, int peer, int tag)
+{
+    ep_request_t r;
+    ep_request_init(&r, EP_REQ_SEND, we->ep);
+    r.buf = NULL;
+    r.count = 0;
+    r.type = MPI_BYTE;
+    r.peer = peer;
+    r.tag = tag;
+    r.mode = EP_SEND_STANDARD;
+    ep_status_t rc = ep_send_start(&r);
+    if (!rc)
+        ep_request_wait(&r);
+    return rc;
+}
+
+static ep_request_t *notice_recv(ep_win_ep_t *we, int peer, int tag)
+{
+    ep_request_t *r = ep_request_new(EP_REQ_RECV, we->ep, 0);
+    if (!r)
+        return NULL;
+    r->buf = NULL;
+    r->count = 0;
+    r->type = MPI_BYTE;
+    r->source_pat = peer;
+    r->tag_pat = tag;
+    if (ep_recv_start(r)) {
+        ep_request_destroy(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* Forgets the exposure epoch's awaited notices (cancelling those still
+ * pending after a failed post). */
+static void post_end(ep_win_ep_t *we)
+{
+    for (int i = 0; i < we->npost && we->post_reqs[i]; i++) {
+        ep_request_t *r = we->post_reqs[i];
+        /* A direct receive's cancel completes inside MPICH, and one matched
+         * meanwhile still lands: either way it ends before it goes. */
+        if (ep_request_state(r) != EP_RS_DONE) {
+            ep_recv_cancel(r);
+            ep_request_wait(r);
+        }
+        ep_request_destroy(r);
+    }
+    free(we->post_reqs);
+    we->post_reqs = NULL;
+    we->npost = 0;
+}
+
+ep_status_t ep_win_post(ep_win_ep_t *we, const int *ranks, int n)
+{
+    ep_status_t rc = EP_OK;
+    if (we->post_reqs)
+        return EP_ERR_RMA_SYNC;
+    if (!(we->post_reqs = calloc((size_t)n + 1, sizeof *we->post_reqs)))
+        return EP_ERR_NO_MEM;
+    we->npost = n;
+    /* The complete notices are awaited before the origins may send them. */
+    for (int i = 0; i < n && !rc; i++)
+        if (!(we->post_reqs[i] = notice_recv(we, ranks[i], TAG_COMPLETE)))
+            rc = EP_ERR_NO_MEM;
+    if (rc) {
+        post_end(we);
+        return rc;
+    }
+    atomic_thread_fence(memory_order_seq_cst);
+    PMPI_Win_sync(we->w->pwin);
+    for (int i = 0; i < n && !rc; i++)
+        rc = notice_send(we, ranks[i], TAG_POST);
+    return rc;
+}
+
+/* Ends the access epoch of MPI_Win_start. */
+static void end_start(ep_win_ep_t *we)
+{
+    for (int i = 0; i < we->nstart; i++)
+        we->state[we->start[i]] &= (unsigned char)~ST_STARTED;
+    free(we->start);
+    we->start = NULL;
+    we->nstart = 0;
+}
+
+ep_status_t ep_win_start(ep_win_ep_t *we, const int *ranks, int n)
+{
+    if (we->start || we->fence_open)
+        return EP_ERR_RMA_SYNC;
+    if (!(we->start = malloc(sizeof *we->start * (size_t)(n + 1))))
+        return EP_ERR_NO_MEM;
+    memcpy(we->start, ranks, sizeof *ranks * (size_t)n);
+    we->nstart = n;
+    for (int i = 0; i < n; i++)
+        we->state[ranks[i]] |= ST_STARTED;
+    /* Each target's post notice, before any access to it. */
+    for (int i = 0; i < n; i++) {
+        ep_request_t *r = notice_recv(we, ranks[i], TAG_POST);
+        if (!r) {
+            end_start(we);
+            return EP_ERR_NO_MEM;
+        }
+        ep_request_wait(r);
+        ep_request_destroy(r);
+    }
+    atomic_thread_fence(memory_order_seq_cst);
+    return EP_OK;
+}
+
+ep_status_t ep_win_complete(ep_win_ep_t *we)
+{
+    if (!we->start)
+        return EP_ERR_RMA_SYNC;
+    ep_status_t rc = complete_to(we, -1);
+    for (int i = 0; i < we->nstart; i++) {
+        ep_status_t r2 = notice_send(we, we->start[i], TAG_COMPLETE);
+        rc = rc ? rc : r2;
+    }
+    end_start(we);
+    return rc;
+}
+
+ep_status_t ep_win_wait(ep_win_ep_t *we, int block, int *done)
+{
+    if (!we->post_reqs)
+        return EP_ERR_RMA_SYNC;
+    *done = 1;
+    for (int i = 0; i < we->npost; i++) {
+        ep_request_t *r = we->post_reqs[i];
+        if (block)
+            ep_request_wait(r);
+        else if (!ep_request_poll(r)) {
+            ep_progress();
+            *done = ep_request_poll(r);
+        }
+        if (!*done)
+            return EP_OK;
+    }
+    post_end(we);
+    atomic_thread_fence(memory_order_seq_cst);
+    return from_pmpi(PMPI_Win_sync(we->w->pwin));
+}
+
+/* ---- dynamic windows ---------------------------------------------------------- */
+
+ep_status_t ep_win_attach(ep_win_ep_t *we, void *base, MPI_Aint size)
+{
+    return from_pmpi(PMPI_Win_attach(we->w->pwin, base, size));
+}
+
+ep_status_t ep_win_detach(ep_win_ep_t *we, const void *base) { return from_pmpi(PMPI_Win_detach(we->w->pwin, base)); }
+
+/* ---- free ----------------------------------------------------------------------- */
+
+static ep_status_t free_pmpi(ep_win_t *w, int unused)
+{
+    (void)unused;
+    ep_status_t rc = fence_all(w, 0);
+    int r1 = PMPI_Win_unlock_all(w->pwin), r2 = PMPI_Win_free(&w->pwin);
+    lwords_drop(w); /* after the fence: nobody takes or gives a lock any more */
+    return rc ? rc : from_pmpi(r1 ? r1 : r2);
+}
+
+int ep_win_busy(const ep_win_ep_t *we)
+{
+    if (we->lock_all || we->start || we->post_reqs)
+        return 1;
+    for (int t = 0; t < we->w->comm->size; t++)
+        if (we->state[t])
+            return 1;
+    return 0;
+}
+
+/* ---- hints ---------------------------------------------------------------- */
+
+/* The window hints of MPI (12.2.7) and MPICH's alloc_shared_noncontig, with
+ * the values MPICH reports when nobody set them. */
+static const char *const hint_keys[][2] = {{"no_locks", "false"},
+                                           {"accumulate_ordering", "rar,raw,war,waw"},
+                                           {"accumulate_ops", "same_op_no_op"},
+                                           {"same_size", "false"},
+                                           {"same_disp_unit", "false"},
+                                           {"alloc_shared_noncontig", "false"}};
+#define NHINTS (sizeof hint_keys / sizeof *hint_keys)
+
+ep_status_t ep_win_hints_set(ep_win_ep_t *we, MPI_Info info)
+{
+    char val[MPI_MAX_INFO_VAL + 1];
+    int nkeys, flag;
+    if (info != MPI_INFO_NULL && PMPI_Info_get_nkeys(info, &nkeys) != MPI_SUCCESS)
+        return EP_ERR_INFO;
+    if (we->hints == MPI_INFO_NULL) {
+        if (PMPI_Info_create(&we->hints) != MPI_SUCCESS)
+            return EP_ERR_NO_MEM;
+        for (size_t k = 0; k < NHINTS; k++)
+            PMPI_Info_set(we->hints, hint_keys[k][0], hint_keys[k][1]);
+    }
+    for (size_t k = 0; info != MPI_INFO_NULL && k < NHINTS; k++)
+        if (PMPI_Info_get(info, hint_keys[k][0], MPI_MAX_INFO_VAL, val, &flag) == MPI_SUCCESS && flag)
+            PMPI_Info_set(we->hints, hint_keys[k][0], val);
+    return EP_OK;
+}
+
+ep_status_t ep_win_hints_get(ep_win_ep_t *we, MPI_Info *out)
+{
+    ep_status_t st = we->hints == MPI_INFO_NULL ? ep_win_hints_set(we, MPI_INFO_NULL) : EP_OK;
+    if (!st && PMPI_Info_dup(we->hints, out) != MPI_SUCCESS)
+        st = EP_ERR_NO_MEM;
+    return st;
+}
+
+ep_status_t ep_win_free(ep_win_ep_t *we)
+{
+    ep_win_t *w = we->w;
+    gets_wait(we); /* none in a correct program: every epoch ended */
+    ep_status_t rc = together(we, free_pmpi, 0);
+    ep_registry_remove((int)we->handle);
+    ep_endpoint_t *ep = we->ep;
+    ep_errhandler_assign(&we->errhandler, MPI_ERRORS_ARE_FATAL); /* releases it */
+    if (we->hints != MPI_INFO_NULL)
+        PMPI_Info_free(&we->hints);
+    free(we->state);
+    free(we->gets);
+    free(we);
+    if (atomic_fetch_sub(&w->refs, 1) == 1)
+        win_destroy(w);
+    ep_endpoint_free(ep);
+    return rc;
+}

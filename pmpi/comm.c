@@ -115,14 +115,12 @@ ENTRY_ENDPOINT_PATH int comm_get_info_ep(MPI_Comm comm, MPI_Info *info_used)
     ep_endpoint_t *ep;
     ENTRY_RESOLVE_EP("MPI_Comm_get_info", comm, ep);
     int rc = ep->info != MPI_INFO_NULL ? PMPI_Info_dup(ep->info, info_used) : PMPI_Info_create(info_used);
-    /* Which path its messages take (src/p2p/direct.h), and over the engine
-     * between processes which transport (src/transport/ucx.h, src/transport/net.c), for the
-     * curious. */
-    ep_comm_t *c = ep->comm;
+    /* Which path its messages take, and which transport, for the curious. */
+    const char *path = ep_comm_p2p_path(ep->comm), *transport = ep_comm_transport(ep->comm);
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Info_set(*info_used, "epmpi_p2p_path", c->direct ? "mpich" : "engine");
-    if (rc == MPI_SUCCESS && !c->direct && c->nprocs > 1)
-        rc = PMPI_Info_set(*info_used, "epmpi_transport", c->ucx ? "ucx" : "mpi");
+        rc = PMPI_Info_set(*info_used, "epmpi_p2p_path", path);
+    if (rc == MPI_SUCCESS && transport)
+        rc = PMPI_Info_set(*info_used, "epmpi_transport", transport);
     return rc == MPI_SUCCESS ? MPI_SUCCESS
                              : entry_raise(ep, "MPI_Comm_get_info", MPI_ERR_INFO, "could not copy the info");
 }

@@ -155,7 +155,7 @@ ENTRY_ENDPOINT_PATH int recv_endpoints(void *buf, int count, MPI_Datatype dataty
     int rc;
     if ((rc = entry_endpoint(call, comm, &ep)) || (rc = entry_check_recv(ep, call, buf, count, datatype, source, tag)))
         return rc;
-    if (ep->comm->direct && source != MPI_PROC_NULL && ep_direct_may_block())
+    if (ep_direct_recv_straight(ep, source))
         return recv_direct(call, ep, buf, count, datatype, source, tag, status);
     return recv_engine(call, ep, buf, count, datatype, source, tag, status);
 }

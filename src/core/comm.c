@@ -666,3 +666,7 @@ ep_status_t ep_sync_enter(ep_comm_t *c, int lidx)
 {
     return atomic_load_explicit(&c->sync.dead, memory_order_relaxed) ? EP_ERR_SYNC_DEAD : barrier(c, lidx);
 }
+
+const char *ep_comm_p2p_path(const ep_comm_t *c) { return c->direct ? "mpich" : "engine"; }
+
+const char *ep_comm_transport(const ep_comm_t *c) { return c->direct || c->nprocs < 2 ? NULL : c->ucx ? "ucx" : "mpi"; }

@@ -181,6 +181,12 @@ void ep_comm_clone_abort(ep_comm_t *c, MPI_Request *req);
  * its first size0 ranks are group 0, the others group 1. */
 ep_status_t ep_comm_make_inter(ep_comm_t *c, int size0);
 
+/* How c's point-to-point messages go, as MPI_Comm_get_info reports it:
+ * "mpich" (a direct communicator, direct.h) or "engine"; and between its
+ * processes on the engine's path, "ucx" or "mpi" (NULL: no such path). */
+const char *ep_comm_p2p_path(const ep_comm_t *c);
+const char *ep_comm_transport(const ep_comm_t *c);
+
 /* Frees one endpoint handle; the communicator goes with the last reference. */
 void ep_endpoint_free(ep_endpoint_t *ep);
 /* ep's last hold went: its share of its communicator goes. */

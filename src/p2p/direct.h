@@ -72,6 +72,12 @@ static inline int ep_direct_may_block(void)
 {
     return ep_config.wait != EP_WAIT_SLEEP && !ep_config.stats && ep_proc_cores_enough() && !ep_net_ring_active();
 }
+/* MPI_Recv's path: 1 when the receive from source on ep is one PMPI_Recv
+ * (ep_direct_recv_now), 0 when it goes through the engine. */
+static inline int ep_direct_recv_straight(const ep_endpoint_t *ep, int source)
+{
+    return ep->comm->direct && source != MPI_PROC_NULL && ep_direct_may_block();
+}
 /* A blocking receive on ep as one PMPI_Recv into *st (not
  * MPI_STATUS_IGNORE), whose ranks and tags are already the endpoint
  * communicator's; returns PMPI_Recv's code, raising nothing.  For

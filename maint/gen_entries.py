@@ -395,7 +395,7 @@ def generate_guards(api):
             # The wide body's request: the blocking form's, the caller's, or
             # an init form's persistent one (its info goes there).
             pnames_req = ([p for p in pnames if p not in ("request", "info")]
-                          + ["entry_persistent(request, info)" if "info" in pnames and name.endswith("_init_c")
+                          + ["entry_persistent(request, info)" if name.endswith("_init_c")
                              else "request" if "request" in pnames else "ENTRY_BLOCKING"])
             wide_call = 'entry_wide_%s("%s", %s)' % (call_base(name), name, ", ".join(pnames_req))
             fits = " && ".join("%s <= INT_MAX && %s >= INT_MIN" % (c, c) for c in scalars)

@@ -5,10 +5,8 @@
  * the caller's, which gets the request. */
 #include "coll/coll.h"
 #include "entry.h"
-#include "base/wait.h"
 #include "coll/topo.h"
 
-#include <stdint.h>
 #include <stdlib.h>
 
 #define BLOCKING ENTRY_BLOCKING

@@ -210,8 +210,10 @@ int entry_wide_Neighbor_alltoallw(const char *call, const void *sendbuf, const M
                                   const MPI_Count recvcounts[], const MPI_Aint rdispls[],
                                   const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request);
 
-/* The reductions' bodies for counts beyond INT_MAX, scalar (pmpi/coll.c:
- * pieces of int counts); the blocking form passes ENTRY_BLOCKING. */
+/* The reductions' bodies for counts beyond INT_MAX, scalar (pmpi/coll.c
+ * checks the arguments, the engine runs pieces of int counts:
+ * src/coll/coll_seq.c); the blocking form passes ENTRY_BLOCKING, an init
+ * form entry_persistent's request. */
 int entry_wide_Reduce(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                       MPI_Op op, int root, MPI_Comm comm, MPI_Request *request);
 int entry_wide_Allreduce(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,

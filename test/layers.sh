@@ -39,6 +39,8 @@ for f in "$top"/src/*/*.[ch]; do
         header=$(echo "$line" | sed 's/^#include "\(.*\)".*/\1/')
         echo "src/$layer/$(basename "$f") -> $header"
     done >> "$found"
+    # src/engine.h is the top's: above every layer.
+    grep -q '^#include "engine\.h"' "$f" && echo "src/$layer/$(basename "$f") -> engine.h" >> "$found"
     # Nothing in the engine includes the entry layer.
     if grep -q '^#include "\(entry\|fortran\)\.h"' "$f"; then
         echo "layers: src/$layer/$(basename "$f") includes the entry layer (pmpi/)"

@@ -98,4 +98,4 @@ test_mpi_count_huge_c_CFLAGS = $(MPI_TEST_CFLAGS)
 # The persistent collectives' init forms beyond INT_MAX: a program of its own.
 MPI_TESTS += test/mpi/count_huge_init_c
 test_mpi_count_huge_init_c_SOURCES = test/mpi/count_huge_c.c
-test_mpi_count_huge_init_c_CFLAGS = $(MPI_TEST_CFLAGS) -DEPT_HUGE_INIT
+test_mpi_count_huge_init_c_CFLAGS = $(MPI_TEST_CFLAGS) -DEPT_HUGE_INIT=1

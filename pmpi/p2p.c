@@ -105,7 +105,7 @@ static __attribute__((noinline)) int recv_direct_failed(const char *call, ep_end
     r.direct = 1;
     if (ep_dt_layout(type, count, &r.lay))
         r.lay.bytes = 0;
-    ep_direct_status(&r, st, rc);
+    ep_transport_status_mpich(&r, st, rc);
     rc = entry_request_error(&r, call);
     entry_status_give(status, &r.status);
     return rc;

@@ -8,6 +8,7 @@
 #include "p2p/p2p.h"
 #include "p2p/partitioned.h"
 #include "base/wait.h"
+#include "transport/transport.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -209,19 +210,19 @@ ENTRY_API int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 
 /* Whether request i of an array, r, is complete.  While r is in NET, it
  * is tested together with the PMPI parts of those after it that are in
- * NET too (ep_request_poll_net). */
+ * NET too (ep_transport_test_some). */
 static int done_at(ep_request_t *r, const MPI_Request reqs[], int i, int count)
 {
     if (ep_request_state(r) == EP_RS_NET) {
-        ep_request_t *rs[EP_POLL_NET_MAX];
+        ep_request_t *rs[EP_TEST_SOME_MAX];
         int n = 0;
         rs[n++] = r;
-        for (i++; i < count && n < EP_POLL_NET_MAX; i++) {
+        for (i++; i < count && n < EP_TEST_SOME_MAX; i++) {
             ep_request_t *q = ep_request_handle_is_ep(reqs[i]) ? ep_request_get(reqs[i]) : NULL;
             if (q && ep_request_state(q) == EP_RS_NET)
                 rs[n++] = q;
         }
-        ep_request_poll_net(rs, n);
+        ep_transport_test_some(rs, n);
     }
     return ep_request_poll(r);
 }

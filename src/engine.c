@@ -10,6 +10,7 @@
 #include "core/request.h"
 #include "base/settings.h"
 #include "base/thread.h"
+#include "transport/transport.h"
 #include "transport/ucx.h"
 #include "rma/win.h"
 #include "core/world.h"
@@ -49,7 +50,7 @@ static int (*raise_world)(int code);
 static void classic_world_errors(MPI_Comm *comm, int *code, ...)
 {
     (void)comm;
-    if (!ep_direct_quiet)
+    if (!ep_pmpi_quiet)
         raise_world(*code);
 }
 
@@ -113,6 +114,7 @@ int ep_engine_finalize(int (*delete_failed)(int failed, int code))
             ep_world_finalize();
         ep_ucx_stop_helper();
         ep_win_finalize();
+        ep_progress_finalize();
         ep_net_finalize();
         ep_proc_finalize();
         ep_ucx_finalize();

@@ -5,10 +5,11 @@
 # entry points) above.  A file of src/LAYER/ includes headers of its own
 # layer and the ones below it, never of a layer above: this test lists
 # every include that points up and fails on one that test/layers.known
-# does not name.  The known ones are the request core's and the
-# communicator's calls into the transports and collectives, which the
-# transport interface (issue 51) is to remove; an entry of the list that
-# no longer occurs fails the test too, so the list only shrinks.
+# does not name.  The known ones are debts (the communicator's set-up
+# calling each layer's part, the diagnostics describing pending
+# requests); an entry of the list that no longer occurs fails the test
+# too, so the list only shrinks.  A call a lower layer needs from a
+# higher one is declared below and defined above (docs/DEVELOPING.md).
 # Exit: 0 when every upward include is known and every known one occurs.
 top=${EP_SRCDIR:-$(dirname "$0")/..}
 order="base abi core diag transport p2p coll rma io"

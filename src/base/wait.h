@@ -68,19 +68,25 @@ void ep_backoff(ep_backoff_t *b);
  * statistics of the endpoint it last entered a call on, diag.h), or NULL. */
 extern __thread _Atomic uint64_t *ep_wait_time_sink EP_TLS;
 
-/* Progress: what a waiting thread drives (net.c holds it beside the MPI
- * transport's header ring, whose lock it shares). */
+/* Progress: what a waiting thread drives.  Defined at the top of the
+ * engine (src/progress.c), which knows every kind of request and every
+ * transport; declared here for the wait loops of every layer. */
 struct ep_request;
-/* Drives inter-process progress if no other thread is doing it. */
+/* Drives the collectives' steps, the transports and the requests freed
+ * while they ran (what another thread does already is skipped). */
 void ep_progress(void);
 /* Finishes the detached requests that are complete, waiting for the
- * progress lock if another thread holds it. */
+ * detached list if another thread holds it. */
 void ep_progress_reclaim(void);
 /* Hands a request freed by the user while pending to the progress engine,
  * which destroys it once complete. */
 void ep_progress_detach(struct ep_request *r);
 /* Number of such requests not destroyed yet. */
 int ep_progress_detached(void);
+/* MPI_Finalize: waits until no detached request is inside a transport any
+ * more (buffered sends, rendezvous data), dropping those that wait for a
+ * partner that will not come; before the transports go. */
+void ep_progress_finalize(void);
 
 /* The wait loop of every blocking operation: until COND holds, drive
  * progress (ep_progress) and back off.  Each round checks COND

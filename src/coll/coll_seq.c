@@ -12,7 +12,7 @@
  * result of the whole.  A reduce-scatter beyond INT_MAX reduces the whole
  * vector into scratch, after which each rank keeps its block.  A blocking
  * call runs the pieces one after the other; a non-blocking one starts them
- * all as the parts of one request (request.c completes a request of parts).
+ * all as the parts of one request (progress.c completes a request of parts).
  *
  * Persistent collectives.  The init calls are made in the same order
  * everywhere, but the starts of different requests may come in any order
@@ -154,7 +154,16 @@ static ep_status_t seq_keep(const ep_coll_seq_t *s)
     return st;
 }
 
-static void seq_then(ep_request_t *r) { r->failure = seq_keep(r->tmp); }
+static void seq_then(ep_request_t *r) { r->failure = seq_keep(r->ext); }
+
+static void seq_free_ext(void *s) { ep_coll_seq_free(s); }
+
+/* r, a collective request, owns s from here: they go together. */
+static void seq_own(ep_request_t *r, ep_coll_seq_t *s)
+{
+    r->ext = s;
+    r->ext_free = seq_free_ext;
+}
 
 ep_status_t ep_coll_seq_run(ep_endpoint_t *ep, ep_coll_seq_t *s)
 {
@@ -209,7 +218,7 @@ ep_status_t ep_coll_seq_start(ep_endpoint_t *ep, ep_coll_seq_t *s, ep_request_t 
     ep_request_t *r = ep_request_new(EP_REQ_COLL, ep, 1);
     ep_status_t st = r ? ep_request_set_parts(r, s->n) : EP_ERR_NO_MEM;
     if (!st && !(st = seq_start(r, ep, s))) {
-        r->tmp = s; /* freed with r (request.c) */
+        seq_own(r, s);
         *out = r;
         return EP_OK;
     }
@@ -232,7 +241,7 @@ ep_status_t ep_coll_persistent_init(ep_endpoint_t *ep, ep_coll_seq_t *s, ep_requ
     if (!st) {
         s->dup = ep_endpoint_get(dup);
         r->persistent = 1;
-        r->tmp = s;
+        seq_own(r, s);
         *out = r;
         return EP_OK;
     }
@@ -246,7 +255,7 @@ ep_status_t ep_coll_persistent_init(ep_endpoint_t *ep, ep_coll_seq_t *s, ep_requ
 
 ep_status_t ep_coll_persistent_start(ep_request_t *r)
 {
-    ep_coll_seq_t *s = r->tmp;
+    ep_coll_seq_t *s = r->ext;
     for (int i = 0; i < s->n; i++) { /* the last start's, over */
         if (r->part[i])
             ep_request_destroy(r->part[i]);

@@ -1,14 +1,9 @@
 #include "core/request.h"
 
-#include "core/bsend.h"
-#include "coll/coll.h"
-#include "core/datatype.h"
-#include "p2p/direct.h"
 #include "abi/handle.h"
-#include "p2p/p2p.h"
-#include "p2p/partitioned.h"
 #include "base/thread.h"
-#include "transport/ucx.h"
+#include "core/bsend.h"
+#include "core/datatype.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -188,12 +183,9 @@ static __attribute__((noinline)) void destroy_owned(ep_request_t *r)
             ep_request_destroy(r->part[i]);
     if (r->part != r->part_room)
         free(r->part);
-    if (r->partitioned)
-        ep_part_free(r->partitioned);
-    if (r->kind == EP_REQ_COLL)
-        ep_coll_seq_free(r->tmp); /* the calls it is made of (coll.h) */
-    else
-        free(r->tmp);
+    if (r->ext)
+        r->ext_free(r->ext);
+    free(r->tmp);
     if (r->type_rec)
         ep_dt_release_rec(r->type_rec);
 }
@@ -202,7 +194,7 @@ void ep_request_destroy(ep_request_t *r)
 {
     if (r == &ep_request_sent)
         return;
-    if (r->part || r->tmp || r->type_rec || r->partitioned)
+    if (r->part || r->tmp || r->type_rec || r->ext)
         destroy_owned(r);
     ep_endpoint_t *held = r->holds_ep ? r->ep : NULL;
     drop_handle(r);
@@ -231,147 +223,3 @@ void ep_request_finish_transfer(ep_request_t *r)
     }
     ep_request_set_done(r);
 }
-
-/* The PMPI part of r finished, with status st and code err: finish what
- * the engine owes it.  A direct receive's status is MPICH's; any other
- * request has its own, and a PMPI failure is an internal error. */
-static void finish_net(ep_request_t *r, const MPI_Status *st, int err)
-{
-    MPI_Count got;
-    if (r->direct)
-        ep_direct_status(r, st, err);
-    else if (err != MPI_SUCCESS)
-        r->status.MPI_ERROR = MPI_ERR_INTERN;
-    else if (r->kind == EP_REQ_RECV && r->sent_bytes > 0 &&
-             (PMPI_Get_count_c(st, MPI_BYTE, &got) != MPI_SUCCESS || got == 0)) {
-        /* A rendezvous payload (a receive's only PMPI part) came empty: the
-         * sender could not send it after its header (net.c). */
-        r->failure = EP_ERR_PEER_FAILED;
-        ep_mpi_status_set(&r->status, r->status.MPI_SOURCE, r->status.MPI_TAG, ep_status_class(r->failure), 0, 0);
-    }
-    ep_request_finish_transfer(r);
-}
-
-void ep_request_poll_net(ep_request_t *const rs[], int n)
-{
-    MPI_Request preq[EP_POLL_NET_MAX];
-    ep_request_t *who[EP_POLL_NET_MAX];
-    int idx[EP_POLL_NET_MAX];
-    MPI_Status sts[EP_POLL_NET_MAX];
-    int k = 0, out = 0;
-    for (int i = 0; i < n && k < EP_POLL_NET_MAX; i++)
-        if (rs[i]->nnet == 1 && ep_request_state(rs[i]) == EP_RS_NET) {
-            who[k] = rs[i];
-            preq[k++] = rs[i]->net[0];
-        }
-    if (k < 2)
-        return;          /* ep_request_poll does as well */
-    ep_direct_quiet = 1; /* errors come back in the statuses (direct.h) */
-    int rc = PMPI_Testsome(k, preq, &out, idx, sts);
-    ep_direct_quiet = 0;
-    int cls = MPI_SUCCESS;
-    if (rc != MPI_SUCCESS && PMPI_Error_class(rc, &cls) == MPI_SUCCESS && cls != MPI_ERR_IN_STATUS)
-        return; /* nothing known: ep_request_poll tests them one by one */
-    for (int j = 0; j < out && out != MPI_UNDEFINED; j++) {
-        ep_request_t *r = who[idx[j]];
-        r->net[0] = MPI_REQUEST_NULL;
-        finish_net(r, &sts[j], rc == MPI_SUCCESS ? MPI_SUCCESS : sts[j].MPI_ERROR);
-    }
-}
-
-/* A request of parts is over when all are.  Its status is its first
- * part's (a pair's receive); its error the last failed part's (a pair's
- * send if that failed, else its receive's: the order MPI_Sendrecv reports
- * them in), with what entry_request_error_code (pmpi/entry.c) needs to describe it. */
-static int parts_poll(ep_request_t *r)
-{
-    int over = 1;
-    for (int i = 0; i < r->nparts; i++)
-        over &= ep_request_poll(r->part[i]);
-    if (!over)
-        return 0;
-    const ep_request_t *why = r->part[0];
-    for (int i = r->nparts - 1; i >= 0; i--)
-        if (r->part[i]->status.MPI_ERROR != MPI_SUCCESS) {
-            why = r->part[i];
-            break;
-        }
-    r->status = r->part[0]->status;
-    r->status.MPI_ERROR = why->status.MPI_ERROR;
-    r->failure = why->failure;
-    r->direct = why->direct;
-    r->lay = why->lay;
-    r->sent_bytes = why->sent_bytes;
-    if (r->then && r->status.MPI_ERROR == MPI_SUCCESS) {
-        r->then(r);
-        if (r->failure)
-            r->status.MPI_ERROR = ep_status_class(r->failure);
-    }
-    ep_request_set_done(r);
-    return 1;
-}
-
-int ep_request_abandon(ep_request_t *r)
-{
-    /* A receive nobody sent to ends here: at once when epmpi matches it,
-     * once MPICH confirms the cancel when it is direct.  So does a pair's. */
-    ep_request_t *recv = r->kind == EP_REQ_PAIR ? r->part[0] : r;
-    if (recv->kind == EP_REQ_RECV && ep_request_state(recv) != EP_RS_DONE)
-        ep_recv_cancel(recv);
-    if (ep_request_poll(r))
-        return 1;
-    int in_net = ep_request_state(r) == EP_RS_NET;
-    for (int i = 0; i < r->nparts; i++)
-        in_net |= ep_request_state(r->part[i]) == EP_RS_NET;
-    return in_net ? 0 : -1;
-}
-
-int ep_request_poll(ep_request_t *r)
-{
-    int st = ep_request_state(r);
-    if (st == EP_RS_DONE || st == EP_RS_INACTIVE)
-        return 1;
-    if (r->nparts)
-        return parts_poll(r);
-    if (r->kind == EP_REQ_COLL)
-        return ep_coll_poll(r);
-    if (r->kind == EP_REQ_PART)
-        return ep_part_poll(r);
-    if (st == EP_RS_PENDING) {
-        /* The other side of a large message between threads may be
-         * copying it: take chunks of the copy meanwhile (p2p.h). */
-        ep_copy_help(r);
-        if (r->kind != EP_REQ_RECV)
-            return ep_request_state(r) == EP_RS_DONE;
-        /* A message for it may wait in a lane (p2p.h), or at its UCX
-         * worker (ucx.h). */
-        ep_p2p_drain(r->ep, 0);
-        if (r->ep->comm->ucx && ep_request_state(r) == EP_RS_PENDING)
-            ep_ucx_poll_ep(r->ep);
-        return ep_request_state(r) == EP_RS_DONE;
-    }
-    if (r->ucx_req) {
-        int st = ep_ucx_test(r);
-        if (st < 0)
-            return 0;
-        if (st) {
-            r->failure = (ep_status_t)st;
-            r->status.MPI_ERROR = ep_status_class(r->failure);
-        }
-        ep_request_finish_transfer(r);
-        return 1;
-    }
-    int flag = 0;
-    MPI_Status sts[EP_REQ_MAX_NET];
-    /* Errors come back as codes, raised on the request's endpoint, not on
-     * classic MPI_COMM_WORLD (direct.h). */
-    ep_direct_quiet = 1;
-    int rc = r->direct ? PMPI_Test(&r->net[0], &flag, sts) : PMPI_Testall(r->nnet, r->net, &flag, sts);
-    ep_direct_quiet = 0;
-    if (rc == MPI_SUCCESS && !flag)
-        return 0;
-    finish_net(r, &sts[0], rc);
-    return 1;
-}
-
-void ep_request_wait(ep_request_t *r) { EP_WAIT_UNTIL(ep_request_poll(r)); }

@@ -9,7 +9,7 @@
  *
  *   INACTIVE --start--> PENDING --matched, data copied--> DONE
  *                          |                               ^
- *                          +--PMPI request(s) in net[]-----+ (NET: completed
+ *                          +--data in a transport----------+ (NET: completed
  *                             by whoever tests the request)
  *
  * PENDING requests are completed by another thread (whoever drains the
@@ -17,7 +17,9 @@
  * receive, a receiver that copies from a waiting sender, the progress
  * engine).  NET requests are completed only by the thread testing
  * them (the owner, or the progress engine for a request freed while
- * pending), since PMPI requests must not be tested by two threads at once.
+ * pending), since PMPI requests must not be tested by two threads at once;
+ * their data is in a transport (transport/transport.h): PMPI requests in
+ * net[], or a UCX request.
  */
 #ifndef EP_REQUEST_H
 #define EP_REQUEST_H
@@ -97,8 +99,7 @@ typedef struct ep_request {
     int tag_pat;           /* tag pattern (receives; also in link) */
     int nnet;              /* PMPI requests in net[] */
     MPI_Request net[EP_REQ_MAX_NET];
-    void *tmp;                        /* owned buffer freed on completion; EP_REQ_COLL: the calls it is
-                                         made of (ep_coll_seq_t, coll.h), or NULL */
+    void *tmp;                        /* owned buffer, freed on completion */
     int64_t tmp_bytes;                /* size of tmp for truncated receives */
     struct ep_request *next_detached; /* in the progress engine's detached list */
     /* non-blocking collectives (coll_drive.c) */
@@ -116,10 +117,14 @@ typedef struct ep_request {
     struct ep_request *part_room[2];    /* part when there are two at most */
     void (*then)(struct ep_request *r); /* optional: runs once every part is over without error, before
                                            r completes; may set r->failure */
-    struct ep_part *partitioned;        /* EP_REQ_PART: the operation (partitioned.h) */
-    void *ucx_req;                      /* NET over UCX: the UCX request on ep's worker (ucx.h) */
-    int ucx_posted;                     /* a receive posted in UCX itself (ucx.c): ucx_req is its UCX request
-                                           until UCX completes it */
+    /* What a layer above hangs on the request, freed with it by that
+     * layer's own function: a collective's calls (ep_coll_seq_t,
+     * coll_seq.c), a partitioned operation (partitioned.c). */
+    void *ext;
+    void (*ext_free)(void *ext);
+    void *ucx_req;  /* NET over UCX: the UCX request on ep's worker (ucx.h) */
+    int ucx_posted; /* a receive posted in UCX itself (ucx.c): ucx_req is its UCX request
+                       until UCX completes it */
     /* Last, and not cleared by ep_request_init: room for the wire header
      * and payload of a small message to another process (net.c), which
      * saves an allocation per message; a request that takes part in a
@@ -317,23 +322,19 @@ static inline void ep_request_describe_recv(ep_request_t *r, void *buf, int coun
  * tmp and attached-buffer space go, and r is DONE. */
 void ep_request_finish_transfer(ep_request_t *r);
 
-/* Tests r, driving its PMPI part if any; 1 when complete (INACTIVE counts). */
+/* Progress of one request, defined at the top of the engine
+ * (src/progress.c), which knows every kind of request and every
+ * transport. */
+/* Tests r, driving its transport part if any; 1 when complete (INACTIVE
+ * counts). */
 int ep_request_poll(ep_request_t *r);
 /* Blocks until r completes, driving progress. */
 void ep_request_wait(ep_request_t *r);
-
 /* MPI_Finalize's look at a freed request r, which cancels its receive (a
  * pair's too) if nothing matched it: 1 when r is over, 0 while a part of
  * it is inside MPICH or UCX, -1 when it waits for a partner that will not
  * come (it is then dropped). */
 int ep_request_abandon(ep_request_t *r);
-
-/* Tests the requests of rs[] (at most EP_POLL_NET_MAX) that wait in NET
- * for a single PMPI request, all in one PMPI_Testsome: one entry into
- * MPICH, its lock and its progress, where ep_request_poll would take one
- * per request.  Completes those that are done; leaves the rest. */
-#define EP_POLL_NET_MAX 64
-void ep_request_poll_net(ep_request_t *const rs[], int n);
 
 ep_msg_t *ep_msg_new(void);
 void ep_msg_destroy(ep_msg_t *m);

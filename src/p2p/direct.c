@@ -10,8 +10,6 @@
 
 #include <stdlib.h>
 
-__thread int ep_direct_quiet EP_TLS;
-
 void ep_direct_decide(ep_comm_t *c)
 {
     c->direct = 0;
@@ -102,9 +100,9 @@ ep_status_t ep_direct_recv(ep_request_t *r)
 
 int ep_direct_recv_now(ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Status *st)
 {
-    ep_direct_quiet = 1;
+    ep_pmpi_quiet = 1;
     int rc = PMPI_Recv(buf, count, type, source, tag, ep->comm->pcomm, st);
-    ep_direct_quiet = 0;
+    ep_pmpi_quiet = 0;
     return rc;
 }
 
@@ -154,19 +152,6 @@ ep_status_t ep_direct_probe(ep_endpoint_t *ep, int source, int tag, int take, in
         *st = local;
     *msg = m;
     return EP_OK;
-}
-
-void ep_direct_status(ep_request_t *r, const MPI_Status *st, int rc)
-{
-    int err = rc;
-    if (err != MPI_SUCCESS && PMPI_Error_class(rc, &err) != MPI_SUCCESS)
-        err = MPI_ERR_INTERN;
-    if (r->kind == EP_REQ_RECV) {
-        r->status = *st;
-        if (!err)
-            ep_stats_msg(r->ep, 1, st->MPI_SOURCE != ep_local_rank(r->ep), ep_mpi_status_bytes(st));
-    }
-    r->status.MPI_ERROR = err;
 }
 
 int ep_direct_cancel(ep_request_t *r)

@@ -14,7 +14,7 @@
  *
  * Every process computes the same answer from the same rank map, so a
  * sender and its receiver always take the same path.  Outside world mode
- * (see ep_direct_quiet), and for a communicator with its ranks in this
+ * (see ep_direct_decide), and for a communicator with its ranks in this
  * process only (no pcomm), an intercommunicator, or one with two endpoints
  * in some process, messages go through the engine.  So do they, unless
  * EPMPI_P2P_PATH=mpich, when all of the communicator's processes share
@@ -35,21 +35,18 @@
 
 #include "core/comm.h"
 #include "transport/net.h"
+#include "transport/transport.h"
 #include "core/proc.h"
 #include "core/request.h"
 #include "base/settings.h"
 #include "base/thread.h"
 
-/* MPICH raises the errors of a completed request (a truncated receive) on
- * the handler of classic MPI_COMM_WORLD, not the request's communicator.
- * Direct communicators exist in world mode only, where epmpi owns that
- * handler (engine.c): it stays quiet while this is set, during the
- * completion tests of requests (request.c) and direct receives, whose
- * errors are raised on their endpoint instead. */
-extern __thread int ep_direct_quiet EP_TLS;
-
 /* Decides whether c is direct (sets c->direct); called once its rank map
- * and pcomm are final.  Only in world mode (see ep_direct_quiet). */
+ * and pcomm are final.  Only in world mode, where epmpi owns classic
+ * MPI_COMM_WORLD's error handler, on which MPICH raises the errors of a
+ * completed request: it stays quiet while the engine tests a direct
+ * request and raises them on the request's endpoint (ep_pmpi_quiet,
+ * transport.h). */
 void ep_direct_decide(ep_comm_t *c);
 
 /* ep_send_now (p2p.h) on a direct communicator: a standard send of at
@@ -91,7 +88,5 @@ ep_status_t ep_direct_probe(ep_endpoint_t *ep, int source, int tag, int take, in
                             MPI_Status *st);
 /* Asks MPICH to cancel pending receive r; 1 when it is known cancelled now. */
 int ep_direct_cancel(ep_request_t *r);
-/* Takes a completed direct receive's status from MPICH's. */
-void ep_direct_status(ep_request_t *r, const MPI_Status *st, int rc);
 
 #endif

@@ -23,10 +23,11 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "base/copy.h"
 #include "base/thread.h"
 
 #define EP_LANE_SLOTS 64 /* power of two */
-#define EP_LANE_INLINE 48
+#define EP_LANE_INLINE EP_COPY_SMALL_MAX
 
 typedef struct ep_lane_slot {
     _Alignas(64) _Atomic uint32_t seq; /* position + 1 once filled */
@@ -46,25 +47,6 @@ typedef struct ep_lane {
     struct ep_lane *next_in;            /* next lane into the same receiver */
     ep_lane_slot_t slot[EP_LANE_SLOTS];
 } ep_lane_t;
-
-/* Copies a lane payload (n <= EP_LANE_INLINE bytes) in 8-byte words, the
- * last one overlapping, inline: a call into libc's memcpy costs as much
- * again for so few bytes, twice per message. */
-static inline void ep_lane_copy(void *dst, const void *src, size_t n)
-{
-    char *d = dst;
-    const char *s = src;
-    if (n < 8) {
-        for (size_t i = 0; i < n; i++)
-            d[i] = s[i];
-        return;
-    }
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        memcpy(d + i, s + i, 8);
-    if (i < n)
-        memcpy(d + n - 8, s + n - 8, 8);
-}
 
 /* Identifies the calling thread: the address of a thread-local byte, two
  * instructions with the initial-exec model (thread.h), where

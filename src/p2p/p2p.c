@@ -48,7 +48,7 @@ static inline void complete_eager(ep_request_t *r, int source, int tag, const vo
         complete_eager_unpack(r, source, tag, data, bytes);
         return;
     }
-    ep_lane_copy((char *)r->buf + r->lay.offset, data, (size_t)bytes);
+    ep_copy_small((char *)r->buf + r->lay.offset, data, (size_t)bytes);
     finish_recv(r, source, tag, bytes);
 }
 
@@ -396,7 +396,7 @@ static inline __attribute__((always_inline)) int lane_put(ep_endpoint_t *ep, int
     slot->tag = tag;
     slot->bytes = lay->bytes;
     if (lay->contig)
-        ep_lane_copy(slot->data, (const char *)buf + lay->offset, (size_t)lay->bytes);
+        ep_copy_small(slot->data, (const char *)buf + lay->offset, (size_t)lay->bytes);
     else if (lay->bytes)
         ep_dt_pack(buf, count, type, lay, slot->data);
     ep_lane_publish(l, slot);

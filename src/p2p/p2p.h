@@ -2,7 +2,8 @@
  *
  * Path selection: a destination in this process is reached through its
  * endpoint's queues directly (never through MPI); one in another process
- * through net.c.  Every message ends in take_locked (p2p.c) under the
+ * through a transport (transport/transport.h).  Every message ends in
+ * take_locked (p2p.c) under the
  * receiving endpoint's lock, so matching and completion are one mechanism.
  *
  * Inside a process, a small standard, ready or buffered send goes through
@@ -24,6 +25,7 @@
 #define EP_P2P_H
 
 #include "core/request.h"
+#include "transport/transport.h"
 
 /* A standard or ready send that can be over before it returns (to
  * MPI_PROC_NULL, small enough for a lane that has room, or to another
@@ -57,15 +59,8 @@ ep_status_t ep_improbe(ep_endpoint_t *ep, int source, int tag, int *flag, ep_msg
 /* Cancels a pending receive; 1 if it was cancelled (not yet matched). */
 int ep_recv_cancel(ep_request_t *r);
 
-/* A message for dst: completes the oldest matching posted receive or queues
- * it.  m may live on the caller's stack; it is copied when queued. */
-/* Returns 1 when m completed a posted receive, 0 when it was queued. */
-int ep_p2p_arrive(ep_endpoint_t *dst, const ep_msg_t *m);
-/* The same for a small message whose payload is at hand (bytes at data,
- * copied before the call returns), without a message record when the
- * oldest posted receive takes it; dst->lock held, so that a run of
- * messages to one endpoint takes it once. */
-void ep_p2p_arrive_eager_locked(ep_endpoint_t *dst, int source, int tag, const void *data, int64_t bytes);
+/* ep_p2p_arrive and ep_p2p_arrive_eager_locked, what the transports hand
+ * up, are declared in transport/transport.h. */
 
 /* Matches what the lanes into dst hold.  Without block it gives up when
  * another thread holds dst's lock (callers poll). */

@@ -53,8 +53,13 @@ static void drop_internal(ep_request_t *x)
         ep_progress_detach(x);
 }
 
-void ep_part_free(struct ep_part *p)
+/* The operation of request r (EP_REQ_PART). */
+static inline struct ep_part *part_of(const ep_request_t *r) { return r->ext; }
+
+/* Frees the operation with its request (ep_request_destroy, ext_free). */
+static void part_free(void *ext)
 {
+    struct ep_part *p = ext;
     if (p->hello)
         drop_internal(p->hello);
     if (p->data)
@@ -133,7 +138,8 @@ ep_status_t ep_part_init(ep_endpoint_t *ep, int send, void *buf, int partitions,
     p->partitions = partitions;
     p->whole = MPI_DATATYPE_NULL;
     p->pmpi = MPI_REQUEST_NULL;
-    r->partitioned = p;
+    r->ext = p;
+    r->ext_free = part_free;
     r->persistent = 1;
     r->buf = buf;
     r->type = type;
@@ -170,8 +176,8 @@ ep_status_t ep_part_init(ep_endpoint_t *ep, int send, void *buf, int partitions,
     return EP_OK;
 }
 
-int ep_part_partitions(const ep_request_t *r) { return r->partitioned->partitions; }
-int ep_part_is_send(const ep_request_t *r) { return r->partitioned->send; }
+int ep_part_partitions(const ep_request_t *r) { return part_of(r)->partitions; }
+int ep_part_is_send(const ep_request_t *r) { return part_of(r)->send; }
 
 /* Starts this round's data transfer (the operation's lock held, or the
  * last MPI_Pready's thread, which alone starts a send). */
@@ -185,7 +191,7 @@ static void data_start(struct ep_part *p)
 
 ep_status_t ep_part_start(ep_request_t *r)
 {
-    struct ep_part *p = r->partitioned;
+    struct ep_part *p = part_of(r);
     ep_status_t st = EP_OK;
     pthread_mutex_lock(&p->lock);
     if (p->send) {
@@ -216,7 +222,7 @@ ep_status_t ep_part_start(ep_request_t *r)
 
 ep_status_t ep_part_ready(ep_request_t *r, int i)
 {
-    struct ep_part *p = r->partitioned;
+    struct ep_part *p = part_of(r);
     if (atomic_exchange_explicit(&p->ready[i], 1, memory_order_relaxed))
         return EP_ERR_PART_TWICE;
     if (p->pmpi != MPI_REQUEST_NULL)
@@ -264,9 +270,9 @@ static int advance_direct(ep_request_t *r, struct ep_part *p)
 {
     int flag = 0;
     MPI_Status st = {.MPI_ERROR = MPI_SUCCESS};
-    ep_direct_quiet = 1; /* errors come back here, raised on the endpoint (direct.h) */
+    ep_pmpi_quiet = 1; /* errors come back here, raised on the endpoint (direct.h) */
     int rc = PMPI_Test(&p->pmpi, &flag, &st);
-    ep_direct_quiet = 0;
+    ep_pmpi_quiet = 0;
     if (rc == MPI_SUCCESS && !flag)
         return 0;
     r->status = st;
@@ -301,7 +307,7 @@ static int advance(ep_request_t *r, struct ep_part *p)
 
 int ep_part_poll(ep_request_t *r)
 {
-    struct ep_part *p = r->partitioned;
+    struct ep_part *p = part_of(r);
     if (pthread_mutex_trylock(&p->lock))
         return 0; /* another thread is moving it on */
     int done = ep_request_state(r) == EP_RS_DONE || advance(r, p);
@@ -311,7 +317,7 @@ int ep_part_poll(ep_request_t *r)
 
 int ep_part_arrived(ep_request_t *r, int i)
 {
-    struct ep_part *p = r->partitioned;
+    struct ep_part *p = part_of(r);
     if (ep_request_inactive(r))
         return 1;
     if (p->pmpi != MPI_REQUEST_NULL) {

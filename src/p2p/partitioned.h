@@ -58,7 +58,4 @@ int ep_part_arrived(ep_request_t *r, int i);
 /* ep_request_poll of r: 1 when the round is over (r DONE). */
 int ep_part_poll(ep_request_t *r);
 
-/* Frees the operation of an inactive request (ep_request_destroy). */
-void ep_part_free(struct ep_part *p);
-
 #endif

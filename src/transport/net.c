@@ -1,13 +1,11 @@
 #include "transport/net.h"
 
-#include "coll/coll.h"
 #include "base/settings.h"
 #include "base/thread.h"
 #include "abi/handle.h"
 #include "base/invariant.h"
-#include "p2p/p2p.h"
 #include "core/proc.h"
-#include "transport/ucx.h"
+#include "transport/transport.h"
 #include "base/wait.h"
 
 #include <pthread.h>
@@ -46,11 +44,7 @@ static int ring_unposted; /* slots before ring_head whose receive is not yet re-
 _Atomic int ep_net_ring_on;
 static size_t ring_bufsize;
 static ep_early_t *early_head, **early_tailp = &early_head;
-static ep_request_t *detached;
-static _Atomic int n_detached;
 static _Atomic unsigned next_dtag;
-
-static void destroy_all(ep_request_t *r);
 
 /* progress_lock, and in assertion builds whether this thread holds it (the
  * functions that need it say so with EP_ASSERT). */
@@ -135,39 +129,10 @@ ep_status_t ep_net_activate(void)
     return rc;
 }
 
-/* At finalize: takes the freed requests that are over out of the
- * detached list, drops those that no partner ever matched, and returns
- * how many are still inside MPICH. */
-static int abandon_detached(void)
-{
-    int in_mpi = 0;
-    ep_request_t *gone = NULL;
-    progress_take();
-    for (ep_request_t **pp = &detached; *pp;) {
-        ep_request_t *r = *pp;
-        int where = ep_request_abandon(r);
-        if (where != 0) {
-            *pp = r->next_detached;
-            atomic_fetch_sub(&n_detached, 1);
-            if (where > 0) {
-                r->next_detached = gone;
-                gone = r;
-            }
-        } else {
-            in_mpi++;
-            pp = &r->next_detached;
-        }
-    }
-    progress_give();
-    destroy_all(gone);
-    return in_mpi;
-}
-
 void ep_net_finalize(void)
 {
     /* Freed requests still inside MPICH (buffered sends, rendezvous data)
-     * must finish before the communicators go. */
-    EP_WAIT_UNTIL(abandon_detached() == 0);
+     * have finished (ep_progress_finalize): the communicators may go. */
     if (atomic_load(&ep_net_ring_on)) {
         progress_take();
         repost_ring();
@@ -196,7 +161,7 @@ void ep_net_finalize(void)
 /* The header of rendezvous send s went out (s->net[0]) but its payload
  * could not be sent (PMPI code rc).  The receiver will match the header
  * and wait for the payload: an empty message in its place tells it the
- * data is not coming (finish_net in request.c).  s keeps its header's
+ * data is not coming (finish_mpi in transport.c).  s keeps its header's
  * PMPI request, whose buffer (s->tmp) MPICH may still read, and completes
  * with the error once both are over.  If not even the empty message can
  * be sent, the receiver would wait forever: a fatal error. */
@@ -443,89 +408,23 @@ static void poll_ring(void)
     }
 }
 
-/* Unlinks the detached requests that are complete and returns them, for
- * destroy_all once progress_lock is released: destroying one may free
- * its communicator, which takes the lock (ep_net_comm_gone). */
-static ep_request_t *poll_detached(void)
-{
-    EP_ASSERT(PROGRESS_HELD());
-    ep_request_t *gone = NULL;
-    for (ep_request_t **pp = &detached; *pp;) {
-        ep_request_t *r = *pp;
-        if (ep_request_poll(r)) {
-            *pp = r->next_detached;
-            r->next_detached = gone;
-            gone = r;
-            atomic_fetch_sub(&n_detached, 1);
-        } else {
-            pp = &r->next_detached;
-        }
-    }
-    return gone;
-}
-
-static void destroy_all(ep_request_t *r)
-{
-    while (r) {
-        ep_request_t *next = r->next_detached;
-        ep_request_destroy(r);
-        r = next;
-    }
-}
-
-/* MPICH moves its own operations (collectives, RMA, the PMPI parts of
- * messages) only inside PMPI calls.  Over net.c every poll of the ring is
- * one; over UCX a thread waiting for an endpoint message would make none,
- * so a wait loop pokes MPICH once in this many polls (a PMPI_Iprobe that
- * finds nothing), often enough for a collective another process waits
- * for, seldom enough to stay off the way of a message. */
-#define EP_MPICH_POKE_EVERY 64
 #define EP_POKE_TAG 1 /* no message on tcomm has it */
 
-static __thread unsigned pokes EP_TLS;
-
-void ep_progress(void)
+void ep_net_poke_mpich(void)
 {
-    ep_coll_progress();
-    if (ep_ucx_on) {
-        ep_ucx_progress();
-        if (++pokes % EP_MPICH_POKE_EVERY == 0 && tcomm != MPI_COMM_NULL) {
-            int flag;
-            PMPI_Iprobe(MPI_ANY_SOURCE, EP_POKE_TAG, tcomm, &flag, MPI_STATUS_IGNORE);
-        }
-    }
-    if (!atomic_load_explicit(&ep_net_ring_on, memory_order_relaxed) &&
-        !atomic_load_explicit(&n_detached, memory_order_relaxed))
+    int flag;
+    if (tcomm != MPI_COMM_NULL)
+        PMPI_Iprobe(MPI_ANY_SOURCE, EP_POKE_TAG, tcomm, &flag, MPI_STATUS_IGNORE);
+}
+
+void ep_net_progress(void)
+{
+    if (!atomic_load_explicit(&ep_net_ring_on, memory_order_relaxed) || !progress_try())
         return;
-    if (!progress_try())
-        return;
-    ep_request_t *gone = NULL;
     if (atomic_load_explicit(&ep_net_ring_on, memory_order_relaxed))
         poll_ring();
-    if (detached)
-        gone = poll_detached();
-    progress_give();
-    destroy_all(gone);
-}
-
-void ep_progress_reclaim(void)
-{
-    progress_take();
-    ep_request_t *gone = poll_detached();
-    progress_give();
-    destroy_all(gone);
-}
-
-void ep_progress_detach(ep_request_t *r)
-{
-    progress_take();
-    r->next_detached = detached;
-    detached = r;
-    atomic_fetch_add(&n_detached, 1);
     progress_give();
 }
-
-int ep_progress_detached(void) { return atomic_load(&n_detached); }
 
 void ep_net_comm_ready(ep_comm_t *c)
 {

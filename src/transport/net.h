@@ -1,4 +1,4 @@
-/* Inter-process transport and the progress engine.
+/* The MPI transport: endpoint messages between processes as PMPI messages.
  *
  * Every message between processes starts with a header sent to the
  * destination process on the transport communicator `tcomm` (a duplicate of
@@ -69,6 +69,12 @@ void ep_net_sent(ep_request_t *s);
 
 /* Posts the PMPI receive of a matched rendezvous message m into r. */
 void ep_net_recv_rndv(ep_request_t *r, const ep_msg_t *m);
+
+/* Polls the header ring, if it is on and no other thread does. */
+void ep_net_progress(void);
+/* A PMPI call that finds nothing, for MPICH to move its own operations
+ * (transport.c). */
+void ep_net_poke_mpich(void);
 
 /* Registers c's context id and delivers headers that arrived before it. */
 void ep_net_comm_ready(ep_comm_t *c);

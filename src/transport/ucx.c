@@ -6,13 +6,13 @@
 #ifdef EP_HAVE_UCX
 
 #include "core/bsend.h"
+#include "base/copy.h"
 #include "base/grow.h"
 #include "abi/handle.h"
 #include "transport/inbox.h"
 #include "base/invariant.h"
-#include "p2p/lane.h"
 #include "transport/net.h"
-#include "p2p/p2p.h"
+#include "transport/transport.h"
 #include "core/proc.h"
 #include "base/settings.h"
 #include "base/thread.h"
@@ -846,8 +846,8 @@ int ep_ucx_node_holds(const ep_comm_t *c)
  * as the lanes do; nothing when empty (buf may then be NULL). */
 static inline void rec_payload(ep_inbox_rec_t *rec, const void *buf, size_t n)
 {
-    if (n <= EP_LANE_INLINE)
-        ep_lane_copy(rec->data, buf, n);
+    if (n <= EP_COPY_SMALL_MAX)
+        ep_copy_small(rec->data, buf, n);
     else
         memcpy(rec->data, buf, n);
 }
@@ -1023,7 +1023,7 @@ int ep_ucx_send_now(ep_endpoint_t *ep, int idx, const void *buf, size_t bytes, i
     /* The usual way inline, with the fewest values live: a small
      * payload, room, no padding. */
     uint64_t pos;
-    ep_inbox_rec_t *rec = bytes <= EP_LANE_INLINE ? ep_inbox_reserve_usual(b, bytes, seen, &pos) : NULL;
+    ep_inbox_rec_t *rec = bytes <= EP_COPY_SMALL_MAX ? ep_inbox_reserve_usual(b, bytes, seen, &pos) : NULL;
     if (!rec)
         return send_now_inbox(ep, idx, buf, bytes, tag, b, seen);
     rec_send(rec, pos, ep, idx, tag, buf, bytes);

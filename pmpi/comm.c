@@ -1,10 +1,10 @@
 /* Communicator queries and management on endpoint communicators. */
 #include "core/attr.h"
-#include "core/comm_create.h"
+#include "comm/comm_create.h"
 #include "diag/diag.h"
 #include "entry.h"
 #include "base/thread.h"
-#include "core/threadcomm.h"
+#include "comm/threadcomm.h"
 
 #include <stdio.h>
 #include <string.h>

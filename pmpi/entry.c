@@ -4,7 +4,8 @@
 #include "diag/diag.h"
 #include "core/op.h"
 #include "base/thread.h"
-#include "core/threadcomm.h"
+#include "comm/comm_create.h"
+#include "comm/threadcomm.h"
 #include "coll/topo.h"
 #include "rma/win.h"
 
@@ -494,7 +495,7 @@ int entry_coll_seq_go(ep_endpoint_t *ep, const char *call, ep_coll_seq_t *s, MPI
     ep_status_t st;
     ep_request_t *r;
     if (req == &persistent.slot) { /* collective even when s is NULL */
-        if (!(st = ep_coll_persistent_init(ep, s, &r)))
+        if (!(st = ep_persistent_init(ep, s, &r)))
             *persistent.out = r->handle;
         s = NULL;
     } else if (!req) {

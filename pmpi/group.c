@@ -2,10 +2,10 @@
  * Calls whose group arguments are all classic go straight to PMPI; as soon
  * as one is an endpoint group, the engine (src/core/group.c) works on member
  * identities, which classic groups have too. */
-#include "core/comm_create.h"
+#include "comm/comm_create.h"
 #include "entry.h"
 #include "core/group.h"
-#include "core/intercomm.h"
+#include "comm/intercomm.h"
 
 #include <stdlib.h>
 #include <string.h>

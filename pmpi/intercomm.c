@@ -3,8 +3,8 @@
  * peer communicator, then broadcast them in their own group. */
 #include "coll/coll.h"
 #include "entry.h"
-#include "core/intercomm.h"
-#include "core/meet.h"
+#include "comm/intercomm.h"
+#include "comm/meet.h"
 
 #include <stdlib.h>
 

@@ -461,7 +461,7 @@ ENTRY_ENDPOINT_PATH int request_free_endpoints(MPI_Request *request)
         return bad_request("MPI_Request_free", *request);
     /* MPI-4.0 3.7.3: freeing a collective's request before it completes
      * is erroneous; an inactive persistent one may go. */
-    if (r->kind == EP_REQ_PART && !ep_request_inactive(r))
+    if (ep_request_partitioned(r) && !ep_request_inactive(r))
         return entry_raise(r->ep, "MPI_Request_free", MPI_ERR_REQUEST,
                            "an active partitioned request cannot be freed; complete it with a wait or test call "
                            "first");
@@ -497,7 +497,7 @@ ENTRY_API int MPI_Cancel(MPI_Request *request)
     if (r->kind == EP_REQ_COLL)
         return entry_raise(r->ep, "MPI_Cancel", MPI_ERR_REQUEST,
                            "a non-blocking collective cannot be cancelled (MPI makes it erroneous)");
-    if (r->kind == EP_REQ_PART && !ep_request_inactive(r))
+    if (ep_request_partitioned(r) && !ep_request_inactive(r))
         return entry_raise(r->ep, "MPI_Cancel", MPI_ERR_REQUEST,
                            "an active partitioned request cannot be cancelled (MPI makes it erroneous)");
     /* Receives are cancelled if still unmatched.  Sends are not cancelled:
@@ -520,9 +520,9 @@ static int start_one(const char *call, MPI_Request *h)
         return entry_raise(r->ep, call, MPI_ERR_REQUEST, "request 0x%x is not persistent", (unsigned)*h);
     if (!ep_request_inactive(r))
         return entry_raise(r->ep, call, MPI_ERR_REQUEST, "request 0x%x is already active", (unsigned)*h);
-    ep_status_t st = r->kind == EP_REQ_COLL   ? ep_coll_persistent_start(r)
-                     : r->kind == EP_REQ_PART ? ep_part_start(r)
-                                              : ep_persistent_start(r);
+    ep_status_t st = r->kind == EP_REQ_COLL      ? ep_coll_persistent_start(r)
+                     : ep_request_partitioned(r) ? ep_part_start(r)
+                                                 : ep_persistent_start(r);
     return st ? entry_raise_start(r->ep, call, st, r->count) : MPI_SUCCESS;
 }
 
@@ -559,7 +559,7 @@ static ep_request_t *part_request(const char *call, MPI_Request h, int send, int
     ep_request_t *r = ep_request_get(h);
     if (!r)
         *rc = bad_request(call, h);
-    else if (r->kind != EP_REQ_PART || ep_part_is_send(r) != send)
+    else if (r->kind != (send ? EP_REQ_PART_SEND : EP_REQ_PART_RECV))
         *rc = entry_raise(r->ep, call, MPI_ERR_REQUEST, "request 0x%x is not a partitioned %s", (unsigned)h,
                           send ? "send (MPI_Psend_init)" : "receive (MPI_Precv_init)");
     else

@@ -2,6 +2,7 @@
  * queries (src/coll/topo.h).  The neighbourhood collectives are in coll.c. */
 #include "entry.h"
 #include "coll/topo.h"
+#include "comm/topo_create.h"
 
 #include <string.h>
 

@@ -3,6 +3,7 @@
 #include "core/attr.h"
 #include "diag/diag.h"
 #include "p2p/direct.h"
+#include "p2p/p2p.h"
 #include "epmpi.h"
 #include "base/error.h"
 #include "transport/net.h"
@@ -14,6 +15,7 @@
 #include "transport/ucx.h"
 #include "rma/win.h"
 #include "core/world.h"
+#include "comm/world_create.h"
 
 #include <stdio.h>
 
@@ -100,6 +102,9 @@ int ep_engine_init(const char *call, int *argc, char ***argv, int (*raise)(int c
     return MPI_SUCCESS;
 }
 
+/* What the lanes still hold for ep is matched (diag.h). */
+static void drain_lanes(ep_endpoint_t *ep) { ep_p2p_drain(ep, 1); }
+
 int ep_engine_finalize(int (*delete_failed)(int failed, int code))
 {
     int rc = MPI_SUCCESS, failed;
@@ -109,7 +114,7 @@ int ep_engine_finalize(int (*delete_failed)(int failed, int code))
             rc = delete_failed(failed, cb);
         /* Everyone has stopped communicating once all processes are here. */
         PMPI_Barrier(MPI_COMM_WORLD);
-        ep_diag_finalize();
+        ep_diag_finalize(drain_lanes);
         if (ep_world_mode())
             ep_world_finalize();
         ep_ucx_stop_helper();

@@ -61,7 +61,7 @@ int ep_request_poll(ep_request_t *r)
         return parts_poll(r);
     if (r->kind == EP_REQ_COLL)
         return ep_coll_poll(r);
-    if (r->kind == EP_REQ_PART)
+    if (ep_request_partitioned(r))
         return ep_part_poll(r);
     if (st == EP_RS_PENDING) {
         /* The other side of a large message between threads may be

@@ -36,6 +36,16 @@
 typedef struct ep_coll_args ep_coll_args_t;
 typedef struct ep_coll_inst ep_coll_inst_t;
 
+/* The local rendezvous of c's endpoints in this process (ep_sync_t in
+ * comm.h), which collectives and windows run their phases with: a
+ * barrier. */
+void ep_sync_barrier(ep_comm_t *c);
+/* The first rendezvous of a collective call by local endpoint lidx: the
+ * barrier, watched (ep_diag_watch).  EP_ERR_NO_THREAD when endpoints it
+ * waits for cannot arrive; the rendezvous of c is then dead and every
+ * later call fails at once (EP_ERR_SYNC_DEAD). */
+ep_status_t ep_sync_enter(ep_comm_t *c, int lidx);
+
 /* The calls the one-process path (coll_local.c) knows. */
 typedef enum { EP_LOCAL_NONE, EP_LOCAL_BARRIER, EP_LOCAL_BCAST, EP_LOCAL_REDUCE } ep_coll_local_t;
 
@@ -162,10 +172,12 @@ void ep_coll_seq_free(ep_coll_seq_t *s);
  * the request, which then owns s. */
 ep_status_t ep_coll_seq_run(ep_endpoint_t *ep, ep_coll_seq_t *s);
 ep_status_t ep_coll_seq_start(ep_endpoint_t *ep, ep_coll_seq_t *s, ep_request_t **out);
-/* Persistent collectives: an inactive persistent request (*out) that owns
- * s (NULL: out of memory; s is freed on failure), made collectively over
- * ep's communicator; each start runs s's calls as non-blocking ones. */
-ep_status_t ep_coll_persistent_init(ep_endpoint_t *ep, ep_coll_seq_t *s, ep_request_t **out);
+/* Persistent collectives: an inactive persistent request (*out) on ep that
+ * owns s (NULL: out of memory) and dup, the private duplicate of ep's
+ * communicator its starts run on (ep_persistent_init, comm_create.h,
+ * makes it); both are freed on failure.  Each start runs s's calls as
+ * non-blocking ones. */
+ep_status_t ep_coll_persistent_make(ep_endpoint_t *ep, ep_coll_seq_t *s, ep_endpoint_t *dup, ep_request_t **out);
 ep_status_t ep_coll_persistent_start(ep_request_t *r);
 /* Drives the collective behind r; 1 when r is complete. */
 int ep_coll_poll(ep_request_t *r);

@@ -5,9 +5,59 @@
 #include "core/datatype.h"
 #include "base/wait.h"
 #include "core/op.h"
+#include "diag/diag.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- the local rendezvous (coll.h) -------------------------------------- */
+
+typedef struct sync_wait {
+    ep_sync_t *s;
+    unsigned mark; /* what entered[j] holds once endpoint j is in */
+} sync_wait_t;
+
+static int sync_absent(const void *arg, int j)
+{
+    const sync_wait_t *w = arg;
+    return atomic_load_explicit(&w->s->entered[j], memory_order_relaxed) != w->mark;
+}
+
+/* The sense-counting barrier of c's local endpoints.  Local endpoint
+ * lidx, or -1 for an unwatched wait: a watched one marks its arrival and
+ * gives up (marking the rendezvous dead) when ep_diag_watch says so. */
+static ep_status_t barrier(ep_comm_t *c, int lidx)
+{
+    ep_sync_t *s = &c->sync;
+    if (c->nlocal == 1)
+        return EP_OK;
+    unsigned ph = atomic_load_explicit(&s->phase, memory_order_acquire);
+    sync_wait_t w = {s, ph + 1};
+    if (lidx >= 0)
+        atomic_store_explicit(&s->entered[lidx], w.mark, memory_order_relaxed);
+    if (atomic_fetch_add_explicit(&s->arrived, 1, memory_order_acq_rel) == (unsigned)c->nlocal - 1) {
+        atomic_store_explicit(&s->arrived, 0, memory_order_relaxed);
+        atomic_fetch_add_explicit(&s->phase, 1, memory_order_release);
+        return EP_OK;
+    }
+    ep_watch_t watch = EP_WATCH_INIT;
+    EP_WAIT_UNTIL(atomic_load_explicit(&s->phase, memory_order_acquire) != ph)
+    {
+        ep_status_t rc = lidx >= 0 ? ep_diag_watch(&watch, &c->local[lidx], sync_absent, &w) : EP_OK;
+        if (rc) {
+            atomic_store(&s->dead, 1);
+            return rc;
+        }
+    }
+    return EP_OK;
+}
+
+void ep_sync_barrier(ep_comm_t *c) { (void)barrier(c, -1); }
+
+ep_status_t ep_sync_enter(ep_comm_t *c, int lidx)
+{
+    return atomic_load_explicit(&c->sync.dead, memory_order_relaxed) ? EP_ERR_SYNC_DEAD : barrier(c, lidx);
+}
 
 static void inst_init(ep_coll_inst_t *in, ep_comm_t *c, ep_coll_args_t **args)
 {

@@ -29,7 +29,6 @@
  * go to the program's communicator: the request is on its endpoint. */
 #include "coll/coll.h"
 
-#include "core/comm_create.h"
 #include "core/datatype.h"
 #include "base/error.h"
 #include "core/request.h"
@@ -227,19 +226,13 @@ ep_status_t ep_coll_seq_start(ep_endpoint_t *ep, ep_coll_seq_t *s, ep_request_t 
     return st;
 }
 
-ep_status_t ep_coll_persistent_init(ep_endpoint_t *ep, ep_coll_seq_t *s, ep_request_t **out)
+ep_status_t ep_coll_persistent_make(ep_endpoint_t *ep, ep_coll_seq_t *s, ep_endpoint_t *dup, ep_request_t **out)
 {
-    ep_coll_args_t dup_args;
-    MPI_Comm dup = MPI_COMM_NULL;
-    *out = NULL;
-    /* The duplicate first, whatever happens here: it is collective. */
-    ep_comm_dup_private_args(&dup_args, ep, &dup);
-    ep_status_t st = ep_coll_run(ep, &dup_args);
     ep_request_t *r = NULL;
-    if (!st)
-        st = s && (r = ep_request_new(EP_REQ_COLL, ep, 1)) ? ep_request_set_parts(r, s->n) : EP_ERR_NO_MEM;
+    ep_status_t st = s && (r = ep_request_new(EP_REQ_COLL, ep, 1)) ? ep_request_set_parts(r, s->n) : EP_ERR_NO_MEM;
+    *out = NULL;
     if (!st) {
-        s->dup = ep_endpoint_get(dup);
+        s->dup = dup;
         r->persistent = 1;
         seq_own(r, s);
         *out = r;
@@ -248,8 +241,7 @@ ep_status_t ep_coll_persistent_init(ep_endpoint_t *ep, ep_coll_seq_t *s, ep_requ
     if (r)
         ep_request_destroy(r);
     ep_coll_seq_free(s);
-    if (dup != MPI_COMM_NULL)
-        ep_endpoint_free(ep_endpoint_get(dup));
+    ep_endpoint_free(dup);
     return st;
 }
 

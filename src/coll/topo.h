@@ -3,12 +3,9 @@
  *
  * A topology belongs to one endpoint (ep_endpoint_t.topo): what MPI lets
  * every rank ask (the grid, the whole graph) and this rank's neighbours in
- * MPI's buffer order.  It is built by the constructors below, copied by
- * MPI_Comm_dup, never changed, and freed with the communicator.
- *
- * The constructors keep ranks (MPI allows it whatever `reorder` says): the
- * new communicator is a split of the old one, colour 0 for the ranks the
- * topology holds, MPI_UNDEFINED for the others, key the old rank.
+ * MPI's buffer order.  It is built by the constructors of
+ * comm/topo_create.h, copied by MPI_Comm_dup, never changed, and freed
+ * with the communicator.
  *
  * Neighbourhood collectives (coll_xchg.c) move one block per edge.  Two
  * ranks can share several edges (a multigraph, or a periodic dimension of
@@ -75,17 +72,8 @@ void ep_cart_shift(const ep_topo_t *t, int rank, int dir, int disp, int *source,
  * (peer, key), or NULL. */
 const ep_edge_t *ep_topo_edge(const ep_edge_t *e, int n, int peer, int k);
 
-/* The constructors, called by every rank of ep's intracommunicator: *out
- * the new handle, or MPI_COMM_NULL for a rank the topology leaves out. */
-ep_status_t ep_topo_cart_create(ep_endpoint_t *ep, int ndims, const int *dims, const int *periods, MPI_Comm *out);
-/* MPI_Cart_sub of ep's grid. */
-ep_status_t ep_topo_cart_sub(ep_endpoint_t *ep, const int *remain, MPI_Comm *out);
-ep_status_t ep_topo_graph_create(ep_endpoint_t *ep, int nnodes, const int *index, const int *edges, MPI_Comm *out);
-ep_status_t ep_topo_dist_adjacent(ep_endpoint_t *ep, int indegree, const int *sources, const int *sweights,
-                                  int outdegree, const int *dests, const int *dweights, int weighted, MPI_Comm *out);
-/* MPI_Dist_graph_create: each rank names any edges (n sources, each with
- * degrees[i] destinations); every rank learns its own. */
-ep_status_t ep_topo_dist_create(ep_endpoint_t *ep, int n, const int *sources, const int *degrees, const int *dests,
-                                const int *weights, int weighted, MPI_Comm *out);
+/* A copy of n ints, or n zeroes when v is NULL (room for one when n is 0,
+ * so NULL means no memory, and then *ok = 0). */
+int *ep_topo_ints(const int *v, int n, int *ok);
 
 #endif

@@ -1,24 +1,17 @@
 #include "core/comm.h"
 
-#include "coll/coll.h"
-
-#include "core/attr.h"
-#include "diag/diag.h"
-#include "p2p/direct.h"
 #include "abi/handle.h"
-#include "p2p/lane.h"
-#include "transport/net.h"
-#include "core/proc.h"
-#include "coll/topo.h"
-#include "transport/ucx.h"
 #include "base/wait.h"
+#include "core/attr.h"
+#include "core/proc.h"
+#include "core/request.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 /* ---- context table ---------------------------------------------------- */
 
-/* Chained hash table, guarded by net.c's progress lock (see comm.h). */
+/* Chained hash table, guarded by ep_ctx_table_lock (see comm.h). */
 #define EP_CTX_BUCKETS 1024
 
 static ep_comm_t *ctx_table[EP_CTX_BUCKETS];
@@ -84,7 +77,7 @@ ep_status_t ep_gid_worlds(const ep_gid_t *m, int n, int *world, int *bad)
     ep_status_t rc = EP_OK;
     ep_comm_t *c = NULL; /* members usually share their communicators */
     int r;
-    ep_net_table_lock();
+    ep_ctx_table_lock();
     for (int i = 0; i < n && !rc; i++) {
         if (m[i].origin == 0) /* a classic process: {0, world rank} */
             world[i] = (int)m[i].index;
@@ -93,7 +86,7 @@ ep_status_t ep_gid_worlds(const ep_gid_t *m, int n, int *world, int *bad)
         else
             *bad = i, rc = EP_ERR_GROUP;
     }
-    ep_net_table_unlock();
+    ep_ctx_table_unlock();
     return rc;
 }
 
@@ -146,20 +139,14 @@ static void comm_destroy(ep_comm_t *c)
 {
     if (!c)
         return;
+    ep_comm_parts_free(c);
     for (int i = 0; c->local && i < c->nlocal; i++) {
         ep_endpoint_t *ep = &c->local[i];
         ep_match_item_t *it;
-        /* Messages still in lanes go with them, as unexpected ones do below. */
-        for (ep_lane_t *l = ep->lanes_in, *next; l; l = next) {
-            next = l->next_in;
-            free(l);
-        }
-        free((void *)ep->lanes_out);
         ep_attr_discard(ep_attr_of(ep));
         ep_errhandler_assign(&ep->errhandler, MPI_ERRORS_ARE_FATAL); /* releases it */
         if (ep->info != MPI_INFO_NULL)
             PMPI_Info_free(&ep->info);
-        ep_topo_free(ep->topo);
         while ((it = ep_mq_pop(&ep->unexpected)))
             ep_msg_destroy(ep_container_of(it, ep_msg_t, link));
         pthread_mutex_destroy(&ep->attr_lock);
@@ -177,7 +164,6 @@ static void comm_destroy(ep_comm_t *c)
     free((void *)c->sync.val);
     free(c->sync.args);
     free((void *)c->sync.entered);
-    ep_local_coll_free(c->local_coll);
     pthread_mutex_destroy(&c->coll_lock);
     free(c);
 }
@@ -257,29 +243,17 @@ out:
     return rc;
 }
 
-/* Whether c's endpoints send messages between processes themselves (not
- * through a direct communicator's MPICH path). */
-static int carries_between(const ep_comm_t *c) { return c->nprocs > 1 && !c->direct; }
-
-/* c, over several processes and not direct, carries messages between
- * processes: over UCX when it runs and every process could give c's
- * ranks an address there (collective over c's processes), else over the
- * header ring. */
-static ep_status_t transport_ready(ep_comm_t *c)
+/* Connects c's processes in the transports (collective over them),
+ * waiting for each step. */
+static ep_status_t connect_now(ep_comm_t *c)
 {
-    if (!c->ucx) {
-        MPI_Request req;
-        ep_status_t rc = ep_ucx_comm_start(c, &req);
-        if (!rc && req != MPI_REQUEST_NULL && ep_wait_pmpi(&req, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-            rc = EP_ERR_INTERN;
-        if (!rc)
-            rc = ep_ucx_comm_finish(c);
-        if (rc) {
-            ep_ucx_comm_gone(c);
+    MPI_Request req;
+    ep_status_t rc;
+    do {
+        if ((rc = ep_comm_parts_connect(c, &req)))
             return rc;
-        }
-    }
-    return c->ucx ? EP_OK : ep_net_activate();
+    } while (req != MPI_REQUEST_NULL && ep_wait_pmpi(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    return req == MPI_REQUEST_NULL ? EP_OK : EP_ERR_INTERN;
 }
 
 static ep_status_t endpoints_init(ep_comm_t *c, MPI_Errhandler eh)
@@ -296,8 +270,6 @@ static ep_status_t endpoints_init(ep_comm_t *c, MPI_Errhandler eh)
     c->sync.entered = calloc((size_t)c->nlocal, sizeof *c->sync.entered);
     if (!c->local || !c->sync.ptr || !c->sync.val || !c->sync.args || !c->sync.entered)
         return EP_ERR_NO_MEM;
-    if (ep_local_coll_init(c))
-        return EP_ERR_NO_MEM;
     for (int i = 0; i < c->nlocal; i++) {
         ep_endpoint_t *ep = &c->local[i];
         ep->obj.kind = EP_OBJ_ENDPOINT;
@@ -311,9 +283,10 @@ static ep_status_t endpoints_init(ep_comm_t *c, MPI_Errhandler eh)
         pthread_mutex_init(&ep->attr_lock, NULL);
         ep_mq_init(&ep->posted);
         ep_mq_init(&ep->unexpected);
-        if (ep_config.stats && !(ep->stats = ep_stats_for(c->gids[ep->rank])))
-            return EP_ERR_NO_MEM;
     }
+    ep_status_t rc = ep_comm_parts_init(c);
+    if (rc)
+        return rc;
     for (int i = 0; i < c->nlocal; i++) {
         c->local[i].handle = c->local[i].user_handle = (MPI_Comm)ep_registry_add(EP_HTYPE_COMM, &c->local[i].obj);
         if (c->local[i].handle == 0) {
@@ -416,15 +389,10 @@ ep_status_t ep_comm_build_on(MPI_Comm pc, int nnew, const ep_new_ep_t *neweps, M
         else
             c->gids[r] = (ep_gid_t){c->ctx, (uint64_t)r};
     }
-    ep_direct_decide(c);
-    if ((rc = endpoints_init(c, eh)))
+    ep_comm_parts_choose(c);
+    if ((rc = endpoints_init(c, eh)) || (rc = connect_now(c)))
         goto fail;
-    /* Headers come only on communicators over several processes that are
-     * not direct; without one, no header receives are posted at all, and
-     * MPICH's matching of direct messages need not skip them. */
-    if (carries_between(c) && (rc = transport_ready(c)))
-        goto fail;
-    ep_net_comm_ready(c);
+    ep_comm_parts_open(c);
     *out = c;
     free(e);
     free(sorted);
@@ -434,7 +402,7 @@ fail:
     if (pc != MPI_COMM_NULL)
         PMPI_Comm_free(&pc);
     if (c)
-        ep_ucx_comm_gone(c);
+        ep_comm_parts_close(c);
     comm_destroy(c);
     free(e);
     free(sorted);
@@ -492,25 +460,19 @@ ep_status_t ep_comm_clone_step(ep_comm_t *pc, ep_comm_t *c, int stage, MPI_Reque
      * process's context id becomes everyone's. */
     if (stage == 0 && c->pcomm != MPI_COMM_NULL)
         return PMPI_Ibcast(&c->ctx, 1, MPI_UINT64_T, 0, c->pcomm, req) == MPI_SUCCESS ? EP_OK : EP_ERR_ENDPOINTS;
-    if (!c->ucx_setup) {
-        /* Then the endpoints, and UCX's exchange of their addresses as
-         * one more PMPI step: a blocking exchange here could wait for a
-         * process that drives another construction first. */
-        ep_direct_decide(c);
+    if (!c->local) {
+        /* Then the endpoints, and connecting the processes in further
+         * PMPI steps: a blocking exchange here could wait for a process
+         * that drives another construction first. */
+        ep_comm_parts_choose(c);
         if ((rc = endpoints_init(c, MPI_ERRORS_ARE_FATAL)))
             return rc;
         for (int i = 0; i < c->nlocal; i++)
             ep_errhandler_assign(&c->local[i].errhandler, pc->local[i].errhandler);
-        if (carries_between(c) && (rc = ep_ucx_comm_start(c, req)))
-            return rc;
-        if (*req != MPI_REQUEST_NULL)
-            return EP_OK;
-    } else if ((rc = ep_ucx_comm_finish(c))) {
-        return rc;
     }
-    if (carries_between(c) && !c->ucx && (rc = ep_net_activate()))
+    if ((rc = ep_comm_parts_connect(c, req)) || *req != MPI_REQUEST_NULL)
         return rc;
-    ep_net_comm_ready(c);
+    ep_comm_parts_open(c);
     return EP_OK;
 }
 
@@ -518,17 +480,19 @@ void ep_comm_clone_abort(ep_comm_t *c, MPI_Request *req)
 {
     if (*req != MPI_REQUEST_NULL)
         ep_wait_pmpi(req, MPI_STATUS_IGNORE);
-    ep_ucx_comm_gone(c);
+    ep_comm_parts_close(c);
     comm_destroy(c);
 }
 
 ep_status_t ep_comm_make_inter(ep_comm_t *c, int size0)
 {
     ep_status_t rc;
-    if (c->nprocs > 1 && (rc = transport_ready(c)))
+    /* An intercommunicator is never direct: between processes its
+     * messages need a transport. */
+    c->direct = 0;
+    if ((rc = connect_now(c)))
         return rc;
     c->inter = 1;
-    c->direct = 0;
     c->group_off[0] = 0;
     c->group_off[1] = c->group_size[0] = size0;
     c->group_size[1] = c->size - size0;
@@ -548,8 +512,7 @@ void ep_endpoint_gone(ep_endpoint_t *ep)
 {
     ep_comm_t *c = ep->comm;
     if (atomic_fetch_sub(&c->refs, 1) == 1) {
-        ep_net_comm_gone(c);
-        ep_ucx_comm_gone(c);
+        ep_comm_parts_close(c);
         comm_destroy(c);
     }
 }
@@ -616,55 +579,6 @@ out:
     free(wranks);
     free(gids);
     return rc;
-}
-
-/* ---- local rendezvous ------------------------------------------------- */
-
-typedef struct sync_wait {
-    ep_sync_t *s;
-    unsigned mark; /* what entered[j] holds once endpoint j is in */
-} sync_wait_t;
-
-static int sync_absent(const void *arg, int j)
-{
-    const sync_wait_t *w = arg;
-    return atomic_load_explicit(&w->s->entered[j], memory_order_relaxed) != w->mark;
-}
-
-/* The sense-counting barrier of c's local endpoints.  Local endpoint
- * lidx, or -1 for an unwatched wait: a watched one marks its arrival and
- * gives up (marking the rendezvous dead) when ep_diag_watch says so. */
-static ep_status_t barrier(ep_comm_t *c, int lidx)
-{
-    ep_sync_t *s = &c->sync;
-    if (c->nlocal == 1)
-        return EP_OK;
-    unsigned ph = atomic_load_explicit(&s->phase, memory_order_acquire);
-    sync_wait_t w = {s, ph + 1};
-    if (lidx >= 0)
-        atomic_store_explicit(&s->entered[lidx], w.mark, memory_order_relaxed);
-    if (atomic_fetch_add_explicit(&s->arrived, 1, memory_order_acq_rel) == (unsigned)c->nlocal - 1) {
-        atomic_store_explicit(&s->arrived, 0, memory_order_relaxed);
-        atomic_fetch_add_explicit(&s->phase, 1, memory_order_release);
-        return EP_OK;
-    }
-    ep_watch_t watch = EP_WATCH_INIT;
-    EP_WAIT_UNTIL(atomic_load_explicit(&s->phase, memory_order_acquire) != ph)
-    {
-        ep_status_t rc = lidx >= 0 ? ep_diag_watch(&watch, &c->local[lidx], sync_absent, &w) : EP_OK;
-        if (rc) {
-            atomic_store(&s->dead, 1);
-            return rc;
-        }
-    }
-    return EP_OK;
-}
-
-void ep_sync_barrier(ep_comm_t *c) { (void)barrier(c, -1); }
-
-ep_status_t ep_sync_enter(ep_comm_t *c, int lidx)
-{
-    return atomic_load_explicit(&c->sync.dead, memory_order_relaxed) ? EP_ERR_SYNC_DEAD : barrier(c, lidx);
 }
 
 const char *ep_comm_p2p_path(const ep_comm_t *c) { return c->direct ? "mpich" : "engine"; }

@@ -95,7 +95,7 @@ typedef struct ep_endpoint {
 /* Rendezvous of the local endpoints for collective operations: a
  * sense-counting barrier and one pointer / integer slot per endpoint.  Only
  * the endpoints of this comm in this process touch it; each collective uses
- * it in phases separated by ep_sync_barrier. */
+ * it in phases separated by ep_sync_barrier (coll.h). */
 typedef struct ep_sync {
     _Atomic unsigned arrived;   /* endpoints arrived in the current phase */
     _Atomic unsigned phase;     /* bumped by the last arrival */
@@ -231,17 +231,39 @@ ep_status_t ep_gid_worlds(const ep_gid_t *m, int n, int *world, int *bad);
 int ep_comm_compare_ep(const ep_endpoint_t *a, const ep_endpoint_t *b);
 ep_status_t ep_comm_compare_classic(const ep_endpoint_t *a, MPI_Comm classic, int *result);
 
-/* Local rendezvous. */
-void ep_sync_barrier(ep_comm_t *c);
-/* The first rendezvous of a collective call by local endpoint lidx: the
- * barrier, watched (ep_diag_watch).  EP_ERR_NO_THREAD when endpoints it
- * waits for cannot arrive; the rendezvous of c is then dead and every
- * later call fails at once (EP_ERR_SYNC_DEAD). */
-ep_status_t ep_sync_enter(ep_comm_t *c, int lidx);
-
-/* The context table; only net.c calls these, under its progress lock, which
- * serialises registration with the delivery of arriving headers. */
+/* The context table; only net.c calls these, under ep_ctx_table_lock. */
 void ep_ctx_register(ep_comm_t *c);
 void ep_ctx_unregister(ep_comm_t *c);
+
+/* ---- the higher layers' parts of a communicator -----------------------
+ *
+ * The point-to-point path, the lanes, the transports, the collectives'
+ * shared state, topologies and statistics keep state on a communicator and
+ * its endpoints.  comm.c calls these at the steps of a communicator's
+ * life; they are defined at the top of the engine (src/comm_parts.c), the
+ * one place besides engine.c and progress.c that knows every layer. */
+
+/* c's rank map and pcomm are final: its point-to-point path is chosen
+ * (c->direct). */
+void ep_comm_parts_choose(ep_comm_t *c);
+/* c's endpoints exist: the layers' state for them. */
+ep_status_t ep_comm_parts_init(ep_comm_t *c);
+/* Connects c's processes in the transports, if c carries messages between
+ * processes (collective over them), in steps so that a non-blocking
+ * construction need not wait: when *req is not MPI_REQUEST_NULL, call
+ * again once it is over; c is connected when a call leaves none. */
+ep_status_t ep_comm_parts_connect(ep_comm_t *c, MPI_Request *req);
+/* c, connected, takes messages from now on (and those that came early). */
+void ep_comm_parts_open(ep_comm_t *c);
+/* c takes no more messages and leaves the transports: it goes, or its
+ * construction failed (at any step). */
+void ep_comm_parts_close(ep_comm_t *c);
+/* The layers' state of c and its endpoints goes (comm_destroy). */
+void ep_comm_parts_free(ep_comm_t *c);
+/* Hold the context table still: the MPI transport's lock (net.c), which
+ * orders registration with the delivery of arriving headers; not while
+ * holding it already. */
+void ep_ctx_table_lock(void);
+void ep_ctx_table_unlock(void);
 
 #endif

@@ -39,8 +39,9 @@
 
 /* EP_REQ_PAIR: a send and a receive that complete as one (MPI_Isendrecv,
  * MPI_Isendrecv_replace), two parts of one request (ep_request_set_parts). */
-/* EP_REQ_PART: a partitioned send or receive (partitioned.h). */
-typedef enum { EP_REQ_SEND, EP_REQ_RECV, EP_REQ_COLL, EP_REQ_PAIR, EP_REQ_PART } ep_req_kind_t;
+/* EP_REQ_PART_SEND, _RECV: a partitioned send or receive (partitioned.h),
+ * the last kinds (ep_request_partitioned). */
+typedef enum { EP_REQ_SEND, EP_REQ_RECV, EP_REQ_COLL, EP_REQ_PAIR, EP_REQ_PART_SEND, EP_REQ_PART_RECV } ep_req_kind_t;
 typedef enum { EP_SEND_STANDARD, EP_SEND_SYNC, EP_SEND_READY, EP_SEND_BUFFERED } ep_send_mode_t;
 typedef enum { EP_RS_INACTIVE, EP_RS_PENDING, EP_RS_NET, EP_RS_DONE } ep_req_state_t;
 
@@ -273,6 +274,8 @@ static inline ep_request_t *ep_request_get(MPI_Request h)
         return &ep_request_sent;
     return (ep_request_t *)ep_registry_get((int)h, EP_OBJ_REQUEST);
 }
+
+static inline int ep_request_partitioned(const ep_request_t *r) { return r->kind >= EP_REQ_PART_SEND; }
 
 /* Marks r complete with its status already stored (release order). */
 static inline void ep_request_set_done(ep_request_t *r)

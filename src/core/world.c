@@ -1,45 +1,12 @@
 #include "core/world.h"
 
 #include "core/attr.h"
-#include "core/comm_create.h"
 #include "base/wait.h"
 #include "base/thread.h"
 
 #include <stdlib.h>
 
 ep_world_t ep_world;
-
-ep_status_t ep_world_init(int nep)
-{
-    ep_status_t rc;
-    MPI_Errhandler eh = MPI_ERRORS_ARE_FATAL;
-
-    ep_world.comm = calloc((size_t)nep, sizeof(MPI_Comm));
-    ep_world.self = calloc((size_t)nep, sizeof(MPI_Comm));
-    ep_world.ep = calloc(2 * (size_t)nep, sizeof *ep_world.ep);
-    if (!ep_world.comm || !ep_world.self || !ep_world.ep)
-        return EP_ERR_NO_MEM;
-    if ((rc = ep_comm_create_endpoints_classic(MPI_COMM_WORLD, nep, ep_world.comm)))
-        return rc;
-    /* Endpoint t is the one MPI_COMM_WORLD means in OpenMP thread t. */
-    ep_endpoint_get(ep_world.comm[0])->comm->thread_bound = 1;
-    PMPI_Comm_get_errhandler(MPI_COMM_SELF, &eh);
-    for (int t = 0; t < nep; t++) {
-        ep_endpoint_t *w = ep_endpoint_get(ep_world.comm[t]);
-        ep_new_ep_t ne = {0, w->comm->gids[w->rank]};
-        ep_comm_t *c;
-        if ((rc = ep_comm_build(MPI_COMM_NULL, 1, &ne, eh, &c)))
-            return rc;
-        ep_world.self[t] = c->local[0].handle;
-        c->local[0].user_handle = MPI_COMM_SELF;
-        w->user_handle = MPI_COMM_WORLD;
-        ep_world.ep[t] = w;
-        ep_world.ep[nep + t] = &c->local[0];
-    }
-    ep_errhandler_release(eh); /* PMPI_Comm_get_errhandler's reference */
-    ep_world.nep = nep;
-    return EP_OK;
-}
 
 /* Exchanges which endpoints threads as and t speak for (as < 0: none). */
 static void swap_endpoints(int as, int t)

@@ -19,8 +19,7 @@ extern ep_world_t ep_world;
 
 static inline int ep_world_mode(void) { return ep_world.nep != 0; }
 
-/* Called after PMPI_Init_thread. */
-ep_status_t ep_world_init(int nep);
+/* ep_world is filled by ep_world_init (comm/world_create.h). */
 void ep_world_finalize(void);
 /* MPI_Finalize's first step: the attributes of every endpoint's
  * MPI_COMM_SELF, then of its MPI_COMM_WORLD, deleted through their delete

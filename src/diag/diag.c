@@ -1,8 +1,6 @@
 #include "diag/diag.h"
 
 #include "base/grow.h"
-#include "p2p/p2p.h"
-#include "p2p/partitioned.h"
 #include "core/proc.h"
 #include "core/request.h"
 #include "base/thread.h"
@@ -263,10 +261,10 @@ static void pending_request(ep_object_t *o, void *arg)
     else if (r->kind == EP_REQ_PAIR)
         pending_line(arg, r->ep, "send-receive (request not completed), receiving from", r->part[0]->source_pat,
                      r->part[0]->tag_pat, -1);
-    else if (r->kind == EP_REQ_PART)
+    else if (ep_request_partitioned(r))
         pending_line(arg, r->ep,
-                     ep_part_is_send(r) ? "partitioned send (request not completed) to"
-                                        : "partitioned receive (request not completed) from",
+                     r->kind == EP_REQ_PART_SEND ? "partitioned send (request not completed) to"
+                                                 : "partitioned receive (request not completed) from",
                      r->peer, r->tag, -1);
     else
         pending_line(arg, r->ep, "non-blocking collective (request not completed) on", MPI_ANY_SOURCE, MPI_ANY_TAG, -1);
@@ -345,7 +343,7 @@ static void report_unfreed(ep_endpoint_t **eps, size_t n)
     free(ranks);
 }
 
-static void report_pending(void)
+static void report_pending(void (*drain)(ep_endpoint_t *ep))
 {
     char *text = NULL;
     size_t len = 0;
@@ -357,7 +355,7 @@ static void report_pending(void)
      * the lists below see them. */
     ep_registry_each(EP_OBJ_ENDPOINT, collect_endpoint, &p);
     for (size_t i = 0; i < p.neps; i++)
-        ep_p2p_drain(p.eps[i], 1);
+        drain(p.eps[i]);
     ep_registry_each(EP_OBJ_REQUEST, pending_request, &p);
     ep_registry_each(EP_OBJ_MESSAGE, pending_message, &p);
     for (size_t i = 0; i < p.neps; i++) {
@@ -581,9 +579,9 @@ int ep_diag_init(char *err, size_t errlen)
     return -1;
 }
 
-void ep_diag_finalize(void)
+void ep_diag_finalize(void (*drain)(ep_endpoint_t *ep))
 {
-    report_pending();
+    report_pending(drain);
     if (ep_config.stats)
         report_stats();
     pthread_mutex_lock(&stats_lock);

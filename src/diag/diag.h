@@ -119,7 +119,9 @@ int ep_diag_init(char *err, size_t errlen);
 
 /* At MPI_Finalize, every process, while the endpoints still exist: warns
  * about the operations still pending, and prints and writes the
- * statistics (collective over MPI_COMM_WORLD when EPMPI_STATS is on). */
-void ep_diag_finalize(void);
+ * statistics (collective over MPI_COMM_WORLD when EPMPI_STATS is on).
+ * drain(ep) matches what is still on its way to ep inside this process
+ * (the lanes, p2p.h), so that the warning lists those messages too. */
+void ep_diag_finalize(void (*drain)(ep_endpoint_t *ep));
 
 #endif

@@ -2,7 +2,7 @@
 #include "io/file.h"
 
 #include "coll/coll.h"
-#include "core/comm_create.h"
+#include "comm/comm_create.h"
 #include "core/datatype.h"
 #include "base/grow.h"
 #include "base/wait.h"

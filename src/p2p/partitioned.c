@@ -53,7 +53,7 @@ static void drop_internal(ep_request_t *x)
         ep_progress_detach(x);
 }
 
-/* The operation of request r (EP_REQ_PART). */
+/* The operation of partitioned request r. */
 static inline struct ep_part *part_of(const ep_request_t *r) { return r->ext; }
 
 /* Frees the operation with its request (ep_request_destroy, ext_free). */
@@ -128,7 +128,7 @@ ep_status_t ep_part_init(ep_endpoint_t *ep, int send, void *buf, int partitions,
                          int peer, int tag, MPI_Info info, ep_request_t **out)
 {
     struct ep_part *p = calloc(1, sizeof *p);
-    ep_request_t *r = p ? ep_request_new(EP_REQ_PART, ep, 1) : NULL;
+    ep_request_t *r = p ? ep_request_new(send ? EP_REQ_PART_SEND : EP_REQ_PART_RECV, ep, 1) : NULL;
     if (!r) {
         free(p);
         return EP_ERR_NO_MEM;
@@ -177,7 +177,6 @@ ep_status_t ep_part_init(ep_endpoint_t *ep, int send, void *buf, int partitions,
 }
 
 int ep_part_partitions(const ep_request_t *r) { return part_of(r)->partitions; }
-int ep_part_is_send(const ep_request_t *r) { return part_of(r)->send; }
 
 /* Starts this round's data transfer (the operation's lock held, or the
  * last MPI_Pready's thread, which alone starts a send). */

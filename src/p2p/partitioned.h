@@ -45,7 +45,6 @@ ep_status_t ep_part_start(ep_request_t *r);
 
 /* The number of partitions of r, and whether it is a send. */
 int ep_part_partitions(const ep_request_t *r);
-int ep_part_is_send(const ep_request_t *r);
 
 /* MPI_Pready of partition i of active send r (0 <= i < partitions).
  * EP_ERR_PART_TWICE when i was marked ready in this round already. */

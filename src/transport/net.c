@@ -452,5 +452,5 @@ void ep_net_comm_gone(ep_comm_t *c)
     progress_give();
 }
 
-void ep_net_table_lock(void) { progress_take(); }
-void ep_net_table_unlock(void) { progress_give(); }
+void ep_ctx_table_lock(void) { progress_take(); }
+void ep_ctx_table_unlock(void) { progress_give(); }

@@ -80,10 +80,5 @@ void ep_net_poke_mpich(void);
 void ep_net_comm_ready(ep_comm_t *c);
 /* Forgets c's context id. */
 void ep_net_comm_gone(ep_comm_t *c);
-/* Hold the context table still (net.c's progress lock, which orders
- * registration against the delivery of headers) for a reader outside
- * net.c; not while holding that lock already. */
-void ep_net_table_lock(void);
-void ep_net_table_unlock(void);
 
 #endif

@@ -27,6 +27,31 @@ void ep_transport_progress(void)
     ep_net_progress();
 }
 
+ep_status_t ep_transport_comm_connect(ep_comm_t *c, MPI_Request *req)
+{
+    ep_status_t rc;
+    *req = MPI_REQUEST_NULL;
+    if (c->ucx_setup) { /* the exchange of UCX addresses is over */
+        if ((rc = ep_ucx_comm_finish(c)))
+            return rc;
+    } else if (!c->ucx) {
+        if ((rc = ep_ucx_comm_start(c, req)) || *req != MPI_REQUEST_NULL)
+            return rc;
+    }
+    /* Headers come only on communicators over several processes that are
+     * not direct; without one, no header receives are posted at all, and
+     * MPICH's matching of direct messages need not skip them. */
+    return c->ucx ? EP_OK : ep_net_activate();
+}
+
+void ep_transport_comm_open(ep_comm_t *c) { ep_net_comm_ready(c); }
+
+void ep_transport_comm_close(ep_comm_t *c)
+{
+    ep_net_comm_gone(c);
+    ep_ucx_comm_gone(c);
+}
+
 void ep_transport_status_mpich(ep_request_t *r, const MPI_Status *st, int rc)
 {
     int err = rc;

@@ -35,6 +35,20 @@
  * calls), and the MPI transport's header ring.  Part of ep_progress. */
 void ep_transport_progress(void);
 
+/* A communicator c over several processes, not direct, is connected in
+ * the transports: over UCX when it runs and every process could give c's
+ * ranks an address there, else over the MPI transport's header ring.
+ * Collective over c's processes, in steps: when *req is not
+ * MPI_REQUEST_NULL, call again once it is over; c is connected when a call
+ * leaves none. */
+ep_status_t ep_transport_comm_connect(ep_comm_t *c, MPI_Request *req);
+/* c (connected, or of one process or direct) takes messages from now on:
+ * its context is known to the MPI transport, which delivers the headers
+ * that came for it early. */
+void ep_transport_comm_open(ep_comm_t *c);
+/* c takes no more messages and leaves the transports (any step). */
+void ep_transport_comm_close(ep_comm_t *c);
+
 /* Takes what arrived for ep at a transport queue of its own (its UCX
  * worker); a receive waiting on ep calls it. */
 static inline void ep_transport_poll_ep(ep_endpoint_t *ep)

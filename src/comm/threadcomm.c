@@ -1,7 +1,7 @@
-#include "core/threadcomm.h"
+#include "comm/threadcomm.h"
 
 #include "core/attr.h"
-#include "core/comm_create.h"
+#include "comm/comm_create.h"
 
 #include <stdlib.h>
 

@@ -18,6 +18,11 @@ void ep_comm_dup_args(ep_coll_args_t *a, ep_endpoint_t *ep, MPI_Info info, MPI_C
 /* The same for epmpi's own use: the duplicate keeps the topology but
  * takes none of the attributes, whose copy callbacks are the program's. */
 void ep_comm_dup_private_args(ep_coll_args_t *a, ep_endpoint_t *ep, MPI_Comm *out);
+/* A persistent collective (MPI_Bcast_init, ...): its private duplicate of
+ * ep's communicator, made collectively whatever else fails, then the
+ * request (ep_coll_persistent_make, coll.h), which owns s (NULL: out of
+ * memory; s is freed on failure). */
+ep_status_t ep_persistent_init(ep_endpoint_t *ep, ep_coll_seq_t *s, ep_request_t **out);
 
 /* MPI_Comm_split of an endpoint communicator (color MPI_UNDEFINED: *out is
  * MPI_COMM_NULL).  Several colours may live in one process.  On an

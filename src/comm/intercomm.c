@@ -1,7 +1,7 @@
-#include "core/intercomm.h"
+#include "comm/intercomm.h"
 
-#include "core/comm_create.h"
-#include "core/meet.h"
+#include "comm/comm_create.h"
+#include "comm/meet.h"
 #include "base/wait.h"
 #include "core/proc.h"
 

@@ -1,7 +1,7 @@
-#include "core/comm_create.h"
+#include "comm/comm_create.h"
 
 #include "core/attr.h"
-#include "core/meet.h"
+#include "comm/meet.h"
 
 #include "base/wait.h"
 #include "core/proc.h"
@@ -626,4 +626,19 @@ ep_status_t ep_comm_create_from_group(const ep_gid_t *m, int n, int pos, const c
 out:
     free(world);
     return rc;
+}
+
+ep_status_t ep_persistent_init(ep_endpoint_t *ep, ep_coll_seq_t *s, ep_request_t **out)
+{
+    ep_coll_args_t dup_args;
+    MPI_Comm dup = MPI_COMM_NULL;
+    *out = NULL;
+    ep_comm_dup_private_args(&dup_args, ep, &dup);
+    ep_status_t st = ep_coll_run(ep, &dup_args);
+    if (!st)
+        return ep_coll_persistent_make(ep, s, ep_endpoint_get(dup), out);
+    ep_coll_seq_free(s);
+    if (dup != MPI_COMM_NULL)
+        ep_endpoint_free(ep_endpoint_get(dup));
+    return st;
 }

@@ -1,4 +1,4 @@
-#include "core/meet.h"
+#include "comm/meet.h"
 
 #include "base/wait.h"
 

@@ -1,4 +1,5 @@
 #include "core/datatype.h"
+#include "core/typemap.h"
 
 #include "abi/handle.h"
 #include "base/thread.h"
@@ -21,48 +22,6 @@ ep_status_t ep_dt_check(MPI_Datatype t)
         return EP_ERR_TYPE;
     ep_status_t why = EP_OK;
     return rec_of(t, &why) ? EP_OK : why;
-}
-
-/* 1 when every element of t is one gap-free block laid out in type-map
- * order, so memcpy moves it.  Equal size and true extent is not enough: a
- * type map may list its pieces out of memory order.  Known from how the
- * type was built: builtin types, and contiguous / duplicated types of them,
- * or one block of them at a displacement (hindexed: the types made for
- * counts beyond INT_MAX).  The _c queries answer for every type, those of
- * large counts too (the int ones fail on them, through MPI_COMM_WORLD's
- * handler). */
-static int type_is_contiguous(MPI_Datatype t, MPI_Count size, MPI_Aint ext, MPI_Aint text)
-{
-    MPI_Count ni, na, nl, nd;
-    int comb;
-    if (ep_datatype_builtin_size(t) >= 0)
-        return 1;
-    if (size != text || size != ext || PMPI_Type_get_envelope_c(t, &ni, &na, &nl, &nd, &comb) != MPI_SUCCESS)
-        return 0;
-    if (comb == MPI_COMBINER_NAMED)
-        return 1;
-    int one_block = comb == MPI_COMBINER_CONTIGUOUS || comb == MPI_COMBINER_DUP;
-    if ((!one_block && comb != MPI_COMBINER_HINDEXED) || ni > 3 || na > 1 || nl > 3 || nd != 1)
-        return 0;
-    int ints[3];
-    MPI_Aint addrs[1];
-    MPI_Count larges[3];
-    MPI_Datatype old;
-    if (PMPI_Type_get_contents_c(t, ni, na, nl, nd, ints, addrs, larges, &old) != MPI_SUCCESS)
-        return 0;
-    if (comb == MPI_COMBINER_HINDEXED) /* the number of blocks comes first */
-        one_block = ni ? ints[0] == 1 : nl && larges[0] == 1;
-    MPI_Count osz;
-    MPI_Aint olb, oext, otlb, otext;
-    int contig = one_block && PMPI_Type_size_x(old, &osz) == MPI_SUCCESS &&
-                 PMPI_Type_get_extent(old, &olb, &oext) == MPI_SUCCESS &&
-                 PMPI_Type_get_true_extent(old, &otlb, &otext) == MPI_SUCCESS &&
-                 type_is_contiguous(old, osz, oext, otext);
-    MPI_Count oni, ona, onl, ond;
-    int ocomb;
-    if (PMPI_Type_get_envelope_c(old, &oni, &ona, &onl, &ond, &ocomb) == MPI_SUCCESS && ocomb != MPI_COMBINER_NAMED)
-        PMPI_Type_free(&old);
-    return contig;
 }
 
 /* ---- what epmpi knows of a derived datatype ---------------------------------
@@ -188,8 +147,8 @@ static ep_dt_rec_t *rec_learn(MPI_Datatype t, ep_status_t *why)
     rec->type = t;
     rec->size = sz;
     rec->true_lb = tlb;
-    rec->contig_one = sz == text && type_is_contiguous(t, sz, sz, text);
-    rec->contig_many = type_is_contiguous(t, sz, ext, text);
+    rec->contig_one = ep_typemap_contiguous(t, 0);
+    rec->contig_many = ep_typemap_contiguous(t, 1);
     if (PMPI_Type_set_attr(t, rec_keyval, rec) != MPI_SUCCESS) {
         free(rec);
         return NULL;

@@ -4,6 +4,7 @@
 #include "coll/coll.h"
 #include "comm/comm_create.h"
 #include "core/datatype.h"
+#include "core/typemap.h"
 #include "base/grow.h"
 #include "base/wait.h"
 
@@ -146,192 +147,6 @@ ep_status_t ep_file_shared_position(ep_file_t *f, MPI_Offset *pos) { return sfp_
 
 /* ---- views ------------------------------------------------------------------ */
 
-typedef struct runs {
-    MPI_Offset *off;
-    int64_t *len;
-    int n;
-    size_t cap_off, cap_len;
-} runs_t;
-
-static ep_status_t add_run(runs_t *r, MPI_Offset off, int64_t len)
-{
-    if (len <= 0)
-        return EP_OK;
-    if (r->n && r->off[r->n - 1] + r->len[r->n - 1] == off) {
-        r->len[r->n - 1] += len;
-        return EP_OK;
-    }
-    if (!EP_GROW(r->off, r->n, r->cap_off, 16) || !EP_GROW(r->len, r->n, r->cap_len, 16))
-        return EP_ERR_NO_MEM;
-    r->off[r->n] = off;
-    r->len[r->n++] = len;
-    return EP_OK;
-}
-
-/* One instance of t at base through MPI_Pack: each data byte's offset is
- * read off a buffer whose bytes spell their own offsets, one byte of the
- * offset per pass.  For the type constructors decoded below only. */
-#define EP_FILE_PACK_FLATTEN_MAX (64 << 20)
-static ep_status_t flatten_packed(MPI_Datatype t, MPI_Offset base, runs_t *r)
-{
-    MPI_Count size, tlb, text;
-    if (PMPI_Type_size_x(t, &size) || PMPI_Type_get_true_extent_x(t, &tlb, &text))
-        return EP_ERR_TYPE;
-    if (text > EP_FILE_PACK_FLATTEN_MAX || size > INT32_MAX) {
-        ep_status_explain(EP_ERR_TYPE,
-                          "the file view's filetype spans %lld bytes, more than the %d epmpi "
-                          "can lay out for this kind of type (build it from vector, indexed, "
-                          "struct, subarray or resized types)",
-                          (long long)text, EP_FILE_PACK_FLATTEN_MAX);
-        return EP_ERR_TYPE;
-    }
-    unsigned char *src = malloc((size_t)text + 1), *packed = malloc((size_t)size + 1);
-    int64_t *at = calloc((size_t)size + 1, sizeof *at);
-    ep_status_t rc = src && packed && at ? EP_OK : EP_ERR_NO_MEM;
-    for (int shift = 0; !rc && ((int64_t)1 << shift) <= text; shift += 8) {
-        int pos = 0;
-        for (MPI_Count i = 0; i < text; i++)
-            src[i] = (unsigned char)(i >> shift);
-        if (PMPI_Pack(src - tlb, 1, t, packed, (int)size, &pos, MPI_COMM_SELF) != MPI_SUCCESS)
-            rc = EP_ERR_TYPE;
-        for (MPI_Count j = 0; !rc && j < size; j++)
-            at[j] |= (int64_t)packed[j] << shift;
-    }
-    for (MPI_Count j = 0; !rc && j < size; j++)
-        rc = add_run(r, base + tlb + at[j], 1);
-    free(src), free(packed), free(at);
-    return rc;
-}
-
-/* The data of `count` instances of t at base, base + extent, ..., in
- * typemap order, decoded from the type's constructor. */
-static ep_status_t flatten(MPI_Datatype t, MPI_Offset base, int64_t count, runs_t *r)
-{
-    MPI_Count size, lb, ext, tlb, text;
-    if (count <= 0)
-        return EP_OK;
-    if (PMPI_Type_size_x(t, &size) || PMPI_Type_get_extent_x(t, &lb, &ext) ||
-        PMPI_Type_get_true_extent_x(t, &tlb, &text))
-        return EP_ERR_TYPE;
-    if (size == 0)
-        return EP_OK;
-    if (size == text) { /* one block of data per instance */
-        if (ext == size)
-            return add_run(r, base + tlb, count * size);
-        for (int64_t i = 0; i < count; i++) {
-            ep_status_t rc = add_run(r, base + i * ext + tlb, size);
-            if (rc)
-                return rc;
-        }
-        return EP_OK;
-    }
-    /* A type built with large counts (MPI_Type_vector_c, ...) has no int
-     * envelope (MPICH fails the query, through MPI_COMM_WORLD's handler):
-     * it goes by packing, as darray does. */
-    MPI_Count cni, cna, cnl, cnd;
-    int ni, na, nd, comb;
-    if (PMPI_Type_get_envelope_c(t, &cni, &cna, &cnl, &cnd, &comb) != MPI_SUCCESS)
-        return EP_ERR_TYPE;
-    if (cnl > 0) {
-        ep_status_t rc = EP_OK;
-        for (int64_t i = 0; i < count && !rc; i++)
-            rc = flatten_packed(t, base + i * ext, r);
-        return rc;
-    }
-    ni = (int)cni, na = (int)cna, nd = (int)cnd;
-    int *iv = malloc(sizeof(int) * (size_t)(ni + 1));
-    MPI_Aint *av = malloc(sizeof(MPI_Aint) * (size_t)(na + 1));
-    MPI_Datatype *dv = malloc(sizeof(MPI_Datatype) * (size_t)(nd + 1));
-    ep_status_t rc = iv && av && dv ? EP_OK : EP_ERR_NO_MEM;
-    if (!rc && comb != MPI_COMBINER_NAMED && PMPI_Type_get_contents(t, ni, na, nd, iv, av, dv) != MPI_SUCCESS)
-        rc = EP_ERR_TYPE;
-    MPI_Count oext = 0, olb;
-    if (!rc && nd > 0 && comb != MPI_COMBINER_STRUCT && PMPI_Type_get_extent_x(dv[0], &olb, &oext))
-        rc = EP_ERR_TYPE;
-    for (int64_t i = 0; i < count && !rc; i++) {
-        MPI_Offset b = base + i * ext;
-        switch (comb) {
-        case MPI_COMBINER_DUP:
-            rc = flatten(dv[0], b, 1, r);
-            break;
-        case MPI_COMBINER_CONTIGUOUS:
-            rc = flatten(dv[0], b, iv[0], r);
-            break;
-        case MPI_COMBINER_VECTOR:
-        case MPI_COMBINER_HVECTOR: {
-            MPI_Offset stride = comb == MPI_COMBINER_VECTOR ? (MPI_Offset)iv[2] * oext : av[0];
-            for (int j = 0; j < iv[0] && !rc; j++)
-                rc = flatten(dv[0], b + j * stride, iv[1], r);
-            break;
-        }
-        case MPI_COMBINER_INDEXED:
-        case MPI_COMBINER_HINDEXED:
-            for (int j = 0; j < iv[0] && !rc; j++) {
-                MPI_Offset d = comb == MPI_COMBINER_INDEXED ? (MPI_Offset)iv[1 + iv[0] + j] * oext : av[j];
-                rc = flatten(dv[0], b + d, iv[1 + j], r);
-            }
-            break;
-        case MPI_COMBINER_INDEXED_BLOCK:
-        case MPI_COMBINER_HINDEXED_BLOCK:
-            for (int j = 0; j < iv[0] && !rc; j++) {
-                MPI_Offset d = comb == MPI_COMBINER_INDEXED_BLOCK ? (MPI_Offset)iv[2 + j] * oext : av[j];
-                rc = flatten(dv[0], b + d, iv[1], r);
-            }
-            break;
-        case MPI_COMBINER_STRUCT:
-            for (int j = 0; j < iv[0] && !rc; j++)
-                rc = flatten(dv[j], b + av[j], iv[1 + j], r);
-            break;
-        case MPI_COMBINER_RESIZED:
-            rc = flatten(dv[0], b, 1, r);
-            break;
-        case MPI_COMBINER_SUBARRAY: {
-            /* ndims, sizes, subsizes, starts, order: rows of the last
-             * dimension (C order) or of the first (Fortran order). */
-            int n = iv[0], fortran = iv[1 + 3 * n] == MPI_ORDER_FORTRAN;
-            const int *sizes = iv + 1, *sub = iv + 1 + n, *start = iv + 1 + 2 * n;
-            int inner = fortran ? 0 : n - 1;
-            int64_t rows = 1;
-            for (int d = 0; d < n; d++)
-                if (d != inner)
-                    rows *= sub[d];
-            for (int64_t row = 0; row < rows && !rc; row++) {
-                int64_t rest = row, idx = 0;
-                /* the row's element index in the whole array, dimensions from
-                 * the slowest */
-                for (int k = 0; k < n; k++) {
-                    int d = fortran ? n - 1 - k : k, c = start[d];
-                    if (d != inner) {
-                        int64_t below = 1; /* rows per step of d among the outer dimensions */
-                        for (int k2 = k + 1; k2 < n; k2++) {
-                            int d2 = fortran ? n - 1 - k2 : k2;
-                            if (d2 != inner)
-                                below *= sub[d2];
-                        }
-                        c += (int)(rest / below);
-                        rest %= below;
-                    }
-                    idx = idx * sizes[d] + c;
-                }
-                rc = flatten(dv[0], b + idx * oext, sub[inner], r);
-            }
-            break;
-        }
-        default: /* darray and the rest: one instance at a time, by packing */
-            rc = flatten_packed(t, b, r);
-            break;
-        }
-    }
-    for (int j = 0; j < nd && comb != MPI_COMBINER_NAMED; j++) {
-        MPI_Count dn, dnn, dnl, dnd;
-        int dc;
-        if (PMPI_Type_get_envelope_c(dv[j], &dn, &dnn, &dnl, &dnd, &dc) == MPI_SUCCESS && dc != MPI_COMBINER_NAMED)
-            PMPI_Type_free(&dv[j]);
-    }
-    free(iv), free(av), free(dv);
-    return rc;
-}
-
 void ep_file_view_free(ep_file_view_t *v)
 {
     if (v->etype != MPI_DATATYPE_NULL && ep_datatype_builtin_size(v->etype) <= 0)
@@ -356,8 +171,8 @@ static int keep_type(MPI_Datatype t, MPI_Datatype *out)
 /* MPI-4.0 14.3: the displacements of an etype's and a filetype's typemap
  * must be non-negative and non-decreasing, and, in a file open for
  * writing, the regions must not overlap; ROMIO's class for these is
- * MPI_ERR_IO.  r: one instance of the type, flattened. */
-static ep_status_t typemap_fault(const runs_t *r, const char *which, int writable)
+ * MPI_ERR_IO.  r: one instance of the type, as runs (typemap.h). */
+static ep_status_t typemap_fault(const ep_runs_t *r, const char *which, int writable)
 {
     for (int i = 0; i < r->n; i++) {
         const char *what = NULL;
@@ -378,11 +193,23 @@ static ep_status_t typemap_fault(const runs_t *r, const char *which, int writabl
     return EP_OK;
 }
 
+/* One instance of t (which: its role in the view) as runs of bytes. */
+static ep_status_t typemap(MPI_Datatype t, const char *which, ep_runs_t *r)
+{
+    ep_status_t rc = ep_typemap_runs(t, 0, 1, r);
+    if (rc == EP_ERR_TYPE && r->unpacked)
+        ep_status_explain(EP_ERR_TYPE,
+                          "the file view's %s spans %lld bytes, more than the %d epmpi can lay out for this "
+                          "kind of type (build it from vector, indexed, struct, subarray or resized types)",
+                          which, (long long)r->unpacked, EP_TYPEMAP_PACK_MAX);
+    return rc;
+}
+
 ep_status_t ep_file_view_make(ep_file_view_t *v, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
                               int writable)
 {
     MPI_Count esize, fsize, lb, ext;
-    runs_t r = {0};
+    ep_runs_t r = {0};
     memset(v, 0, sizeof *v);
     v->etype = v->filetype = MPI_DATATYPE_NULL;
     if (PMPI_Type_size_x(etype, &esize) || PMPI_Type_size_x(filetype, &fsize) ||
@@ -395,13 +222,13 @@ ep_status_t ep_file_view_make(ep_file_view_t *v, MPI_Offset disp, MPI_Datatype e
                           (long long)fsize, (long long)esize);
         return EP_ERR_ARG;
     }
-    runs_t er = {0};
-    ep_status_t rc = flatten(etype, 0, 1, &er);
+    ep_runs_t er = {0};
+    ep_status_t rc = typemap(etype, "etype", &er);
     if (!rc)
         rc = typemap_fault(&er, "etype", writable);
-    free(er.off), free(er.len);
+    ep_runs_free(&er);
     if (!rc)
-        rc = flatten(filetype, 0, 1, &r);
+        rc = typemap(filetype, "filetype", &r);
     if (!rc)
         rc = typemap_fault(&r, "filetype", writable);
     if (!rc && (keep_type(etype, &v->etype) || keep_type(filetype, &v->filetype)))

@@ -47,8 +47,8 @@ typedef struct ep_file_view {
     int64_t *run_pos;    /* [nrun] bytes of the filetype's data before run i */
 } ep_file_view_t;
 
-/* A view of (disp, etype, filetype): the filetype flattened from its
- * constructors, the types kept (duplicated when derived).  EP_ERR_ARG
+/* A view of (disp, etype, filetype): the filetype as runs of bytes (its
+ * typemap, core/typemap.h), the types kept (duplicated when derived).  EP_ERR_ARG
  * when the filetype holds no whole number of etypes; EP_ERR_VIEW when a
  * typemap has negative or decreasing displacements, or (writable: the
  * file is open for writing) overlapping regions (MPI-4.0 14.3). */

@@ -150,6 +150,15 @@ START_TEST(typemaps_must_go_forward)
     ck_assert_str_eq(ep_status_take_text(EP_ERR_VIEW), "the filetype has decreasing displacements (a file view "
                                                        "needs non-negative, non-decreasing, non-overlapping "
                                                        "displacements)");
+    /* Two ints listed backwards, their bytes without a gap: a typemap
+     * that goes back all the same. */
+    MPI_Datatype back, ints[2] = {MPI_INT, MPI_INT};
+    int one[2] = {1, 1};
+    MPI_Aint at[2] = {4, 0};
+    ck_assert_int_eq(PMPI_Type_create_struct(2, one, at, ints, &back), MPI_SUCCESS);
+    ck_assert_int_eq(PMPI_Type_commit(&back), MPI_SUCCESS);
+    ck_assert_int_eq(ep_file_view_make(&v, 0, MPI_INT, back, 0), EP_ERR_VIEW);
+    PMPI_Type_free(&back);
     ck_assert_int_eq(ep_file_view_make(&v, 0, MPI_INT, over, 1), EP_ERR_VIEW);
     ck_assert_int_eq(ep_file_view_make(&v, 0, over, over, 1), EP_ERR_VIEW);
     ck_assert_int_eq(ep_file_view_make(&v, 0, MPI_INT, over, 0), EP_OK); /* read-only: allowed */

@@ -126,7 +126,7 @@ static inline int ep_wait_pmpi_started(int rc, MPI_Request *req)
 
 /* A lock for short critical sections (an endpoint's matching queues):
  * taking and giving back a free one is one atomic exchange and one store,
- * where a pthread mutex costs some 60 instructions in calls.  A thread that
+ * where a pthread mutex costs several calls.  A thread that
  * finds it taken spins briefly, then yields, so that a holder that lost its
  * core gets it back.  Zero bytes are an unlocked lock. */
 typedef struct ep_lock {

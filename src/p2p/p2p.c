@@ -426,7 +426,7 @@ static int lane_send(ep_endpoint_t *ep, int lidx, ep_request_t *s)
 /* ep_send_now's ways, each a function of its own that the dispatch jumps
  * to, so that each saves only the registers it needs: a send of a
  * predefined type to another process, without statistics, saves none
- * and ends in a tail call to ep_ucx_send_now (-31 instructions a send). */
+ * and ends in a tail call to ep_ucx_send_now. */
 static __attribute__((noinline)) int send_now_process_any(ep_endpoint_t *ep, int idx, const void *buf, int count,
                                                           MPI_Datatype type, int tag)
 {

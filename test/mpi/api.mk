@@ -99,3 +99,12 @@ test_mpi_count_huge_c_CFLAGS = $(MPI_TEST_CFLAGS)
 MPI_TESTS += test/mpi/count_huge_init_c
 test_mpi_count_huge_init_c_SOURCES = test/mpi/count_huge_c.c
 test_mpi_count_huge_init_c_CFLAGS = $(MPI_TEST_CFLAGS) -DEPT_HUGE_INIT=1
+MPI_TESTS += test/mpi/comm_transport test/mpi/comm_transport_mpi
+test_mpi_comm_transport_SOURCES = test/mpi/comm_transport.c
+if EP_UCX
+test_mpi_comm_transport_CFLAGS = $(MPI_TEST_CFLAGS) -DEPT_UCX=1
+else
+test_mpi_comm_transport_CFLAGS = $(MPI_TEST_CFLAGS)
+endif
+test_mpi_comm_transport_mpi_SOURCES = test/mpi/comm_transport.c
+test_mpi_comm_transport_mpi_CFLAGS = $(MPI_TEST_CFLAGS) -DEPT_TRANSPORT='"mpi"'

@@ -188,7 +188,7 @@ static int check_rooted(ep_endpoint_t *ep, const char *call, int root, const voi
     return MPI_SUCCESS;
 }
 
-/* rtypes: a type per rank (counts beyond INT_MAX: entry_wide_Gatherv), or NULL. */
+/* rtypes: a type per rank (counts beyond INT_MAX: entry_large_Gatherv), or NULL. */
 static int gather_ep(const char *call, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                      int recvcount, const int *recvcounts, const int *displs, MPI_Datatype recvtype,
                      const MPI_Datatype *rtypes, int root, MPI_Comm comm, MPI_Request *req)
@@ -291,8 +291,9 @@ static int alltoallw_ep(const char *call, const void *sendbuf, const int *sendco
 
 /* ---- reduce-scatter and scans ----------------------------------------------------- */
 
-static int wide_reduce_scatter(ep_endpoint_t *ep, const char *call, const void *sendbuf, void *recvbuf, MPI_Count total,
-                               MPI_Count mine_off, MPI_Count mine, MPI_Datatype t, MPI_Op op, MPI_Request *req);
+static int large_reduce_scatter(ep_endpoint_t *ep, const char *call, const void *sendbuf, void *recvbuf,
+                                MPI_Count total, MPI_Count mine_off, MPI_Count mine, MPI_Datatype t, MPI_Op op,
+                                MPI_Request *req);
 
 /* counts NULL: the _block form with `count` per rank.  The counts describe
  * the caller's own group (on an intercommunicator, how the other group's
@@ -315,8 +316,8 @@ static int reduce_scatter_ep(const char *call, const void *sendbuf, void *recvbu
         total += counts ? counts[r] : count;
     }
     if (total > INT_MAX)
-        return wide_reduce_scatter(ep, call, sendbuf, recvbuf, total, mine_off,
-                                   counts ? counts[ep_local_rank(ep)] : count, datatype, op, req);
+        return large_reduce_scatter(ep, call, sendbuf, recvbuf, total, mine_off,
+                                    counts ? counts[ep_local_rank(ep)] : count, datatype, op, req);
     ep_coll_reduce_scatter(&a, ep, sendbuf, recvbuf, count, counts, datatype, op);
     return coll_go(ep, call, &a, req);
 }
@@ -424,9 +425,9 @@ static int nbr_alltoallw_ep(const char *call, const void *sendbuf, const int *se
 }
 
 /* ---- counts beyond INT_MAX: the array _c forms ------------------------------
- * guards.gen.c runs the int form when every count and displacement of a _c
+ * entries.gen.c runs the int form when every count and displacement of a _c
  * call fits in an int, and one of these otherwise.  Each block becomes one
- * element of a type made for it (entry_wide_blocks), and the int form's body
+ * element of a type made for it (entry_large_blocks), and the int form's body
  * runs with a type per rank.  Another rank of the same call may take the
  * int form: what must match between two ranks is the bytes of each block,
  * and those are the same either way. */
@@ -434,9 +435,9 @@ static int nbr_alltoallw_ep(const char *call, const void *sendbuf, const int *se
 /* One side of a call: n blocks, block i counts[i] elements of types[i]
  * at displs[i] bytes (typed: the w forms), or of type at displs[i] extents
  * of type. */
-static int wide_side(ep_endpoint_t *ep, const char *call, const char *what, int n, const MPI_Count *counts,
-                     const MPI_Aint *displs, MPI_Datatype type, const MPI_Datatype *types, int typed,
-                     entry_wide_blocks_t *w)
+static int large_side(ep_endpoint_t *ep, const char *call, const char *what, int n, const MPI_Count *counts,
+                      const MPI_Aint *displs, MPI_Datatype type, const MPI_Datatype *types, int typed,
+                      entry_large_blocks_t *w)
 {
     MPI_Aint unit = 1;
     int rc;
@@ -447,167 +448,168 @@ static int wide_side(ep_endpoint_t *ep, const char *call, const char *what, int 
             return rc;
         unit = ep_coll_extent(type);
     }
-    return entry_wide_blocks(ep, call, what, n, counts, displs, unit, type, typed ? types : NULL, w);
+    return entry_large_blocks(ep, call, what, n, counts, displs, unit, type, typed ? types : NULL, w);
 }
 
 /* Both sides of an all-to-all: ns send blocks, nr receive blocks. */
-static int wide_sides(ep_endpoint_t *ep, const char *call, int ns, const MPI_Count *scounts, const MPI_Aint *sdispls,
-                      MPI_Datatype stype, const MPI_Datatype *stypes, int nr, const MPI_Count *rcounts,
-                      const MPI_Aint *rdispls, MPI_Datatype rtype, const MPI_Datatype *rtypes, int typed,
-                      entry_wide_blocks_t *ws, entry_wide_blocks_t *wr)
+static int large_sides(ep_endpoint_t *ep, const char *call, int ns, const MPI_Count *scounts, const MPI_Aint *sdispls,
+                       MPI_Datatype stype, const MPI_Datatype *stypes, int nr, const MPI_Count *rcounts,
+                       const MPI_Aint *rdispls, MPI_Datatype rtype, const MPI_Datatype *rtypes, int typed,
+                       entry_large_blocks_t *ws, entry_large_blocks_t *wr)
 {
-    int rc = wide_side(ep, call, "send", ns, scounts, sdispls, stype, stypes, typed, ws);
-    return rc ? rc : wide_side(ep, call, "receive", nr, rcounts, rdispls, rtype, rtypes, typed, wr);
+    int rc = large_side(ep, call, "send", ns, scounts, sdispls, stype, stypes, typed, ws);
+    return rc ? rc : large_side(ep, call, "receive", nr, rcounts, rdispls, rtype, rtypes, typed, wr);
 }
 
-int entry_wide_Gatherv(const char *call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                       const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,
-                       MPI_Comm comm, MPI_Request *request)
+int entry_large_Gatherv(const char *call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                        int root, MPI_Comm comm, MPI_Request *request)
 {
     ep_endpoint_t *ep;
-    entry_wide_blocks_t w = {0};
+    entry_large_blocks_t w = {0};
     MPI_Datatype st = MPI_DATATYPE_NULL;
     int rc;
     ENTRY_RESOLVE_EP(call, comm, ep);
     int n = entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf);
-    if (!(rc = entry_big_type(call, comm, sendbuf, sendcount, sendtype, &st)) &&
-        !(rc = wide_side(ep, call, "receive", n, recvcounts, displs, recvtype, NULL, 0, &w)))
-        rc = gather_ep(call, sendbuf, ENTRY_BIG_COUNT(sendcount, st), ENTRY_BIG_TYPE(sendtype, st), recvbuf, 0,
+    if (!(rc = entry_large_type(call, comm, sendbuf, sendcount, sendtype, &st)) &&
+        !(rc = large_side(ep, call, "receive", n, recvcounts, displs, recvtype, NULL, 0, &w)))
+        rc = gather_ep(call, sendbuf, ENTRY_LARGE_COUNT(sendcount, st), ENTRY_LARGE_TYPE(sendtype, st), recvbuf, 0,
                        w.counts, w.displs, recvtype, n ? w.types : NULL, root, comm, request);
-    entry_wide_blocks_free(&w);
-    entry_big_type_free(&st);
+    entry_large_blocks_free(&w);
+    entry_large_type_free(&st);
     return rc;
 }
 
-int entry_wide_Scatterv(const char *call, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
-                        MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
-                        MPI_Comm comm, MPI_Request *request)
+int entry_large_Scatterv(const char *call, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                         MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                         MPI_Comm comm, MPI_Request *request)
 {
     ep_endpoint_t *ep;
-    entry_wide_blocks_t w = {0};
+    entry_large_blocks_t w = {0};
     MPI_Datatype rt = MPI_DATATYPE_NULL;
     int rc;
     ENTRY_RESOLVE_EP(call, comm, ep);
     int n = entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf);
-    if (!(rc = entry_big_type(call, comm, recvbuf, recvcount, recvtype, &rt)) &&
-        !(rc = wide_side(ep, call, "send", n, sendcounts, displs, sendtype, NULL, 0, &w)))
+    if (!(rc = entry_large_type(call, comm, recvbuf, recvcount, recvtype, &rt)) &&
+        !(rc = large_side(ep, call, "send", n, sendcounts, displs, sendtype, NULL, 0, &w)))
         rc = scatter_ep(call, sendbuf, 0, w.counts, w.displs, sendtype, n ? w.types : NULL, recvbuf,
-                        ENTRY_BIG_COUNT(recvcount, rt), ENTRY_BIG_TYPE(recvtype, rt), root, comm, request);
-    entry_wide_blocks_free(&w);
-    entry_big_type_free(&rt);
+                        ENTRY_LARGE_COUNT(recvcount, rt), ENTRY_LARGE_TYPE(recvtype, rt), root, comm, request);
+    entry_large_blocks_free(&w);
+    entry_large_type_free(&rt);
     return rc;
 }
 
-int entry_wide_Allgatherv(const char *call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                          void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
-                          MPI_Comm comm, MPI_Request *request)
+int entry_large_Allgatherv(const char *call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                           MPI_Comm comm, MPI_Request *request)
 {
     ep_endpoint_t *ep;
-    entry_wide_blocks_t w = {0};
+    entry_large_blocks_t w = {0};
     MPI_Datatype st = MPI_DATATYPE_NULL;
     int rc;
     ENTRY_RESOLVE_EP(call, comm, ep);
     int n = entry_peers(ep, ENTRY_PEERS, 0, sendbuf);
-    if (!(rc = entry_big_type(call, comm, sendbuf, sendcount, sendtype, &st)) &&
-        !(rc = wide_side(ep, call, "receive", n, recvcounts, displs, recvtype, NULL, 0, &w)))
-        rc = allgatherv_ep(call, sendbuf, ENTRY_BIG_COUNT(sendcount, st), ENTRY_BIG_TYPE(sendtype, st), recvbuf,
+    if (!(rc = entry_large_type(call, comm, sendbuf, sendcount, sendtype, &st)) &&
+        !(rc = large_side(ep, call, "receive", n, recvcounts, displs, recvtype, NULL, 0, &w)))
+        rc = allgatherv_ep(call, sendbuf, ENTRY_LARGE_COUNT(sendcount, st), ENTRY_LARGE_TYPE(sendtype, st), recvbuf,
                            w.counts, w.displs, recvtype, w.types, comm, request);
-    entry_wide_blocks_free(&w);
-    entry_big_type_free(&st);
+    entry_large_blocks_free(&w);
+    entry_large_type_free(&st);
     return rc;
 }
 
 /* The all-to-alls become Alltoallw with a type per rank. */
-static int wide_alltoall(const char *call, const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
-                         MPI_Datatype sendtype, const MPI_Datatype *sendtypes, void *recvbuf,
-                         const MPI_Count *recvcounts, const MPI_Aint *rdispls, MPI_Datatype recvtype,
-                         const MPI_Datatype *recvtypes, int typed, MPI_Comm comm, MPI_Request *request)
+static int large_alltoall(const char *call, const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
+                          MPI_Datatype sendtype, const MPI_Datatype *sendtypes, void *recvbuf,
+                          const MPI_Count *recvcounts, const MPI_Aint *rdispls, MPI_Datatype recvtype,
+                          const MPI_Datatype *recvtypes, int typed, MPI_Comm comm, MPI_Request *request)
 {
     ep_endpoint_t *ep;
-    entry_wide_blocks_t ws = {0}, wr = {0};
+    entry_large_blocks_t ws = {0}, wr = {0};
     int rc;
     ENTRY_RESOLVE_EP(call, comm, ep);
     int ns = entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), nr = entry_peers(ep, ENTRY_PEERS, 0, sendbuf);
-    if (!(rc = wide_sides(ep, call, ns, sendcounts, sdispls, sendtype, sendtypes, nr, recvcounts, rdispls, recvtype,
-                          recvtypes, typed, &ws, &wr)))
+    if (!(rc = large_sides(ep, call, ns, sendcounts, sdispls, sendtype, sendtypes, nr, recvcounts, rdispls, recvtype,
+                           recvtypes, typed, &ws, &wr)))
         rc = alltoallw_ep(call, sendbuf, ws.counts, ws.displs, ws.types, recvbuf, wr.counts, wr.displs, wr.types, comm,
                           request);
-    entry_wide_blocks_free(&ws);
-    entry_wide_blocks_free(&wr);
+    entry_large_blocks_free(&ws);
+    entry_large_blocks_free(&wr);
     return rc;
 }
 
-int entry_wide_Alltoallv(const char *call, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                         MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+int entry_large_Alltoallv(const char *call, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                          MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    return wide_alltoall(call, sendbuf, sendcounts, sdispls, sendtype, NULL, recvbuf, recvcounts, rdispls, recvtype,
-                         NULL, 0, comm, request);
+    return large_alltoall(call, sendbuf, sendcounts, sdispls, sendtype, NULL, recvbuf, recvcounts, rdispls, recvtype,
+                          NULL, 0, comm, request);
 }
 
-int entry_wide_Alltoallw(const char *call, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                         const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
-                         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+int entry_large_Alltoallw(const char *call, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                          const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                          const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
-    return wide_alltoall(call, sendbuf, sendcounts, sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts, rdispls,
-                         MPI_DATATYPE_NULL, recvtypes, 1, comm, request);
+    return large_alltoall(call, sendbuf, sendcounts, sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts,
+                          rdispls, MPI_DATATYPE_NULL, recvtypes, 1, comm, request);
 }
 
-int entry_wide_Neighbor_allgatherv(const char *call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                                   void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
-                                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+int entry_large_Neighbor_allgatherv(const char *call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     ep_endpoint_t *ep;
-    entry_wide_blocks_t w = {0};
+    entry_large_blocks_t w = {0};
     MPI_Datatype st = MPI_DATATYPE_NULL;
     int rc;
     if ((rc = nbr_entry(call, comm, sendbuf, &ep)))
         return rc;
-    if (!(rc = entry_big_type(call, comm, sendbuf, sendcount, sendtype, &st)) &&
-        !(rc = wide_side(ep, call, "receive", ep->topo->indegree, recvcounts, displs, recvtype, NULL, 0, &w)))
-        rc = nbr_allgather_ep(call, sendbuf, ENTRY_BIG_COUNT(sendcount, st), ENTRY_BIG_TYPE(sendtype, st), recvbuf, 0,
-                              w.counts, w.displs, recvtype, w.types, comm, request);
-    entry_wide_blocks_free(&w);
-    entry_big_type_free(&st);
+    if (!(rc = entry_large_type(call, comm, sendbuf, sendcount, sendtype, &st)) &&
+        !(rc = large_side(ep, call, "receive", ep->topo->indegree, recvcounts, displs, recvtype, NULL, 0, &w)))
+        rc = nbr_allgather_ep(call, sendbuf, ENTRY_LARGE_COUNT(sendcount, st), ENTRY_LARGE_TYPE(sendtype, st), recvbuf,
+                              0, w.counts, w.displs, recvtype, w.types, comm, request);
+    entry_large_blocks_free(&w);
+    entry_large_type_free(&st);
     return rc;
 }
 
 /* The neighbourhood all-to-alls become Neighbor_alltoallw. */
-static int wide_nbr_alltoall(const char *call, const void *sendbuf, const MPI_Count *sendcounts,
-                             const MPI_Aint *sdispls, MPI_Datatype sendtype, const MPI_Datatype *sendtypes,
-                             void *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *rdispls, MPI_Datatype recvtype,
-                             const MPI_Datatype *recvtypes, int typed, MPI_Comm comm, MPI_Request *request)
+static int large_nbr_alltoall(const char *call, const void *sendbuf, const MPI_Count *sendcounts,
+                              const MPI_Aint *sdispls, MPI_Datatype sendtype, const MPI_Datatype *sendtypes,
+                              void *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *rdispls,
+                              MPI_Datatype recvtype, const MPI_Datatype *recvtypes, int typed, MPI_Comm comm,
+                              MPI_Request *request)
 {
     ep_endpoint_t *ep;
-    entry_wide_blocks_t ws = {0}, wr = {0};
+    entry_large_blocks_t ws = {0}, wr = {0};
     int rc;
     if ((rc = nbr_entry(call, comm, sendbuf, &ep)))
         return rc;
-    if (!(rc = wide_sides(ep, call, ep->topo->outdegree, sendcounts, sdispls, sendtype, sendtypes, ep->topo->indegree,
-                          recvcounts, rdispls, recvtype, recvtypes, typed, &ws, &wr)))
+    if (!(rc = large_sides(ep, call, ep->topo->outdegree, sendcounts, sdispls, sendtype, sendtypes, ep->topo->indegree,
+                           recvcounts, rdispls, recvtype, recvtypes, typed, &ws, &wr)))
         rc = nbr_alltoallw_ep(call, sendbuf, ws.counts, ws.bdispls, ws.types, recvbuf, wr.counts, wr.bdispls, wr.types,
                               comm, request);
-    entry_wide_blocks_free(&ws);
-    entry_wide_blocks_free(&wr);
+    entry_large_blocks_free(&ws);
+    entry_large_blocks_free(&wr);
     return rc;
 }
 
-int entry_wide_Neighbor_alltoallv(const char *call, const void *sendbuf, const MPI_Count sendcounts[],
-                                  const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                                  const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype,
-                                  MPI_Comm comm, MPI_Request *request)
+int entry_large_Neighbor_alltoallv(const char *call, const void *sendbuf, const MPI_Count sendcounts[],
+                                   const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                   const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                                   MPI_Comm comm, MPI_Request *request)
 {
-    return wide_nbr_alltoall(call, sendbuf, sendcounts, sdispls, sendtype, NULL, recvbuf, recvcounts, rdispls, recvtype,
-                             NULL, 0, comm, request);
+    return large_nbr_alltoall(call, sendbuf, sendcounts, sdispls, sendtype, NULL, recvbuf, recvcounts, rdispls,
+                              recvtype, NULL, 0, comm, request);
 }
 
-int entry_wide_Neighbor_alltoallw(const char *call, const void *sendbuf, const MPI_Count sendcounts[],
-                                  const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
-                                  const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                                  const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+int entry_large_Neighbor_alltoallw(const char *call, const void *sendbuf, const MPI_Count sendcounts[],
+                                   const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+                                   const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                                   const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
-    return wide_nbr_alltoall(call, sendbuf, sendcounts, sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts,
-                             rdispls, MPI_DATATYPE_NULL, recvtypes, 1, comm, request);
+    return large_nbr_alltoall(call, sendbuf, sendcounts, sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts,
+                              rdispls, MPI_DATATYPE_NULL, recvtypes, 1, comm, request);
 }
 
 /* ---- counts beyond INT_MAX: the reductions ----------------------------------
@@ -615,34 +617,35 @@ int entry_wide_Neighbor_alltoallw(const char *call, const void *sendbuf, const M
  * predefined operations refuse derived types, so a reduction cannot: the
  * engine runs it in pieces of at most INT_MAX elements (src/coll/coll_seq.c). */
 
-int entry_wide_Reduce(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                      MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
+int entry_large_Reduce(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                       MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
     return reduce_ep(call, sendbuf, recvbuf, count, datatype, op, 0, root, comm, request);
 }
 
-int entry_wide_Allreduce(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                         MPI_Op op, MPI_Comm comm, MPI_Request *request)
+int entry_large_Allreduce(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                          MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     return reduce_ep(call, sendbuf, recvbuf, count, datatype, op, 1, 0, comm, request);
 }
 
-int entry_wide_Scan(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                    MPI_Op op, MPI_Comm comm, MPI_Request *request)
+int entry_large_Scan(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     return scan_ep(call, sendbuf, recvbuf, count, datatype, op, comm, 0, request);
 }
 
-int entry_wide_Exscan(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                      MPI_Op op, MPI_Comm comm, MPI_Request *request)
+int entry_large_Exscan(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                       MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     return scan_ep(call, sendbuf, recvbuf, count, datatype, op, comm, 1, request);
 }
 
 /* Reduce-scatter beyond INT_MAX elements in all: the whole vector is
  * reduced in pieces, and each rank keeps its block (src/coll/coll_seq.c). */
-static int wide_reduce_scatter(ep_endpoint_t *ep, const char *call, const void *sendbuf, void *recvbuf, MPI_Count total,
-                               MPI_Count mine_off, MPI_Count mine, MPI_Datatype t, MPI_Op op, MPI_Request *req)
+static int large_reduce_scatter(ep_endpoint_t *ep, const char *call, const void *sendbuf, void *recvbuf,
+                                MPI_Count total, MPI_Count mine_off, MPI_Count mine, MPI_Datatype t, MPI_Op op,
+                                MPI_Request *req)
 {
     int rc;
     if ((rc = check_reduction(ep, call, 0, t, op)))
@@ -650,19 +653,19 @@ static int wide_reduce_scatter(ep_endpoint_t *ep, const char *call, const void *
     return coll_seq_go(ep, call, ep_coll_seq_reduce_scatter(ep, sendbuf, recvbuf, total, mine_off, mine, t, op), req);
 }
 
-int entry_wide_Reduce_scatter_block(const char *call, const void *sendbuf, void *recvbuf, MPI_Count recvcount,
-                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+int entry_large_Reduce_scatter_block(const char *call, const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     ep_endpoint_t *ep;
     COLL_ENTRY(call, comm, ep, sendbuf);
     if (recvcount < 0)
         return entry_raise(ep, call, MPI_ERR_COUNT, "count %lld is negative", (long long)recvcount);
-    return wide_reduce_scatter(ep, call, sendbuf, recvbuf, recvcount * ep_local_size(ep), recvcount * ep_local_rank(ep),
-                               recvcount, datatype, op, request);
+    return large_reduce_scatter(ep, call, sendbuf, recvbuf, recvcount * ep_local_size(ep),
+                                recvcount * ep_local_rank(ep), recvcount, datatype, op, request);
 }
 
-int entry_wide_Reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
-                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+int entry_large_Reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     ep_endpoint_t *ep;
     MPI_Count total = 0, mine_off = 0;
@@ -677,8 +680,8 @@ int entry_wide_Reduce_scatter(const char *call, const void *sendbuf, void *recvb
             mine_off = total;
         total += recvcounts[r];
     }
-    return wide_reduce_scatter(ep, call, sendbuf, recvbuf, total, mine_off, recvcounts[ep_local_rank(ep)], datatype, op,
-                               request);
+    return large_reduce_scatter(ep, call, sendbuf, recvbuf, total, mine_off, recvcounts[ep_local_rank(ep)], datatype,
+                                op, request);
 }
 
 /* The entry points whose dispatch is data (maint/dispatch.txt). */

@@ -104,9 +104,7 @@ ENTRY_ENDPOINT_PATH int comm_set_info_ep(MPI_Comm comm, MPI_Info info)
     MPI_Info copy;
     if (info == MPI_INFO_NULL || entry_comm_hints(info, &copy) != MPI_SUCCESS)
         return entry_raise(ep, "MPI_Comm_set_info", MPI_ERR_INFO, "invalid info 0x%x", (unsigned)info);
-    if (ep->info != MPI_INFO_NULL)
-        PMPI_Info_free(&ep->info);
-    ep->info = copy;
+    ep_endpoint_set_info(ep, copy);
     return MPI_SUCCESS;
 }
 

@@ -126,10 +126,10 @@ int entry_peers(ep_endpoint_t *ep, entry_peers_t kind, int root, const void *sen
 static long long count_at(const void *v, int i) { return ((const MPI_Count *)v)[i]; }
 static long long aint_at(const void *v, int i) { return ((const MPI_Aint *)v)[i]; }
 
-/* n values (at(v, i)) as ints, or *wide set when one does not fit (the
+/* n values (at(v, i)) as ints, or *large set when one does not fit (the
  * caller then takes its form for such values). */
-static int narrow(ep_endpoint_t *ep, const char *call, const void *v, int n, long long (*at)(const void *, int),
-                  const char *what, int **out, int *wide)
+static int to_ints(ep_endpoint_t *ep, const char *call, const void *v, int n, long long (*at)(const void *, int),
+                   const char *what, int **out, int *large)
 {
     *out = NULL;
     if (!v)
@@ -139,7 +139,7 @@ static int narrow(ep_endpoint_t *ep, const char *call, const void *v, int n, lon
     for (int i = 0; i < n; i++) {
         long long x = at(v, i);
         if (x > INT_MAX || x < INT_MIN) {
-            *wide = 1;
+            *large = 1;
             return MPI_SUCCESS;
         }
         (*out)[i] = (int)x;
@@ -147,18 +147,18 @@ static int narrow(ep_endpoint_t *ep, const char *call, const void *v, int n, lon
     return MPI_SUCCESS;
 }
 
-int entry_narrow_counts(ep_endpoint_t *ep, const char *call, const MPI_Count *v, int n, int **out, int *wide)
+int entry_counts_to_int(ep_endpoint_t *ep, const char *call, const MPI_Count *v, int n, int **out, int *large)
 {
-    return narrow(ep, call, v, n, count_at, "count", out, wide);
+    return to_ints(ep, call, v, n, count_at, "count", out, large);
 }
 
-int entry_narrow_displs(ep_endpoint_t *ep, const char *call, const MPI_Aint *v, int n, int **out, int *wide)
+int entry_displs_to_int(ep_endpoint_t *ep, const char *call, const MPI_Aint *v, int n, int **out, int *large)
 {
-    return narrow(ep, call, v, n, aint_at, "displacement", out, wide);
+    return to_ints(ep, call, v, n, aint_at, "displacement", out, large);
 }
 
 /* A committed type for count elements of t at byte displacement disp. */
-const char *entry_big_type_new(MPI_Count count, MPI_Count disp, MPI_Datatype t, MPI_Datatype *out)
+const char *entry_large_type_new(MPI_Count count, MPI_Count disp, MPI_Datatype t, MPI_Datatype *out)
 {
     if (PMPI_Type_create_hindexed_c(1, &count, &disp, t, out) != MPI_SUCCESS)
         return "make";
@@ -169,8 +169,8 @@ const char *entry_big_type_new(MPI_Count count, MPI_Count disp, MPI_Datatype t, 
     return NULL;
 }
 
-static int big_block(ep_endpoint_t *ep, const char *call, MPI_Count count, MPI_Count disp, MPI_Datatype t,
-                     MPI_Datatype *out)
+static int large_block(ep_endpoint_t *ep, const char *call, MPI_Count count, MPI_Count disp, MPI_Datatype t,
+                       MPI_Datatype *out)
 {
     int rc;
     const char *failed;
@@ -178,35 +178,36 @@ static int big_block(ep_endpoint_t *ep, const char *call, MPI_Count count, MPI_C
         return rc;
     if (count < 0)
         return entry_raise(ep, call, MPI_ERR_COUNT, "count %lld is negative", (long long)count);
-    if ((failed = entry_big_type_new(count, disp, t, out)))
+    if ((failed = entry_large_type_new(count, disp, t, out)))
         return entry_raise(ep, call, MPI_ERR_INTERN, "cannot %s a datatype of %lld elements", failed, (long long)count);
     return MPI_SUCCESS;
 }
 
-int entry_big_type(const char *call, MPI_Comm comm, const void *buf, MPI_Count count, MPI_Datatype t, MPI_Datatype *big)
+int entry_large_type(const char *call, MPI_Comm comm, const void *buf, MPI_Count count, MPI_Datatype t,
+                     MPI_Datatype *large)
 {
     ep_endpoint_t *ep = NULL; /* no communicator (MPI_Mrecv_c): the default handler */
     int rc;
-    *big = MPI_DATATYPE_NULL;
+    *large = MPI_DATATYPE_NULL;
     if ((count <= INT_MAX && count >= INT_MIN) || buf == MPI_IN_PLACE)
         return MPI_SUCCESS;
     if (comm != MPI_COMM_NULL && (rc = entry_endpoint(call, comm, &ep)))
         return rc;
-    return big_block(ep, call, count, 0, t, big);
+    return large_block(ep, call, count, 0, t, large);
 }
 
 /* MPI_Type_free (the entry point): a non-blocking call may still hold the
  * type, which then goes when the call is over. */
-void entry_big_type_free(MPI_Datatype *big)
+void entry_large_type_free(MPI_Datatype *large)
 {
-    if (*big != MPI_DATATYPE_NULL && *big != MPI_BYTE)
-        MPI_Type_free(big);
-    *big = MPI_DATATYPE_NULL;
+    if (*large != MPI_DATATYPE_NULL && *large != MPI_BYTE)
+        MPI_Type_free(large);
+    *large = MPI_DATATYPE_NULL;
 }
 
-int entry_wide_blocks(ep_endpoint_t *ep, const char *call, const char *what, int n, const MPI_Count *counts,
-                      const MPI_Aint *displs, MPI_Aint unit, MPI_Datatype type, const MPI_Datatype *types,
-                      entry_wide_blocks_t *w)
+int entry_large_blocks(ep_endpoint_t *ep, const char *call, const char *what, int n, const MPI_Count *counts,
+                       const MPI_Aint *displs, MPI_Aint unit, MPI_Datatype type, const MPI_Datatype *types,
+                       entry_large_blocks_t *w)
 {
     size_t room = n > 0 ? (size_t)n : 1;
     memset(w, 0, sizeof *w);
@@ -217,31 +218,31 @@ int entry_wide_blocks(ep_endpoint_t *ep, const char *call, const char *what, int
     w->bdispls = calloc(room, sizeof *w->bdispls);
     w->types = malloc(sizeof *w->types * room);
     if (!w->counts || !w->displs || !w->bdispls || !w->types) {
-        entry_wide_blocks_free(w);
+        entry_large_blocks_free(w);
         return entry_raise(ep, call, MPI_ERR_NO_MEM, "out of memory describing %d blocks", n);
     }
     int rc = MPI_SUCCESS;
     for (int i = 0; i < n; i++) {
-        w->types[i] = MPI_BYTE; /* an empty block, and what entry_wide_blocks_free leaves alone */
+        w->types[i] = MPI_BYTE; /* an empty block, and what entry_large_blocks_free leaves alone */
         w->n = i + 1;
         if (counts[i] < 0)
             rc = entry_raise(ep, call, MPI_ERR_COUNT, "%s count %lld (entry %d) is negative", what,
                              (long long)counts[i], i);
-        else if (counts[i] > 0 && !(rc = big_block(ep, call, counts[i], (MPI_Count)displs[i] * unit,
-                                                   types ? types[i] : type, &w->types[i])))
+        else if (counts[i] > 0 && !(rc = large_block(ep, call, counts[i], (MPI_Count)displs[i] * unit,
+                                                     types ? types[i] : type, &w->types[i])))
             w->counts[i] = 1;
         if (rc) {
-            entry_wide_blocks_free(w);
+            entry_large_blocks_free(w);
             return rc;
         }
     }
     return MPI_SUCCESS;
 }
 
-void entry_wide_blocks_free(entry_wide_blocks_t *w)
+void entry_large_blocks_free(entry_large_blocks_t *w)
 {
     for (int i = 0; i < w->n; i++)
-        entry_big_type_free(&w->types[i]);
+        entry_large_type_free(&w->types[i]);
     free(w->counts);
     free(w->displs);
     free(w->bdispls);

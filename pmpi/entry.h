@@ -126,7 +126,7 @@ int entry_unsupported(const char *call, const char *what, int cls);
 int entry_unsupported_comm(const char *call, MPI_Comm comm);
 
 /* The large-count (_c) forms with count arrays run their int form on
- * endpoints (generated in guards.gen.c): the arrays are copied to ints.
+ * endpoints (generated in entries.gen.c): the arrays are copied to ints.
  * How many entries an array has, by what it describes: */
 typedef enum {
     ENTRY_PEERS,         /* every rank addressed (the remote group of an intercommunicator) */
@@ -138,10 +138,10 @@ typedef enum {
 } entry_peers_t;
 int entry_peers(ep_endpoint_t *ep, entry_peers_t kind, int root, const void *sendbuf);
 /* *out: an int copy of n counts / displacements (NULL for NULL; the
- * caller frees it), or *wide set to 1 when one does not fit: the call then
- * takes its body for such counts (entry_wide_<call>, below). */
-int entry_narrow_counts(ep_endpoint_t *ep, const char *call, const MPI_Count *v, int n, int **out, int *wide);
-int entry_narrow_displs(ep_endpoint_t *ep, const char *call, const MPI_Aint *v, int n, int **out, int *wide);
+ * caller frees it), or *large set to 1 when one does not fit: the call then
+ * takes its body for such counts (entry_large_<call>, below). */
+int entry_counts_to_int(ep_endpoint_t *ep, const char *call, const MPI_Count *v, int n, int **out, int *large);
+int entry_displs_to_int(ep_endpoint_t *ep, const char *call, const MPI_Aint *v, int n, int **out, int *large);
 
 /* Counts beyond INT_MAX (the _c forms), as MPI's large-count technique
  * does it: a block of count elements becomes one element of a derived
@@ -149,83 +149,84 @@ int entry_narrow_displs(ep_endpoint_t *ep, const char *call, const MPI_Aint *v, 
  * other (64-bit sizes throughout; more than 2 GiB between processes goes
  * through MPICH's _c all-to-all).
  *
- * entry_big_type: *big gets a contiguous type of count elements of t, or
+ * entry_large_type: *large gets a contiguous type of count elements of t, or
  * MPI_DATATYPE_NULL when count fits in an int or buf is MPI_IN_PLACE (t
  * and count are then used as they are).  Errors are raised on comm's
- * handler.  Free *big with entry_big_type_free. */
-int entry_big_type(const char *call, MPI_Comm comm, const void *buf, MPI_Count count, MPI_Datatype t,
-                   MPI_Datatype *big);
-void entry_big_type_free(MPI_Datatype *big);
+ * handler.  Free *large with entry_large_type_free. */
+int entry_large_type(const char *call, MPI_Comm comm, const void *buf, MPI_Count count, MPI_Datatype t,
+                     MPI_Datatype *large);
+void entry_large_type_free(MPI_Datatype *large);
 /* The same for a file call (file.c), errors on the file's handler. */
-int entry_file_big_type(const char *call, MPI_File fh, MPI_Count count, MPI_Datatype t, MPI_Datatype *big);
+int entry_file_large_type(const char *call, MPI_File fh, MPI_Count count, MPI_Datatype t, MPI_Datatype *large);
 /* What both make: *out, a committed type of one block of count elements of
  * t at disp bytes; NULL, or the step that failed ("make", "commit"). */
-const char *entry_big_type_new(MPI_Count count, MPI_Count disp, MPI_Datatype t, MPI_Datatype *out);
+const char *entry_large_type_new(MPI_Count count, MPI_Count disp, MPI_Datatype t, MPI_Datatype *out);
 /* In the generated _c forms: the int count to pass, and its type. */
-#define ENTRY_BIG_COUNT(count, big) ((big) != MPI_DATATYPE_NULL ? 1 : (int)(count))
-#define ENTRY_BIG_TYPE(type, big) ((big) != MPI_DATATYPE_NULL ? (big) : (type))
+#define ENTRY_LARGE_COUNT(count, large) ((large) != MPI_DATATYPE_NULL ? 1 : (int)(count))
+#define ENTRY_LARGE_TYPE(type, large) ((large) != MPI_DATATYPE_NULL ? (large) : (type))
 
 /* The same for a count array: n blocks, block i counts[i] elements of
  * types[i] (or of type when types is NULL) at displs[i] * unit bytes from
  * the buffer, become one element each of a type of its own (MPI_BYTE for
  * an empty block), with counts 1 or 0 and displacements 0. */
-typedef struct entry_wide_blocks {
+typedef struct entry_large_blocks {
     int n;
     int *counts;       /* 1 or 0 */
     int *displs;       /* zeros */
     MPI_Aint *bdispls; /* zeros, for the byte-displacement forms */
     MPI_Datatype *types;
-} entry_wide_blocks_t;
-int entry_wide_blocks(ep_endpoint_t *ep, const char *call, const char *what, int n, const MPI_Count *counts,
-                      const MPI_Aint *displs, MPI_Aint unit, MPI_Datatype type, const MPI_Datatype *types,
-                      entry_wide_blocks_t *w);
-void entry_wide_blocks_free(entry_wide_blocks_t *w);
+} entry_large_blocks_t;
+int entry_large_blocks(ep_endpoint_t *ep, const char *call, const char *what, int n, const MPI_Count *counts,
+                       const MPI_Aint *displs, MPI_Aint unit, MPI_Datatype type, const MPI_Datatype *types,
+                       entry_large_blocks_t *w);
+void entry_large_blocks_free(entry_large_blocks_t *w);
 
 /* The array _c forms' bodies for counts beyond INT_MAX (pmpi/coll.c); the
  * blocking form passes ENTRY_BLOCKING as the request. */
-int entry_wide_Gatherv(const char *call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                       const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,
-                       MPI_Comm comm, MPI_Request *request);
-int entry_wide_Scatterv(const char *call, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
-                        MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
-                        MPI_Comm comm, MPI_Request *request);
-int entry_wide_Allgatherv(const char *call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                          void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
-                          MPI_Comm comm, MPI_Request *request);
-int entry_wide_Alltoallv(const char *call, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                         MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
-int entry_wide_Alltoallw(const char *call, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                         const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
-                         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request);
-int entry_wide_Neighbor_allgatherv(const char *call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                                   void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
-                                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
-int entry_wide_Neighbor_alltoallv(const char *call, const void *sendbuf, const MPI_Count sendcounts[],
-                                  const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                                  const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype,
-                                  MPI_Comm comm, MPI_Request *request);
-int entry_wide_Neighbor_alltoallw(const char *call, const void *sendbuf, const MPI_Count sendcounts[],
-                                  const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
-                                  const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                                  const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request);
+int entry_large_Gatherv(const char *call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                        int root, MPI_Comm comm, MPI_Request *request);
+int entry_large_Scatterv(const char *call, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                         MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                         MPI_Comm comm, MPI_Request *request);
+int entry_large_Allgatherv(const char *call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                           MPI_Comm comm, MPI_Request *request);
+int entry_large_Alltoallv(const char *call, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                          MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+int entry_large_Alltoallw(const char *call, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                          const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                          const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                          MPI_Request *request);
+int entry_large_Neighbor_allgatherv(const char *call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+int entry_large_Neighbor_alltoallv(const char *call, const void *sendbuf, const MPI_Count sendcounts[],
+                                   const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                   const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                                   MPI_Comm comm, MPI_Request *request);
+int entry_large_Neighbor_alltoallw(const char *call, const void *sendbuf, const MPI_Count sendcounts[],
+                                   const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+                                   const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                                   const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request);
 
 /* The reductions' bodies for counts beyond INT_MAX, scalar (pmpi/coll.c
  * checks the arguments, the engine runs pieces of int counts:
  * src/coll/coll_seq.c); the blocking form passes ENTRY_BLOCKING, an init
  * form entry_persistent's request. */
-int entry_wide_Reduce(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                      MPI_Op op, int root, MPI_Comm comm, MPI_Request *request);
-int entry_wide_Allreduce(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                         MPI_Op op, MPI_Comm comm, MPI_Request *request);
-int entry_wide_Scan(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                    MPI_Op op, MPI_Comm comm, MPI_Request *request);
-int entry_wide_Exscan(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                      MPI_Op op, MPI_Comm comm, MPI_Request *request);
-int entry_wide_Reduce_scatter_block(const char *call, const void *sendbuf, void *recvbuf, MPI_Count recvcount,
-                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request);
-int entry_wide_Reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
-                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request);
+int entry_large_Reduce(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                       MPI_Op op, int root, MPI_Comm comm, MPI_Request *request);
+int entry_large_Allreduce(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                          MPI_Op op, MPI_Comm comm, MPI_Request *request);
+int entry_large_Scan(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm, MPI_Request *request);
+int entry_large_Exscan(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                       MPI_Op op, MPI_Comm comm, MPI_Request *request);
+int entry_large_Reduce_scatter_block(const char *call, const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request);
+int entry_large_Reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request);
 
 /* Argument checks; each returns MPI_SUCCESS or the raised code. */
 int entry_check_count(ep_endpoint_t *ep, const char *call, MPI_Count count);

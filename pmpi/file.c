@@ -282,19 +282,19 @@ ENTRY_ENDPOINT_PATH int file_get_type_extent_c_ep(MPI_File fh, MPI_Datatype data
     return rc ? file_status(f, call, EP_ERR_IO, rc) : MPI_SUCCESS;
 }
 
-int entry_file_big_type(const char *call, MPI_File fh, MPI_Count count, MPI_Datatype t, MPI_Datatype *big)
+int entry_file_large_type(const char *call, MPI_File fh, MPI_Count count, MPI_Datatype t, MPI_Datatype *large)
 {
     ep_file_t *f;
     int rc;
     const char *failed;
-    *big = MPI_DATATYPE_NULL;
+    *large = MPI_DATATYPE_NULL;
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_SUCCESS;
     if ((rc = file_get(call, fh, &f)) || (rc = check_type(f, call, t)))
         return rc;
     if (count < 0)
         return file_raise(f, call, MPI_ERR_COUNT, "count %lld is negative", (long long)count);
-    if ((failed = entry_big_type_new(count, 0, t, big)))
+    if ((failed = entry_large_type_new(count, 0, t, large)))
         return file_raise(f, call, MPI_ERR_INTERN, "cannot %s a datatype of %lld elements", failed, (long long)count);
     return MPI_SUCCESS;
 }

@@ -366,7 +366,7 @@ static int from_group_done(const char *call, ep_status_t st, const char *what, i
                            MPI_Errhandler errhandler, MPI_Comm *newcomm)
 {
     if (!st) {
-        ep_endpoint_get(*newcomm)->info = hints;
+        ep_endpoint_set_info(ep_endpoint_get(*newcomm), hints);
         return MPI_SUCCESS;
     }
     if (hints != MPI_INFO_NULL)

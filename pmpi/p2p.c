@@ -79,7 +79,7 @@ static int send_nonblocking(const char *call, const void *buf, int count, MPI_Da
         return entry_raise(ep, call, MPI_ERR_NO_MEM, "out of request handles");
     ep_request_describe_send(r, buf, count, type, dest, tag, mode);
     ep_request_hold_type(r);
-    r->persistent = persistent;
+    ep_request_set_persistent(r, persistent);
     if (!persistent) {
         ep_status_t st = ep_send_start(r);
         if (st) {
@@ -99,12 +99,7 @@ static __attribute__((noinline)) int recv_direct_failed(const char *call, ep_end
                                                         int rc, MPI_Status *status)
 {
     ep_request_t r;
-    ep_request_init(&r, EP_REQ_RECV, ep);
-    ep_request_describe_recv(&r, buf, count, type, source, tag);
-    r.direct = 1;
-    if (ep_dt_layout(type, count, &r.lay))
-        r.lay.bytes = 0;
-    ep_transport_status_mpich(&r, st, rc);
+    ep_direct_recv_failed(&r, ep, buf, count, type, source, tag, st, rc);
     rc = entry_request_error(&r, call);
     entry_status_give(status, &r.status);
     return rc;
@@ -173,7 +168,7 @@ static int irecv_common(const char *call, void *buf, int count, MPI_Datatype dat
         return entry_raise(ep, call, MPI_ERR_NO_MEM, "out of request handles");
     ep_request_describe_recv(r, buf, count, datatype, source, tag);
     ep_request_hold_type(r);
-    r->persistent = persistent;
+    ep_request_set_persistent(r, persistent);
     if (!persistent) {
         ep_status_t st = ep_recv_start(r);
         if (st) {
@@ -264,17 +259,10 @@ static int isendrecv_start(const char *call, ep_endpoint_t *ep, const void *sbuf
                            int dest, int stag, void *rbuf, int rcount, MPI_Datatype rtype, int source, int rtag,
                            void *copy, MPI_Request *request)
 {
-    ep_request_t *pair = ep_request_new(EP_REQ_PAIR, ep, 1), *r, *s;
-    if (!pair) {
-        free(copy);
-        return entry_raise(ep, call, MPI_ERR_NO_MEM, "out of request handles");
-    }
-    pair->tmp = copy; /* from here the pair owns all, destroyed with it */
-    if (ep_request_set_parts(pair, 2) || !(r = pair->part[0] = ep_request_new(EP_REQ_RECV, ep, 0)) ||
-        !(s = pair->part[1] = ep_request_new(EP_REQ_SEND, ep, 0))) {
-        ep_request_destroy(pair);
-        return entry_raise(ep, call, MPI_ERR_NO_MEM, "out of memory for the requests of a send-receive");
-    }
+    ep_request_t *pair;
+    if (ep_pair_new(ep, copy, &pair))
+        return entry_raise(ep, call, MPI_ERR_NO_MEM, "out of memory or request handles for a send-receive");
+    ep_request_t *r = pair->part[0], *s = pair->part[1];
     set_sendrecv(r, s, sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag);
     ep_request_hold_type(r);
     ep_request_hold_type(s);

@@ -501,6 +501,13 @@ ep_status_t ep_comm_make_inter(ep_comm_t *c, int size0)
     return EP_OK;
 }
 
+void ep_endpoint_set_info(ep_endpoint_t *ep, MPI_Info info)
+{
+    if (ep->info != MPI_INFO_NULL)
+        PMPI_Info_free(&ep->info);
+    ep->info = info;
+}
+
 void ep_endpoint_free(ep_endpoint_t *ep)
 {
     ep_registry_remove((int)ep->handle);

@@ -187,6 +187,9 @@ ep_status_t ep_comm_make_inter(ep_comm_t *c, int size0);
 const char *ep_comm_p2p_path(const ep_comm_t *c);
 const char *ep_comm_transport(const ep_comm_t *c);
 
+/* ep's hints (MPI_Comm_set_info): ep takes info, and frees the ones it had. */
+void ep_endpoint_set_info(ep_endpoint_t *ep, MPI_Info info);
+
 /* Frees one endpoint handle; the communicator goes with the last reference. */
 void ep_endpoint_free(ep_endpoint_t *ep);
 /* ep's last hold went: its share of its communicator goes. */

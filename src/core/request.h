@@ -293,6 +293,8 @@ static inline void ep_request_send_over(ep_request_t *s)
     ep_mpi_status_set(&s->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
     ep_request_set_done(s);
 }
+/* r is made by an *_init call: it survives its completion. */
+static inline void ep_request_set_persistent(ep_request_t *r, int persistent) { r->persistent = persistent; }
 /* A persistent request at rest: not started, completed, or failed to start. */
 static inline void ep_request_set_inactive(ep_request_t *r) { atomic_store(&r->state, EP_RS_INACTIVE); }
 static inline int ep_request_inactive(ep_request_t *r) { return ep_request_state(r) == EP_RS_INACTIVE; }

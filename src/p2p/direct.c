@@ -154,6 +154,17 @@ ep_status_t ep_direct_probe(ep_endpoint_t *ep, int source, int tag, int take, in
     return EP_OK;
 }
 
+void ep_direct_recv_failed(ep_request_t *r, ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int source,
+                           int tag, const MPI_Status *st, int rc)
+{
+    ep_request_init(r, EP_REQ_RECV, ep);
+    ep_request_describe_recv(r, buf, count, type, source, tag);
+    r->direct = 1;
+    if (ep_dt_layout(type, count, &r->lay))
+        r->lay.bytes = 0;
+    ep_transport_status_mpich(r, st, rc);
+}
+
 int ep_direct_cancel(ep_request_t *r)
 {
     if (ep_request_state(r) != EP_RS_NET)

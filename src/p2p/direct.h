@@ -80,6 +80,11 @@ static inline int ep_direct_recv_straight(const ep_endpoint_t *ep, int source)
  * communicator's; returns PMPI_Recv's code, raising nothing.  For
  * MPI_Recv when ep_direct_may_block(). */
 int ep_direct_recv_now(ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Status *st);
+/* Makes r (the caller's storage) the request of a blocking receive on ep
+ * that ep_direct_recv_now ended with code rc and status st, for the
+ * caller to describe its error. */
+void ep_direct_recv_failed(ep_request_t *r, ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int source,
+                           int tag, const MPI_Status *st, int rc);
 /* Starts receive r of a message MPI_Improbe took (consumes m). */
 ep_status_t ep_direct_mrecv(ep_request_t *r, ep_msg_t *m);
 /* MPI_Iprobe / MPI_Improbe on a direct communicator (*msg: a new message

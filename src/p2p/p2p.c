@@ -638,6 +638,23 @@ ep_status_t ep_sendrecv_start(ep_request_t *recv, ep_request_t *send, int waited
     return EP_OK;
 }
 
+ep_status_t ep_pair_new(ep_endpoint_t *ep, void *copy, ep_request_t **out)
+{
+    ep_request_t *pair = *out = ep_request_new(EP_REQ_PAIR, ep, 1);
+    if (!pair) {
+        free(copy);
+        return EP_ERR_NO_MEM;
+    }
+    pair->tmp = copy; /* from here the pair owns all, destroyed with it */
+    if (ep_request_set_parts(pair, 2) || !(pair->part[0] = ep_request_new(EP_REQ_RECV, ep, 0)) ||
+        !(pair->part[1] = ep_request_new(EP_REQ_SEND, ep, 0))) {
+        ep_request_destroy(pair);
+        *out = NULL;
+        return EP_ERR_NO_MEM;
+    }
+    return EP_OK;
+}
+
 ep_status_t ep_pair_start(ep_request_t *pair)
 {
     ep_status_t st = ep_sendrecv_start(pair->part[0], pair->part[1], 0);

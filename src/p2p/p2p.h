@@ -44,6 +44,12 @@ ep_status_t ep_persistent_start(ep_request_t *r);
  * nothing of them is left posted; a send's own copy (send->tmp) is the
  * caller's to free. */
 ep_status_t ep_sendrecv_start(ep_request_t *recv, ep_request_t *send, int waited);
+/* MPI_Isendrecv's request, with a handle: a pair (EP_REQ_PAIR) of a
+ * receive and a send, its parts part[0] and part[1], made here for the
+ * caller to describe.  It owns copy (the data a replace sends, or NULL),
+ * which goes with it, also when this fails (EP_ERR_NO_MEM: no memory or
+ * handles; *pair NULL). */
+ep_status_t ep_pair_new(ep_endpoint_t *ep, void *copy, ep_request_t **pair);
 /* The same for MPI_Isendrecv: starts the parts of pair (EP_REQ_PAIR),
  * which completes when both have. */
 ep_status_t ep_pair_start(ep_request_t *pair);

@@ -93,11 +93,11 @@ ENTRY_API int(MPI_Allgather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Dat
         return MPI_Allgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm);
     MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Allgather_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Allgather_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    (void)((rc = entry_large_type("MPI_Allgather_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_large_type("MPI_Allgather_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
     if (!rc)
-        rc = MPI_Allgather(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), comm);
-    entry_big_type_free(&sendcount_t);
-    entry_big_type_free(&recvcount_t);
+        rc = MPI_Allgather(sendbuf, ENTRY_LARGE_COUNT(sendcount, sendcount_t), ENTRY_LARGE_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_LARGE_COUNT(recvcount, recvcount_t), ENTRY_LARGE_TYPE(recvtype, recvcount_t), comm);
+    entry_large_type_free(&sendcount_t);
+    entry_large_type_free(&recvcount_t);
     return rc;
 }
 
@@ -109,11 +109,11 @@ ENTRY_API int(MPI_Allgather_init_c)(const void *sendbuf, MPI_Count sendcount, MP
         return MPI_Allgather_init(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, info, request);
     MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Allgather_init_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Allgather_init_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    (void)((rc = entry_large_type("MPI_Allgather_init_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_large_type("MPI_Allgather_init_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
     if (!rc)
-        rc = MPI_Allgather_init(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), comm, info, request);
-    entry_big_type_free(&sendcount_t);
-    entry_big_type_free(&recvcount_t);
+        rc = MPI_Allgather_init(sendbuf, ENTRY_LARGE_COUNT(sendcount, sendcount_t), ENTRY_LARGE_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_LARGE_COUNT(recvcount, recvcount_t), ENTRY_LARGE_TYPE(recvtype, recvcount_t), comm, info, request);
+    entry_large_type_free(&sendcount_t);
+    entry_large_type_free(&recvcount_t);
     return rc;
 }
 
@@ -123,10 +123,10 @@ ENTRY_API int(MPI_Allgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Da
         return PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
     ep_endpoint_t *ep;
     int rc = entry_endpoint("MPI_Allgatherv_c", comm, &ep);
-    int wide = !(sendcount <= INT_MAX && sendcount >= INT_MIN);
+    int large = !(sendcount <= INT_MAX && sendcount >= INT_MIN);
     int *recvcounts_i = NULL, *displs_i = NULL;
-    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Allgatherv_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Allgatherv_c", displs, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &displs_i, &wide))))
-        rc = wide ? entry_wide_Allgatherv("MPI_Allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ENTRY_BLOCKING)
+    if (!rc && !((rc = entry_counts_to_int(ep, "MPI_Allgatherv_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &large)) || (rc = entry_displs_to_int(ep, "MPI_Allgatherv_c", displs, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &displs_i, &large))))
+        rc = large ? entry_large_Allgatherv("MPI_Allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ENTRY_BLOCKING)
                   : MPI_Allgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, comm);
     free(recvcounts_i);
     free(displs_i);
@@ -139,10 +139,10 @@ ENTRY_API int(MPI_Allgatherv_init_c)(const void *sendbuf, MPI_Count sendcount, M
         return PMPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
     ep_endpoint_t *ep;
     int rc = entry_endpoint("MPI_Allgatherv_init_c", comm, &ep);
-    int wide = !(sendcount <= INT_MAX && sendcount >= INT_MIN);
+    int large = !(sendcount <= INT_MAX && sendcount >= INT_MIN);
     int *recvcounts_i = NULL, *displs_i = NULL;
-    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Allgatherv_init_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Allgatherv_init_c", displs, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &displs_i, &wide))))
-        rc = wide ? entry_wide_Allgatherv("MPI_Allgatherv_init_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, entry_persistent(request, info))
+    if (!rc && !((rc = entry_counts_to_int(ep, "MPI_Allgatherv_init_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &large)) || (rc = entry_displs_to_int(ep, "MPI_Allgatherv_init_c", displs, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &displs_i, &large))))
+        rc = large ? entry_large_Allgatherv("MPI_Allgatherv_init_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, entry_persistent(request, info))
                   : MPI_Allgatherv_init(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, comm, info, request);
     free(recvcounts_i);
     free(displs_i);
@@ -155,7 +155,7 @@ ENTRY_API int(MPI_Allreduce_c)(const void *sendbuf, void *recvbuf, MPI_Count cou
         return PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Allreduce(sendbuf, recvbuf, (int)count, datatype, op, comm);
-    return entry_wide_Allreduce("MPI_Allreduce_c", sendbuf, recvbuf, count, datatype, op, comm, ENTRY_BLOCKING);
+    return entry_large_Allreduce("MPI_Allreduce_c", sendbuf, recvbuf, count, datatype, op, comm, ENTRY_BLOCKING);
 }
 
 ENTRY_API int(MPI_Allreduce_init_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -164,7 +164,7 @@ ENTRY_API int(MPI_Allreduce_init_c)(const void *sendbuf, void *recvbuf, MPI_Coun
         return PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Allreduce_init(sendbuf, recvbuf, (int)count, datatype, op, comm, info, request);
-    return entry_wide_Allreduce("MPI_Allreduce_init_c", sendbuf, recvbuf, count, datatype, op, comm, entry_persistent(request, info));
+    return entry_large_Allreduce("MPI_Allreduce_init_c", sendbuf, recvbuf, count, datatype, op, comm, entry_persistent(request, info));
 }
 
 ENTRY_API int(MPI_Alltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
@@ -175,11 +175,11 @@ ENTRY_API int(MPI_Alltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Data
         return MPI_Alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm);
     MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Alltoall_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Alltoall_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    (void)((rc = entry_large_type("MPI_Alltoall_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_large_type("MPI_Alltoall_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
     if (!rc)
-        rc = MPI_Alltoall(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), comm);
-    entry_big_type_free(&sendcount_t);
-    entry_big_type_free(&recvcount_t);
+        rc = MPI_Alltoall(sendbuf, ENTRY_LARGE_COUNT(sendcount, sendcount_t), ENTRY_LARGE_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_LARGE_COUNT(recvcount, recvcount_t), ENTRY_LARGE_TYPE(recvtype, recvcount_t), comm);
+    entry_large_type_free(&sendcount_t);
+    entry_large_type_free(&recvcount_t);
     return rc;
 }
 
@@ -191,11 +191,11 @@ ENTRY_API int(MPI_Alltoall_init_c)(const void *sendbuf, MPI_Count sendcount, MPI
         return MPI_Alltoall_init(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, info, request);
     MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Alltoall_init_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Alltoall_init_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    (void)((rc = entry_large_type("MPI_Alltoall_init_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_large_type("MPI_Alltoall_init_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
     if (!rc)
-        rc = MPI_Alltoall_init(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), comm, info, request);
-    entry_big_type_free(&sendcount_t);
-    entry_big_type_free(&recvcount_t);
+        rc = MPI_Alltoall_init(sendbuf, ENTRY_LARGE_COUNT(sendcount, sendcount_t), ENTRY_LARGE_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_LARGE_COUNT(recvcount, recvcount_t), ENTRY_LARGE_TYPE(recvtype, recvcount_t), comm, info, request);
+    entry_large_type_free(&sendcount_t);
+    entry_large_type_free(&recvcount_t);
     return rc;
 }
 
@@ -205,10 +205,10 @@ ENTRY_API int(MPI_Alltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[]
         return PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
     ep_endpoint_t *ep;
     int rc = entry_endpoint("MPI_Alltoallv_c", comm, &ep);
-    int wide = 0;
+    int large = 0;
     int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
-    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Alltoallv_c", sendcounts, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Alltoallv_c", sdispls, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sdispls_i, &wide)) || (rc = entry_narrow_counts(ep, "MPI_Alltoallv_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Alltoallv_c", rdispls, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &rdispls_i, &wide))))
-        rc = wide ? entry_wide_Alltoallv("MPI_Alltoallv_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ENTRY_BLOCKING)
+    if (!rc && !((rc = entry_counts_to_int(ep, "MPI_Alltoallv_c", sendcounts, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sendcounts_i, &large)) || (rc = entry_displs_to_int(ep, "MPI_Alltoallv_c", sdispls, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sdispls_i, &large)) || (rc = entry_counts_to_int(ep, "MPI_Alltoallv_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &large)) || (rc = entry_displs_to_int(ep, "MPI_Alltoallv_c", rdispls, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &rdispls_i, &large))))
+        rc = large ? entry_large_Alltoallv("MPI_Alltoallv_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ENTRY_BLOCKING)
                   : MPI_Alltoallv(sendbuf, sendcounts_i, sdispls_i, sendtype, recvbuf, recvcounts_i, rdispls_i, recvtype, comm);
     free(sendcounts_i);
     free(sdispls_i);
@@ -223,10 +223,10 @@ ENTRY_API int(MPI_Alltoallv_init_c)(const void *sendbuf, const MPI_Count sendcou
         return PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
     ep_endpoint_t *ep;
     int rc = entry_endpoint("MPI_Alltoallv_init_c", comm, &ep);
-    int wide = 0;
+    int large = 0;
     int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
-    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Alltoallv_init_c", sendcounts, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Alltoallv_init_c", sdispls, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sdispls_i, &wide)) || (rc = entry_narrow_counts(ep, "MPI_Alltoallv_init_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Alltoallv_init_c", rdispls, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &rdispls_i, &wide))))
-        rc = wide ? entry_wide_Alltoallv("MPI_Alltoallv_init_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, entry_persistent(request, info))
+    if (!rc && !((rc = entry_counts_to_int(ep, "MPI_Alltoallv_init_c", sendcounts, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sendcounts_i, &large)) || (rc = entry_displs_to_int(ep, "MPI_Alltoallv_init_c", sdispls, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sdispls_i, &large)) || (rc = entry_counts_to_int(ep, "MPI_Alltoallv_init_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &large)) || (rc = entry_displs_to_int(ep, "MPI_Alltoallv_init_c", rdispls, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &rdispls_i, &large))))
+        rc = large ? entry_large_Alltoallv("MPI_Alltoallv_init_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, entry_persistent(request, info))
                   : MPI_Alltoallv_init(sendbuf, sendcounts_i, sdispls_i, sendtype, recvbuf, recvcounts_i, rdispls_i, recvtype, comm, info, request);
     free(sendcounts_i);
     free(sdispls_i);
@@ -241,10 +241,10 @@ ENTRY_API int(MPI_Alltoallw_c)(const void *sendbuf, const MPI_Count sendcounts[]
         return PMPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
     ep_endpoint_t *ep;
     int rc = entry_endpoint("MPI_Alltoallw_c", comm, &ep);
-    int wide = 0;
+    int large = 0;
     int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
-    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Alltoallw_c", sendcounts, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Alltoallw_c", sdispls, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sdispls_i, &wide)) || (rc = entry_narrow_counts(ep, "MPI_Alltoallw_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Alltoallw_c", rdispls, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &rdispls_i, &wide))))
-        rc = wide ? entry_wide_Alltoallw("MPI_Alltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ENTRY_BLOCKING)
+    if (!rc && !((rc = entry_counts_to_int(ep, "MPI_Alltoallw_c", sendcounts, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sendcounts_i, &large)) || (rc = entry_displs_to_int(ep, "MPI_Alltoallw_c", sdispls, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sdispls_i, &large)) || (rc = entry_counts_to_int(ep, "MPI_Alltoallw_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &large)) || (rc = entry_displs_to_int(ep, "MPI_Alltoallw_c", rdispls, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &rdispls_i, &large))))
+        rc = large ? entry_large_Alltoallw("MPI_Alltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ENTRY_BLOCKING)
                   : MPI_Alltoallw(sendbuf, sendcounts_i, sdispls_i, sendtypes, recvbuf, recvcounts_i, rdispls_i, recvtypes, comm);
     free(sendcounts_i);
     free(sdispls_i);
@@ -259,10 +259,10 @@ ENTRY_API int(MPI_Alltoallw_init_c)(const void *sendbuf, const MPI_Count sendcou
         return PMPI_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
     ep_endpoint_t *ep;
     int rc = entry_endpoint("MPI_Alltoallw_init_c", comm, &ep);
-    int wide = 0;
+    int large = 0;
     int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
-    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Alltoallw_init_c", sendcounts, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Alltoallw_init_c", sdispls, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sdispls_i, &wide)) || (rc = entry_narrow_counts(ep, "MPI_Alltoallw_init_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Alltoallw_init_c", rdispls, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &rdispls_i, &wide))))
-        rc = wide ? entry_wide_Alltoallw("MPI_Alltoallw_init_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, entry_persistent(request, info))
+    if (!rc && !((rc = entry_counts_to_int(ep, "MPI_Alltoallw_init_c", sendcounts, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sendcounts_i, &large)) || (rc = entry_displs_to_int(ep, "MPI_Alltoallw_init_c", sdispls, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sdispls_i, &large)) || (rc = entry_counts_to_int(ep, "MPI_Alltoallw_init_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &large)) || (rc = entry_displs_to_int(ep, "MPI_Alltoallw_init_c", rdispls, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &rdispls_i, &large))))
+        rc = large ? entry_large_Alltoallw("MPI_Alltoallw_init_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, entry_persistent(request, info))
                   : MPI_Alltoallw_init(sendbuf, sendcounts_i, sdispls_i, sendtypes, recvbuf, recvcounts_i, rdispls_i, recvtypes, comm, info, request);
     free(sendcounts_i);
     free(sdispls_i);
@@ -279,10 +279,10 @@ ENTRY_API int(MPI_Bcast_c)(void *buffer, MPI_Count count, MPI_Datatype datatype,
         return MPI_Bcast(buffer, (int)count, datatype, root, comm);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Bcast_c", comm, buffer, count, datatype, &count_t)));
+    (void)((rc = entry_large_type("MPI_Bcast_c", comm, buffer, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Bcast(buffer, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), root, comm);
-    entry_big_type_free(&count_t);
+        rc = MPI_Bcast(buffer, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), root, comm);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -294,10 +294,10 @@ ENTRY_API int(MPI_Bcast_init_c)(void *buffer, MPI_Count count, MPI_Datatype data
         return MPI_Bcast_init(buffer, (int)count, datatype, root, comm, info, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Bcast_init_c", comm, buffer, count, datatype, &count_t)));
+    (void)((rc = entry_large_type("MPI_Bcast_init_c", comm, buffer, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Bcast_init(buffer, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), root, comm, info, request);
-    entry_big_type_free(&count_t);
+        rc = MPI_Bcast_init(buffer, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), root, comm, info, request);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -307,7 +307,7 @@ ENTRY_API int(MPI_Exscan_c)(const void *sendbuf, void *recvbuf, MPI_Count count,
         return PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Exscan(sendbuf, recvbuf, (int)count, datatype, op, comm);
-    return entry_wide_Exscan("MPI_Exscan_c", sendbuf, recvbuf, count, datatype, op, comm, ENTRY_BLOCKING);
+    return entry_large_Exscan("MPI_Exscan_c", sendbuf, recvbuf, count, datatype, op, comm, ENTRY_BLOCKING);
 }
 
 ENTRY_API int(MPI_Exscan_init_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -316,7 +316,7 @@ ENTRY_API int(MPI_Exscan_init_c)(const void *sendbuf, void *recvbuf, MPI_Count c
         return PMPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Exscan_init(sendbuf, recvbuf, (int)count, datatype, op, comm, info, request);
-    return entry_wide_Exscan("MPI_Exscan_init_c", sendbuf, recvbuf, count, datatype, op, comm, entry_persistent(request, info));
+    return entry_large_Exscan("MPI_Exscan_init_c", sendbuf, recvbuf, count, datatype, op, comm, entry_persistent(request, info));
 }
 
 ENTRY_API int(MPI_Gather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
@@ -327,11 +327,11 @@ ENTRY_API int(MPI_Gather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Dataty
         return MPI_Gather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm);
     MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Gather_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Gather_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    (void)((rc = entry_large_type("MPI_Gather_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_large_type("MPI_Gather_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
     if (!rc)
-        rc = MPI_Gather(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), root, comm);
-    entry_big_type_free(&sendcount_t);
-    entry_big_type_free(&recvcount_t);
+        rc = MPI_Gather(sendbuf, ENTRY_LARGE_COUNT(sendcount, sendcount_t), ENTRY_LARGE_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_LARGE_COUNT(recvcount, recvcount_t), ENTRY_LARGE_TYPE(recvtype, recvcount_t), root, comm);
+    entry_large_type_free(&sendcount_t);
+    entry_large_type_free(&recvcount_t);
     return rc;
 }
 
@@ -343,11 +343,11 @@ ENTRY_API int(MPI_Gather_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_D
         return MPI_Gather_init(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, info, request);
     MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Gather_init_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Gather_init_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    (void)((rc = entry_large_type("MPI_Gather_init_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_large_type("MPI_Gather_init_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
     if (!rc)
-        rc = MPI_Gather_init(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), root, comm, info, request);
-    entry_big_type_free(&sendcount_t);
-    entry_big_type_free(&recvcount_t);
+        rc = MPI_Gather_init(sendbuf, ENTRY_LARGE_COUNT(sendcount, sendcount_t), ENTRY_LARGE_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_LARGE_COUNT(recvcount, recvcount_t), ENTRY_LARGE_TYPE(recvtype, recvcount_t), root, comm, info, request);
+    entry_large_type_free(&sendcount_t);
+    entry_large_type_free(&recvcount_t);
     return rc;
 }
 
@@ -357,10 +357,10 @@ ENTRY_API int(MPI_Gatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datat
         return PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
     ep_endpoint_t *ep;
     int rc = entry_endpoint("MPI_Gatherv_c", comm, &ep);
-    int wide = !(sendcount <= INT_MAX && sendcount >= INT_MIN);
+    int large = !(sendcount <= INT_MAX && sendcount >= INT_MIN);
     int *recvcounts_i = NULL, *displs_i = NULL;
-    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Gatherv_c", recvcounts, entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Gatherv_c", displs, entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf), &displs_i, &wide))))
-        rc = wide ? entry_wide_Gatherv("MPI_Gatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ENTRY_BLOCKING)
+    if (!rc && !((rc = entry_counts_to_int(ep, "MPI_Gatherv_c", recvcounts, entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf), &recvcounts_i, &large)) || (rc = entry_displs_to_int(ep, "MPI_Gatherv_c", displs, entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf), &displs_i, &large))))
+        rc = large ? entry_large_Gatherv("MPI_Gatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ENTRY_BLOCKING)
                   : MPI_Gatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, root, comm);
     free(recvcounts_i);
     free(displs_i);
@@ -373,10 +373,10 @@ ENTRY_API int(MPI_Gatherv_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_
         return PMPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
     ep_endpoint_t *ep;
     int rc = entry_endpoint("MPI_Gatherv_init_c", comm, &ep);
-    int wide = !(sendcount <= INT_MAX && sendcount >= INT_MIN);
+    int large = !(sendcount <= INT_MAX && sendcount >= INT_MIN);
     int *recvcounts_i = NULL, *displs_i = NULL;
-    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Gatherv_init_c", recvcounts, entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Gatherv_init_c", displs, entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf), &displs_i, &wide))))
-        rc = wide ? entry_wide_Gatherv("MPI_Gatherv_init_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, entry_persistent(request, info))
+    if (!rc && !((rc = entry_counts_to_int(ep, "MPI_Gatherv_init_c", recvcounts, entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf), &recvcounts_i, &large)) || (rc = entry_displs_to_int(ep, "MPI_Gatherv_init_c", displs, entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf), &displs_i, &large))))
+        rc = large ? entry_large_Gatherv("MPI_Gatherv_init_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, entry_persistent(request, info))
                   : MPI_Gatherv_init(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, root, comm, info, request);
     free(recvcounts_i);
     free(displs_i);
@@ -391,11 +391,11 @@ ENTRY_API int(MPI_Iallgather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Da
         return MPI_Iallgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
     MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Iallgather_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Iallgather_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    (void)((rc = entry_large_type("MPI_Iallgather_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_large_type("MPI_Iallgather_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
     if (!rc)
-        rc = MPI_Iallgather(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), comm, request);
-    entry_big_type_free(&sendcount_t);
-    entry_big_type_free(&recvcount_t);
+        rc = MPI_Iallgather(sendbuf, ENTRY_LARGE_COUNT(sendcount, sendcount_t), ENTRY_LARGE_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_LARGE_COUNT(recvcount, recvcount_t), ENTRY_LARGE_TYPE(recvtype, recvcount_t), comm, request);
+    entry_large_type_free(&sendcount_t);
+    entry_large_type_free(&recvcount_t);
     return rc;
 }
 
@@ -405,10 +405,10 @@ ENTRY_API int(MPI_Iallgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_D
         return PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
     ep_endpoint_t *ep;
     int rc = entry_endpoint("MPI_Iallgatherv_c", comm, &ep);
-    int wide = !(sendcount <= INT_MAX && sendcount >= INT_MIN);
+    int large = !(sendcount <= INT_MAX && sendcount >= INT_MIN);
     int *recvcounts_i = NULL, *displs_i = NULL;
-    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Iallgatherv_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Iallgatherv_c", displs, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &displs_i, &wide))))
-        rc = wide ? entry_wide_Allgatherv("MPI_Iallgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request)
+    if (!rc && !((rc = entry_counts_to_int(ep, "MPI_Iallgatherv_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &large)) || (rc = entry_displs_to_int(ep, "MPI_Iallgatherv_c", displs, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &displs_i, &large))))
+        rc = large ? entry_large_Allgatherv("MPI_Iallgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request)
                   : MPI_Iallgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, comm, request);
     free(recvcounts_i);
     free(displs_i);
@@ -421,7 +421,7 @@ ENTRY_API int(MPI_Iallreduce_c)(const void *sendbuf, void *recvbuf, MPI_Count co
         return PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Iallreduce(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
-    return entry_wide_Allreduce("MPI_Iallreduce_c", sendbuf, recvbuf, count, datatype, op, comm, request);
+    return entry_large_Allreduce("MPI_Iallreduce_c", sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
 ENTRY_API int(MPI_Ialltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
@@ -432,11 +432,11 @@ ENTRY_API int(MPI_Ialltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Dat
         return MPI_Ialltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
     MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Ialltoall_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Ialltoall_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    (void)((rc = entry_large_type("MPI_Ialltoall_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_large_type("MPI_Ialltoall_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
     if (!rc)
-        rc = MPI_Ialltoall(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), comm, request);
-    entry_big_type_free(&sendcount_t);
-    entry_big_type_free(&recvcount_t);
+        rc = MPI_Ialltoall(sendbuf, ENTRY_LARGE_COUNT(sendcount, sendcount_t), ENTRY_LARGE_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_LARGE_COUNT(recvcount, recvcount_t), ENTRY_LARGE_TYPE(recvtype, recvcount_t), comm, request);
+    entry_large_type_free(&sendcount_t);
+    entry_large_type_free(&recvcount_t);
     return rc;
 }
 
@@ -446,10 +446,10 @@ ENTRY_API int(MPI_Ialltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[
         return PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
     ep_endpoint_t *ep;
     int rc = entry_endpoint("MPI_Ialltoallv_c", comm, &ep);
-    int wide = 0;
+    int large = 0;
     int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
-    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Ialltoallv_c", sendcounts, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Ialltoallv_c", sdispls, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sdispls_i, &wide)) || (rc = entry_narrow_counts(ep, "MPI_Ialltoallv_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Ialltoallv_c", rdispls, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &rdispls_i, &wide))))
-        rc = wide ? entry_wide_Alltoallv("MPI_Ialltoallv_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request)
+    if (!rc && !((rc = entry_counts_to_int(ep, "MPI_Ialltoallv_c", sendcounts, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sendcounts_i, &large)) || (rc = entry_displs_to_int(ep, "MPI_Ialltoallv_c", sdispls, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sdispls_i, &large)) || (rc = entry_counts_to_int(ep, "MPI_Ialltoallv_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &large)) || (rc = entry_displs_to_int(ep, "MPI_Ialltoallv_c", rdispls, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &rdispls_i, &large))))
+        rc = large ? entry_large_Alltoallv("MPI_Ialltoallv_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request)
                   : MPI_Ialltoallv(sendbuf, sendcounts_i, sdispls_i, sendtype, recvbuf, recvcounts_i, rdispls_i, recvtype, comm, request);
     free(sendcounts_i);
     free(sdispls_i);
@@ -464,10 +464,10 @@ ENTRY_API int(MPI_Ialltoallw_c)(const void *sendbuf, const MPI_Count sendcounts[
         return PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
     ep_endpoint_t *ep;
     int rc = entry_endpoint("MPI_Ialltoallw_c", comm, &ep);
-    int wide = 0;
+    int large = 0;
     int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
-    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Ialltoallw_c", sendcounts, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Ialltoallw_c", sdispls, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sdispls_i, &wide)) || (rc = entry_narrow_counts(ep, "MPI_Ialltoallw_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Ialltoallw_c", rdispls, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &rdispls_i, &wide))))
-        rc = wide ? entry_wide_Alltoallw("MPI_Ialltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request)
+    if (!rc && !((rc = entry_counts_to_int(ep, "MPI_Ialltoallw_c", sendcounts, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sendcounts_i, &large)) || (rc = entry_displs_to_int(ep, "MPI_Ialltoallw_c", sdispls, entry_peers(ep, ENTRY_PEERS_SEND, 0, sendbuf), &sdispls_i, &large)) || (rc = entry_counts_to_int(ep, "MPI_Ialltoallw_c", recvcounts, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &recvcounts_i, &large)) || (rc = entry_displs_to_int(ep, "MPI_Ialltoallw_c", rdispls, entry_peers(ep, ENTRY_PEERS, 0, sendbuf), &rdispls_i, &large))))
+        rc = large ? entry_large_Alltoallw("MPI_Ialltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request)
                   : MPI_Ialltoallw(sendbuf, sendcounts_i, sdispls_i, sendtypes, recvbuf, recvcounts_i, rdispls_i, recvtypes, comm, request);
     free(sendcounts_i);
     free(sdispls_i);
@@ -484,10 +484,10 @@ ENTRY_API int(MPI_Ibcast_c)(void *buffer, MPI_Count count, MPI_Datatype datatype
         return MPI_Ibcast(buffer, (int)count, datatype, root, comm, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Ibcast_c", comm, buffer, count, datatype, &count_t)));
+    (void)((rc = entry_large_type("MPI_Ibcast_c", comm, buffer, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Ibcast(buffer, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), root, comm, request);
-    entry_big_type_free(&count_t);
+        rc = MPI_Ibcast(buffer, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), root, comm, request);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -497,7 +497,7 @@ ENTRY_API int(MPI_Iexscan_c)(const void *sendbuf, void *recvbuf, MPI_Count count
         return PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Iexscan(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
-    return entry_wide_Exscan("MPI_Iexscan_c", sendbuf, recvbuf, count, datatype, op, comm, request);
+    return entry_large_Exscan("MPI_Iexscan_c", sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
 ENTRY_API int(MPI_Igather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
@@ -508,11 +508,11 @@ ENTRY_API int(MPI_Igather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datat
         return MPI_Igather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, request);
     MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Igather_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Igather_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    (void)((rc = entry_large_type("MPI_Igather_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_large_type("MPI_Igather_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
     if (!rc)
-        rc = MPI_Igather(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), root, comm, request);
-    entry_big_type_free(&sendcount_t);
-    entry_big_type_free(&recvcount_t);
+        rc = MPI_Igather(sendbuf, ENTRY_LARGE_COUNT(sendcount, sendcount_t), ENTRY_LARGE_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_LARGE_COUNT(recvcount, recvcount_t), ENTRY_LARGE_TYPE(recvtype, recvcount_t), root, comm, request);
+    entry_large_type_free(&sendcount_t);
+    entry_large_type_free(&recvcount_t);
     return rc;
 }
 
@@ -522,10 +522,10 @@ ENTRY_API int(MPI_Igatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Data
         return PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
     ep_endpoint_t *ep;
     int rc = entry_endpoint("MPI_Igatherv_c", comm, &ep);
-    int wide = !(sendcount <= INT_MAX && sendcount >= INT_MIN);
+    int large = !(sendcount <= INT_MAX && sendcount >= INT_MIN);
     int *recvcounts_i = NULL, *displs_i = NULL;
-    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Igatherv_c", recvcounts, entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Igatherv_c", displs, entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf), &displs_i, &wide))))
-        rc = wide ? entry_wide_Gatherv("MPI_Igatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request)
+    if (!rc && !((rc = entry_counts_to_int(ep, "MPI_Igatherv_c", recvcounts, entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf), &recvcounts_i, &large)) || (rc = entry_displs_to_int(ep, "MPI_Igatherv_c", displs, entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf), &displs_i, &large))))
+        rc = large ? entry_large_Gatherv("MPI_Igatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request)
                   : MPI_Igatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, root, comm, request);
     free(recvcounts_i);
     free(displs_i);
@@ -540,11 +540,11 @@ ENTRY_API int(MPI_Ineighbor_allgather_c)(const void *sendbuf, MPI_Count sendcoun
         return MPI_Ineighbor_allgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
     MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Ineighbor_allgather_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Ineighbor_allgather_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    (void)((rc = entry_large_type("MPI_Ineighbor_allgather_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_large_type("MPI_Ineighbor_allgather_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
     if (!rc)
-        rc = MPI_Ineighbor_allgather(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), comm, request);
-    entry_big_type_free(&sendcount_t);
-    entry_big_type_free(&recvcount_t);
+        rc = MPI_Ineighbor_allgather(sendbuf, ENTRY_LARGE_COUNT(sendcount, sendcount_t), ENTRY_LARGE_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_LARGE_COUNT(recvcount, recvcount_t), ENTRY_LARGE_TYPE(recvtype, recvcount_t), comm, request);
+    entry_large_type_free(&sendcount_t);
+    entry_large_type_free(&recvcount_t);
     return rc;
 }
 
@@ -554,10 +554,10 @@ ENTRY_API int(MPI_Ineighbor_allgatherv_c)(const void *sendbuf, MPI_Count sendcou
         return PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
     ep_endpoint_t *ep;
     int rc = entry_endpoint("MPI_Ineighbor_allgatherv_c", comm, &ep);
-    int wide = !(sendcount <= INT_MAX && sendcount >= INT_MIN);
+    int large = !(sendcount <= INT_MAX && sendcount >= INT_MIN);
     int *recvcounts_i = NULL, *displs_i = NULL;
-    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Ineighbor_allgatherv_c", recvcounts, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Ineighbor_allgatherv_c", displs, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &displs_i, &wide))))
-        rc = wide ? entry_wide_Neighbor_allgatherv("MPI_Ineighbor_allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request)
+    if (!rc && !((rc = entry_counts_to_int(ep, "MPI_Ineighbor_allgatherv_c", recvcounts, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &large)) || (rc = entry_displs_to_int(ep, "MPI_Ineighbor_allgatherv_c", displs, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &displs_i, &large))))
+        rc = large ? entry_large_Neighbor_allgatherv("MPI_Ineighbor_allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request)
                   : MPI_Ineighbor_allgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, comm, request);
     free(recvcounts_i);
     free(displs_i);
@@ -572,11 +572,11 @@ ENTRY_API int(MPI_Ineighbor_alltoall_c)(const void *sendbuf, MPI_Count sendcount
         return MPI_Ineighbor_alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
     MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Ineighbor_alltoall_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Ineighbor_alltoall_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    (void)((rc = entry_large_type("MPI_Ineighbor_alltoall_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_large_type("MPI_Ineighbor_alltoall_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
     if (!rc)
-        rc = MPI_Ineighbor_alltoall(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), comm, request);
-    entry_big_type_free(&sendcount_t);
-    entry_big_type_free(&recvcount_t);
+        rc = MPI_Ineighbor_alltoall(sendbuf, ENTRY_LARGE_COUNT(sendcount, sendcount_t), ENTRY_LARGE_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_LARGE_COUNT(recvcount, recvcount_t), ENTRY_LARGE_TYPE(recvtype, recvcount_t), comm, request);
+    entry_large_type_free(&sendcount_t);
+    entry_large_type_free(&recvcount_t);
     return rc;
 }
 
@@ -586,10 +586,10 @@ ENTRY_API int(MPI_Ineighbor_alltoallv_c)(const void *sendbuf, const MPI_Count se
         return PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
     ep_endpoint_t *ep;
     int rc = entry_endpoint("MPI_Ineighbor_alltoallv_c", comm, &ep);
-    int wide = 0;
+    int large = 0;
     int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
-    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Ineighbor_alltoallv_c", sendcounts, entry_peers(ep, ENTRY_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Ineighbor_alltoallv_c", sdispls, entry_peers(ep, ENTRY_OUT_NEIGHBORS, 0, sendbuf), &sdispls_i, &wide)) || (rc = entry_narrow_counts(ep, "MPI_Ineighbor_alltoallv_c", recvcounts, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Ineighbor_alltoallv_c", rdispls, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &rdispls_i, &wide))))
-        rc = wide ? entry_wide_Neighbor_alltoallv("MPI_Ineighbor_alltoallv_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request)
+    if (!rc && !((rc = entry_counts_to_int(ep, "MPI_Ineighbor_alltoallv_c", sendcounts, entry_peers(ep, ENTRY_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i, &large)) || (rc = entry_displs_to_int(ep, "MPI_Ineighbor_alltoallv_c", sdispls, entry_peers(ep, ENTRY_OUT_NEIGHBORS, 0, sendbuf), &sdispls_i, &large)) || (rc = entry_counts_to_int(ep, "MPI_Ineighbor_alltoallv_c", recvcounts, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &large)) || (rc = entry_displs_to_int(ep, "MPI_Ineighbor_alltoallv_c", rdispls, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &rdispls_i, &large))))
+        rc = large ? entry_large_Neighbor_alltoallv("MPI_Ineighbor_alltoallv_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request)
                   : MPI_Ineighbor_alltoallv(sendbuf, sendcounts_i, sdispls_i, sendtype, recvbuf, recvcounts_i, rdispls_i, recvtype, comm, request);
     free(sendcounts_i);
     free(sdispls_i);
@@ -604,10 +604,10 @@ ENTRY_API int(MPI_Ineighbor_alltoallw_c)(const void *sendbuf, const MPI_Count se
         return PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
     ep_endpoint_t *ep;
     int rc = entry_endpoint("MPI_Ineighbor_alltoallw_c", comm, &ep);
-    int wide = 0;
+    int large = 0;
     int *sendcounts_i = NULL, *recvcounts_i = NULL;
-    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Ineighbor_alltoallw_c", sendcounts, entry_peers(ep, ENTRY_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_counts(ep, "MPI_Ineighbor_alltoallw_c", recvcounts, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &wide))))
-        rc = wide ? entry_wide_Neighbor_alltoallw("MPI_Ineighbor_alltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request)
+    if (!rc && !((rc = entry_counts_to_int(ep, "MPI_Ineighbor_alltoallw_c", sendcounts, entry_peers(ep, ENTRY_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i, &large)) || (rc = entry_counts_to_int(ep, "MPI_Ineighbor_alltoallw_c", recvcounts, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &large))))
+        rc = large ? entry_large_Neighbor_alltoallw("MPI_Ineighbor_alltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request)
                   : MPI_Ineighbor_alltoallw(sendbuf, sendcounts_i, sdispls, sendtypes, recvbuf, recvcounts_i, rdispls, recvtypes, comm, request);
     free(sendcounts_i);
     free(recvcounts_i);
@@ -620,7 +620,7 @@ ENTRY_API int(MPI_Ireduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count
         return PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Ireduce(sendbuf, recvbuf, (int)count, datatype, op, root, comm, request);
-    return entry_wide_Reduce("MPI_Ireduce_c", sendbuf, recvbuf, count, datatype, op, root, comm, request);
+    return entry_large_Reduce("MPI_Ireduce_c", sendbuf, recvbuf, count, datatype, op, root, comm, request);
 }
 
 ENTRY_API int(MPI_Ireduce_scatter_c)(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
@@ -629,10 +629,10 @@ ENTRY_API int(MPI_Ireduce_scatter_c)(const void *sendbuf, void *recvbuf, const M
         return PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
     ep_endpoint_t *ep;
     int rc = entry_endpoint("MPI_Ireduce_scatter_c", comm, &ep);
-    int wide = 0;
+    int large = 0;
     int *recvcounts_i = NULL;
-    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Ireduce_scatter_c", recvcounts, entry_peers(ep, ENTRY_GROUP, 0, sendbuf), &recvcounts_i, &wide))))
-        rc = wide ? entry_wide_Reduce_scatter("MPI_Ireduce_scatter_c", sendbuf, recvbuf, recvcounts, datatype, op, comm, request)
+    if (!rc && !((rc = entry_counts_to_int(ep, "MPI_Ireduce_scatter_c", recvcounts, entry_peers(ep, ENTRY_GROUP, 0, sendbuf), &recvcounts_i, &large))))
+        rc = large ? entry_large_Reduce_scatter("MPI_Ireduce_scatter_c", sendbuf, recvbuf, recvcounts, datatype, op, comm, request)
                   : MPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts_i, datatype, op, comm, request);
     free(recvcounts_i);
     return rc;
@@ -644,7 +644,7 @@ ENTRY_API int(MPI_Ireduce_scatter_block_c)(const void *sendbuf, void *recvbuf, M
         return PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
     if (recvcount <= INT_MAX && recvcount >= INT_MIN)
         return MPI_Ireduce_scatter_block(sendbuf, recvbuf, (int)recvcount, datatype, op, comm, request);
-    return entry_wide_Reduce_scatter_block("MPI_Ireduce_scatter_block_c", sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+    return entry_large_Reduce_scatter_block("MPI_Ireduce_scatter_block_c", sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 }
 
 ENTRY_API int(MPI_Iscan_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
@@ -653,7 +653,7 @@ ENTRY_API int(MPI_Iscan_c)(const void *sendbuf, void *recvbuf, MPI_Count count, 
         return PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Iscan(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
-    return entry_wide_Scan("MPI_Iscan_c", sendbuf, recvbuf, count, datatype, op, comm, request);
+    return entry_large_Scan("MPI_Iscan_c", sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
 ENTRY_API int(MPI_Iscatter_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
@@ -664,11 +664,11 @@ ENTRY_API int(MPI_Iscatter_c)(const void *sendbuf, MPI_Count sendcount, MPI_Data
         return MPI_Iscatter(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, request);
     MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Iscatter_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Iscatter_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    (void)((rc = entry_large_type("MPI_Iscatter_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_large_type("MPI_Iscatter_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
     if (!rc)
-        rc = MPI_Iscatter(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), root, comm, request);
-    entry_big_type_free(&sendcount_t);
-    entry_big_type_free(&recvcount_t);
+        rc = MPI_Iscatter(sendbuf, ENTRY_LARGE_COUNT(sendcount, sendcount_t), ENTRY_LARGE_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_LARGE_COUNT(recvcount, recvcount_t), ENTRY_LARGE_TYPE(recvtype, recvcount_t), root, comm, request);
+    entry_large_type_free(&sendcount_t);
+    entry_large_type_free(&recvcount_t);
     return rc;
 }
 
@@ -678,10 +678,10 @@ ENTRY_API int(MPI_Iscatterv_c)(const void *sendbuf, const MPI_Count sendcounts[]
         return PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
     ep_endpoint_t *ep;
     int rc = entry_endpoint("MPI_Iscatterv_c", comm, &ep);
-    int wide = !(recvcount <= INT_MAX && recvcount >= INT_MIN);
+    int large = !(recvcount <= INT_MAX && recvcount >= INT_MIN);
     int *sendcounts_i = NULL, *displs_i = NULL;
-    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Iscatterv_c", sendcounts, entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Iscatterv_c", displs, entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf), &displs_i, &wide))))
-        rc = wide ? entry_wide_Scatterv("MPI_Iscatterv_c", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request)
+    if (!rc && !((rc = entry_counts_to_int(ep, "MPI_Iscatterv_c", sendcounts, entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf), &sendcounts_i, &large)) || (rc = entry_displs_to_int(ep, "MPI_Iscatterv_c", displs, entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf), &displs_i, &large))))
+        rc = large ? entry_large_Scatterv("MPI_Iscatterv_c", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request)
                   : MPI_Iscatterv(sendbuf, sendcounts_i, displs_i, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, request);
     free(sendcounts_i);
     free(displs_i);
@@ -696,11 +696,11 @@ ENTRY_API int(MPI_Neighbor_allgather_c)(const void *sendbuf, MPI_Count sendcount
         return MPI_Neighbor_allgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm);
     MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Neighbor_allgather_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Neighbor_allgather_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    (void)((rc = entry_large_type("MPI_Neighbor_allgather_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_large_type("MPI_Neighbor_allgather_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
     if (!rc)
-        rc = MPI_Neighbor_allgather(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), comm);
-    entry_big_type_free(&sendcount_t);
-    entry_big_type_free(&recvcount_t);
+        rc = MPI_Neighbor_allgather(sendbuf, ENTRY_LARGE_COUNT(sendcount, sendcount_t), ENTRY_LARGE_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_LARGE_COUNT(recvcount, recvcount_t), ENTRY_LARGE_TYPE(recvtype, recvcount_t), comm);
+    entry_large_type_free(&sendcount_t);
+    entry_large_type_free(&recvcount_t);
     return rc;
 }
 
@@ -712,11 +712,11 @@ ENTRY_API int(MPI_Neighbor_allgather_init_c)(const void *sendbuf, MPI_Count send
         return MPI_Neighbor_allgather_init(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, info, request);
     MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Neighbor_allgather_init_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Neighbor_allgather_init_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    (void)((rc = entry_large_type("MPI_Neighbor_allgather_init_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_large_type("MPI_Neighbor_allgather_init_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
     if (!rc)
-        rc = MPI_Neighbor_allgather_init(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), comm, info, request);
-    entry_big_type_free(&sendcount_t);
-    entry_big_type_free(&recvcount_t);
+        rc = MPI_Neighbor_allgather_init(sendbuf, ENTRY_LARGE_COUNT(sendcount, sendcount_t), ENTRY_LARGE_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_LARGE_COUNT(recvcount, recvcount_t), ENTRY_LARGE_TYPE(recvtype, recvcount_t), comm, info, request);
+    entry_large_type_free(&sendcount_t);
+    entry_large_type_free(&recvcount_t);
     return rc;
 }
 
@@ -726,10 +726,10 @@ ENTRY_API int(MPI_Neighbor_allgatherv_c)(const void *sendbuf, MPI_Count sendcoun
         return PMPI_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
     ep_endpoint_t *ep;
     int rc = entry_endpoint("MPI_Neighbor_allgatherv_c", comm, &ep);
-    int wide = !(sendcount <= INT_MAX && sendcount >= INT_MIN);
+    int large = !(sendcount <= INT_MAX && sendcount >= INT_MIN);
     int *recvcounts_i = NULL, *displs_i = NULL;
-    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Neighbor_allgatherv_c", recvcounts, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Neighbor_allgatherv_c", displs, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &displs_i, &wide))))
-        rc = wide ? entry_wide_Neighbor_allgatherv("MPI_Neighbor_allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ENTRY_BLOCKING)
+    if (!rc && !((rc = entry_counts_to_int(ep, "MPI_Neighbor_allgatherv_c", recvcounts, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &large)) || (rc = entry_displs_to_int(ep, "MPI_Neighbor_allgatherv_c", displs, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &displs_i, &large))))
+        rc = large ? entry_large_Neighbor_allgatherv("MPI_Neighbor_allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ENTRY_BLOCKING)
                   : MPI_Neighbor_allgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, comm);
     free(recvcounts_i);
     free(displs_i);
@@ -742,10 +742,10 @@ ENTRY_API int(MPI_Neighbor_allgatherv_init_c)(const void *sendbuf, MPI_Count sen
         return PMPI_Neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
     ep_endpoint_t *ep;
     int rc = entry_endpoint("MPI_Neighbor_allgatherv_init_c", comm, &ep);
-    int wide = !(sendcount <= INT_MAX && sendcount >= INT_MIN);
+    int large = !(sendcount <= INT_MAX && sendcount >= INT_MIN);
     int *recvcounts_i = NULL, *displs_i = NULL;
-    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Neighbor_allgatherv_init_c", recvcounts, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Neighbor_allgatherv_init_c", displs, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &displs_i, &wide))))
-        rc = wide ? entry_wide_Neighbor_allgatherv("MPI_Neighbor_allgatherv_init_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, entry_persistent(request, info))
+    if (!rc && !((rc = entry_counts_to_int(ep, "MPI_Neighbor_allgatherv_init_c", recvcounts, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &large)) || (rc = entry_displs_to_int(ep, "MPI_Neighbor_allgatherv_init_c", displs, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &displs_i, &large))))
+        rc = large ? entry_large_Neighbor_allgatherv("MPI_Neighbor_allgatherv_init_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, entry_persistent(request, info))
                   : MPI_Neighbor_allgatherv_init(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_i, displs_i, recvtype, comm, info, request);
     free(recvcounts_i);
     free(displs_i);
@@ -760,11 +760,11 @@ ENTRY_API int(MPI_Neighbor_alltoall_c)(const void *sendbuf, MPI_Count sendcount,
         return MPI_Neighbor_alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm);
     MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Neighbor_alltoall_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Neighbor_alltoall_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    (void)((rc = entry_large_type("MPI_Neighbor_alltoall_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_large_type("MPI_Neighbor_alltoall_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
     if (!rc)
-        rc = MPI_Neighbor_alltoall(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), comm);
-    entry_big_type_free(&sendcount_t);
-    entry_big_type_free(&recvcount_t);
+        rc = MPI_Neighbor_alltoall(sendbuf, ENTRY_LARGE_COUNT(sendcount, sendcount_t), ENTRY_LARGE_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_LARGE_COUNT(recvcount, recvcount_t), ENTRY_LARGE_TYPE(recvtype, recvcount_t), comm);
+    entry_large_type_free(&sendcount_t);
+    entry_large_type_free(&recvcount_t);
     return rc;
 }
 
@@ -776,11 +776,11 @@ ENTRY_API int(MPI_Neighbor_alltoall_init_c)(const void *sendbuf, MPI_Count sendc
         return MPI_Neighbor_alltoall_init(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, info, request);
     MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Neighbor_alltoall_init_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Neighbor_alltoall_init_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    (void)((rc = entry_large_type("MPI_Neighbor_alltoall_init_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_large_type("MPI_Neighbor_alltoall_init_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
     if (!rc)
-        rc = MPI_Neighbor_alltoall_init(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), comm, info, request);
-    entry_big_type_free(&sendcount_t);
-    entry_big_type_free(&recvcount_t);
+        rc = MPI_Neighbor_alltoall_init(sendbuf, ENTRY_LARGE_COUNT(sendcount, sendcount_t), ENTRY_LARGE_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_LARGE_COUNT(recvcount, recvcount_t), ENTRY_LARGE_TYPE(recvtype, recvcount_t), comm, info, request);
+    entry_large_type_free(&sendcount_t);
+    entry_large_type_free(&recvcount_t);
     return rc;
 }
 
@@ -790,10 +790,10 @@ ENTRY_API int(MPI_Neighbor_alltoallv_c)(const void *sendbuf, const MPI_Count sen
         return PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
     ep_endpoint_t *ep;
     int rc = entry_endpoint("MPI_Neighbor_alltoallv_c", comm, &ep);
-    int wide = 0;
+    int large = 0;
     int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
-    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Neighbor_alltoallv_c", sendcounts, entry_peers(ep, ENTRY_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Neighbor_alltoallv_c", sdispls, entry_peers(ep, ENTRY_OUT_NEIGHBORS, 0, sendbuf), &sdispls_i, &wide)) || (rc = entry_narrow_counts(ep, "MPI_Neighbor_alltoallv_c", recvcounts, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Neighbor_alltoallv_c", rdispls, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &rdispls_i, &wide))))
-        rc = wide ? entry_wide_Neighbor_alltoallv("MPI_Neighbor_alltoallv_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ENTRY_BLOCKING)
+    if (!rc && !((rc = entry_counts_to_int(ep, "MPI_Neighbor_alltoallv_c", sendcounts, entry_peers(ep, ENTRY_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i, &large)) || (rc = entry_displs_to_int(ep, "MPI_Neighbor_alltoallv_c", sdispls, entry_peers(ep, ENTRY_OUT_NEIGHBORS, 0, sendbuf), &sdispls_i, &large)) || (rc = entry_counts_to_int(ep, "MPI_Neighbor_alltoallv_c", recvcounts, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &large)) || (rc = entry_displs_to_int(ep, "MPI_Neighbor_alltoallv_c", rdispls, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &rdispls_i, &large))))
+        rc = large ? entry_large_Neighbor_alltoallv("MPI_Neighbor_alltoallv_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ENTRY_BLOCKING)
                   : MPI_Neighbor_alltoallv(sendbuf, sendcounts_i, sdispls_i, sendtype, recvbuf, recvcounts_i, rdispls_i, recvtype, comm);
     free(sendcounts_i);
     free(sdispls_i);
@@ -808,10 +808,10 @@ ENTRY_API int(MPI_Neighbor_alltoallv_init_c)(const void *sendbuf, const MPI_Coun
         return PMPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
     ep_endpoint_t *ep;
     int rc = entry_endpoint("MPI_Neighbor_alltoallv_init_c", comm, &ep);
-    int wide = 0;
+    int large = 0;
     int *sendcounts_i = NULL, *sdispls_i = NULL, *recvcounts_i = NULL, *rdispls_i = NULL;
-    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Neighbor_alltoallv_init_c", sendcounts, entry_peers(ep, ENTRY_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Neighbor_alltoallv_init_c", sdispls, entry_peers(ep, ENTRY_OUT_NEIGHBORS, 0, sendbuf), &sdispls_i, &wide)) || (rc = entry_narrow_counts(ep, "MPI_Neighbor_alltoallv_init_c", recvcounts, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Neighbor_alltoallv_init_c", rdispls, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &rdispls_i, &wide))))
-        rc = wide ? entry_wide_Neighbor_alltoallv("MPI_Neighbor_alltoallv_init_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, entry_persistent(request, info))
+    if (!rc && !((rc = entry_counts_to_int(ep, "MPI_Neighbor_alltoallv_init_c", sendcounts, entry_peers(ep, ENTRY_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i, &large)) || (rc = entry_displs_to_int(ep, "MPI_Neighbor_alltoallv_init_c", sdispls, entry_peers(ep, ENTRY_OUT_NEIGHBORS, 0, sendbuf), &sdispls_i, &large)) || (rc = entry_counts_to_int(ep, "MPI_Neighbor_alltoallv_init_c", recvcounts, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &large)) || (rc = entry_displs_to_int(ep, "MPI_Neighbor_alltoallv_init_c", rdispls, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &rdispls_i, &large))))
+        rc = large ? entry_large_Neighbor_alltoallv("MPI_Neighbor_alltoallv_init_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, entry_persistent(request, info))
                   : MPI_Neighbor_alltoallv_init(sendbuf, sendcounts_i, sdispls_i, sendtype, recvbuf, recvcounts_i, rdispls_i, recvtype, comm, info, request);
     free(sendcounts_i);
     free(sdispls_i);
@@ -826,10 +826,10 @@ ENTRY_API int(MPI_Neighbor_alltoallw_c)(const void *sendbuf, const MPI_Count sen
         return PMPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
     ep_endpoint_t *ep;
     int rc = entry_endpoint("MPI_Neighbor_alltoallw_c", comm, &ep);
-    int wide = 0;
+    int large = 0;
     int *sendcounts_i = NULL, *recvcounts_i = NULL;
-    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Neighbor_alltoallw_c", sendcounts, entry_peers(ep, ENTRY_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_counts(ep, "MPI_Neighbor_alltoallw_c", recvcounts, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &wide))))
-        rc = wide ? entry_wide_Neighbor_alltoallw("MPI_Neighbor_alltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ENTRY_BLOCKING)
+    if (!rc && !((rc = entry_counts_to_int(ep, "MPI_Neighbor_alltoallw_c", sendcounts, entry_peers(ep, ENTRY_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i, &large)) || (rc = entry_counts_to_int(ep, "MPI_Neighbor_alltoallw_c", recvcounts, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &large))))
+        rc = large ? entry_large_Neighbor_alltoallw("MPI_Neighbor_alltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ENTRY_BLOCKING)
                   : MPI_Neighbor_alltoallw(sendbuf, sendcounts_i, sdispls, sendtypes, recvbuf, recvcounts_i, rdispls, recvtypes, comm);
     free(sendcounts_i);
     free(recvcounts_i);
@@ -842,10 +842,10 @@ ENTRY_API int(MPI_Neighbor_alltoallw_init_c)(const void *sendbuf, const MPI_Coun
         return PMPI_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
     ep_endpoint_t *ep;
     int rc = entry_endpoint("MPI_Neighbor_alltoallw_init_c", comm, &ep);
-    int wide = 0;
+    int large = 0;
     int *sendcounts_i = NULL, *recvcounts_i = NULL;
-    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Neighbor_alltoallw_init_c", sendcounts, entry_peers(ep, ENTRY_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_counts(ep, "MPI_Neighbor_alltoallw_init_c", recvcounts, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &wide))))
-        rc = wide ? entry_wide_Neighbor_alltoallw("MPI_Neighbor_alltoallw_init_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, entry_persistent(request, info))
+    if (!rc && !((rc = entry_counts_to_int(ep, "MPI_Neighbor_alltoallw_init_c", sendcounts, entry_peers(ep, ENTRY_OUT_NEIGHBORS, 0, sendbuf), &sendcounts_i, &large)) || (rc = entry_counts_to_int(ep, "MPI_Neighbor_alltoallw_init_c", recvcounts, entry_peers(ep, ENTRY_IN_NEIGHBORS, 0, sendbuf), &recvcounts_i, &large))))
+        rc = large ? entry_large_Neighbor_alltoallw("MPI_Neighbor_alltoallw_init_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, entry_persistent(request, info))
                   : MPI_Neighbor_alltoallw_init(sendbuf, sendcounts_i, sdispls, sendtypes, recvbuf, recvcounts_i, rdispls, recvtypes, comm, info, request);
     free(sendcounts_i);
     free(recvcounts_i);
@@ -858,7 +858,7 @@ ENTRY_API int(MPI_Reduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count,
         return PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Reduce(sendbuf, recvbuf, (int)count, datatype, op, root, comm);
-    return entry_wide_Reduce("MPI_Reduce_c", sendbuf, recvbuf, count, datatype, op, root, comm, ENTRY_BLOCKING);
+    return entry_large_Reduce("MPI_Reduce_c", sendbuf, recvbuf, count, datatype, op, root, comm, ENTRY_BLOCKING);
 }
 
 ENTRY_API int(MPI_Reduce_init_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -867,7 +867,7 @@ ENTRY_API int(MPI_Reduce_init_c)(const void *sendbuf, void *recvbuf, MPI_Count c
         return PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Reduce_init(sendbuf, recvbuf, (int)count, datatype, op, root, comm, info, request);
-    return entry_wide_Reduce("MPI_Reduce_init_c", sendbuf, recvbuf, count, datatype, op, root, comm, entry_persistent(request, info));
+    return entry_large_Reduce("MPI_Reduce_init_c", sendbuf, recvbuf, count, datatype, op, root, comm, entry_persistent(request, info));
 }
 
 ENTRY_API int(MPI_Reduce_scatter_c)(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
@@ -876,10 +876,10 @@ ENTRY_API int(MPI_Reduce_scatter_c)(const void *sendbuf, void *recvbuf, const MP
         return PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
     ep_endpoint_t *ep;
     int rc = entry_endpoint("MPI_Reduce_scatter_c", comm, &ep);
-    int wide = 0;
+    int large = 0;
     int *recvcounts_i = NULL;
-    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Reduce_scatter_c", recvcounts, entry_peers(ep, ENTRY_GROUP, 0, sendbuf), &recvcounts_i, &wide))))
-        rc = wide ? entry_wide_Reduce_scatter("MPI_Reduce_scatter_c", sendbuf, recvbuf, recvcounts, datatype, op, comm, ENTRY_BLOCKING)
+    if (!rc && !((rc = entry_counts_to_int(ep, "MPI_Reduce_scatter_c", recvcounts, entry_peers(ep, ENTRY_GROUP, 0, sendbuf), &recvcounts_i, &large))))
+        rc = large ? entry_large_Reduce_scatter("MPI_Reduce_scatter_c", sendbuf, recvbuf, recvcounts, datatype, op, comm, ENTRY_BLOCKING)
                   : MPI_Reduce_scatter(sendbuf, recvbuf, recvcounts_i, datatype, op, comm);
     free(recvcounts_i);
     return rc;
@@ -891,7 +891,7 @@ ENTRY_API int(MPI_Reduce_scatter_block_c)(const void *sendbuf, void *recvbuf, MP
         return PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
     if (recvcount <= INT_MAX && recvcount >= INT_MIN)
         return MPI_Reduce_scatter_block(sendbuf, recvbuf, (int)recvcount, datatype, op, comm);
-    return entry_wide_Reduce_scatter_block("MPI_Reduce_scatter_block_c", sendbuf, recvbuf, recvcount, datatype, op, comm, ENTRY_BLOCKING);
+    return entry_large_Reduce_scatter_block("MPI_Reduce_scatter_block_c", sendbuf, recvbuf, recvcount, datatype, op, comm, ENTRY_BLOCKING);
 }
 
 ENTRY_API int(MPI_Reduce_scatter_block_init_c)(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -900,7 +900,7 @@ ENTRY_API int(MPI_Reduce_scatter_block_init_c)(const void *sendbuf, void *recvbu
         return PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
     if (recvcount <= INT_MAX && recvcount >= INT_MIN)
         return MPI_Reduce_scatter_block_init(sendbuf, recvbuf, (int)recvcount, datatype, op, comm, info, request);
-    return entry_wide_Reduce_scatter_block("MPI_Reduce_scatter_block_init_c", sendbuf, recvbuf, recvcount, datatype, op, comm, entry_persistent(request, info));
+    return entry_large_Reduce_scatter_block("MPI_Reduce_scatter_block_init_c", sendbuf, recvbuf, recvcount, datatype, op, comm, entry_persistent(request, info));
 }
 
 ENTRY_API int(MPI_Reduce_scatter_init_c)(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -909,10 +909,10 @@ ENTRY_API int(MPI_Reduce_scatter_init_c)(const void *sendbuf, void *recvbuf, con
         return PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
     ep_endpoint_t *ep;
     int rc = entry_endpoint("MPI_Reduce_scatter_init_c", comm, &ep);
-    int wide = 0;
+    int large = 0;
     int *recvcounts_i = NULL;
-    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Reduce_scatter_init_c", recvcounts, entry_peers(ep, ENTRY_GROUP, 0, sendbuf), &recvcounts_i, &wide))))
-        rc = wide ? entry_wide_Reduce_scatter("MPI_Reduce_scatter_init_c", sendbuf, recvbuf, recvcounts, datatype, op, comm, entry_persistent(request, info))
+    if (!rc && !((rc = entry_counts_to_int(ep, "MPI_Reduce_scatter_init_c", recvcounts, entry_peers(ep, ENTRY_GROUP, 0, sendbuf), &recvcounts_i, &large))))
+        rc = large ? entry_large_Reduce_scatter("MPI_Reduce_scatter_init_c", sendbuf, recvbuf, recvcounts, datatype, op, comm, entry_persistent(request, info))
                   : MPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts_i, datatype, op, comm, info, request);
     free(recvcounts_i);
     return rc;
@@ -924,7 +924,7 @@ ENTRY_API int(MPI_Scan_c)(const void *sendbuf, void *recvbuf, MPI_Count count, M
         return PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Scan(sendbuf, recvbuf, (int)count, datatype, op, comm);
-    return entry_wide_Scan("MPI_Scan_c", sendbuf, recvbuf, count, datatype, op, comm, ENTRY_BLOCKING);
+    return entry_large_Scan("MPI_Scan_c", sendbuf, recvbuf, count, datatype, op, comm, ENTRY_BLOCKING);
 }
 
 ENTRY_API int(MPI_Scan_init_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -933,7 +933,7 @@ ENTRY_API int(MPI_Scan_init_c)(const void *sendbuf, void *recvbuf, MPI_Count cou
         return PMPI_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
     if (count <= INT_MAX && count >= INT_MIN)
         return MPI_Scan_init(sendbuf, recvbuf, (int)count, datatype, op, comm, info, request);
-    return entry_wide_Scan("MPI_Scan_init_c", sendbuf, recvbuf, count, datatype, op, comm, entry_persistent(request, info));
+    return entry_large_Scan("MPI_Scan_init_c", sendbuf, recvbuf, count, datatype, op, comm, entry_persistent(request, info));
 }
 
 ENTRY_API int(MPI_Scatter_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
@@ -944,11 +944,11 @@ ENTRY_API int(MPI_Scatter_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datat
         return MPI_Scatter(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm);
     MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Scatter_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Scatter_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    (void)((rc = entry_large_type("MPI_Scatter_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_large_type("MPI_Scatter_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
     if (!rc)
-        rc = MPI_Scatter(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), root, comm);
-    entry_big_type_free(&sendcount_t);
-    entry_big_type_free(&recvcount_t);
+        rc = MPI_Scatter(sendbuf, ENTRY_LARGE_COUNT(sendcount, sendcount_t), ENTRY_LARGE_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_LARGE_COUNT(recvcount, recvcount_t), ENTRY_LARGE_TYPE(recvtype, recvcount_t), root, comm);
+    entry_large_type_free(&sendcount_t);
+    entry_large_type_free(&recvcount_t);
     return rc;
 }
 
@@ -960,11 +960,11 @@ ENTRY_API int(MPI_Scatter_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_
         return MPI_Scatter_init(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, info, request);
     MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Scatter_init_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Scatter_init_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    (void)((rc = entry_large_type("MPI_Scatter_init_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_large_type("MPI_Scatter_init_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
     if (!rc)
-        rc = MPI_Scatter_init(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), root, comm, info, request);
-    entry_big_type_free(&sendcount_t);
-    entry_big_type_free(&recvcount_t);
+        rc = MPI_Scatter_init(sendbuf, ENTRY_LARGE_COUNT(sendcount, sendcount_t), ENTRY_LARGE_TYPE(sendtype, sendcount_t), recvbuf, ENTRY_LARGE_COUNT(recvcount, recvcount_t), ENTRY_LARGE_TYPE(recvtype, recvcount_t), root, comm, info, request);
+    entry_large_type_free(&sendcount_t);
+    entry_large_type_free(&recvcount_t);
     return rc;
 }
 
@@ -974,10 +974,10 @@ ENTRY_API int(MPI_Scatterv_c)(const void *sendbuf, const MPI_Count sendcounts[],
         return PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
     ep_endpoint_t *ep;
     int rc = entry_endpoint("MPI_Scatterv_c", comm, &ep);
-    int wide = !(recvcount <= INT_MAX && recvcount >= INT_MIN);
+    int large = !(recvcount <= INT_MAX && recvcount >= INT_MIN);
     int *sendcounts_i = NULL, *displs_i = NULL;
-    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Scatterv_c", sendcounts, entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Scatterv_c", displs, entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf), &displs_i, &wide))))
-        rc = wide ? entry_wide_Scatterv("MPI_Scatterv_c", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ENTRY_BLOCKING)
+    if (!rc && !((rc = entry_counts_to_int(ep, "MPI_Scatterv_c", sendcounts, entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf), &sendcounts_i, &large)) || (rc = entry_displs_to_int(ep, "MPI_Scatterv_c", displs, entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf), &displs_i, &large))))
+        rc = large ? entry_large_Scatterv("MPI_Scatterv_c", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ENTRY_BLOCKING)
                   : MPI_Scatterv(sendbuf, sendcounts_i, displs_i, sendtype, recvbuf, (int)recvcount, recvtype, root, comm);
     free(sendcounts_i);
     free(displs_i);
@@ -990,10 +990,10 @@ ENTRY_API int(MPI_Scatterv_init_c)(const void *sendbuf, const MPI_Count sendcoun
         return PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
     ep_endpoint_t *ep;
     int rc = entry_endpoint("MPI_Scatterv_init_c", comm, &ep);
-    int wide = !(recvcount <= INT_MAX && recvcount >= INT_MIN);
+    int large = !(recvcount <= INT_MAX && recvcount >= INT_MIN);
     int *sendcounts_i = NULL, *displs_i = NULL;
-    if (!rc && !((rc = entry_narrow_counts(ep, "MPI_Scatterv_init_c", sendcounts, entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf), &sendcounts_i, &wide)) || (rc = entry_narrow_displs(ep, "MPI_Scatterv_init_c", displs, entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf), &displs_i, &wide))))
-        rc = wide ? entry_wide_Scatterv("MPI_Scatterv_init_c", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, entry_persistent(request, info))
+    if (!rc && !((rc = entry_counts_to_int(ep, "MPI_Scatterv_init_c", sendcounts, entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf), &sendcounts_i, &large)) || (rc = entry_displs_to_int(ep, "MPI_Scatterv_init_c", displs, entry_peers(ep, ENTRY_PEERS_AT_ROOT, root, sendbuf), &displs_i, &large))))
+        rc = large ? entry_large_Scatterv("MPI_Scatterv_init_c", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, entry_persistent(request, info))
                   : MPI_Scatterv_init(sendbuf, sendcounts_i, displs_i, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, info, request);
     free(sendcounts_i);
     free(displs_i);
@@ -1008,10 +1008,10 @@ ENTRY_API int(MPI_Bsend_c)(const void *buf, MPI_Count count, MPI_Datatype dataty
         return MPI_Bsend(buf, (int)count, datatype, dest, tag, comm);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Bsend_c", comm, buf, count, datatype, &count_t)));
+    (void)((rc = entry_large_type("MPI_Bsend_c", comm, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Bsend(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), dest, tag, comm);
-    entry_big_type_free(&count_t);
+        rc = MPI_Bsend(buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), dest, tag, comm);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1023,10 +1023,10 @@ ENTRY_API int(MPI_Bsend_init_c)(const void *buf, MPI_Count count, MPI_Datatype d
         return MPI_Bsend_init(buf, (int)count, datatype, dest, tag, comm, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Bsend_init_c", comm, buf, count, datatype, &count_t)));
+    (void)((rc = entry_large_type("MPI_Bsend_init_c", comm, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Bsend_init(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
-    entry_big_type_free(&count_t);
+        rc = MPI_Bsend_init(buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), dest, tag, comm, request);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1038,10 +1038,10 @@ ENTRY_API int(MPI_Ibsend_c)(const void *buf, MPI_Count count, MPI_Datatype datat
         return MPI_Ibsend(buf, (int)count, datatype, dest, tag, comm, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Ibsend_c", comm, buf, count, datatype, &count_t)));
+    (void)((rc = entry_large_type("MPI_Ibsend_c", comm, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Ibsend(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
-    entry_big_type_free(&count_t);
+        rc = MPI_Ibsend(buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), dest, tag, comm, request);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1053,10 +1053,10 @@ ENTRY_API int(MPI_Imrecv_c)(void *buf, MPI_Count count, MPI_Datatype datatype, M
         return MPI_Imrecv(buf, (int)count, datatype, message, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Imrecv_c", MPI_COMM_NULL, buf, count, datatype, &count_t)));
+    (void)((rc = entry_large_type("MPI_Imrecv_c", MPI_COMM_NULL, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Imrecv(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), message, request);
-    entry_big_type_free(&count_t);
+        rc = MPI_Imrecv(buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), message, request);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1068,10 +1068,10 @@ ENTRY_API int(MPI_Irecv_c)(void *buf, MPI_Count count, MPI_Datatype datatype, in
         return MPI_Irecv(buf, (int)count, datatype, source, tag, comm, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Irecv_c", comm, buf, count, datatype, &count_t)));
+    (void)((rc = entry_large_type("MPI_Irecv_c", comm, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Irecv(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), source, tag, comm, request);
-    entry_big_type_free(&count_t);
+        rc = MPI_Irecv(buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), source, tag, comm, request);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1083,10 +1083,10 @@ ENTRY_API int(MPI_Irsend_c)(const void *buf, MPI_Count count, MPI_Datatype datat
         return MPI_Irsend(buf, (int)count, datatype, dest, tag, comm, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Irsend_c", comm, buf, count, datatype, &count_t)));
+    (void)((rc = entry_large_type("MPI_Irsend_c", comm, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Irsend(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
-    entry_big_type_free(&count_t);
+        rc = MPI_Irsend(buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), dest, tag, comm, request);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1098,10 +1098,10 @@ ENTRY_API int(MPI_Isend_c)(const void *buf, MPI_Count count, MPI_Datatype dataty
         return MPI_Isend(buf, (int)count, datatype, dest, tag, comm, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Isend_c", comm, buf, count, datatype, &count_t)));
+    (void)((rc = entry_large_type("MPI_Isend_c", comm, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Isend(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
-    entry_big_type_free(&count_t);
+        rc = MPI_Isend(buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), dest, tag, comm, request);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1113,11 +1113,11 @@ ENTRY_API int(MPI_Isendrecv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Dat
         return MPI_Isendrecv(sendbuf, (int)sendcount, sendtype, dest, sendtag, recvbuf, (int)recvcount, recvtype, source, recvtag, comm, request);
     MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Isendrecv_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Isendrecv_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    (void)((rc = entry_large_type("MPI_Isendrecv_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_large_type("MPI_Isendrecv_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
     if (!rc)
-        rc = MPI_Isendrecv(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), dest, sendtag, recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), source, recvtag, comm, request);
-    entry_big_type_free(&sendcount_t);
-    entry_big_type_free(&recvcount_t);
+        rc = MPI_Isendrecv(sendbuf, ENTRY_LARGE_COUNT(sendcount, sendcount_t), ENTRY_LARGE_TYPE(sendtype, sendcount_t), dest, sendtag, recvbuf, ENTRY_LARGE_COUNT(recvcount, recvcount_t), ENTRY_LARGE_TYPE(recvtype, recvcount_t), source, recvtag, comm, request);
+    entry_large_type_free(&sendcount_t);
+    entry_large_type_free(&recvcount_t);
     return rc;
 }
 
@@ -1129,10 +1129,10 @@ ENTRY_API int(MPI_Isendrecv_replace_c)(void *buf, MPI_Count count, MPI_Datatype 
         return MPI_Isendrecv_replace(buf, (int)count, datatype, dest, sendtag, source, recvtag, comm, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Isendrecv_replace_c", comm, buf, count, datatype, &count_t)));
+    (void)((rc = entry_large_type("MPI_Isendrecv_replace_c", comm, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Isendrecv_replace(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), dest, sendtag, source, recvtag, comm, request);
-    entry_big_type_free(&count_t);
+        rc = MPI_Isendrecv_replace(buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), dest, sendtag, source, recvtag, comm, request);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1144,10 +1144,10 @@ ENTRY_API int(MPI_Issend_c)(const void *buf, MPI_Count count, MPI_Datatype datat
         return MPI_Issend(buf, (int)count, datatype, dest, tag, comm, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Issend_c", comm, buf, count, datatype, &count_t)));
+    (void)((rc = entry_large_type("MPI_Issend_c", comm, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Issend(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
-    entry_big_type_free(&count_t);
+        rc = MPI_Issend(buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), dest, tag, comm, request);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1159,10 +1159,10 @@ ENTRY_API int(MPI_Mrecv_c)(void *buf, MPI_Count count, MPI_Datatype datatype, MP
         return MPI_Mrecv(buf, (int)count, datatype, message, status);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Mrecv_c", MPI_COMM_NULL, buf, count, datatype, &count_t)));
+    (void)((rc = entry_large_type("MPI_Mrecv_c", MPI_COMM_NULL, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Mrecv(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), message, status);
-    entry_big_type_free(&count_t);
+        rc = MPI_Mrecv(buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), message, status);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1174,10 +1174,10 @@ ENTRY_API int(MPI_Recv_c)(void *buf, MPI_Count count, MPI_Datatype datatype, int
         return MPI_Recv(buf, (int)count, datatype, source, tag, comm, status);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Recv_c", comm, buf, count, datatype, &count_t)));
+    (void)((rc = entry_large_type("MPI_Recv_c", comm, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Recv(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), source, tag, comm, status);
-    entry_big_type_free(&count_t);
+        rc = MPI_Recv(buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), source, tag, comm, status);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1189,10 +1189,10 @@ ENTRY_API int(MPI_Recv_init_c)(void *buf, MPI_Count count, MPI_Datatype datatype
         return MPI_Recv_init(buf, (int)count, datatype, source, tag, comm, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Recv_init_c", comm, buf, count, datatype, &count_t)));
+    (void)((rc = entry_large_type("MPI_Recv_init_c", comm, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Recv_init(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), source, tag, comm, request);
-    entry_big_type_free(&count_t);
+        rc = MPI_Recv_init(buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), source, tag, comm, request);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1204,10 +1204,10 @@ ENTRY_API int(MPI_Rsend_c)(const void *buf, MPI_Count count, MPI_Datatype dataty
         return MPI_Rsend(buf, (int)count, datatype, dest, tag, comm);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Rsend_c", comm, buf, count, datatype, &count_t)));
+    (void)((rc = entry_large_type("MPI_Rsend_c", comm, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Rsend(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), dest, tag, comm);
-    entry_big_type_free(&count_t);
+        rc = MPI_Rsend(buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), dest, tag, comm);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1219,10 +1219,10 @@ ENTRY_API int(MPI_Rsend_init_c)(const void *buf, MPI_Count count, MPI_Datatype d
         return MPI_Rsend_init(buf, (int)count, datatype, dest, tag, comm, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Rsend_init_c", comm, buf, count, datatype, &count_t)));
+    (void)((rc = entry_large_type("MPI_Rsend_init_c", comm, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Rsend_init(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
-    entry_big_type_free(&count_t);
+        rc = MPI_Rsend_init(buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), dest, tag, comm, request);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1234,10 +1234,10 @@ ENTRY_API int(MPI_Send_c)(const void *buf, MPI_Count count, MPI_Datatype datatyp
         return MPI_Send(buf, (int)count, datatype, dest, tag, comm);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Send_c", comm, buf, count, datatype, &count_t)));
+    (void)((rc = entry_large_type("MPI_Send_c", comm, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Send(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), dest, tag, comm);
-    entry_big_type_free(&count_t);
+        rc = MPI_Send(buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), dest, tag, comm);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1249,10 +1249,10 @@ ENTRY_API int(MPI_Send_init_c)(const void *buf, MPI_Count count, MPI_Datatype da
         return MPI_Send_init(buf, (int)count, datatype, dest, tag, comm, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Send_init_c", comm, buf, count, datatype, &count_t)));
+    (void)((rc = entry_large_type("MPI_Send_init_c", comm, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Send_init(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
-    entry_big_type_free(&count_t);
+        rc = MPI_Send_init(buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), dest, tag, comm, request);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1264,11 +1264,11 @@ ENTRY_API int(MPI_Sendrecv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Data
         return MPI_Sendrecv(sendbuf, (int)sendcount, sendtype, dest, sendtag, recvbuf, (int)recvcount, recvtype, source, recvtag, comm, status);
     MPI_Datatype sendcount_t = MPI_DATATYPE_NULL, recvcount_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Sendrecv_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_big_type("MPI_Sendrecv_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
+    (void)((rc = entry_large_type("MPI_Sendrecv_c", comm, sendbuf, sendcount, sendtype, &sendcount_t)) || (rc = entry_large_type("MPI_Sendrecv_c", comm, recvbuf, recvcount, recvtype, &recvcount_t)));
     if (!rc)
-        rc = MPI_Sendrecv(sendbuf, ENTRY_BIG_COUNT(sendcount, sendcount_t), ENTRY_BIG_TYPE(sendtype, sendcount_t), dest, sendtag, recvbuf, ENTRY_BIG_COUNT(recvcount, recvcount_t), ENTRY_BIG_TYPE(recvtype, recvcount_t), source, recvtag, comm, status);
-    entry_big_type_free(&sendcount_t);
-    entry_big_type_free(&recvcount_t);
+        rc = MPI_Sendrecv(sendbuf, ENTRY_LARGE_COUNT(sendcount, sendcount_t), ENTRY_LARGE_TYPE(sendtype, sendcount_t), dest, sendtag, recvbuf, ENTRY_LARGE_COUNT(recvcount, recvcount_t), ENTRY_LARGE_TYPE(recvtype, recvcount_t), source, recvtag, comm, status);
+    entry_large_type_free(&sendcount_t);
+    entry_large_type_free(&recvcount_t);
     return rc;
 }
 
@@ -1280,10 +1280,10 @@ ENTRY_API int(MPI_Sendrecv_replace_c)(void *buf, MPI_Count count, MPI_Datatype d
         return MPI_Sendrecv_replace(buf, (int)count, datatype, dest, sendtag, source, recvtag, comm, status);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Sendrecv_replace_c", comm, buf, count, datatype, &count_t)));
+    (void)((rc = entry_large_type("MPI_Sendrecv_replace_c", comm, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Sendrecv_replace(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), dest, sendtag, source, recvtag, comm, status);
-    entry_big_type_free(&count_t);
+        rc = MPI_Sendrecv_replace(buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), dest, sendtag, source, recvtag, comm, status);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1295,10 +1295,10 @@ ENTRY_API int(MPI_Ssend_c)(const void *buf, MPI_Count count, MPI_Datatype dataty
         return MPI_Ssend(buf, (int)count, datatype, dest, tag, comm);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Ssend_c", comm, buf, count, datatype, &count_t)));
+    (void)((rc = entry_large_type("MPI_Ssend_c", comm, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Ssend(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), dest, tag, comm);
-    entry_big_type_free(&count_t);
+        rc = MPI_Ssend(buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), dest, tag, comm);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1310,10 +1310,10 @@ ENTRY_API int(MPI_Ssend_init_c)(const void *buf, MPI_Count count, MPI_Datatype d
         return MPI_Ssend_init(buf, (int)count, datatype, dest, tag, comm, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Ssend_init_c", comm, buf, count, datatype, &count_t)));
+    (void)((rc = entry_large_type("MPI_Ssend_init_c", comm, buf, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_Ssend_init(buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), dest, tag, comm, request);
-    entry_big_type_free(&count_t);
+        rc = MPI_Ssend_init(buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), dest, tag, comm, request);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1325,11 +1325,11 @@ ENTRY_API int(MPI_Accumulate_c)(const void *origin_addr, MPI_Count origin_count,
         return MPI_Accumulate(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, op, win);
     MPI_Datatype origin_count_t = MPI_DATATYPE_NULL, target_count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Accumulate_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = entry_big_type("MPI_Accumulate_c", MPI_COMM_NULL, origin_addr, target_count, target_datatype, &target_count_t)));
+    (void)((rc = entry_large_type("MPI_Accumulate_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = entry_large_type("MPI_Accumulate_c", MPI_COMM_NULL, origin_addr, target_count, target_datatype, &target_count_t)));
     if (!rc)
-        rc = MPI_Accumulate(origin_addr, ENTRY_BIG_COUNT(origin_count, origin_count_t), ENTRY_BIG_TYPE(origin_datatype, origin_count_t), target_rank, target_disp, ENTRY_BIG_COUNT(target_count, target_count_t), ENTRY_BIG_TYPE(target_datatype, target_count_t), op, win);
-    entry_big_type_free(&origin_count_t);
-    entry_big_type_free(&target_count_t);
+        rc = MPI_Accumulate(origin_addr, ENTRY_LARGE_COUNT(origin_count, origin_count_t), ENTRY_LARGE_TYPE(origin_datatype, origin_count_t), target_rank, target_disp, ENTRY_LARGE_COUNT(target_count, target_count_t), ENTRY_LARGE_TYPE(target_datatype, target_count_t), op, win);
+    entry_large_type_free(&origin_count_t);
+    entry_large_type_free(&target_count_t);
     return rc;
 }
 
@@ -1341,11 +1341,11 @@ ENTRY_API int(MPI_Get_c)(void *origin_addr, MPI_Count origin_count, MPI_Datatype
         return MPI_Get(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, win);
     MPI_Datatype origin_count_t = MPI_DATATYPE_NULL, target_count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Get_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = entry_big_type("MPI_Get_c", MPI_COMM_NULL, origin_addr, target_count, target_datatype, &target_count_t)));
+    (void)((rc = entry_large_type("MPI_Get_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = entry_large_type("MPI_Get_c", MPI_COMM_NULL, origin_addr, target_count, target_datatype, &target_count_t)));
     if (!rc)
-        rc = MPI_Get(origin_addr, ENTRY_BIG_COUNT(origin_count, origin_count_t), ENTRY_BIG_TYPE(origin_datatype, origin_count_t), target_rank, target_disp, ENTRY_BIG_COUNT(target_count, target_count_t), ENTRY_BIG_TYPE(target_datatype, target_count_t), win);
-    entry_big_type_free(&origin_count_t);
-    entry_big_type_free(&target_count_t);
+        rc = MPI_Get(origin_addr, ENTRY_LARGE_COUNT(origin_count, origin_count_t), ENTRY_LARGE_TYPE(origin_datatype, origin_count_t), target_rank, target_disp, ENTRY_LARGE_COUNT(target_count, target_count_t), ENTRY_LARGE_TYPE(target_datatype, target_count_t), win);
+    entry_large_type_free(&origin_count_t);
+    entry_large_type_free(&target_count_t);
     return rc;
 }
 
@@ -1357,12 +1357,12 @@ ENTRY_API int(MPI_Get_accumulate_c)(const void *origin_addr, MPI_Count origin_co
         return MPI_Get_accumulate(origin_addr, (int)origin_count, origin_datatype, result_addr, (int)result_count, result_datatype, target_rank, target_disp, (int)target_count, target_datatype, op, win);
     MPI_Datatype origin_count_t = MPI_DATATYPE_NULL, result_count_t = MPI_DATATYPE_NULL, target_count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Get_accumulate_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = entry_big_type("MPI_Get_accumulate_c", MPI_COMM_NULL, result_addr, result_count, result_datatype, &result_count_t)) || (rc = entry_big_type("MPI_Get_accumulate_c", MPI_COMM_NULL, result_addr, target_count, target_datatype, &target_count_t)));
+    (void)((rc = entry_large_type("MPI_Get_accumulate_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = entry_large_type("MPI_Get_accumulate_c", MPI_COMM_NULL, result_addr, result_count, result_datatype, &result_count_t)) || (rc = entry_large_type("MPI_Get_accumulate_c", MPI_COMM_NULL, result_addr, target_count, target_datatype, &target_count_t)));
     if (!rc)
-        rc = MPI_Get_accumulate(origin_addr, ENTRY_BIG_COUNT(origin_count, origin_count_t), ENTRY_BIG_TYPE(origin_datatype, origin_count_t), result_addr, ENTRY_BIG_COUNT(result_count, result_count_t), ENTRY_BIG_TYPE(result_datatype, result_count_t), target_rank, target_disp, ENTRY_BIG_COUNT(target_count, target_count_t), ENTRY_BIG_TYPE(target_datatype, target_count_t), op, win);
-    entry_big_type_free(&origin_count_t);
-    entry_big_type_free(&result_count_t);
-    entry_big_type_free(&target_count_t);
+        rc = MPI_Get_accumulate(origin_addr, ENTRY_LARGE_COUNT(origin_count, origin_count_t), ENTRY_LARGE_TYPE(origin_datatype, origin_count_t), result_addr, ENTRY_LARGE_COUNT(result_count, result_count_t), ENTRY_LARGE_TYPE(result_datatype, result_count_t), target_rank, target_disp, ENTRY_LARGE_COUNT(target_count, target_count_t), ENTRY_LARGE_TYPE(target_datatype, target_count_t), op, win);
+    entry_large_type_free(&origin_count_t);
+    entry_large_type_free(&result_count_t);
+    entry_large_type_free(&target_count_t);
     return rc;
 }
 
@@ -1374,11 +1374,11 @@ ENTRY_API int(MPI_Put_c)(const void *origin_addr, MPI_Count origin_count, MPI_Da
         return MPI_Put(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, win);
     MPI_Datatype origin_count_t = MPI_DATATYPE_NULL, target_count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Put_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = entry_big_type("MPI_Put_c", MPI_COMM_NULL, origin_addr, target_count, target_datatype, &target_count_t)));
+    (void)((rc = entry_large_type("MPI_Put_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = entry_large_type("MPI_Put_c", MPI_COMM_NULL, origin_addr, target_count, target_datatype, &target_count_t)));
     if (!rc)
-        rc = MPI_Put(origin_addr, ENTRY_BIG_COUNT(origin_count, origin_count_t), ENTRY_BIG_TYPE(origin_datatype, origin_count_t), target_rank, target_disp, ENTRY_BIG_COUNT(target_count, target_count_t), ENTRY_BIG_TYPE(target_datatype, target_count_t), win);
-    entry_big_type_free(&origin_count_t);
-    entry_big_type_free(&target_count_t);
+        rc = MPI_Put(origin_addr, ENTRY_LARGE_COUNT(origin_count, origin_count_t), ENTRY_LARGE_TYPE(origin_datatype, origin_count_t), target_rank, target_disp, ENTRY_LARGE_COUNT(target_count, target_count_t), ENTRY_LARGE_TYPE(target_datatype, target_count_t), win);
+    entry_large_type_free(&origin_count_t);
+    entry_large_type_free(&target_count_t);
     return rc;
 }
 
@@ -1390,11 +1390,11 @@ ENTRY_API int(MPI_Raccumulate_c)(const void *origin_addr, MPI_Count origin_count
         return MPI_Raccumulate(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, op, win, request);
     MPI_Datatype origin_count_t = MPI_DATATYPE_NULL, target_count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Raccumulate_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = entry_big_type("MPI_Raccumulate_c", MPI_COMM_NULL, origin_addr, target_count, target_datatype, &target_count_t)));
+    (void)((rc = entry_large_type("MPI_Raccumulate_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = entry_large_type("MPI_Raccumulate_c", MPI_COMM_NULL, origin_addr, target_count, target_datatype, &target_count_t)));
     if (!rc)
-        rc = MPI_Raccumulate(origin_addr, ENTRY_BIG_COUNT(origin_count, origin_count_t), ENTRY_BIG_TYPE(origin_datatype, origin_count_t), target_rank, target_disp, ENTRY_BIG_COUNT(target_count, target_count_t), ENTRY_BIG_TYPE(target_datatype, target_count_t), op, win, request);
-    entry_big_type_free(&origin_count_t);
-    entry_big_type_free(&target_count_t);
+        rc = MPI_Raccumulate(origin_addr, ENTRY_LARGE_COUNT(origin_count, origin_count_t), ENTRY_LARGE_TYPE(origin_datatype, origin_count_t), target_rank, target_disp, ENTRY_LARGE_COUNT(target_count, target_count_t), ENTRY_LARGE_TYPE(target_datatype, target_count_t), op, win, request);
+    entry_large_type_free(&origin_count_t);
+    entry_large_type_free(&target_count_t);
     return rc;
 }
 
@@ -1406,11 +1406,11 @@ ENTRY_API int(MPI_Rget_c)(void *origin_addr, MPI_Count origin_count, MPI_Datatyp
         return MPI_Rget(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, win, request);
     MPI_Datatype origin_count_t = MPI_DATATYPE_NULL, target_count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Rget_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = entry_big_type("MPI_Rget_c", MPI_COMM_NULL, origin_addr, target_count, target_datatype, &target_count_t)));
+    (void)((rc = entry_large_type("MPI_Rget_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = entry_large_type("MPI_Rget_c", MPI_COMM_NULL, origin_addr, target_count, target_datatype, &target_count_t)));
     if (!rc)
-        rc = MPI_Rget(origin_addr, ENTRY_BIG_COUNT(origin_count, origin_count_t), ENTRY_BIG_TYPE(origin_datatype, origin_count_t), target_rank, target_disp, ENTRY_BIG_COUNT(target_count, target_count_t), ENTRY_BIG_TYPE(target_datatype, target_count_t), win, request);
-    entry_big_type_free(&origin_count_t);
-    entry_big_type_free(&target_count_t);
+        rc = MPI_Rget(origin_addr, ENTRY_LARGE_COUNT(origin_count, origin_count_t), ENTRY_LARGE_TYPE(origin_datatype, origin_count_t), target_rank, target_disp, ENTRY_LARGE_COUNT(target_count, target_count_t), ENTRY_LARGE_TYPE(target_datatype, target_count_t), win, request);
+    entry_large_type_free(&origin_count_t);
+    entry_large_type_free(&target_count_t);
     return rc;
 }
 
@@ -1422,12 +1422,12 @@ ENTRY_API int(MPI_Rget_accumulate_c)(const void *origin_addr, MPI_Count origin_c
         return MPI_Rget_accumulate(origin_addr, (int)origin_count, origin_datatype, result_addr, (int)result_count, result_datatype, target_rank, target_disp, (int)target_count, target_datatype, op, win, request);
     MPI_Datatype origin_count_t = MPI_DATATYPE_NULL, result_count_t = MPI_DATATYPE_NULL, target_count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Rget_accumulate_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = entry_big_type("MPI_Rget_accumulate_c", MPI_COMM_NULL, result_addr, result_count, result_datatype, &result_count_t)) || (rc = entry_big_type("MPI_Rget_accumulate_c", MPI_COMM_NULL, result_addr, target_count, target_datatype, &target_count_t)));
+    (void)((rc = entry_large_type("MPI_Rget_accumulate_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = entry_large_type("MPI_Rget_accumulate_c", MPI_COMM_NULL, result_addr, result_count, result_datatype, &result_count_t)) || (rc = entry_large_type("MPI_Rget_accumulate_c", MPI_COMM_NULL, result_addr, target_count, target_datatype, &target_count_t)));
     if (!rc)
-        rc = MPI_Rget_accumulate(origin_addr, ENTRY_BIG_COUNT(origin_count, origin_count_t), ENTRY_BIG_TYPE(origin_datatype, origin_count_t), result_addr, ENTRY_BIG_COUNT(result_count, result_count_t), ENTRY_BIG_TYPE(result_datatype, result_count_t), target_rank, target_disp, ENTRY_BIG_COUNT(target_count, target_count_t), ENTRY_BIG_TYPE(target_datatype, target_count_t), op, win, request);
-    entry_big_type_free(&origin_count_t);
-    entry_big_type_free(&result_count_t);
-    entry_big_type_free(&target_count_t);
+        rc = MPI_Rget_accumulate(origin_addr, ENTRY_LARGE_COUNT(origin_count, origin_count_t), ENTRY_LARGE_TYPE(origin_datatype, origin_count_t), result_addr, ENTRY_LARGE_COUNT(result_count, result_count_t), ENTRY_LARGE_TYPE(result_datatype, result_count_t), target_rank, target_disp, ENTRY_LARGE_COUNT(target_count, target_count_t), ENTRY_LARGE_TYPE(target_datatype, target_count_t), op, win, request);
+    entry_large_type_free(&origin_count_t);
+    entry_large_type_free(&result_count_t);
+    entry_large_type_free(&target_count_t);
     return rc;
 }
 
@@ -1439,11 +1439,11 @@ ENTRY_API int(MPI_Rput_c)(const void *origin_addr, MPI_Count origin_count, MPI_D
         return MPI_Rput(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, win, request);
     MPI_Datatype origin_count_t = MPI_DATATYPE_NULL, target_count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_big_type("MPI_Rput_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = entry_big_type("MPI_Rput_c", MPI_COMM_NULL, origin_addr, target_count, target_datatype, &target_count_t)));
+    (void)((rc = entry_large_type("MPI_Rput_c", MPI_COMM_NULL, origin_addr, origin_count, origin_datatype, &origin_count_t)) || (rc = entry_large_type("MPI_Rput_c", MPI_COMM_NULL, origin_addr, target_count, target_datatype, &target_count_t)));
     if (!rc)
-        rc = MPI_Rput(origin_addr, ENTRY_BIG_COUNT(origin_count, origin_count_t), ENTRY_BIG_TYPE(origin_datatype, origin_count_t), target_rank, target_disp, ENTRY_BIG_COUNT(target_count, target_count_t), ENTRY_BIG_TYPE(target_datatype, target_count_t), win, request);
-    entry_big_type_free(&origin_count_t);
-    entry_big_type_free(&target_count_t);
+        rc = MPI_Rput(origin_addr, ENTRY_LARGE_COUNT(origin_count, origin_count_t), ENTRY_LARGE_TYPE(origin_datatype, origin_count_t), target_rank, target_disp, ENTRY_LARGE_COUNT(target_count, target_count_t), ENTRY_LARGE_TYPE(target_datatype, target_count_t), win, request);
+    entry_large_type_free(&origin_count_t);
+    entry_large_type_free(&target_count_t);
     return rc;
 }
 
@@ -1483,10 +1483,10 @@ ENTRY_API int(MPI_File_read_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Data
         return MPI_File_read(fh, buf, (int)count, datatype, status);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_file_big_type("MPI_File_read_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_large_type("MPI_File_read_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_read(fh, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), status);
-    entry_big_type_free(&count_t);
+        rc = MPI_File_read(fh, buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), status);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1498,10 +1498,10 @@ ENTRY_API int(MPI_File_read_all_c)(MPI_File fh, void *buf, MPI_Count count, MPI_
         return MPI_File_read_all(fh, buf, (int)count, datatype, status);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_file_big_type("MPI_File_read_all_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_large_type("MPI_File_read_all_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_read_all(fh, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), status);
-    entry_big_type_free(&count_t);
+        rc = MPI_File_read_all(fh, buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), status);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1513,10 +1513,10 @@ ENTRY_API int(MPI_File_read_all_begin_c)(MPI_File fh, void *buf, MPI_Count count
         return MPI_File_read_all_begin(fh, buf, (int)count, datatype);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_file_big_type("MPI_File_read_all_begin_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_large_type("MPI_File_read_all_begin_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_read_all_begin(fh, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t));
-    entry_big_type_free(&count_t);
+        rc = MPI_File_read_all_begin(fh, buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t));
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1528,10 +1528,10 @@ ENTRY_API int(MPI_File_read_at_c)(MPI_File fh, MPI_Offset offset, void *buf, MPI
         return MPI_File_read_at(fh, offset, buf, (int)count, datatype, status);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_file_big_type("MPI_File_read_at_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_large_type("MPI_File_read_at_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_read_at(fh, offset, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), status);
-    entry_big_type_free(&count_t);
+        rc = MPI_File_read_at(fh, offset, buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), status);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1543,10 +1543,10 @@ ENTRY_API int(MPI_File_read_at_all_c)(MPI_File fh, MPI_Offset offset, void * buf
         return MPI_File_read_at_all(fh, offset, buf, (int)count, datatype, status);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_file_big_type("MPI_File_read_at_all_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_large_type("MPI_File_read_at_all_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_read_at_all(fh, offset, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), status);
-    entry_big_type_free(&count_t);
+        rc = MPI_File_read_at_all(fh, offset, buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), status);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1558,10 +1558,10 @@ ENTRY_API int(MPI_File_read_at_all_begin_c)(MPI_File fh, MPI_Offset offset, void
         return MPI_File_read_at_all_begin(fh, offset, buf, (int)count, datatype);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_file_big_type("MPI_File_read_at_all_begin_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_large_type("MPI_File_read_at_all_begin_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_read_at_all_begin(fh, offset, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t));
-    entry_big_type_free(&count_t);
+        rc = MPI_File_read_at_all_begin(fh, offset, buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t));
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1573,10 +1573,10 @@ ENTRY_API int(MPI_File_read_ordered_c)(MPI_File fh, void *buf, MPI_Count count, 
         return MPI_File_read_ordered(fh, buf, (int)count, datatype, status);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_file_big_type("MPI_File_read_ordered_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_large_type("MPI_File_read_ordered_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_read_ordered(fh, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), status);
-    entry_big_type_free(&count_t);
+        rc = MPI_File_read_ordered(fh, buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), status);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1588,10 +1588,10 @@ ENTRY_API int(MPI_File_read_ordered_begin_c)(MPI_File fh, void *buf, MPI_Count c
         return MPI_File_read_ordered_begin(fh, buf, (int)count, datatype);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_file_big_type("MPI_File_read_ordered_begin_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_large_type("MPI_File_read_ordered_begin_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_read_ordered_begin(fh, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t));
-    entry_big_type_free(&count_t);
+        rc = MPI_File_read_ordered_begin(fh, buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t));
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1603,10 +1603,10 @@ ENTRY_API int(MPI_File_read_shared_c)(MPI_File fh, void *buf, MPI_Count count, M
         return MPI_File_read_shared(fh, buf, (int)count, datatype, status);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_file_big_type("MPI_File_read_shared_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_large_type("MPI_File_read_shared_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_read_shared(fh, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), status);
-    entry_big_type_free(&count_t);
+        rc = MPI_File_read_shared(fh, buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), status);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1618,10 +1618,10 @@ ENTRY_API int(MPI_File_write_c)(MPI_File fh, const void *buf, MPI_Count count, M
         return MPI_File_write(fh, buf, (int)count, datatype, status);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_file_big_type("MPI_File_write_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_large_type("MPI_File_write_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_write(fh, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), status);
-    entry_big_type_free(&count_t);
+        rc = MPI_File_write(fh, buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), status);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1633,10 +1633,10 @@ ENTRY_API int(MPI_File_write_all_c)(MPI_File fh, const void *buf, MPI_Count coun
         return MPI_File_write_all(fh, buf, (int)count, datatype, status);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_file_big_type("MPI_File_write_all_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_large_type("MPI_File_write_all_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_write_all(fh, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), status);
-    entry_big_type_free(&count_t);
+        rc = MPI_File_write_all(fh, buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), status);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1648,10 +1648,10 @@ ENTRY_API int(MPI_File_write_all_begin_c)(MPI_File fh, const void *buf, MPI_Coun
         return MPI_File_write_all_begin(fh, buf, (int)count, datatype);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_file_big_type("MPI_File_write_all_begin_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_large_type("MPI_File_write_all_begin_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_write_all_begin(fh, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t));
-    entry_big_type_free(&count_t);
+        rc = MPI_File_write_all_begin(fh, buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t));
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1663,10 +1663,10 @@ ENTRY_API int(MPI_File_write_at_c)(MPI_File fh, MPI_Offset offset, const void * 
         return MPI_File_write_at(fh, offset, buf, (int)count, datatype, status);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_file_big_type("MPI_File_write_at_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_large_type("MPI_File_write_at_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_write_at(fh, offset, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), status);
-    entry_big_type_free(&count_t);
+        rc = MPI_File_write_at(fh, offset, buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), status);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1678,10 +1678,10 @@ ENTRY_API int(MPI_File_write_at_all_c)(MPI_File fh, MPI_Offset offset, const voi
         return MPI_File_write_at_all(fh, offset, buf, (int)count, datatype, status);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_file_big_type("MPI_File_write_at_all_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_large_type("MPI_File_write_at_all_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_write_at_all(fh, offset, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), status);
-    entry_big_type_free(&count_t);
+        rc = MPI_File_write_at_all(fh, offset, buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), status);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1693,10 +1693,10 @@ ENTRY_API int(MPI_File_write_at_all_begin_c)(MPI_File fh, MPI_Offset offset, con
         return MPI_File_write_at_all_begin(fh, offset, buf, (int)count, datatype);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_file_big_type("MPI_File_write_at_all_begin_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_large_type("MPI_File_write_at_all_begin_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_write_at_all_begin(fh, offset, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t));
-    entry_big_type_free(&count_t);
+        rc = MPI_File_write_at_all_begin(fh, offset, buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t));
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1708,10 +1708,10 @@ ENTRY_API int(MPI_File_write_ordered_c)(MPI_File fh, const void *buf, MPI_Count 
         return MPI_File_write_ordered(fh, buf, (int)count, datatype, status);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_file_big_type("MPI_File_write_ordered_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_large_type("MPI_File_write_ordered_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_write_ordered(fh, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), status);
-    entry_big_type_free(&count_t);
+        rc = MPI_File_write_ordered(fh, buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), status);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1723,10 +1723,10 @@ ENTRY_API int(MPI_File_write_ordered_begin_c)(MPI_File fh, const void *buf, MPI_
         return MPI_File_write_ordered_begin(fh, buf, (int)count, datatype);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_file_big_type("MPI_File_write_ordered_begin_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_large_type("MPI_File_write_ordered_begin_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_write_ordered_begin(fh, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t));
-    entry_big_type_free(&count_t);
+        rc = MPI_File_write_ordered_begin(fh, buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t));
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1738,10 +1738,10 @@ ENTRY_API int(MPI_File_write_shared_c)(MPI_File fh, const void *buf, MPI_Count c
         return MPI_File_write_shared(fh, buf, (int)count, datatype, status);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_file_big_type("MPI_File_write_shared_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_large_type("MPI_File_write_shared_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_write_shared(fh, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), status);
-    entry_big_type_free(&count_t);
+        rc = MPI_File_write_shared(fh, buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), status);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1753,10 +1753,10 @@ ENTRY_API int(MPI_File_iread_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Dat
         return MPI_File_iread(fh, buf, (int)count, datatype, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_file_big_type("MPI_File_iread_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_large_type("MPI_File_iread_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_iread(fh, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), request);
-    entry_big_type_free(&count_t);
+        rc = MPI_File_iread(fh, buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), request);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1768,10 +1768,10 @@ ENTRY_API int(MPI_File_iread_all_c)(MPI_File fh, void *buf, MPI_Count count, MPI
         return MPI_File_iread_all(fh, buf, (int)count, datatype, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_file_big_type("MPI_File_iread_all_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_large_type("MPI_File_iread_all_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_iread_all(fh, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), request);
-    entry_big_type_free(&count_t);
+        rc = MPI_File_iread_all(fh, buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), request);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1783,10 +1783,10 @@ ENTRY_API int(MPI_File_iread_at_c)(MPI_File fh, MPI_Offset offset, void *buf, MP
         return MPI_File_iread_at(fh, offset, buf, (int)count, datatype, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_file_big_type("MPI_File_iread_at_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_large_type("MPI_File_iread_at_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_iread_at(fh, offset, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), request);
-    entry_big_type_free(&count_t);
+        rc = MPI_File_iread_at(fh, offset, buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), request);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1798,10 +1798,10 @@ ENTRY_API int(MPI_File_iread_at_all_c)(MPI_File fh, MPI_Offset offset, void *buf
         return MPI_File_iread_at_all(fh, offset, buf, (int)count, datatype, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_file_big_type("MPI_File_iread_at_all_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_large_type("MPI_File_iread_at_all_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_iread_at_all(fh, offset, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), request);
-    entry_big_type_free(&count_t);
+        rc = MPI_File_iread_at_all(fh, offset, buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), request);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1813,10 +1813,10 @@ ENTRY_API int(MPI_File_iread_shared_c)(MPI_File fh, void *buf, MPI_Count count, 
         return MPI_File_iread_shared(fh, buf, (int)count, datatype, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_file_big_type("MPI_File_iread_shared_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_large_type("MPI_File_iread_shared_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_iread_shared(fh, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), request);
-    entry_big_type_free(&count_t);
+        rc = MPI_File_iread_shared(fh, buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), request);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1828,10 +1828,10 @@ ENTRY_API int(MPI_File_iwrite_c)(MPI_File fh, const void *buf, MPI_Count count, 
         return MPI_File_iwrite(fh, buf, (int)count, datatype, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_file_big_type("MPI_File_iwrite_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_large_type("MPI_File_iwrite_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_iwrite(fh, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), request);
-    entry_big_type_free(&count_t);
+        rc = MPI_File_iwrite(fh, buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), request);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1843,10 +1843,10 @@ ENTRY_API int(MPI_File_iwrite_all_c)(MPI_File fh, const void *buf, MPI_Count cou
         return MPI_File_iwrite_all(fh, buf, (int)count, datatype, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_file_big_type("MPI_File_iwrite_all_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_large_type("MPI_File_iwrite_all_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_iwrite_all(fh, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), request);
-    entry_big_type_free(&count_t);
+        rc = MPI_File_iwrite_all(fh, buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), request);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1858,10 +1858,10 @@ ENTRY_API int(MPI_File_iwrite_at_c)(MPI_File fh, MPI_Offset offset, const void *
         return MPI_File_iwrite_at(fh, offset, buf, (int)count, datatype, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_file_big_type("MPI_File_iwrite_at_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_large_type("MPI_File_iwrite_at_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_iwrite_at(fh, offset, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), request);
-    entry_big_type_free(&count_t);
+        rc = MPI_File_iwrite_at(fh, offset, buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), request);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1873,10 +1873,10 @@ ENTRY_API int(MPI_File_iwrite_at_all_c)(MPI_File fh, MPI_Offset offset, const vo
         return MPI_File_iwrite_at_all(fh, offset, buf, (int)count, datatype, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_file_big_type("MPI_File_iwrite_at_all_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_large_type("MPI_File_iwrite_at_all_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_iwrite_at_all(fh, offset, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), request);
-    entry_big_type_free(&count_t);
+        rc = MPI_File_iwrite_at_all(fh, offset, buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), request);
+    entry_large_type_free(&count_t);
     return rc;
 }
 
@@ -1888,10 +1888,10 @@ ENTRY_API int(MPI_File_iwrite_shared_c)(MPI_File fh, const void *buf, MPI_Count 
         return MPI_File_iwrite_shared(fh, buf, (int)count, datatype, request);
     MPI_Datatype count_t = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
-    (void)((rc = entry_file_big_type("MPI_File_iwrite_shared_c", fh, count, datatype, &count_t)));
+    (void)((rc = entry_file_large_type("MPI_File_iwrite_shared_c", fh, count, datatype, &count_t)));
     if (!rc)
-        rc = MPI_File_iwrite_shared(fh, buf, ENTRY_BIG_COUNT(count, count_t), ENTRY_BIG_TYPE(datatype, count_t), request);
-    entry_big_type_free(&count_t);
+        rc = MPI_File_iwrite_shared(fh, buf, ENTRY_LARGE_COUNT(count, count_t), ENTRY_LARGE_TYPE(datatype, count_t), request);
+    entry_large_type_free(&count_t);
     return rc;
 }
 

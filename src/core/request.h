@@ -142,17 +142,23 @@ typedef struct ep_msg {
     ep_object_t obj;      /* registry header: EP_OBJ_MESSAGE (once mprobed) */
     ep_match_item_t link; /* unexpected-queue entry: source and tag */
     ep_msg_kind_t kind;
-    int64_t bytes;                 /* payload size */
-    void *data;                    /* EAGER: packed payload, owned */
-    ep_request_t *sreq;            /* LOCAL_RNDV: the waiting sender's request */
-    int src_world;                 /* NET_RNDV: world rank of the sending process */
-    int dtag;                      /* NET_RNDV: tag of the data message */
-    MPI_Message pmsg;              /* DIRECT: MPICH's handle of the message (direct.h) */
-    void *umsg;                    /* UCX: UCX's handle of the message, its data still in UCX (ucx.h) */
-    struct ep_ucx_worker *uworker; /* UCX: the worker it arrived at */
-    uint64_t utag;                 /* UCX, from a node inbox: the UCX tag its data follow with (umsg NULL) */
-    MPI_Message handle;            /* mprobed: its handle */
-    ep_endpoint_t *ep;             /* mprobed: the endpoint that probed it */
+    int64_t bytes;          /* payload size */
+    union {                 /* where the payload is, by kind (the transport's part) */
+        void *data;         /* EAGER: packed payload, owned */
+        ep_request_t *sreq; /* LOCAL_RNDV: the waiting sender's request */
+        struct {
+            int src_world; /* NET_RNDV: world rank of the sending process */
+            int dtag;      /* NET_RNDV: tag of the data message */
+        };
+        MPI_Message pmsg; /* DIRECT: MPICH's handle of the message (direct.h) */
+        struct {
+            void *umsg;                    /* UCX: UCX's handle of the message, its data still in UCX (ucx.h) */
+            struct ep_ucx_worker *uworker; /* UCX: the worker it arrived at */
+            uint64_t utag;                 /* UCX, from a node inbox: the UCX tag its data follow with (umsg NULL) */
+        };
+    };
+    MPI_Message handle; /* mprobed: its handle */
+    ep_endpoint_t *ep;  /* mprobed: the endpoint that probed it */
 } ep_msg_t;
 
 #define ep_container_of(p, type, member) ((type *)((char *)(p) - (offsetof(type, member))))

@@ -141,7 +141,8 @@ void ep_msg_destroy(ep_msg_t *m)
         ep_ucx_msg_discard(m); /* nothing if it was received */
     if (m->handle != MPI_MESSAGE_NULL)
         ep_registry_remove((int)m->handle);
-    free(m->data);
+    if (m->kind == EP_MSG_EAGER)
+        free(m->data);
     free(m);
 }
 
@@ -166,18 +167,20 @@ static ep_msg_t *materialize(const ep_msg_t *m)
     *q = *m;
     q->handle = MPI_MESSAGE_NULL;
     q->obj.kind = EP_OBJ_MESSAGE;
-    q->data = NULL;
-    if (m->kind == EP_MSG_EAGER && m->bytes) {
-        if (!(q->data = malloc((size_t)m->bytes))) {
-            free(q);
-            return NULL;
+    if (m->kind == EP_MSG_EAGER) {
+        q->data = NULL; /* the caller's: copied here */
+        if (m->bytes) {
+            if (!(q->data = malloc((size_t)m->bytes))) {
+                free(q);
+                return NULL;
+            }
+            memcpy(q->data, m->data, (size_t)m->bytes);
         }
-        memcpy(q->data, m->data, (size_t)m->bytes);
     } else if (m->kind == EP_MSG_LOCAL_RNDV) {
         ep_request_t *s = m->sreq;
         if (s->mode == EP_SEND_BUFFERED || (s->mode != EP_SEND_SYNC && (size_t)m->bytes <= ep_config.eager_limit)) {
             q->kind = EP_MSG_EAGER;
-            q->sreq = NULL;
+            q->data = NULL;
             if (m->bytes) {
                 if (!(q->data = malloc((size_t)m->bytes))) {
                     free(q);

@@ -101,7 +101,7 @@ static ep_status_t contents_get(MPI_Datatype t, contents_t *c)
     int *iv = malloc(sizeof *iv * (size_t)(ni + 1));
     MPI_Aint *av = malloc(sizeof *av * (size_t)(na + 1));
     MPI_Count *lv = malloc(sizeof *lv * (size_t)(nl + 1));
-    c->arg = malloc(sizeof *c->arg * (size_t)(ni + na + nl + 1));
+    c->arg = calloc((size_t)(ni + na + nl + 1), sizeof *c->arg);
     c->type = malloc(sizeof *c->type * (size_t)(nd + 1));
     ep_status_t rc = iv && av && lv && c->arg && c->type ? EP_OK : EP_ERR_NO_MEM;
     if (!rc && PMPI_Type_get_contents_c(t, ni, na, nl, nd, iv, av, lv, c->type) != MPI_SUCCESS)

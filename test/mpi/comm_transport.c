@@ -3,7 +3,8 @@
  * ranks live in several processes and whose messages go through the
  * engine (epmpi_p2p_path "engine") names its transport in
  * epmpi_transport, UCX by default when epmpi is built with it, the MPI
- * transport with EPMPI_TRANSPORT=mpi (comm_transport_mpi); one of a single
+ * transport with EPMPI_TRANSPORT=mpi (set by comm_transport_mpi, or by
+ * make check-mpi-transport for both); one of a single
  * process, or direct (path "mpich"), names none.  Checked on the
  * communicator built at start-up (MPI_COMM_WORLD, or the endpoints of
  * argv[1]), its MPI_Comm_dup and MPI_Comm_idup (built in steps), a split
@@ -14,13 +15,25 @@
 
 #include <unistd.h>
 
+/* The transport between processes: the one this program forces
+ * (comm_transport_mpi), else the MPI transport when the environment asks
+ * for it (make check-mpi-transport), else UCX when epmpi is built with
+ * it. */
+static const char *want_transport(void)
+{
 #ifdef EPT_TRANSPORT
-#define WANT EPT_TRANSPORT
-#elif defined EPT_UCX
-#define WANT "ucx"
+    return EPT_TRANSPORT;
 #else
-#define WANT "mpi"
+    const char *forced = getenv("EPMPI_TRANSPORT");
+    if (forced && !strcmp(forced, "mpi"))
+        return "mpi";
+#ifdef EPT_UCX
+    return "ucx";
+#else
+    return "mpi";
 #endif
+#endif
+}
 
 /* The lowest rank of comm (an intracommunicator) in the caller's process. */
 static int first_of_my_process(MPI_Comm comm)
@@ -70,7 +83,7 @@ static void check(MPI_Comm comm, int spans, const char *what)
     EPT_OK(MPI_Info_get(info, "epmpi_transport", MPI_MAX_INFO_VAL, tr, &tflag));
     MPI_Info_free(&info);
     EPT_CHECK(pflag, "%s: no epmpi_p2p_path", what);
-    const char *want = spans && strcmp(path, "mpich") ? WANT : NULL;
+    const char *want = spans && strcmp(path, "mpich") ? want_transport() : NULL;
     EPT_CHECK(want ? tflag && !strcmp(tr, want) : !tflag,
               "%s: epmpi_transport '%s' (%s), expected %s (p2p path %s, ranks in %s)", what, tr,
               tflag ? "set" : "absent", want ? want : "none", path, spans ? "several processes" : "one process");

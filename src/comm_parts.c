@@ -26,6 +26,9 @@ ep_status_t ep_comm_parts_init(ep_comm_t *c)
     return EP_OK;
 }
 
+/* Only communicators over several processes that are not direct are
+ * connected: without one, no header receives are posted at all, and
+ * MPICH's matching of direct messages need not skip them. */
 ep_status_t ep_comm_parts_connect(ep_comm_t *c, MPI_Request *req)
 {
     *req = MPI_REQUEST_NULL;

@@ -108,7 +108,7 @@ static ep_status_t dup_finish_as(ep_coll_inst_t *in, int lidx, int attrs)
     ep_coll_args_t *a = in->args[lidx];
     ep_endpoint_t *dup = &c->local[lidx];
     MPI_Comm *out = a->rbuf;
-    dup->info = a->info; /* the hints of MPI_Comm_idup_with_info, already copied */
+    ep_endpoint_set_info(dup, a->info); /* the hints of MPI_Comm_idup_with_info, already copied */
     a->info = MPI_INFO_NULL;
     ep_status_t st = ep_topo_copy(in->c->local[lidx].topo, &dup->topo);
     if (st || (attrs && ep_attr_copy(ep_attr_of(&in->c->local[lidx]), ep_attr_of(dup)) != MPI_SUCCESS)) {

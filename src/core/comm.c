@@ -145,8 +145,7 @@ static void comm_destroy(ep_comm_t *c)
         ep_match_item_t *it;
         ep_attr_discard(ep_attr_of(ep));
         ep_errhandler_assign(&ep->errhandler, MPI_ERRORS_ARE_FATAL); /* releases it */
-        if (ep->info != MPI_INFO_NULL)
-            PMPI_Info_free(&ep->info);
+        ep_endpoint_set_info(ep, MPI_INFO_NULL);
         while ((it = ep_mq_pop(&ep->unexpected)))
             ep_msg_destroy(ep_container_of(it, ep_msg_t, link));
         pthread_mutex_destroy(&ep->attr_lock);
@@ -249,11 +248,10 @@ static ep_status_t connect_now(ep_comm_t *c)
 {
     MPI_Request req;
     ep_status_t rc;
-    do {
-        if ((rc = ep_comm_parts_connect(c, &req)))
-            return rc;
-    } while (req != MPI_REQUEST_NULL && ep_wait_pmpi(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS);
-    return req == MPI_REQUEST_NULL ? EP_OK : EP_ERR_INTERN;
+    while (!(rc = ep_comm_parts_connect(c, &req)) && req != MPI_REQUEST_NULL)
+        if (ep_wait_pmpi(&req, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return EP_ERR_INTERN;
+    return rc;
 }
 
 static ep_status_t endpoints_init(ep_comm_t *c, MPI_Errhandler eh)

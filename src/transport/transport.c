@@ -38,9 +38,6 @@ ep_status_t ep_transport_comm_connect(ep_comm_t *c, MPI_Request *req)
         if ((rc = ep_ucx_comm_start(c, req)) || *req != MPI_REQUEST_NULL)
             return rc;
     }
-    /* Headers come only on communicators over several processes that are
-     * not direct; without one, no header receives are posted at all, and
-     * MPICH's matching of direct messages need not skip them. */
     return c->ucx ? EP_OK : ep_net_activate();
 }
 
@@ -108,7 +105,7 @@ void ep_transport_test_some(ep_request_t *const rs[], int n)
     MPI_Status sts[EP_TEST_SOME_MAX];
     int k = 0, out = 0;
     for (int i = 0; i < n && k < EP_TEST_SOME_MAX; i++)
-        if (rs[i]->nnet == 1 && !rs[i]->ucx_req && ep_request_state(rs[i]) == EP_RS_NET) {
+        if (rs[i]->nnet == 1 && ep_request_state(rs[i]) == EP_RS_NET) { /* UCX's have none */
             who[k] = rs[i];
             preq[k++] = rs[i]->net[0];
         }

@@ -105,26 +105,6 @@ static pthread_mutex_t detached_lock = PTHREAD_MUTEX_INITIALIZER;
 static ep_request_t *detached;
 static _Atomic int n_detached;
 
-/* Unlinks the detached requests that are complete and returns them, for
- * destroy_all once detached_lock is released: destroying one may free its
- * communicator, which takes locks of the transports. */
-static ep_request_t *poll_detached(void)
-{
-    ep_request_t *gone = NULL;
-    for (ep_request_t **pp = &detached; *pp;) {
-        ep_request_t *r = *pp;
-        if (ep_request_poll(r)) {
-            *pp = r->next_detached;
-            r->next_detached = gone;
-            gone = r;
-            atomic_fetch_sub(&n_detached, 1);
-        } else {
-            pp = &r->next_detached;
-        }
-    }
-    return gone;
-}
-
 static void destroy_all(ep_request_t *r)
 {
     while (r) {
@@ -134,13 +114,39 @@ static void destroy_all(ep_request_t *r)
     }
 }
 
-void ep_progress_reclaim(void)
+/* One pass over the detached requests, under detached_lock (waited for,
+ * or with wait 0 only when free): over(r) > 0 when r is over (it goes),
+ * < 0 when it is to be dropped, 0 to keep it.  The ones that are over are
+ * destroyed once the lock is released: destroying one may free its
+ * communicator, which takes locks of the transports.  Returns how many
+ * stay (0 when the lock was busy). */
+static int sweep(int (*over)(ep_request_t *r), int wait)
 {
-    pthread_mutex_lock(&detached_lock);
-    ep_request_t *gone = poll_detached();
+    ep_request_t *gone = NULL;
+    int kept = 0;
+    if (wait ? pthread_mutex_lock(&detached_lock) : pthread_mutex_trylock(&detached_lock))
+        return 0;
+    for (ep_request_t **pp = &detached; *pp;) {
+        ep_request_t *r = *pp;
+        int where = over(r);
+        if (where == 0) {
+            kept++;
+            pp = &r->next_detached;
+            continue;
+        }
+        *pp = r->next_detached;
+        atomic_fetch_sub(&n_detached, 1);
+        if (where > 0) {
+            r->next_detached = gone;
+            gone = r;
+        }
+    }
     pthread_mutex_unlock(&detached_lock);
     destroy_all(gone);
+    return kept;
 }
+
+void ep_progress_reclaim(void) { sweep(ep_request_poll, 1); }
 
 void ep_progress_detach(ep_request_t *r)
 {
@@ -153,35 +159,9 @@ void ep_progress_detach(ep_request_t *r)
 
 int ep_progress_detached(void) { return atomic_load(&n_detached); }
 
-/* Takes the freed requests that are over out of the detached list, drops
- * those that no partner ever matched, and returns how many are still
- * inside a transport. */
-static int abandon_detached(void)
-{
-    int in_transport = 0;
-    ep_request_t *gone = NULL;
-    pthread_mutex_lock(&detached_lock);
-    for (ep_request_t **pp = &detached; *pp;) {
-        ep_request_t *r = *pp;
-        int where = ep_request_abandon(r);
-        if (where != 0) {
-            *pp = r->next_detached;
-            atomic_fetch_sub(&n_detached, 1);
-            if (where > 0) {
-                r->next_detached = gone;
-                gone = r;
-            }
-        } else {
-            in_transport++;
-            pp = &r->next_detached;
-        }
-    }
-    pthread_mutex_unlock(&detached_lock);
-    destroy_all(gone);
-    return in_transport;
-}
-
-void ep_progress_finalize(void) { EP_WAIT_UNTIL(abandon_detached() == 0); }
+/* At MPI_Finalize the freed requests that are over go and those that no
+ * partner ever matched are dropped, until none is inside a transport. */
+void ep_progress_finalize(void) { EP_WAIT_UNTIL(sweep(ep_request_abandon, 1) == 0); }
 
 /* ---- progress ---------------------------------------------------------- */
 
@@ -189,9 +169,6 @@ void ep_progress(void)
 {
     ep_coll_progress();
     ep_transport_progress();
-    if (!atomic_load_explicit(&n_detached, memory_order_relaxed) || pthread_mutex_trylock(&detached_lock))
-        return;
-    ep_request_t *gone = poll_detached();
-    pthread_mutex_unlock(&detached_lock);
-    destroy_all(gone);
+    if (atomic_load_explicit(&n_detached, memory_order_relaxed))
+        sweep(ep_request_poll, 0);
 }

@@ -170,15 +170,17 @@ static ep_status_t runs_subarray(const contents_t *c, MPI_Offset b, MPI_Count oe
 static ep_status_t runs_decoded(MPI_Datatype t, MPI_Offset b, ep_runs_t *r)
 {
     contents_t c;
-    ep_status_t rc = contents_get(t, &c);
     MPI_Count olb, oext = 0;
+    ep_status_t rc = contents_get(t, &c);
     if (!rc && c.nd > 0 && c.comb != MPI_COMBINER_STRUCT && PMPI_Type_get_extent_x(c.type[0], &olb, &oext))
         rc = EP_ERR_TYPE;
+    if (rc) {
+        contents_free(&c);
+        return rc;
+    }
     const MPI_Count *a = c.arg;
-    int64_t n = !rc && a ? a[0] : 0;
-    switch (rc ? -1 : c.comb) {
-    case -1:
-        break;
+    int64_t n = a[0]; /* the count, for the constructors that have one */
+    switch (c.comb) {
     case MPI_COMBINER_DUP:
     case MPI_COMBINER_RESIZED:
         rc = runs_of(c.type[0], b, 1, r);
@@ -193,21 +195,19 @@ static ep_status_t runs_decoded(MPI_Datatype t, MPI_Offset b, ep_runs_t *r)
             rc = runs_of(c.type[0], b + j * stride, a[1], r);
         break;
     }
-    case MPI_COMBINER_INDEXED:
-    case MPI_COMBINER_HINDEXED: /* count, blocklengths[count], displacements[count] */
+    case MPI_COMBINER_INDEXED:       /* count, blocklengths[count], displacements[count] */
+    case MPI_COMBINER_HINDEXED:      /* the same, displacements in bytes */
+    case MPI_COMBINER_INDEXED_BLOCK: /* count, blocklength, displacements[count] */
+    case MPI_COMBINER_HINDEXED_BLOCK:
+    case MPI_COMBINER_STRUCT: { /* count, blocklengths[count], displacements[count]; types[count] */
+        int one_len = c.comb == MPI_COMBINER_INDEXED_BLOCK || c.comb == MPI_COMBINER_HINDEXED_BLOCK;
+        MPI_Count unit = c.comb == MPI_COMBINER_INDEXED || c.comb == MPI_COMBINER_INDEXED_BLOCK ? oext : 1;
+        const MPI_Count *disp = one_len ? a + 2 : a + 1 + n;
         for (int64_t j = 0; j < n && !rc; j++)
-            rc = runs_of(c.type[0], b + (c.comb == MPI_COMBINER_INDEXED ? a[1 + n + j] * oext : a[1 + n + j]), a[1 + j],
+            rc = runs_of(c.type[c.comb == MPI_COMBINER_STRUCT ? j : 0], b + disp[j] * unit, one_len ? a[1] : a[1 + j],
                          r);
         break;
-    case MPI_COMBINER_INDEXED_BLOCK:
-    case MPI_COMBINER_HINDEXED_BLOCK: /* count, blocklength, displacements[count] */
-        for (int64_t j = 0; j < n && !rc; j++)
-            rc = runs_of(c.type[0], b + (c.comb == MPI_COMBINER_INDEXED_BLOCK ? a[2 + j] * oext : a[2 + j]), a[1], r);
-        break;
-    case MPI_COMBINER_STRUCT: /* count, blocklengths[count], displacements[count]; types[count] */
-        for (int64_t j = 0; j < n && !rc; j++)
-            rc = runs_of(c.type[j], b + a[1 + n + j], a[1 + j], r);
-        break;
+    }
     case MPI_COMBINER_SUBARRAY:
         rc = runs_subarray(&c, b, oext, r);
         break;
@@ -219,41 +219,38 @@ static ep_status_t runs_decoded(MPI_Datatype t, MPI_Offset b, ep_runs_t *r)
     return rc;
 }
 
-/* count instances of t at base, base + extent, ... */
-static ep_status_t runs_of(MPI_Datatype t, MPI_Offset base, int64_t count, ep_runs_t *r)
+/* One instance of t at b: a predefined type is one block, or (a pair type
+ * with padding, MPI_SHORT_INT) laid out by packing. */
+static ep_status_t runs_one(MPI_Datatype t, MPI_Offset b, ep_runs_t *r)
 {
-    MPI_Count size, lb, ext, tlb, text;
-    MPI_Count ni, na, nl, nd;
-    int comb, basic = ep_datatype_builtin_size(t);
-    if (count <= 0)
-        return EP_OK;
-    if (basic > 0) /* a basic predefined type: one block, back to back */
-        return add_run(r, base, count * basic);
-    if (PMPI_Type_size_x(t, &size) || PMPI_Type_get_extent_x(t, &lb, &ext) ||
-        PMPI_Type_get_true_extent_x(t, &tlb, &text) ||
+    MPI_Count size, tlb, text, ni, na, nl, nd;
+    int comb;
+    if (PMPI_Type_size_x(t, &size) || PMPI_Type_get_true_extent_x(t, &tlb, &text) ||
         PMPI_Type_get_envelope_c(t, &ni, &na, &nl, &nd, &comb) != MPI_SUCCESS)
         return EP_ERR_TYPE;
     if (size == 0)
         return EP_OK;
-    if (comb == MPI_COMBINER_NAMED && size == text) { /* a predefined type without padding */
-        if (ext == size)
-            return add_run(r, base + tlb, count * size);
-        ep_status_t rc = EP_OK;
-        for (int64_t i = 0; i < count && !rc; i++)
-            rc = add_run(r, base + i * ext + tlb, size);
-        return rc;
-    }
-    if (comb == MPI_COMBINER_NAMED) { /* a pair type with padding (MPI_SHORT_INT) */
-        ep_status_t rc = EP_OK;
-        for (int64_t i = 0; i < count && !rc; i++)
-            rc = runs_packed(t, base + i * ext, r);
-        return rc;
-    }
+    if (comb != MPI_COMBINER_NAMED)
+        return runs_decoded(t, b, r);
+    return size == text ? add_run(r, b + tlb, size) : runs_packed(t, b, r);
+}
+
+/* count instances of t at base, base + extent, ...: one laid out, then
+ * repeated every extent. */
+static ep_status_t runs_of(MPI_Datatype t, MPI_Offset base, int64_t count, ep_runs_t *r)
+{
+    int basic = ep_datatype_builtin_size(t);
+    MPI_Count lb, ext;
+    if (count <= 0)
+        return EP_OK;
+    if (basic > 0) /* a basic predefined type: one block, back to back */
+        return add_run(r, base, count * basic);
     if (count == 1)
-        return runs_decoded(t, base, r);
-    /* Several: one instance decoded, then repeated every extent. */
+        return runs_one(t, base, r);
+    if (PMPI_Type_get_extent_x(t, &lb, &ext))
+        return EP_ERR_TYPE;
     ep_runs_t one = {.max = r->max ? r->max + 1 : 0};
-    ep_status_t rc = runs_decoded(t, 0, &one);
+    ep_status_t rc = runs_one(t, 0, &one);
     if (one.full)
         rc = EP_OK;
     if (!rc && one.n == 1 && one.len[0] == ext) /* back to back without gaps: one run */

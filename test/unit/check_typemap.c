@@ -2,8 +2,8 @@
  * (a struct that lists its blocks backwards is two runs, not one), types
  * made with large counts decode as their int twins do, a gap-free typemap
  * is one run however it was built (and so contiguous), a padded pair type
- * is not, the run cap stops the decoding early, and a count beyond INT_MAX
- * costs nothing. */
+ * is not (one instance or several, packed once), the run cap stops the
+ * decoding early, and a count beyond INT_MAX costs nothing. */
 #include "core/typemap.h"
 #include "unit.h"
 
@@ -103,6 +103,10 @@ START_TEST(padded_pairs_and_the_run_cap)
     PMPI_Type_dup(MPI_SHORT_INT, &t);
     expect_runs(t, want, 2);
     ck_assert_int_eq(ep_typemap_contiguous(MPI_SHORT_INT, 0), 0);
+    /* Three of them: packed once, repeated every extent (8 bytes). */
+    const int64_t three[4][2] = {{0, 2}, {4, 6}, {12, 6}, {20, 4}};
+    PMPI_Type_contiguous(3, MPI_SHORT_INT, &t);
+    expect_runs(t, three, 4);
     /* A vector of many blocks, asked for one run: stops at the second. */
     ep_runs_t r = {.max = 1};
     PMPI_Type_vector(100000, 1, 2, MPI_INT, &t);

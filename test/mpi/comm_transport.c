@@ -35,37 +35,34 @@ static const char *want_transport(void)
 #endif
 }
 
-/* The lowest rank of comm (an intracommunicator) in the caller's process. */
-static int first_of_my_process(MPI_Comm comm)
+/* The process (its pid) of each rank of intracommunicator comm, by rank,
+ * in a block the caller frees; *n: comm's size. */
+static long *pids(MPI_Comm comm, int *n)
 {
-    int n, first = -1;
     long me = (long)getpid(), *all;
-    MPI_Comm_size(comm, &n);
-    all = malloc(sizeof *all * (size_t)n);
+    MPI_Comm_size(comm, n);
+    all = malloc(sizeof *all * (size_t)*n);
     EPT_CHECK(all, "out of memory");
     EPT_OK(MPI_Allgather(&me, 1, MPI_LONG, all, 1, MPI_LONG, comm));
-    for (int i = 0; i < n && first < 0; i++)
-        if (all[i] == me)
-            first = i;
+    return all;
+}
+
+/* The lowest rank of comm in the caller's process. */
+static int first_of_my_process(MPI_Comm comm)
+{
+    int n, first = 0;
+    long *all = pids(comm, &n);
+    while (all[first] != (long)getpid())
+        first++;
     free(all);
     return first;
 }
 
-/* 1 when comm's ranks (the remote group's, for an intercommunicator) live
- * in more than one process. */
+/* 1 when comm's ranks live in more than one process. */
 static int spans_processes(MPI_Comm comm)
 {
-    int n, inter;
-    long me = (long)getpid(), *all;
-    MPI_Comm_test_inter(comm, &inter);
-    if (inter)
-        MPI_Comm_remote_size(comm, &n);
-    else
-        MPI_Comm_size(comm, &n);
-    all = malloc(sizeof *all * (size_t)n);
-    EPT_CHECK(all, "out of memory");
-    EPT_OK(MPI_Allgather(&me, 1, MPI_LONG, all, 1, MPI_LONG, comm));
-    int spans = 0;
+    int n, spans = 0;
+    long *all = pids(comm, &n);
     for (int i = 1; i < n; i++)
         spans |= all[i] != all[0];
     free(all);
@@ -120,12 +117,12 @@ static void body(MPI_Comm comm, void *arg)
     check_intra(across, "a split by rank parity");
     if (n > 1) {
         /* Halves: ranks below n/2, and the others. */
-        int low = me < n / 2, half;
+        int low = me < n / 2;
         MPI_Comm side;
         EPT_OK(MPI_Comm_split(comm, low, me, &side));
         EPT_OK(MPI_Intercomm_create(side, 0, comm, low ? n / 2 : 0, 11, &inter));
-        half = spans_processes(comm);
-        check(inter, half, "MPI_Intercomm_create");
+        /* Its two groups together are comm's ranks. */
+        check(inter, spans_processes(comm), "MPI_Intercomm_create");
         EPT_OK(MPI_Intercomm_merge(inter, !low, &merged));
         check_intra(merged, "MPI_Intercomm_merge");
         EPT_OK(MPI_Comm_free(&merged));

@@ -15,7 +15,6 @@
 
 struct ep_part {
     pthread_mutex_t lock; /* one thread moves the operation on at a time */
-    int send;             /* a partitioned send, else a receive */
     int partitions;
     _Atomic int data_on;          /* this round's data transfer has started */
     ep_status_t failed;           /* a send's data could not start this round */
@@ -55,6 +54,8 @@ static void drop_internal(ep_request_t *x)
 
 /* The operation of partitioned request r. */
 static inline struct ep_part *part_of(const ep_request_t *r) { return r->ext; }
+/* r is a partitioned send (else a receive). */
+static inline int part_sends(const ep_request_t *r) { return r->kind == EP_REQ_PART_SEND; }
 
 /* Frees the operation with its request (ep_request_destroy, ext_free). */
 static void part_free(void *ext)
@@ -100,17 +101,18 @@ static ep_status_t mpich_failed(const char *what)
 static ep_status_t init_direct(const ep_request_t *r, struct ep_part *p, MPI_Count count, MPI_Info info)
 {
     MPI_Comm pc = r->ep->comm->pcomm;
-    int rc = p->send ? PMPI_Psend_init(r->buf, p->partitions, count, r->type, r->peer, r->tag, pc, info, &p->pmpi)
-                     : PMPI_Precv_init(r->buf, p->partitions, count, r->type, r->peer, r->tag, pc, info, &p->pmpi);
-    return rc == MPI_SUCCESS ? EP_OK : mpich_failed(p->send ? "MPI_Psend_init" : "MPI_Precv_init");
+    int rc = part_sends(r)
+                 ? PMPI_Psend_init(r->buf, p->partitions, count, r->type, r->peer, r->tag, pc, info, &p->pmpi)
+                 : PMPI_Precv_init(r->buf, p->partitions, count, r->type, r->peer, r->tag, pc, info, &p->pmpi);
+    return rc == MPI_SUCCESS ? EP_OK : mpich_failed(part_sends(r) ? "MPI_Psend_init" : "MPI_Precv_init");
 }
 
 /* Sends the hello, or posts its receive (see partitioned.h). */
 static ep_status_t init_hello(const ep_request_t *r, struct ep_part *p)
 {
-    if (!(p->hello = internal(p->send ? EP_REQ_SEND : EP_REQ_RECV, r->ep)))
+    if (!(p->hello = internal(part_sends(r) ? EP_REQ_SEND : EP_REQ_RECV, r->ep)))
         return EP_ERR_NO_MEM;
-    if (!p->send) {
+    if (!part_sends(r)) {
         ep_request_describe_recv(p->hello, p->hello_msg, 2, MPI_INT64_T, ep_chan_source(r->peer, EP_CHAN_PART_HELLO),
                                  r->tag);
         return ep_recv_start(p->hello);
@@ -134,7 +136,6 @@ ep_status_t ep_part_init(ep_endpoint_t *ep, int send, void *buf, int partitions,
         return EP_ERR_NO_MEM;
     }
     pthread_mutex_init(&p->lock, NULL);
-    p->send = send;
     p->partitions = partitions;
     p->whole = MPI_DATATYPE_NULL;
     p->pmpi = MPI_REQUEST_NULL;
@@ -183,7 +184,7 @@ int ep_part_partitions(const ep_request_t *r) { return part_of(r)->partitions; }
 static void data_start(struct ep_part *p)
 {
     ep_request_set_inactive(p->data);
-    ep_status_t st = p->send ? ep_send_start(p->data) : ep_recv_start(p->data);
+    ep_status_t st = p->data->kind == EP_REQ_SEND ? ep_send_start(p->data) : ep_recv_start(p->data);
     p->failed = st;
     atomic_store_explicit(&p->data_on, 1, memory_order_release);
 }
@@ -193,7 +194,7 @@ ep_status_t ep_part_start(ep_request_t *r)
     struct ep_part *p = part_of(r);
     ep_status_t st = EP_OK;
     pthread_mutex_lock(&p->lock);
-    if (p->send) {
+    if (part_sends(r)) {
         for (int i = 0; i < p->partitions; i++)
             atomic_store_explicit(&p->ready[i], 0, memory_order_relaxed);
         atomic_store_explicit(&p->nready, 0, memory_order_relaxed);
@@ -212,7 +213,7 @@ ep_status_t ep_part_start(ep_request_t *r)
         atomic_store_explicit(&r->state, EP_RS_PENDING, memory_order_release);
         /* A send of no partitions is ready at once; a receive whose pair
          * is known posts its data receive now. */
-        if ((p->send && p->partitions == 0) || (!p->send && !p->hello))
+        if ((part_sends(r) && p->partitions == 0) || (!part_sends(r) && !p->hello))
             data_start(p);
     }
     pthread_mutex_unlock(&p->lock);
@@ -241,7 +242,7 @@ ep_status_t ep_part_ready(ep_request_t *r, int i)
  * receive. */
 static void hello_over(ep_request_t *r, struct ep_part *p)
 {
-    if (!p->send) {
+    if (!part_sends(r)) {
         p->data->tag_pat = (int)p->hello_msg[0];
         if (ep_request_state(r) == EP_RS_PENDING && !atomic_load_explicit(&p->data_on, memory_order_relaxed))
             data_start(p);
@@ -252,10 +253,10 @@ static void hello_over(ep_request_t *r, struct ep_part *p)
 
 /* The round is over, with d's outcome: a receive names the sender and tag
  * as the user gave them. */
-static void round_over(ep_request_t *r, struct ep_part *p, const ep_request_t *d)
+static void round_over(ep_request_t *r, const ep_request_t *d)
 {
     r->status = d->status;
-    if (!p->send) {
+    if (!part_sends(r)) {
         r->status.MPI_SOURCE = r->peer;
         r->status.MPI_TAG = r->tag;
     }
@@ -293,14 +294,14 @@ static int advance(ep_request_t *r, struct ep_part *p)
         return 0;
     if (p->failed) {
         r->failure = p->failed;
-        ep_mpi_status_set(&r->status, p->send ? MPI_ANY_SOURCE : r->peer, p->send ? MPI_ANY_TAG : r->tag,
+        ep_mpi_status_set(&r->status, part_sends(r) ? MPI_ANY_SOURCE : r->peer, part_sends(r) ? MPI_ANY_TAG : r->tag,
                           ep_status_class(p->failed), 0, 0);
         ep_request_set_done(r);
         return 1;
     }
     if (!ep_request_poll(p->data))
         return 0;
-    round_over(r, p, p->data);
+    round_over(r, p->data);
     return 1;
 }
 

@@ -8,6 +8,7 @@
 #include "unit.h"
 
 #include <mpi.h>
+#include <string.h>
 
 /* Checks v's runs against want[n][2] = {offset, length}. */
 static void expect_runs(const ep_file_view_t *v, const int64_t (*want)[2], int n)
@@ -109,6 +110,24 @@ START_TEST(darray_through_packing)
 }
 END_TEST
 
+/* A darray beyond what packing lays out (EP_TYPEMAP_PACK_MAX) is refused
+ * with a message that says why, before any buffer is made: process 1's
+ * half of 2^26 ints spans 128 MiB. */
+START_TEST(a_huge_packed_filetype_is_refused_clearly)
+{
+    MPI_Datatype t;
+    ep_file_view_t v;
+    int gs[1] = {1 << 26}, dist[1] = {MPI_DISTRIBUTE_BLOCK}, darg[1] = {MPI_DISTRIBUTE_DFLT_DARG}, ps[1] = {2};
+    ck_assert_int_eq(PMPI_Type_create_darray(2, 1, 1, gs, dist, darg, ps, MPI_ORDER_C, MPI_INT, &t), MPI_SUCCESS);
+    ck_assert_int_eq(PMPI_Type_commit(&t), MPI_SUCCESS);
+    ck_assert_int_eq(ep_file_view_make(&v, 0, MPI_INT, t, 0), EP_ERR_TYPE);
+    const char *why = ep_status_take_text(EP_ERR_TYPE);
+    ck_assert_ptr_nonnull(why);
+    ck_assert_msg(strstr(why, "the file view's filetype spans 134217728 bytes"), "%s", why);
+    PMPI_Type_free(&t);
+}
+END_TEST
+
 START_TEST(filetype_must_hold_whole_etypes)
 {
     MPI_Datatype t;
@@ -180,6 +199,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, subarrays_in_both_orders);
     tcase_add_test(tc, darray_through_packing);
     tcase_add_test(tc, filetype_must_hold_whole_etypes);
+    tcase_add_test(tc, a_huge_packed_filetype_is_refused_clearly);
     tcase_add_test(tc, typemaps_must_go_forward);
     suite_add_tcase(s, tc);
     int rc = ep_unit_run_nofork(s);

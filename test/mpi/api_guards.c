@@ -1,4 +1,4 @@
-/* Every generated entry point (pmpi/guards.gen.c) refuses endpoint handles
+/* Every generated entry point (pmpi/entries.gen.c) refuses endpoint handles
  * cleanly, in world mode: each thread calls all of them (api_guards.gen.c)
  * with an endpoint communicator, group, request, message, window and file in each
  * handle argument they check, once with a duplicate of MPI_COMM_WORLD and

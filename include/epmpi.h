@@ -50,6 +50,8 @@ EPMPI_EXPORT int MPIX_Threadcomm_init(MPI_Comm comm, int num_threads, MPI_Comm *
 EPMPI_EXPORT int MPIX_Threadcomm_start(MPI_Comm threadcomm);
 EPMPI_EXPORT int MPIX_Threadcomm_finish(MPI_Comm threadcomm);
 EPMPI_EXPORT int MPIX_Threadcomm_free(MPI_Comm *threadcomm);
+/* flag: whether comm is a thread communicator (MPIX_Threadcomm_init's). */
+EPMPI_EXPORT int MPIX_Comm_test_threadcomm(MPI_Comm comm, int *flag);
 
 #ifdef __cplusplus
 }

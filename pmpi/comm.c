@@ -263,6 +263,35 @@ ENTRY_API int MPIX_Threadcomm_free(MPI_Comm *threadcomm)
     return MPI_SUCCESS;
 }
 
+/* MPICH 4.2's question, answered on every MPICH: true for the handle
+ * MPIX_Threadcomm_init gave (not for communicators derived from it, which
+ * are each thread's own endpoint communicators). */
+ENTRY_API int MPIX_Comm_test_threadcomm(MPI_Comm comm, int *flag)
+{
+    static const char call[] = "MPIX_Comm_test_threadcomm";
+    if (!entry_comm_is_ep(comm)) {
+#if HAVE_DECL_PMPIX_COMM_TEST_THREADCOMM
+        return PMPIX_Comm_test_threadcomm(comm, flag);
+#else
+        int inter;
+        if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
+            return entry_raise(NULL, call, MPI_ERR_COMM, "invalid communicator 0x%x", (unsigned)comm);
+        if (!flag)
+            return entry_raise_classic(comm, call, MPI_ERR_ARG, "flag pointer is NULL");
+        *flag = 0;
+        return MPI_SUCCESS;
+#endif
+    }
+    ep_endpoint_t *ep;
+    int rc = entry_endpoint(call, comm, &ep);
+    if (rc)
+        return rc;
+    if (!flag)
+        return entry_raise(ep, call, MPI_ERR_ARG, "flag pointer is NULL");
+    *flag = ep_threadcomm_get(comm) != NULL;
+    return MPI_SUCCESS;
+}
+
 ENTRY_API int MPI_Comm_create_endpoints(MPI_Comm parent_comm, int my_num_ep, MPI_Info info, MPI_Comm out_comm_hdls[])
 {
     return create_endpoints("MPI_Comm_create_endpoints", parent_comm, my_num_ep, info, out_comm_hdls);

@@ -9,6 +9,8 @@
 #ifndef ENTRY_H
 #define ENTRY_H
 
+#include "config.h" /* HAVE_DECL_: the functions of this MPICH release */
+
 #include "coll/coll.h"
 #include "core/comm.h"
 #include "engine.h"

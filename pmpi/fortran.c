@@ -34,14 +34,31 @@ int *entry_f08_weights(const int *w)
     return (int *)w;
 }
 
+/* MPICH's mpi_f08 glue: the addresses its module gives MPI_IN_PLACE,
+ * MPI_BOTTOM, MPI_STATUS(ES)_IGNORE.  MPICH 4.0 defines them in libmpich,
+ * 4.2 in libmpichfort (and no longer declares the first two in mpi.h), so
+ * they are weak here: found when a Fortran program has loaded them, null in
+ * a C program (maint/gen_entries.py checks at build time that the installed
+ * MPICH exports them). */
+extern int MPIR_F08_MPI_IN_PLACE;
+extern int MPIR_F08_MPI_BOTTOM;
+#pragma weak MPIR_F08_MPI_IN_PLACE
+#pragma weak MPIR_F08_MPI_BOTTOM
+#pragma weak MPI_F08_STATUS_IGNORE
+#pragma weak MPI_F08_STATUSES_IGNORE
+
 MPI_Status *entry_f08_status(MPI_Status *status)
 {
-    return (void *)status == (void *)MPI_F08_STATUS_IGNORE ? MPI_STATUS_IGNORE : status;
+    if (&MPI_F08_STATUS_IGNORE && (void *)status == (void *)MPI_F08_STATUS_IGNORE)
+        return MPI_STATUS_IGNORE;
+    return status;
 }
 
 MPI_Status *entry_f08_statuses(MPI_Status *statuses)
 {
-    return (void *)statuses == (void *)MPI_F08_STATUSES_IGNORE ? MPI_STATUSES_IGNORE : statuses;
+    if (&MPI_F08_STATUSES_IGNORE && (void *)statuses == (void *)MPI_F08_STATUSES_IGNORE)
+        return MPI_STATUSES_IGNORE;
+    return statuses;
 }
 
 char *entry_f_string_in(const char *s, size_t len)
@@ -88,11 +105,11 @@ int entry_f08_buffer(const char *call, MPI_Comm comm, const entry_gfc_array_t *b
 {
     ep_endpoint_t *ep = NULL;
     int rc;
-    if (buf->base_addr == (void *)&MPIR_F08_MPI_IN_PLACE) {
+    if (&MPIR_F08_MPI_IN_PLACE && buf->base_addr == (void *)&MPIR_F08_MPI_IN_PLACE) {
         *out = MPI_IN_PLACE;
         return MPI_SUCCESS;
     }
-    if (buf->base_addr == (void *)&MPIR_F08_MPI_BOTTOM) {
+    if (&MPIR_F08_MPI_BOTTOM && buf->base_addr == (void *)&MPIR_F08_MPI_BOTTOM) {
         *out = MPI_BOTTOM;
         return MPI_SUCCESS;
     }
@@ -136,6 +153,10 @@ ENTRY_API void mpi_comm_create_endpoints_f08_(const MPI_Comm *parent, const int 
 ENTRY_API void mpi_init_f08_(MPI_Fint *ierror) { entry_f_return(ierror, MPI_Init(NULL, NULL)); }
 
 ENTRY_API void mpi_finalize_f08_(MPI_Fint *ierror) { entry_f_return(ierror, MPI_Finalize()); }
+
+#if HAVE_DECL_MPI_BUFFER_FLUSH
+ENTRY_API void mpi_buffer_flush_f08_(MPI_Fint *ierror) { entry_f_return(ierror, MPI_Buffer_flush()); }
+#endif
 
 ENTRY_API void mpi_init_thread_f08_(const int *required, int *provided, MPI_Fint *ierror)
 {

@@ -34,10 +34,12 @@ static int delete_failed(int failed, int code)
 ENTRY_API int MPI_Finalize(void) { return ep_engine_finalize(delete_failed); }
 
 /* Aborting from an endpoint aborts the job, as MPICH does for any
- * communicator. */
+ * communicator; its caller does not go on, although MPICH 4.2 may return
+ * from PMPI_Abort (seen with 4.2.1, plain as well, with more than one
+ * process): see ep_abort_job. */
 ENTRY_API int MPI_Abort(MPI_Comm comm, int errorcode)
 {
-    if (entry_comm_is_ep(comm))
-        comm = MPI_COMM_WORLD;
-    return PMPI_Abort(comm, errorcode);
+    if (!entry_comm_is_ep(comm))
+        return PMPI_Abort(comm, errorcode);
+    ep_abort_job(errorcode);
 }

@@ -530,5 +530,27 @@ ENTRY_API int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
     return PMPI_Buffer_detach_c(buffer_addr, size);
 }
 
+#if HAVE_DECL_MPI_BUFFER_FLUSH
+/* MPI 4.1: the endpoints' buffered messages too. */
+ENTRY_API int MPI_Buffer_flush(void)
+{
+    ep_bsend_flush();
+    return PMPI_Buffer_flush();
+}
+
+/* Its request is MPICH's, which knows nothing of the endpoints' messages:
+ * refused while any of them is in the buffer, rather than completing early. */
+ENTRY_API int MPI_Buffer_iflush(MPI_Request *request)
+{
+    size_t n = ep_bsend_in_flight();
+    if (n)
+        return entry_raise(NULL, "MPI_Buffer_iflush", MPI_ERR_UNSUPPORTED_OPERATION,
+                           "%zu bytes of endpoints' buffered sends are still in the buffer; MPI_Buffer_flush waits "
+                           "for them",
+                           n);
+    return PMPI_Buffer_iflush(request);
+}
+#endif
+
 /* The entry points whose dispatch is data (maint/dispatch.txt). */
 #include "p2p.entry.gen.inc"

@@ -642,5 +642,135 @@ ENTRY_ENDPOINT_PATH int parrived_ep(MPI_Request request, int partition, int *fla
     return MPI_SUCCESS;
 }
 
+#if HAVE_DECL_MPI_REQUEST_GET_STATUS_ALL
+/* ---- MPI 4.1: the status of several requests, none of them freed ----------- */
+
+/* One request's part: 1 when it is complete (its status in *st, its error
+ * in *code: raised unless multi, as entry_finish does), 0 when pending, -1
+ * when null or inactive (an empty status).  A classic request is asked of
+ * PMPI_Request_get_status, which cannot tell an inactive persistent request
+ * from a complete one: it counts as complete. */
+static int status_peek(const char *call, MPI_Request h, MPI_Status *st, int multi, int *code, ep_endpoint_t **owner)
+{
+    *code = MPI_SUCCESS;
+    *owner = NULL;
+    if (h == MPI_REQUEST_NULL) {
+        status_empty(st);
+        return -1;
+    }
+    if (!ep_request_handle_is_ep(h)) {
+        int flag = 0;
+        *code = PMPI_Request_get_status(h, &flag, st);
+        return flag || *code != MPI_SUCCESS;
+    }
+    ep_request_t *r = ep_request_get(h);
+    if (!r) {
+        *code = bad_request(call, h);
+        return 1;
+    }
+    *owner = r->ep;
+    if (ep_request_inactive(r)) {
+        status_empty(st);
+        return -1;
+    }
+    if (!ep_request_poll(r))
+        return 0;
+    if (r->status.MPI_ERROR != MPI_SUCCESS)
+        *code = multi ? entry_request_error_code(r, call) : entry_request_error(r, call);
+    entry_status_give(st, &r->status);
+    return 1;
+}
+
+ENTRY_API int MPI_Request_get_status_all(int count, MPI_Request array_of_requests[], int *flag,
+                                         MPI_Status array_of_statuses[])
+{
+    static const char call[] = "MPI_Request_get_status_all";
+    if (count <= 0 || !array_of_requests || !any_ep(count, array_of_requests))
+        return PMPI_Request_get_status_all(count, array_of_requests, flag, array_of_statuses);
+    ep_progress();
+    for (int i = 0; i < count; i++) /* statuses only when all are complete */
+        if (!peek(array_of_requests[i], &(int){0})) {
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
+    multi_err_t m = {0};
+    for (int i = 0; i < count; i++) {
+        int code;
+        ep_endpoint_t *owner;
+        MPI_Status *st = status_at(array_of_statuses, i);
+        status_peek(call, array_of_requests[i], st, 1, &code, &owner);
+        multi_note(&m, st, code, owner);
+    }
+    *flag = 1;
+    return multi_result(&m, call);
+}
+
+ENTRY_API int MPI_Request_get_status_any(int count, MPI_Request array_of_requests[], int *indx, int *flag,
+                                         MPI_Status *status)
+{
+    static const char call[] = "MPI_Request_get_status_any";
+    if (count <= 0 || !array_of_requests || !any_ep(count, array_of_requests))
+        return PMPI_Request_get_status_any(count, array_of_requests, indx, flag, status);
+    int active = 0;
+    ep_progress();
+    for (int i = 0; i < count; i++) {
+        int code;
+        ep_endpoint_t *owner;
+        int done = status_peek(call, array_of_requests[i], status, 0, &code, &owner);
+        if (done < 0)
+            continue;
+        active = 1;
+        if (done) {
+            *indx = i;
+            *flag = 1;
+            return code;
+        }
+    }
+    *indx = MPI_UNDEFINED;
+    *flag = !active; /* no active request: true, with an empty status */
+    if (!active)
+        status_empty(status);
+    return MPI_SUCCESS;
+}
+
+ENTRY_API int MPI_Request_get_status_some(int incount, MPI_Request array_of_requests[], int *outcount,
+                                          int array_of_indices[], MPI_Status array_of_statuses[])
+{
+    static const char call[] = "MPI_Request_get_status_some";
+    if (incount <= 0 || !array_of_requests || !any_ep(incount, array_of_requests))
+        return PMPI_Request_get_status_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+    multi_err_t m = {0};
+    int active = 0, k = 0;
+    ep_progress();
+    for (int i = 0; i < incount; i++) {
+        int code;
+        ep_endpoint_t *owner;
+        MPI_Status *st = status_at(array_of_statuses, k);
+        int done = status_peek(call, array_of_requests[i], st, 1, &code, &owner);
+        if (done < 0)
+            continue;
+        active = 1;
+        if (done) {
+            multi_note(&m, st, code, owner);
+            array_of_indices[k++] = i;
+        }
+    }
+    *outcount = active ? k : MPI_UNDEFINED;
+    return multi_result(&m, call);
+}
+#endif
+
+#if HAVE_DECL_MPIX_WAITALL_ENQUEUE
+/* MPICH's GPU-stream wait (MPICH 4.2): the requests of a stream
+ * communicator, which an endpoint never is. */
+ENTRY_API int MPIX_Waitall_enqueue(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
+{
+    if (count > 0 && array_of_requests && any_ep(count, array_of_requests))
+        return entry_raise(NULL, "MPIX_Waitall_enqueue", MPI_ERR_REQUEST,
+                           "endpoint requests cannot be waited for on a GPU stream");
+    return PMPIX_Waitall_enqueue(count, array_of_requests, array_of_statuses);
+}
+#endif
+
 /* The entry points whose dispatch is data (maint/dispatch.txt). */
 #include "request.entry.gen.inc"

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define EP_ERR_TAG 0x0007ff00u      /* MPICH's generic-message index, all ones */
 #define EP_ERR_TAG_MASK 0x4007ff00u /* ... with the dynamic-code bit clear */
@@ -344,8 +345,13 @@ void ep_die(int exit_code, const char *fmt, ...)
      * moment to leave; the job is over anyway. */
     struct timespec pause = {0, 200 * 1000 * 1000};
     nanosleep(&pause, NULL);
+    ep_abort_job(exit_code);
+}
+
+void ep_abort_job(int exit_code)
+{
     PMPI_Abort(MPI_COMM_WORLD, exit_code);
-    abort(); /* PMPI_Abort does not return */
+    _exit(exit_code);
 }
 
 void ep_fatal(int cls, const char *fmt, ...)
@@ -355,7 +361,7 @@ void ep_fatal(int cls, const char *fmt, ...)
     int code = ep_error_code_makev(cls, fmt, ap);
     va_end(ap);
     ep_errhandler_invoke(MPI_ERRORS_ARE_FATAL, MPI_COMM_WORLD, code);
-    abort(); /* PMPI_Abort does not return */
+    abort(); /* the fatal handler ends the job (ep_die) */
 }
 
 #ifdef EP_ASSERTS

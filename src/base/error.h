@@ -153,5 +153,9 @@ void ep_fatal(int cls, const char *fmt, ...) __attribute__((format(printf, 2, 3)
  * what every fatal error ends with (ep_fatal, a fatal error handler, a
  * failed start-up). */
 void ep_die(int exit_code, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn, cold));
+/* Ends the job with exit_code: PMPI_Abort, and if it returns (MPICH 4.2
+ * may, once it has asked the launcher to end the job) the process ends
+ * there with that code. */
+void ep_abort_job(int exit_code) __attribute__((noreturn, cold));
 
 #endif

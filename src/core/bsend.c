@@ -10,9 +10,13 @@ static _Atomic size_t bsend_used; /* bytes held by buffered messages in flight *
 
 void ep_bsend_attach(size_t size) { atomic_store(&bsend_size, size); }
 
+void ep_bsend_flush(void) { EP_WAIT_UNTIL(atomic_load(&bsend_used) == 0); }
+
+size_t ep_bsend_in_flight(void) { return atomic_load(&bsend_used); }
+
 size_t ep_bsend_detach(void)
 {
-    EP_WAIT_UNTIL(atomic_load(&bsend_used) == 0);
+    ep_bsend_flush();
     return atomic_exchange(&bsend_size, 0);
 }
 

@@ -540,7 +540,7 @@ static void report_stats(void)
     }
     if (me == 0 && !all) {
         fprintf(stderr, "epmpi: MPI_Finalize: out of memory gathering the statistics (EPMPI_STATS)\n");
-        PMPI_Abort(MPI_COMM_WORLD, 1);
+        ep_abort_job(1);
     }
     PMPI_Gatherv(mine, bytes, MPI_BYTE, all, sizes, displs, MPI_BYTE, 0, MPI_COMM_WORLD);
     if (me == 0) {

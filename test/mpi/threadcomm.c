@@ -2,13 +2,15 @@
  * a different thread count per process, MPIX_Threadcomm_start / finish
  * around a parallel region in which one handle is each thread's own rank
  * (ranks by process, then thread), a ring with wildcard receives, an
- * Allreduce and a Comm_dup on it, and MPIX_Threadcomm_free. */
+ * Allreduce and a Comm_dup on it, MPIX_Comm_test_threadcomm (true for the
+ * thread communicator only), and MPIX_Threadcomm_free. */
 #include "eptest.h"
 
 #pragma weak MPIX_Threadcomm_init
 #pragma weak MPIX_Threadcomm_start
 #pragma weak MPIX_Threadcomm_finish
 #pragma weak MPIX_Threadcomm_free
+#pragma weak MPIX_Comm_test_threadcomm
 
 int main(int argc, char **argv)
 {
@@ -16,7 +18,8 @@ int main(int argc, char **argv)
     MPI_Comm tc;
     watchdog_arm(30);
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    EPT_CHECK(MPIX_Threadcomm_init != NULL, "MPIX_Threadcomm_init is not available");
+    EPT_CHECK(MPIX_Threadcomm_init != NULL && MPIX_Comm_test_threadcomm != NULL,
+              "MPIX_Threadcomm_init or MPIX_Comm_test_threadcomm is not available");
     MPI_Comm_rank(MPI_COMM_WORLD, &wr);
     MPI_Comm_size(MPI_COMM_WORLD, &ws);
     int mine = 2 + wr % 2, first = 0, total = 0; /* 2 or 3 threads per process */
@@ -43,6 +46,14 @@ int main(int argc, char **argv)
         EPT_CHECK(sum == s * (s - 1) / 2, "allreduce %d", sum);
         EPT_OK(MPI_Comm_dup(tc, &d));
         EPT_OK(MPI_Barrier(d));
+        int is_tc = -1, dup_is_tc = -1, world_is_tc = -1;
+        EPT_OK(MPIX_Comm_test_threadcomm(tc, &is_tc));
+        EPT_OK(MPIX_Comm_test_threadcomm(d, &dup_is_tc));
+        EPT_OK(MPIX_Comm_test_threadcomm(MPI_COMM_WORLD, &world_is_tc));
+        EPT_CHECK(is_tc == 1 && dup_is_tc == 0 && world_is_tc == 0,
+                  "MPIX_Comm_test_threadcomm: %d for the thread communicator, %d for its dup, %d for "
+                  "MPI_COMM_WORLD",
+                  is_tc, dup_is_tc, world_is_tc);
         EPT_OK(MPI_Comm_free(&d));
         EPT_OK(MPIX_Threadcomm_finish(tc));
     }

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# `make check-debian13`: the second platform.  Makes a Debian 13 ("trixie")
+# root with debootstrap (MPICH 4.2.1, UCX 1.18: Debian's current stable),
+# puts the committed tree in it, and runs there the README's two commands as
+# a new user would: the first installs the packages, builds and runs the
+# demo; the second builds and runs all tests.  Needs root and Debian's
+# registry.  The root stays in the build tree (debian13-root/) and is used
+# again by the next run; EPMPI_DEBIAN13_TESTS=0 stops after the demo.
+set -euo pipefail
+srcdir=$(cd "${EP_SRCDIR:-$(dirname "$0")/..}" && pwd)
+root=${EPMPI_DEBIAN13_ROOT:-$PWD/debian13-root}
+mirror=${EPMPI_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+
+fail() {
+    echo "check-debian13: $*" >&2
+    exit 1
+}
+[ "$(id -u)" = 0 ] || fail "needs root (debootstrap and chroot)"
+command -v debootstrap >/dev/null || fail "needs debootstrap: apt-get install debootstrap"
+
+readme_command() { # the command after README.md's line $1
+    awk -v head="$1" 'index($0, head) == 1 { found = 1; next } found && /^    / { sub(/^    /, ""); print; exit }' \
+        "$srcdir/README.md"
+}
+build_cmd=$(readme_command "Build everything and run the demo")
+test_cmd=$(readme_command "Build and run all tests:")
+[ -n "$build_cmd" ] && [ -n "$test_cmd" ] || fail "README.md lacks its two commands"
+
+# Bind mounts go before anything runs inside and always come off: nothing
+# may delete the root while the host's /dev is mounted in it.
+mounted=()
+unmount_all() {
+    local i
+    for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do
+        umount -l "${mounted[i]}" 2>/dev/null || true
+    done
+    mounted=()
+}
+trap unmount_all EXIT
+
+start=$(date +%s)
+if [ ! -x "$root/usr/bin/apt-get" ] || [ ! -f "$root/.debootstrap-done" ]; then
+    [ -e "$root" ] && ! mountpoint -q "$root/proc" && rm -rf --one-file-system "$root"
+    echo "== debootstrap trixie $root ($mirror)"
+    debootstrap --variant=minbase trixie "$root" "$mirror" >"$PWD/debian13-debootstrap.log" 2>&1 ||
+        {
+            tail -n 20 "$PWD/debian13-debootstrap.log"
+            fail "debootstrap failed (log: debian13-debootstrap.log)"
+        }
+    touch "$root/.debootstrap-done"
+    echo "== debootstrap took $(($(date +%s) - start))s"
+fi
+for d in proc sys dev dev/shm; do
+    mkdir -p "$root/$d"
+    mountpoint -q "$root/$d" || {
+        mount --bind "/$d" "$root/$d"
+        mounted+=("$root/$d")
+    }
+done
+
+# The committed tree (as CI's clone has it), fresh each time.
+rm -rf --one-file-system "$root/root/epmpi"
+mkdir -p "$root/root/epmpi"
+if git -C "$srcdir" rev-parse --git-dir >/dev/null 2>&1; then
+    git -C "$srcdir" archive HEAD | tar -x -C "$root/root/epmpi"
+else # a release tarball's tree
+    (cd "$srcdir" && tar -c --exclude=./debian13-root .) | tar -x -C "$root/root/epmpi"
+fi
+
+inside() {
+    chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+        LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive ${EPMPI_TEST_HUGE:+EPMPI_TEST_HUGE=$EPMPI_TEST_HUGE} \
+        /bin/bash -c "cd /root/epmpi && $1"
+}
+echo "== Debian 13: $(inside 'cat /etc/debian_version')"
+echo "== README build command: $build_cmd"
+start=$(date +%s)
+inside "$build_cmd"
+echo "== MPICH $(inside 'mpichversion | sed -n "s/^MPICH Version: *//p"'), built and demo run in $(($(date +%s) - start))s"
+[ "${EPMPI_DEBIAN13_TESTS:-1}" = 0 ] && exit 0
+echo "== README test command: $test_cmd"
+start=$(date +%s)
+status=0
+inside "$test_cmd" || status=$?
+echo "== make check on Debian 13 took $(($(date +%s) - start))s"
+if [ $status -ne 0 ]; then
+    awk '/^(FAIL|ERROR): /, 0' "$root/root/epmpi/test-suite.log" 2>/dev/null | tail -n 150
+    fail "the tests failed on Debian 13"
+fi
+echo "== check-debian13 passed"

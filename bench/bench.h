@@ -35,6 +35,7 @@ struct bench_opts {
     int batches;                 /* timed batches per measurement; the median is reported */
     int window;                  /* rate: messages outstanding per window */
     int dup;                     /* --comm dup */
+    int threadcomm;              /* --comm threadcomm */
 };
 
 /* The threads of one process that take part, and what they share.  In dup

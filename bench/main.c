@@ -17,6 +17,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* MPICH 4.2's thread communicators (or epmpi's): absent from older MPICH. */
+int MPIX_Threadcomm_init(MPI_Comm comm, int num_threads, MPI_Comm *newcomm);
+int MPIX_Threadcomm_start(MPI_Comm threadcomm);
+int MPIX_Threadcomm_finish(MPI_Comm threadcomm);
+int MPIX_Threadcomm_free(MPI_Comm *threadcomm);
+#pragma weak MPIX_Threadcomm_init
+#pragma weak MPIX_Threadcomm_start
+#pragma weak MPIX_Threadcomm_finish
+#pragma weak MPIX_Threadcomm_free
+
 static const struct {
     const char *name;
     void (*run)(const struct party *p, const struct bench_opts *o);
@@ -32,7 +42,7 @@ static const struct {
 static void usage(FILE *f)
 {
     fprintf(f, "usage: epmpi-bench [--case LIST] [--sizes LIST] [--iters N] [--time MS] [--batches B]\n"
-               "                   [--window W] [--comm world|dup] | --help | --version\n"
+               "                   [--window W] [--comm world|dup|threadcomm] | --help | --version\n"
                "\n"
                "Runs under mpiexec, as plain MPI or with epmpi preloaded (epmpiexec -t T).\n"
                "  --case LIST     comma-separated, in order (default pingpong):\n"
@@ -81,6 +91,9 @@ static void usage(FILE *f)
                "                  per thread under epmpi world mode, else run 1 thread per process\n"
                "  --comm dup      plain MPI_THREAD_MULTIPLE: thread t of each process uses its\n"
                "                  own MPI_Comm_dup t of MPI_COMM_WORLD (pingpong, rate, memcpy)\n"
+               "  --comm threadcomm  every OpenMP thread is a rank of one thread communicator\n"
+               "                  (MPIX_Threadcomm_init: MPICH 4.2's own, or epmpi's when preloaded;\n"
+               "                  pingpong, rate, coll)\n"
                "Threads: OMP_NUM_THREADS.  Output: '# comment' lines and result lines\n"
                "\"case metric size value unit\", printed by rank 0.\n");
 }
@@ -167,9 +180,10 @@ static int parse_args(int argc, char **argv, struct bench_opts *o, int *run)
             o->window = (int)parse_long(optarg, "--window", 1, 1 << 16);
             break;
         case 'm':
-            if (strcmp(optarg, "world") && strcmp(optarg, "dup"))
-                bad_usage("--comm is world or dup, not '%s'", optarg);
+            if (strcmp(optarg, "world") && strcmp(optarg, "dup") && strcmp(optarg, "threadcomm"))
+                bad_usage("--comm is world, dup or threadcomm, not '%s'", optarg);
             o->dup = strcmp(optarg, "dup") == 0;
+            o->threadcomm = strcmp(optarg, "threadcomm") == 0;
             break;
         case 'h':
             usage(stdout);
@@ -186,8 +200,9 @@ static int parse_args(int argc, char **argv, struct bench_opts *o, int *run)
     if (nrun == 0)
         run[nrun++] = 0; /* pingpong */
     for (int i = 0; i < nrun; i++)
-        if (o->dup && !cases[run[i]].dup_ok)
-            bad_usage("case %s does not run with --comm dup", cases[run[i]].name);
+        if ((o->dup && !cases[run[i]].dup_ok) || (o->threadcomm && cases[run[i]].run != case_pingpong &&
+                                                  cases[run[i]].run != case_rate && cases[run[i]].run != case_coll))
+            bad_usage("case %s does not run with this --comm", cases[run[i]].name);
     return nrun;
 }
 
@@ -567,9 +582,12 @@ static void header(const struct team *t, const struct bench_opts *o)
     const char *ep = getenv("EPMPI_ENDPOINTS");
     int epmpi = dlsym(RTLD_DEFAULT, "MPI_Comm_create_endpoints") != NULL;
     printf("# epmpi-bench %s on %s\n", PACKAGE_VERSION, lib);
-    printf("# --comm %s, %d parties, threads per process: %d, %s%s%s\n", o->dup ? "dup" : "world", t->nparties,
-           t->nthreads, epmpi ? "epmpi preloaded" : "without epmpi", epmpi && ep ? ", EPMPI_ENDPOINTS=" : "",
-           epmpi && ep ? ep : "");
+    printf("# --comm %s, %d parties, threads per process: %d, %s%s%s\n",
+           o->dup          ? "dup"
+           : o->threadcomm ? "threadcomm"
+                           : "world",
+           t->nparties, t->nthreads, epmpi ? "epmpi preloaded" : "without epmpi",
+           epmpi && ep ? ", EPMPI_ENDPOINTS=" : "", epmpi && ep ? ep : "");
     fflush(stdout);
 }
 
@@ -597,9 +615,17 @@ int main(int argc, char **argv)
         for (int t = 0; t < team.nthreads; t++)
             MPI_Comm_dup(MPI_COMM_WORLD, &dups[t]);
     }
+    MPI_Comm tc = MPI_COMM_NULL;
+    if (o.threadcomm) {
+        if (!MPIX_Threadcomm_init) {
+            fprintf(stderr, "epmpi-bench: --comm threadcomm needs MPIX_Threadcomm_init (MPICH 4.2 or epmpi)\n");
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        MPIX_Threadcomm_init(MPI_COMM_WORLD, team.nthreads, &tc);
+    }
     /* Under world mode, outside the parallel region the main thread is
      * endpoint 0 of its process and world_size counts every endpoint. */
-    team.nparties = o.dup ? world_size * team.nthreads : world_size;
+    team.nparties = o.dup || o.threadcomm ? world_size * team.nthreads : world_size;
     if (world_rank == 0)
         header(&team, &o);
 #pragma omp parallel num_threads(team.nthreads)
@@ -607,13 +633,17 @@ int main(int argc, char **argv)
         struct party p = {&team, MPI_COMM_WORLD, 0, 0, omp_get_thread_num(), 0};
         if (o.dup)
             p.comm = dups[p.thread];
+        if (o.threadcomm) {
+            MPIX_Threadcomm_start(tc);
+            p.comm = tc;
+        }
         MPI_Comm_rank(p.comm, &p.rank);
         MPI_Comm_size(p.comm, &p.size);
-        p.id = o.dup ? p.thread * p.size + p.rank : p.rank;
+        p.id = o.dup ? p.thread * p.size + p.rank : p.rank; /* a thread communicator's ranks are all parties */
         thread_rank[p.thread] = p.rank;
 #pragma omp barrier
         /* Without endpoints, threads sharing MPI_COMM_WORLD share a rank. */
-        if (!o.dup && p.thread == 0)
+        if (!o.dup && !o.threadcomm && p.thread == 0)
             for (int t = 1; t < team.nthreads; t++)
                 if (thread_rank[t] == p.rank)
                     party_fail(&p,
@@ -622,7 +652,11 @@ int main(int argc, char **argv)
                                t, p.rank);
         for (int i = 0; i < nrun; i++)
             cases[run[i]].run(&p, &o);
+        if (o.threadcomm)
+            MPIX_Threadcomm_finish(tc);
     }
+    if (o.threadcomm)
+        MPIX_Threadcomm_free(&tc);
     for (int t = 0; o.dup && t < team.nthreads; t++)
         MPI_Comm_free(&dups[t]);
     free(dups);

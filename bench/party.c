@@ -12,8 +12,8 @@
 
 void party_barrier(const struct party *p)
 {
-    if (!p->team->dup) {
-        MPI_Barrier(MPI_COMM_WORLD);
+    if (!p->team->dup) { /* every party a rank of comm (MPI_COMM_WORLD or a thread communicator) */
+        MPI_Barrier(p->comm);
         return;
     }
 #pragma omp barrier
@@ -26,7 +26,7 @@ double party_max(const struct party *p, double x)
 {
     struct team *t = p->team;
     if (!t->dup) {
-        MPI_Allreduce(MPI_IN_PLACE, &x, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        MPI_Allreduce(MPI_IN_PLACE, &x, 1, MPI_DOUBLE, MPI_MAX, p->comm);
         return x;
     }
     t->slot[p->thread] = x;

@@ -17,6 +17,11 @@
 #       (MPI_THREAD_MULTIPLE, each thread on its own MPI_Comm_dup): rate
 #   5a  1 process x 2 endpoints vs 2 MPICH processes: coll
 #   5b  2 processes x 2 endpoints vs 4 MPICH processes: coll
+#   7   1 process x 2 threads of a thread communicator (MPIX_Threadcomm_*):
+#       epmpi's (preloaded) vs MPICH's own, the same program: pingpong
+#       (8 B, 1 MiB), rate (8 B), coll
+#   8   the same with 2 processes x 2 threads
+#   (7 and 8 only where MPICH has thread communicators: 4.2 and later)
 # and once per repetition the machine's limits inside a process: memcpy
 # bandwidth (one thread, and two threads copying a half each), the one-way handoff time between two threads and
 # their streaming rate through a ring of 64-byte slots; and between two
@@ -35,7 +40,7 @@ usage() {
     cat <<USAGE
 usage: run-bench.sh [--reps N] [--configs "1 2 3 4 5 6"] [--out DIR] [--no-plots] [--plots-only] [--smoke]
   --reps N      alternations of each pair of runs (default 7)
-  --configs L   which configurations (1 2 3 4 5 6, or 5a 5b; default all)
+  --configs L   which configurations (1 2 3 4 5 6 7 8, or 5a 5b; default all)
   --out DIR     where latest.csv, table.md and the plots go (default bench/results)
   --no-plots    no PNG plots
   --plots-only  measure nothing: draw the plots again from DIR/latest.csv
@@ -47,7 +52,7 @@ USAGE
 }
 
 REPS=${BENCH_REPS:-7}
-CONFIGS=${BENCH_CONFIGS:-1 2 3 4 5 6}
+CONFIGS=${BENCH_CONFIGS:-1 2 3 4 5 6 7 8}
 OUT=${BENCH_OUT:-}
 PROG=${BENCH_PROG:-$(pwd)/epmpi-bench}
 LIB=${BENCH_LIB:-$(pwd)/.libs/libepmpi.so}
@@ -58,7 +63,7 @@ PLOTS=1
 REPLOT=0
 SMOKE=0
 [ -n "$REPS" ] || REPS=7
-[ -n "$CONFIGS" ] || CONFIGS="1 2 3 4 5 6"
+[ -n "$CONFIGS" ] || CONFIGS="1 2 3 4 5 6 7 8"
 
 while [ $# -gt 0 ]; do
     case $1 in
@@ -104,7 +109,9 @@ CONFIG_TABLE='1 world:1:2 mpich:2 pingpong,rate,calls,rma,create
 4 world:2:2 mt:2:2 rate
 5a world:1:2 mpich:2 coll
 5b world:2:2 mpich:4 coll
-6 engine:2:1 mpich:2 pingpong,rate@8+4096'
+6 engine:2:1 mpich:2 pingpong,rate@8+4096
+7 tc:1:2 mpichtc:1:2 pingpong@8+1048576,rate@8,coll
+8 tc:2:2 mpichtc:2:2 pingpong@8+1048576,rate@8,coll'
 [ "$SMOKE" = 1 ] && CONFIG_TABLE='1 world:1:2 mpich:2 pingpong,rma'
 
 describe() {
@@ -115,6 +122,8 @@ describe() {
         preload:*) echo "epmpi preloaded without world mode: ${1#preload:} processes" ;;
         mpich:*) echo "MPICH: ${1#mpich:} processes" ;;
         mt:*) p=${1#mt:}; echo "MPICH: ${p%%:*} processes x ${1##*:} threads (THREAD_MULTIPLE; a dup per thread)" ;;
+        tc:*) p=${1#tc:}; echo "epmpi's thread communicator: ${p%%:*} process(es) x ${1##*:} threads" ;;
+        mpichtc:*) p=${1#mpichtc:}; echo "MPICH's own thread communicator: ${p%%:*} process(es) x ${1##*:} threads" ;;
     esac
 }
 
@@ -126,6 +135,11 @@ launch() {
         mt:*) p=${shape#mt:}
               set -- -n "${p%%:*}" -genv OMP_NUM_THREADS "${shape##*:}" "$PROG" --comm dup "$@" ;;
         preload:*) set -- -n "${shape#preload:}" -genv OMP_NUM_THREADS 1 -genv LD_PRELOAD "$PRELOAD" "$PROG" "$@" ;;
+        tc:*) p=${shape#tc:}
+              set -- -n "${p%%:*}" -genv OMP_NUM_THREADS "${shape##*:}" -genv LD_PRELOAD "$PRELOAD" "$PROG" \
+                  --comm threadcomm "$@" ;;
+        mpichtc:*) p=${shape#mpichtc:}
+              set -- -n "${p%%:*}" -genv OMP_NUM_THREADS "${shape##*:}" "$PROG" --comm threadcomm "$@" ;;
         world:*|engine:*) p=${shape#*:}; t=${shape##*:}; path=auto
                  [ "${shape%%:*}" = world ] || path=engine
                  set -- -n "${p%%:*}" -genv OMP_NUM_THREADS "$t" -genv EPMPI_ENDPOINTS "$t" \
@@ -136,6 +150,16 @@ launch() {
     # below reads its configurations from stdin
     timeout -k 5 "$TIMEOUT" "$MPIEXEC" ${BENCH_HOSTS:+-hosts "$BENCH_HOSTS"} "$@" $PROG_ARGS < /dev/null
 }
+
+# Configurations 7 and 8 need MPICH's own thread communicators (4.2 and
+# later): the MPI library the program is linked with must export them.
+mpich_lib=$(ldd "$PROG" 2>/dev/null | awk '/libmpi(ch)?\.so/ { print $3; exit }')
+if [ -z "$mpich_lib" ] || ! nm -D --defined-only "$mpich_lib" 2>/dev/null | grep -q ' MPIX_Threadcomm_init$'; then
+    case " $CONFIGS " in
+        *" 7 "*|*" 8 "*) echo "== configurations 7 and 8 skipped: this MPICH has no thread communicators of its own" ;;
+    esac
+    CONFIG_TABLE=$(echo "$CONFIG_TABLE" | grep -v '^[78] ')
+fi
 
 # The selected configurations: "5" selects 5a and 5b.
 selected=$(echo "$CONFIG_TABLE" | while read -r id rest; do
@@ -336,6 +360,9 @@ function target(c, cs, m, s) {
     if (c == "6" && m == "bandwidth" && (s == 1048576 || s == 4194304)) return ">= 0.97"
     if (c == "5a") return "<= 0.5"
     if (c == "5b") return "<= 1"
+    # Thread communicators: epmpi faster than MPICH 4.2 own on every row.
+    if ((c == "7" || c == "8") && (m == "latency" || cs == "coll")) return "<= 1"
+    if (c == "7" || c == "8") return ">= 1"
     return ""
 }
 function csvq(s) { return "\"" s "\"" }

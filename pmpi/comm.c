@@ -232,24 +232,28 @@ ENTRY_API int MPIX_Threadcomm_init(MPI_Comm comm, int num_threads, MPI_Comm *new
     return MPI_SUCCESS;
 }
 
-/* Start and finish mark the parallel region; the handle resolves to the
- * calling thread's endpoint whenever it is used, so they only check it. */
-static int threadcomm_check(const char *call, MPI_Comm threadcomm)
+/* Start and finish bracket a thread's use of the handle: start makes the
+ * calling thread (of any kind) one of the endpoints, finish lets it go;
+ * both wait for all the process's threads of the communicator. */
+static int threadcomm_step(const char *call, MPI_Comm threadcomm, ep_status_t (*step)(ep_threadcomm_t *))
 {
-    ep_endpoint_t *ep;
-    if (!ep_threadcomm_get(threadcomm))
+    ep_threadcomm_t *tc = ep_threadcomm_get(threadcomm);
+    if (!tc)
         return entry_raise(NULL, call, MPI_ERR_COMM, "0x%x is not a thread communicator", (unsigned)threadcomm);
-    return entry_endpoint(call, threadcomm, &ep);
+    ep_status_t st = step(tc);
+    if (st)
+        return entry_raise(NULL, call, ep_status_class(st), "%s", ep_status_take_text(st));
+    return MPI_SUCCESS;
 }
 
 ENTRY_API int MPIX_Threadcomm_start(MPI_Comm threadcomm)
 {
-    return threadcomm_check("MPIX_Threadcomm_start", threadcomm);
+    return threadcomm_step("MPIX_Threadcomm_start", threadcomm, ep_threadcomm_start);
 }
 
 ENTRY_API int MPIX_Threadcomm_finish(MPI_Comm threadcomm)
 {
-    return threadcomm_check("MPIX_Threadcomm_finish", threadcomm);
+    return threadcomm_step("MPIX_Threadcomm_finish", threadcomm, ep_threadcomm_finish);
 }
 
 ENTRY_API int MPIX_Threadcomm_free(MPI_Comm *threadcomm)
@@ -264,8 +268,9 @@ ENTRY_API int MPIX_Threadcomm_free(MPI_Comm *threadcomm)
 }
 
 /* MPICH 4.2's question, answered on every MPICH: true for the handle
- * MPIX_Threadcomm_init gave (not for communicators derived from it, which
- * are each thread's own endpoint communicators). */
+ * MPIX_Threadcomm_init gave, inside or outside start / finish (not for
+ * communicators derived from it, which are each thread's own endpoint
+ * communicators). */
 ENTRY_API int MPIX_Comm_test_threadcomm(MPI_Comm comm, int *flag)
 {
     static const char call[] = "MPIX_Comm_test_threadcomm";
@@ -282,13 +287,13 @@ ENTRY_API int MPIX_Comm_test_threadcomm(MPI_Comm comm, int *flag)
         return MPI_SUCCESS;
 #endif
     }
-    ep_endpoint_t *ep;
-    int rc = entry_endpoint(call, comm, &ep);
+    ep_endpoint_t *ep = NULL;
+    int rc = ep_threadcomm_get(comm) ? MPI_SUCCESS : entry_endpoint(call, comm, &ep);
     if (rc)
         return rc;
     if (!flag)
         return entry_raise(ep, call, MPI_ERR_ARG, "flag pointer is NULL");
-    *flag = ep_threadcomm_get(comm) != NULL;
+    *flag = ep == NULL;
     return MPI_SUCCESS;
 }
 

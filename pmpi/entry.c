@@ -278,15 +278,12 @@ int entry_endpoint_any(const char *call, MPI_Comm c, ep_endpoint_t **out)
     if (!ep) {
         /* A thread communicator: the calling thread's endpoint of it. */
         ep_threadcomm_t *tc = ep_threadcomm_get(c);
-        if (tc) {
-            int t = ep_thread_index();
-            if (t >= tc->nthreads) {
-                *out = NULL;
-                return entry_raise(NULL, call, MPI_ERR_COMM,
-                                   "thread %d is not part of thread communicator 0x%x (made for %d threads)", t,
-                                   (unsigned)c, tc->nthreads);
-            }
-            ep = ep_endpoint_get(tc->eps[t]);
+        if (tc && !(ep = ep_threadcomm_mine(tc))) {
+            *out = NULL;
+            return entry_raise(NULL, call, MPI_ERR_COMM,
+                               "this thread is not inside thread communicator 0x%x: call MPIX_Threadcomm_start "
+                               "first (and MPIX_Threadcomm_finish last)",
+                               (unsigned)c);
         }
     }
     *out = ep;

@@ -55,7 +55,8 @@ if [ ! -f "$src/runtests" ]; then
     # shellcheck disable=SC2086
     (cd "$cache" && apt-get -qq $o update && apt-get -qq $o source --download-only mpich) > "$cache/apt.log" 2>&1 ||
         skip "apt-get source mpich failed (see $cache/apt.log)"
-    tarball=$(ls "$cache"/mpich_"$version"*.orig.tar.* 2>/dev/null | head -n 1)
+    # (Debian 13's is mpich_4.3.0+really4.2.1: the version is in the name.)
+    tarball=$(ls "$cache"/mpich_*"$version"*.orig.tar.* 2>/dev/null | head -n 1)
     [ -n "$tarball" ] || fail "the source package is not MPICH $version: $(ls "$cache")"
     (cd "$cache" && tar -xf "$tarball" "mpich-$version/test/mpi") || fail "cannot unpack $tarball"
     echo "== mpich-suite: configuring the tests"

@@ -37,6 +37,7 @@ unmount_all() {
     mounted=()
 }
 trap unmount_all EXIT
+trap 'unmount_all; exit 1' INT TERM HUP
 
 start=$(date +%s)
 if [ ! -x "$root/usr/bin/apt-get" ] || [ ! -f "$root/.debootstrap-done" ]; then
@@ -87,4 +88,6 @@ if [ $status -ne 0 ]; then
     awk '/^(FAIL|ERROR): /, 0' "$root/root/epmpi/test-suite.log" 2>/dev/null | tail -n 150
     fail "the tests failed on Debian 13"
 fi
+grep -q "^:test-result: PASS" "$root/root/epmpi/test/mpi/f_f08.trs" 2>/dev/null ||
+    fail "the Fortran tests did not run on Debian 13 (is gfortran in the README's packages?)"
 echo "== check-debian13 passed"

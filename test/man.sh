@@ -21,12 +21,12 @@ check epmpiexec.1 "epmpiexec - run an MPI program" "--endpoints" "EPMPI_STATS_FI
     "--dry-run" "EPMPI_UCX_TLS=tcp,self"
 check MPI_Comm_create_endpoints.3 "MPIX_Comm_create_endpoints - give a process" "my_num_ep" \
     "MPI_ERR_ENDPOINTS" "SEE ALSO"
-check MPIX_Threadcomm_init.3 "MPIX_Threadcomm_free - one communicator handle" "num_threads" \
-    "MPI_ERR_COMM" "MPIX_Threadcomm_finish(tc);"
+check MPIX_Threadcomm_init.3 "MPIX_Comm_test_threadcomm - one communicator" "num_threads" \
+    "MPI_ERR_COMM" "MPIX_Threadcomm_finish(tc);" "threads arrive" "POSIX threads"
 # The other thread-communicator pages are links to that one, as man finds them.
-for f in start finish free; do
-    grep -qx '.so man3/MPIX_Threadcomm_init.3' "$src/man/MPIX_Threadcomm_$f.3" ||
-        { echo "FAIL: man/MPIX_Threadcomm_$f.3 is not a link to MPIX_Threadcomm_init.3"; status=1; }
+for f in Threadcomm_start Threadcomm_finish Threadcomm_free Comm_test_threadcomm; do
+    grep -qx '.so man3/MPIX_Threadcomm_init.3' "$src/man/MPIX_$f.3" ||
+        { echo "FAIL: man/MPIX_$f.3 is not a link to MPIX_Threadcomm_init.3"; status=1; }
 done
 rm -f man-warn.tmp
 exit $status

@@ -327,13 +327,20 @@ ENTRY_API int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
     return testall_endpoints(count, array_of_requests, flag, array_of_statuses);
 }
 
-/* One pass of Testany: 1 when it settled (*index set). */
-static int any_pass(const char *call, int count, MPI_Request reqs[], int *index, MPI_Status *status, int *code)
+/* What the any/some passes do with one request: try_complete_active, or
+ * for MPI 4.1's get_status calls status_peek, which frees nothing. */
+typedef int (*request_step_fn)(const char *call, MPI_Request *h, MPI_Status *st, int multi, int *code,
+                               ep_endpoint_t **owner);
+
+/* One pass of Testany (or Waitany, Request_get_status_any): 1 when it
+ * settled (*index set). */
+static int any_pass(const char *call, int count, MPI_Request reqs[], int *index, MPI_Status *status, int *code,
+                    request_step_fn step)
 {
     int active = 0;
     *code = MPI_SUCCESS;
     for (int i = 0; i < count; i++) {
-        int done = try_complete_active(call, &reqs[i], status, 0, code, NULL);
+        int done = step(call, &reqs[i], status, 0, code, NULL);
         if (done < 0)
             continue;
         active = 1;
@@ -353,7 +360,7 @@ static int any_pass(const char *call, int count, MPI_Request reqs[], int *index,
 ENTRY_ENDPOINT_PATH int waitany_endpoints(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
 {
     int code;
-    EP_WAIT_UNTIL(any_pass("MPI_Waitany", count, array_of_requests, index, status, &code));
+    EP_WAIT_UNTIL(any_pass("MPI_Waitany", count, array_of_requests, index, status, &code, try_complete_active));
     return code;
 }
 
@@ -369,7 +376,7 @@ ENTRY_ENDPOINT_PATH int testany_endpoints(int count, MPI_Request array_of_reques
 {
     int code;
     ep_progress();
-    *flag = any_pass("MPI_Testany", count, array_of_requests, index, status, &code);
+    *flag = any_pass("MPI_Testany", count, array_of_requests, index, status, &code, try_complete_active);
     if (!*flag)
         *index = MPI_UNDEFINED;
     return code;
@@ -382,16 +389,17 @@ ENTRY_API int MPI_Testany(int count, MPI_Request array_of_requests[], int *index
     return testany_endpoints(count, array_of_requests, index, flag, status);
 }
 
-/* One pass of Testsome: 1 when it settled. */
+/* One pass of Testsome (or Waitsome, Request_get_status_some): 1 when it
+ * settled. */
 static int some_pass(const char *call, int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[],
-                     multi_err_t *m)
+                     multi_err_t *m, request_step_fn step)
 {
     int active = 0, k = 0;
     for (int i = 0; i < n; i++) {
         ep_endpoint_t *owner;
         int code;
         MPI_Status *st = status_at(sts, k);
-        int done = try_complete_active(call, &reqs[i], st, 1, &code, &owner);
+        int done = step(call, &reqs[i], st, 1, &code, &owner);
         if (done < 0)
             continue;
         active = 1;
@@ -408,8 +416,8 @@ ENTRY_ENDPOINT_PATH int waitsome_endpoints(int incount, MPI_Request array_of_req
                                            int array_of_indices[], MPI_Status array_of_statuses[])
 {
     multi_err_t m = {0};
-    EP_WAIT_UNTIL(
-        some_pass("MPI_Waitsome", incount, array_of_requests, outcount, array_of_indices, array_of_statuses, &m));
+    EP_WAIT_UNTIL(some_pass("MPI_Waitsome", incount, array_of_requests, outcount, array_of_indices, array_of_statuses,
+                            &m, try_complete_active));
     return multi_result(&m, "MPI_Waitsome");
 }
 
@@ -426,7 +434,8 @@ ENTRY_ENDPOINT_PATH int testsome_endpoints(int incount, MPI_Request array_of_req
 {
     multi_err_t m = {0};
     ep_progress();
-    some_pass("MPI_Testsome", incount, array_of_requests, outcount, array_of_indices, array_of_statuses, &m);
+    some_pass("MPI_Testsome", incount, array_of_requests, outcount, array_of_indices, array_of_statuses, &m,
+              try_complete_active);
     return multi_result(&m, "MPI_Testsome");
 }
 
@@ -645,34 +654,31 @@ ENTRY_ENDPOINT_PATH int parrived_ep(MPI_Request request, int partition, int *fla
 #if HAVE_DECL_MPI_REQUEST_GET_STATUS_ALL
 /* ---- MPI 4.1: the status of several requests, none of them freed ----------- */
 
-/* One request's part: 1 when it is complete (its status in *st, its error
- * in *code: raised unless multi, as entry_finish does), 0 when pending, -1
- * when null or inactive (an empty status).  A classic request is asked of
+/* try_complete_active without completing: the same answers and status, the
+ * request left as it is.  A classic request is asked of
  * PMPI_Request_get_status, which cannot tell an inactive persistent request
  * from a complete one: it counts as complete. */
-static int status_peek(const char *call, MPI_Request h, MPI_Status *st, int multi, int *code, ep_endpoint_t **owner)
+static int status_peek(const char *call, MPI_Request *h, MPI_Status *st, int multi, int *code, ep_endpoint_t **owner)
 {
     *code = MPI_SUCCESS;
-    *owner = NULL;
-    if (h == MPI_REQUEST_NULL) {
-        status_empty(st);
+    if (owner)
+        *owner = NULL;
+    if (*h == MPI_REQUEST_NULL)
         return -1;
-    }
-    if (!ep_request_handle_is_ep(h)) {
+    if (!ep_request_handle_is_ep(*h)) {
         int flag = 0;
-        *code = PMPI_Request_get_status(h, &flag, st);
+        *code = PMPI_Request_get_status(*h, &flag, st);
         return flag || *code != MPI_SUCCESS;
     }
-    ep_request_t *r = ep_request_get(h);
+    ep_request_t *r = ep_request_get(*h);
     if (!r) {
-        *code = bad_request(call, h);
+        *code = bad_request(call, *h);
         return 1;
     }
-    *owner = r->ep;
-    if (ep_request_inactive(r)) {
-        status_empty(st);
+    if (owner)
+        *owner = r->ep;
+    if (ep_request_inactive(r))
         return -1;
-    }
     if (!ep_request_poll(r))
         return 0;
     if (r->status.MPI_ERROR != MPI_SUCCESS)
@@ -698,7 +704,8 @@ ENTRY_API int MPI_Request_get_status_all(int count, MPI_Request array_of_request
         int code;
         ep_endpoint_t *owner;
         MPI_Status *st = status_at(array_of_statuses, i);
-        status_peek(call, array_of_requests[i], st, 1, &code, &owner);
+        if (status_peek(call, &array_of_requests[i], st, 1, &code, &owner) < 0)
+            status_empty(st);
         multi_note(&m, st, code, owner);
     }
     *flag = 1;
@@ -708,29 +715,14 @@ ENTRY_API int MPI_Request_get_status_all(int count, MPI_Request array_of_request
 ENTRY_API int MPI_Request_get_status_any(int count, MPI_Request array_of_requests[], int *indx, int *flag,
                                          MPI_Status *status)
 {
-    static const char call[] = "MPI_Request_get_status_any";
     if (count <= 0 || !array_of_requests || !any_ep(count, array_of_requests))
         return PMPI_Request_get_status_any(count, array_of_requests, indx, flag, status);
-    int active = 0;
+    int code;
     ep_progress();
-    for (int i = 0; i < count; i++) {
-        int code;
-        ep_endpoint_t *owner;
-        int done = status_peek(call, array_of_requests[i], status, 0, &code, &owner);
-        if (done < 0)
-            continue;
-        active = 1;
-        if (done) {
-            *indx = i;
-            *flag = 1;
-            return code;
-        }
-    }
-    *indx = MPI_UNDEFINED;
-    *flag = !active; /* no active request: true, with an empty status */
-    if (!active)
-        status_empty(status);
-    return MPI_SUCCESS;
+    *flag = any_pass("MPI_Request_get_status_any", count, array_of_requests, indx, status, &code, status_peek);
+    if (!*flag)
+        *indx = MPI_UNDEFINED;
+    return code;
 }
 
 ENTRY_API int MPI_Request_get_status_some(int incount, MPI_Request array_of_requests[], int *outcount,
@@ -740,22 +732,8 @@ ENTRY_API int MPI_Request_get_status_some(int incount, MPI_Request array_of_requ
     if (incount <= 0 || !array_of_requests || !any_ep(incount, array_of_requests))
         return PMPI_Request_get_status_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
     multi_err_t m = {0};
-    int active = 0, k = 0;
     ep_progress();
-    for (int i = 0; i < incount; i++) {
-        int code;
-        ep_endpoint_t *owner;
-        MPI_Status *st = status_at(array_of_statuses, k);
-        int done = status_peek(call, array_of_requests[i], st, 1, &code, &owner);
-        if (done < 0)
-            continue;
-        active = 1;
-        if (done) {
-            multi_note(&m, st, code, owner);
-            array_of_indices[k++] = i;
-        }
-    }
-    *outcount = active ? k : MPI_UNDEFINED;
+    some_pass(call, incount, array_of_requests, outcount, array_of_indices, array_of_statuses, &m, status_peek);
     return multi_result(&m, call);
 }
 #endif

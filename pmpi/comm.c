@@ -288,12 +288,12 @@ ENTRY_API int MPIX_Comm_test_threadcomm(MPI_Comm comm, int *flag)
 #endif
     }
     ep_endpoint_t *ep = NULL;
-    int rc = ep_threadcomm_get(comm) ? MPI_SUCCESS : entry_endpoint(call, comm, &ep);
-    if (rc)
+    int is_threadcomm = ep_threadcomm_get(comm) != NULL, rc;
+    if (!is_threadcomm && (rc = entry_endpoint(call, comm, &ep)))
         return rc;
     if (!flag)
         return entry_raise(ep, call, MPI_ERR_ARG, "flag pointer is NULL");
-    *flag = ep == NULL;
+    *flag = is_threadcomm;
     return MPI_SUCCESS;
 }
 

@@ -1,9 +1,8 @@
 #include "comm/threadcomm.h"
 
+#include "base/wait.h"
 #include "core/attr.h"
 #include "comm/comm_create.h"
-
-#include "base/wait.h"
 
 #include <stdlib.h>
 

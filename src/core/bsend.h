@@ -9,11 +9,11 @@
 #include <stdint.h>
 
 void ep_bsend_attach(size_t size);
-/* Waits until no buffered message is in flight; returns the size attached. */
 /* Waits until the buffered messages of endpoints have left the buffer. */
 void ep_bsend_flush(void);
 /* Bytes of the endpoints' buffered messages still in the buffer. */
 size_t ep_bsend_in_flight(void);
+/* ep_bsend_flush, then forgets the buffer; returns the size attached. */
 size_t ep_bsend_detach(void);
 /* 1 when n bytes of the attached space were free and are now held; before
  * saying no, reclaims the space of buffered sends the transport has

@@ -30,11 +30,13 @@ int MPIX_Threadcomm_free(MPI_Comm *threadcomm);
 static const struct {
     const char *name;
     void (*run)(const struct party *p, const struct bench_opts *o);
-    int dup_ok; /* meaningful with --comm dup */
+    int dup_ok;        /* meaningful with --comm dup */
+    int threadcomm_ok; /* with --comm threadcomm */
 } cases[] = {
-    {"pingpong", case_pingpong, 1}, {"rate", case_rate, 1},     {"rma", case_rma, 0},         {"coll", case_coll, 0},
-    {"create", case_create, 0},     {"memcpy", case_memcpy, 1}, {"handoff", case_handoff, 1}, {"calls", case_calls, 1},
-    {"ucx", case_ucx, 0},           {"shm", case_shm, 0},
+    {"pingpong", case_pingpong, 1, 1}, {"rate", case_rate, 1, 1},     {"rma", case_rma, 0, 0},
+    {"coll", case_coll, 0, 1},         {"create", case_create, 0, 0}, {"memcpy", case_memcpy, 1, 0},
+    {"handoff", case_handoff, 1, 0},   {"calls", case_calls, 1, 0},   {"ucx", case_ucx, 0, 0},
+    {"shm", case_shm, 0, 0},
 };
 #define NCASES (int)(sizeof cases / sizeof *cases)
 #define MAX_CASE_RUNS 16
@@ -200,8 +202,7 @@ static int parse_args(int argc, char **argv, struct bench_opts *o, int *run)
     if (nrun == 0)
         run[nrun++] = 0; /* pingpong */
     for (int i = 0; i < nrun; i++)
-        if ((o->dup && !cases[run[i]].dup_ok) || (o->threadcomm && cases[run[i]].run != case_pingpong &&
-                                                  cases[run[i]].run != case_rate && cases[run[i]].run != case_coll))
+        if ((o->dup && !cases[run[i]].dup_ok) || (o->threadcomm && !cases[run[i]].threadcomm_ok))
             bad_usage("case %s does not run with this --comm", cases[run[i]].name);
     return nrun;
 }

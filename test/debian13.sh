@@ -18,12 +18,8 @@ fail() {
 [ "$(id -u)" = 0 ] || fail "needs root (debootstrap and chroot)"
 command -v debootstrap >/dev/null || fail "needs debootstrap: apt-get install debootstrap"
 
-readme_command() { # the command after README.md's line $1
-    awk -v head="$1" 'index($0, head) == 1 { found = 1; next } found && /^    / { sub(/^    /, ""); print; exit }' \
-        "$srcdir/README.md"
-}
-build_cmd=$(readme_command "Build everything and run the demo")
-test_cmd=$(readme_command "Build and run all tests:")
+build_cmd=$(sh "$srcdir/maint/readme_command.sh" "Build everything and run the demo" "$srcdir/README.md")
+test_cmd=$(sh "$srcdir/maint/readme_command.sh" "Build and run all tests:" "$srcdir/README.md")
 [ -n "$build_cmd" ] && [ -n "$test_cmd" ] || fail "README.md lacks its two commands"
 
 # Bind mounts go before anything runs inside and always come off: nothing

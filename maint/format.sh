@@ -1,5 +1,5 @@
 #!/bin/sh
-# The C sources in clang-format's style (.clang-format at the top of the
+# The C and C++ sources in clang-format's style (.clang-format at the top of the
 # tree): `maint/format.sh` rewrites them, `maint/format.sh --check` (make
 # check-format, CI) fails naming every file that would change.  Generated
 # files (*.gen.c, *.gen.inc) keep their generator's layout.  Needs clang-format
@@ -8,7 +8,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 command -v clang-format > /dev/null || { echo "format.sh: clang-format is missing (apt-get install clang-format)" >&2; exit 2; }
-files=$(git ls-files --cached --others --exclude-standard '*.c' '*.h' | grep -v '\.gen\.[ch]$')
+files=$(git ls-files --cached --others --exclude-standard '*.c' '*.cpp' '*.h' | grep -v '\.gen\.[ch]$')
 if [ "${1:-}" = --check ]; then
     bad=0
     for f in $files; do

@@ -373,12 +373,14 @@ ENTRY_ENDPOINT_PATH int comm_set_errhandler_ep(const char *call, MPI_Comm comm, 
     ENTRY_RESOLVE_EP(call, comm, ep);
     if (errhandler == MPI_ERRHANDLER_NULL)
         return entry_raise(ep, call, MPI_ERR_ARG, "errhandler is MPI_ERRHANDLER_NULL");
-    if ((comm == MPI_COMM_WORLD || comm == MPI_COMM_SELF) && !ep_thread_in_parallel()) {
-        /* Outside a parallel region the main thread speaks for the whole
-         * process, as it does for MPI_Init: all its endpoints get it. */
+    if (comm == MPI_COMM_WORLD || comm == MPI_COMM_SELF) {
+        /* The main thread speaks for the process, as it does for MPI_Init:
+         * outside a parallel region (first-call: for the endpoints no
+         * other thread holds), the endpoints of the process get it. */
         ep_endpoint_t **eps = ep_world.ep + (comm == MPI_COMM_WORLD ? 0 : ep_world.nep);
         for (int t = 0; t < ep_world.nep; t++)
-            ep_errhandler_assign(&eps[t]->errhandler, errhandler);
+            if (eps[t] == ep || ep_thread_speaks_for(t))
+                ep_errhandler_assign(&eps[t]->errhandler, errhandler);
         return MPI_SUCCESS;
     }
     ep_errhandler_assign(&ep->errhandler, errhandler);

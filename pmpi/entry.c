@@ -56,7 +56,7 @@ int entry_raise_world(int code)
 {
     if (!ep_world_mode()) /* torn down by MPI_Finalize */
         return ep_errhandler_invoke(MPI_ERRORS_ARE_FATAL, MPI_COMM_WORLD, code);
-    int t = ep_thread_index();
+    int t = ep_thread_index_peek();
     ep_endpoint_t *w = ep_world.ep[t < ep_world.nep ? t : 0];
     return ep_errhandler_invoke(w->errhandler, w->user_handle, code);
 }
@@ -266,6 +266,12 @@ int entry_endpoint_any(const char *call, MPI_Comm c, ep_endpoint_t **out)
         int t = ep_thread_index();
         if (t >= ep_world.nep) {
             *out = NULL;
+            if (ep_thread_by_call)
+                return entry_raise(NULL, call, MPI_ERR_COMM,
+                                   "this thread has no endpoint: the %d of its process (EPMPI_ENDPOINTS=%d) are held "
+                                   "by other threads (EPMPI_THREADS=first-call: a thread takes one at its first call "
+                                   "on MPI_COMM_WORLD or MPI_COMM_SELF and gives it back when it ends)",
+                                   ep_world.nep, ep_world.nep);
             return entry_raise(NULL, call, MPI_ERR_COMM,
                                "OpenMP thread %d has no endpoint: EPMPI_ENDPOINTS=%d gives each process endpoints "
                                "for threads 0 to %d only",

@@ -47,7 +47,7 @@ int entry_endpoint_any(const char *call, MPI_Comm c, ep_endpoint_t **out);
 /* The same, with the usual cases inline (every message goes through it):
  * MPI_COMM_WORLD in world mode on a thread that has an endpoint, or an
  * endpoint communicator handle, with EPMPI_STATS off. */
-static inline int entry_endpoint(const char *call, MPI_Comm c, ep_endpoint_t **out)
+static inline __attribute__((always_inline)) int entry_endpoint(const char *call, MPI_Comm c, ep_endpoint_t **out)
 {
     ep_endpoint_t *ep = NULL;
     if (c == MPI_COMM_WORLD) {

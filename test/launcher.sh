@@ -46,6 +46,11 @@ dry "--np 2 -l ./prog" --np 2 -l ./prog
 bad "-t 2" -t2 -n 1 ./prog
 bad "takes no value" --verbose=1 -n 1 ./prog
 bad "spin, yield or sleep" --wait busy -n 1 ./prog
+bad "openmp or first-call" --threads pthreads -n 1 ./prog
+bad "needs a value: openmp or first-call" --threads
+out=$("$L" --dry-run -t 2 --threads first-call -n 2 ./prog)
+case $out in *EPMPI_ENDPOINTS=2*EPMPI_THREADS=first-call*"-n 2 ./prog") echo "ok: --threads" ;;
+    *) fail "--threads first-call: $out" ;; esac
 bad "unknown option -x" -x -n 1 ./prog
 bad "no program" -n 2
 bad "needs a value" -n

@@ -18,7 +18,8 @@ check() { # page, then strings its rendered text must contain
     echo "rendered $page ($(printf '%s\n' "$out" | wc -l) lines)"
 }
 check epmpiexec.1 "epmpiexec - run an MPI program" "--endpoints" "EPMPI_STATS_FILE" "EPMPI_DEBUG" "--version" \
-    "--dry-run" "EPMPI_UCX_TLS=tcp,self"
+    "--dry-run" "EPMPI_UCX_TLS=tcp,self" \
+    "--threads RULE" "EPMPI_THREADS" "takes the lowest free"
 check MPI_Comm_create_endpoints.3 "MPIX_Comm_create_endpoints - give a process" "my_num_ep" \
     "MPI_ERR_ENDPOINTS" "SEE ALSO"
 check MPIX_Threadcomm_init.3 "MPIX_Comm_test_threadcomm - one communicator" "num_threads" \

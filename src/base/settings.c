@@ -32,6 +32,7 @@ const char *ep_config_wait_name(ep_wait_policy_t w) { return wait_names[w]; }
 static const char *const transport_names[] = {"auto", "ucx", "mpi"};
 static const char *const p2p_path_names[] = {"auto", "engine", "mpich"};
 static const char *const coll_algorithm_names[] = {"auto", "gathered"};
+static const char *const threads_names[] = {"openmp", "first-call"};
 
 const char *ep_config_transport_name(ep_transport_t t) { return transport_names[t]; }
 
@@ -125,6 +126,10 @@ int ep_config_load(char *err, size_t errlen)
         return -1;
     if (choice >= 0)
         c.p2p_path = (ep_p2p_path_t)choice;
+    if ((choice = parse_choice("EPMPI_THREADS", threads_names, 2, "openmp or first-call", err, errlen)) == -2)
+        return -1;
+    if (choice >= 0)
+        c.threads_by_call = choice;
     ep_config = c;
     return 0;
 }

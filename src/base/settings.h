@@ -30,6 +30,8 @@ typedef struct ep_config {
                                  (ucx.h) or MPICH (net.c, the default); auto: UCX when built
                                  with it and it starts */
     int ucx_workers;          /* EPMPI_WORKERS: UCX workers per process, 0 = the default */
+    int threads_by_call;      /* EPMPI_THREADS=first-call: a thread takes a world endpoint at its
+                                 first call (thread.h); openmp (0): OpenMP thread t is endpoint t */
     int shm;                  /* EPMPI_SHM: under UCX, messages between the processes of a node
                                  go through epmpi's inboxes in shared memory (inbox.h) */
 } ep_config_t;

@@ -97,7 +97,7 @@ ep_status_t ep_threadcomm_start(ep_threadcomm_t *tc)
                           EP_THREADCOMM_BOUND);
         return EP_ERR_OTHER;
     }
-    int t = ep_thread_in_parallel() ? ep_thread_index() : -1;
+    int t = ep_thread_omp_num();
     if (t < 0 || t >= tc->nthreads || !take(tc, t))
         for (t = 0; t < tc->nthreads && !take(tc, t); t++)
             ;

@@ -1,6 +1,8 @@
 /* World mode's communicators, made at MPI_Init (world_create.h). */
 #include "comm/world_create.h"
 
+#include "base/settings.h"
+#include "base/thread.h"
 #include "comm/comm_create.h"
 #include "core/world.h"
 
@@ -18,8 +20,10 @@ ep_status_t ep_world_init(int nep)
         return EP_ERR_NO_MEM;
     if ((rc = ep_comm_create_endpoints_classic(MPI_COMM_WORLD, nep, ep_world.comm)))
         return rc;
-    /* Endpoint t is the one MPI_COMM_WORLD means in OpenMP thread t. */
-    ep_endpoint_get(ep_world.comm[0])->comm->thread_bound = 1;
+    /* EPMPI_THREADS=openmp: endpoint t is the one MPI_COMM_WORLD means in
+     * OpenMP thread t, so a region of fewer threads cannot join a
+     * collective (diag.h). */
+    ep_endpoint_get(ep_world.comm[0])->comm->thread_bound = !ep_config.threads_by_call;
     PMPI_Comm_get_errhandler(MPI_COMM_SELF, &eh);
     for (int t = 0; t < nep; t++) {
         ep_endpoint_t *w = ep_endpoint_get(ep_world.comm[t]);
@@ -34,6 +38,7 @@ ep_status_t ep_world_init(int nep)
         ep_world.ep[nep + t] = &c->local[0];
     }
     ep_errhandler_release(eh); /* PMPI_Comm_get_errhandler's reference */
+    ep_thread_world(nep, ep_config.threads_by_call);
     ep_world.nep = nep;
     return EP_OK;
 }

@@ -30,7 +30,7 @@ static void swap_endpoints(int as, int t)
  * discarded silently by ep_world_finalize. */
 int ep_world_delete_attrs(int *failed)
 {
-    int first = MPI_SUCCESS, me = ep_thread_index(), as = me < ep_world.nep ? me : -1;
+    int first = MPI_SUCCESS, me = ep_thread_index_peek(), as = me < ep_world.nep ? me : -1;
     for (int self = 1; self >= 0; self--)
         for (int t = 0; t < ep_world.nep; t++) {
             int i = self * ep_world.nep + t;
@@ -48,6 +48,7 @@ int ep_world_delete_attrs(int *failed)
 
 void ep_world_finalize(void)
 {
+    ep_thread_world(0, 0);
     for (int t = 0; t < ep_world.nep; t++) {
         ep_endpoint_t *ep;
         if ((ep = ep_endpoint_get(ep_world.comm[t])))

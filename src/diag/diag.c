@@ -63,6 +63,19 @@ static void comm_label(const ep_endpoint_t *ep, char *buf, size_t size)
         snprintf(buf, size, "communicator 0x%x", (unsigned)ep->handle);
 }
 
+/* The calling thread, for a message: "OpenMP thread 2", "the thread of
+ * world endpoint 3" (first-call), "a non-OpenMP thread". */
+static void thread_label(char *buf, size_t size)
+{
+    int t = ep_thread_omp_num();
+    if (ep_thread_by_call && ep_thread_held)
+        snprintf(buf, size, "the thread holding world endpoint %d", ep_thread_held - 1);
+    else if (t >= 0)
+        snprintf(buf, size, "OpenMP thread %d", t);
+    else
+        snprintf(buf, size, "a thread outside any OpenMP parallel region");
+}
+
 void ep_diag_enter_slow(ep_endpoint_t *ep, const char *call)
 {
     if (ep->stats)
@@ -76,16 +89,20 @@ void ep_diag_enter_slow(ep_endpoint_t *ep, const char *call)
     }
     if (held == me || atomic_exchange(&ep->busy_warned, 1))
         return;
-    char comm[MPI_MAX_OBJECT_NAME + 32];
+    char comm[MPI_MAX_OBJECT_NAME + 32], who[64];
     const char *other = atomic_load(&ep->busy_call);
     comm_label(ep, comm, sizeof comm);
+    thread_label(who, sizeof who);
     fprintf(stderr,
             "epmpi: warning (EPMPI_DEBUG): %s: two threads block on one endpoint at the same time: rank %d of %s in "
-            "process %d is already inside %s in another thread (this one is %s thread %d). Allowed, but in world "
-            "mode usually a mistake: threads outside parallel regions and plain pthreads are endpoint 0, and the "
-            "threads of a nested region share the endpoint of their thread in the outermost region.\n",
-            call, ep_local_rank(ep), comm, ep_proc_world_rank(), other ? other : "a blocking call",
-            ep_thread_in_parallel() ? "OpenMP" : "non-OpenMP", ep_thread_index());
+            "process %d is already inside %s in another thread (this one is %s). Allowed, but in world mode "
+            "usually a mistake: %s\n",
+            call, ep_local_rank(ep), comm, ep_proc_world_rank(), other ? other : "a blocking call", who,
+            ep_thread_by_call ? "with EPMPI_THREADS=first-call each thread holds its own world endpoint, so two "
+                                "threads share an endpoint of a communicator made from one (or an explicit one)."
+                              : "threads outside parallel regions and threads that are not OpenMP threads are "
+                                "endpoint 0 (EPMPI_THREADS=first-call gives each thread its own), and the threads of "
+                                "a nested region share the endpoint of their thread in the outermost region.");
     fflush(stderr);
 }
 
@@ -99,12 +116,14 @@ void ep_diag_leave_slow(ep_endpoint_t *ep)
 
 void ep_diag_whoami(MPI_Comm comm, char *buf, size_t size)
 {
-    int n = 0, t = ep_thread_index();
+    int n = 0, t = ep_thread_index_peek();
     if (!ep_world_mode())
         n = snprintf(buf, size, "process %d", ep_proc_world_rank());
     else if (t < ep_world.nep)
         n = snprintf(buf, size, "world rank %d (process %d, endpoint %d)", ep_world.ep[t]->rank, ep_proc_world_rank(),
                      t);
+    else if (ep_thread_by_call)
+        n = snprintf(buf, size, "process %d, a thread without an endpoint", ep_proc_world_rank());
     else
         n = snprintf(buf, size, "process %d, OpenMP thread %d (no endpoint)", ep_proc_world_rank(), t);
     const ep_endpoint_t *ep = ep_comm_handle_is_ep(comm) ? ep_endpoint_get(comm) : NULL;
@@ -190,6 +209,38 @@ static void report_stuck(ep_endpoint_t *ep, ep_absent_fn *absent, const void *ar
     fflush(stderr);
 }
 
+/* EPMPI_THREADS=first-call: the absent endpoints of MPI_COMM_WORLD that
+ * no thread holds wait for a thread to take them; a warning says so
+ * (whether one will come, epmpi cannot know). */
+typedef struct {
+    ep_absent_fn *absent;
+    const void *arg;
+} unheld_t;
+
+static int absent_unheld(const void *arg, int j)
+{
+    const unheld_t *u = arg;
+    return u->absent(u->arg, j) && !ep_thread_endpoint_held(j);
+}
+
+static void report_unheld(ep_endpoint_t *ep, ep_absent_fn *absent, const void *arg)
+{
+    char eps[RANKS_TEXT], ranks[RANKS_TEXT];
+    unheld_t u = {absent, arg};
+    int n = absent_text(ep->comm, 0, absent_unheld, &u, eps, ranks);
+    if (!n)
+        return;
+    const char *call = atomic_load(&ep->busy_call);
+    fprintf(stderr,
+            "epmpi: warning: %s on MPI_COMM_WORLD (world rank %d) has waited %d s for endpoint%s %s of process %d "
+            "(world rank%s %s), which no thread holds: with EPMPI_THREADS=first-call a thread takes an endpoint at "
+            "its first call on MPI_COMM_WORLD or MPI_COMM_SELF and gives it back when it ends, so each of the "
+            "process's %d endpoints needs a running thread to call it\n",
+            call ? call : "a collective call", ep->rank, EP_WATCH_REPORT_S, n == 1 ? "" : "s", eps,
+            ep_proc_world_rank(), n == 1 ? "" : "s", ranks, ep->comm->nlocal);
+    fflush(stderr);
+}
+
 ep_status_t ep_diag_watch_slow(ep_watch_t *w, ep_endpoint_t *ep, ep_absent_fn *absent, const void *arg)
 {
     uint64_t now = ep_now_ns();
@@ -199,9 +250,12 @@ ep_status_t ep_diag_watch_slow(ep_watch_t *w, ep_endpoint_t *ep, ep_absent_fn *a
     if (waited < 500000000u)
         return EP_OK;
     ep_status_t rc = ep->comm->thread_bound ? no_thread(ep->comm, ep_thread_team_size(), absent, arg) : EP_OK;
-    if (!rc && ep_config.debug && !w->reported && waited >= EP_WATCH_REPORT_S * 1000000000ull) {
+    if (!rc && !w->reported && waited >= EP_WATCH_REPORT_S * 1000000000ull) {
         w->reported = 1;
-        report_stuck(ep, absent, arg);
+        if (ep_thread_by_call && ep->user_handle == MPI_COMM_WORLD)
+            report_unheld(ep, absent, arg);
+        if (ep_config.debug)
+            report_stuck(ep, absent, arg);
     }
     return rc;
 }

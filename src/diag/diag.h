@@ -81,10 +81,13 @@ static inline void ep_diag_leave(ep_endpoint_t *ep)
  * collective call, where a missing thread shows: called in each round of
  * the wait of endpoint ep, absent(arg, j) telling whether local endpoint
  * j has not arrived.  After half a second it checks whether the absent
- * ones can arrive at all: on MPI_COMM_WORLD in world mode (thread_bound),
+ * ones can arrive at all: on MPI_COMM_WORLD in world mode (thread_bound,
+ * EPMPI_THREADS=openmp),
  * endpoint j is OpenMP thread j's, so none beyond the caller's region (or
  * beyond endpoint 0 outside any region) can join while the caller waits.
  * Then it explains (ep_status_explain) and returns EP_ERR_NO_THREAD.
+ * Under EPMPI_THREADS=first-call it warns, once, after EP_WATCH_REPORT_S
+ * seconds on MPI_COMM_WORLD, of absent endpoints that no thread holds.
  * Under EPMPI_DEBUG it also reports, once, a wait of EP_WATCH_REPORT_S
  * seconds, naming the ranks waited for.  The first round costs nothing
  * but a counter. */

@@ -40,6 +40,11 @@
  *             MPI_COMM_WORLD is not freed (another one is): MPI_Finalize
  *             names it, once; unfreed_quiet: without EPMPI_DEBUG (legal:
  *             MPI_Finalize frees it), nothing is said;
+ *   late_thread  world 1 x 2, EPMPI_THREADS=first-call: MPI_Init's thread
+ *             calls MPI_Barrier while no other thread holds endpoint 1; a
+ *             pthread takes it 6 s later and the barrier completes: at 5 s
+ *             a warning (without EPMPI_DEBUG) names MPI_COMM_WORLD, the
+ *             endpoint no thread holds and EPMPI_THREADS=first-call;
  *   die_exit, die_abort  a process dies (_exit, abort()) while the others
  *             wait in MPI_Recv for it: the job ends with an error within
  *             its 30 s limit, not a hang. */
@@ -210,6 +215,23 @@ static void few_return(void)
     }
 }
 
+static void *late_barrier(void *arg)
+{
+    (void)arg;
+    sleep(6);
+    EPT_OK(MPI_Barrier(MPI_COMM_WORLD)); /* its first call: it takes endpoint 1 */
+    return NULL;
+}
+
+static void late_thread(void)
+{
+    pthread_t t;
+    EPT_CHECK(pthread_create(&t, NULL, late_barrier, NULL) == 0, "pthread_create");
+    EPT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    pthread_join(t, NULL);
+    printf("EPT_CHILD_OK\n");
+}
+
 static void stuck(void)
 {
 #pragma omp parallel num_threads(2)
@@ -273,6 +295,7 @@ static const struct {
     {"outside", outside},
     {"few_return", few_return},
     {"stuck", stuck},
+    {"late_thread", late_thread},
     {"unfreed", unfreed},
     {"unfreed_quiet", unfreed},
     {NULL, NULL},
@@ -289,6 +312,8 @@ static int child(const char *which, int argc, char **argv)
     }
     if (!strcmp(which, "debug") || !strcmp(which, "stuck") || !strcmp(which, "unfreed"))
         setenv("EPMPI_DEBUG", "1", 1);
+    if (!strcmp(which, "late_thread"))
+        setenv("EPMPI_THREADS", "first-call", 1);
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     if (!strncmp(which, "set:", 4)) {
         printf("EPT_CHILD_SURVIVED: MPI_Init returned with %s\n", which + 4);
@@ -340,6 +365,7 @@ static const ept_child_case cases[] = {
     BAD("EPMPI_P2P_PATH", "direct", "use auto, engine or mpich"),
     BAD("EPMPI_TRANSPORT", "verbs", "use auto, ucx or mpi"),
     BAD("EPMPI_WORKERS", "0", "a number of workers from 1 to 256"),
+    BAD("EPMPI_THREADS", "pthreads", "use openmp or first-call"),
     BAD("EPMPI_STATS_FILE", "/nonexistent/dir/stats.csv", "cannot be written"),
     {"debug", "2", 1, 2, 0, {"EPT_CHILD_OK", "MPI_Recv", RECV_BLOCKS, "EPMPI_DEBUG"}, {NULL}},
     {"debug_off", "2", 1, 2, 0, {"EPT_CHILD_OK", NULL}, {RECV_BLOCKS, NULL}},
@@ -392,6 +418,16 @@ static const ept_child_case cases[] = {
      0,
      {"EPT_CHILD_OK", "epmpi: warning (EPMPI_DEBUG): MPI_Barrier: world rank 0 (process 0, endpoint 0), rank 0 of",
       "'ocean', has waited 5 s for rank 1 of that communicator", NULL},
+     {NULL}},
+    {"late_thread",
+     "2",
+     1,
+     1,
+     0,
+     {"EPT_CHILD_OK",
+      "epmpi: warning: a collective call on MPI_COMM_WORLD (world rank 0) has waited 5 s for endpoint 1 of process 0 "
+      "(world rank 1), which no thread holds: with EPMPI_THREADS=first-call",
+      NULL},
      {NULL}},
     {"unfreed",
      "2",

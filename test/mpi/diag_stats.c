@@ -155,7 +155,8 @@ static const ept_child_case cases[] = {
      2,
      2,
      0,
-     {"epmpi " EPMPI_VERSION ": process 0 of 2: world mode on, 2 endpoints, wait yield, eager limit 16384",
+     {"epmpi " EPMPI_VERSION
+      ": process 0 of 2: world mode on, 2 endpoints, threads openmp, wait yield, eager limit 16384",
       "epmpi " EPMPI_VERSION ": process 1 of 2: world mode on, 2 endpoints",
       "collectives auto, debug on, stats off, transport ", "; MPICH Version:"},
      {NULL}},

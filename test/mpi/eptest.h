@@ -73,6 +73,27 @@ static inline int ept_require_world(void)
     return t;
 }
 
+/* MPI_Init_thread (MPI_THREAD_MULTIPLE) with what it writes to stderr
+ * (EPMPI_VERBOSE's line) caught into line[size]. */
+static inline void ept_init_caught(int *argc, char ***argv, char *line, size_t size)
+{
+    char path[] = "/tmp/epmpi-init-XXXXXX";
+    int provided, fd = mkstemp(path), saved = dup(2);
+    if (fd < 0 || saved < 0) {
+        fprintf(stderr, "FAIL: no temporary file for MPI_Init's output\n");
+        exit(1);
+    }
+    dup2(fd, 2);
+    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    ssize_t n = pread(fd, line, size - 1, 0);
+    line[n > 0 ? n : 0] = '\0';
+    close(fd);
+    unlink(path);
+}
+
 /* This process's entry in a comma-separated list argument ("1,2,3"). */
 static inline int ept_list_item(const char *list, int index)
 {

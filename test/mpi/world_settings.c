@@ -4,30 +4,15 @@
  * at MPI_Init naming the version, world mode, endpoint count and policy. */
 #include "eptest.h"
 
-#include <fcntl.h>
-
 int main(int argc, char **argv)
 {
-    int provided, T = ept_require_world();
-    char path[] = "/tmp/epmpi-verbose-XXXXXX";
+    int T = ept_require_world();
+    char line[1024], want[128];
     setenv("EPMPI_WAIT", EPT_WAIT, 1);
     setenv("EPMPI_VERBOSE", "1", 1);
-    /* Catch what MPI_Init writes to stderr. */
-    int fd = mkstemp(path), saved = dup(2);
-    EPT_CHECK(fd >= 0 && saved >= 0, "no temporary file");
-    dup2(fd, 2);
     watchdog_arm(60);
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    fflush(stderr);
-    dup2(saved, 2);
-    char line[1024] = "", want[128];
-    FILE *f = fopen(path, "r");
-    size_t n = f ? fread(line, 1, sizeof line - 1, f) : 0;
-    line[n] = '\0';
-    if (f)
-        fclose(f);
-    unlink(path);
-    snprintf(want, sizeof want, "world mode on, %d endpoints, wait %s", T, EPT_WAIT);
+    ept_init_caught(&argc, &argv, line, sizeof line);
+    snprintf(want, sizeof want, "world mode on, %d endpoints, threads openmp, wait %s", T, EPT_WAIT);
     EPT_CHECK(strstr(line, "epmpi " EPMPI_VERSION ": process") && strstr(line, want) && strstr(line, "MPICH"),
               "EPMPI_VERBOSE line '%s' lacks '%s'", line, want);
 #pragma omp parallel

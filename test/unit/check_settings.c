@@ -20,6 +20,7 @@ static void clear(void)
     unsetenv("EPMPI_STATS");
     unsetenv("EPMPI_STATS_FILE");
     unsetenv("EPMPI_SHM");
+    unsetenv("EPMPI_THREADS");
 }
 
 START_TEST(defaults)
@@ -110,6 +111,26 @@ START_TEST(p2p_path_choices)
 }
 END_TEST
 
+/* EPMPI_THREADS: openmp by default, first-call on request, nothing else. */
+START_TEST(threads_rule)
+{
+    char err[256];
+    clear();
+    ck_assert_int_eq(ep_config_load(err, sizeof err), 0);
+    ck_assert_int_eq(ep_config.threads_by_call, 0);
+    setenv("EPMPI_THREADS", "first-call", 1);
+    ck_assert_int_eq(ep_config_load(err, sizeof err), 0);
+    ck_assert_int_eq(ep_config.threads_by_call, 1);
+    setenv("EPMPI_THREADS", "openmp", 1);
+    ck_assert_int_eq(ep_config_load(err, sizeof err), 0);
+    ck_assert_int_eq(ep_config.threads_by_call, 0);
+    setenv("EPMPI_THREADS", "pthreads", 1);
+    ck_assert_int_eq(ep_config_load(err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "EPMPI_THREADS='pthreads'"));
+    ck_assert_ptr_nonnull(strstr(err, "openmp or first-call"));
+}
+END_TEST
+
 START_TEST(bad_wait_policy_lists_choices)
 {
     char err[256];
@@ -169,6 +190,7 @@ int main(void)
     tcase_add_test(tc, good_values);
     tcase_add_loop_test(tc, bad_endpoints_named, 0, (int)(sizeof bad_endpoints / sizeof *bad_endpoints));
     tcase_add_test(tc, bad_wait_policy_lists_choices);
+    tcase_add_test(tc, threads_rule);
     tcase_add_loop_test(tc, auto_or_alternative, 0, (int)(sizeof auto_or / sizeof *auto_or));
     tcase_add_test(tc, p2p_path_choices);
     tcase_add_test(tc, diagnostics);

@@ -26,25 +26,31 @@ static int engine_up;
 static void fatal_setup(const char *call, const char *msg) { ep_die(1, "%s: %s", call, msg); }
 
 /* --verbose: one line per process saying how it runs. */
+extern int omp_get_max_threads(void) __attribute__((weak));
+
 static void describe(void)
 {
     int wr = ep_proc_world_rank(), ws = ep_proc_world_size();
-    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING], world[160] = "world mode off";
     int len;
     PMPI_Get_library_version(lib, &len);
-    for (int i = 0; i < len; i++)
+    for (int i = 0; i < len; i++) {
         if (lib[i] == '\n') {
             lib[i] = '\0';
             break;
         }
+        if (lib[i] == '\t') /* MPICH's "MPICH Version:\t4.0.2" */
+            lib[i] = ' ';
+    }
+    if (ep_world_mode())
+        snprintf(world, sizeof world, "world mode on, %d endpoints, threads %s, OpenMP threads %d", ep_config.endpoints,
+                 ep_config.threads_by_call ? "first-call" : "openmp", omp_get_max_threads ? omp_get_max_threads() : 0);
     char tr[512];
     ep_ucx_describe(tr, sizeof tr);
     fprintf(stderr,
-            "epmpi %s: process %d of %d: world mode %s, %d endpoints, threads %s, wait %s, eager limit %zu, "
-            "collectives %s, debug %s, stats %s, %s; %s\n",
-            EPMPI_VERSION, wr, ws, ep_world_mode() ? "on" : "off", ep_config.endpoints,
-            ep_config.threads_by_call ? "first-call" : "openmp", ep_config_wait_name(ep_config.wait),
-            ep_config.eager_limit, ep_config.coll_gathered ? "gathered" : "auto", ep_config.debug ? "on" : "off",
+            "epmpi %s: process %d of %d: %s, wait %s, eager limit %zu, collectives %s, debug %s, stats %s, %s; %s\n",
+            EPMPI_VERSION, wr, ws, world, ep_config_wait_name(ep_config.wait), ep_config.eager_limit,
+            ep_config.coll_gathered ? "gathered" : "auto", ep_config.debug ? "on" : "off",
             ep_config.stats ? "on" : "off", tr, lib);
 }
 

@@ -30,8 +30,32 @@ bad() {
     esac
 }
 
+# The launcher of the build tree, before make install, preloads the
+# library built beside it.
+out=$(env -u EPMPI_LIBDIR "$L" --dry-run -n 1 ./prog)
+case $out in *"LD_PRELOAD=$(dirname "$L")/.libs/libepmpi.so "*) echo "ok: the build tree's library" ;;
+    *) fail "the build tree's epmpiexec without EPMPI_LIBDIR: $out" ;; esac
+
+# The launcher configure recorded is MPICH's own program, not a link that
+# another MPI's installation can switch (Debian's alternatives).
+launcher=$("$L" --dry-run -n 1 ./prog | sed 's/.*LD_PRELOAD=[^ ]* //; s/ -n 1 .*//')
+if [ -L "$launcher" ]; then
+    fail "epmpiexec runs $launcher, a link (to $(readlink -f "$launcher")): another MPI can take it over"
+else
+    echo "ok: the launcher is $launcher"
+fi
+
+# OMP_NUM_THREADS below -t: a warning (the run goes on); equal, none.
+out=$(OMP_NUM_THREADS=1 "$L" --dry-run -t 2 -n 1 ./prog 2>&1)
+case $out in *"epmpiexec: warning: OMP_NUM_THREADS=1 gives a parallel region fewer threads than the 2 endpoints"*"./prog")
+    echo "ok: OMP_NUM_THREADS below -t" ;; *) fail "OMP_NUM_THREADS=1 -t 2: $out" ;; esac
+out=$(OMP_NUM_THREADS=2 "$L" --dry-run -t 2 -n 1 ./prog 2>&1)
+case $out in *warning*) fail "OMP_NUM_THREADS=2 -t 2: $out" ;; *) echo "ok: OMP_NUM_THREADS equal to -t" ;; esac
+out=$(OMP_NUM_THREADS=1 "$L" --dry-run -t 2 --threads first-call -n 1 ./prog 2>&1)
+case $out in *warning*) fail "OMP_NUM_THREADS=1 -t 2 --threads first-call: $out" ;; *) echo "ok: first-call ignores OpenMP" ;; esac
+
 # Options after the program are the program's.
-dry "mpiexec -n 1 ./prog --verbose -t 3 --stats in.dat --help" -n 1 ./prog --verbose -t 3 --stats in.dat --help
+dry " -n 1 ./prog --verbose -t 3 --stats in.dat --help" -n 1 ./prog --verbose -t 3 --stats in.dat --help
 out=$("$L" --dry-run -n 1 ./prog --verbose -t 3 --stats in.dat)
 case $out in *EPMPI_ENDPOINTS=* | *EPMPI_VERBOSE=* | *EPMPI_STATS=*)
     fail "the program's options were taken as epmpiexec's: $out" ;; esac
@@ -42,6 +66,8 @@ case $out in *EPMPI_ENDPOINTS=3*EPMPI_WAIT=sleep*EPMPI_VERBOSE=1*"-n 2 ./prog a"
 # mpiexec's options with values (two for -genv, inline with =), quoting, MPMD.
 dry "-genv A 'b c' -n=2 -ppn 1 ./prog 'x y' : -n 1 other -t 2" -genv A "b c" -n=2 -ppn 1 ./prog "x y" : -n 1 other -t 2
 dry "--np 2 -l ./prog" --np 2 -l ./prog
+# hydra's -verbose (one dash) is mpiexec's, epmpiexec's --verbose its own.
+dry "-verbose -n 1 ./prog" -verbose -n 1 ./prog
 
 bad "-t 2" -t2 -n 1 ./prog
 bad "takes no value" --verbose=1 -n 1 ./prog

@@ -19,15 +19,15 @@ check() { # page, then strings its rendered text must contain
 }
 check epmpiexec.1 "epmpiexec - run an MPI program" "--endpoints" "EPMPI_STATS_FILE" "EPMPI_DEBUG" "--version" \
     "--dry-run" "EPMPI_UCX_TLS=tcp,self" \
-    "--threads RULE" "EPMPI_THREADS" "takes the lowest free"
+    "--threads RULE" "EPMPI_THREADS" "takes the lowest free" "MPIX_Threadcomm_init(3)"
 check MPI_Comm_create_endpoints.3 "MPIX_Comm_create_endpoints - give a process" "my_num_ep" \
     "MPI_ERR_ENDPOINTS" "SEE ALSO"
 check MPIX_Threadcomm_init.3 "MPIX_Comm_test_threadcomm - one communicator" "num_threads" \
     "MPI_ERR_COMM" "MPIX_Threadcomm_finish(tc);" "threads arrive" "POSIX threads"
-# The other thread-communicator pages are links to that one, as man finds them.
+# The other thread-communicator calls are links to that page, made at
+# install (Makefile.am: EP_MAN3_LINKS), not pages of their own.
 for f in Threadcomm_start Threadcomm_finish Threadcomm_free Comm_test_threadcomm; do
-    grep -qx '.so man3/MPIX_Threadcomm_init.3' "$src/man/MPIX_$f.3" ||
-        { echo "FAIL: man/MPIX_$f.3 is not a link to MPIX_Threadcomm_init.3"; status=1; }
+    [ ! -e "$src/man/MPIX_$f.3" ] || { echo "FAIL: man/MPIX_$f.3 exists: it is installed as a link"; status=1; }
 done
 rm -f man-warn.tmp
 exit $status

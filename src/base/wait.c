@@ -39,6 +39,21 @@ static void wait_begins(ep_backoff_t *b)
         b->rounds = EP_SPIN_ROUNDS;
 }
 
+void (*ep_wait_long_hook)(void);
+
+/* Every 4096 rounds: a wait that has lasted EP_WAIT_LONG_NS calls the
+ * hook, once. */
+static void watch_long(ep_backoff_t *b)
+{
+    uint64_t now = ep_now_ns();
+    if (!b->since) {
+        b->since = now;
+    } else if (b->since != UINT64_MAX && now - b->since >= EP_WAIT_LONG_NS) {
+        b->since = UINT64_MAX;
+        ep_wait_long_hook();
+    }
+}
+
 void ep_backoff(ep_backoff_t *b)
 {
     if (__builtin_expect(ep_config.stats, 0))
@@ -48,6 +63,8 @@ void ep_backoff(ep_backoff_t *b)
     unsigned r = b->rounds++;
     if (r < EP_POLL_ROUNDS)
         return;
+    if (__builtin_expect((r & 4095) == 4095, 0) && ep_wait_long_hook)
+        watch_long(b);
     if (ep_config.wait == EP_WAIT_SPIN || r < EP_SPIN_ROUNDS) {
         cpu_relax();
         return;

@@ -31,8 +31,15 @@ static inline uint64_t ep_now_ns(void)
 
 typedef struct ep_backoff {
     unsigned rounds;
-    uint64_t last; /* EPMPI_STATS: when the previous round ended (ns), 0 before the first */
+    uint64_t last;  /* EPMPI_STATS: when the previous round ended (ns), 0 before the first */
+    uint64_t since; /* a long wait: when it was first seen long (ns), for ep_wait_long_hook */
 } ep_backoff_t;
+
+/* Called once by a wait that has gone on for EP_WAIT_LONG_NS (a higher
+ * layer sets it: diag.c explains world-mode waits that cannot end);
+ * NULL: nothing to do. */
+#define EP_WAIT_LONG_NS 1000000000u
+extern void (*ep_wait_long_hook)(void);
 
 /* Which CPU a waiting thread's partner is on.  With more threads than
  * cores, the thread a waiter needs may be queued on the waiter's own CPU,

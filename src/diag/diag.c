@@ -187,10 +187,14 @@ static ep_status_t no_thread(ep_comm_t *c, int team, ep_absent_fn *absent, const
                       "%swith EPMPI_ENDPOINTS=%d, MPI_COMM_WORLD has %d ranks in each process, each the OpenMP "
                       "thread of that number%s endpoint%s %s of this process (world rank%s %s) cannot join this "
                       "call; call it from every thread of a parallel region of %d threads (OMP_NUM_THREADS, "
-                      "num_threads)",
+                      "num_threads)%s",
                       outside ? "called outside any parallel region, where the caller is endpoint 0 of its process: "
                               : "",
-                      c->nlocal, c->nlocal, region, n == 1 ? "" : "s", eps, n == 1 ? "" : "s", ranks, c->nlocal);
+                      c->nlocal, c->nlocal, region, n == 1 ? "" : "s", eps, n == 1 ? "" : "s", ranks, c->nlocal,
+                      outside ? ", or, for a collective of the processes, use a communicator with one endpoint per "
+                                "process (MPI_Comm_split of MPI_COMM_WORLD with colour 0 on thread 0 and "
+                                "MPI_UNDEFINED on the others)"
+                              : "");
     return EP_ERR_NO_THREAD;
 }
 
@@ -611,9 +615,45 @@ static void report_stats(void)
     free(mine);
 }
 
+/* ---- world mode: a region of fewer threads than endpoints --------------- */
+
+/* A wait (ep_wait_long_hook) that has lasted EP_WAIT_LONG_NS in an OpenMP
+ * region of fewer threads than EPMPI_ENDPOINTS: whatever it waits for
+ * may need a rank whose thread does not exist while the region runs (a
+ * point-to-point partner; collectives on MPI_COMM_WORLD fail on their own,
+ * no_thread).  Legal when it waits for another process, so a warning,
+ * once per process. */
+static _Atomic int region_warned;
+
+static void region_wait_long(void)
+{
+    int nep = ep_world.nep;
+    if (!nep || !ep_thread_in_parallel())
+        return;
+    int team = ep_thread_team_size(), t = ep_thread_index();
+    if (team >= nep || t >= nep || atomic_exchange(&region_warned, 1))
+        return;
+    const char *omp = getenv("OMP_NUM_THREADS");
+    char missing[48];
+    if (team == nep - 1)
+        snprintf(missing, sizeof missing, "the rank of thread %d", team);
+    else
+        snprintf(missing, sizeof missing, "the ranks of threads %d to %d", team, nep - 1);
+    fprintf(stderr,
+            "epmpi: warning: world rank %d (process %d, OpenMP thread %d) has waited %u s in a parallel region of %d "
+            "thread%s, but EPMPI_ENDPOINTS=%d: %s of each process cannot send, receive or join a collective while "
+            "such a region runs, so a wait for one of them never ends; run the region with %d threads "
+            "(OMP_NUM_THREADS=%d or num_threads(%d); OMP_NUM_THREADS is %s%s)\n",
+            ep_world.ep[t]->rank, ep_proc_world_rank(), t, EP_WAIT_LONG_NS / 1000000000u, team, team == 1 ? "" : "s",
+            nep, missing, nep, nep, nep, omp ? omp : "unset", omp ? "" : ", so the default is the CPU count");
+    fflush(stderr);
+}
+
 int ep_diag_init(char *err, size_t errlen)
 {
     ep_errhandler_set_whoami(ep_diag_whoami);
+    if (ep_config.endpoints > 0 && !ep_config.threads_by_call)
+        ep_wait_long_hook = region_wait_long;
     if (!(ep_config.stats & EP_STATS_CSV))
         return 0;
     /* Process 0 writes the file; every process stops when it cannot. */
@@ -635,6 +675,7 @@ int ep_diag_init(char *err, size_t errlen)
 
 void ep_diag_finalize(void (*drain)(ep_endpoint_t *ep))
 {
+    ep_wait_long_hook = NULL;
     report_pending(drain);
     if (ep_config.stats)
         report_stats();

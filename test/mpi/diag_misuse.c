@@ -40,6 +40,10 @@
  *             MPI_COMM_WORLD is not freed (another one is): MPI_Finalize
  *             names it, once; unfreed_quiet: without EPMPI_DEBUG (legal:
  *             MPI_Finalize frees it), nothing is said;
+ *   few_p2p   world 2 x 2 with OMP_NUM_THREADS=1: a MPI_Sendrecv ring in
+ *             the default region, which cannot complete: within 1 s a
+ *             warning names the region's thread count, EPMPI_ENDPOINTS and
+ *             OMP_NUM_THREADS (the child ends itself after 4 s);
  *   late_thread  world 1 x 2, EPMPI_THREADS=first-call: MPI_Init's thread
  *             calls MPI_Barrier while no other thread holds endpoint 1; a
  *             pthread takes it 6 s later and the barrier completes: at 5 s
@@ -223,6 +227,30 @@ static void *late_barrier(void *arg)
     return NULL;
 }
 
+static void hung_as_expected(int sig)
+{
+    (void)sig;
+    static const char m[] = "EPT_HUNG_AS_EXPECTED\n";
+    if (write(1, m, sizeof m - 1) < 0)
+        _exit(1);
+    _exit(0);
+}
+
+static void few_p2p(void)
+{
+    signal(SIGALRM, hung_as_expected);
+    alarm(4);
+#pragma omp parallel
+    {
+        int r, s, x = 0, y;
+        MPI_Comm_rank(MPI_COMM_WORLD, &r);
+        MPI_Comm_size(MPI_COMM_WORLD, &s);
+        MPI_Sendrecv(&x, 1, MPI_INT, (r + 1) % s, 0, &y, 1, MPI_INT, (r + s - 1) % s, 0, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+        printf("EPT_CHILD_SURVIVED: rank %d\n", r);
+    }
+}
+
 static void late_thread(void)
 {
     pthread_t t;
@@ -296,6 +324,7 @@ static const struct {
     {"few_return", few_return},
     {"stuck", stuck},
     {"late_thread", late_thread},
+    {"few_p2p", few_p2p},
     {"unfreed", unfreed},
     {"unfreed_quiet", unfreed},
     {NULL, NULL},
@@ -407,7 +436,8 @@ static const ept_child_case cases[] = {
      2,
      2,
      EPT_CHILD_ANY_FAILURE,
-     {"MPI_Allreduce: called outside any parallel region", "EPMPI_ENDPOINTS=2", "endpoint 1 of this process", NULL},
+     {"MPI_Allreduce: called outside any parallel region", "EPMPI_ENDPOINTS=2", "endpoint 1 of this process",
+      "a communicator with one endpoint per process (MPI_Comm_split", NULL},
      {"EPT_CHILD_SURVIVED", NULL}},
     {"few_return", "3", 1, 3, 0, {"EPT_FEW_OK rank 0", "EPT_FEW_OK rank 1", "EPT_DEAD_OK rank 2", NULL}, {NULL}},
     {"few_return", "3", 2, 3, 0, {"EPT_FEW_OK rank 3", "EPT_FEW_OK rank 4", "EPT_DEAD_OK rank 5", NULL}, {NULL}},
@@ -419,6 +449,16 @@ static const ept_child_case cases[] = {
      {"EPT_CHILD_OK", "epmpi: warning (EPMPI_DEBUG): MPI_Barrier: world rank 0 (process 0, endpoint 0), rank 0 of",
       "'ocean', has waited 5 s for rank 1 of that communicator", NULL},
      {NULL}},
+    {"few_p2p",
+     "2",
+     2,
+     1,
+     0,
+     {"EPT_HUNG_AS_EXPECTED",
+      "has waited 1 s in a parallel region of 1 thread, but EPMPI_ENDPOINTS=2: the rank of thread 1 of each process "
+      "cannot send, receive or join a collective",
+      "(OMP_NUM_THREADS=2 or num_threads(2); OMP_NUM_THREADS is 1)", NULL},
+     {"EPT_CHILD_SURVIVED", NULL}},
     {"late_thread",
      "2",
      1,

@@ -15,8 +15,10 @@
  *            to every other: the rows say "rank R of 'ocean'" and "rank R
  *            of unnamed comm 1", never a context id;
  *   verbose  world 2x2 with EPMPI_VERBOSE=1 EPMPI_DEBUG=1: one settings line
- *            per process naming the version, world mode, endpoints, wait
- *            policy, eager limit, debug and stats, and MPICH. */
+ *            per process naming the version, world mode, endpoints, thread
+ *            rule, OpenMP thread count, wait policy, eager limit, debug and
+ *            stats, and MPICH (no tab); without world mode, "world mode off"
+ *            and no endpoint count. */
 #include "eptest.h"
 #include "eptest_child.h"
 
@@ -156,10 +158,18 @@ static const ept_child_case cases[] = {
      2,
      0,
      {"epmpi " EPMPI_VERSION
-      ": process 0 of 2: world mode on, 2 endpoints, threads openmp, wait yield, eager limit 16384",
+      ": process 0 of 2: world mode on, 2 endpoints, threads openmp, OpenMP threads 2, wait yield, eager limit 16384",
       "epmpi " EPMPI_VERSION ": process 1 of 2: world mode on, 2 endpoints",
-      "collectives auto, debug on, stats off, transport ", "; MPICH Version:"},
-     {NULL}},
+      "collectives auto, debug on, stats off, transport ", "; MPICH Version: "},
+     {"MPICH Version:\t", NULL}},
+    /* Without world mode the line says only that. */
+    {"verbose",
+     NULL,
+     1,
+     2,
+     0,
+     {"epmpi " EPMPI_VERSION ": process 0 of 1: world mode off, wait yield, eager limit 16384", NULL},
+     {"endpoints", NULL}},
 };
 
 int main(int argc, char **argv)

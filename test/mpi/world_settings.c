@@ -12,7 +12,8 @@ int main(int argc, char **argv)
     setenv("EPMPI_VERBOSE", "1", 1);
     watchdog_arm(60);
     ept_init_caught(&argc, &argv, line, sizeof line);
-    snprintf(want, sizeof want, "world mode on, %d endpoints, threads openmp, wait %s", T, EPT_WAIT);
+    snprintf(want, sizeof want, "world mode on, %d endpoints, threads openmp, OpenMP threads %d, wait %s", T, T,
+             EPT_WAIT);
     EPT_CHECK(strstr(line, "epmpi " EPMPI_VERSION ": process") && strstr(line, want) && strstr(line, "MPICH"),
               "EPMPI_VERBOSE line '%s' lacks '%s'", line, want);
 #pragma omp parallel

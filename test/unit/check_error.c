@@ -5,6 +5,7 @@
 
 #include <check.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
 
 START_TEST(code_keeps_class_and_message)
@@ -53,6 +54,28 @@ START_TEST(overwritten_slot_falls_back_to_class_text)
 }
 END_TEST
 
+static void *storm(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 3000; i++)
+        ep_error_code_make(MPI_ERR_COUNT, "another thread's error %d", i);
+    return NULL;
+}
+
+/* Other threads' errors, however many, leave a thread its own last ones. */
+START_TEST(own_codes_survive_other_threads)
+{
+    int mine = ep_error_code_make(MPI_ERR_ARG, "MPI_Errhandler_set: errhandler is MPI_ERRHANDLER_NULL");
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, storm, NULL), 0);
+    pthread_join(t, NULL);
+    char buf[MPI_MAX_ERROR_STRING];
+    int len;
+    ck_assert(ep_error_code_string(mine, buf, &len));
+    ck_assert_str_eq(buf, "MPI_Errhandler_set: errhandler is MPI_ERRHANDLER_NULL");
+}
+END_TEST
+
 START_TEST(status_table_maps_classes)
 {
     ck_assert_int_eq(ep_status_class(EP_OK), MPI_SUCCESS);
@@ -70,6 +93,7 @@ int main(void)
     tcase_add_test(tc, mpich_codes_are_not_ours);
     tcase_add_test(tc, endpoints_class_has_text);
     tcase_add_test(tc, overwritten_slot_falls_back_to_class_text);
+    tcase_add_test(tc, own_codes_survive_other_threads);
     tcase_add_test(tc, status_table_maps_classes);
     suite_add_tcase(s, tc);
     return ep_unit_run(s);

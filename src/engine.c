@@ -26,8 +26,6 @@ static int engine_up;
 static void fatal_setup(const char *call, const char *msg) { ep_die(1, "%s: %s", call, msg); }
 
 /* --verbose: one line per process saying how it runs. */
-extern int omp_get_max_threads(void) __attribute__((weak));
-
 static void describe(void)
 {
     int wr = ep_proc_world_rank(), ws = ep_proc_world_size();
@@ -44,7 +42,7 @@ static void describe(void)
     }
     if (ep_world_mode())
         snprintf(world, sizeof world, "world mode on, %d endpoints, threads %s, OpenMP threads %d", ep_config.endpoints,
-                 ep_config.threads_by_call ? "first-call" : "openmp", omp_get_max_threads ? omp_get_max_threads() : 0);
+                 ep_config.threads_by_call ? "first-call" : "openmp", ep_thread_omp_max());
     char tr[512];
     ep_ucx_describe(tr, sizeof tr);
     fprintf(stderr,

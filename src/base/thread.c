@@ -9,6 +9,7 @@
 
 extern int omp_get_level(void) __attribute__((weak));
 extern int omp_get_team_size(int level) __attribute__((weak));
+extern int omp_get_max_threads(void) __attribute__((weak));
 
 int ep_thread_in_parallel(void) { return omp_get_level != NULL && omp_get_level() > 0; }
 
@@ -19,6 +20,8 @@ int ep_thread_team_size(void)
     int n = omp_get_team_size(1);
     return n < 1 ? 1 : n;
 }
+
+int ep_thread_omp_max(void) { return omp_get_max_threads ? omp_get_max_threads() : 0; }
 
 /* ---- EPMPI_THREADS=first-call --------------------------------------------- */
 

@@ -83,6 +83,10 @@ int ep_thread_endpoint_held(int t);
  * endpoints no other thread holds. */
 int ep_thread_speaks_for(int t);
 
+/* The threads a parallel region gets by default (omp_get_max_threads),
+ * 0 without an OpenMP runtime. */
+int ep_thread_omp_max(void);
+
 /* 1 when the caller is inside an OpenMP parallel region. */
 int ep_thread_in_parallel(void);
 

@@ -63,8 +63,8 @@ static void comm_label(const ep_endpoint_t *ep, char *buf, size_t size)
         snprintf(buf, size, "communicator 0x%x", (unsigned)ep->handle);
 }
 
-/* The calling thread, for a message: "OpenMP thread 2", "the thread of
- * world endpoint 3" (first-call), "a non-OpenMP thread". */
+/* The calling thread, for a message: "the thread holding world endpoint
+ * 3" (first-call), "OpenMP thread 2", or outside any parallel region. */
 static void thread_label(char *buf, size_t size)
 {
     int t = ep_thread_omp_num();
@@ -630,8 +630,8 @@ static void region_wait_long(void)
     int nep = ep_world.nep;
     if (!nep || !ep_thread_in_parallel())
         return;
-    int team = ep_thread_team_size(), t = ep_thread_index();
-    if (team >= nep || t >= nep || atomic_exchange(&region_warned, 1))
+    int team = ep_thread_team_size(), t = ep_thread_index(); /* t < team < nep */
+    if (team >= nep || atomic_exchange(&region_warned, 1))
         return;
     const char *omp = getenv("OMP_NUM_THREADS");
     char missing[48];

@@ -6,7 +6,8 @@
  *   on MPI_COMM_WORLD, in the order they make it, and keep them;
  * - all T threads of each process run a ring with wildcard receives, an
  *   Allreduce and a Barrier on MPI_COMM_WORLD, and MPI_COMM_SELF is each
- *   one's own;
+ *   one's own; the error handler MPI_Init's thread set on MPI_COMM_WORLD
+ *   before they came is theirs too (a send to a bad rank returns);
  * - one thread more than endpoints gets MPI_ERR_COMM (through the error
  *   handler MPI_Init's thread set on MPI_COMM_WORLD before the threads
  *   started), and MPI_Comm_rank still works after it;
@@ -17,7 +18,7 @@
 
 #include <pthread.h>
 
-static int T, P, p, nworld;
+static int T, p, nworld;
 static atomic_int taken_in_order; /* threads of this team that have their rank */
 
 typedef struct {
@@ -63,9 +64,12 @@ static void *member(void *arg)
     EPT_OK(MPI_Comm_rank(MPI_COMM_WORLD, &m->rank));
     atomic_fetch_add(&taken_in_order, 1);
     communicate(m->round, p * T + m->index);
-    int again;
+    int again, x = 0;
     EPT_OK(MPI_Comm_rank(MPI_COMM_WORLD, &again));
     EPT_CHECK(again == m->rank, "a thread's rank changed from %d to %d", m->rank, again);
+    /* Its endpoint has the handler MPI_Init's thread set before it came
+     * (MPI_ERRORS_RETURN): a bad rank returns instead of ending the job. */
+    EPT_CHECK(MPI_Send(&x, 1, MPI_INT, -5, 0, MPI_COMM_WORLD) != MPI_SUCCESS, "a send to rank -5 succeeded");
     return NULL;
 }
 
@@ -122,7 +126,6 @@ int main(int argc, char **argv)
 
     MPI_Comm_size(MPI_COMM_WORLD, &nworld);
     MPI_Comm_rank(MPI_COMM_WORLD, &r);
-    P = nworld / T;
     p = r / T;
     EPT_CHECK(r % T == 0, "MPI_Init's thread is rank %d: not endpoint 0 of its process", r);
     /* MPI_Init's thread speaks for the endpoints no thread holds yet. */
@@ -133,6 +136,5 @@ int main(int argc, char **argv)
     team(2);
     PHASE("MPI_Finalize");
     MPI_Finalize();
-    (void)P;
     return 0;
 }

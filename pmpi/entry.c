@@ -482,7 +482,9 @@ int entry_coll_go(ep_endpoint_t *ep, const char *call, ep_coll_args_t *a, MPI_Re
         return entry_coll_seq_go(ep, call, ep_coll_seq_one(a), req);
     if (req == ENTRY_BLOCKING) {
         ep_diag_enter(ep, call);
+        ep_diag_call = call;
         st = ep_coll_run(ep, a);
+        ep_diag_call = NULL;
         ep_diag_leave(ep);
     } else if (!req)
         return entry_raise(ep, call, MPI_ERR_REQUEST, "the request argument is NULL");
@@ -509,7 +511,9 @@ int entry_coll_seq_go(ep_endpoint_t *ep, const char *call, ep_coll_seq_t *s, MPI
         st = EP_ERR_NO_MEM;
     else if (req == ENTRY_BLOCKING) {
         ep_diag_enter(ep, call);
+        ep_diag_call = call;
         st = ep_coll_seq_run(ep, s);
+        ep_diag_call = NULL;
         ep_diag_leave(ep);
     } else if (!(st = ep_coll_seq_start(ep, s, &r))) {
         *req = r->handle;

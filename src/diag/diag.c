@@ -49,6 +49,7 @@ void ep_stats_named(ep_endpoint_t *ep)
 
 /* Its address tells the threads apart. */
 static __thread char thread_token EP_TLS;
+__thread const char *ep_diag_call EP_TLS;
 
 /* How the application knows the communicator of ep. */
 static void comm_label(const ep_endpoint_t *ep, char *buf, size_t size)
@@ -234,7 +235,7 @@ static void report_unheld(ep_endpoint_t *ep, ep_absent_fn *absent, const void *a
     int n = absent_text(ep->comm, 0, absent_unheld, &u, eps, ranks);
     if (!n)
         return;
-    const char *call = atomic_load(&ep->busy_call);
+    const char *call = ep_diag_call;
     fprintf(stderr,
             "epmpi: warning: %s on MPI_COMM_WORLD (world rank %d) has waited %d s for endpoint%s %s of process %d "
             "(world rank%s %s), which no thread holds: with EPMPI_THREADS=first-call a thread takes an endpoint at "

@@ -60,6 +60,10 @@ static inline void ep_stats_msg(ep_endpoint_t *ep, int recv, int inter, int64_t 
     }
 }
 
+/* The blocking collective call the calling thread is in, for the warnings
+ * of its waits (the entry points set it around the call; NULL outside). */
+extern __thread const char *ep_diag_call EP_TLS;
+
 /* Around the waiting part of a blocking call on ep: charges the waiting to
  * ep and, under EPMPI_DEBUG, reports a second thread blocking on ep while
  * one is inside (see README: legal, but in world mode a sign that threads

@@ -465,7 +465,7 @@ static const ept_child_case cases[] = {
      1,
      0,
      {"EPT_CHILD_OK",
-      "epmpi: warning: a collective call on MPI_COMM_WORLD (world rank 0) has waited 5 s for endpoint 1 of process 0 "
+      "epmpi: warning: MPI_Barrier on MPI_COMM_WORLD (world rank 0) has waited 5 s for endpoint 1 of process 0 "
       "(world rank 1), which no thread holds: with EPMPI_THREADS=first-call",
       NULL},
      {NULL}},

@@ -41,8 +41,9 @@ static void wait_begins(ep_backoff_t *b)
 
 void (*ep_wait_long_hook)(void);
 
-/* Every 4096 rounds: a wait that has lasted EP_WAIT_LONG_NS calls the
- * hook, once. */
+/* Every 256 rounds (a clock read: nothing beside 256 yields, and a
+ * loaded machine may take a millisecond a round): a wait that has lasted
+ * EP_WAIT_LONG_NS calls the hook, once. */
 static void watch_long(ep_backoff_t *b)
 {
     uint64_t now = ep_now_ns();
@@ -63,7 +64,7 @@ void ep_backoff(ep_backoff_t *b)
     unsigned r = b->rounds++;
     if (r < EP_POLL_ROUNDS)
         return;
-    if (__builtin_expect((r & 4095) == 4095, 0) && ep_wait_long_hook)
+    if (__builtin_expect((r & 255) == 255, 0) && ep_wait_long_hook)
         watch_long(b);
     if (ep_config.wait == EP_WAIT_SPIN || r < EP_SPIN_ROUNDS) {
         cpu_relax();

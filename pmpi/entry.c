@@ -480,6 +480,7 @@ int entry_coll_go(ep_endpoint_t *ep, const char *call, ep_coll_args_t *a, MPI_Re
     ep_status_t st;
     if (req == &persistent.slot)
         return entry_coll_seq_go(ep, call, ep_coll_seq_one(a), req);
+    ep_coll_count(ep, a);
     if (req == ENTRY_BLOCKING) {
         ep_diag_enter(ep, call);
         ep_diag_call = call;
@@ -510,14 +511,18 @@ int entry_coll_seq_go(ep_endpoint_t *ep, const char *call, ep_coll_seq_t *s, MPI
     } else if (!s)
         st = EP_ERR_NO_MEM;
     else if (req == ENTRY_BLOCKING) {
+        ep_coll_seq_count(ep, s);
         ep_diag_enter(ep, call);
         ep_diag_call = call;
         st = ep_coll_seq_run(ep, s);
         ep_diag_call = NULL;
         ep_diag_leave(ep);
-    } else if (!(st = ep_coll_seq_start(ep, s, &r))) {
-        *req = r->handle;
-        s = NULL;
+    } else {
+        ep_coll_seq_count(ep, s);
+        if (!(st = ep_coll_seq_start(ep, s, &r))) {
+            *req = r->handle;
+            s = NULL;
+        }
     }
     ep_coll_seq_free(s);
     return st ? entry_raise_status(ep, call, st, NULL) : MPI_SUCCESS;

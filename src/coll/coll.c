@@ -71,7 +71,29 @@ MPI_Aint ep_coll_extent(MPI_Datatype t)
     return ext;
 }
 
+int64_t ep_coll_bytes(MPI_Datatype t, int count)
+{
+    ep_dt_layout_t l;
+    return count > 0 && !ep_dt_layout(t, count, &l) ? l.bytes : 0;
+}
+
+int64_t ep_coll_blocks_bytes(int n, int count, const int *counts, MPI_Datatype t, const MPI_Datatype *types)
+{
+    if (!counts && !types)
+        return n * ep_coll_bytes(t, count);
+    int64_t sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += ep_coll_bytes(types ? types[i] : t, counts ? counts[i] : count);
+    return sum;
+}
+
 /* ---- barrier ------------------------------------------------------------ */
+
+static void barrier_traffic(const ep_coll_args_t *a, int64_t *sent, int64_t *received)
+{
+    (void)a;
+    *sent = *received = 0;
+}
 
 static ep_status_t barrier_start(ep_coll_inst_t *in)
 {
@@ -83,6 +105,7 @@ static const ep_coll_kind_t barrier_kind = {.start = barrier_start};
 void ep_coll_barrier(ep_coll_args_t *a, ep_endpoint_t *ep)
 {
     ep_coll_args_init(a, &barrier_kind, ep);
+    a->traffic = barrier_traffic;
     a->local = EP_LOCAL_BARRIER;
 }
 
@@ -154,6 +177,15 @@ static ep_status_t bcast_finish(ep_coll_inst_t *in, int lidx)
 
 static const ep_coll_kind_t bcast_kind = {.start = bcast_start, .complete = bcast_complete, .finish = bcast_finish};
 
+/* The root sends its buffer, the others receive it (intercommunicators:
+ * the root's group, MPI_PROC_NULL, neither). */
+void ep_coll_bcast_traffic(const ep_coll_args_t *a, int64_t *sent, int64_t *received)
+{
+    int64_t b = ep_coll_bytes(a->rtype, a->rcount);
+    *sent = a->at_root ? b : 0;
+    *received = !a->at_root && a->root >= 0 ? b : 0;
+}
+
 void ep_coll_bcast(ep_coll_args_t *a, ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int root)
 {
     if (ep->comm->inter) {
@@ -164,6 +196,7 @@ void ep_coll_bcast(ep_coll_args_t *a, ep_endpoint_t *ep, void *buf, int count, M
     ep_coll_args_init(a, &bcast_kind, ep);
     ep_coll_recv_side(a, buf, count, type);
     ep_coll_set_root(a, ep, root);
+    a->traffic = ep_coll_bcast_traffic;
     a->local = EP_LOCAL_BCAST;
     if (!ep_dt_layout(type, count, &lay))
         a->agree = lay.bytes;
@@ -399,10 +432,20 @@ static const ep_coll_kind_t *reduction_kind(ep_endpoint_t *ep, MPI_Op op)
                                                                                                    : &reduce_kind;
 }
 
+/* The input from every rank that gives one (all, or a root it addresses:
+ * not the root's group of an intercommunicator); the result where it is
+ * kept (all, the root; an exclusive scan's rank 0 gets none). */
+static void reduction_traffic(const ep_coll_args_t *a, int64_t *sent, int64_t *received)
+{
+    *sent = a->all || a->root >= 0 ? ep_coll_bytes(a->stype, a->scount) : 0;
+    *received = (a->all || a->at_root) && !(a->scan == 2 && a->me == 0) ? ep_coll_bytes(a->rtype, a->rcount) : 0;
+}
+
 static void reduction_args(ep_coll_args_t *a, ep_endpoint_t *ep, const ep_coll_kind_t *k, const void *sbuf, void *rbuf,
                            int count, MPI_Datatype type, MPI_Op op)
 {
     ep_coll_args_init(a, k, ep);
+    a->traffic = reduction_traffic;
     a->send_block = gathered_send;
     a->recv_block = gathered_recv;
     ep_coll_send_side(a, sbuf, count, type);
@@ -593,6 +636,7 @@ void ep_coll_allgather(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, i
         return;
     }
     ep_coll_args_init(a, &allgather_kind, ep);
+    a->traffic = ep_coll_allgather_traffic;
     ep_coll_send_side(a, sbuf, scount, stype);
     ep_coll_recv_side(a, rbuf, rcount, rtype);
     a->rext = ep_coll_extent(rtype);

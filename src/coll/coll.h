@@ -73,8 +73,17 @@ typedef struct ep_coll_kind {
  * return 1 when a block k + 1 follows.  Most kinds move one block per peer;
  * a neighbourhood collective moves one per edge, and a pair of ranks can
  * share several edges. */
+/* What one call moves at one rank, for EPMPI_STATS: the bytes it reads
+ * from the rank's send buffer(s) and writes to its receive buffer(s), as
+ * the call's arguments say (MPI_IN_PLACE: the blocks in the receive
+ * buffer that stand for the send buffer). */
+typedef void ep_coll_traffic_fn(const ep_coll_args_t *a, int64_t *sent, int64_t *received);
+
 struct ep_coll_args {
     const ep_coll_kind_t *kind;
+    ep_coll_traffic_fn *traffic; /* set by the builders of the MPI collectives: NULL for the engine's own
+                                    collective steps (constructions, windows), which are not counted */
+    int piece;                   /* a later piece of a call made of several (coll_seq.c): not a call of its own */
     int (*send_block)(const ep_coll_args_t *a, int peer, int k, ep_block_t *b);
     int (*recv_block)(const ep_coll_args_t *a, int peer, int k, ep_block_t *b);
     int me;          /* position in the rank map (ep->rank) */
@@ -144,6 +153,16 @@ ep_status_t ep_local_coll_init(ep_comm_t *c);
 void ep_local_coll_free(ep_local_coll_t *l);
 int ep_coll_local_run(ep_endpoint_t *ep, const ep_coll_args_t *a, ep_status_t *rc);
 
+/* EPMPI_STATS: the program made call a on ep (the entry points count
+ * their calls and each start of a persistent one; the engine's own steps
+ * that run as collectives are not counted).  A sequence counts as one
+ * call. */
+void ep_coll_count_slow(ep_endpoint_t *ep, const ep_coll_args_t *a);
+static inline void ep_coll_count(ep_endpoint_t *ep, const ep_coll_args_t *a)
+{
+    if (__builtin_expect(ep->stats != NULL, 0) && a->traffic)
+        ep_coll_count_slow(ep, a);
+}
 /* Runs a collective to completion (blocking call). */
 ep_status_t ep_coll_run(ep_endpoint_t *ep, ep_coll_args_t *a);
 /* Starts a non-blocking collective; *out gets its request. */
@@ -168,6 +187,7 @@ ep_coll_seq_t *ep_coll_seq_reduction(ep_endpoint_t *ep, ep_coll_reduction_t kind
 ep_coll_seq_t *ep_coll_seq_reduce_scatter(ep_endpoint_t *ep, const void *sbuf, void *rbuf, int64_t total,
                                           int64_t mine_off, int64_t mine, MPI_Datatype t, MPI_Op op);
 void ep_coll_seq_free(ep_coll_seq_t *s);
+void ep_coll_seq_count(ep_endpoint_t *ep, const ep_coll_seq_t *s); /* ep_coll_count of its calls */
 /* Runs s to completion (s stays the caller's); or starts it, *out getting
  * the request, which then owns s. */
 ep_status_t ep_coll_seq_run(ep_endpoint_t *ep, ep_coll_seq_t *s);
@@ -209,6 +229,11 @@ int ep_coll_share_size(const ep_coll_args_t *a, int nlocal, int64_t *bytes);
 ep_status_t ep_coll_fold_share(ep_comm_t *c, int me, void *out, int aliased);
 void *ep_coll_typed_alloc(int64_t count, MPI_Datatype t, void **block);
 MPI_Aint ep_coll_extent(MPI_Datatype t);
+/* Bytes of count elements of t (0 when t has no layout); of n blocks, one
+ * count per block (counts, else count each) and one type per block
+ * (types, else t): the EPMPI_STATS traffic of a call (ep_coll_traffic_fn). */
+int64_t ep_coll_bytes(MPI_Datatype t, int count);
+int64_t ep_coll_blocks_bytes(int n, int count, const int *counts, MPI_Datatype t, const MPI_Datatype *types);
 /* Misuse caught where the local ranks of a call meet: EP_OK when a and b
  * (two ranks of one call on intracommunicator c) agree on the collective,
  * its root and its agree value, else the status naming what differs. */
@@ -287,6 +312,8 @@ void ep_coll_neighbor_w(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, 
 
 /* Bcast as an exchange: the root's block to every rank it addresses (the
  * form intercommunicators use). */
+/* The traffic of Bcast and Allgather(v), which have two kinds each. */
+ep_coll_traffic_fn ep_coll_bcast_traffic, ep_coll_allgather_traffic;
 void ep_coll_xchg_bcast(ep_coll_args_t *a, ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int root);
 
 #endif

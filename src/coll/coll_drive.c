@@ -123,6 +123,13 @@ static ep_status_t lead(ep_coll_inst_t *in)
     return in->status;
 }
 
+void ep_coll_count_slow(ep_endpoint_t *ep, const ep_coll_args_t *a)
+{
+    int64_t sent, received;
+    a->traffic(a, &sent, &received);
+    ep_stats_coll(ep, !a->piece, sent, received);
+}
+
 ep_status_t ep_coll_run(ep_endpoint_t *ep, ep_coll_args_t *a)
 {
     ep_comm_t *c = ep->comm;

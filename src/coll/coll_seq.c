@@ -70,6 +70,12 @@ void ep_coll_seq_free(ep_coll_seq_t *s)
     free(s);
 }
 
+void ep_coll_seq_count(ep_endpoint_t *ep, const ep_coll_seq_t *s)
+{
+    for (int i = 0; i < s->n; i++)
+        ep_coll_count(ep, s->call[i]);
+}
+
 /* Appends a copy of a; 0 when out of memory. */
 static int seq_add(ep_coll_seq_t *s, const ep_coll_args_t *a)
 {
@@ -111,6 +117,7 @@ ep_coll_seq_t *ep_coll_seq_reduction(ep_endpoint_t *ep, ep_coll_reduction_t kind
             ep_coll_reduce(&a, ep, sb, rb, m, t, op, kind == EP_COLL_ALLREDUCE, root);
         else
             ep_coll_scan(&a, ep, sb, rb, m, t, op, kind == EP_COLL_EXSCAN);
+        a.piece = off > 0;
         if (!seq_add(s, &a)) {
             ep_coll_seq_free(s);
             s = NULL;
@@ -254,5 +261,6 @@ ep_status_t ep_coll_persistent_start(ep_request_t *r)
         r->part[i] = NULL;
     }
     r->nparts = s->n;
+    ep_coll_seq_count(r->ep, s);
     return seq_start(r, s->dup, s);
 }

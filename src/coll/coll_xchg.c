@@ -197,6 +197,7 @@ static int bcast_recv(const ep_coll_args_t *x, int peer, int k, ep_block_t *b)
 void ep_coll_xchg_bcast(ep_coll_args_t *a, ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int root)
 {
     ep_coll_args_init(a, &xchg_kind, ep);
+    a->traffic = ep_coll_bcast_traffic;
     a->send_block = bcast_send;
     a->recv_block = bcast_recv;
     ep_coll_recv_side(a, buf, count, type);
@@ -224,11 +225,35 @@ static int gather_recv(const ep_coll_args_t *x, int peer, int k, ep_block_t *b)
     return 0;
 }
 
+/* The blocks of the receive side (send side) for the rsize ranks the
+ * call addresses, and the one of slot r. */
+static int64_t recv_blocks(const ep_coll_args_t *x)
+{
+    return ep_coll_blocks_bytes(x->rsize, x->rcount, x->rcounts, x->rtype, x->rtypes);
+}
+static int64_t send_blocks(const ep_coll_args_t *x)
+{
+    return ep_coll_blocks_bytes(x->rsize, x->scount, x->scounts, x->stype, x->stypes);
+}
+static int64_t recv_block_of(const ep_coll_args_t *x, int r)
+{
+    return ep_coll_bytes(x->rtypes ? x->rtypes[r] : x->rtype, x->rcounts ? x->rcounts[r] : x->rcount);
+}
+
+/* Every rank that addresses the root sends its block (the root's own
+ * under MPI_IN_PLACE is in place); the root receives them all. */
+static void gather_traffic(const ep_coll_args_t *x, int64_t *sent, int64_t *received)
+{
+    *sent = x->root < 0 ? 0 : x->sbuf == MPI_IN_PLACE ? recv_block_of(x, x->me) : ep_coll_bytes(x->stype, x->scount);
+    *received = x->at_root ? recv_blocks(x) : 0;
+}
+
 void ep_coll_gatherv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
                      int rcount, const int *rcounts, const int *displs, MPI_Datatype rtype, int root)
 {
     ep_coll_args_init(a, &xchg_kind, ep);
     ep_coll_set_root(a, ep, root);
+    a->traffic = gather_traffic;
     a->send_block = gather_send;
     a->recv_block = gather_recv;
     ep_coll_send_side(a, sbuf, scount, stype);
@@ -261,11 +286,24 @@ static int scatter_recv(const ep_coll_args_t *x, int peer, int k, ep_block_t *b)
     return 0;
 }
 
+/* The mirror image of gather_traffic. */
+static void scatter_traffic(const ep_coll_args_t *x, int64_t *sent, int64_t *received)
+{
+    int64_t mine = 0;
+    if (x->root >= 0 && x->rbuf == MPI_IN_PLACE)
+        mine = ep_coll_bytes(x->stype, x->scounts ? x->scounts[x->me] : x->scount);
+    else if (x->root >= 0)
+        mine = ep_coll_bytes(x->rtype, x->rcount);
+    *sent = x->at_root ? send_blocks(x) : 0;
+    *received = mine;
+}
+
 void ep_coll_scatterv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, const int *scounts,
                       const int *displs, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root)
 {
     ep_coll_args_init(a, &xchg_kind, ep);
     ep_coll_set_root(a, ep, root);
+    a->traffic = scatter_traffic;
     a->send_block = scatter_send;
     a->recv_block = scatter_recv;
     ep_coll_send_side(a, sbuf, scount, stype);
@@ -303,10 +341,19 @@ static int allgatherv_recv(const ep_coll_args_t *x, int peer, int k, ep_block_t 
     return 0;
 }
 
+/* One block out (under MPI_IN_PLACE, this rank's in the receive buffer),
+ * one in from each rank addressed. */
+void ep_coll_allgather_traffic(const ep_coll_args_t *x, int64_t *sent, int64_t *received)
+{
+    *sent = x->sbuf == MPI_IN_PLACE ? recv_block_of(x, x->me) : ep_coll_bytes(x->stype, x->scount);
+    *received = recv_blocks(x);
+}
+
 void ep_coll_allgatherv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype,
                         void *rbuf, int rcount, const int *rcounts, const int *displs, MPI_Datatype rtype)
 {
     ep_coll_args_init(a, &xchg_kind, ep);
+    a->traffic = ep_coll_allgather_traffic;
     a->send_block = allgatherv_send;
     a->recv_block = allgatherv_recv;
     ep_coll_send_side(a, sbuf, scount, stype);
@@ -344,12 +391,21 @@ static int a2a_recv(const ep_coll_args_t *x, int peer, int k, ep_block_t *b)
     return 0;
 }
 
+/* A block to and from each rank addressed (under MPI_IN_PLACE the send
+ * blocks are the receive blocks). */
+static void a2a_traffic(const ep_coll_args_t *x, int64_t *sent, int64_t *received)
+{
+    *received = recv_blocks(x);
+    *sent = x->sbuf == MPI_IN_PLACE ? *received : send_blocks(x);
+}
+
 void ep_coll_alltoallw(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, const int *scounts,
                        const int *sdispls, MPI_Datatype stype, const MPI_Datatype *stypes, void *rbuf, int rcount,
                        const int *rcounts, const int *rdispls, MPI_Datatype rtype, const MPI_Datatype *rtypes,
                        int byte_displs)
 {
     ep_coll_args_init(a, &xchg_kind, ep);
+    a->traffic = a2a_traffic;
     a->send_block = a2a_send;
     a->recv_block = a2a_recv;
     ep_coll_send_side(a, sbuf, scount, stype);
@@ -411,12 +467,38 @@ static int nbr_recv(const ep_coll_args_t *x, int peer, int k, ep_block_t *b)
     return nbr_next(t->in, t->nin, peer, k);
 }
 
+/* The blocks of real edges (not MPI_PROC_NULL), at their slots. */
+static int64_t edge_bytes(const ep_edge_t *e, int n, int count, const int *counts, MPI_Datatype t,
+                          const MPI_Datatype *types)
+{
+    int64_t sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += ep_coll_bytes(types ? types[e[i].slot] : t, counts ? counts[e[i].slot] : count);
+    return sum;
+}
+
+static void nbr_traffic(const ep_coll_args_t *x, int64_t *sent, int64_t *received)
+{
+    const ep_topo_t *t = x->topo;
+    *sent = edge_bytes(t->out, t->nout, x->scount, x->scounts, x->stype, x->stypes);
+    *received = edge_bytes(t->in, t->nin, x->rcount, x->rcounts, x->rtype, x->rtypes);
+}
+
+/* Neighbor_allgather(v) reads its one block, whatever its out-degree. */
+static void nbr_allgather_traffic(const ep_coll_args_t *x, int64_t *sent, int64_t *received)
+{
+    const ep_topo_t *t = x->topo;
+    *sent = t->nout ? ep_coll_bytes(x->stype, x->scount) : 0;
+    *received = edge_bytes(t->in, t->nin, x->rcount, x->rcounts, x->rtype, x->rtypes);
+}
+
 void ep_coll_neighbor(ep_coll_args_t *a, ep_endpoint_t *ep, int allgather, const void *sbuf, int scount,
                       const int *scounts, const int *sdispls, MPI_Datatype stype, void *rbuf, int rcount,
                       const int *rcounts, const int *rdispls, MPI_Datatype rtype)
 {
     ep_coll_args_init(a, &xchg_kind, ep);
     a->topo = ep->topo;
+    a->traffic = allgather ? nbr_allgather_traffic : nbr_traffic;
     a->send_block = allgather ? nbr_allgather_send : nbr_send;
     a->recv_block = nbr_recv;
     ep_coll_send_side(a, sbuf, scount, stype);
@@ -437,6 +519,7 @@ void ep_coll_neighbor_w(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, 
 {
     ep_coll_args_init(a, &xchg_kind, ep);
     a->topo = ep->topo;
+    a->traffic = nbr_traffic;
     a->send_block = nbr_send;
     a->recv_block = nbr_recv;
     ep_coll_send_side(a, sbuf, 0, MPI_BYTE);

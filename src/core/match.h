@@ -39,6 +39,9 @@ typedef enum { EP_CHAN_USER, EP_CHAN_PART_HELLO, EP_CHAN_PART_DATA } ep_chan_t;
 /* The source a message from rank on channel chan carries. */
 static inline int ep_chan_source(int rank, ep_chan_t chan) { return rank + (int)chan * EP_CHAN_STRIDE; }
 
+/* The rank a message's source names, whatever its channel. */
+static inline int ep_chan_rank(int source) { return source % EP_CHAN_STRIDE; }
+
 /* Whether an arriving message's source can be a rank of a communicator of
  * size ranks on one of the channels. */
 static inline int ep_chan_source_valid(int source, int size)

@@ -472,7 +472,7 @@ static void stats_label(const ep_stats_t *s, char *buf, size_t size)
 
 static const char *const csv_header = "process,endpoint,sent_intra_msgs,sent_intra_bytes,sent_inter_msgs,"
                                       "sent_inter_bytes,recv_intra_msgs,recv_intra_bytes,recv_inter_msgs,"
-                                      "recv_inter_bytes,wait_seconds\n";
+                                      "recv_inter_bytes,wait_seconds,coll_calls,coll_sent_bytes,coll_recv_bytes\n";
 
 static void print_table(const stats_row_t *rows, int n, int unnamed)
 {
@@ -481,17 +481,19 @@ static void print_table(const stats_row_t *rows, int n, int unnamed)
         if ((int)strlen(rows[i].label) > w)
             w = (int)strlen(rows[i].label);
     fprintf(stderr,
-            "epmpi statistics (EPMPI_STATS): point-to-point messages per endpoint\n"
-            "%7s  %-*s %21s %21s %21s %21s %9s\n"
-            "%7s  %-*s %8s %12s %8s %12s %8s %12s %8s %12s %9s\n",
+            "epmpi statistics (EPMPI_STATS): point-to-point messages and collective calls per endpoint\n"
+            "%7s  %-*s %21s %21s %21s %21s %9s %34s\n"
+            "%7s  %-*s %8s %12s %8s %12s %8s %12s %8s %12s %9s %8s %12s %12s\n",
             "", w, "", "sent in process", "sent to others", "received in process", "received from others", "waiting",
-            "process", w, "endpoint", "msgs", "bytes", "msgs", "bytes", "msgs", "bytes", "msgs", "bytes", "seconds");
+            "collectives", "process", w, "endpoint", "msgs", "bytes", "msgs", "bytes", "msgs", "bytes", "msgs", "bytes",
+            "seconds", "calls", "bytes sent", "bytes recvd");
     for (int i = 0; i < n; i++) {
         const uint64_t *v = rows[i].n;
         fprintf(stderr, "%7d  %-*s", rows[i].proc, w, rows[i].label);
         for (int k = 0; k < EP_STAT_WAIT_NS; k += 2)
             fprintf(stderr, " %8" PRIu64 " %12" PRIu64, v[k], v[k + 1]);
-        fprintf(stderr, " %9.3f\n", (double)v[EP_STAT_WAIT_NS] / 1e9);
+        fprintf(stderr, " %9.3f %8" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n", (double)v[EP_STAT_WAIT_NS] / 1e9,
+                v[EP_STAT_COLL_CALLS], v[EP_STAT_COLL_SENT_BYTES], v[EP_STAT_COLL_RECV_BYTES]);
     }
     if (unnamed)
         fprintf(stderr, "(unnamed comm K: the K-th communicator of new endpoints, in the order they were made; "
@@ -529,7 +531,10 @@ static void write_csv(const stats_row_t *rows, int n)
         csv_field(f, rows[i].label);
         for (int k = 0; k < EP_STAT_WAIT_NS; k++)
             fprintf(f, ",%" PRIu64, rows[i].n[k]);
-        fprintf(f, ",%.6f\n", (double)rows[i].n[EP_STAT_WAIT_NS] / 1e9);
+        fprintf(f, ",%.6f", (double)rows[i].n[EP_STAT_WAIT_NS] / 1e9);
+        for (int k = EP_STAT_COLL_CALLS; k < EP_STAT_COUNT; k++)
+            fprintf(f, ",%" PRIu64, rows[i].n[k]);
+        fputc('\n', f);
     }
     if (fclose(f))
         fprintf(stderr, "epmpi: MPI_Finalize: writing EPMPI_STATS_FILE='%s' failed: %s\n", ep_config.stats_file,

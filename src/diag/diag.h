@@ -26,7 +26,10 @@ typedef enum {
     EP_STAT_RECV_INTRA_BYTES,
     EP_STAT_RECV_INTER, /* ... from other processes */
     EP_STAT_RECV_INTER_BYTES,
-    EP_STAT_WAIT_NS, /* time its calls spent in wait loops */
+    EP_STAT_WAIT_NS,         /* time its calls spent in wait loops */
+    EP_STAT_COLL_CALLS,      /* collective calls (blocking, non-blocking, persistent starts) */
+    EP_STAT_COLL_SENT_BYTES, /* what they read from its send buffers */
+    EP_STAT_COLL_RECV_BYTES, /* what they wrote to its receive buffers */
     EP_STAT_COUNT
 } ep_stat_t;
 
@@ -58,6 +61,16 @@ static inline void ep_stats_msg(ep_endpoint_t *ep, int recv, int inter, int64_t 
         atomic_fetch_add_explicit(&ep->stats->n[k], 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&ep->stats->n[k + 1], (uint64_t)bytes, memory_order_relaxed);
     }
+}
+
+/* A collective call on ep (calls: 1, or 0 for a later piece of one call)
+ * that reads sent bytes from ep's send buffers and writes received bytes
+ * to its receive buffers. */
+static inline void ep_stats_coll(ep_endpoint_t *ep, int calls, int64_t sent, int64_t received)
+{
+    atomic_fetch_add_explicit(&ep->stats->n[EP_STAT_COLL_CALLS], (uint64_t)calls, memory_order_relaxed);
+    atomic_fetch_add_explicit(&ep->stats->n[EP_STAT_COLL_SENT_BYTES], (uint64_t)sent, memory_order_relaxed);
+    atomic_fetch_add_explicit(&ep->stats->n[EP_STAT_COLL_RECV_BYTES], (uint64_t)received, memory_order_relaxed);
 }
 
 /* The blocking collective call the calling thread is in, for the warnings

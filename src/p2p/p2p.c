@@ -211,7 +211,9 @@ static ep_request_t *take_locked(ep_endpoint_t *dst, const ep_msg_t *m)
 {
     EP_ASSERT(ep_lock_held(&dst->lock));
     if (dst->stats)
-        ep_stats_msg(dst, 1, dst->comm->ranks[ep_peer_index(dst, m->link.source)].proc != dst->comm->myproc, m->bytes);
+        ep_stats_msg(dst, 1,
+                     dst->comm->ranks[ep_peer_index(dst, ep_chan_rank(m->link.source))].proc != dst->comm->myproc,
+                     m->bytes);
     ep_match_item_t *it = ep_mq_take_posted(&dst->posted, m->link.source, m->link.tag);
     if (it)
         return ep_container_of(it, ep_request_t, link);

@@ -4,11 +4,21 @@
  *   stats    world 2x2 with EPMPI_STATS=1 and EPMPI_STATS_FILE: every rank
  *            sends one message of (rank+1)*100 bytes to every other rank,
  *            on MPI_COMM_WORLD and again on a duplicate (the same
- *            endpoints: their counts add up), plus collectives, which are
- *            not counted.  Process 0 prints the CSV after MPI_Finalize; the
+ *            endpoints: their counts add up), plus collectives, which do
+ *            not add messages.  Process 0 prints the CSV after MPI_Finalize; the
  *            driver checks every rank's row exactly (2 messages within the
  *            process and 4 to and from the other one), and the table on
  *            stderr;
+ *   coll     world 2x2 with EPMPI_STATS_FILE: each rank makes 13 collective
+ *            calls of known sizes (blocking, non-blocking, two starts of a
+ *            persistent one, a neighbourhood all-to-all on a line without
+ *            wrap-around), besides a duplicate and a Cartesian communicator
+ *            (not counted): every rank's calls and bytes sent and received,
+ *            exactly, and no point-to-point message;
+ *   partitioned  world 1x2 with EPMPI_STATS_FILE: one partitioned message
+ *            (MPI_Psend_init / MPI_Precv_init, 4 partitions) from rank 0
+ *            to rank 1: its messages travel on their own channel, which
+ *            the receiver's count must read as rank 0 (it crashed);
  *   named    2 processes without world mode, EPMPI_STATS=1: endpoints
  *            made by MPI_Comm_create_endpoints, 2 per process and named
  *            'ocean', then 2 more per process left unnamed; every rank sends
@@ -47,13 +57,63 @@ static void traffic(MPI_Comm comm)
     free(rq);
 }
 
+/* The calls of case "coll" on 4 ranks (see the driver's table for what
+ * each rank sends and receives). */
+static void collectives(void)
+{
+    int r, x[10] = {0}, y[16] = {0};
+    double d[3] = {1, 2, 3}, e[3];
+    MPI_Comm dup, line;
+    MPI_Request rq;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    EPT_OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    EPT_OK(MPI_Barrier(dup));
+    EPT_OK(MPI_Bcast(x, 10, MPI_INT, 1, dup));
+    EPT_OK(MPI_Allreduce(d, e, 3, MPI_DOUBLE, MPI_SUM, dup));
+    EPT_OK(MPI_Reduce(x, y, 2, MPI_INT, MPI_SUM, 0, dup));
+    EPT_OK(MPI_Gather(x, 1, MPI_INT, y, 1, MPI_INT, 2, dup));
+    EPT_OK(MPI_Scatter(y, 2, MPI_INT, x, 2, MPI_INT, 3, dup));
+    EPT_OK(MPI_Allgather(x, 1, MPI_INT, y, 1, MPI_INT, dup));
+    EPT_OK(MPI_Alltoall(y, 1, MPI_INT, x, 1, MPI_INT, dup));
+    EPT_OK(MPI_Iallreduce(x, y, 1, MPI_INT, MPI_SUM, dup, &rq));
+    EPT_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    EPT_OK(MPI_Allreduce_init(x, y, 1, MPI_INT, MPI_SUM, dup, MPI_INFO_NULL, &rq));
+    for (int k = 0; k < 2; k++) {
+        EPT_OK(MPI_Start(&rq));
+        EPT_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    }
+    EPT_OK(MPI_Request_free(&rq));
+    int dims = 4, periods = 0;
+    EPT_OK(MPI_Cart_create(dup, 1, &dims, &periods, 0, &line));
+    EPT_OK(MPI_Neighbor_alltoall(x, 1, MPI_INT, y, 1, MPI_INT, line));
+    EPT_OK(MPI_Exscan(x, y, 1, MPI_INT, MPI_SUM, dup));
+    EPT_OK(MPI_Comm_free(&line));
+    EPT_OK(MPI_Comm_free(&dup));
+}
+
+static void partitioned(void)
+{
+    int r, buf[16] = {0};
+    MPI_Request rq;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    if (r == 0)
+        EPT_OK(MPI_Psend_init(buf, 4, 4, MPI_INT, 1, 9, MPI_COMM_WORLD, MPI_INFO_NULL, &rq));
+    else
+        EPT_OK(MPI_Precv_init(buf, 4, 4, MPI_INT, 0, 9, MPI_COMM_WORLD, MPI_INFO_NULL, &rq));
+    EPT_OK(MPI_Start(&rq));
+    if (r == 0)
+        EPT_OK(MPI_Pready_range(0, 3, rq));
+    EPT_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    EPT_OK(MPI_Request_free(&rq));
+}
+
 static int child(const char *which, int argc, char **argv)
 {
     int provided, me;
     char path[64];
     /* The processes of one node share their parent, hydra's proxy. */
     snprintf(path, sizeof path, "/tmp/epmpi-diag-stats-%d.csv", (int)getppid());
-    if (!strcmp(which, "stats") || !strcmp(which, "named")) {
+    if (!strcmp(which, "stats") || !strcmp(which, "named") || !strcmp(which, "coll") || !strcmp(which, "partitioned")) {
         setenv("EPMPI_STATS", "1", 1);
         setenv("EPMPI_STATS_FILE", path, 1);
     } else if (!strcmp(which, "verbose")) {
@@ -78,6 +138,14 @@ static int child(const char *which, int argc, char **argv)
             EPT_OK(MPI_Barrier(dup));
             EPT_OK(MPI_Comm_free(&dup));
         }
+    }
+    if (!strcmp(which, "coll")) {
+#pragma omp parallel
+        collectives();
+    }
+    if (!strcmp(which, "partitioned")) {
+#pragma omp parallel
+        partitioned();
     }
     if (!strcmp(which, "named")) {
         MPI_Comm ocean[2], plain[2];
@@ -152,6 +220,29 @@ static const ept_child_case cases[] = {
      {"      0  rank 1 of 'ocean'", "      1  rank 3 of unnamed comm 1", "(unnamed comm K: the K-th communicator",
       NULL},
      {"EPT_CHILD_BAD", "ctx"}},
+    /* Per rank: 13 calls.  Sent: Allreduce 24, Reduce 8, Gather 4,
+     * Allgather 4, Alltoall 16, Iallreduce 4, the starts 8, Exscan 4 (72),
+     * Bcast's root (1) 40, Scatter's root (3) 32, the line's ends (0, 3)
+     * 4, its middle (1, 2) 8.  Received: Allreduce 24, Scatter 8,
+     * Allgather 16, Alltoall 16, Iallreduce 4, the starts 8 (76), Bcast
+     * 40 but at its root, Reduce's root (0) 8, Gather's root (2) 16, the
+     * line 4 or 8, Exscan 4 but at rank 0. */
+    {"coll",
+     "2",
+     2,
+     2,
+     0,
+     {"EPT_CSV 0,world rank 0,0,0,0,0,0,0,0,0,", ",13,76,128\n", ",13,120,88\n", ",13,80,144\n", ",13,108,124\n",
+      "EPT_CSV 1,world rank 3,0,0,0,0,0,0,0,0,", "EPT_CSV process,endpoint,sent_intra_msgs",
+      ",wait_seconds,coll_calls,coll_sent_bytes,coll_recv_bytes"},
+     {"EPT_CHILD_BAD", NULL}},
+    {"partitioned",
+     "2",
+     1,
+     2,
+     0,
+     {"EPT_CSV 0,world rank 0,", "EPT_CSV 0,world rank 1,", NULL},
+     {"EPT_CHILD_BAD", NULL}},
     {"verbose",
      "2",
      2,

@@ -29,7 +29,7 @@ typedef struct {
     int np;                  /* processes */
     int threads;             /* OMP_NUM_THREADS */
     int want_exit;           /* the exit code the job must end with, or EPT_CHILD_ANY_FAILURE */
-    const char *must[6];     /* the output contains each of these (up to a NULL) */
+    const char *must[8];     /* the output contains each of these (up to a NULL) */
     const char *must_not[2]; /* and none of these */
 } ept_child_case;
 

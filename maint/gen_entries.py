@@ -25,7 +25,8 @@ the mpi.h they are compiled with and are not part of the source tree.
                              endpoint handles (the guard's test) go to the
                              body; pmpi/<chapter>.c includes the file.
 
-Input: MPICH's mpi_proto.h and ROMIO's mpio.h (found through `mpicc -show`),
+Input: MPICH's mpi_proto.h and ROMIO's mpio.h (found through `mpicc -show`;
+5.0 has the MPI_File calls in mpi_proto.h and no mpio.h),
 the symbols libmpich and libmpichfort export (`nm -D`), and the lists of
 entry points written by hand (maint/implemented.txt for C,
 maint/fortran_implemented.txt for Fortran), and maint/dispatch.txt.  Usage:
@@ -114,6 +115,9 @@ def find_libs(mpicc):
     libs = [a[2:] for a in out if a.startswith("-L")] + ["/usr/lib/x86_64-linux-gnu", "/usr/lib"]
     headers = []
     for h in ("mpi_proto.h", "mpio.h"):
+        # MPICH 5.0 declares the MPI_File calls in mpi_proto.h and has no mpio.h.
+        if h == "mpio.h" and "PMPI_File_open" in open(headers[0]).read():
+            break
         for d in incs:
             p = os.path.join(d, h)
             if os.path.exists(p):

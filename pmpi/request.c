@@ -687,7 +687,7 @@ static int status_peek(const char *call, MPI_Request *h, MPI_Status *st, int mul
     return 1;
 }
 
-ENTRY_API int MPI_Request_get_status_all(int count, MPI_Request array_of_requests[], int *flag,
+ENTRY_API int MPI_Request_get_status_all(int count, EP_GET_STATUS_CONST MPI_Request array_of_requests[], int *flag,
                                          MPI_Status array_of_statuses[])
 {
     static const char call[] = "MPI_Request_get_status_all";
@@ -704,7 +704,7 @@ ENTRY_API int MPI_Request_get_status_all(int count, MPI_Request array_of_request
         int code;
         ep_endpoint_t *owner;
         MPI_Status *st = status_at(array_of_statuses, i);
-        if (status_peek(call, &array_of_requests[i], st, 1, &code, &owner) < 0)
+        if (status_peek(call, (MPI_Request *)&array_of_requests[i], st, 1, &code, &owner) < 0)
             status_empty(st);
         multi_note(&m, st, code, owner);
     }
@@ -712,28 +712,30 @@ ENTRY_API int MPI_Request_get_status_all(int count, MPI_Request array_of_request
     return multi_result(&m, call);
 }
 
-ENTRY_API int MPI_Request_get_status_any(int count, MPI_Request array_of_requests[], int *indx, int *flag,
-                                         MPI_Status *status)
+ENTRY_API int MPI_Request_get_status_any(int count, EP_GET_STATUS_CONST MPI_Request array_of_requests[], int *indx,
+                                         int *flag, MPI_Status *status)
 {
     if (count <= 0 || !array_of_requests || !any_ep(count, array_of_requests))
         return PMPI_Request_get_status_any(count, array_of_requests, indx, flag, status);
     int code;
     ep_progress();
-    *flag = any_pass("MPI_Request_get_status_any", count, array_of_requests, indx, status, &code, status_peek);
+    *flag = any_pass("MPI_Request_get_status_any", count, (MPI_Request *)array_of_requests, indx, status, &code,
+                     status_peek); /* status_peek only reads the requests */
     if (!*flag)
         *indx = MPI_UNDEFINED;
     return code;
 }
 
-ENTRY_API int MPI_Request_get_status_some(int incount, MPI_Request array_of_requests[], int *outcount,
-                                          int array_of_indices[], MPI_Status array_of_statuses[])
+ENTRY_API int MPI_Request_get_status_some(int incount, EP_GET_STATUS_CONST MPI_Request array_of_requests[],
+                                          int *outcount, int array_of_indices[], MPI_Status array_of_statuses[])
 {
     static const char call[] = "MPI_Request_get_status_some";
     if (incount <= 0 || !array_of_requests || !any_ep(incount, array_of_requests))
         return PMPI_Request_get_status_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
     multi_err_t m = {0};
     ep_progress();
-    some_pass(call, incount, array_of_requests, outcount, array_of_indices, array_of_statuses, &m, status_peek);
+    some_pass(call, incount, (MPI_Request *)array_of_requests, outcount, array_of_indices, array_of_statuses, &m,
+              status_peek); /* status_peek only reads the requests */
     return multi_result(&m, call);
 }
 #endif

@@ -163,7 +163,7 @@ static void body(MPI_Comm comm, void *arg)
     int before = c->deletes, copies = c->copies;
     static int old_number, kv_new[8];
 #pragma omp barrier
-#pragma omp master
+#pragma omp masked
     {
         old_number = kv_freed;
         EPT_OK(MPI_Comm_free_keyval(&kv_freed));
@@ -192,7 +192,7 @@ static void body(MPI_Comm comm, void *arg)
               "freed keyval: MPI_Comm_free of the two communicators called its delete callback %d times",
               c->deletes - before);
 #pragma omp barrier
-#pragma omp master
+#pragma omp masked
     for (int i = 0; i < 8; i++)
         EPT_OK(MPI_Keyval_free(&kv_new[i]));
 

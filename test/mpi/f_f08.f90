@@ -56,7 +56,7 @@ contains
         call ring(comm, r, n)
         call wildcard(comm, r, n)
         call reductions(comm, r, n)
-        call split(comm, r, n)
+        call split_halves(comm, r, n)
         call attributes(comm, r)
         call window(comm, r)
         call topology(comm, r, n)
@@ -192,7 +192,7 @@ contains
         call check(all(recvv == [(q * 1000 + r, q = 0, n - 1)]), 'MPI_Alltoallw')
     end subroutine reductions
 
-    subroutine split(comm, r, n)
+    subroutine split_halves(comm, r, n)
         type(MPI_Comm), intent(in) :: comm
         integer, intent(in) :: r, n
         type(MPI_Comm) :: half
@@ -210,7 +210,7 @@ contains
         call check(s == want, 'MPI_Allreduce on the split half')
         call MPI_Comm_free(half)
         call check(half == MPI_COMM_NULL, 'MPI_Comm_free of the half')
-    end subroutine split
+    end subroutine split_halves
 
     subroutine copy_cb(oldcomm, keyval, extra, val_in, val_out, flag, ierror)
         type(MPI_Comm) :: oldcomm

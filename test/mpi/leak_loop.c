@@ -201,7 +201,7 @@ static void body(MPI_Comm comm, void *arg)
             EPT_OK(MPI_Barrier(comm));
             fill_request_caches(comm);
 #pragma omp barrier
-#pragma omp master
+#pragma omp masked
             measured[(i + 1) / warm - 1] = heap_in_use();
 #pragma omp barrier
         }
@@ -215,7 +215,7 @@ static void body(MPI_Comm comm, void *arg)
     EPT_CHECK(grew[0] < (long)warm * GROWTH_LIMIT || grew[1] < (long)warm * GROWTH_LIMIT,
               "the heap grew by %ld bytes in rounds %d-%d and by %ld in rounds %d-%d", grew[0], warm, 2 * warm, grew[1],
               2 * warm, 3 * warm);
-#pragma omp master
+#pragma omp masked
     EPT_CHECK(deleted == 3 * warm * omp_get_num_threads(), "%d attribute delete callbacks ran", deleted);
 }
 

@@ -556,11 +556,7 @@ void ep_coll_scan(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, void *
  * each endpoint unpacks in rank order.  scratch: [0] the buffer, [1] the
  * PMPI counts and displacements. ------------------------------------------ */
 
-static int64_t allgather_block(const ep_coll_args_t *a)
-{
-    ep_dt_layout_t l;
-    return ep_dt_layout(a->rtype, a->rcount, &l) ? 0 : l.bytes;
-}
+static int64_t allgather_block(const ep_coll_args_t *a) { return ep_coll_bytes(a->rtype, a->rcount); }
 
 static ep_status_t allgather_start(ep_coll_inst_t *in)
 {

@@ -67,18 +67,18 @@ typedef struct ep_coll_kind {
     int fold_shared;
 } ep_coll_kind_t;
 
-/* One endpoint's part of a collective call.  The exchange kinds
- * (coll_xchg.c) describe it through send_block / recv_block: block k
- * (0, 1, ...) of those this rank sends to / receives from peer rank; they
- * return 1 when a block k + 1 follows.  Most kinds move one block per peer;
- * a neighbourhood collective moves one per edge, and a pair of ranks can
- * share several edges. */
 /* What one call moves at one rank, for EPMPI_STATS: the bytes it reads
  * from the rank's send buffer(s) and writes to its receive buffer(s), as
  * the call's arguments say (MPI_IN_PLACE: the blocks in the receive
  * buffer that stand for the send buffer). */
 typedef void ep_coll_traffic_fn(const ep_coll_args_t *a, int64_t *sent, int64_t *received);
 
+/* One endpoint's part of a collective call.  The exchange kinds
+ * (coll_xchg.c) describe it through send_block / recv_block: block k
+ * (0, 1, ...) of those this rank sends to / receives from peer rank; they
+ * return 1 when a block k + 1 follows.  Most kinds move one block per peer;
+ * a neighbourhood collective moves one per edge, and a pair of ranks can
+ * share several edges. */
 struct ep_coll_args {
     const ep_coll_kind_t *kind;
     ep_coll_traffic_fn *traffic; /* set by the builders of the MPI collectives: NULL for the engine's own
@@ -231,7 +231,7 @@ void *ep_coll_typed_alloc(int64_t count, MPI_Datatype t, void **block);
 MPI_Aint ep_coll_extent(MPI_Datatype t);
 /* Bytes of count elements of t (0 when t has no layout); of n blocks, one
  * count per block (counts, else count each) and one type per block
- * (types, else t): the EPMPI_STATS traffic of a call (ep_coll_traffic_fn). */
+ * (types, else t). */
 int64_t ep_coll_bytes(MPI_Datatype t, int count);
 int64_t ep_coll_blocks_bytes(int n, int count, const int *counts, MPI_Datatype t, const MPI_Datatype *types);
 /* Misuse caught where the local ranks of a call meet: EP_OK when a and b
@@ -310,10 +310,10 @@ void ep_coll_neighbor_w(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, 
                         const MPI_Aint *sdispls, const MPI_Datatype *stypes, void *rbuf, const int *rcounts,
                         const MPI_Aint *rdispls, const MPI_Datatype *rtypes);
 
-/* Bcast as an exchange: the root's block to every rank it addresses (the
- * form intercommunicators use). */
 /* The traffic of Bcast and Allgather(v), which have two kinds each. */
 ep_coll_traffic_fn ep_coll_bcast_traffic, ep_coll_allgather_traffic;
+/* Bcast as an exchange: the root's block to every rank it addresses (the
+ * form intercommunicators use). */
 void ep_coll_xchg_bcast(ep_coll_args_t *a, ep_endpoint_t *ep, void *buf, int count, MPI_Datatype type, int root);
 
 #endif

@@ -31,13 +31,7 @@
  * rank -> lidx, scratch[3] the PMPI counts and displacements (MPI_Count, then
  * MPI_Aint). */
 
-static int64_t block_bytes(const ep_block_t *b)
-{
-    ep_dt_layout_t l;
-    if (b->count <= 0 || ep_dt_layout(b->type, b->count, &l))
-        return 0;
-    return l.bytes;
-}
+static int64_t block_bytes(const ep_block_t *b) { return ep_coll_bytes(b->type, b->count); }
 
 /* Packs every local block in the order of coll_xchg.h and starts one
  * PMPI_Ialltoallv_c. */
@@ -239,6 +233,10 @@ static int64_t recv_block_of(const ep_coll_args_t *x, int r)
 {
     return ep_coll_bytes(x->rtypes ? x->rtypes[r] : x->rtype, x->rcounts ? x->rcounts[r] : x->rcount);
 }
+static int64_t send_block_of(const ep_coll_args_t *x, int r)
+{
+    return ep_coll_bytes(x->stypes ? x->stypes[r] : x->stype, x->scounts ? x->scounts[r] : x->scount);
+}
 
 /* Every rank that addresses the root sends its block (the root's own
  * under MPI_IN_PLACE is in place); the root receives them all. */
@@ -289,13 +287,10 @@ static int scatter_recv(const ep_coll_args_t *x, int peer, int k, ep_block_t *b)
 /* The mirror image of gather_traffic. */
 static void scatter_traffic(const ep_coll_args_t *x, int64_t *sent, int64_t *received)
 {
-    int64_t mine = 0;
-    if (x->root >= 0 && x->rbuf == MPI_IN_PLACE)
-        mine = ep_coll_bytes(x->stype, x->scounts ? x->scounts[x->me] : x->scount);
-    else if (x->root >= 0)
-        mine = ep_coll_bytes(x->rtype, x->rcount);
     *sent = x->at_root ? send_blocks(x) : 0;
-    *received = mine;
+    *received = x->root < 0               ? 0
+                : x->rbuf == MPI_IN_PLACE ? send_block_of(x, x->me)
+                                          : ep_coll_bytes(x->rtype, x->rcount);
 }
 
 void ep_coll_scatterv(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, const int *scounts,

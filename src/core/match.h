@@ -46,7 +46,7 @@ static inline int ep_chan_rank(int source) { return source % EP_CHAN_STRIDE; }
  * size ranks on one of the channels. */
 static inline int ep_chan_source_valid(int source, int size)
 {
-    return source >= 0 && source % EP_CHAN_STRIDE < size && source / EP_CHAN_STRIDE <= EP_CHAN_PART_DATA;
+    return source >= 0 && ep_chan_rank(source) < size && source / EP_CHAN_STRIDE <= EP_CHAN_PART_DATA;
 }
 
 static inline int ep_match_fits(int pat_source, int pat_tag, int source, int tag)

@@ -475,21 +475,32 @@ MPI_Request *entry_persistent(MPI_Request *request, MPI_Info info)
     return &persistent.slot;
 }
 
+/* Around a blocking collective: its waits are charged to ep and their
+ * warnings name the call (ep_diag_call). */
+static inline void coll_blocking_begin(ep_endpoint_t *ep, const char *call)
+{
+    ep_diag_enter(ep, call);
+    ep_diag_call = call;
+}
+static inline void coll_blocking_end(ep_endpoint_t *ep)
+{
+    ep_diag_call = NULL;
+    ep_diag_leave(ep);
+}
+
 int entry_coll_go(ep_endpoint_t *ep, const char *call, ep_coll_args_t *a, MPI_Request *req)
 {
     ep_status_t st;
     if (req == &persistent.slot)
         return entry_coll_seq_go(ep, call, ep_coll_seq_one(a), req);
+    if (!req)
+        return entry_raise(ep, call, MPI_ERR_REQUEST, "the request argument is NULL");
     ep_coll_count(ep, a);
     if (req == ENTRY_BLOCKING) {
-        ep_diag_enter(ep, call);
-        ep_diag_call = call;
+        coll_blocking_begin(ep, call);
         st = ep_coll_run(ep, a);
-        ep_diag_call = NULL;
-        ep_diag_leave(ep);
-    } else if (!req)
-        return entry_raise(ep, call, MPI_ERR_REQUEST, "the request argument is NULL");
-    else {
+        coll_blocking_end(ep);
+    } else {
         ep_request_t *r;
         if (!(st = ep_coll_start(ep, a, &r)))
             *req = r->handle;
@@ -508,18 +519,15 @@ int entry_coll_seq_go(ep_endpoint_t *ep, const char *call, ep_coll_seq_t *s, MPI
     } else if (!req) {
         ep_coll_seq_free(s);
         return entry_raise(ep, call, MPI_ERR_REQUEST, "the request argument is NULL");
-    } else if (!s)
+    } else if (!s) {
         st = EP_ERR_NO_MEM;
-    else if (req == ENTRY_BLOCKING) {
-        ep_coll_seq_count(ep, s);
-        ep_diag_enter(ep, call);
-        ep_diag_call = call;
-        st = ep_coll_seq_run(ep, s);
-        ep_diag_call = NULL;
-        ep_diag_leave(ep);
     } else {
         ep_coll_seq_count(ep, s);
-        if (!(st = ep_coll_seq_start(ep, s, &r))) {
+        if (req == ENTRY_BLOCKING) {
+            coll_blocking_begin(ep, call);
+            st = ep_coll_seq_run(ep, s);
+            coll_blocking_end(ep);
+        } else if (!(st = ep_coll_seq_start(ep, s, &r))) {
             *req = r->handle;
             s = NULL;
         }

@@ -15,6 +15,10 @@
  *            wrap-around), besides a duplicate and a Cartesian communicator
  *            (not counted): every rank's calls and bytes sent and received,
  *            exactly, and no point-to-point message;
+ *   in_place world 1x2 with EPMPI_STATS_FILE: Allgather, Scatter, Gather,
+ *            Alltoall and Reduce with MPI_IN_PLACE, whose blocks in the
+ *            receive (or, for Scatter, send) buffer stand for the other
+ *            buffer: every rank's bytes exactly;
  *   partitioned  world 1x2 with EPMPI_STATS_FILE: one partitioned message
  *            (MPI_Psend_init / MPI_Precv_init, 4 partitions) from rank 0
  *            to rank 1: its messages travel on their own channel, which
@@ -91,6 +95,18 @@ static void collectives(void)
     EPT_OK(MPI_Comm_free(&dup));
 }
 
+/* Case "in_place" on 2 ranks (the driver's table has the sizes). */
+static void in_place(void)
+{
+    int r, x[4] = {0}, y[4] = {0};
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    EPT_OK(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, y, 2, MPI_INT, MPI_COMM_WORLD));
+    EPT_OK(MPI_Scatter(x, 2, MPI_INT, r == 0 ? MPI_IN_PLACE : y, 2, MPI_INT, 0, MPI_COMM_WORLD));
+    EPT_OK(MPI_Gather(r == 1 ? MPI_IN_PLACE : x, 2, MPI_INT, y, 2, MPI_INT, 1, MPI_COMM_WORLD));
+    EPT_OK(MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, y, 1, MPI_INT, MPI_COMM_WORLD));
+    EPT_OK(MPI_Reduce(r == 0 ? MPI_IN_PLACE : x, y, 3, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD));
+}
+
 static void partitioned(void)
 {
     int r, buf[16] = {0};
@@ -113,7 +129,8 @@ static int child(const char *which, int argc, char **argv)
     char path[64];
     /* The processes of one node share their parent, hydra's proxy. */
     snprintf(path, sizeof path, "/tmp/epmpi-diag-stats-%d.csv", (int)getppid());
-    if (!strcmp(which, "stats") || !strcmp(which, "named") || !strcmp(which, "coll") || !strcmp(which, "partitioned")) {
+    if (!strcmp(which, "stats") || !strcmp(which, "named") || !strcmp(which, "coll") || !strcmp(which, "in_place") ||
+        !strcmp(which, "partitioned")) {
         setenv("EPMPI_STATS", "1", 1);
         setenv("EPMPI_STATS_FILE", path, 1);
     } else if (!strcmp(which, "verbose")) {
@@ -142,6 +159,10 @@ static int child(const char *which, int argc, char **argv)
     if (!strcmp(which, "coll")) {
 #pragma omp parallel
         collectives();
+    }
+    if (!strcmp(which, "in_place")) {
+#pragma omp parallel
+        in_place();
     }
     if (!strcmp(which, "partitioned")) {
 #pragma omp parallel
@@ -235,6 +256,18 @@ static const ept_child_case cases[] = {
      {"EPT_CSV 0,world rank 0,0,0,0,0,0,0,0,0,", ",13,76,128\n", ",13,120,88\n", ",13,80,144\n", ",13,108,124\n",
       "EPT_CSV 1,world rank 3,0,0,0,0,0,0,0,0,", "EPT_CSV process,endpoint,sent_intra_msgs",
       ",wait_seconds,coll_calls,coll_sent_bytes,coll_recv_bytes"},
+     {"EPT_CHILD_BAD", NULL}},
+    /* Sent: Allgather 8 (the rank's block), Scatter 16 at its root (0),
+     * Gather 8, Alltoall 8, Reduce 12: 52 at rank 0, 36 at rank 1 (the
+     * Gather's root, its block in place).  Received: Allgather 16, Scatter
+     * 8 (the root's block in place), Gather 16 at its root (1), Alltoall
+     * 8, Reduce 12 at its root (0): 44 and 48. */
+    {"in_place",
+     "2",
+     1,
+     2,
+     0,
+     {"EPT_CSV 0,world rank 0,0,0,0,0,0,0,0,0,", ",5,52,44\n", ",5,36,48\n", NULL},
      {"EPT_CHILD_BAD", NULL}},
     {"partitioned",
      "2",

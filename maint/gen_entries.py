@@ -113,18 +113,18 @@ def find_libs(mpicc):
     out = subprocess.run([mpicc, "-show"], capture_output=True, text=True, check=True).stdout.split()
     incs = [a[2:] for a in out if a.startswith("-I")] + ["/usr/include"]
     libs = [a[2:] for a in out if a.startswith("-L")] + ["/usr/lib/x86_64-linux-gnu", "/usr/lib"]
-    headers = []
-    for h in ("mpi_proto.h", "mpio.h"):
-        # MPICH 5.0 declares the MPI_File calls in mpi_proto.h and has no mpio.h.
-        if h == "mpio.h" and "PMPI_File_open" in open(headers[0]).read():
-            break
+
+    def header(h):
         for d in incs:
             p = os.path.join(d, h)
             if os.path.exists(p):
-                headers.append(p)
-                break
-        else:
-            sys.exit("gen_entries: %s not found in %s" % (h, " ".join(incs)))
+                return p
+        sys.exit("gen_entries: %s not found in %s" % (h, " ".join(incs)))
+
+    headers = [header("mpi_proto.h")]
+    with open(headers[0]) as f:
+        if "PMPI_File_open" not in f.read():  # MPICH 5.0 has them there, and no mpio.h
+            headers.append(header("mpio.h"))
     for d in libs:
         p = os.path.join(d, "libmpich.so")
         if os.path.exists(p):

@@ -12,15 +12,17 @@
 set -euo pipefail
 srcdir=$(cd "${EP_SRCDIR:-$(dirname "$0")/..}" && pwd)
 suite=${EPMPI_DEBIAN_SUITE:-trixie}
-case $suite in
-    trixie) name="Debian 13" root=${EPMPI_DEBIAN13_ROOT:-$PWD/debian13-root} ;;
-    *) name="Debian $suite" root=$PWD/debian-$suite-root ;;
+case $suite in # tag: the make target's and the root's name
+    trixie) name="Debian 13" tag=debian13 ;;
+    *) name="Debian $suite" tag=debian-$suite ;;
 esac
+root=$PWD/$tag-root
+[ "$suite" = trixie ] && root=${EPMPI_DEBIAN13_ROOT:-$root}
 mirror=${EPMPI_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-log=$PWD/$(basename "$root" -root)-debootstrap.log
+log=$PWD/$tag-debootstrap.log
 
 fail() {
-    echo "check-$(basename "$root" -root): $*" >&2
+    echo "check-$tag: $*" >&2
     exit 1
 }
 [ "$(id -u)" = 0 ] || fail "needs root (debootstrap and chroot)"
@@ -98,4 +100,4 @@ if [ $status -ne 0 ]; then
 fi
 grep -q "^:test-result: PASS" "$root/root/epmpi/test/mpi/f_f08.trs" 2>/dev/null ||
     fail "the Fortran tests did not run on $name (is gfortran in the README's packages?)"
-echo "== check-$(basename "$root" -root) passed"
+echo "== check-$tag passed"

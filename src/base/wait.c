@@ -41,9 +41,10 @@ static void wait_begins(ep_backoff_t *b)
 
 void (*ep_wait_long_hook)(void);
 
-/* Every 256 rounds (a clock read: nothing beside 256 yields, and a
- * loaded machine may take a millisecond a round): a wait that has lasted
- * EP_WAIT_LONG_NS calls the hook, once. */
+/* Every 256 rounds, a look at the clock (cheap beside 256 yields; on a
+ * loaded machine a round can take a millisecond, so every 4096 rounds
+ * came seconds late): a wait that has lasted EP_WAIT_LONG_NS calls the
+ * hook, once. */
 static void watch_long(ep_backoff_t *b)
 {
     uint64_t now = ep_now_ns();

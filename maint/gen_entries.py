@@ -105,22 +105,66 @@ NULL_HANDLE = {
     "MPI_Info": "MPI_INFO_NULL", "MPI_Op": "MPI_OP_NULL", "MPI_Errhandler": "MPI_ERRHANDLER_NULL",
     "MPI_File": "MPI_FILE_NULL", "MPI_Session": "MPI_SESSION_NULL", "MPIX_Stream": "MPIX_STREAM_NULL",
 }
+# Open MPI's parameter names where they differ from the standard's (as
+# MPICH's prototypes, and so maint/dispatch.txt's bodies, spell them):
+# the generated entry points use the standard's.
+OMPI_PARAM_NAMES = {
+    "MPI_Buffer_detach": {"buffer": "buffer_addr"}, "MPI_Cart_create": {"old_comm": "comm_old"},
+    "MPI_Cart_sub": {"new_comm": "newcomm"}, "MPI_Comm_create_errhandler": {"function": "comm_errhandler_fn"},
+    "MPI_Comm_get_errhandler": {"erhandler": "errhandler"},
+    "MPI_Dist_graph_create": {"nodes": "sources", "targets": "destinations", "newcomm": "comm_dist_graph"},
+    "MPI_Dist_graph_neighbors_count": {"inneighbors": "indegree", "outneighbors": "outdegree"},
+    "MPI_Errhandler_create": {"function": "comm_errhandler_fn"},
+    "MPI_File_create_errhandler": {"function": "file_errhandler_fn"}, "MPI_Graph_create": {"index": "indx"},
+    "MPI_Graph_get": {"index": "indx"}, "MPI_Graph_map": {"index": "indx"}, "MPI_Imrecv": {"type": "datatype"},
+    "MPI_Intercomm_create": {"bridge_comm": "peer_comm"}, "MPI_Intercomm_merge": {"newintercomm": "newintracomm"},
+    "MPI_Mrecv": {"type": "datatype"}, "MPI_Rput": {"target_cout": "target_count"}, "MPI_Rsend": {"ibuf": "buf"},
+    "MPI_Testany": {"index": "indx"}, "MPI_Type_free": {"type": "datatype"}, "MPI_Waitany": {"index": "indx"},
+    "MPI_Win_create_errhandler": {"function": "win_errhandler_fn"},
+}
+
+
+def standard_names(name, params):
+    """params with Open MPI's deviating names replaced by the standard's."""
+    fix = OMPI_PARAM_NAMES.get(name, {})
+    out = []
+    for ctype, pname, is_ptr, is_arr, base, text in params:
+        if pname in fix:
+            text = re.sub(r"\b%s\b" % pname, fix[pname], text)
+            pname = fix[pname]
+        out.append((ctype, pname, is_ptr, is_arr, base, text))
+    return out
+
+
 SCALARS = {"int", "MPI_Aint", "MPI_Count", "MPI_Offset", "MPI_Fint", "MPIX_Grequest_class"}
 
 
 def find_libs(mpicc):
-    """MPICH's headers (mpi_proto.h, mpio.h), libmpich.so and libmpichfort.so."""
+    """The MPI ("mpich" or "openmpi"), its headers with the prototypes, its C
+    library, and its Fortran library with the mpi_f08 routines (None for
+    Open MPI: epmpi does not replace its Fortran bindings yet).  MPICH:
+    mpi_proto.h, mpio.h, libmpich.so and libmpichfort.so; Open MPI: mpi.h and
+    libmpi.so."""
     out = subprocess.run([mpicc, "-show"], capture_output=True, text=True, check=True).stdout.split()
     incs = [a[2:] for a in out if a.startswith("-I")] + ["/usr/include"]
     libs = [a[2:] for a in out if a.startswith("-L")] + ["/usr/lib/x86_64-linux-gnu", "/usr/lib"]
 
-    def header(h):
+    def header(h, required=True):
         for d in incs:
             p = os.path.join(d, h)
             if os.path.exists(p):
                 return p
-        sys.exit("gen_entries: %s not found in %s" % (h, " ".join(incs)))
+        if required:
+            sys.exit("gen_entries: %s not found in %s" % (h, " ".join(incs)))
+        return None
 
+    mpi_h = header("mpi.h")
+    if "#define OPEN_MPI 1" in open(mpi_h).read():
+        for d in libs:
+            p = os.path.join(d, "libmpi.so")
+            if os.path.exists(p):
+                return "openmpi", [mpi_h], p, None
+        sys.exit("gen_entries: Open MPI's libmpi.so not found in %s" % " ".join(libs))
     headers = [header("mpi_proto.h")]
     with open(headers[0]) as f:
         if "PMPI_File_open" not in f.read():  # MPICH 5.0 has them there, and no mpio.h
@@ -131,11 +175,13 @@ def find_libs(mpicc):
             fort = os.path.join(d, "libmpichfort.so")
             if not os.path.exists(fort):
                 sys.exit("gen_entries: %s not found (MPICH's Fortran bindings: apt-get install libmpich-dev)" % fort)
-            return headers, p, fort
+            return "mpich", headers, p, fort
     sys.exit("gen_entries: libmpich.so not found")
 
 
 def exported(lib):
+    if lib is None:
+        return set()
     out = subprocess.run(["nm", "-D", "--defined-only", lib], capture_output=True, text=True, check=True).stdout
     return {line.split()[-1] for line in out.splitlines() if line.split()}
 
@@ -171,8 +217,11 @@ def parse(proto_path):
     text = open(proto_path).read()
     text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
     funcs = []
-    for m in re.finditer(r"^int\s+(MPIX?_\w+)\s*\((.*?)\)\s*(?:MPICH_ATTR\w*\([^;]*?\)\s*)*(?:MPICH|ROMIO)_API_PUBLIC\s*;", text,
-                         flags=re.S | re.M):
+    # MPICH: int MPI_X(...) MPICH_ATTR_...(...) MPICH_API_PUBLIC;
+    # Open MPI: OMPI_DECLSPEC  int MPI_X(...) __mpi_interface_deprecated__(...);
+    for m in re.finditer(r"^(?:int|OMPI_DECLSPEC\s+int)\s+(MPIX?_\w+)\s*\((.*?)\)\s*"
+                         r"(?:(?:MPICH_ATTR\w*\([^;]*?\)|__mpi_interface_\w+__\((?:\"[^\"]*\"|[^;\"])*?\))\s*)*"
+                         r"(?:(?:MPICH|ROMIO)_API_PUBLIC\s*)?;", text, flags=re.S | re.M):
         name, params = m.group(1), " ".join(m.group(2).split())
         if name.startswith("MPI_T_") or params in ("", "void") or "..." in params:
             continue
@@ -295,11 +344,19 @@ class Api:
     """The installed MPICH's functions, and what epmpi does with each."""
 
     def __init__(self, mpicc, implemented, fortran_implemented):
-        headers, lib, fortlib = find_libs(mpicc)
+        self.mpi, headers, lib, fortlib = find_libs(mpicc)
+        self.lib = lib
         self.funcs = [f for h in headers for f in parse(h)]
+        self.header_text = "".join(open(h).read() for h in headers)
+        # Open MPI still exports MPI-1's removed functions but its mpi.h makes
+        # their names macros that fail a build: for epmpi they are absent.
+        removed = set(re.findall(r"#define\s+(MPI_\w+)\(\.\.\.\)\s+THIS_FUNCTION_WAS_REMOVED", self.header_text))
+        self.funcs = [f for f in self.funcs if f[0] not in removed]
+        if self.mpi == "openmpi":
+            self.funcs = [(n, standard_names(n, p)) for n, p in self.funcs]
         self.by_name = dict(self.funcs)
         self.by_lower = {n.lower(): n for n in self.by_name}
-        self.exports = exported(lib)
+        self.exports = exported(lib) - removed
         self.fort_exports = exported(fortlib)
         self.implemented = implemented
         self.fortran_implemented = fortran_implemented
@@ -562,6 +619,9 @@ F08_GLUE = ("MPIR_F08_MPI_IN_PLACE", "MPIR_F08_MPI_BOTTOM", "MPI_F08_STATUS_IGNO
 
 
 def generate_fortran(api):
+    if api.mpi == "openmpi":
+        return ("/* Generated by maint/gen_entries.py: do not edit.  Open MPI: epmpi does\n"
+                " * not replace its Fortran bindings (yet), so there is nothing here. */\n")
     missing = [s for s in F08_GLUE if s not in api.exports | api.fort_exports]
     if missing:
         sys.exit("gen_entries: this MPICH's libraries export no %s: its mpi_f08 glue is not the one epmpi knows "
@@ -722,21 +782,23 @@ def generate_dispatch(api, entries):
     entry point of each function, with the test its guard would make."""
     files = {}
     for chapter, name, body in entries:
+        out = files.setdefault("pmpi/%s.entry.gen.inc" % chapter, [
+            "/* Generated by maint/gen_entries.py from maint/dispatch.txt and the MPI's",
+            " * prototypes: do not edit.  The entry points of pmpi/%s.c whose" % chapter,
+            " * dispatch is the usual one: classic handles go straight to PMPI_, an",
+            " * endpoint handle to the endpoint body (a function of pmpi/%s.c, which" % chapter,
+            " * includes this file at its end). */",
+            ""])
         params = api.by_name.get(name)
-        if params is None:
+        if params is None and api.mpi == "mpich":
             sys.exit("gen_entries: maint/dispatch.txt names %s, which MPICH does not declare" % name)
+        if params is None or name not in api.exports:
+            continue  # not in this MPI (Open MPI 4.1 has no MPI-4 functions): pmpi/have.gen.h says so
         checks = guards_for(name, params)
         if not checks or checks == "array":
             sys.exit("gen_entries: %s takes no single handles to test: write its entry point by hand "
                      "(maint/implemented.txt)" % name)
         tests = [check_test(c) for c in checks]
-        out = files.setdefault("pmpi/%s.entry.gen.inc" % chapter, [
-            "/* Generated by maint/gen_entries.py from maint/dispatch.txt and MPICH's",
-            " * mpi_proto.h: do not edit.  The entry points of pmpi/%s.c whose" % chapter,
-            " * dispatch is the usual one: classic handles go straight to PMPI_, an",
-            " * endpoint handle to the endpoint body (a function of pmpi/%s.c, which" % chapter,
-            " * includes this file at its end). */",
-            ""])
         out.append("ENTRY_API int %s(%s)" % (name, ", ".join(p[5] for p in params)))
         out.append("{")
         out.append("    if (!%s)" % (tests[0] if len(tests) == 1 else "(" + " || ".join(tests) + ")"))
@@ -745,6 +807,26 @@ def generate_dispatch(api, entries):
         out.append("}")
         out.append("")
     return {rel: "\n".join(lines).rstrip("\n") + "\n" for rel, lines in files.items()}
+
+
+# ---- pmpi/have.gen.h -------------------------------------------------------------
+
+def generate_have(api, names):
+    """EP_HAVE_<function> 1 or 0 for each function epmpi writes an entry point
+    for: whether this MPI declares and exports it.  The hand-written entry
+    points that call the PMPI_ form of a function the MPI lacks (MPI-4's in
+    Open MPI 4.1) are compiled out with it: a program built for that MPI
+    cannot call them either.  (epmpi's own functions, MPI_Comm_create_endpoints
+    and the thread communicators, are there on every MPI.)"""
+    out = ["/* Generated by maint/gen_entries.py from the MPI's headers and library:",
+           " * do not edit.  Which of the functions epmpi writes entry points for",
+           " * this MPI has. */",
+           "#ifndef EP_HAVE_GEN_H", "#define EP_HAVE_GEN_H", ""]
+    for name in sorted(names):
+        declared = re.search(r"\b%s\s*\(" % name, api.header_text) is not None
+        out.append("#define EP_HAVE_%s %d" % (name, int(declared and name in api.exports)))
+    out += ["", "#endif"]
+    return "\n".join(out) + "\n"
 
 
 # ---- driver -------------------------------------------------------------------
@@ -791,6 +873,7 @@ def main():
         "pmpi/entries.gen.c": generate_entries(api),
         "pmpi/fortran.gen.c": generate_fortran(api),
         "test/mpi/api_guards.gen.c": generate_test(api),
+        "pmpi/have.gen.h": generate_have(api, hand | {name for _, name, _ in dispatch}),
     }
     outputs.update(generate_dispatch(api, dispatch))
     # The build makes (and compiles) only the files Makefile.am lists.

@@ -203,7 +203,11 @@ ENTRY_API int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn
 {
     int rc = PMPI_Win_create_keyval(win_copy_attr_fn, win_delete_attr_fn, win_keyval, extra_state);
     if (rc == MPI_SUCCESS)
-        ep_keyval_record(*win_keyval, EP_KEYVAL_WIN, NULL, win_delete_attr_fn, extra_state, 0);
+        /* The table keeps a communicator's callback type; a window's is called
+         * with the window's handle (ep_attr_host_t), which has the same
+         * representation in every MPI. */
+        ep_keyval_record(*win_keyval, EP_KEYVAL_WIN, NULL,
+                         (MPI_Comm_delete_attr_function *)(void (*)(void))win_delete_attr_fn, extra_state, 0);
     return rc;
 }
 

@@ -89,7 +89,7 @@ static int dup_ep(const char *call, MPI_Comm comm, MPI_Info info, int with_info,
         info = ep->info;
     if (info != MPI_INFO_NULL &&
         (with_info ? entry_comm_hints(info, &copy) : PMPI_Info_dup(info, &copy)) != MPI_SUCCESS)
-        return entry_raise(ep, call, MPI_ERR_INFO, "invalid info 0x%x", (unsigned)info);
+        return entry_raise(ep, call, MPI_ERR_INFO, "invalid info " EP_HFMT, EP_HARG(info));
     ep_comm_dup_args(&a, ep, copy, newcomm);
     int rc = entry_coll_go(ep, call, &a, req);
     if (rc != MPI_SUCCESS && copy != MPI_INFO_NULL && req != ENTRY_BLOCKING)
@@ -103,7 +103,7 @@ ENTRY_ENDPOINT_PATH int comm_set_info_ep(MPI_Comm comm, MPI_Info info)
     ENTRY_RESOLVE_EP("MPI_Comm_set_info", comm, ep);
     MPI_Info copy;
     if (info == MPI_INFO_NULL || entry_comm_hints(info, &copy) != MPI_SUCCESS)
-        return entry_raise(ep, "MPI_Comm_set_info", MPI_ERR_INFO, "invalid info 0x%x", (unsigned)info);
+        return entry_raise(ep, "MPI_Comm_set_info", MPI_ERR_INFO, "invalid info " EP_HFMT, EP_HARG(info));
     ep_endpoint_set_info(ep, copy);
     return MPI_SUCCESS;
 }
@@ -142,6 +142,26 @@ ENTRY_API int MPI_Comm_free(MPI_Comm *comm)
     return MPI_SUCCESS;
 }
 
+/* The split types the MPI knows (MPI 4.0's hardware types are not in Open
+ * MPI 4.1; MPICH's neighbourhood type is MPICH's). */
+static int known_split_type(int split_type)
+{
+    switch (split_type) {
+    case MPI_UNDEFINED:
+    case MPI_COMM_TYPE_SHARED:
+#ifdef MPI_COMM_TYPE_HW_GUIDED
+    case MPI_COMM_TYPE_HW_GUIDED:
+    case MPI_COMM_TYPE_HW_UNGUIDED:
+#endif
+#ifdef MPIX_COMM_TYPE_NEIGHBORHOOD
+    case MPIX_COMM_TYPE_NEIGHBORHOOD:
+#endif
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 ENTRY_ENDPOINT_PATH int comm_split_ep(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     static const char call[] = "MPI_Comm_split";
@@ -166,8 +186,7 @@ ENTRY_ENDPOINT_PATH int comm_split_type_ep(MPI_Comm comm, int split_type, int ke
      * intercommunicator splits into intercommunicators, as with
      * MPI_Comm_split).  Any other value is refused at once, before anything
      * collective. */
-    if (split_type != MPI_UNDEFINED && split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_COMM_TYPE_HW_GUIDED &&
-        split_type != MPI_COMM_TYPE_HW_UNGUIDED && split_type != MPIX_COMM_TYPE_NEIGHBORHOOD)
+    if (!known_split_type(split_type))
         return entry_raise(ep, call, MPI_ERR_ARG, "unknown split type %d", split_type);
     ep_status_t st = ep_comm_split_type(ep, split_type, key, info, newcomm);
     return st ? entry_raise_status(ep, call, st, NULL) : MPI_SUCCESS;
@@ -186,7 +205,7 @@ static int create_endpoints(const char *call, MPI_Comm parent, int my_num_ep, MP
     } else if (parent == MPI_COMM_NULL) {
         return entry_raise(NULL, call, MPI_ERR_COMM, "parent communicator is MPI_COMM_NULL");
     } else if (PMPI_Comm_test_inter(parent, &inter) != MPI_SUCCESS) {
-        return entry_raise(NULL, call, MPI_ERR_COMM, "invalid parent communicator 0x%x", (unsigned)parent);
+        return entry_raise(NULL, call, MPI_ERR_COMM, "invalid parent communicator " EP_HFMT, EP_HARG(parent));
     } else if (inter) {
         return entry_raise_classic(parent, call, MPI_ERR_COMM, "the parent is an intercommunicator");
     }
@@ -219,7 +238,7 @@ ENTRY_API int MPIX_Threadcomm_init(MPI_Comm comm, int num_threads, MPI_Comm *new
         if ((rc = entry_endpoint(call, comm, &ep)) || (rc = entry_check_intra(ep, call)))
             return rc;
     } else if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) {
-        return entry_raise(NULL, call, MPI_ERR_COMM, "invalid parent communicator 0x%x", (unsigned)comm);
+        return entry_raise(NULL, call, MPI_ERR_COMM, "invalid parent communicator " EP_HFMT, EP_HARG(comm));
     }
     if (num_threads < 1 || !newcomm)
         return ep ? entry_raise(ep, call, MPI_ERR_ARG, "num_threads is %d (must be at least 1)", num_threads)
@@ -239,7 +258,7 @@ static int threadcomm_step(const char *call, MPI_Comm threadcomm, ep_status_t (*
 {
     ep_threadcomm_t *tc = ep_threadcomm_get(threadcomm);
     if (!tc)
-        return entry_raise(NULL, call, MPI_ERR_COMM, "0x%x is not a thread communicator", (unsigned)threadcomm);
+        return entry_raise(NULL, call, MPI_ERR_COMM, EP_HFMT " is not a thread communicator", EP_HARG(threadcomm));
     ep_status_t st = step(tc);
     if (st)
         return entry_raise(NULL, call, ep_status_class(st), "%s", ep_status_take_text(st));
@@ -260,8 +279,8 @@ ENTRY_API int MPIX_Threadcomm_free(MPI_Comm *threadcomm)
 {
     ep_threadcomm_t *tc = threadcomm ? ep_threadcomm_get(*threadcomm) : NULL;
     if (!tc)
-        return entry_raise(NULL, "MPIX_Threadcomm_free", MPI_ERR_COMM, "0x%x is not a thread communicator",
-                           threadcomm ? (unsigned)*threadcomm : 0u);
+        return entry_raise(NULL, "MPIX_Threadcomm_free", MPI_ERR_COMM, EP_HFMT " is not a thread communicator",
+                           threadcomm ? EP_HARG(*threadcomm) : 0u);
     ep_threadcomm_free(tc);
     *threadcomm = MPI_COMM_NULL;
     return MPI_SUCCESS;
@@ -280,7 +299,7 @@ ENTRY_API int MPIX_Comm_test_threadcomm(MPI_Comm comm, int *flag)
 #else
         int inter;
         if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
-            return entry_raise(NULL, call, MPI_ERR_COMM, "invalid communicator 0x%x", (unsigned)comm);
+            return entry_raise(NULL, call, MPI_ERR_COMM, "invalid communicator " EP_HFMT, EP_HARG(comm));
         if (!flag)
             return entry_raise_classic(comm, call, MPI_ERR_ARG, "flag pointer is NULL");
         *flag = 0;
@@ -352,11 +371,12 @@ ENTRY_API int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_E
     return create_errhandler("MPI_Comm_create_errhandler", fn, errhandler);
 }
 
-/* The MPI-1 name. */
+#if EP_HAVE_MPI_Errhandler_create /* MPI-1's name, which Open MPI's mpi.h no longer offers */
 ENTRY_API int MPI_Errhandler_create(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
     return create_errhandler("MPI_Errhandler_create", fn, errhandler);
 }
+#endif
 
 /* A handler endpoints still use is freed when the last lets it go. */
 ENTRY_API int MPI_Errhandler_free(MPI_Errhandler *errhandler)

@@ -33,7 +33,7 @@ static int code_v(const char *call, int cls, const char *fmt, va_list ap)
     return ep_error_code_make(cls, "%s: %s", call, msg);
 }
 
-int entry_raise_on(MPI_Errhandler eh, int handle, const char *call, int cls, const char *fmt, ...)
+int entry_raise_on(MPI_Errhandler eh, intptr_t handle, const char *call, int cls, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -160,7 +160,7 @@ int entry_displs_to_int(ep_endpoint_t *ep, const char *call, const MPI_Aint *v, 
 /* A committed type for count elements of t at byte displacement disp. */
 const char *entry_large_type_new(MPI_Count count, MPI_Count disp, MPI_Datatype t, MPI_Datatype *out)
 {
-    if (PMPI_Type_create_hindexed_c(1, &count, &disp, t, out) != MPI_SUCCESS)
+    if (ep_pmpi_type_create_hindexed_c(1, &count, &disp, t, out) != MPI_SUCCESS)
         return "make";
     if (PMPI_Type_commit(out) != MPI_SUCCESS) {
         PMPI_Type_free(out);
@@ -287,16 +287,17 @@ int entry_endpoint_any(const char *call, MPI_Comm c, ep_endpoint_t **out)
         if (tc && !(ep = ep_threadcomm_mine(tc))) {
             *out = NULL;
             return entry_raise(NULL, call, MPI_ERR_COMM,
-                               "this thread is not inside thread communicator 0x%x: call MPIX_Threadcomm_start "
+                               "this thread is not inside thread communicator " EP_HFMT ": call MPIX_Threadcomm_start "
                                "first (and MPIX_Threadcomm_finish last)",
-                               (unsigned)c);
+                               EP_HARG(c));
         }
     }
     *out = ep;
     if (ep && ep->stats)
         ep_stats_enter(ep->stats);
     if (!ep)
-        return entry_raise(NULL, call, MPI_ERR_COMM, "invalid communicator 0x%x (freed or never created)", (unsigned)c);
+        return entry_raise(NULL, call, MPI_ERR_COMM, "invalid communicator " EP_HFMT " (freed or never created)",
+                           EP_HARG(c));
     return MPI_SUCCESS;
 }
 
@@ -304,7 +305,7 @@ int entry_win(const char *call, MPI_Win win, ep_win_ep_t **out)
 {
     if ((*out = ep_win_get(win)))
         return MPI_SUCCESS;
-    return entry_raise(NULL, call, MPI_ERR_WIN, "invalid window 0x%x (freed already?)", (unsigned)win);
+    return entry_raise(NULL, call, MPI_ERR_WIN, "invalid window " EP_HFMT " (freed already?)", EP_HARG(win));
 }
 
 int entry_check_count(ep_endpoint_t *ep, const char *call, MPI_Count count)
@@ -320,9 +321,9 @@ int entry_check_type(ep_endpoint_t *ep, const char *call, MPI_Datatype t)
         return entry_raise(ep, call, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
     ep_status_t st = ep_dt_check(t);
     if (st == EP_ERR_NO_MEM)
-        return entry_raise(ep, call, MPI_ERR_NO_MEM, "out of memory while learning datatype 0x%x", (unsigned)t);
+        return entry_raise(ep, call, MPI_ERR_NO_MEM, "out of memory while learning datatype " EP_HFMT, EP_HARG(t));
     if (st)
-        return entry_raise(ep, call, MPI_ERR_TYPE, "invalid datatype 0x%x", (unsigned)t);
+        return entry_raise(ep, call, MPI_ERR_TYPE, "invalid datatype " EP_HFMT, EP_HARG(t));
     return MPI_SUCCESS;
 }
 
@@ -388,8 +389,8 @@ int entry_check_intra(ep_endpoint_t *ep, const char *call)
 int entry_check_op(ep_endpoint_t *ep, const char *call, MPI_Op op)
 {
     int commute;
-    if (op == MPI_OP_NULL || ep_handle_is_ep((int)op) || ep_op_commutative(op, &commute) != MPI_SUCCESS)
-        return entry_raise(ep, call, MPI_ERR_OP, "invalid reduction operation 0x%x", (unsigned)op);
+    if (op == MPI_OP_NULL || ep_op_handle_is_ep(op) || ep_op_commutative(op, &commute) != MPI_SUCCESS)
+        return entry_raise(ep, call, MPI_ERR_OP, "invalid reduction operation " EP_HFMT, EP_HARG(op));
     return MPI_SUCCESS;
 }
 

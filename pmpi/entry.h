@@ -9,7 +9,8 @@
 #ifndef ENTRY_H
 #define ENTRY_H
 
-#include "config.h" /* HAVE_DECL_: the functions of this MPICH release */
+#include "config.h"   /* HAVE_DECL_: the functions of this MPI release */
+#include "have.gen.h" /* EP_HAVE_: the functions of this MPI that epmpi intercepts by hand */
 
 #include "coll/coll.h"
 #include "core/comm.h"
@@ -17,6 +18,7 @@
 #include "epmpi.h"
 #include "base/error.h"
 #include "abi/handle.h"
+#include "abi/large.h"
 #include "core/request.h"
 #include "base/thread.h"
 #include "core/world.h"
@@ -93,7 +95,7 @@ int entry_raise(ep_endpoint_t *ep, const char *call, int cls, const char *fmt, .
     __attribute__((format(printf, 4, 5)));
 /* Same, on handler eh of an object of epmpi's other than an endpoint
  * (a window), which the handler is given as `handle`. */
-int entry_raise_on(MPI_Errhandler eh, int handle, const char *call, int cls, const char *fmt, ...)
+int entry_raise_on(MPI_Errhandler eh, intptr_t handle, const char *call, int cls, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 /* Same, on the handler of a classic communicator. */
 int entry_raise_classic(MPI_Comm classic, const char *call, int cls, const char *fmt, ...)

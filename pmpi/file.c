@@ -89,7 +89,7 @@ static int check_type(ep_file_t *f, const char *call, MPI_Datatype t)
     if (t == MPI_DATATYPE_NULL)
         return file_raise(f, call, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
     ep_status_t st = ep_dt_check(t);
-    return st ? file_raise(f, call, ep_status_class(st), "invalid datatype 0x%x (%s)", (unsigned)t,
+    return st ? file_raise(f, call, ep_status_class(st), "invalid datatype " EP_HFMT " (%s)", EP_HARG(t),
                            ep_status_take_text(st))
               : MPI_SUCCESS;
 }
@@ -165,7 +165,7 @@ ENTRY_API MPI_Fint MPI_File_c2f(MPI_File fh)
 
 ENTRY_API MPI_File MPI_File_f2c(MPI_Fint fh)
 {
-    if (ep_registry_get((int)fh, EP_OBJ_FILE))
+    if (ep_registry_get((int)fh, EP_OBJ_FILE)) /* the registry id (MPI_File_c2f) */
         return ep_file_handle_make((int)fh);
     return PMPI_File_f2c(fh);
 }
@@ -272,6 +272,7 @@ ENTRY_ENDPOINT_PATH int file_get_type_extent_ep(MPI_File fh, MPI_Datatype dataty
     return rc ? file_status(f, call, EP_ERR_IO, rc) : MPI_SUCCESS;
 }
 
+#if EP_HAVE_MPI_File_get_type_extent_c
 ENTRY_ENDPOINT_PATH int file_get_type_extent_c_ep(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent)
 {
     static const char call[] = "MPI_File_get_type_extent_c";
@@ -281,6 +282,7 @@ ENTRY_ENDPOINT_PATH int file_get_type_extent_c_ep(MPI_File fh, MPI_Datatype data
     int rc = PMPI_File_get_type_extent_c(ep_file_romio(f), datatype, extent);
     return rc ? file_status(f, call, EP_ERR_IO, rc) : MPI_SUCCESS;
 }
+#endif
 
 int entry_file_large_type(const char *call, MPI_File fh, MPI_Count count, MPI_Datatype t, MPI_Datatype *large)
 {

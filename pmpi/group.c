@@ -15,9 +15,9 @@ static int members_of(const char *call, MPI_Group h, const ep_gid_t **m, int *n,
 {
     ep_status_t st = ep_group_members(h, m, n, owned);
     if (st == EP_ERR_NO_MEM)
-        return entry_raise(NULL, call, MPI_ERR_NO_MEM, "no memory for the members of group 0x%x", (unsigned)h);
+        return entry_raise(NULL, call, MPI_ERR_NO_MEM, "no memory for the members of group " EP_HFMT, EP_HARG(h));
     if (st)
-        return entry_raise(NULL, call, MPI_ERR_GROUP, "invalid group 0x%x", (unsigned)h);
+        return entry_raise(NULL, call, MPI_ERR_GROUP, "invalid group " EP_HFMT, EP_HARG(h));
     return MPI_SUCCESS;
 }
 
@@ -75,7 +75,7 @@ ENTRY_ENDPOINT_PATH int group_size_ep(MPI_Group group, int *size)
 {
     ep_group_t *g = ep_group_get(group);
     if (!g)
-        return entry_raise(NULL, "MPI_Group_size", MPI_ERR_GROUP, "invalid group 0x%x", (unsigned)group);
+        return entry_raise(NULL, "MPI_Group_size", MPI_ERR_GROUP, "invalid group " EP_HFMT, EP_HARG(group));
     *size = g->size;
     return MPI_SUCCESS;
 }
@@ -84,7 +84,7 @@ ENTRY_ENDPOINT_PATH int group_rank_ep(MPI_Group group, int *rank)
 {
     ep_group_t *g = ep_group_get(group);
     if (!g)
-        return entry_raise(NULL, "MPI_Group_rank", MPI_ERR_GROUP, "invalid group 0x%x", (unsigned)group);
+        return entry_raise(NULL, "MPI_Group_rank", MPI_ERR_GROUP, "invalid group " EP_HFMT, EP_HARG(group));
     *rank = ep_gid_rank(g->members, g->size, g->me);
     return MPI_SUCCESS;
 }
@@ -95,7 +95,7 @@ ENTRY_API int MPI_Group_free(MPI_Group *group)
         return PMPI_Group_free(group);
     ep_group_t *g = ep_group_get(*group);
     if (!g)
-        return entry_raise(NULL, "MPI_Group_free", MPI_ERR_GROUP, "invalid group 0x%x", (unsigned)*group);
+        return entry_raise(NULL, "MPI_Group_free", MPI_ERR_GROUP, "invalid group " EP_HFMT, EP_HARG(*group));
     ep_group_free(g);
     *group = MPI_GROUP_NULL;
     return MPI_SUCCESS;
@@ -185,7 +185,7 @@ static int subgroup(const char *call, MPI_Group group, int n, const int ranks[],
 {
     ep_group_t *g = ep_group_get(group);
     if (!g)
-        return entry_raise(NULL, call, MPI_ERR_GROUP, "invalid group 0x%x", (unsigned)group);
+        return entry_raise(NULL, call, MPI_ERR_GROUP, "invalid group " EP_HFMT, EP_HARG(group));
     if (n < 0 || n > g->size)
         return entry_raise(NULL, call, MPI_ERR_ARG, "%d ranks for a group of %d", n, g->size);
     char *seen = calloc((size_t)g->size + 1, 1);
@@ -327,6 +327,7 @@ ENTRY_API int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI
     return rc;
 }
 
+#if EP_HAVE_MPI_Comm_create_from_group /* MPI 4.0 (not in Open MPI 4.1) */
 /* ---- MPI-4's constructors from groups alone ----------------------------------
  * Their errors go to the error handler the call passes (MPI-4.0 7.4.2),
  * having no communicator; the caller is the member that made the group
@@ -339,11 +340,12 @@ static int from_group_args(const char *call, const char *stringtag, MPI_Errhandl
     if (errhandler == MPI_ERRHANDLER_NULL)
         return entry_raise(NULL, call, MPI_ERR_ARG, "errhandler is MPI_ERRHANDLER_NULL");
     if (!newcomm)
-        return entry_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_ARG, "the new communicator's pointer is NULL");
+        return entry_raise_on(errhandler, (intptr_t)MPI_COMM_NULL, call, MPI_ERR_ARG,
+                              "the new communicator's pointer is NULL");
     if (!stringtag)
-        return entry_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_ARG, "stringtag is NULL");
+        return entry_raise_on(errhandler, (intptr_t)MPI_COMM_NULL, call, MPI_ERR_ARG, "stringtag is NULL");
     if (strnlen(stringtag, MPI_MAX_STRINGTAG_LEN + 1) > MPI_MAX_STRINGTAG_LEN)
-        return entry_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_ARG,
+        return entry_raise_on(errhandler, (intptr_t)MPI_COMM_NULL, call, MPI_ERR_ARG,
                               "stringtag is longer than MPI_MAX_STRINGTAG_LEN (%d) characters", MPI_MAX_STRINGTAG_LEN);
     return MPI_SUCCESS;
 }
@@ -355,7 +357,8 @@ static int hints_of(const char *call, MPI_Info info, MPI_Errhandler errhandler, 
     *hints = MPI_INFO_NULL;
     if (info != MPI_INFO_NULL && entry_comm_hints(info, hints) != MPI_SUCCESS) {
         *hints = MPI_INFO_NULL;
-        return entry_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_INFO, "invalid info 0x%x", (unsigned)info);
+        return entry_raise_on(errhandler, (intptr_t)MPI_COMM_NULL, call, MPI_ERR_INFO, "invalid info " EP_HFMT,
+                              EP_HARG(info));
     }
     return MPI_SUCCESS;
 }
@@ -372,11 +375,12 @@ static int from_group_done(const char *call, ep_status_t st, const char *what, i
     if (hints != MPI_INFO_NULL)
         PMPI_Info_free(&hints);
     if (st == EP_ERR_GROUP && bad >= 0)
-        return entry_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_GROUP,
+        return entry_raise_on(errhandler, (intptr_t)MPI_COMM_NULL, call, MPI_ERR_GROUP,
                               "member %d of the %s is an endpoint of no communicator of this process (its "
                               "communicators were freed?)",
                               bad, what);
-    return entry_raise_on(errhandler, MPI_COMM_NULL, call, ep_status_class(st), "%s", ep_status_take_text(st));
+    return entry_raise_on(errhandler, (intptr_t)MPI_COMM_NULL, call, ep_status_class(st), "%s",
+                          ep_status_take_text(st));
 }
 
 /* Endpoint group h (*g) and the caller's rank in it, or a raised error. */
@@ -384,9 +388,10 @@ static int caller_in(const char *call, MPI_Group h, const char *what, MPI_Errhan
                      int *pos)
 {
     if (!(*g = ep_group_get(h)))
-        return entry_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_GROUP, "invalid %s 0x%x", what, (unsigned)h);
+        return entry_raise_on(errhandler, (intptr_t)MPI_COMM_NULL, call, MPI_ERR_GROUP, "invalid %s " EP_HFMT, what,
+                              EP_HARG(h));
     if ((*pos = ep_gid_rank((*g)->members, (*g)->size, (*g)->me)) == MPI_UNDEFINED)
-        return entry_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_GROUP,
+        return entry_raise_on(errhandler, (intptr_t)MPI_COMM_NULL, call, MPI_ERR_GROUP,
                               "the calling endpoint is not in the %s (a group names its caller by the "
                               "communicator it came from)",
                               what);
@@ -424,23 +429,23 @@ ENTRY_API int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_
     if ((rc = from_group_args(call, stringtag, errhandler, newintercomm)))
         return rc;
     if (!ep_group_handle_is_ep(local_group))
-        return entry_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_GROUP,
+        return entry_raise_on(errhandler, (intptr_t)MPI_COMM_NULL, call, MPI_ERR_GROUP,
                               "the local group is classic but the remote group has endpoints: make the local group "
                               "from an endpoint communicator too");
     if ((rc = caller_in(call, local_group, "local group", errhandler, &lg, &pos)))
         return rc;
     if (ep_group_members(remote_group, &rm, &nr, &owned))
-        return entry_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_GROUP, "invalid remote group 0x%x",
-                              (unsigned)remote_group);
+        return entry_raise_on(errhandler, (intptr_t)MPI_COMM_NULL, call, MPI_ERR_GROUP, "invalid remote group " EP_HFMT,
+                              EP_HARG(remote_group));
     if (local_leader < 0 || local_leader >= lg->size)
-        rc = entry_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_RANK,
+        rc = entry_raise_on(errhandler, (intptr_t)MPI_COMM_NULL, call, MPI_ERR_RANK,
                             "invalid local leader %d (the local group has ranks 0 to %d)", local_leader, lg->size - 1);
     else if (nr == 0 || remote_leader < 0 || remote_leader >= nr)
-        rc = entry_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_RANK,
+        rc = entry_raise_on(errhandler, (intptr_t)MPI_COMM_NULL, call, MPI_ERR_RANK,
                             "invalid remote leader %d (the remote group has %d members)", remote_leader, nr);
     for (int i = 0; !rc && i < nr; i++)
         if (ep_gid_rank(lg->members, lg->size, rm[i]) != MPI_UNDEFINED)
-            rc = entry_raise_on(errhandler, MPI_COMM_NULL, call, MPI_ERR_GROUP,
+            rc = entry_raise_on(errhandler, (intptr_t)MPI_COMM_NULL, call, MPI_ERR_GROUP,
                                 "member %d of the remote group is in the local group too (they must be disjoint)", i);
     if (!rc && !(rc = hints_of(call, info, errhandler, &hints))) {
         ep_status_t st = ep_intercomm_from_groups(lg->members, lg->size, pos, rm, nr, stringtag, errhandler,
@@ -451,6 +456,8 @@ ENTRY_API int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_
     release(rm, owned);
     return rc;
 }
+
+#endif
 
 /* The entry points whose dispatch is data (maint/dispatch.txt). */
 #include "group.entry.gen.inc"

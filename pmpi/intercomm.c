@@ -49,7 +49,7 @@ static int leader_exchange(const char *call, ep_endpoint_t *ep, MPI_Comm peer, i
     if (!entry_comm_is_ep(peer) && PMPI_Comm_rank(peer, &prank) == MPI_SUCCESS && prank == remote_leader) {
         leader_swap_t sw = {local, {n, mine[1]}, NULL, {0, 0}};
         ep_status_t st =
-            ep_meet((uint64_t)(uint32_t)peer, (uint64_t)(uint32_t)tag, 0x4c454144ULL, 2, &sw, swap_drive, NULL);
+            ep_meet((uint64_t)(uintptr_t)peer, (uint64_t)(uint32_t)tag, 0x4c454144ULL, 2, &sw, swap_drive, NULL);
         if (st)
             rc = entry_raise_status(ep, call, st, "the leaders could not swap their groups");
         *remote = sw.theirs;

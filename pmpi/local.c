@@ -40,6 +40,7 @@ ENTRY_API int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, i
     return rc ? rc : PMPI_Pack_size(incount, datatype, c, size);
 }
 
+#if EP_HAVE_MPI_Pack_c /* MPI 4.0's large counts (not in Open MPI) */
 ENTRY_API int MPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
                          MPI_Count *position, MPI_Comm comm)
 {
@@ -62,3 +63,4 @@ ENTRY_API int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm
     MPI_Comm c = local_comm("MPI_Pack_size_c", comm, &rc);
     return rc ? rc : PMPI_Pack_size_c(incount, datatype, c, size);
 }
+#endif

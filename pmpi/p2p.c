@@ -182,6 +182,7 @@ static int irecv_common(const char *call, void *buf, int count, MPI_Datatype dat
 
 /* ---- partitioned communication (src/p2p/partitioned.h) ------------------------ */
 
+#if EP_HAVE_MPI_Psend_init /* MPI 4.0 (Open MPI 5.0 on) */
 ENTRY_ENDPOINT_PATH int part_init_ep(const char *call, int send, const void *buf, int partitions, MPI_Count count,
                                      MPI_Datatype datatype, int peer, int tag, MPI_Comm comm, MPI_Info info,
                                      MPI_Request *request)
@@ -219,6 +220,7 @@ ENTRY_ENDPOINT_PATH int part_init_ep(const char *call, int send, const void *buf
     *request = r->handle;
     return MPI_SUCCESS;
 }
+#endif
 
 /* ---- send-receive ---------------------------------------------------------- */
 
@@ -285,7 +287,7 @@ static int replace_copy(const char *call, ep_endpoint_t *ep, const void *buf, in
 {
     ep_dt_layout_t lay;
     if (ep_dt_layout(type, count, &lay))
-        return entry_raise(ep, call, MPI_ERR_TYPE, "invalid datatype 0x%x", (unsigned)type);
+        return entry_raise(ep, call, MPI_ERR_TYPE, "invalid datatype " EP_HFMT, EP_HARG(type));
     *ctype = MPI_BYTE;
     *ccount = lay.bytes > INT_MAX ? count : (int)lay.bytes;
     if (!(*copy = malloc(lay.bytes ? (size_t)lay.bytes : 1)))
@@ -440,8 +442,8 @@ static int mrecv_start(const char *call, void *buf, int count, MPI_Datatype type
     ep_msg_t *m = ep_msg_get(*message);
     int rc;
     if (!m)
-        return entry_raise(NULL, call, MPI_ERR_REQUEST, "invalid message handle 0x%x (already received?)",
-                           (unsigned)*message);
+        return entry_raise(NULL, call, MPI_ERR_REQUEST, "invalid message handle " EP_HFMT " (already received?)",
+                           EP_HARG(*message));
     if ((rc = entry_check_count(m->ep, call, count)) || (rc = entry_check_type(m->ep, call, type)) ||
         (rc = entry_check_buf(m->ep, call, buf, count, type)))
         return rc;
@@ -516,6 +518,7 @@ ENTRY_API int MPI_Buffer_detach(void *buffer_addr, int *size)
 }
 
 /* The large-count forms: one buffer, whichever form attached it. */
+#if EP_HAVE_MPI_Buffer_attach_c /* MPI 4.0's large counts (not in Open MPI) */
 ENTRY_API int MPI_Buffer_attach_c(void *buffer, MPI_Count size)
 {
     int rc = PMPI_Buffer_attach_c(buffer, size);
@@ -523,12 +526,15 @@ ENTRY_API int MPI_Buffer_attach_c(void *buffer, MPI_Count size)
         ep_bsend_attach((size_t)size);
     return rc;
 }
+#endif
 
+#if EP_HAVE_MPI_Buffer_detach_c
 ENTRY_API int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
 {
     ep_bsend_detach();
     return PMPI_Buffer_detach_c(buffer_addr, size);
 }
+#endif
 
 #if HAVE_DECL_MPI_BUFFER_FLUSH
 /* MPI 4.1: the endpoints' buffered messages too. */

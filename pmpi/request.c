@@ -59,7 +59,8 @@ static int finish_sent(MPI_Request *h, MPI_Status *st)
 
 static int bad_request(const char *call, MPI_Request h)
 {
-    return entry_raise(NULL, call, MPI_ERR_REQUEST, "invalid request 0x%x (already completed or freed?)", (unsigned)h);
+    return entry_raise(NULL, call, MPI_ERR_REQUEST, "invalid request " EP_HFMT " (already completed or freed?)",
+                       EP_HARG(h));
 }
 
 /* One non-destructive look at request i: 1 when it is complete (or null /
@@ -526,9 +527,9 @@ static int start_one(const char *call, MPI_Request *h)
     if (!r)
         return bad_request(call, *h);
     if (!r->persistent)
-        return entry_raise(r->ep, call, MPI_ERR_REQUEST, "request 0x%x is not persistent", (unsigned)*h);
+        return entry_raise(r->ep, call, MPI_ERR_REQUEST, "request " EP_HFMT " is not persistent", EP_HARG(*h));
     if (!ep_request_inactive(r))
-        return entry_raise(r->ep, call, MPI_ERR_REQUEST, "request 0x%x is already active", (unsigned)*h);
+        return entry_raise(r->ep, call, MPI_ERR_REQUEST, "request " EP_HFMT " is already active", EP_HARG(*h));
     ep_status_t st = r->kind == EP_REQ_COLL      ? ep_coll_persistent_start(r)
                      : ep_request_partitioned(r) ? ep_part_start(r)
                                                  : ep_persistent_start(r);
@@ -561,6 +562,8 @@ ENTRY_API int MPI_Startall(int count, MPI_Request array_of_requests[])
 
 /* ---- partitioned communication (src/p2p/partitioned.h) ------------------------ */
 
+#if EP_HAVE_MPI_Pready /* MPI 4.0's (Open MPI 5.0 on) */
+
 /* The partitioned send (send) or receive behind h; else NULL, the error
  * raised in *rc. */
 static ep_request_t *part_request(const char *call, MPI_Request h, int send, int *rc)
@@ -569,7 +572,7 @@ static ep_request_t *part_request(const char *call, MPI_Request h, int send, int
     if (!r)
         *rc = bad_request(call, h);
     else if (r->kind != (send ? EP_REQ_PART_SEND : EP_REQ_PART_RECV))
-        *rc = entry_raise(r->ep, call, MPI_ERR_REQUEST, "request 0x%x is not a partitioned %s", (unsigned)h,
+        *rc = entry_raise(r->ep, call, MPI_ERR_REQUEST, "request " EP_HFMT " is not a partitioned %s", EP_HARG(h),
                           send ? "send (MPI_Psend_init)" : "receive (MPI_Precv_init)");
     else
         return r;
@@ -650,6 +653,7 @@ ENTRY_ENDPOINT_PATH int parrived_ep(MPI_Request request, int partition, int *fla
     *flag = ep_part_arrived(r, partition);
     return MPI_SUCCESS;
 }
+#endif
 
 #if HAVE_DECL_MPI_REQUEST_GET_STATUS_ALL
 /* ---- MPI 4.1: the status of several requests, none of them freed ----------- */

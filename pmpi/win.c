@@ -13,7 +13,7 @@
 #include <string.h>
 
 /* Errors on a window go to its own handler. */
-#define raise_win(we, call, cls, ...) entry_raise_on((we)->errhandler, (int)(we)->handle, call, cls, __VA_ARGS__)
+#define raise_win(we, call, cls, ...) entry_raise_on((we)->errhandler, (intptr_t)(we)->handle, call, cls, __VA_ARGS__)
 
 static int raise_win_status(ep_win_ep_t *we, const char *call, ep_status_t st)
 {
@@ -56,7 +56,7 @@ static int create(const char *call, ep_win_flavor_t flavor, void *base, MPI_Aint
         return entry_raise(ep, call, MPI_ERR_ARG, "baseptr is NULL");
     int nkeys;
     if (info != MPI_INFO_NULL && PMPI_Info_get_nkeys(info, &nkeys) != MPI_SUCCESS)
-        return entry_raise(ep, call, MPI_ERR_INFO, "info 0x%x is not a valid info object", (unsigned)info);
+        return entry_raise(ep, call, MPI_ERR_INFO, "info " EP_HFMT " is not a valid info object", EP_HARG(info));
     ep_status_t st = ep_win_create(ep, flavor, base, size, disp_unit, baseptr, win);
     ep_win_ep_t *we;
     if (!st && !entry_win(call, *win, &we))
@@ -399,7 +399,7 @@ static int group_ranks(ep_win_ep_t *we, const char *call, MPI_Group group, int *
     int owned, rc = MPI_SUCCESS;
     ep_comm_t *c = we->w->comm;
     if (ep_group_members(group, &m, n, &owned))
-        return raise_win(we, call, MPI_ERR_GROUP, "invalid group 0x%x", (unsigned)group);
+        return raise_win(we, call, MPI_ERR_GROUP, "invalid group " EP_HFMT, EP_HARG(group));
     *ranks = malloc(sizeof **ranks * (size_t)(*n + 1));
     for (int i = 0; *ranks && i < *n && !rc; i++) {
         int r = 0;
@@ -437,7 +437,7 @@ static __attribute__((noinline)) int classic_win_endpoint_group(const char *call
 {
     MPI_Errhandler eh = MPI_ERRORS_ARE_FATAL;
     PMPI_Win_get_errhandler(win, &eh);
-    return entry_raise_on(eh, (int)win, call, MPI_ERR_GROUP,
+    return entry_raise_on(eh, (intptr_t)win, call, MPI_ERR_GROUP,
                           "the group is a group of endpoints, the window a classic one (made on a classic "
                           "communicator): a window takes groups of its own kind");
 }

@@ -77,6 +77,8 @@ int ep_engine_init(const char *call, int *argc, char ***argv, int (*raise)(int c
         return rc;
     if (prov != MPI_THREAD_MULTIPLE)
         fatal_setup(call, "the MPI library does not provide MPI_THREAD_MULTIPLE, which epmpi needs");
+    if (ep_abi_init())
+        fatal_setup(call, "could not learn the predefined datatypes of " EP_MPI_NAME);
     int *ub, has_ub = 0;
     if (PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &has_ub) == MPI_SUCCESS && has_ub)
         ep_tag_ub = *ub;

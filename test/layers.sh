@@ -1,6 +1,6 @@
 #!/bin/sh
 # The engine's layers (docs/DEVELOPING.md), lowest first:
-#   base abi core diag transport p2p coll comm rma io
+#   abi base core diag transport p2p coll comm rma io
 # then the top of the engine (src/engine.c, src/progress.c,
 # src/comm_parts.c, which know every layer) and pmpi/ (the entry points)
 # above.  A file of src/LAYER/ includes headers of its own layer and the
@@ -9,7 +9,7 @@
 # needs from a higher one is declared below and defined above.
 # Exit: 0 when no include points up.
 top=${EP_SRCDIR:-$(dirname "$0")/..}
-order="base abi core diag transport p2p coll comm rma io"
+order="abi base core diag transport p2p coll comm rma io"
 
 rank() {
     i=0

@@ -1,5 +1,6 @@
 #include "base/error.h"
 
+#include "abi/handle.h"
 #include "base/grow.h"
 #include "base/invariant.h"
 
@@ -128,10 +129,19 @@ static const char *class_text(int cls)
     return "error";
 }
 
+/* A message into MPI_Error_string's buffer, cut to the MPI's limit
+ * (MPI_MAX_ERROR_STRING: 1024 in MPICH, 256 in Open MPI). */
+static void copy_text(char *buf, const char *text)
+{
+    size_t n = strnlen(text, MPI_MAX_ERROR_STRING - 1);
+    memcpy(buf, text, n);
+    buf[n] = '\0';
+}
+
 int ep_error_code_string(int code, char *buf, int *len)
 {
     if (code == MPI_ERR_ENDPOINTS) {
-        snprintf(buf, MPI_MAX_ERROR_STRING, "%s", class_text(code));
+        copy_text(buf, class_text(code));
         *len = (int)strlen(buf);
         return 1;
     }
@@ -141,16 +151,16 @@ int ep_error_code_string(int code, char *buf, int *len)
     int cls = (int)((unsigned)code & EP_ERR_CLASS_MASK);
     for (int k = 0; k < EP_ERR_MINE; k++)
         if (mine.code[k] == code) {
-            snprintf(buf, MPI_MAX_ERROR_STRING, "%s", mine.msg[k]);
+            copy_text(buf, mine.msg[k]);
             *len = (int)strlen(buf);
             return 1;
         }
     pthread_mutex_lock(&ring_lock);
     ep_err_slot_t *s = &ring[seq % EP_ERR_RING];
     if (s->seq == seq && s->msg[0])
-        snprintf(buf, MPI_MAX_ERROR_STRING, "%s", s->msg);
+        copy_text(buf, s->msg);
     else
-        snprintf(buf, MPI_MAX_ERROR_STRING, "%s", class_text(cls));
+        copy_text(buf, class_text(cls));
     pthread_mutex_unlock(&ring_lock);
     *len = (int)strlen(buf);
     return 1;
@@ -312,7 +322,7 @@ static void die_of(int code, const char *who)
 
 static void handle_only(MPI_Comm comm, char *buf, size_t size)
 {
-    snprintf(buf, size, "a call on communicator 0x%x", (unsigned)comm);
+    snprintf(buf, size, "a call on communicator " EP_HFMT, EP_HARG(comm));
 }
 
 static ep_whoami_fn *_Atomic whoami = handle_only;

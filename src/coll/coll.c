@@ -1,6 +1,7 @@
 /* Collective kinds other than the exchanges: barrier, bcast, reductions,
  * scans and allgather (see coll.h for how kinds run). */
 #include "coll/coll.h"
+#include "abi/large.h"
 
 #include "base/clear.h"
 #include "core/datatype.h"
@@ -597,7 +598,7 @@ static ep_status_t allgather_start(ep_coll_inst_t *in)
         dsp[p] = c->proc_first[p] * blk;
     }
     ep_status_t st =
-        pmpi_rc(PMPI_Iallgatherv_c(MPI_IN_PLACE, 0, MPI_BYTE, all, cnt, dsp, MPI_BYTE, c->pcomm, &in->preq));
+        pmpi_rc(ep_pmpi_iallgatherv_c(MPI_IN_PLACE, 0, MPI_BYTE, all, cnt, dsp, MPI_BYTE, c->pcomm, &in->preq));
     return rc ? rc : st;
 }
 

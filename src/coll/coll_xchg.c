@@ -18,6 +18,7 @@
  * ranks of one process need not be contiguous.  The gathered reductions
  * (coll.c) reuse the exchange. */
 #include "coll/coll.h"
+#include "abi/large.h"
 
 #include "core/datatype.h"
 #include "coll/topo.h"
@@ -111,7 +112,7 @@ ep_status_t ep_coll_xchg_start(ep_coll_inst_t *in)
         return rc; /* one process: what it sends is what it receives */
     if (!(in->scratch[1] = malloc(total_r ? (size_t)total_r : 1)))
         return EP_ERR_NO_MEM;
-    if (PMPI_Ialltoallv_c(sendbuf, scnt, sd, MPI_BYTE, in->scratch[1], rcnt, rd, MPI_BYTE, c->pcomm, &in->preq) !=
+    if (ep_pmpi_ialltoallv_c(sendbuf, scnt, sd, MPI_BYTE, in->scratch[1], rcnt, rd, MPI_BYTE, c->pcomm, &in->preq) !=
             MPI_SUCCESS &&
         !rc)
         rc = EP_ERR_INTERN;

@@ -24,7 +24,8 @@ ep_status_t ep_threadcomm_init(MPI_Comm parent, ep_endpoint_t *ep_parent, int nt
     tc->nthreads = nthreads;
     rc = ep_parent ? ep_comm_create_endpoints_ep(ep_parent, nthreads, tc->eps)
                    : ep_comm_create_endpoints_classic(parent, nthreads, tc->eps);
-    if (!rc && !(tc->handle = (MPI_Comm)ep_registry_add(EP_HTYPE_COMM, &tc->obj)))
+    if (!rc && (tc->handle = EP_HANDLE_NEW(MPI_Comm, ep_registry_add(EP_HTYPE_COMM, &tc->obj), MPI_COMM_NULL)) ==
+                   MPI_COMM_NULL)
         rc = EP_ERR_ENDPOINTS;
     if (rc) {
         for (int t = 0; t < nthreads; t++) {
@@ -46,7 +47,7 @@ ep_status_t ep_threadcomm_init(MPI_Comm parent, ep_endpoint_t *ep_parent, int nt
 
 void ep_threadcomm_free(ep_threadcomm_t *tc)
 {
-    ep_registry_remove((int)tc->handle);
+    ep_registry_remove(EP_HID(tc->handle));
     for (int t = 0; t < tc->nthreads; t++) {
         ep_endpoint_t *ep = ep_endpoint_get(tc->eps[t]);
         if (ep) {

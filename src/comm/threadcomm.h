@@ -25,7 +25,7 @@ typedef struct ep_threadcomm {
 
 static inline ep_threadcomm_t *ep_threadcomm_get(MPI_Comm h)
 {
-    return (ep_threadcomm_t *)ep_registry_get((int)h, EP_OBJ_THREADCOMM);
+    return (ep_threadcomm_t *)ep_registry_get(EP_HID(h), EP_OBJ_THREADCOMM);
 }
 
 /* The thread communicators the calling thread has started and not yet

@@ -19,12 +19,12 @@ typedef enum { EP_KEYVAL_COMM, EP_KEYVAL_WIN } ep_keyval_kind_t;
 typedef struct ep_attr_host {
     void **list;           /* the attribute list */
     pthread_mutex_t *lock; /* guards *list */
-    int handle;            /* what the callbacks receive */
+    intptr_t handle;       /* what the callbacks receive (MPI_Comm or MPI_Win) */
 } ep_attr_host_t;
 
 static inline ep_attr_host_t ep_attr_of(ep_endpoint_t *ep)
 {
-    return (ep_attr_host_t){&ep->attrs, &ep->attr_lock, (int)ep->user_handle};
+    return (ep_attr_host_t){&ep->attrs, &ep->attr_lock, (intptr_t)ep->user_handle};
 }
 
 /* copy is NULL for windows (never duplicated) and for MPI_COMM_NULL_COPY_FN.

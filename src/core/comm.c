@@ -286,10 +286,11 @@ static ep_status_t endpoints_init(ep_comm_t *c, MPI_Errhandler eh)
     if (rc)
         return rc;
     for (int i = 0; i < c->nlocal; i++) {
-        c->local[i].handle = c->local[i].user_handle = (MPI_Comm)ep_registry_add(EP_HTYPE_COMM, &c->local[i].obj);
-        if (c->local[i].handle == 0) {
+        c->local[i].handle = c->local[i].user_handle =
+            EP_HANDLE_NEW(MPI_Comm, ep_registry_add(EP_HTYPE_COMM, &c->local[i].obj), MPI_COMM_NULL);
+        if (c->local[i].handle == MPI_COMM_NULL) {
             for (int j = 0; j < i; j++)
-                ep_registry_remove((int)c->local[j].handle);
+                ep_registry_remove(EP_HID(c->local[j].handle));
             return EP_ERR_ENDPOINTS;
         }
     }
@@ -508,7 +509,7 @@ void ep_endpoint_set_info(ep_endpoint_t *ep, MPI_Info info)
 
 void ep_endpoint_free(ep_endpoint_t *ep)
 {
-    ep_registry_remove((int)ep->handle);
+    ep_registry_remove(EP_HID(ep->handle));
     ep->handle = MPI_COMM_NULL;
     ep_endpoint_release(ep);
 }

@@ -217,7 +217,7 @@ static inline int ep_peer_index(const ep_endpoint_t *ep, int r) { return ep->com
 /* The endpoint behind a live handle, or NULL. */
 static inline ep_endpoint_t *ep_endpoint_get(MPI_Comm h)
 {
-    return (ep_endpoint_t *)ep_registry_get((int)h, EP_OBJ_ENDPOINT);
+    return (ep_endpoint_t *)ep_registry_get(EP_HID(h), EP_OBJ_ENDPOINT);
 }
 
 /* Context table: the communicator with id ctx known to this process. */

@@ -1,4 +1,5 @@
 #include "core/datatype.h"
+#include "abi/large.h"
 #include "core/typemap.h"
 
 #include "abi/handle.h"
@@ -16,9 +17,9 @@ ep_status_t ep_dt_check(MPI_Datatype t)
 {
     if (ep_datatype_builtin_size(t) >= 0)
         return t == MPI_DATATYPE_NULL ? EP_ERR_TYPE : EP_OK;
-    if (t == MPI_DATATYPE_NULL || ep_handle_is_ep((int)t))
+    if (t == MPI_DATATYPE_NULL || ep_datatype_handle_is_ep(t))
         return EP_ERR_TYPE;
-    if (!ep_handle_is_mpich((int)t, EP_HTYPE_DATATYPE))
+    if (!ep_datatype_maybe_mpi(t))
         return EP_ERR_TYPE;
     ep_status_t why = EP_OK;
     return rec_of(t, &why) ? EP_OK : why;
@@ -197,8 +198,7 @@ static ep_dt_rec_t *rec_of(MPI_Datatype t, ep_status_t *why)
 /* Handles that can have a record: MPICH datatypes that are not predefined. */
 static int rec_kind(MPI_Datatype t)
 {
-    return ep_datatype_builtin_size(t) < 0 && ep_handle_is_mpich((int)t, EP_HTYPE_DATATYPE) &&
-           !ep_handle_is_builtin((int)t);
+    return ep_datatype_builtin_size(t) < 0 && ep_datatype_maybe_mpi(t) && !ep_datatype_is_predefined(t);
 }
 
 ep_status_t ep_dt_layout_derived(MPI_Datatype t, int count, ep_dt_layout_t *out)
@@ -248,7 +248,7 @@ ep_status_t ep_dt_pack(const void *buf, int count, MPI_Datatype t, const ep_dt_l
     /* The large-count pack: a block may exceed 2 GiB (counts beyond INT_MAX). */
     MPI_Datatype pt = bottom_shift(&buf, t, lay);
     MPI_Count pos = 0;
-    int rc = PMPI_Pack_c(buf, count, pt, out, lay->bytes, &pos, MPI_COMM_SELF);
+    int rc = ep_pmpi_pack_c(buf, count, pt, out, lay->bytes, &pos, MPI_COMM_SELF);
     if (pt != t)
         PMPI_Type_free(&pt);
     return rc == MPI_SUCCESS ? EP_OK : EP_ERR_TYPE;
@@ -268,7 +268,7 @@ ep_status_t ep_dt_unpack(const void *in, int64_t bytes, void *buf, int count, MP
     const void *cbuf = buf;
     MPI_Datatype ut = bottom_shift(&cbuf, t, lay);
     MPI_Count pos = 0;
-    int rc = PMPI_Unpack_c(in, bytes, &pos, (void *)cbuf, count, ut, MPI_COMM_SELF);
+    int rc = ep_pmpi_unpack_c(in, bytes, &pos, (void *)cbuf, count, ut, MPI_COMM_SELF);
     if (ut != t)
         PMPI_Type_free(&ut);
     return rc == MPI_SUCCESS ? EP_OK : EP_ERR_TYPE;

@@ -17,8 +17,8 @@ ep_group_t *ep_group_new(const ep_gid_t *members, int n, ep_gid_t me)
         return NULL;
     }
     memcpy(g->members, members, sizeof *members * (size_t)n);
-    g->handle = (MPI_Group)ep_registry_add(EP_HTYPE_GROUP, &g->obj);
-    if (g->handle == 0) {
+    g->handle = EP_HANDLE_NEW(MPI_Group, ep_registry_add(EP_HTYPE_GROUP, &g->obj), MPI_GROUP_NULL);
+    if (g->handle == MPI_GROUP_NULL) {
         free(g->members);
         free(g);
         return NULL;
@@ -28,7 +28,7 @@ ep_group_t *ep_group_new(const ep_gid_t *members, int n, ep_gid_t me)
 
 void ep_group_free(ep_group_t *g)
 {
-    ep_registry_remove((int)g->handle);
+    ep_registry_remove(EP_HID(g->handle));
     free(g->members);
     free(g);
 }

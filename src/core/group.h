@@ -19,7 +19,7 @@ typedef struct ep_group {
     ep_gid_t me;       /* the member that made the group */
 } ep_group_t;
 
-static inline ep_group_t *ep_group_get(MPI_Group h) { return (ep_group_t *)ep_registry_get((int)h, EP_OBJ_GROUP); }
+static inline ep_group_t *ep_group_get(MPI_Group h) { return (ep_group_t *)ep_registry_get(EP_HID(h), EP_OBJ_GROUP); }
 
 /* A group with n members (copied) and a handle; NULL when out of memory. */
 ep_group_t *ep_group_new(const ep_gid_t *members, int n, ep_gid_t me);

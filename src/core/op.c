@@ -102,7 +102,7 @@ int ep_op_commutative(MPI_Op op, int *commute)
  * A table of the operations held, with their hold counts. */
 
 typedef struct held_op {
-    int handle;
+    MPI_Op handle;
     int count;
     int freed; /* the program freed it: free it with the last release */
 } held_op_t;
@@ -113,9 +113,9 @@ static int nheld;
 static size_t held_cap;
 
 /* Operations never freed: predefined, null. */
-static int untracked(int h) { return h == 0 || ep_handle_is_builtin(h) || h == (int)MPI_OP_NULL; }
+static int untracked(MPI_Op op) { return ep_op_is_builtin(op); }
 
-static held_op_t *held_find(int h)
+static held_op_t *held_find(MPI_Op h)
 {
     for (int i = 0; i < nheld; i++)
         if (held[i].handle == h)
@@ -125,7 +125,7 @@ static held_op_t *held_find(int h)
 
 ep_status_t ep_op_hold(MPI_Op op)
 {
-    int h = (int)op;
+    MPI_Op h = op;
     if (untracked(h))
         return EP_OK;
     pthread_mutex_lock(&held_lock);
@@ -142,7 +142,8 @@ ep_status_t ep_op_hold(MPI_Op op)
 
 void ep_op_release(MPI_Op op)
 {
-    int h = (int)op, free_it = 0;
+    MPI_Op h = op;
+    int free_it = 0;
     if (untracked(h))
         return;
     pthread_mutex_lock(&held_lock);
@@ -158,7 +159,7 @@ void ep_op_release(MPI_Op op)
 
 int ep_op_free_deferred(MPI_Op op)
 {
-    int h = (int)op;
+    MPI_Op h = op;
     if (untracked(h))
         return 0;
     pthread_mutex_lock(&held_lock);

@@ -115,8 +115,7 @@ void ep_request_pools_free(void)
 ep_request_t ep_request_sent = {
     .obj = {EP_OBJ_REQUEST},
     .state = EP_RS_DONE,
-    .kind = EP_REQ_SEND,
-    .handle = EP_REQUEST_SENT,
+    .kind = EP_REQ_SEND, /* its handle, EP_REQUEST_SENT, is recognised by value (request.h) */
     .status = {.MPI_SOURCE = MPI_ANY_SOURCE, .MPI_TAG = MPI_ANY_TAG, .MPI_ERROR = MPI_SUCCESS},
 };
 
@@ -130,9 +129,11 @@ ep_request_t *ep_request_new_slow(ep_req_kind_t kind, ep_endpoint_t *ep, int wit
     ep_request_init(r, kind, ep);
     if (with_handle) {
         unsigned slot = pool_get_slot();
-        r->handle = (MPI_Request)(slot ? ep_registry_reissue(slot, EP_HTYPE_REQUEST, &r->obj)
-                                       : ep_registry_add(EP_HTYPE_REQUEST, &r->obj));
-        if (!r->handle) {
+        r->handle = EP_HANDLE_NEW(MPI_Request,
+                                  slot ? ep_registry_reissue(slot, EP_HTYPE_REQUEST, &r->obj)
+                                       : ep_registry_add(EP_HTYPE_REQUEST, &r->obj),
+                                  MPI_REQUEST_NULL);
+        if (r->handle == MPI_REQUEST_NULL) {
             free(r);
             return NULL;
         }
@@ -164,7 +165,7 @@ ep_status_t ep_request_set_parts(ep_request_t *r, int n)
 static inline void drop_handle(ep_request_t *r)
 {
     if (r->handle != MPI_REQUEST_NULL)
-        r->pool_slot = ep_registry_retire((int)r->handle);
+        r->pool_slot = ep_registry_retire(EP_HID(r->handle));
     r->handle = MPI_REQUEST_NULL;
 }
 

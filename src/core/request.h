@@ -238,7 +238,7 @@ static inline ep_request_t *ep_request_new(ep_req_kind_t kind, ep_endpoint_t *ep
     ep_request_t *r = p->obj[--p->nobj];
     ep_request_init(r, kind, ep);
     if (with_handle) {
-        r->handle = (MPI_Request)ep_registry_reissue(ep_req_pool_take_slot(p), EP_HTYPE_REQUEST, &r->obj);
+        r->handle = EP_HANDLE(MPI_Request, ep_registry_reissue(ep_req_pool_take_slot(p), EP_HTYPE_REQUEST, &r->obj));
         ep_request_hold_ep(r);
     }
     return r;
@@ -270,14 +270,15 @@ static inline void ep_request_hold_type(ep_request_t *r)
  * them costs no allocation and no registry work.  MPICH does the same with
  * a built-in completed request.  It is never destroyed; completing it only
  * sets the user's handle to MPI_REQUEST_NULL. */
-#define EP_REQUEST_SENT ((MPI_Request)((EP_HTYPE_REQUEST << EP_HANDLE_TYPE_SHIFT) | (1u << EP_HANDLE_GEN_SHIFT)))
+#define EP_REQUEST_SENT \
+    EP_HANDLE(MPI_Request, (int)((EP_HTYPE_REQUEST << EP_HANDLE_TYPE_SHIFT) | (1u << EP_HANDLE_GEN_SHIFT)))
 extern ep_request_t ep_request_sent;
 
 static inline ep_request_t *ep_request_get(MPI_Request h)
 {
     if (h == EP_REQUEST_SENT)
         return &ep_request_sent;
-    return (ep_request_t *)ep_registry_get((int)h, EP_OBJ_REQUEST);
+    return (ep_request_t *)ep_registry_get(EP_HID(h), EP_OBJ_REQUEST);
 }
 
 static inline int ep_request_partitioned(const ep_request_t *r) { return r->kind >= EP_REQ_PART_SEND; }
@@ -348,6 +349,6 @@ int ep_request_abandon(ep_request_t *r);
 
 ep_msg_t *ep_msg_new(void);
 void ep_msg_destroy(ep_msg_t *m);
-static inline ep_msg_t *ep_msg_get(MPI_Message h) { return (ep_msg_t *)ep_registry_get((int)h, EP_OBJ_MESSAGE); }
+static inline ep_msg_t *ep_msg_get(MPI_Message h) { return (ep_msg_t *)ep_registry_get(EP_HID(h), EP_OBJ_MESSAGE); }
 
 #endif

@@ -1,5 +1,6 @@
 /* A datatype's typemap as runs of bytes (typemap.h). */
 #include "core/typemap.h"
+#include "abi/large.h"
 
 #include "abi/handle.h"
 #include "base/grow.h"
@@ -83,7 +84,7 @@ static void contents_free(contents_t *c)
     for (int j = 0; j < c->nd; j++) {
         MPI_Count ni, na, nl, nd;
         int comb;
-        if (PMPI_Type_get_envelope_c(c->type[j], &ni, &na, &nl, &nd, &comb) == MPI_SUCCESS &&
+        if (ep_pmpi_type_get_envelope_c(c->type[j], &ni, &na, &nl, &nd, &comb) == MPI_SUCCESS &&
             comb != MPI_COMBINER_NAMED)
             PMPI_Type_free(&c->type[j]);
     }
@@ -94,7 +95,7 @@ static ep_status_t contents_get(MPI_Datatype t, contents_t *c)
 {
     MPI_Count ni, na, nl, nd;
     memset(c, 0, sizeof *c);
-    if (PMPI_Type_get_envelope_c(t, &ni, &na, &nl, &nd, &c->comb) != MPI_SUCCESS)
+    if (ep_pmpi_type_get_envelope_c(t, &ni, &na, &nl, &nd, &c->comb) != MPI_SUCCESS)
         return EP_ERR_TYPE;
     if (c->comb == MPI_COMBINER_NAMED)
         return EP_OK;
@@ -104,7 +105,7 @@ static ep_status_t contents_get(MPI_Datatype t, contents_t *c)
     c->arg = calloc((size_t)(ni + na + nl + 1), sizeof *c->arg);
     c->type = malloc(sizeof *c->type * (size_t)(nd + 1));
     ep_status_t rc = iv && av && lv && c->arg && c->type ? EP_OK : EP_ERR_NO_MEM;
-    if (!rc && PMPI_Type_get_contents_c(t, ni, na, nl, nd, iv, av, lv, c->type) != MPI_SUCCESS)
+    if (!rc && ep_pmpi_type_get_contents_c(t, ni, na, nl, nd, iv, av, lv, c->type) != MPI_SUCCESS)
         rc = EP_ERR_TYPE;
     if (!rc) {
         c->nd = (int)nd;
@@ -226,7 +227,7 @@ static ep_status_t runs_one(MPI_Datatype t, MPI_Offset b, ep_runs_t *r)
     MPI_Count size, tlb, text, ni, na, nl, nd;
     int comb;
     if (PMPI_Type_size_x(t, &size) || PMPI_Type_get_true_extent_x(t, &tlb, &text) ||
-        PMPI_Type_get_envelope_c(t, &ni, &na, &nl, &nd, &comb) != MPI_SUCCESS)
+        ep_pmpi_type_get_envelope_c(t, &ni, &na, &nl, &nd, &comb) != MPI_SUCCESS)
         return EP_ERR_TYPE;
     if (size == 0)
         return EP_OK;

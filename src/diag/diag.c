@@ -59,9 +59,9 @@ static void comm_label(const ep_endpoint_t *ep, char *buf, size_t size)
     else if (ep->user_handle == MPI_COMM_SELF)
         snprintf(buf, size, "MPI_COMM_SELF");
     else if (ep->name[0])
-        snprintf(buf, size, "communicator 0x%x '%s'", (unsigned)ep->handle, ep->name);
+        snprintf(buf, size, "communicator " EP_HFMT " '%s'", EP_HARG(ep->handle), ep->name);
     else
-        snprintf(buf, size, "communicator 0x%x", (unsigned)ep->handle);
+        snprintf(buf, size, "communicator " EP_HFMT, EP_HARG(ep->handle));
 }
 
 /* The calling thread, for a message: "the thread holding world endpoint

@@ -1,5 +1,6 @@
 /* MPI-IO on endpoint communicators (file.h). */
 #include "io/file.h"
+#include "abi/large.h"
 
 #include "coll/coll.h"
 #include "comm/comm_create.h"
@@ -361,11 +362,11 @@ static ep_status_t independent(ep_file_t *f, part_t *pt)
             char *at = pt->data + q->pos + done;
             MPI_Status st;
             MPI_Count n = 0;
-            int rc = pt->read ? PMPI_File_read_at_c(fh, q->off + done, at, len, MPI_BYTE, &st)
-                              : PMPI_File_write_at_c(fh, q->off + done, at, len, MPI_BYTE, &st);
+            int rc = pt->read ? ep_pmpi_file_read_at_c(fh, q->off + done, at, len, MPI_BYTE, &st)
+                              : ep_pmpi_file_write_at_c(fh, q->off + done, at, len, MPI_BYTE, &st);
             if (rc != MPI_SUCCESS)
                 return romio(rc, &f->romio_code);
-            PMPI_Get_count_c(&st, MPI_BYTE, &n);
+            ep_pmpi_get_count_c(&st, MPI_BYTE, &n);
             pt->got += n;
             done += n;
             if (n < len) /* the end of the file */
@@ -500,7 +501,7 @@ static ep_status_t collective_lead(ep_comm_t *c, void *const *all, void *arg)
             if (!(rc = bytes_type(np, at, len, &mt)))
                 want = 1;
         } else if (total > EP_FILE_ROMIO_STEP) { /* one element of a type of its bytes */
-            if (PMPI_Type_contiguous_c(total, MPI_BYTE, &mt) || PMPI_Type_commit(&mt))
+            if (ep_pmpi_type_contiguous_c(total, MPI_BYTE, &mt) || PMPI_Type_commit(&mt))
                 rc = EP_ERR_INTERN;
             else
                 want = 1;
@@ -515,8 +516,8 @@ static ep_status_t collective_lead(ep_comm_t *c, void *const *all, void *arg)
     MPI_Count n = 0;
     MPI_Status st;
     int r1 = PMPI_File_set_view(p->fh, 0, MPI_BYTE, ft, "native", MPI_INFO_NULL);
-    int r2 = read ? PMPI_File_read_at_all_c(p->fh, 0, mem, want, mt, &st)
-                  : PMPI_File_write_at_all_c(p->fh, 0, mem, want, mt, &st);
+    int r2 = read ? ep_pmpi_file_read_at_all_c(p->fh, 0, mem, want, mt, &st)
+                  : ep_pmpi_file_write_at_all_c(p->fh, 0, mem, want, mt, &st);
     int r3 = PMPI_File_set_view(p->fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
     if (ft != MPI_BYTE)
         PMPI_Type_free(&ft);
@@ -526,7 +527,7 @@ static ep_status_t collective_lead(ep_comm_t *c, void *const *all, void *arg)
     if (!rc && code)
         rc = EP_ERR_IO;
     if (!rc)
-        PMPI_Get_count_c(&st, MPI_BYTE, &n);
+        ep_pmpi_get_count_c(&st, MPI_BYTE, &n);
     /* Each part moved the prefix of its pieces that lies in the first n
      * bytes in file order (reads stop at the end of the file). */
     for (int j = 0; j < c->nlocal; j++) {

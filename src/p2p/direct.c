@@ -1,4 +1,5 @@
 #include "p2p/direct.h"
+#include "abi/large.h"
 
 #include "core/datatype.h"
 #include "diag/diag.h"
@@ -58,7 +59,7 @@ ep_status_t ep_direct_send(ep_request_t *s)
             return st;
         }
         s->tmp = copy;
-        rc = PMPI_Isend_c(copy, s->lay.bytes, MPI_BYTE, s->peer, s->tag, pc, req);
+        rc = ep_pmpi_isend_c(copy, s->lay.bytes, MPI_BYTE, s->peer, s->tag, pc, req);
         break;
     }
     case EP_SEND_SYNC:
@@ -116,8 +117,8 @@ ep_status_t ep_direct_mrecv(ep_request_t *r, ep_msg_t *m)
 ep_status_t ep_direct_probe(ep_endpoint_t *ep, int source, int tag, int take, int *flag, ep_msg_t **msg, MPI_Status *st)
 {
     MPI_Comm pc = ep->comm->pcomm;
-    /* MPICH's probes set the count, not the cancelled bit beside it. */
-    MPI_Status local = {.count_hi_and_cancelled = 0};
+    /* A probe sets the count, not the cancelled flag (which may share its word). */
+    MPI_Status local = {0};
     if (PMPI_Iprobe(source, tag, pc, flag, &local) != MPI_SUCCESS)
         return EP_ERR_TRANSPORT;
     if (!take || !*flag) {
@@ -131,8 +132,8 @@ ep_status_t ep_direct_probe(ep_endpoint_t *ep, int source, int tag, int take, in
     ep_msg_t *m = ep_msg_new();
     if (!m)
         return EP_ERR_NO_MEM;
-    m->handle = (MPI_Message)ep_registry_add(EP_HTYPE_REQUEST, &m->obj);
-    if (m->handle == 0) {
+    m->handle = EP_HANDLE_NEW(MPI_Message, ep_registry_add(EP_HTYPE_REQUEST, &m->obj), MPI_MESSAGE_NULL);
+    if (m->handle == MPI_MESSAGE_NULL) {
         m->handle = MPI_MESSAGE_NULL;
         ep_msg_destroy(m);
         return EP_ERR_NO_MEM;

@@ -140,7 +140,7 @@ void ep_msg_destroy(ep_msg_t *m)
     if (m->kind == EP_MSG_UCX)
         ep_ucx_msg_discard(m); /* nothing if it was received */
     if (m->handle != MPI_MESSAGE_NULL)
-        ep_registry_remove((int)m->handle);
+        ep_registry_remove(EP_HID(m->handle));
     if (m->kind == EP_MSG_EAGER)
         free(m->data);
     free(m);
@@ -711,9 +711,8 @@ static ep_status_t probe(ep_endpoint_t *ep, int source, int tag, int take, int *
     ep_match_item_t *it = ep_mq_find_unexpected(&ep->unexpected, source, tag, 0);
     ep_msg_t *m = it ? ep_container_of(it, ep_msg_t, link) : NULL;
     if (m && take) {
-        m->handle = (MPI_Message)ep_registry_add(EP_HTYPE_REQUEST, &m->obj);
-        if (m->handle == 0) {
-            m->handle = MPI_MESSAGE_NULL;
+        m->handle = EP_HANDLE_NEW(MPI_Message, ep_registry_add(EP_HTYPE_REQUEST, &m->obj), MPI_MESSAGE_NULL);
+        if (m->handle == MPI_MESSAGE_NULL) {
             m = NULL;
             rc = EP_ERR_NO_MEM;
         } else {

@@ -9,6 +9,7 @@
 #include "core/request.h"
 #include "base/wait.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,11 +71,29 @@ typedef struct win_arg {
  * would make later flushes of the data wait for more. */
 
 static MPI_Win lock_win = MPI_WIN_NULL;
+static int lock_win_rc; /* why there is none */
 
+/* The MPI refused a window an endpoint window needs (rc its error). */
+static ep_status_t window_refused(int rc)
+{
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (PMPI_Error_string(rc, text, &len) != MPI_SUCCESS)
+        snprintf(text, sizeof text, "error %d", rc);
+    ep_status_explain(EP_ERR_WIN, "%s could not create the process-level window this window needs (%s)%s", EP_MPI_NAME,
+                      text, EP_MPI_WINDOW_HINT);
+    return EP_ERR_WIN;
+}
+
+/* Made on a communicator whose errors return: an MPI that makes no windows
+ * (Open MPI 4.1 with one process, by default) fails the windows a program
+ * makes, as it would without epmpi, not MPI_Init. */
 ep_status_t ep_win_init(void)
 {
-    if (PMPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &lock_win) != MPI_SUCCESS)
-        return EP_ERR_INTERN;
+    if ((lock_win_rc = PMPI_Win_create_dynamic(MPI_INFO_NULL, ep_proc_group_comm(), &lock_win)) != MPI_SUCCESS) {
+        lock_win = MPI_WIN_NULL;
+        return EP_OK;
+    }
     PMPI_Win_set_errhandler(lock_win, MPI_ERRORS_RETURN);
     return PMPI_Win_lock_all(MPI_MODE_NOCHECK, lock_win) == MPI_SUCCESS ? EP_OK : EP_ERR_INTERN;
 }
@@ -186,7 +205,11 @@ static ep_status_t setup(ep_coll_inst_t *in, ep_win_t *w)
             total += (mine[i].size + 63) & ~(MPI_Aint)63;
         }
         if (w->flavor == EP_WIN_ALLOCATE)
-            rc = from_pmpi(PMPI_Win_allocate(total, 1, MPI_INFO_NULL, w->pc, &segment, &w->pwin));
+            rc = lock_win == MPI_WIN_NULL
+                     ? window_refused(lock_win_rc)
+                     : from_pmpi(PMPI_Win_allocate(total, 1, MPI_INFO_NULL, w->pc, &segment, &w->pwin));
+        else if (lock_win == MPI_WIN_NULL)
+            rc = window_refused(lock_win_rc);
         else if (!(rc = one_node(w->pc)))
             rc = from_pmpi(PMPI_Win_allocate_shared(total, 1, MPI_INFO_NULL, w->pc, &segment, &w->pwin));
         if (!rc)
@@ -194,7 +217,8 @@ static ep_status_t setup(ep_coll_inst_t *in, ep_win_t *w)
         for (int i = 0; i < nl && !rc; i++)
             mine[i].tbase = off[i];
     } else if (!rc) {
-        rc = from_pmpi(PMPI_Win_create_dynamic(MPI_INFO_NULL, w->pc, &w->pwin));
+        rc = lock_win == MPI_WIN_NULL ? window_refused(lock_win_rc)
+                                      : from_pmpi(PMPI_Win_create_dynamic(MPI_INFO_NULL, w->pc, &w->pwin));
         for (int i = 0; i < nl && !rc && w->flavor != EP_WIN_DYNAMIC; i++)
             if (mine[i].size > 0)
                 rc = from_pmpi(PMPI_Win_attach(w->pwin, (void *)mine[i].tbase, mine[i].size));
@@ -275,8 +299,8 @@ static ep_status_t create_finish(ep_coll_inst_t *in, int lidx)
         we->size = 0;
         we->disp_unit = 1;
     }
-    we->handle = (MPI_Win)ep_registry_add(EP_HTYPE_WIN, &we->obj);
-    if (!we->handle) {
+    we->handle = EP_HANDLE_NEW(MPI_Win, ep_registry_add(EP_HTYPE_WIN, &we->obj), MPI_WIN_NULL);
+    if (we->handle == MPI_WIN_NULL) {
         free(we->state);
         free(we);
         return EP_ERR_NO_MEM;
@@ -839,7 +863,7 @@ ep_status_t ep_win_free(ep_win_ep_t *we)
     ep_win_t *w = we->w;
     gets_wait(we); /* none in a correct program: every epoch ended */
     ep_status_t rc = together(we, free_pmpi, 0);
-    ep_registry_remove((int)we->handle);
+    ep_registry_remove(EP_HID(we->handle));
     ep_endpoint_t *ep = we->ep;
     ep_errhandler_assign(&we->errhandler, MPI_ERRORS_ARE_FATAL); /* releases it */
     if (we->hints != MPI_INFO_NULL)

@@ -91,14 +91,14 @@ typedef struct ep_win_ep {
     size_t capgets;
 } ep_win_ep_t;
 
-static inline ep_win_ep_t *ep_win_get(MPI_Win h) { return (ep_win_ep_t *)ep_registry_get((int)h, EP_OBJ_WIN); }
+static inline ep_win_ep_t *ep_win_get(MPI_Win h) { return (ep_win_ep_t *)ep_registry_get(EP_HID(h), EP_OBJ_WIN); }
 
 /* A window rank's attributes live on its endpoint of the private
  * communicator, which nothing else gives attributes (and which discards
  * them when the window goes); the callbacks get the window's handle. */
 static inline ep_attr_host_t ep_win_attrs(ep_win_ep_t *we)
 {
-    return (ep_attr_host_t){&we->ep->attrs, &we->ep->attr_lock, (int)we->handle};
+    return (ep_attr_host_t){&we->ep->attrs, &we->ep->attr_lock, (intptr_t)we->handle};
 }
 
 /* The lock window, over all processes: made at MPI_Init, freed at

@@ -1,4 +1,5 @@
 #include "transport/net.h"
+#include "abi/large.h"
 
 #include "base/settings.h"
 #include "base/thread.h"
@@ -230,7 +231,7 @@ ep_status_t ep_net_send(ep_request_t *s, int dst_world, uint64_t ctx, int src, i
     }
     if (!eager) {
         if (s->mode == EP_SEND_BUFFERED)
-            rc = PMPI_Isend_c(h + 1, lay->bytes, MPI_BYTE, dst_world, h->dtag, dcomm, &s->net[s->nnet]);
+            rc = ep_pmpi_isend_c(h + 1, lay->bytes, MPI_BYTE, dst_world, h->dtag, dcomm, &s->net[s->nnet]);
         else if (s->mode == EP_SEND_SYNC)
             rc = PMPI_Issend(s->buf, s->count, s->type, dst_world, h->dtag, dcomm, &s->net[s->nnet]);
         else
@@ -297,7 +298,7 @@ void ep_net_recv_rndv(ep_request_t *r, const ep_msg_t *m)
         if (!(r->tmp = malloc((size_t)bytes)))
             ep_fatal(MPI_ERR_NO_MEM, "out of memory receiving a truncated %lld-byte message from process %d",
                      (long long)bytes, m->src_world);
-        rc = PMPI_Irecv_c(r->tmp, bytes, MPI_BYTE, m->src_world, m->dtag, dcomm, &r->net[r->nnet++]);
+        rc = ep_pmpi_irecv_c(r->tmp, bytes, MPI_BYTE, m->src_world, m->dtag, dcomm, &r->net[r->nnet++]);
         bytes = r->lay.bytes;
     } else {
         rc = PMPI_Irecv(r->buf, r->count, r->type, m->src_world, m->dtag, dcomm, &r->net[r->nnet++]);
@@ -393,7 +394,7 @@ static void poll_ring(void)
         int rc = PMPI_Test(&s->req, &flag, &st);
         if (rc == MPI_SUCCESS && !flag)
             return;
-        if (rc != MPI_SUCCESS || PMPI_Get_count_c(&st, MPI_BYTE, &received) != MPI_SUCCESS)
+        if (rc != MPI_SUCCESS || ep_pmpi_get_count_c(&st, MPI_BYTE, &received) != MPI_SUCCESS)
             ep_fatal(MPI_ERR_INTERN,
                      "process %d could not receive a message header (MPI_Test failed with "
                      "code %d)",

@@ -1,6 +1,7 @@
 /* The transport interface (transport.h): progress over every transport,
  * and the test of requests whose data is in the MPI transport. */
 #include "transport/transport.h"
+#include "abi/large.h"
 
 #include "diag/diag.h"
 #include "transport/net.h"
@@ -73,7 +74,7 @@ static void finish_mpi(ep_request_t *r, const MPI_Status *st, int err)
     else if (err != MPI_SUCCESS)
         r->status.MPI_ERROR = MPI_ERR_INTERN;
     else if (r->kind == EP_REQ_RECV && r->sent_bytes > 0 &&
-             (PMPI_Get_count_c(st, MPI_BYTE, &got) != MPI_SUCCESS || got == 0)) {
+             (ep_pmpi_get_count_c(st, MPI_BYTE, &got) != MPI_SUCCESS || got == 0)) {
         /* A rendezvous payload (a receive's only PMPI part) came empty: the
          * sender could not send it after its header (net.c). */
         r->failure = EP_ERR_PEER_FAILED;

@@ -385,8 +385,13 @@ static void double_int(ctx_t *x, int m, int tag)
         int cnt = -2, el = -2;
         MPI_Get_count(&st, rt, &cnt);
         MPI_Get_elements(&st, rt, &el);
-        EPT_CHECK(cnt == m && el == 2 * m, "MPI_DOUBLE_INT%s: rank %d: count %d elements %d, expected %d %d",
-                  as_user ? " as a user struct" : "", x->me, cnt, el, m, 2 * m);
+        int want_el = 2 * m; /* basic elements: a double and an int each */
+#ifdef OPEN_MPI
+        if (!as_user)
+            want_el = m; /* Open MPI counts a predefined pair as one element, on any communicator */
+#endif
+        EPT_CHECK(cnt == m && el == want_el, "MPI_DOUBLE_INT%s: rank %d: count %d elements %d, expected %d %d",
+                  as_user ? " as a user struct" : "", x->me, cnt, el, m, want_el);
         for (int i = 0; i < m; i++)
             EPT_CHECK(r[i].d == 1.25 * i - x->left && r[i].i == sval(x->left, tag, i),
                       "MPI_DOUBLE_INT: rank %d: pair %d from %d is (%g, %d)", x->me, i, x->left, r[i].d, r[i].i);

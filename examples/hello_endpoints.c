@@ -28,7 +28,8 @@ int main(int argc, char **argv)
             MPI_Send(&token, 1, MPI_INT, (rank + 1) % size, 0, MPI_COMM_WORLD);
         }
         MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-        const char *proc = getenv("PMI_RANK");
+        const char *proc = getenv("PMI_RANK"); /* MPICH's launcher; Open MPI's: */
+        proc = proc ? proc : getenv("OMPI_COMM_WORLD_RANK");
         printf("process %s, OpenMP thread %d: rank %d of %d in MPI_COMM_WORLD (token %d, sum of ranks %d)\n",
                proc ? proc : "?", omp_get_thread_num(), rank, size, token, sum);
     }

@@ -718,7 +718,7 @@ def generate_test(api):
         "static char ept_scratch_mem[1 << 16] __attribute__((aligned(64)));",
         "static void *const ept_scratch = ept_scratch_mem;",
         "#define EPT_BIG (MPI_Count)INT_MAX + 1",
-        "static const MPI_Count ept_big_counts[64] = {[0 ... 63] = EPT_BIG};",
+        "static const MPI_Count ept_big_counts[64] __attribute__((unused)) = {[0 ... 63] = EPT_BIG};",
         "",
         "int ept_call_guards(MPI_Comm comm, MPI_Group group, MPI_Request request, MPI_Message message, MPI_Win win,",
         "                    MPI_File file)",
@@ -813,7 +813,8 @@ def generate_dispatch(api, entries):
 
 def generate_have(api, names):
     """EP_HAVE_<function> 1 or 0 for each function epmpi writes an entry point
-    for: whether this MPI declares and exports it.  The hand-written entry
+    for, and 1 for every other function the MPI declares and exports (the
+    tests ask, e.g. for MPI_Send_c): whether this MPI has it.  The hand-written entry
     points that call the PMPI_ form of a function the MPI lacks (MPI-4's in
     Open MPI 4.1) are compiled out with it: a program built for that MPI
     cannot call them either.  (epmpi's own functions, MPI_Comm_create_endpoints
@@ -822,9 +823,9 @@ def generate_have(api, names):
            " * do not edit.  Which of the functions epmpi writes entry points for",
            " * this MPI has. */",
            "#ifndef EP_HAVE_GEN_H", "#define EP_HAVE_GEN_H", ""]
-    for name in sorted(names):
-        declared = re.search(r"\b%s\s*\(" % name, api.header_text) is not None
-        out.append("#define EP_HAVE_%s %d" % (name, int(declared and name in api.exports)))
+    declared = set(re.findall(r"^(?:OMPI_DECLSPEC\s+)?\w+\s+\**\s*(MPIX?_\w+)\s*\(", api.header_text, flags=re.M))
+    for name in sorted(names | (declared & api.exports)):
+        out.append("#define EP_HAVE_%s %d" % (name, int(name in declared and name in api.exports)))
     out += ["", "#endif"]
     return "\n".join(out) + "\n"
 

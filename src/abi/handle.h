@@ -16,7 +16,7 @@
  *   ep_datatype_builtin_size(t), ep_datatype_is_predefined(t),
  *   ep_datatype_maybe_mpi(t), ep_op_is_predefined(op)
  *                      what epmpi needs to know of the MPI's own objects
- *   ep_mpi_status_set / ep_mpi_status_bytes
+ *   ep_mpi_status_set / _bytes / _cancelled
  *                      MPI_Status's hidden fields
  *   ep_abi_init()      what there is to learn at MPI_Init
  *

@@ -160,8 +160,26 @@ int ep_pmpi_type_get_contents_c(MPI_Datatype t, MPI_Count ni, MPI_Count na, MPI_
     return PMPI_Type_get_contents(t, (int)ni, (int)na, (int)nd, iv, av, tv);
 }
 
-/* Packing in pieces of at most INT_MAX bytes, each of whole elements but
- * the last (an unpack may end inside an element). */
+/* Unpacks the first `bytes` (less than one element) of packed data into the
+ * element at elem, leaving the rest of it as it was: the element is packed
+ * as it is, its first bytes replaced, and unpacked back.  (MPICH stores a
+ * trailing partial element; Open MPI's MPI_Unpack refuses one.) */
+static int partial_element(const char *packed, MPI_Count bytes, MPI_Count size, char *elem, MPI_Datatype type,
+                           MPI_Comm comm)
+{
+    char *tmp = malloc((size_t)size);
+    int pos = 0, rc = tmp ? PMPI_Pack(elem, 1, type, tmp, (int)size, &pos, comm) : MPI_ERR_NO_MEM;
+    if (rc == MPI_SUCCESS) {
+        memcpy(tmp, packed, (size_t)bytes);
+        pos = 0;
+        rc = PMPI_Unpack(tmp, (int)size, &pos, elem, 1, type, comm);
+    }
+    free(tmp);
+    return rc;
+}
+
+/* Packing in pieces of at most INT_MAX bytes, each of whole elements; an
+ * unpack may end inside an element (partial_element). */
 static int pieces(const void *in, MPI_Count insize, MPI_Count *position, void *out, MPI_Count outsize, MPI_Count count,
                   MPI_Datatype type, MPI_Comm comm, int pack)
 {
@@ -178,13 +196,21 @@ static int pieces(const void *in, MPI_Count insize, MPI_Count *position, void *o
     const char *packed = pack ? out : in;
     MPI_Count room = pack ? outsize : insize;
     for (MPI_Count first = 0; first < count && *position < room;) {
-        MPI_Count k = count - first < per ? count - first : per;
-        MPI_Count left = room - *position;
-        int piece = (int)(left < k * size ? left : k * size), pos = 0;
+        MPI_Count left = room - *position, k = count - first < per ? count - first : per;
+        if (k > left / size)
+            k = left / size; /* whole elements only */
         char *elems = (char *)(pack ? in : out) + (MPI_Aint)first * extent;
         char *at = (char *)packed + *position;
-        rc = pack ? PMPI_Pack(elems, (int)k, type, at, piece, &pos, comm)
-                  : PMPI_Unpack(at, piece, &pos, elems, (int)k, type, comm);
+        if (k == 0) { /* less than an element left */
+            if (pack)
+                return MPI_ERR_TRUNCATE;
+            rc = partial_element(at, left, size, elems, type, comm);
+            *position += rc == MPI_SUCCESS ? left : 0;
+            return rc;
+        }
+        int pos = 0;
+        rc = pack ? PMPI_Pack(elems, (int)k, type, at, (int)(k * size), &pos, comm)
+                  : PMPI_Unpack(at, (int)(k * size), &pos, elems, (int)k, type, comm);
         if (rc != MPI_SUCCESS)
             return rc;
         *position += pos;

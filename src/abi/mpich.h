@@ -83,4 +83,6 @@ static inline int64_t ep_mpi_status_bytes(const MPI_Status *st)
     return (int64_t)(unsigned)st->count_lo | ((int64_t)(st->count_hi_and_cancelled >> 1) << 32);
 }
 
+static inline int ep_mpi_status_cancelled(const MPI_Status *st) { return st->count_hi_and_cancelled & 1; }
+
 #endif

@@ -92,6 +92,8 @@ static inline void ep_mpi_status_set(MPI_Status *st, int source, int tag, int er
 
 static inline int64_t ep_mpi_status_bytes(const MPI_Status *st) { return (int64_t)st->_ucount; }
 
+static inline int ep_mpi_status_cancelled(const MPI_Status *st) { return st->_cancelled; }
+
 /* Open MPI before 5.0 (MPI 3.1) has no MPI_ERRORS_ABORT: the handler
  * comparisons treat it as MPI_ERRORS_ARE_FATAL. */
 #ifndef MPI_ERRORS_ABORT

@@ -381,6 +381,13 @@ void ep_die(int exit_code, const char *fmt, ...)
 
 void ep_abort_job(int exit_code)
 {
+    /* One PMPI_Abort per process: endpoints failing together would call it
+     * from several threads, and Open MPI's is not thread-safe (seen: a
+     * crash in its help-message parser).  The others wait for the end. */
+    static atomic_flag aborting = ATOMIC_FLAG_INIT;
+    if (atomic_flag_test_and_set(&aborting))
+        for (;;)
+            pause();
     PMPI_Abort(MPI_COMM_WORLD, exit_code);
     _exit(exit_code);
 }

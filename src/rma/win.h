@@ -58,6 +58,9 @@ typedef struct ep_win {
     int64_t *lwords;     /* this process's ranks' lock words, in local order,
                             attached to the lock window (NULL: not yet) */
     ep_win_rank_t *rank; /* [size] */
+    void **attached;     /* [nlocal] created windows: what this process's ranks
+                            attached to pwin (NULL: nothing), detached before it
+                            is freed */
     char **segbase;      /* [nprocs] shared windows: each process's segment, here;
                             allocated windows: this process's segment */
     _Atomic int refs;    /* local handles */

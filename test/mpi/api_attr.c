@@ -141,8 +141,8 @@ static void body(MPI_Comm comm, void *arg)
     /* Freeing the dup deletes its two attributes with callbacks (user and MPI-1 keyvals). */
     MPI_Comm dd = d;
     EPT_OK(MPI_Comm_free(&d));
-    EPT_CHECK(c->deletes == 5 && c->last_comm == dd, "free: %d deletes, last on %x", c->deletes,
-              (unsigned)c->last_comm);
+    EPT_CHECK(c->deletes == 5 && c->last_comm == dd, "free: %d deletes, last on " EPT_HFMT, c->deletes,
+              EPT_HARG(c->last_comm));
 
     /* Errors. */
     int rc = MPI_Comm_set_attr(comm, MPI_TAG_UB, &r), cls = -1;

@@ -59,7 +59,7 @@ static void check_eh(MPI_Comm c, MPI_Errhandler want, const char *what)
 {
     MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
     EPT_OK(MPI_Comm_get_errhandler(c, &eh));
-    EPT_CHECK(eh == want, "%s: error handler 0x%x, expected 0x%x", what, (unsigned)eh, (unsigned)want);
+    EPT_CHECK(eh == want, "%s: error handler " EPT_HFMT ", expected " EPT_HFMT, what, EPT_HARG(eh), EPT_HARG(want));
 }
 
 /* Messages on d never match receives on c (same source, tag and wildcards). */
@@ -126,7 +126,7 @@ int main(int argc, char **argv)
 
         /* ---- dup ---- */
         EPT_OK(MPI_Comm_dup(MPI_COMM_WORLD, &d));
-        EPT_CHECK(d != MPI_COMM_WORLD && d != MPI_COMM_NULL, "dup handle 0x%x", (unsigned)d);
+        EPT_CHECK(d != MPI_COMM_WORLD && d != MPI_COMM_NULL, "dup handle " EPT_HFMT, EPT_HARG(d));
         EPT_OK(MPI_Comm_rank(d, &dr));
         EPT_OK(MPI_Comm_size(d, &ds));
         EPT_CHECK(dr == r && ds == s, "dup: rank %d size %d, world rank %d size %d", dr, ds, r, s);
@@ -227,16 +227,17 @@ int main(int argc, char **argv)
             EPT_OK(MPI_Comm_compare(eh_comm[t], MPI_COMM_WORLD, &res));
             EPT_OK(MPI_Comm_rank(eh_comm[t], &hr));
             EPT_CHECK(res == MPI_IDENT && hr == r,
-                      "the handler got handle 0x%x: compare with MPI_COMM_WORLD %d (want MPI_IDENT), rank %d (want %d)",
-                      (unsigned)eh_comm[t], res, hr, r);
+                      "the handler got handle " EPT_HFMT
+                      ": compare with MPI_COMM_WORLD %d (want MPI_IDENT), rank %d (want %d)",
+                      EPT_HARG(eh_comm[t]), res, hr, r);
         }
         /* ... and on a dup, which must pass exactly the dup's handle. */
         EPT_OK(MPI_Comm_set_errhandler(d, user_eh));
         eh_calls[t] = 0;
         EPT_OK(MPI_Comm_call_errhandler(d, MPI_ERR_ARG));
         EPT_CHECK(eh_calls[t] == 1 && eh_comm[t] == d && eh_code[t] == MPI_ERR_ARG,
-                  "call_errhandler on a dup: %d calls, handle 0x%x (dup is 0x%x), code %d", eh_calls[t],
-                  (unsigned)eh_comm[t], (unsigned)d, eh_code[t]);
+                  "call_errhandler on a dup: %d calls, handle " EPT_HFMT " (dup is " EPT_HFMT "), code %d", eh_calls[t],
+                  EPT_HARG(eh_comm[t]), EPT_HARG(d), eh_code[t]);
         /* A real error goes to the same handler, and the call returns the code. */
         eh_calls[t] = 0;
         {
@@ -245,9 +246,10 @@ int main(int argc, char **argv)
             EPT_CHECK(rc != MPI_SUCCESS, "MPI_Send to rank -5 succeeded");
             MPI_Error_class(rc, &cls);
             EPT_CHECK(eh_calls[t] == 1 && eh_comm[t] == d && eh_code[t] == rc && cls == MPI_ERR_RANK,
-                      "MPI_Send to rank -5 with a user handler: %d calls, handle 0x%x (dup 0x%x), code %d (returned "
+                      "MPI_Send to rank -5 with a user handler: %d calls, handle " EPT_HFMT " (dup " EPT_HFMT
+                      "), code %d (returned "
                       "%d, class %d)",
-                      eh_calls[t], (unsigned)eh_comm[t], (unsigned)d, eh_code[t], rc, cls);
+                      eh_calls[t], EPT_HARG(eh_comm[t]), EPT_HARG(d), eh_code[t], rc, cls);
             snprintf(what, sizeof what, "dup of a dup with a user handler");
             MPI_Comm d4;
             EPT_OK(MPI_Comm_dup(d, &d4));
@@ -255,8 +257,8 @@ int main(int argc, char **argv)
             eh_calls[t] = 0;
             EPT_OK(MPI_Comm_call_errhandler(d4, MPI_ERR_TAG));
             EPT_CHECK(eh_calls[t] == 1 && eh_comm[t] == d4 && eh_code[t] == MPI_ERR_TAG,
-                      "call_errhandler on the dup of a dup: %d calls, handle 0x%x (want 0x%x)", eh_calls[t],
-                      (unsigned)eh_comm[t], (unsigned)d4);
+                      "call_errhandler on the dup of a dup: %d calls, handle " EPT_HFMT " (want " EPT_HFMT ")",
+                      eh_calls[t], EPT_HARG(eh_comm[t]), EPT_HARG(d4));
             EPT_OK(MPI_Comm_free(&d4));
         }
         EPT_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));

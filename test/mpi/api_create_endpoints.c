@@ -81,7 +81,7 @@ static void exercise(MPI_Comm h, int exp_rank, int exp_size, const char *what)
 static void free_handle(MPI_Comm *h, const char *what)
 {
     EPT_OK(MPI_Comm_free(h));
-    EPT_CHECK(*h == MPI_COMM_NULL, "%s: MPI_Comm_free left the handle at 0x%x", what, (unsigned)*h);
+    EPT_CHECK(*h == MPI_COMM_NULL, "%s: MPI_Comm_free left the handle at " EPT_HFMT, what, EPT_HARG(*h));
 }
 
 /* Creates n endpoints of a communicator from the classic MPI_COMM_WORLD with
@@ -100,7 +100,7 @@ static MPI_Comm *create_level1(create_fn_t *fn, int n, MPI_Info info, const char
     for (int i = 0; i < n; i++) {
         EPT_CHECK(h[i] != MPI_COMM_NULL && h[i] != SENTINEL, "%s: handle %d not set", what, i);
         for (int j = 0; j < i; j++)
-            EPT_CHECK(h[i] != h[j], "%s: handles %d and %d are both 0x%x", what, j, i, (unsigned)h[i]);
+            EPT_CHECK(h[i] != h[j], "%s: handles %d and %d are both " EPT_HFMT, what, j, i, EPT_HARG(h[i]));
     }
     if (n > 0)
         EPT_CHECK(h[n] == SENTINEL, "%s: the array was written past my_num_ep", what);

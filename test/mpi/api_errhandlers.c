@@ -55,7 +55,7 @@ static void expect_call(int f, const char *what)
     for (int i = 0; i < NFN; i++)
         EPT_CHECK(calls[i] == before[i] + (i == f), "%s: function %d ran %d times, wanted %d", what, i,
                   calls[i] - before[i], i == f);
-    EPT_CHECK(seen == MPI_COMM_WORLD, "%s: the handler got communicator 0x%x", what, (unsigned)seen);
+    EPT_CHECK(seen == MPI_COMM_WORLD, "%s: the handler got communicator " EPT_HFMT, what, EPT_HARG(seen));
 }
 
 int main(int argc, char **argv)
@@ -106,6 +106,7 @@ int main(int argc, char **argv)
             EPT_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
         }
 
+#if EP_HAVE_MPI_Errhandler_set /* not in Open MPI's mpi.h */
         PHASE("the MPI-1 names");
         MPI_Errhandler old;
         EPT_OK(MPI_Errhandler_create(fn2, &old));
@@ -124,6 +125,7 @@ int main(int argc, char **argv)
         EPT_CHECK(cls == MPI_ERR_ARG && strstr(msg, "MPI_Errhandler_set"),
                   "MPI_Errhandler_set(MPI_ERRHANDLER_NULL): class %d, message '%s'", cls, msg);
         EPT_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+#endif
 
         PHASE("window");
         static int mem[64];

@@ -34,8 +34,6 @@ void ept_guard_expect(int rc, int cls, const char *call, const char *word)
 }
 
 /* epmpi's handles have kind 0 (bits 31-30) and a non-zero payload. */
-static int is_endpoint_handle(int h) { return ((unsigned)h >> 30) == 0 && ((unsigned)h & 0x03ffffffu) != 0; }
-
 static void body(void)
 {
     MPI_Comm dup;
@@ -63,10 +61,11 @@ static void body(void)
     EPT_OK(MPI_Send(&sent, 1, MPI_INT, me, 1, dup));
     while (!flag)
         EPT_OK(MPI_Improbe(me, 1, dup, &flag, &message, MPI_STATUS_IGNORE));
-    EPT_CHECK(is_endpoint_handle((int)dup) && is_endpoint_handle((int)group) && is_endpoint_handle((int)request) &&
-                  is_endpoint_handle((int)message) && is_endpoint_handle((int)win),
-              "not all endpoint handles: comm 0x%x group 0x%x request 0x%x message 0x%x win 0x%x", (unsigned)dup,
-              (unsigned)group, (unsigned)request, (unsigned)message, (unsigned)win);
+    EPT_CHECK(EPT_IS_EP_HANDLE(dup) && EPT_IS_EP_HANDLE(group) && EPT_IS_EP_HANDLE(request) &&
+                  EPT_IS_EP_HANDLE(message) && EPT_IS_EP_HANDLE(win),
+              "not all endpoint handles: comm " EPT_HFMT " group " EPT_HFMT " request " EPT_HFMT " message " EPT_HFMT
+              " win " EPT_HFMT,
+              EPT_HARG(dup), EPT_HARG(group), EPT_HARG(request), EPT_HARG(message), EPT_HARG(win));
 
     n = ept_call_guards(dup, group, request, message, win, file);
     n += ept_call_guards(MPI_COMM_WORLD, group, request, message, win, file);

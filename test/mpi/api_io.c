@@ -77,7 +77,7 @@ int main(int argc, char **argv)
     /* Block 0 of each process collectively, block 1 without blocking. */
     EPT_OK(MPI_File_write_at_all(fh, (MPI_Offset)me * N * sizeof(int), buf, N, MPI_INT, &st));
     EPT_OK(MPI_File_iwrite_at(fh, (MPI_Offset)(np + me) * N * sizeof(int), buf + N, N, MPI_INT, &rq));
-    EPT_CHECK((((unsigned)rq) >> 30) != 0, "request 0x%x is not MPICH's", (unsigned)rq);
+    EPT_CHECK(!EPT_IS_EP_HANDLE(rq), "request " EPT_HFMT " is not the MPI's", EPT_HARG(rq));
     EPT_OK(MPI_Wait(&rq, &st));
     EPT_OK(MPI_File_sync(fh));
     EPT_OK(MPI_Barrier(MPI_COMM_WORLD));

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 /* Handles MPICH makes are never of kind 0 (bits 31-30), which epmpi's are. */
-#define IS_MPICH_HANDLE(h) ((((unsigned)(h)) >> 30) != 0)
+#define IS_MPI_HANDLE(h) (!EPT_IS_EP_HANDLE(h))
 
 static MPI_Comm eh_got = MPI_COMM_NULL;
 static int eh_code = -1;
@@ -83,7 +83,7 @@ int main(int argc, char **argv)
         EPT_OK(MPI_Isend(&so, 1, MPI_INT, to, 1, MPI_COMM_WORLD, &rq[2]));
         EPT_OK(MPI_Isend(bo, big, MPI_INT, to, 2, MPI_COMM_WORLD, &rq[3]));
         for (int k = 0; k < 4; k++)
-            EPT_CHECK(IS_MPICH_HANDLE(rq[k]), "request 0x%x is not an MPICH handle", (unsigned)rq[k]);
+            EPT_CHECK(IS_MPI_HANDLE(rq[k]), "request " EPT_HFMT " is not the MPI's handle", EPT_HARG(rq[k]));
         EPT_OK(MPI_Waitall(4, rq, sts));
         EPT_CHECK(si == from && sts[1].MPI_SOURCE == from, "ring: %d from %d", si, sts[1].MPI_SOURCE);
         for (int i = 0; i < big; i++)
@@ -131,7 +131,7 @@ int main(int argc, char **argv)
         MPI_Comm dup, half;
         int res = -1, pres = -1, hr, hs, sum = -1;
         EPT_OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
-        EPT_CHECK(IS_MPICH_HANDLE(dup), "dup 0x%x is not an MPICH handle", (unsigned)dup);
+        EPT_CHECK(IS_MPI_HANDLE(dup), "dup " EPT_HFMT " is not the MPI's handle", EPT_HARG(dup));
         EPT_OK(MPI_Comm_compare(MPI_COMM_WORLD, dup, &res));
         PMPI_Comm_compare(MPI_COMM_WORLD, dup, &pres);
         EPT_CHECK(res == MPI_CONGRUENT && res == pres, "compare world/dup %d (MPICH %d)", res, pres);
@@ -249,7 +249,7 @@ int main(int argc, char **argv)
         EPT_CHECK(wbuf != NULL, "out of memory");
         EPT_OK(MPI_Win_create(wbuf, (MPI_Aint)(sizeof(int) * (size_t)size), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
                               &win));
-        EPT_CHECK(IS_MPICH_HANDLE(win), "window 0x%x is not an MPICH handle", (unsigned)win);
+        EPT_CHECK(IS_MPI_HANDLE(win), "window " EPT_HFMT " is not the MPI's handle", EPT_HARG(win));
         int v = rank + 1;
         EPT_OK(MPI_Win_fence(0, win));
         for (int q = 0; q < size; q++)
@@ -286,7 +286,7 @@ int main(int argc, char **argv)
         EPT_OK(MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN));
         MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
         EPT_OK(MPI_Comm_get_errhandler(d, &eh));
-        EPT_CHECK(eh == MPI_ERRORS_RETURN, "get_errhandler 0x%x", (unsigned)eh);
+        EPT_CHECK(eh == MPI_ERRORS_RETURN, "get_errhandler " EPT_HFMT, EPT_HARG(eh));
         int rc = MPI_Send(&v, 1, MPI_INT, size + 2, 0, d);
         EPT_CHECK(rc != MPI_SUCCESS, "MPI_Send to a bad rank succeeded");
         EPT_OK(MPI_Error_class(rc, &cls));
@@ -303,12 +303,13 @@ int main(int argc, char **argv)
         EPT_OK(MPI_Comm_create_errhandler(classic_handler, &ueh));
         EPT_OK(MPI_Comm_set_errhandler(d, ueh));
         EPT_OK(MPI_Comm_call_errhandler(d, MPI_ERR_OTHER));
-        EPT_CHECK(eh_got == d && eh_code == MPI_ERR_OTHER, "user handler got 0x%x / %d", (unsigned)eh_got, eh_code);
+        EPT_CHECK(eh_got == d && eh_code == MPI_ERR_OTHER, "user handler got " EPT_HFMT " / %d", EPT_HARG(eh_got),
+                  eh_code);
         eh_got = MPI_COMM_NULL;
         rc = MPI_Recv(&v, 1, MPI_INT, 0, -5, d, MPI_STATUS_IGNORE);
         EPT_OK(MPI_Error_class(rc, &cls));
-        EPT_CHECK(eh_got == d && cls == MPI_ERR_TAG, "bad tag with a user handler: handle 0x%x class %d",
-                  (unsigned)eh_got, cls);
+        EPT_CHECK(eh_got == d && cls == MPI_ERR_TAG, "bad tag with a user handler: handle " EPT_HFMT " class %d",
+                  EPT_HARG(eh_got), cls);
         EPT_OK(MPI_Errhandler_free(&ueh));
         EPT_OK(MPI_Comm_free(&d));
     }

@@ -18,7 +18,14 @@
 
 #include <limits.h>
 #include <stdint.h>
-
+#if !EP_HAVE_MPI_Send_c
+/* MPI 4.0's large-count (_c) calls: not in this MPI. */
+int main(void)
+{
+    puts("skipped: this MPI has no MPI 4.0's large-count (_c) calls");
+    return 77;
+}
+#else
 /* The far round's extra displacement, in ints: past INT_MAX in elements
  * and in bytes. */
 #define FAR ((MPI_Aint)INT_MAX + 12345)
@@ -199,3 +206,5 @@ static void body(MPI_Comm comm, void *arg)
 }
 
 int main(int argc, char **argv) { return ept_main_classic(argc, argv, 60, body, NULL); }
+
+#endif

@@ -18,7 +18,14 @@
  * each process creates its list entry of endpoints with
  * MPI_Comm_create_endpoints and thread i drives handle i. */
 #include "eptest.h"
-
+#if !EP_HAVE_MPI_Bcast_init
+/* MPI 4.0's persistent collectives: not in this MPI. */
+int main(void)
+{
+    puts("skipped: this MPI has no MPI 4.0's persistent collectives");
+    return 77;
+}
+#else
 #define ROUNDS 4
 #define NCOLL 22
 #define MAXN 64 /* ranks at most */
@@ -311,3 +318,5 @@ static void body(MPI_Comm comm, void *arg)
 }
 
 int main(int argc, char **argv) { return ept_main(argc, argv, 60, body, NULL); }
+
+#endif

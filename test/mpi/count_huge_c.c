@@ -34,7 +34,14 @@
 #include "eptest.h"
 
 #include <limits.h>
-
+#if !EP_HAVE_MPI_Send_c
+/* MPI 4.0's large-count (_c) calls: not in this MPI. */
+int main(void)
+{
+    puts("skipped: this MPI has no MPI 4.0's large-count (_c) calls");
+    return 77;
+}
+#else
 #define NB ((MPI_Count)INT_MAX + 4099) /* bytes: over 2 GiB, not a round number */
 #define STRIDE 4096
 
@@ -326,3 +333,5 @@ int main(int argc, char **argv)
     MPI_Finalize();
     return 0;
 }
+
+#endif

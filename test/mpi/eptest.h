@@ -4,6 +4,7 @@
 #define EPTEST_H
 
 #include "epmpi.h"
+#include "have.gen.h" /* EP_HAVE_MPI_X: whether the MPI below has MPI_X (MPI-4's, say) */
 
 #include <fcntl.h>
 #include <mpi.h>
@@ -35,6 +36,43 @@
     } while (0)
 
 #define EPT_OK(call) EPT_CHECK((call) == MPI_SUCCESS, "%s failed", #call)
+
+/* A handle in a message: "handle " EPT_HFMT, EPT_HARG(h).  MPICH's are
+ * ints, Open MPI's pointers. */
+#ifdef OPEN_MPI
+#define EPT_HFMT "%p"
+#define EPT_HARG(h) ((void *)(h))
+#else
+#define EPT_HFMT "0x%x"
+#define EPT_HARG(h) ((unsigned)(h))
+#endif
+
+/* 1 when h is a handle epmpi made, 0 when the MPI made it.  MPICH: epmpi's
+ * are ints of kind 00 with a non-zero payload.  Open MPI: epmpi's are
+ * addresses in a range mapped with no access, which a write from them
+ * (to a pipe) refuses with EFAULT; the MPI's are its objects. */
+static inline int ept_is_endpoint_handle(const void *h_as_ptr, int h_as_int)
+{
+#ifdef OPEN_MPI
+    (void)h_as_int;
+    static int fds[2] = {-1, -1};
+    if (fds[0] < 0 && pipe(fds) != 0)
+        return -1;
+    char byte;
+    ssize_t n = write(fds[1], h_as_ptr, 1);
+    if (n == 1 && read(fds[0], &byte, 1) != 1)
+        return -1;
+    return n < 0;
+#else
+    (void)h_as_ptr;
+    return ((unsigned)h_as_int >> 30) == 0 && ((unsigned)h_as_int & 0x03ffffffu) != 0;
+#endif
+}
+#ifdef OPEN_MPI
+#define EPT_IS_EP_HANDLE(h) ept_is_endpoint_handle((const void *)(h), 0)
+#else
+#define EPT_IS_EP_HANDLE(h) ept_is_endpoint_handle(NULL, (int)(h))
+#endif
 
 /* The tests that move more than 2 GiB: 1 (after saying why) when they
  * should skip, on a machine of less than gb GB of memory, or under

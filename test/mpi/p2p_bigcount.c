@@ -9,7 +9,14 @@
 #include "eptest.h"
 
 #include <limits.h>
-
+#if !EP_HAVE_MPI_Send_c
+/* MPI 4.0's large-count (_c) calls: not in this MPI. */
+int main(void)
+{
+    puts("skipped: this MPI has no MPI 4.0's large-count (_c) calls");
+    return 77;
+}
+#else
 static void body(MPI_Comm comm, void *arg)
 {
     int r, n;
@@ -81,3 +88,5 @@ int main(int argc, char **argv)
     MPI_Finalize();
     return 0;
 }
+
+#endif

@@ -13,7 +13,14 @@
 #include "eptest.h"
 
 #include <limits.h>
-
+#if !EP_HAVE_MPI_Send_c
+/* MPI 4.0's large-count (_c) calls: not in this MPI. */
+int main(void)
+{
+    puts("skipped: this MPI has no MPI 4.0's large-count (_c) calls");
+    return 77;
+}
+#else
 #define N 537000000L /* 2.148e9 bytes of int: over 2 GiB */
 #define SHORT (N - (1L << 20))
 #define STRIDE 4096
@@ -123,3 +130,5 @@ int main(int argc, char **argv)
     MPI_Finalize();
     return 0;
 }
+
+#endif

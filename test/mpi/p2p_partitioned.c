@@ -40,7 +40,14 @@
 #include "eptest.h"
 
 #include <pthread.h>
-
+#if !EP_HAVE_MPI_Psend_init
+/* MPI 4.0's partitioned communication: not in this MPI. */
+int main(void)
+{
+    puts("skipped: this MPI has no MPI 4.0's partitioned communication");
+    return 77;
+}
+#else
 #define ROUNDS 3
 
 static int val(int src, int round, int pair, long i)
@@ -390,3 +397,5 @@ int main(int argc, char **argv)
 #endif
     return ept_main_classic(argc, argv, 120, body, NULL);
 }
+
+#endif

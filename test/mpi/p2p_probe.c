@@ -149,8 +149,8 @@ static void mprobe_recv(ctx_t *c, int nonblocking, int wild)
         } else {
             EPT_OK(MPI_Mprobe(src, tag, c->comm, &msg, &st));
         }
-        EPT_CHECK(msg != MPI_MESSAGE_NULL && msg != MPI_MESSAGE_NO_PROC, "%s: rank %d: message handle 0x%x", what,
-                  c->me, (unsigned)msg);
+        EPT_CHECK(msg != MPI_MESSAGE_NULL && msg != MPI_MESSAGE_NO_PROC, "%s: rank %d: message handle " EPT_HFMT, what,
+                  c->me, EPT_HARG(msg));
         s = st.MPI_SOURCE;
         EPT_CHECK(s >= 0 && s < c->n, "%s: rank %d: status source %d", what, c->me, s);
         int seq = got[s]++;
@@ -222,16 +222,16 @@ static void proc_null(ctx_t *c)
     check_null(c, "MPI_Iprobe(MPI_PROC_NULL)", &st);
     msg = MPI_MESSAGE_NULL;
     EPT_OK(MPI_Mprobe(MPI_PROC_NULL, 5, c->comm, &msg, &st));
-    EPT_CHECK(msg == MPI_MESSAGE_NO_PROC, "MPI_Mprobe(MPI_PROC_NULL) gave message 0x%x", (unsigned)msg);
+    EPT_CHECK(msg == MPI_MESSAGE_NO_PROC, "MPI_Mprobe(MPI_PROC_NULL) gave message " EPT_HFMT, EPT_HARG(msg));
     check_null(c, "MPI_Mprobe(MPI_PROC_NULL)", &st);
     EPT_OK(MPI_Mrecv(b, 4, MPI_INT, &msg, &st));
     check_null(c, "MPI_Mrecv(MPI_MESSAGE_NO_PROC)", &st);
-    EPT_CHECK(msg == MPI_MESSAGE_NULL, "MPI_Mrecv(MPI_MESSAGE_NO_PROC) left message 0x%x", (unsigned)msg);
+    EPT_CHECK(msg == MPI_MESSAGE_NULL, "MPI_Mrecv(MPI_MESSAGE_NO_PROC) left message " EPT_HFMT, EPT_HARG(msg));
     flag = 0;
     msg = MPI_MESSAGE_NULL;
     EPT_OK(MPI_Improbe(MPI_PROC_NULL, MPI_ANY_TAG, c->comm, &flag, &msg, &st));
-    EPT_CHECK(flag && msg == MPI_MESSAGE_NO_PROC, "MPI_Improbe(MPI_PROC_NULL): flag %d message 0x%x", flag,
-              (unsigned)msg);
+    EPT_CHECK(flag && msg == MPI_MESSAGE_NO_PROC, "MPI_Improbe(MPI_PROC_NULL): flag %d message " EPT_HFMT, flag,
+              EPT_HARG(msg));
     check_null(c, "MPI_Improbe(MPI_PROC_NULL)", &st);
     EPT_OK(MPI_Imrecv(b, 4, MPI_INT, &msg, &r));
     EPT_OK(MPI_Wait(&r, &st));

@@ -43,8 +43,8 @@ static void expect_seen(const seen_t *s, int calls, MPI_Win win, int keyval, voi
 {
     EPT_CHECK(s->calls == calls, "%s: the delete callback ran %d times, expected %d", what, s->calls, calls);
     EPT_CHECK(s->win == win && s->keyval == keyval && s->val == val,
-              "%s: the delete callback got window 0x%x keyval %d value %p, expected 0x%x %d %p", what, (unsigned)s->win,
-              s->keyval, s->val, (unsigned)win, keyval, val);
+              "%s: the delete callback got window " EPT_HFMT " keyval %d value %p, expected " EPT_HFMT " %d %p", what,
+              EPT_HARG(s->win), s->keyval, s->val, EPT_HARG(win), keyval, val);
 }
 
 static void expect_attr(MPI_Win win, int keyval, void *want, const char *what)

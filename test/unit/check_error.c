@@ -19,7 +19,10 @@ START_TEST(code_keeps_class_and_message)
     ck_assert_str_eq(buf, "MPI_Send: invalid rank 9");
     ck_assert_int_eq(len, (int)strlen(buf));
     ck_assert_int_gt(code, 0);
+#ifndef OPEN_MPI /* MPICH's codes go up to its MPI_ERR_LASTCODE; Open MPI's stops at its classes (92), \
+                    beyond which lie added codes, as epmpi's are */
     ck_assert_int_le(code, MPI_ERR_LASTCODE);
+#endif
 }
 END_TEST
 

@@ -56,7 +56,7 @@ static void *detach_worker(void *arg)
             ep_request_describe_send(s, payload, EP_UNIT_BIG, MPI_INT, p, k, EP_SEND_STANDARD);
             if (w->send(s) != EP_OK)
                 snprintf(w->err, sizeof w->err, "sending failed");
-            ep_registry_remove((int)s->handle);
+            ep_registry_remove(EP_HID(s->handle));
             s->handle = MPI_REQUEST_NULL;
             ep_progress_detach(s);
         }

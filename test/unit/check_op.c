@@ -166,9 +166,10 @@ START_TEST(op_hold_out_of_memory_is_reported)
     MPI_Op held_ops[NOPS];
     ep_status_t st[NOPS];
     int failed = -1;
+    for (int i = 0; i < NOPS; i++) /* first: the MPI's own tables grow with realloc too (Open MPI's) */
+        ck_assert_int_eq(PMPI_Op_create(sum_fn, 1, &held_ops[i]), MPI_SUCCESS);
     fail_realloc = 1; /* the table has room for some, then must grow */
     for (int i = 0; i < NOPS; i++) {
-        ck_assert_int_eq(PMPI_Op_create(sum_fn, 1, &held_ops[i]), MPI_SUCCESS);
         st[i] = ep_op_hold(held_ops[i]);
         if (st[i] && failed < 0)
             failed = i;

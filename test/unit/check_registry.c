@@ -17,10 +17,10 @@ START_TEST(handles_look_like_endpoint_handles)
     ck_assert_int_ne(h, 0);
     ck_assert(ep_handle_is_ep(h));
     ck_assert_uint_eq(ep_handle_type(h), EP_HTYPE_COMM);
-    ck_assert_int_ne(h, (int)MPI_COMM_NULL);
-    ck_assert(!ep_handle_is_ep((int)MPI_COMM_WORLD));
-    ck_assert(!ep_handle_is_ep((int)MPI_COMM_NULL));
-    ck_assert(!ep_handle_is_ep((int)MPI_REQUEST_NULL));
+    ck_assert_int_ne(h, EP_HID(MPI_COMM_NULL));
+    ck_assert(!ep_handle_is_ep(EP_HID(MPI_COMM_WORLD)));
+    ck_assert(!ep_handle_is_ep(EP_HID(MPI_COMM_NULL)));
+    ck_assert(!ep_handle_is_ep(EP_HID(MPI_REQUEST_NULL)));
     ck_assert_ptr_eq(ep_registry_get(h, EP_OBJ_ENDPOINT), &o);
     ep_registry_remove(h);
 }
@@ -126,12 +126,12 @@ START_TEST(recycled_requests_leave_stale_handles)
     for (int i = 0; i < N; i++) {
         ep_request_t *r = ep_request_new(EP_REQ_SEND, NULL, 1);
         ck_assert_ptr_nonnull(r);
-        hs[i] = (int)r->handle;
+        hs[i] = EP_HID(r->handle);
         ck_assert_ptr_eq(ep_request_get(r->handle), r);
         for (int j = 0; j < i; j++)
             ck_assert_int_ne(hs[j], hs[i]);
         ep_request_destroy(r);
-        ck_assert_ptr_null(ep_request_get(hs[i]));
+        ck_assert_ptr_null(ep_request_get(EP_HANDLE(MPI_Request, hs[i])));
     }
     ck_assert_int_eq(ep_registry_live(), live0);
     ep_request_pools_free();
@@ -151,10 +151,10 @@ START_TEST(recycled_slots_are_never_shared)
     for (int i = 0; i < N; i++) {
         ep_request_t *r = ep_request_new(EP_REQ_SEND, NULL, i % 3 != 2);
         ck_assert_ptr_nonnull(r);
-        int h = (int)r->handle;
+        int h = EP_HID(r->handle);
         if (i % 3 == 1) {
             ep_request_drop_handle(r);
-            ck_assert_ptr_null(ep_request_get(h));
+            ck_assert_ptr_null(ep_request_get(EP_HANDLE(MPI_Request, h)));
         }
         ep_request_destroy(r);
     }

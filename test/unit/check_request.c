@@ -49,7 +49,7 @@ START_TEST(reused_objects_are_cleared)
     ck_assert_int_eq(b->count, 0);
     ck_assert_int_eq(b->tag, 0);
     ck_assert_int_eq(ep_request_state(b), EP_RS_INACTIVE);
-    ck_assert_int_eq((int)b->handle, (int)MPI_REQUEST_NULL);
+    ck_assert(b->handle == MPI_REQUEST_NULL);
     ep_request_destroy(b);
     ep_request_pools_free();
 }
@@ -64,7 +64,7 @@ START_TEST(slots_are_reused_late_and_stay_few)
     unsigned most = 0;
     for (int i = 0; i < N; i++) {
         ep_request_t *r = new_req(1);
-        idx[i] = ep_handle_index((int)r->handle);
+        idx[i] = ep_handle_index(EP_HID(r->handle));
         most = idx[i] > most ? idx[i] : most;
         for (int j = i - KEEP; j < i; j++)
             if (j >= 0)
@@ -113,7 +113,7 @@ static void *churn(void *arg)
         ep_request_t *r = ep_request_new(EP_REQ_RECV, NULL, 1);
         if (!r)
             abort();
-        unsigned k = ep_handle_index((int)r->handle);
+        unsigned k = ep_handle_index(EP_HID(r->handle));
         *most = k > *most ? k : *most;
         ep_request_destroy(r);
     }
@@ -155,11 +155,11 @@ static void *destroy_it(void *arg)
 START_TEST(a_thread_without_requests_keeps_none)
 {
     ep_request_t *r = new_req(1);
-    int h = (int)r->handle;
+    int h = EP_HID(r->handle);
     pthread_t t;
     ck_assert_int_eq(pthread_create(&t, NULL, destroy_it, r), 0);
     ck_assert_int_eq(pthread_join(t, NULL), 0);
-    ck_assert_ptr_null(ep_request_get((MPI_Request)h));
+    ck_assert_ptr_null(ep_request_get(EP_HANDLE(MPI_Request, h)));
     ck_assert_int_eq(ep_registry_live(), 0);
     ep_object_t o = {EP_OBJ_REQUEST};
     int h2 = ep_registry_add(EP_HTYPE_REQUEST, &o);

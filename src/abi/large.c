@@ -76,14 +76,15 @@ int ep_pmpi_type_create_hindexed_c(MPI_Count count, const MPI_Count lens[], cons
     int *ones = malloc(sizeof *ones * (size_t)(n ? n : 1));
     if (!types || !disp || !ones)
         rc = MPI_ERR_NO_MEM;
-    for (; !rc && made < n; made++) {
+    while (!rc && made < n) { /* made: the blocks' types made so far */
         disp[made] = (MPI_Aint)displs[made];
         ones[made] = 1;
-        rc = ep_pmpi_type_contiguous_c(lens[made], old, &types[made]);
+        if (!(rc = ep_pmpi_type_contiguous_c(lens[made], old, &types[made])))
+            made++;
     }
     if (rc == MPI_SUCCESS)
         rc = PMPI_Type_create_struct(n, ones, disp, types, out);
-    for (int i = 0; i < made - (rc != MPI_SUCCESS && made > 0 ? 1 : 0); i++)
+    for (int i = 0; i < made; i++) /* the struct holds what it needs of them */
         PMPI_Type_free(&types[i]);
     free(types), free(disp), free(ones);
     return rc;

@@ -90,31 +90,51 @@ int ep_pmpi_type_create_hindexed_c(MPI_Count count, const MPI_Count lens[], cons
     return rc;
 }
 
+/* The body of a _c form over its int form CALL, which names n and t: the
+ * count as as_int_count gives it, the type freed after the call. */
+#define OVER_INT_FORM(CALL)                            \
+    int n, made;                                       \
+    MPI_Datatype t;                                    \
+    int rc = as_int_count(count, type, &n, &t, &made); \
+    if (rc == MPI_SUCCESS) {                           \
+        rc = (CALL);                                   \
+        if (made)                                      \
+            PMPI_Type_free(&t);                        \
+    }                                                  \
+    return rc
+
 int ep_pmpi_isend_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                     MPI_Request *req)
 {
-    int n, made;
-    MPI_Datatype t;
-    int rc = as_int_count(count, type, &n, &t, &made);
-    if (rc == MPI_SUCCESS) {
-        rc = PMPI_Isend(buf, n, t, dest, tag, comm, req);
-        if (made)
-            PMPI_Type_free(&t);
-    }
-    return rc;
+    OVER_INT_FORM(PMPI_Isend(buf, n, t, dest, tag, comm, req));
 }
 
 int ep_pmpi_irecv_c(void *buf, MPI_Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *req)
 {
-    int n, made;
-    MPI_Datatype t;
-    int rc = as_int_count(count, type, &n, &t, &made);
-    if (rc == MPI_SUCCESS) {
-        rc = PMPI_Irecv(buf, n, t, source, tag, comm, req);
-        if (made)
-            PMPI_Type_free(&t);
-    }
-    return rc;
+    OVER_INT_FORM(PMPI_Irecv(buf, n, t, source, tag, comm, req));
+}
+
+int ep_pmpi_file_read_at_c(MPI_File fh, MPI_Offset off, void *buf, MPI_Count count, MPI_Datatype type, MPI_Status *st)
+{
+    OVER_INT_FORM(PMPI_File_read_at(fh, off, buf, n, t, st));
+}
+
+int ep_pmpi_file_write_at_c(MPI_File fh, MPI_Offset off, const void *buf, MPI_Count count, MPI_Datatype type,
+                            MPI_Status *st)
+{
+    OVER_INT_FORM(PMPI_File_write_at(fh, off, buf, n, t, st));
+}
+
+int ep_pmpi_file_read_at_all_c(MPI_File fh, MPI_Offset off, void *buf, MPI_Count count, MPI_Datatype type,
+                               MPI_Status *st)
+{
+    OVER_INT_FORM(PMPI_File_read_at_all(fh, off, buf, n, t, st));
+}
+
+int ep_pmpi_file_write_at_all_c(MPI_File fh, MPI_Offset off, const void *buf, MPI_Count count, MPI_Datatype type,
+                                MPI_Status *st)
+{
+    OVER_INT_FORM(PMPI_File_write_at_all(fh, off, buf, n, t, st));
 }
 
 /* The engine asks for counts of MPI_BYTE (or of basic types): elements and
@@ -123,24 +143,6 @@ int ep_pmpi_get_count_c(const MPI_Status *st, MPI_Datatype type, MPI_Count *coun
 {
     return PMPI_Get_elements_x(st, type, count);
 }
-
-#define FILE_ACCESS(name, call, bufqual)                                                                         \
-    int name(MPI_File fh, MPI_Offset off, bufqual void *buf, MPI_Count count, MPI_Datatype type, MPI_Status *st) \
-    {                                                                                                            \
-        int n, made;                                                                                             \
-        MPI_Datatype t;                                                                                          \
-        int rc = as_int_count(count, type, &n, &t, &made);                                                       \
-        if (rc == MPI_SUCCESS) {                                                                                 \
-            rc = call(fh, off, buf, n, t, st);                                                                   \
-            if (made)                                                                                            \
-                PMPI_Type_free(&t);                                                                              \
-        }                                                                                                        \
-        return rc;                                                                                               \
-    }
-FILE_ACCESS(ep_pmpi_file_read_at_c, PMPI_File_read_at, )
-FILE_ACCESS(ep_pmpi_file_write_at_c, PMPI_File_write_at, const)
-FILE_ACCESS(ep_pmpi_file_read_at_all_c, PMPI_File_read_at_all, )
-FILE_ACCESS(ep_pmpi_file_write_at_all_c, PMPI_File_write_at_all, const)
 
 int ep_pmpi_type_get_envelope_c(MPI_Datatype t, MPI_Count *ni, MPI_Count *na, MPI_Count *nl, MPI_Count *nd,
                                 int *combiner)
@@ -255,10 +257,10 @@ int ep_pmpi_ialltoallv_c(const void *sbuf, MPI_Count scnt[], MPI_Aint sdsp[], MP
     if (rc != MPI_SUCCESS)
         return rc;
     int *sc = ints_in_place(scnt, n, &rc), *sd = ints_in_place(sdsp, n, &rc);
-    int *rc_ = ints_in_place(rcnt, n, &rc), *rd = ints_in_place(rdsp, n, &rc);
+    int *rn = ints_in_place(rcnt, n, &rc), *rd = ints_in_place(rdsp, n, &rc);
     if (rc != MPI_SUCCESS)
         return rc;
-    return PMPI_Ialltoallv(sbuf, sc, sd, stype, rbuf, rc_, rd, rtype, comm, req);
+    return PMPI_Ialltoallv(sbuf, sc, sd, stype, rbuf, rn, rd, rtype, comm, req);
 }
 
 int ep_pmpi_iallgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcnt[],
@@ -269,10 +271,10 @@ int ep_pmpi_iallgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype
         return rc;
     if (scount > INT_MAX)
         return MPI_ERR_COUNT;
-    int *rcn = ints_in_place(rcnt, n, &rc), *rd = ints_in_place(rdsp, n, &rc);
+    int *rn = ints_in_place(rcnt, n, &rc), *rd = ints_in_place(rdsp, n, &rc);
     if (rc != MPI_SUCCESS)
         return rc;
-    return PMPI_Iallgatherv(sbuf, (int)scount, stype, rbuf, rcn, rd, rtype, comm, req);
+    return PMPI_Iallgatherv(sbuf, (int)scount, stype, rbuf, rn, rd, rtype, comm, req);
 }
 
 #endif

@@ -10,7 +10,8 @@
  *   - the collectives' count and displacement arrays are turned into int
  *     arrays in place (the caller must not read them afterwards), and fail
  *     with MPI_ERR_COUNT when one does not fit in an int;
- *   - packing fails with MPI_ERR_COUNT beyond INT_MAX bytes;
+ *   - packing goes in pieces of whole elements under INT_MAX bytes, and an
+ *     unpack that ends inside an element stores the part (as MPICH does);
  *   - the envelope calls report no large counts (there are no large-count
  *     type constructors to report).
  */

@@ -63,8 +63,8 @@
     X(ERR_SYNC_DEAD, MPI_ERR_OTHER,                                                                                    \
       "an earlier collective call on this communicator failed because ranks of this process could not join it, which " \
       "leaves its ranks in this process out of step for good")                                                         \
-    X(ERR_SPLIT_TYPE, MPI_ERR_OTHER, "MPICH's MPI_Comm_split_type failed for this process (is the info valid?)")       \
-    X(ERR_TRANSPORT, MPI_ERR_OTHER, "MPICH could not start the transfer (nothing was sent or received)")               \
+    X(ERR_SPLIT_TYPE, MPI_ERR_OTHER, "the MPI's MPI_Comm_split_type failed for this process (is the info valid?)")     \
+    X(ERR_TRANSPORT, MPI_ERR_OTHER, "the MPI could not start the transfer (nothing was sent or received)")             \
     X(ERR_UCX_START, MPI_ERR_OTHER, "UCX could not connect to the peer or start the transfer (nothing was sent)")      \
     X(ERR_UCX_RECV, MPI_ERR_OTHER, "UCX could not receive the matched message; its data were dropped")                 \
     X(ERR_UCX_FAILED, MPI_ERR_OTHER, "the UCX transport failed while moving the message's data")                       \

@@ -27,14 +27,8 @@ struct ep_part {
                                      knows its pair, the data tag, once it is) */
     ep_request_t *data;           /* the data's send or receive, started each round */
     MPI_Datatype whole;           /* a partition as one element, when the message has more than INT_MAX elements */
-    MPI_Request pmpi;             /* direct communicators: the MPI's partitioned request, or
-                                     (EMULATED) a persistent send or receive of the whole */
+    MPI_Request pmpi;             /* direct communicators: the MPI's partitioned request */
 };
-
-/* An MPI without partitioned communication (Open MPI before 5.0): on a
- * direct communicator the message goes as one persistent send, started by
- * the last MPI_Pready, and a partition has arrived when the whole has. */
-#define EMULATED (!HAVE_DECL_PMPI_PSEND_INIT)
 
 static _Atomic int next_pair;
 
@@ -99,33 +93,29 @@ static ep_status_t data_shape(struct ep_part *p, MPI_Count count, MPI_Datatype t
     return EP_OK;
 }
 
-/* MPICH's failing partitioned call, for the error message. */
-static ep_status_t mpich_failed(const char *what)
+/* The MPI's failing partitioned call, for the error message. */
+static ep_status_t mpi_failed(const char *what)
 {
-    ep_status_explain(EP_ERR_TRANSPORT, "MPICH's %s failed on the process-level communicator", what);
+    ep_status_explain(EP_ERR_TRANSPORT, "%s's %s failed on the process-level communicator", EP_MPI_NAME, what);
     return EP_ERR_TRANSPORT;
 }
 
+/* Direct communicators use the MPI's own partitioned communication.  An
+ * MPI without it (Open MPI 4.1) has no MPI_Psend_init for a program to
+ * call, and epmpi then has no entry point that gets here: its own path
+ * alone is compiled. */
+#define MPI_PARTITIONED HAVE_DECL_PMPI_PSEND_INIT
+
+#if MPI_PARTITIONED
 static ep_status_t init_direct(const ep_request_t *r, struct ep_part *p, MPI_Count count, MPI_Info info)
 {
     MPI_Comm pc = r->ep->comm->pcomm;
-#if EMULATED
-    (void)info;
-    int n;
-    MPI_Datatype t;
-    ep_status_t st = data_shape(p, count, r->type, &n, &t);
-    if (st)
-        return st;
-    int rc = part_sends(r) ? PMPI_Send_init(r->buf, n, t, r->peer, r->tag, pc, &p->pmpi)
-                           : PMPI_Recv_init(r->buf, n, t, r->peer, r->tag, pc, &p->pmpi);
-    return rc == MPI_SUCCESS ? EP_OK : mpich_failed(part_sends(r) ? "MPI_Send_init" : "MPI_Recv_init");
-#else
     int rc = part_sends(r)
                  ? PMPI_Psend_init(r->buf, p->partitions, count, r->type, r->peer, r->tag, pc, info, &p->pmpi)
                  : PMPI_Precv_init(r->buf, p->partitions, count, r->type, r->peer, r->tag, pc, info, &p->pmpi);
-    return rc == MPI_SUCCESS ? EP_OK : mpich_failed(part_sends(r) ? "MPI_Psend_init" : "MPI_Precv_init");
-#endif
+    return rc == MPI_SUCCESS ? EP_OK : mpi_failed(part_sends(r) ? "MPI_Psend_init" : "MPI_Precv_init");
 }
+#endif
 
 /* Sends the hello, or posts its receive (see partitioned.h). */
 static ep_status_t init_hello(const ep_request_t *r, struct ep_part *p)
@@ -169,6 +159,9 @@ ep_status_t ep_part_init(ep_endpoint_t *ep, int send, void *buf, int partitions,
     r->tag = tag;
     ep_request_hold_type(r);
 
+#if !MPI_PARTITIONED
+    (void)info; /* for the MPI's partitioned call (direct communicators) */
+#endif
     ep_status_t st = EP_OK;
     int n;
     MPI_Datatype t;
@@ -176,8 +169,10 @@ ep_status_t ep_part_init(ep_endpoint_t *ep, int send, void *buf, int partitions,
         st = EP_ERR_NO_MEM;
     else if (peer == MPI_PROC_NULL)
         ; /* done at each start, here also on direct communicators: MPICH 4.0.2 crashes on it */
+#if MPI_PARTITIONED
     else if (ep->comm->direct)
         st = init_direct(r, p, count, info);
+#endif
     else if (!(st = data_shape(p, count, type, &n, &t)) && !(st = ep_dt_layout(t, n, &r->lay))) {
         if (!(p->data = internal(send ? EP_REQ_SEND : EP_REQ_RECV, ep)))
             st = EP_ERR_NO_MEM;
@@ -220,13 +215,10 @@ ep_status_t ep_part_start(ep_request_t *r)
         atomic_store_explicit(&p->nready, 0, memory_order_relaxed);
     }
     if (p->pmpi != MPI_REQUEST_NULL) {
-        atomic_store_explicit(&p->data_on, 0, memory_order_relaxed);
-        if ((!EMULATED || !part_sends(r) || p->partitions == 0) && PMPI_Start(&p->pmpi) != MPI_SUCCESS)
-            st = mpich_failed("MPI_Start");
+        if (PMPI_Start(&p->pmpi) != MPI_SUCCESS)
+            st = mpi_failed("MPI_Start");
         else
             atomic_store_explicit(&r->state, EP_RS_PENDING, memory_order_release);
-        if (!st && (!EMULATED || !part_sends(r) || p->partitions == 0))
-            atomic_store_explicit(&p->data_on, 1, memory_order_release);
     } else if (r->peer == MPI_PROC_NULL) {
         ep_mpi_status_set(&r->status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
         ep_request_set_done(r);
@@ -248,19 +240,9 @@ ep_status_t ep_part_ready(ep_request_t *r, int i)
     struct ep_part *p = part_of(r);
     if (atomic_exchange_explicit(&p->ready[i], 1, memory_order_relaxed))
         return EP_ERR_PART_TWICE;
-#if EMULATED
-    if (p->pmpi != MPI_REQUEST_NULL) { /* the last partition starts the whole */
-        if (atomic_fetch_add_explicit(&p->nready, 1, memory_order_acq_rel) + 1 < p->partitions)
-            return EP_OK;
-        pthread_mutex_lock(&p->lock);
-        int rc = PMPI_Start(&p->pmpi);
-        atomic_store_explicit(&p->data_on, 1, memory_order_release);
-        pthread_mutex_unlock(&p->lock);
-        return rc == MPI_SUCCESS ? EP_OK : mpich_failed("MPI_Start");
-    }
-#else
+#if MPI_PARTITIONED
     if (p->pmpi != MPI_REQUEST_NULL)
-        return PMPI_Pready(i, p->pmpi) == MPI_SUCCESS ? EP_OK : mpich_failed("MPI_Pready");
+        return PMPI_Pready(i, p->pmpi) == MPI_SUCCESS ? EP_OK : mpi_failed("MPI_Pready");
 #endif
     if (r->peer == MPI_PROC_NULL)
         return EP_OK;
@@ -303,8 +285,6 @@ static void round_over(ep_request_t *r, const ep_request_t *d)
 
 static int advance_direct(ep_request_t *r, struct ep_part *p)
 {
-    if (EMULATED && !atomic_load_explicit(&p->data_on, memory_order_acquire))
-        return 0; /* a send before its last MPI_Pready: not started (a test would say done) */
     int flag = 0;
     MPI_Status st = {.MPI_ERROR = MPI_SUCCESS};
     ep_pmpi_quiet = 1; /* errors come back here, raised on the endpoint (direct.h) */
@@ -354,17 +334,16 @@ int ep_part_poll(ep_request_t *r)
 
 int ep_part_arrived(ep_request_t *r, int i)
 {
-    struct ep_part *p = part_of(r);
     if (ep_request_inactive(r))
         return 1;
+#if MPI_PARTITIONED
+    struct ep_part *p = part_of(r);
     if (p->pmpi != MPI_REQUEST_NULL) {
         int flag = 0;
-#if EMULATED
-        (void)i;
-        return PMPI_Request_get_status(p->pmpi, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && flag;
-#else
         return PMPI_Parrived(p->pmpi, i, &flag) == MPI_SUCCESS && flag;
-#endif
     }
+#else
+    (void)i; /* the partition: asked of the MPI on direct communicators only */
+#endif
     return ep_request_poll(r);
 }

@@ -85,6 +85,14 @@ static ep_status_t window_refused(int rc)
     return EP_ERR_WIN;
 }
 
+/* The MPI's window under an endpoint window made, or why not: the classes
+ * from_pmpi knows, else the MPI's own text. */
+static ep_status_t window_made(int rc)
+{
+    ep_status_t st = from_pmpi(rc);
+    return st == EP_ERR_INTERN ? window_refused(rc) : st;
+}
+
 /* Made on a communicator whose errors return: an MPI that makes no windows
  * (Open MPI 4.1 with one process, by default) fails the windows a program
  * makes, as it would without epmpi, not MPI_Init. */
@@ -208,6 +216,8 @@ static ep_status_t setup(ep_coll_inst_t *in, ep_win_t *w)
         if (w->flavor == EP_WIN_DYNAMIC)
             mine[i] = (ep_win_rank_t){.disp_unit = 1};
     }
+    if (!rc && lock_win == MPI_WIN_NULL) /* the MPI made no window at MPI_Init */
+        rc = window_refused(lock_win_rc);
     if (!rc && (w->flavor == EP_WIN_SHARED || w->flavor == EP_WIN_ALLOCATE)) {
         void *segment;
         /* One segment per process, its ranks' slices in local order, each
@@ -220,20 +230,15 @@ static ep_status_t setup(ep_coll_inst_t *in, ep_win_t *w)
             total += (mine[i].size + 63) & ~(MPI_Aint)63;
         }
         if (w->flavor == EP_WIN_ALLOCATE)
-            rc = lock_win == MPI_WIN_NULL
-                     ? window_refused(lock_win_rc)
-                     : from_pmpi(PMPI_Win_allocate(total, 1, MPI_INFO_NULL, w->pc, &segment, &w->pwin));
-        else if (lock_win == MPI_WIN_NULL)
-            rc = window_refused(lock_win_rc);
+            rc = window_made(PMPI_Win_allocate(total, 1, MPI_INFO_NULL, w->pc, &segment, &w->pwin));
         else if (!(rc = one_node(w->pc)))
-            rc = from_pmpi(PMPI_Win_allocate_shared(total, 1, MPI_INFO_NULL, w->pc, &segment, &w->pwin));
+            rc = window_made(PMPI_Win_allocate_shared(total, 1, MPI_INFO_NULL, w->pc, &segment, &w->pwin));
         if (!rc)
             w->segbase[c->myproc] = segment;
         for (int i = 0; i < nl && !rc; i++)
             mine[i].tbase = off[i];
     } else if (!rc) {
-        rc = lock_win == MPI_WIN_NULL ? window_refused(lock_win_rc)
-                                      : from_pmpi(PMPI_Win_create_dynamic(MPI_INFO_NULL, w->pc, &w->pwin));
+        rc = window_made(PMPI_Win_create_dynamic(MPI_INFO_NULL, w->pc, &w->pwin));
         if (!rc && w->flavor != EP_WIN_DYNAMIC && !(w->attached = calloc((size_t)nl, sizeof *w->attached)))
             rc = EP_ERR_NO_MEM;
         for (int i = 0; i < nl && !rc && w->flavor != EP_WIN_DYNAMIC; i++)

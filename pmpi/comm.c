@@ -280,7 +280,7 @@ ENTRY_API int MPIX_Threadcomm_free(MPI_Comm *threadcomm)
     ep_threadcomm_t *tc = threadcomm ? ep_threadcomm_get(*threadcomm) : NULL;
     if (!tc)
         return entry_raise(NULL, "MPIX_Threadcomm_free", MPI_ERR_COMM, EP_HFMT " is not a thread communicator",
-                           threadcomm ? EP_HARG(*threadcomm) : 0u);
+                           EP_HARG(threadcomm ? *threadcomm : MPI_COMM_NULL));
     ep_threadcomm_free(tc);
     *threadcomm = MPI_COMM_NULL;
     return MPI_SUCCESS;

@@ -333,6 +333,9 @@ ENTRY_API int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI
  * having no communicator; the caller is the member that made the group
  * (ep_group_t.me), as for MPI_Group_rank. */
 
+/* An error of call on the handler it was given (no communicator yet). */
+#define raise_no_comm(eh, call, cls, ...) entry_raise_on(eh, (intptr_t)MPI_COMM_NULL, call, cls, __VA_ARGS__)
+
 /* The arguments both calls share, checked before anything collective;
  * raises on errhandler. */
 static int from_group_args(const char *call, const char *stringtag, MPI_Errhandler errhandler, const MPI_Comm *newcomm)
@@ -340,13 +343,12 @@ static int from_group_args(const char *call, const char *stringtag, MPI_Errhandl
     if (errhandler == MPI_ERRHANDLER_NULL)
         return entry_raise(NULL, call, MPI_ERR_ARG, "errhandler is MPI_ERRHANDLER_NULL");
     if (!newcomm)
-        return entry_raise_on(errhandler, (intptr_t)MPI_COMM_NULL, call, MPI_ERR_ARG,
-                              "the new communicator's pointer is NULL");
+        return raise_no_comm(errhandler, call, MPI_ERR_ARG, "the new communicator's pointer is NULL");
     if (!stringtag)
-        return entry_raise_on(errhandler, (intptr_t)MPI_COMM_NULL, call, MPI_ERR_ARG, "stringtag is NULL");
+        return raise_no_comm(errhandler, call, MPI_ERR_ARG, "stringtag is NULL");
     if (strnlen(stringtag, MPI_MAX_STRINGTAG_LEN + 1) > MPI_MAX_STRINGTAG_LEN)
-        return entry_raise_on(errhandler, (intptr_t)MPI_COMM_NULL, call, MPI_ERR_ARG,
-                              "stringtag is longer than MPI_MAX_STRINGTAG_LEN (%d) characters", MPI_MAX_STRINGTAG_LEN);
+        return raise_no_comm(errhandler, call, MPI_ERR_ARG,
+                             "stringtag is longer than MPI_MAX_STRINGTAG_LEN (%d) characters", MPI_MAX_STRINGTAG_LEN);
     return MPI_SUCCESS;
 }
 
@@ -357,8 +359,7 @@ static int hints_of(const char *call, MPI_Info info, MPI_Errhandler errhandler, 
     *hints = MPI_INFO_NULL;
     if (info != MPI_INFO_NULL && entry_comm_hints(info, hints) != MPI_SUCCESS) {
         *hints = MPI_INFO_NULL;
-        return entry_raise_on(errhandler, (intptr_t)MPI_COMM_NULL, call, MPI_ERR_INFO, "invalid info " EP_HFMT,
-                              EP_HARG(info));
+        return raise_no_comm(errhandler, call, MPI_ERR_INFO, "invalid info " EP_HFMT, EP_HARG(info));
     }
     return MPI_SUCCESS;
 }
@@ -375,12 +376,11 @@ static int from_group_done(const char *call, ep_status_t st, const char *what, i
     if (hints != MPI_INFO_NULL)
         PMPI_Info_free(&hints);
     if (st == EP_ERR_GROUP && bad >= 0)
-        return entry_raise_on(errhandler, (intptr_t)MPI_COMM_NULL, call, MPI_ERR_GROUP,
-                              "member %d of the %s is an endpoint of no communicator of this process (its "
-                              "communicators were freed?)",
-                              bad, what);
-    return entry_raise_on(errhandler, (intptr_t)MPI_COMM_NULL, call, ep_status_class(st), "%s",
-                          ep_status_take_text(st));
+        return raise_no_comm(errhandler, call, MPI_ERR_GROUP,
+                             "member %d of the %s is an endpoint of no communicator of this process (its "
+                             "communicators were freed?)",
+                             bad, what);
+    return raise_no_comm(errhandler, call, ep_status_class(st), "%s", ep_status_take_text(st));
 }
 
 /* Endpoint group h (*g) and the caller's rank in it, or a raised error. */
@@ -388,13 +388,12 @@ static int caller_in(const char *call, MPI_Group h, const char *what, MPI_Errhan
                      int *pos)
 {
     if (!(*g = ep_group_get(h)))
-        return entry_raise_on(errhandler, (intptr_t)MPI_COMM_NULL, call, MPI_ERR_GROUP, "invalid %s " EP_HFMT, what,
-                              EP_HARG(h));
+        return raise_no_comm(errhandler, call, MPI_ERR_GROUP, "invalid %s " EP_HFMT, what, EP_HARG(h));
     if ((*pos = ep_gid_rank((*g)->members, (*g)->size, (*g)->me)) == MPI_UNDEFINED)
-        return entry_raise_on(errhandler, (intptr_t)MPI_COMM_NULL, call, MPI_ERR_GROUP,
-                              "the calling endpoint is not in the %s (a group names its caller by the "
-                              "communicator it came from)",
-                              what);
+        return raise_no_comm(errhandler, call, MPI_ERR_GROUP,
+                             "the calling endpoint is not in the %s (a group names its caller by the "
+                             "communicator it came from)",
+                             what);
     return MPI_SUCCESS;
 }
 
@@ -429,24 +428,23 @@ ENTRY_API int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_
     if ((rc = from_group_args(call, stringtag, errhandler, newintercomm)))
         return rc;
     if (!ep_group_handle_is_ep(local_group))
-        return entry_raise_on(errhandler, (intptr_t)MPI_COMM_NULL, call, MPI_ERR_GROUP,
-                              "the local group is classic but the remote group has endpoints: make the local group "
-                              "from an endpoint communicator too");
+        return raise_no_comm(errhandler, call, MPI_ERR_GROUP,
+                             "the local group is classic but the remote group has endpoints: make the local group "
+                             "from an endpoint communicator too");
     if ((rc = caller_in(call, local_group, "local group", errhandler, &lg, &pos)))
         return rc;
     if (ep_group_members(remote_group, &rm, &nr, &owned))
-        return entry_raise_on(errhandler, (intptr_t)MPI_COMM_NULL, call, MPI_ERR_GROUP, "invalid remote group " EP_HFMT,
-                              EP_HARG(remote_group));
+        return raise_no_comm(errhandler, call, MPI_ERR_GROUP, "invalid remote group " EP_HFMT, EP_HARG(remote_group));
     if (local_leader < 0 || local_leader >= lg->size)
-        rc = entry_raise_on(errhandler, (intptr_t)MPI_COMM_NULL, call, MPI_ERR_RANK,
-                            "invalid local leader %d (the local group has ranks 0 to %d)", local_leader, lg->size - 1);
+        rc = raise_no_comm(errhandler, call, MPI_ERR_RANK,
+                           "invalid local leader %d (the local group has ranks 0 to %d)", local_leader, lg->size - 1);
     else if (nr == 0 || remote_leader < 0 || remote_leader >= nr)
-        rc = entry_raise_on(errhandler, (intptr_t)MPI_COMM_NULL, call, MPI_ERR_RANK,
-                            "invalid remote leader %d (the remote group has %d members)", remote_leader, nr);
+        rc = raise_no_comm(errhandler, call, MPI_ERR_RANK, "invalid remote leader %d (the remote group has %d members)",
+                           remote_leader, nr);
     for (int i = 0; !rc && i < nr; i++)
         if (ep_gid_rank(lg->members, lg->size, rm[i]) != MPI_UNDEFINED)
-            rc = entry_raise_on(errhandler, (intptr_t)MPI_COMM_NULL, call, MPI_ERR_GROUP,
-                                "member %d of the remote group is in the local group too (they must be disjoint)", i);
+            rc = raise_no_comm(errhandler, call, MPI_ERR_GROUP,
+                               "member %d of the remote group is in the local group too (they must be disjoint)", i);
     if (!rc && !(rc = hints_of(call, info, errhandler, &hints))) {
         ep_status_t st = ep_intercomm_from_groups(lg->members, lg->size, pos, rm, nr, stringtag, errhandler,
                                                   newintercomm, &bad, &bad_remote);

@@ -19,10 +19,10 @@
 #define EP_HID(h) ((int)(h))
 #define EP_HANDLE(T, id) ((T)(id))
 
-/* How messages print a handle: "invalid group " EP_HFMT, EP_HARG(g). */
 /* What to add when the MPI refuses a window. */
 #define EP_MPI_WINDOW_HINT ""
 
+/* How messages print a handle: "invalid group " EP_HFMT, EP_HARG(g). */
 #define EP_HFMT "0x%x"
 #define EP_HARG(h) ((unsigned)(h))
 

@@ -34,6 +34,7 @@ static inline int ep_ompi_hid(const void *h)
 #define EP_MPI_WINDOW_HINT \
     "; Open MPI with one process makes windows only with a one-sided component named, e.g. mpirun --mca osc ucx"
 
+/* How messages print a handle: "invalid group " EP_HFMT, EP_HARG(g). */
 #define EP_HFMT "%p"
 #define EP_HARG(h) ((void *)(h))
 

@@ -260,10 +260,16 @@ static void receive(ctx_t *c, variant_t v, int tag, int count, MPI_Status *st)
         EPT_CHECK(req != MPI_REQUEST_NULL, "MPI_Wait freed a persistent request");
         EPT_OK(MPI_Request_free(&req));
         break;
+#if !EP_HAVE_MPI_Isendrecv /* MPI 4.0's, not in this MPI: the blocking forms in their place */
+    case V_ISENDRECV:
+#endif
     case V_SENDRECV:
         EPT_OK(
             MPI_Sendrecv(c->sbuf, count, MPI_INT, c->right, tag, c->rbuf, count, MPI_INT, c->left, tag, c->comm, st));
         break;
+#if !EP_HAVE_MPI_Isendrecv
+    case V_ISENDRECV_REPLACE:
+#endif
     case V_SENDRECV_REPLACE:
         memcpy(c->rbuf, c->sbuf, sizeof(int) * (size_t)count);
         EPT_OK(MPI_Sendrecv_replace(c->rbuf, count, MPI_INT, c->right, tag, c->left, tag, c->comm, st));
@@ -278,15 +284,6 @@ static void receive(ctx_t *c, variant_t v, int tag, int count, MPI_Status *st)
         memcpy(c->rbuf, c->sbuf, sizeof(int) * (size_t)count);
         EPT_OK(MPI_Isendrecv_replace(c->rbuf, count, MPI_INT, c->right, tag, MPI_ANY_SOURCE, tag, c->comm, &req));
         test_until_done(&req, st);
-        break;
-#else /* MPI 4.0's, not in this MPI: the blocking forms in their place */
-    case V_ISENDRECV:
-        EPT_OK(
-            MPI_Sendrecv(c->sbuf, count, MPI_INT, c->right, tag, c->rbuf, count, MPI_INT, c->left, tag, c->comm, st));
-        break;
-    case V_ISENDRECV_REPLACE:
-        memcpy(c->rbuf, c->sbuf, sizeof(int) * (size_t)count);
-        EPT_OK(MPI_Sendrecv_replace(c->rbuf, count, MPI_INT, c->right, tag, MPI_ANY_SOURCE, tag, c->comm, st));
         break;
 #endif
     case V_COUNT:

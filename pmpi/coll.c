@@ -6,6 +6,7 @@
 #include "coll/coll.h"
 #include "entry.h"
 #include "coll/topo.h"
+#include "core/op.h"
 
 #include <stdlib.h>
 
@@ -80,9 +81,16 @@ static int check_types(ep_endpoint_t *ep, const char *call, const MPI_Datatype *
 static int check_reduction(ep_endpoint_t *ep, const char *call, MPI_Count count, MPI_Datatype type, MPI_Op op)
 {
     int rc;
+    const char *opname;
     if ((rc = entry_check_count(ep, call, count)) || (rc = entry_check_type(ep, call, type)) ||
         (rc = entry_check_op(ep, call, op)))
         return rc;
+    if (ep_op_defined_on(op, type, &opname) == 0) {
+        char tname[MPI_MAX_OBJECT_NAME] = "";
+        int len;
+        PMPI_Type_get_name(type, tname, &len);
+        return entry_raise(ep, call, MPI_ERR_OP, "%s is not defined on the datatype %s", opname, tname);
+    }
     return MPI_SUCCESS;
 }
 

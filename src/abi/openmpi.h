@@ -31,8 +31,7 @@ static inline int ep_ompi_hid(const void *h)
 #define EP_HANDLE(T, id) ((T)(void *)(ep_ompi_handle_base + (uintptr_t)(unsigned)(id)))
 
 /* What to add when the MPI refuses a window. */
-#define EP_MPI_WINDOW_HINT \
-    "; Open MPI with one process makes windows only with a one-sided component named, e.g. mpirun --mca osc ucx"
+#define EP_MPI_WINDOW_HINT "; Open MPI's one-sided components: ompi_info | grep osc"
 
 /* How messages print a handle: "invalid group " EP_HFMT, EP_HARG(g). */
 #define EP_HFMT "%p"

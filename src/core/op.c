@@ -82,6 +82,105 @@ int ep_op_apply(const void *in, void *inout, int count, MPI_Datatype t, MPI_Op o
     return 0;
 }
 
+/* ---- which operation is defined on which type ------------------------------ */
+
+enum { G_CINT = 1, G_FINT = 2, G_FLOAT = 4, G_LOGICAL = 8, G_COMPLEX = 16, G_BYTE = 32, G_PAIR = 64, G_ANY = 127 };
+
+static const struct {
+    MPI_Datatype t;
+    int group;
+} type_groups[] = {
+    {MPI_INT, G_CINT},
+    {MPI_LONG, G_CINT},
+    {MPI_SHORT, G_CINT},
+    {MPI_UNSIGNED_SHORT, G_CINT},
+    {MPI_UNSIGNED, G_CINT},
+    {MPI_UNSIGNED_LONG, G_CINT},
+    {MPI_LONG_LONG_INT, G_CINT},
+    {MPI_LONG_LONG, G_CINT},
+    {MPI_UNSIGNED_LONG_LONG, G_CINT},
+    {MPI_SIGNED_CHAR, G_CINT},
+    {MPI_UNSIGNED_CHAR, G_CINT},
+    {MPI_INT8_T, G_CINT},
+    {MPI_INT16_T, G_CINT},
+    {MPI_INT32_T, G_CINT},
+    {MPI_INT64_T, G_CINT},
+    {MPI_UINT8_T, G_CINT},
+    {MPI_UINT16_T, G_CINT},
+    {MPI_UINT32_T, G_CINT},
+    {MPI_UINT64_T, G_CINT},
+    {MPI_INTEGER, G_FINT},
+    {MPI_AINT, G_FINT},
+    {MPI_OFFSET, G_FINT},
+    {MPI_COUNT, G_FINT},
+    {MPI_FLOAT, G_FLOAT},
+    {MPI_DOUBLE, G_FLOAT},
+    {MPI_LONG_DOUBLE, G_FLOAT},
+    {MPI_REAL, G_FLOAT},
+    {MPI_DOUBLE_PRECISION, G_FLOAT},
+    {MPI_LOGICAL, G_LOGICAL},
+    {MPI_C_BOOL, G_LOGICAL},
+    {MPI_CXX_BOOL, G_LOGICAL},
+    {MPI_C_COMPLEX, G_COMPLEX},
+    {MPI_C_FLOAT_COMPLEX, G_COMPLEX},
+    {MPI_C_DOUBLE_COMPLEX, G_COMPLEX},
+    {MPI_C_LONG_DOUBLE_COMPLEX, G_COMPLEX},
+    {MPI_CXX_FLOAT_COMPLEX, G_COMPLEX},
+    {MPI_CXX_DOUBLE_COMPLEX, G_COMPLEX},
+    {MPI_CXX_LONG_DOUBLE_COMPLEX, G_COMPLEX},
+    {MPI_COMPLEX, G_COMPLEX},
+    {MPI_DOUBLE_COMPLEX, G_COMPLEX},
+    {MPI_BYTE, G_BYTE},
+    {MPI_FLOAT_INT, G_PAIR},
+    {MPI_DOUBLE_INT, G_PAIR},
+    {MPI_LONG_INT, G_PAIR},
+    {MPI_2INT, G_PAIR},
+    {MPI_SHORT_INT, G_PAIR},
+    {MPI_LONG_DOUBLE_INT, G_PAIR},
+    {MPI_2REAL, G_PAIR},
+    {MPI_2DOUBLE_PRECISION, G_PAIR},
+    {MPI_2INTEGER, G_PAIR},
+};
+
+static const struct {
+    MPI_Op op;
+    const char *name;
+    int groups; /* the type groups it is defined on */
+} op_groups[] = {
+    {MPI_MAX, "MPI_MAX", G_CINT | G_FINT | G_FLOAT},
+    {MPI_MIN, "MPI_MIN", G_CINT | G_FINT | G_FLOAT},
+    {MPI_SUM, "MPI_SUM", G_CINT | G_FINT | G_FLOAT | G_COMPLEX},
+    {MPI_PROD, "MPI_PROD", G_CINT | G_FINT | G_FLOAT | G_COMPLEX},
+    {MPI_LAND, "MPI_LAND", G_CINT | G_LOGICAL},
+    {MPI_LOR, "MPI_LOR", G_CINT | G_LOGICAL},
+    {MPI_LXOR, "MPI_LXOR", G_CINT | G_LOGICAL},
+    {MPI_BAND, "MPI_BAND", G_CINT | G_FINT | G_BYTE},
+    {MPI_BOR, "MPI_BOR", G_CINT | G_FINT | G_BYTE},
+    {MPI_BXOR, "MPI_BXOR", G_CINT | G_FINT | G_BYTE},
+    {MPI_MAXLOC, "MPI_MAXLOC", G_PAIR},
+    {MPI_MINLOC, "MPI_MINLOC", G_PAIR},
+    {MPI_REPLACE, "MPI_REPLACE", G_ANY},
+    {MPI_NO_OP, "MPI_NO_OP", G_ANY},
+};
+
+int ep_op_defined_on(MPI_Op op, MPI_Datatype t, const char **opname)
+{
+    size_t o = 0, k = 0;
+    while (o < sizeof op_groups / sizeof *op_groups && op_groups[o].op != op)
+        o++;
+    *opname = o < sizeof op_groups / sizeof *op_groups ? op_groups[o].name : "the operation";
+    if (o == sizeof op_groups / sizeof *op_groups)
+        return -1;
+    if (op_groups[o].groups == G_ANY)
+        return 1;
+    /* MPIs without Fortran make its types MPI_DATATYPE_NULL: never t */
+    while (k < sizeof type_groups / sizeof *type_groups && (type_groups[k].t != t || t == MPI_DATATYPE_NULL))
+        k++;
+    if (k == sizeof type_groups / sizeof *type_groups)
+        return -1;
+    return (op_groups[o].groups & type_groups[k].group) != 0;
+}
+
 int ep_op_reduce_local(const void *in, void *inout, int count, MPI_Datatype t, MPI_Op op)
 {
     if (ep_op_apply(in, inout, count, t, op))

@@ -14,6 +14,12 @@
  * one epmpi applies itself (nothing done). */
 int ep_op_apply(const void *in, void *inout, int count, MPI_Datatype t, MPI_Op op);
 
+/* Whether MPI defines the predefined operation op on the predefined type t
+ * (the groups of MPI-4.0 section 6.9.2; MPI_REPLACE and MPI_NO_OP on every
+ * type): 1 yes, 0 no, -1 when t is in none of the groups (the MPI decides:
+ * MPICH also takes MPI_CHAR, for example).  *opname gets op's name. */
+int ep_op_defined_on(MPI_Op op, MPI_Datatype t, const char **opname);
+
 /* MPI_Op_commutative without MPICH for the predefined operations. */
 int ep_op_commutative(MPI_Op op, int *commute);
 

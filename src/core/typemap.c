@@ -265,6 +265,29 @@ static ep_status_t runs_of(MPI_Datatype t, MPI_Offset base, int64_t count, ep_ru
     return rc;
 }
 
+/* top: t is the caller's, which may be a parameterised Fortran type (no
+ * inner types); an inner one would be freed by contents_free. */
+static ep_status_t element_of(MPI_Datatype t, int top, MPI_Datatype *elem)
+{
+    contents_t c;
+    ep_status_t rc = contents_get(t, &c);
+    if (rc || c.comb == MPI_COMBINER_NAMED || c.nd == 0) {
+        *elem = t;
+        return rc ? rc : c.comb == MPI_COMBINER_NAMED || top ? EP_OK : EP_ERR_TYPE;
+    }
+    *elem = MPI_DATATYPE_NULL;
+    for (int j = 0; j < c.nd && !rc; j++) {
+        MPI_Datatype e;
+        if (!(rc = element_of(c.type[j], 0, &e)) && *elem != MPI_DATATYPE_NULL && e != *elem)
+            rc = EP_ERR_TYPE;
+        *elem = e;
+    }
+    contents_free(&c);
+    return rc;
+}
+
+ep_status_t ep_typemap_element(MPI_Datatype t, MPI_Datatype *elem) { return element_of(t, 1, elem); }
+
 ep_status_t ep_typemap_runs(MPI_Datatype t, MPI_Offset base, int64_t count, ep_runs_t *r)
 {
     ep_status_t rc = runs_of(t, base, count, r);

@@ -46,4 +46,9 @@ void ep_runs_free(ep_runs_t *r);
  * otherwise, also when t cannot be decoded. */
 int ep_typemap_contiguous(MPI_Datatype t, int many);
 
+/* The one predefined type t is built of (t itself when predefined), as
+ * MPI_Accumulate requires of its datatypes; EP_ERR_TYPE when t mixes
+ * several or cannot be decoded. */
+ep_status_t ep_typemap_element(MPI_Datatype t, MPI_Datatype *elem);
+
 #endif

@@ -3,6 +3,8 @@
 
 #include "coll/coll.h"
 #include "core/datatype.h"
+#include "core/op.h"
+#include "core/typemap.h"
 #include "base/grow.h"
 #include "p2p/p2p.h"
 #include "core/proc.h"
@@ -23,6 +25,15 @@ enum { ST_SHARED = 1, ST_EXCL = 2, ST_NOCHECK = 4, ST_STARTED = 8 };
 /* Tags of the PSCW notices on the private communicator. */
 enum { TAG_POST = 1, TAG_COMPLETE = 2 };
 
+/* The MPI's text for its error code rc. */
+static const char *mpi_text(int rc, char text[MPI_MAX_ERROR_STRING])
+{
+    int len = 0;
+    if (PMPI_Error_string(rc, text, &len) != MPI_SUCCESS)
+        snprintf(text, MPI_MAX_ERROR_STRING, "error %d", rc);
+    return text;
+}
+
 static ep_status_t from_pmpi(int rc)
 {
     int cls;
@@ -42,8 +53,11 @@ static ep_status_t from_pmpi(int rc)
         return EP_ERR_COUNT;
     case MPI_ERR_NO_MEM:
         return EP_ERR_NO_MEM;
-    default:
+    default: {
+        char text[MPI_MAX_ERROR_STRING];
+        ep_status_explain(EP_ERR_INTERN, "%s failed under the window: %s", EP_MPI_NAME, mpi_text(rc, text));
         return EP_ERR_INTERN;
+    }
     }
 }
 
@@ -63,7 +77,7 @@ typedef struct win_arg {
 
 /* ---- the lock window ------------------------------------------------------
  * One dynamic PMPI window over all processes holds the lock words of every
- * endpoint window, each window attaching its own: a window of its own per
+ * endpoint window (in the chunks of lword_take): a window of its own per
  * endpoint window would cost it a third MPICH context id (beside its
  * private communicator's and its data window's), and MPICH 4.0.2 has 2048
  * (MPICH's test rma/window_creation keeps 1000 windows alive).  Not in the
@@ -77,11 +91,8 @@ static int lock_win_rc; /* why there is none */
 static ep_status_t window_refused(int rc)
 {
     char text[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    if (PMPI_Error_string(rc, text, &len) != MPI_SUCCESS)
-        snprintf(text, sizeof text, "error %d", rc);
     ep_status_explain(EP_ERR_WIN, "%s could not create the process-level window this window needs (%s)%s", EP_MPI_NAME,
-                      text, EP_MPI_WINDOW_HINT);
+                      mpi_text(rc, text), EP_MPI_WINDOW_HINT);
     return EP_ERR_WIN;
 }
 
@@ -106,8 +117,57 @@ ep_status_t ep_win_init(void)
     return PMPI_Win_lock_all(MPI_MODE_NOCHECK, lock_win) == MPI_SUCCESS ? EP_OK : EP_ERR_INTERN;
 }
 
+/* The lock words of the process, in chunks attached to the lock window
+ * once each (when there is one: local windows need none): Open MPI's
+ * default one-sided component takes 32 attachments per window, and
+ * windows come and go by the thousand.  A word goes back to the free list
+ * with its window, zero again once every lock on it was given back. */
+#define LW_CHUNK 512
+static ep_lock_t lw_lock;
+static int64_t **lw_free, **lw_chunk;
+static size_t lw_nfree, lw_capfree, lw_nchunk, lw_capchunk;
+
+/* A word set to zero, or NULL with *rc the MPI's error (0: no memory). */
+static int64_t *lword_take(int *rc)
+{
+    int64_t *chunk = NULL, *word = NULL;
+    *rc = MPI_SUCCESS;
+    ep_lock(&lw_lock);
+    if (!lw_nfree && EP_GROW(lw_chunk, lw_nchunk, lw_capchunk, 8) &&
+        ep_grow_room(&lw_free, sizeof *lw_free, (lw_nchunk + 1) * LW_CHUNK - 1, &lw_capfree, LW_CHUNK) &&
+        (chunk = calloc(LW_CHUNK, sizeof *chunk)) &&
+        (lock_win == MPI_WIN_NULL || (*rc = PMPI_Win_attach(lock_win, chunk, LW_CHUNK * sizeof *chunk)) == 0)) {
+        lw_chunk[lw_nchunk++] = chunk;
+        for (int i = LW_CHUNK - 1; i >= 0; i--)
+            lw_free[lw_nfree++] = &chunk[i];
+        chunk = NULL;
+    }
+    free(chunk); /* not attached */
+    if (lw_nfree) {
+        word = lw_free[--lw_nfree];
+        *word = 0;
+    }
+    ep_unlock(&lw_lock);
+    return word;
+}
+
+static void lword_give(int64_t *word)
+{
+    ep_lock(&lw_lock);
+    lw_free[lw_nfree++] = word; /* room: it holds every word of every chunk */
+    ep_unlock(&lw_lock);
+}
+
 void ep_win_finalize(void)
 {
+    for (size_t i = 0; i < lw_nchunk; i++) {
+        if (lock_win != MPI_WIN_NULL)
+            PMPI_Win_detach(lock_win, lw_chunk[i]);
+        free(lw_chunk[i]);
+    }
+    free(lw_chunk), free(lw_free);
+    lw_chunk = lw_free = NULL;
+    lw_nchunk = lw_capchunk = lw_nfree = lw_capfree = 0;
     if (lock_win == MPI_WIN_NULL)
         return;
     PMPI_Win_unlock_all(lock_win);
@@ -116,9 +176,9 @@ void ep_win_finalize(void)
 
 static void lwords_drop(ep_win_t *w)
 {
-    if (!w->lwords)
-        return;
-    PMPI_Win_detach(lock_win, w->lwords);
+    for (int i = 0; w->lwords && i < w->comm->nlocal; i++)
+        if (w->lwords[i])
+            lword_give(w->lwords[i]);
     free(w->lwords);
     w->lwords = NULL;
 }
@@ -126,7 +186,8 @@ static void lwords_drop(ep_win_t *w)
 /* Ends the epoch of pwin and frees it; the first error. */
 static int pwin_free(ep_win_t *w)
 {
-    int rc = PMPI_Win_unlock_all(w->pwin);
+    int rc = w->pwin_epoch ? PMPI_Win_unlock_all(w->pwin) : MPI_SUCCESS;
+    w->pwin_epoch = 0;
     /* Detached first: Open MPI 4.1's UCX windows crash when freed with
      * more than one region attached (a plain program shows it). */
     for (int i = 0; w->attached && i < w->comm->nlocal; i++)
@@ -135,6 +196,10 @@ static int pwin_free(ep_win_t *w)
             rc = rc ? rc : r;
             w->attached[i] = NULL;
         }
+    for (; w->nregions > 0; w->nregions--) { /* what the program left attached to a dynamic window */
+        int r = PMPI_Win_detach(w->pwin, w->regions[w->nregions - 1].base);
+        rc = rc ? rc : r;
+    }
     int r = PMPI_Win_free(&w->pwin);
     return rc ? rc : r;
 }
@@ -144,6 +209,8 @@ static void win_destroy(ep_win_t *w)
     if (w->pwin != MPI_WIN_NULL)
         pwin_free(w);
     lwords_drop(w);
+    free(w->segment);
+    free(w->regions);
     free(w->attached);
     free(w->rank);
     free(w->segbase);
@@ -208,6 +275,7 @@ static ep_status_t setup(ep_coll_inst_t *in, ep_win_t *w)
     w->rank = calloc((size_t)c->size, sizeof *w->rank);
     w->segbase = calloc((size_t)c->nprocs, sizeof *w->segbase);
     w->pc = c->pcomm != MPI_COMM_NULL ? c->pcomm : MPI_COMM_SELF;
+    w->local = c->pcomm == MPI_COMM_NULL;
     ep_status_t rc = mine && off && w->rank && w->segbase ? EP_OK : EP_ERR_NO_MEM;
 
     for (int i = 0; i < nl && !rc; i++) {
@@ -216,7 +284,7 @@ static ep_status_t setup(ep_coll_inst_t *in, ep_win_t *w)
         if (w->flavor == EP_WIN_DYNAMIC)
             mine[i] = (ep_win_rank_t){.disp_unit = 1};
     }
-    if (!rc && lock_win == MPI_WIN_NULL) /* the MPI made no window at MPI_Init */
+    if (!rc && !w->local && lock_win == MPI_WIN_NULL) /* the MPI made no window at MPI_Init */
         rc = window_refused(lock_win_rc);
     if (!rc && (w->flavor == EP_WIN_SHARED || w->flavor == EP_WIN_ALLOCATE)) {
         void *segment;
@@ -229,7 +297,9 @@ static ep_status_t setup(ep_coll_inst_t *in, ep_win_t *w)
             off[i] = total;
             total += (mine[i].size + 63) & ~(MPI_Aint)63;
         }
-        if (w->flavor == EP_WIN_ALLOCATE)
+        if (w->local) /* at least a line, so that it exists */
+            rc = (segment = w->segment = aligned_alloc(64, (size_t)total + 64)) ? EP_OK : EP_ERR_NO_MEM;
+        else if (w->flavor == EP_WIN_ALLOCATE)
             rc = window_made(PMPI_Win_allocate(total, 1, MPI_INFO_NULL, w->pc, &segment, &w->pwin));
         else if (!(rc = one_node(w->pc)))
             rc = window_made(PMPI_Win_allocate_shared(total, 1, MPI_INFO_NULL, w->pc, &segment, &w->pwin));
@@ -237,7 +307,7 @@ static ep_status_t setup(ep_coll_inst_t *in, ep_win_t *w)
             w->segbase[c->myproc] = segment;
         for (int i = 0; i < nl && !rc; i++)
             mine[i].tbase = off[i];
-    } else if (!rc) {
+    } else if (!rc && !w->local) {
         rc = window_made(PMPI_Win_create_dynamic(MPI_INFO_NULL, w->pc, &w->pwin));
         if (!rc && w->flavor != EP_WIN_DYNAMIC && !(w->attached = calloc((size_t)nl, sizeof *w->attached)))
             rc = EP_ERR_NO_MEM;
@@ -245,30 +315,27 @@ static ep_status_t setup(ep_coll_inst_t *in, ep_win_t *w)
             if (mine[i].size > 0 && !(rc = from_pmpi(PMPI_Win_attach(w->pwin, (void *)mine[i].tbase, mine[i].size))))
                 w->attached[i] = (void *)mine[i].tbase;
     }
+    if (w->pwin != MPI_WIN_NULL) /* its errors come back here, also those of a cleanup after a failure */
+        PMPI_Win_set_errhandler(w->pwin, MPI_ERRORS_RETURN);
     /* The lock words, zero before anyone can take a lock (the barrier
      * below), in the lock window where each rank's is known by address. */
-    int64_t *lw = rc ? NULL : calloc((size_t)nl, sizeof *lw);
-    if (!rc && !lw)
+    if (!rc && !(w->lwords = calloc((size_t)nl, sizeof *w->lwords)))
         rc = EP_ERR_NO_MEM;
-    if (!rc && (rc = from_pmpi(PMPI_Win_attach(lock_win, lw, (MPI_Aint)(nl * sizeof *lw)))))
-        free(lw);
-    else if (!rc) {
-        w->lwords = lw; /* attached */
-        for (int i = 0; i < nl; i++)
-            PMPI_Get_address(&lw[i], &mine[i].lword);
-    }
-    if (!rc) {
-        PMPI_Win_set_errhandler(w->pwin, MPI_ERRORS_RETURN);
+    for (int i = 0, r; i < nl && !rc; i++)
+        if ((w->lwords[i] = lword_take(&r)))
+            PMPI_Get_address(w->lwords[i], &mine[i].lword);
+        else
+            rc = r ? window_made(r) : EP_ERR_NO_MEM;
+    if (!rc)
         rc = exchange_ranks(w, mine);
-    }
     /* Shared windows: every process's segment, to address it here. */
-    for (int p = 0; p < c->nprocs && !rc && w->flavor == EP_WIN_SHARED; p++) {
+    for (int p = 0; p < c->nprocs && !rc && !w->local && w->flavor == EP_WIN_SHARED; p++) {
         MPI_Aint sz;
         int du;
         rc = from_pmpi(PMPI_Win_shared_query(w->pwin, p, &sz, &du, &w->segbase[p]));
     }
-    if (!rc && PMPI_Win_lock_all(MPI_MODE_NOCHECK, w->pwin))
-        rc = EP_ERR_INTERN;
+    if (!rc && !w->local && !(rc = from_pmpi(PMPI_Win_lock_all(MPI_MODE_NOCHECK, w->pwin))))
+        w->pwin_epoch = 1;
     /* Every lock word is zero before anyone takes a lock. */
     if (!rc && c->pcomm != MPI_COMM_NULL) {
         MPI_Request req;
@@ -367,6 +434,10 @@ ep_status_t ep_win_create(ep_endpoint_t *ep, ep_win_flavor_t flavor, void *base,
 /* Adds v to target's lock word; *old gets its value before. */
 static ep_status_t lock_add(ep_win_t *w, int target, int64_t v, int64_t *old)
 {
+    if (w->local) {
+        *old = __atomic_fetch_add((int64_t *)w->rank[target].lword, v, __ATOMIC_SEQ_CST);
+        return EP_OK;
+    }
     int proc = w->comm->proc_world[w->comm->ranks[target].proc];
     MPI_Request r;
     return from_pmpi(
@@ -427,21 +498,138 @@ static ep_status_t done_request(ep_win_ep_t *we, MPI_Request *req)
     return EP_OK;
 }
 
-/* The target's window covers tcount elements of ttype at disp. */
-static ep_status_t in_range(const ep_win_t *w, const ep_rma_t *op)
+/* [first, end) lies in one region this process's ranks attached to the
+ * dynamic window w. */
+static int attached_covers(ep_win_t *w, MPI_Aint first, MPI_Aint end)
+{
+    int in = 0;
+    ep_lock(&w->regions_lock);
+    for (int i = 0; i < w->nregions && !in; i++)
+        in = first >= (MPI_Aint)w->regions[i].base && end <= (MPI_Aint)w->regions[i].base + w->regions[i].size;
+    ep_unlock(&w->regions_lock);
+    return in;
+}
+
+/* The target's window covers tcount elements of ttype at disp.  In a
+ * dynamic window, only a target in this process is checked here (the MPI
+ * checks the others'). */
+static ep_status_t in_range(ep_win_t *w, const ep_rma_t *op)
 {
     const ep_win_rank_t *t = &w->rank[op->target];
+    int dynamic = w->flavor == EP_WIN_DYNAMIC;
     MPI_Aint lb, ext, tlb = 0, text = ep_datatype_builtin_size(op->ttype);
-    if (w->flavor == EP_WIN_DYNAMIC || op->tcount == 0)
+    if (op->tcount == 0 || (dynamic && w->comm->ranks[op->target].proc != w->comm->myproc))
         return EP_OK;
-    if (op->disp < 0)
+    if (op->disp < 0 && !dynamic)
         return EP_ERR_DISP;
     if (text >= 0)
         ext = text;
     else if (PMPI_Type_get_extent(op->ttype, &lb, &ext) || PMPI_Type_get_true_extent(op->ttype, &tlb, &text))
         return EP_ERR_TYPE;
     MPI_Aint first = op->disp * t->disp_unit + tlb, end = first + (MPI_Aint)(op->tcount - 1) * ext + text;
-    return first >= 0 && end <= t->size ? EP_OK : EP_ERR_RMA_RANGE;
+    if (!dynamic)
+        return first >= 0 && end <= t->size ? EP_OK : EP_ERR_RMA_RANGE;
+    if (attached_covers(w, first, end))
+        return EP_OK;
+    ep_status_explain(EP_ERR_RMA_RANGE,
+                      "the target data (address %#lx, %ld bytes) lie in no memory attached to the window",
+                      (unsigned long)first, (long)(end - first));
+    return EP_ERR_RMA_RANGE;
+}
+
+/* ---- accumulates in local windows --------------------------------------------
+ * Every rank of a local window is in this process, so an accumulate is done
+ * here: the target's elements packed, combined with the origin's, written
+ * back, all under the window's accumulate lock, which makes them atomic with
+ * each other as MPI requires (whole operations, which is more than it asks). */
+
+static ep_status_t cas_here(ep_win_t *w, const ep_rma_t *op, char *addr)
+{
+    unsigned char old[32];
+    int es = ep_datatype_builtin_size(op->otype);
+    if (es <= 0 && PMPI_Type_size(op->otype, &es) != MPI_SUCCESS)
+        return EP_ERR_TYPE;
+    if (!ep_datatype_is_predefined(op->otype) || es <= 0 || es > (int)sizeof old) {
+        ep_status_explain(EP_ERR_TYPE,
+                          "compare-and-swap takes one element of a predefined integer, logical or byte type");
+        return EP_ERR_TYPE;
+    }
+    ep_lock(&w->acc_lock);
+    memcpy(old, addr, (size_t)es);
+    if (!memcmp(old, op->cbuf, (size_t)es))
+        memcpy(addr, op->obuf, (size_t)es);
+    memcpy(op->rbuf, old, (size_t)es);
+    ep_unlock(&w->acc_lock);
+    return EP_OK;
+}
+
+/* The element type of an accumulate's side, which must be the target's
+ * (*elem, MPI_DATATYPE_NULL for the first side asked). */
+static ep_status_t acc_element(MPI_Datatype t, const char *side, MPI_Datatype *elem)
+{
+    MPI_Datatype e;
+    if (ep_typemap_element(t, &e)) {
+        ep_status_explain(EP_ERR_TYPE, "the %s datatype of an accumulate must be built of one predefined type", side);
+        return EP_ERR_TYPE;
+    }
+    if (*elem != MPI_DATATYPE_NULL && e != *elem) {
+        ep_status_explain(EP_ERR_TYPE,
+                          "the %s datatype of the accumulate is built of another predefined type than the "
+                          "target datatype",
+                          side);
+        return EP_ERR_TYPE;
+    }
+    *elem = e;
+    return EP_OK;
+}
+
+static ep_status_t acc_here(ep_win_t *w, const ep_rma_t *op, char *addr)
+{
+    MPI_Datatype elem = MPI_DATATYPE_NULL;
+    ep_dt_layout_t tl, ol, rl;
+    int nop = op->op == MPI_NO_OP, replace = op->op == MPI_REPLACE, es = 0;
+    ep_status_t st = acc_element(op->ttype, "target", &elem);
+    if (!st)
+        st = ep_dt_layout(op->ttype, op->tcount, &tl);
+    if (!st && !nop && !(st = acc_element(op->otype, "origin", &elem)) &&
+        !(st = ep_dt_layout(op->otype, op->ocount, &ol)) && ol.bytes != tl.bytes) {
+        ep_status_explain(EP_ERR_COUNT, "the origin data (%ld bytes) and the target data (%ld bytes) differ in size",
+                          (long)ol.bytes, (long)tl.bytes);
+        st = EP_ERR_COUNT;
+    }
+    const char *opname;
+    if (!st && ep_op_defined_on(op->op, elem, &opname) == 0) {
+        char tname[MPI_MAX_OBJECT_NAME] = "";
+        int len;
+        PMPI_Type_get_name(elem, tname, &len);
+        ep_status_explain(EP_ERR_OP, "%s is not defined on the datatype %s", opname, tname);
+        st = EP_ERR_OP;
+    }
+    if (!st && op->kind == EP_RMA_GET_ACC)
+        st = ep_dt_layout(op->rtype, op->rcount, &rl);
+    if (!st && (PMPI_Type_size(elem, &es) != MPI_SUCCESS || es <= 0 || tl.bytes / es > INT32_MAX))
+        st = es <= 0 ? EP_ERR_TYPE : EP_ERR_COUNT;
+    char *tbuf = st ? NULL : malloc(2 * (size_t)tl.bytes + 1), *obuf = tbuf ? tbuf + tl.bytes : NULL;
+    if (!st && !tbuf)
+        st = EP_ERR_NO_MEM;
+    if (st)
+        return st;
+    ep_lock(&w->acc_lock);
+    st = ep_dt_pack(addr, op->tcount, op->ttype, &tl, tbuf);
+    if (!st && op->kind == EP_RMA_GET_ACC)
+        st = ep_dt_unpack(tbuf, tl.bytes, op->rbuf, op->rcount, op->rtype, &rl);
+    if (!st && !nop)
+        st = ep_dt_pack(op->obuf, op->ocount, op->otype, &ol, replace ? tbuf : obuf);
+    if (!st && !nop && !replace) {
+        /* a type ep_op_defined_on does not know: the MPI decides */
+        if (ep_op_reduce_local(obuf, tbuf, (int)(tl.bytes / es), elem, op->op) != MPI_SUCCESS)
+            st = EP_ERR_OP;
+    }
+    if (!st && !nop)
+        st = ep_dt_unpack(tbuf, tl.bytes, addr, op->tcount, op->ttype, &tl);
+    ep_unlock(&w->acc_lock);
+    free(tbuf);
+    return st;
 }
 
 /* ---- gets ------------------------------------------------------------------------
@@ -497,15 +685,20 @@ ep_status_t ep_win_rma(ep_win_ep_t *we, const ep_rma_t *op, MPI_Request *req)
     if ((st = in_range(w, op)))
         return st;
     /* The target's displacement in pwin; where this process can address it
-     * too, Put and Get are copies. */
+     * too, Put and Get are copies; in a local window, everything is done
+     * here. */
     int proc = w->comm->ranks[t].proc;
     MPI_Aint pd = w->rank[t].tbase + op->disp * w->rank[t].disp_unit;
-    char *addr = op->kind == EP_RMA_PUT || op->kind == EP_RMA_GET ? ep_win_local_addr(w, proc, pd) : NULL;
+    char *addr = op->kind == EP_RMA_PUT || op->kind == EP_RMA_GET || w->local ? ep_win_local_addr(w, proc, pd) : NULL;
+    if (w->local && op->tcount == 0 && op->kind != EP_RMA_CAS) /* no target data: nothing happens */
+        return req ? done_request(we, req) : EP_OK;
     if (addr) {
         if (op->kind == EP_RMA_PUT)
             st = ep_dt_copy(op->obuf, op->ocount, op->otype, addr, op->tcount, op->ttype, &n);
-        else
+        else if (op->kind == EP_RMA_GET)
             st = ep_dt_copy(addr, op->tcount, op->ttype, op->rbuf, op->ocount, op->otype, &n);
+        else
+            st = op->kind == EP_RMA_CAS ? cas_here(w, op, addr) : acc_here(w, op, addr);
         return st ? st : req ? done_request(we, req) : EP_OK;
     }
     switch (op->kind) {
@@ -537,6 +730,13 @@ ep_status_t ep_win_rma(ep_win_ep_t *we, const ep_rma_t *op, MPI_Request *req)
 
 /* ---- synchronisation ---------------------------------------------------------- */
 
+/* PMPI_Win_sync of pwin (local windows: the memory fence alone). */
+static int pwin_sync(const ep_win_t *w)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    return w->local ? MPI_SUCCESS : PMPI_Win_sync(w->pwin);
+}
+
 /* Local rendezvous; local index 0 runs fn between the two barriers. */
 static ep_status_t together(ep_win_ep_t *we, ep_status_t (*fn)(ep_win_t *w, int arg), int arg)
 {
@@ -557,13 +757,15 @@ static ep_status_t together(ep_win_ep_t *we, ep_status_t (*fn)(ep_win_t *w, int 
 static ep_status_t fence_all(ep_win_t *w, int assert)
 {
     MPI_Request r;
+    if (w->local) /* every operation was done in its call */
+        return from_pmpi(pwin_sync(w));
     int rc = assert &MPI_MODE_NOPRECEDE ? MPI_SUCCESS : PMPI_Win_flush_all(w->pwin);
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Win_sync(w->pwin);
+        rc = pwin_sync(w);
     if (rc == MPI_SUCCESS && w->comm->pcomm != MPI_COMM_NULL)
         rc = ep_wait_pmpi_started(PMPI_Ibarrier(w->pc, &r), &r);
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Win_sync(w->pwin);
+        rc = pwin_sync(w);
     return from_pmpi(rc);
 }
 
@@ -594,7 +796,9 @@ static ep_status_t complete_to(ep_win_ep_t *we, int target)
 {
     ep_win_t *w = we->w;
     ep_status_t got = gets_wait(we);
-    int rc = target < 0 ? PMPI_Win_flush_all(w->pwin) : PMPI_Win_flush(w->comm->ranks[target].proc, w->pwin);
+    int rc = w->local     ? MPI_SUCCESS
+             : target < 0 ? PMPI_Win_flush_all(w->pwin)
+                          : PMPI_Win_flush(w->comm->ranks[target].proc, w->pwin);
     atomic_thread_fence(memory_order_seq_cst);
     return got ? got : from_pmpi(rc);
 }
@@ -657,15 +861,13 @@ ep_status_t ep_win_flush(ep_win_ep_t *we, int target, int local)
         return complete_to(we, target);
     ep_status_t got = gets_wait(we);
     int proc = target >= 0 ? w->comm->ranks[target].proc : -1;
-    int rc = proc < 0 ? PMPI_Win_flush_local_all(w->pwin) : PMPI_Win_flush_local(proc, w->pwin);
+    int rc = w->local   ? MPI_SUCCESS
+             : proc < 0 ? PMPI_Win_flush_local_all(w->pwin)
+                        : PMPI_Win_flush_local(proc, w->pwin);
     return got ? got : from_pmpi(rc);
 }
 
-ep_status_t ep_win_sync(ep_win_ep_t *we)
-{
-    atomic_thread_fence(memory_order_seq_cst);
-    return from_pmpi(PMPI_Win_sync(we->w->pwin));
-}
+ep_status_t ep_win_sync(ep_win_ep_t *we) { return from_pmpi(pwin_sync(we->w)); }
 
 /* ---- post / start / complete / wait ----------------------------------------- */
 
@@ -737,8 +939,7 @@ ep_status_t ep_win_post(ep_win_ep_t *we, const int *ranks, int n)
         post_end(we);
         return rc;
     }
-    atomic_thread_fence(memory_order_seq_cst);
-    PMPI_Win_sync(we->w->pwin);
+    pwin_sync(we->w);
     for (int i = 0; i < n && !rc; i++)
         rc = notice_send(we, ranks[i], TAG_POST);
     return rc;
@@ -808,18 +1009,48 @@ ep_status_t ep_win_wait(ep_win_ep_t *we, int block, int *done)
             return EP_OK;
     }
     post_end(we);
-    atomic_thread_fence(memory_order_seq_cst);
-    return from_pmpi(PMPI_Win_sync(we->w->pwin));
+    return from_pmpi(pwin_sync(we->w));
 }
 
 /* ---- dynamic windows ---------------------------------------------------------- */
 
-ep_status_t ep_win_attach(ep_win_ep_t *we, void *base, MPI_Aint size)
+/* Takes the region at base off w's list: 1 when it was there. */
+static int region_forget(ep_win_t *w, const void *base)
 {
-    return from_pmpi(PMPI_Win_attach(we->w->pwin, base, size));
+    int found = 0;
+    ep_lock(&w->regions_lock);
+    for (int i = 0; i < w->nregions && !found; i++)
+        if ((found = w->regions[i].base == base))
+            w->regions[i] = w->regions[--w->nregions];
+    ep_unlock(&w->regions_lock);
+    return found;
 }
 
-ep_status_t ep_win_detach(ep_win_ep_t *we, const void *base) { return from_pmpi(PMPI_Win_detach(we->w->pwin, base)); }
+ep_status_t ep_win_attach(ep_win_ep_t *we, void *base, MPI_Aint size)
+{
+    ep_win_t *w = we->w;
+    ep_lock(&w->regions_lock);
+    int room = EP_GROW(w->regions, w->nregions, w->capregions, 8);
+    if (room)
+        w->regions[w->nregions++] = (ep_win_region_t){base, size};
+    ep_unlock(&w->regions_lock);
+    if (!room)
+        return EP_ERR_NO_MEM;
+    int rc = w->local ? MPI_SUCCESS : PMPI_Win_attach(w->pwin, base, size);
+    if (rc != MPI_SUCCESS)
+        region_forget(w, base);
+    return from_pmpi(rc);
+}
+
+ep_status_t ep_win_detach(ep_win_ep_t *we, const void *base)
+{
+    ep_win_t *w = we->w;
+    if (!region_forget(w, base)) {
+        ep_status_explain(EP_ERR_RMA_RANGE, "no region attached to the window starts at %p", base);
+        return EP_ERR_RMA_RANGE;
+    }
+    return w->local ? EP_OK : from_pmpi(PMPI_Win_detach(w->pwin, base));
+}
 
 /* ---- free ----------------------------------------------------------------------- */
 
@@ -827,7 +1058,7 @@ static ep_status_t free_pmpi(ep_win_t *w, int unused)
 {
     (void)unused;
     ep_status_t rc = fence_all(w, 0);
-    int r = pwin_free(w);
+    int r = w->local ? MPI_SUCCESS : pwin_free(w);
     lwords_drop(w); /* after the fence: nobody takes or gives a lock any more */
     return rc ? rc : from_pmpi(r);
 }

@@ -4,7 +4,14 @@
  * ep_win_ep_t per local rank (what a window handle owns: its rank, its
  * error handler, name and epoch state).
  *
- * Underneath, each process holds a PMPI window over the processes of a
+ * A window whose ranks all live in this process (a local window) has no
+ * PMPI window: every target is addressable here, so every operation is a
+ * copy, accumulates under the window's own lock, the lock words plain
+ * atomics, and fence and flush memory fences.  It costs the MPI nothing
+ * (no context id, no registration) and works where the MPI makes no
+ * windows (Open MPI 4.1 in a job of one process).
+ *
+ * Otherwise each process holds a PMPI window over the processes of a
  * private duplicate of the communicator, and one lock word per rank:
  *
  *   pwin    the data: dynamic, with every local rank's memory attached (so
@@ -12,8 +19,8 @@
  *           MPI_Win_allocate_shared one shared segment per process holding
  *           its ranks' slices (a target is (process, offset));
  *   lwords  one 64-bit lock word per rank, changed only by PMPI atomics,
- *           attached to the lock window that every endpoint window of the
- *           process shares (win.c).
+ *           in the lock window that every endpoint window of the process
+ *           shares (win.c).
  *
  * The windows stay in a PMPI_Win_lock_all epoch for their whole life, so
  * every endpoint-level synchronisation is built from PMPI flushes, PMPI
@@ -50,13 +57,28 @@ typedef struct ep_win_rank {
     int pad;
 } ep_win_rank_t;
 
+typedef struct ep_win_region {
+    char *base;
+    MPI_Aint size;
+} ep_win_region_t;
+
 typedef struct ep_win {
     ep_comm_t *comm; /* the private duplicate (fence, PSCW messages) */
     ep_win_flavor_t flavor;
+    int local;          /* every rank in this process: no PMPI windows (above) */
+    ep_lock_t acc_lock; /* local windows: accumulates are atomic under it */
+    void *segment;      /* local windows: the memory allocated for their ranks */
+    /* Dynamic windows: the regions this process's ranks attached, which
+     * accesses to them must fall in (regions_lock guards them). */
+    ep_lock_t regions_lock;
+    struct ep_win_region *regions;
+    int nregions;
+    size_t capregions;
     MPI_Comm pc; /* the processes' PMPI communicator (comm's, or MPI_COMM_SELF) */
     MPI_Win pwin;
-    int64_t *lwords;     /* this process's ranks' lock words, in local order,
-                            attached to the lock window (NULL: not yet) */
+    int pwin_epoch;      /* pwin is in its PMPI_Win_lock_all epoch */
+    int64_t **lwords;    /* [nlocal] this process's ranks' lock words, in local
+                            order, from the pool of win.c (NULL: not yet) */
     ep_win_rank_t *rank; /* [size] */
     void **attached;     /* [nlocal] created windows: what this process's ranks
                             attached to pwin (NULL: nothing), detached before it

@@ -211,6 +211,9 @@ static void collective_errors(int s)
     expect_err(rc, MPI_ERR_TYPE, "MPI_Bcast", "datatype", "MPI_Bcast with MPI_DATATYPE_NULL");
     rc = MPI_Allreduce(v, v + 4, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_WORLD);
     expect_err(rc, MPI_ERR_OP, "MPI_Allreduce", "op", "MPI_Allreduce with MPI_OP_NULL");
+    double d[2] = {1, 2};
+    rc = MPI_Allreduce(d, d + 1, 1, MPI_DOUBLE, MPI_BAND, MPI_COMM_WORLD);
+    expect_err(rc, MPI_ERR_OP, "MPI_Allreduce", "MPI_BAND", "MPI_Allreduce of doubles with MPI_BAND");
     rc = MPI_Allreduce(v, v + 4, -3, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     expect_err(rc, MPI_ERR_COUNT, "MPI_Allreduce", "count", "MPI_Allreduce with count -3");
     rc = MPI_Allgather(v, 1, MPI_INT, w, 1, MPI_DATATYPE_NULL, MPI_COMM_WORLD);

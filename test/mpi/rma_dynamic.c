@@ -5,7 +5,10 @@
  *    MPI_Allgather; under MPI_Win_lock_all, a Put into the right
  *    neighbour's first region, a Put with a vector target type into its
  *    second, a Get back; one region detached, Accumulate into the other, a
- *    third region attached and reached; all detached before MPI_Win_free;
+ *    third region attached and reached; on endpoints, a Put into the
+ *    detached region, a Get across a region's end and a second detach of
+ *    one region fail with MPI_ERR_RMA_RANGE; all detached before
+ *    MPI_Win_free;
  *  - MPI_Win_allocate_shared among the ranks of one node (MPI_Comm_split_type
  *    MPI_COMM_TYPE_SHARED): rank 0 gives no memory, the others (r + 2) * K
  *    ints, odd ranks count displacements in bytes; MPI_Win_shared_query
@@ -106,6 +109,16 @@ static void part_dynamic(MPI_Comm comm)
                   "expected %ld",
                   me, 2 * i, b[2 * i], 2 * val(left, i));
     check_longs(c, K, 1, right, 0, me, "put into the third region");
+    if (comm != MPI_COMM_WORLD || ept_world_endpoints() > 0) {
+        /* On endpoints, accesses to this process's memory are checked
+         * against what is attached, and so is a detach. */
+        EPT_OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+        rma_expect_error(MPI_Put(src, 1, MPI_LONG, me, a_addr[me], 1, MPI_LONG, win), MPI_ERR_RMA_RANGE, "MPI_Put",
+                         "Put into a detached region");
+        rma_expect_error(MPI_Get(got, 2, MPI_LONG, me, b_addr[me] + (K - 1) * (MPI_Aint)sizeof(long), 2, MPI_LONG, win),
+                         MPI_ERR_RMA_RANGE, "MPI_Get", "Get across the end of a region");
+        rma_expect_error(MPI_Win_detach(win, a), MPI_ERR_RMA_RANGE, "MPI_Win_detach", "detach of a detached region");
+    }
     EPT_OK(MPI_Barrier(comm));
 
     EPT_OK(MPI_Win_unlock_all(win));

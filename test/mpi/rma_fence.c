@@ -17,7 +17,10 @@
  *  - synchronisation and argument errors: an operation outside any epoch,
  *    unlock without lock, a second lock, attach to a created window, a
  *    negative displacement, MPI_OP_NULL; on endpoints also a range past the
- *    window, freeing a locked window and an invalid lock type;
+ *    window, freeing a locked window and an invalid lock type, and in a
+ *    window of one process (no MPI window under it) accumulates of mixed
+ *    types, of an operation the type does not take and of mismatched
+ *    sizes;
  *  - 1 MiB puts and gets in MPI_Win_allocate memory (the get also under
  *    a shared lock);
  *  - errors go to the window's handler (MPI_ERRORS_RETURN on the window
@@ -550,6 +553,14 @@ static void part_errors(MPI_Comm comm)
     free(buf);
 }
 
+/* Every rank of comm is in this process. */
+static int one_process(MPI_Comm comm)
+{
+    int pid = (int)getpid(), lo[2], mine[2] = {pid, -pid};
+    EPT_OK(MPI_Allreduce(mine, lo, 2, MPI_INT, MPI_MIN, comm));
+    return lo[0] == -lo[1];
+}
+
 /* Synchronisation and argument errors, each on the caller's own rank.  On
  * endpoints also what MPICH does not check or reports with another class
  * (an invalid lock type is MPI_ERR_ARG there; it checks no range and lets
@@ -576,6 +587,17 @@ static void part_sync_errors(MPI_Comm comm)
     rma_expect_error(MPI_Put(&x, 1, MPI_INT, me, -1, 1, MPI_INT, win), MPI_ERR_DISP, "MPI_Put", "displacement -1");
     rma_expect_error(MPI_Accumulate(&x, 1, MPI_INT, me, 0, 1, MPI_INT, MPI_OP_NULL, win), MPI_ERR_OP, "MPI_Accumulate",
                      "Accumulate with MPI_OP_NULL");
+    if (endpoints && one_process(comm)) {
+        /* A window of one process makes no MPI window: epmpi checks what
+         * the MPI would. */
+        double d = 1;
+        rma_expect_error(MPI_Accumulate(&x, 1, MPI_INT, me, 0, 1, MPI_FLOAT, MPI_SUM, win), MPI_ERR_TYPE,
+                         "MPI_Accumulate", "Accumulate of an int into a float");
+        rma_expect_error(MPI_Accumulate(&d, 1, MPI_DOUBLE, me, 0, 1, MPI_DOUBLE, MPI_BAND, win), MPI_ERR_OP,
+                         "MPI_Accumulate", "Accumulate of a double with MPI_BAND");
+        rma_expect_error(MPI_Accumulate(&x, 1, MPI_INT, me, 0, 2, MPI_INT, MPI_SUM, win), MPI_ERR_COUNT,
+                         "MPI_Accumulate", "Accumulate of one int into two");
+    }
     if (endpoints) {
         rma_expect_error(MPI_Put(&x, 1, MPI_INT, me, 4, 1, MPI_INT, win), MPI_ERR_RMA_RANGE, "MPI_Put",
                          "Put past the window");

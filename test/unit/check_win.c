@@ -77,8 +77,8 @@ static void *exclusive_worker(void *arg)
         }
     }
     pthread_barrier_wait(&bar);
-    if (we->w->lwords[0] != 0)
-        WFAIL(w, "rank 0's lock word is %lld after every unlock", (long long)we->w->lwords[0]);
+    if (*we->w->lwords[0] != 0)
+        WFAIL(w, "rank 0's lock word is %lld after every unlock", (long long)*we->w->lwords[0]);
     pthread_barrier_wait(&bar);
     close_window(w, we);
     return NULL;
@@ -151,8 +151,8 @@ static void *shared_worker(void *arg)
     }
     pthread_barrier_wait(&bar);
     for (int r = 0; r < EP_UNIT_NT; r++)
-        if (we->w->lwords[r] != 0)
-            WFAIL(w, "rank %d's lock word is %lld after every unlock", r, (long long)we->w->lwords[r]);
+        if (*we->w->lwords[r] != 0)
+            WFAIL(w, "rank %d's lock word is %lld after every unlock", r, (long long)*we->w->lwords[r]);
     pthread_barrier_wait(&bar);
     close_window(w, we);
     return NULL;

@@ -129,19 +129,19 @@ static const char *class_text(int cls)
     return "error";
 }
 
-/* A message into MPI_Error_string's buffer, cut to the MPI's limit
- * (MPI_MAX_ERROR_STRING: 1024 in MPICH, 256 in Open MPI). */
-static void copy_text(char *buf, const char *text)
+/* A message into a buffer of size bytes, cut to fit. */
+static void copy_text(char *buf, size_t size, const char *text)
 {
-    size_t n = strnlen(text, MPI_MAX_ERROR_STRING - 1);
+    size_t n = strnlen(text, size - 1);
     memcpy(buf, text, n);
     buf[n] = '\0';
 }
 
-int ep_error_code_string(int code, char *buf, int *len)
+/* ep_error_code_string into a buffer of size bytes. */
+static int code_string(int code, char *buf, size_t size, int *len)
 {
     if (code == MPI_ERR_ENDPOINTS) {
-        copy_text(buf, class_text(code));
+        copy_text(buf, size, class_text(code));
         *len = (int)strlen(buf);
         return 1;
     }
@@ -151,20 +151,24 @@ int ep_error_code_string(int code, char *buf, int *len)
     int cls = (int)((unsigned)code & EP_ERR_CLASS_MASK);
     for (int k = 0; k < EP_ERR_MINE; k++)
         if (mine.code[k] == code) {
-            copy_text(buf, mine.msg[k]);
+            copy_text(buf, size, mine.msg[k]);
             *len = (int)strlen(buf);
             return 1;
         }
     pthread_mutex_lock(&ring_lock);
     ep_err_slot_t *s = &ring[seq % EP_ERR_RING];
     if (s->seq == seq && s->msg[0])
-        copy_text(buf, s->msg);
+        copy_text(buf, size, s->msg);
     else
-        copy_text(buf, class_text(cls));
+        copy_text(buf, size, class_text(cls));
     pthread_mutex_unlock(&ring_lock);
     *len = (int)strlen(buf);
     return 1;
 }
+
+/* Cut to the MPI's limit: MPI_MAX_ERROR_STRING is 1024 in MPICH, 256 in
+ * Open MPI. */
+int ep_error_code_string(int code, char *buf, int *len) { return code_string(code, buf, MPI_MAX_ERROR_STRING, len); }
 
 /* ---- user error handlers ----------------------------------------------
  * MPI_Comm_create_errhandler and MPI_Win_create_errhandler record each
@@ -312,9 +316,9 @@ static MPI_Comm_errhandler_function *user_fn(MPI_Errhandler eh)
  * then the job ends. */
 static void die_of(int code, const char *who)
 {
-    char buf[MPI_MAX_ERROR_STRING];
+    char buf[EP_ERR_MSG > MPI_MAX_ERROR_STRING ? EP_ERR_MSG : MPI_MAX_ERROR_STRING]; /* the whole message */
     int len, cls = MPI_ERR_OTHER;
-    if (!ep_error_code_string(code, buf, &len))
+    if (!code_string(code, buf, sizeof buf, &len))
         PMPI_Error_string(code, buf, &len);
     ep_error_code_class(code, &cls);
     ep_die(cls ? cls : 1, "fatal error in %s: %s", who, buf);
@@ -364,12 +368,17 @@ int ep_errhandler_invoke_file(MPI_Errhandler eh, MPI_File file, int code)
 
 void ep_die(int exit_code, const char *fmt, ...)
 {
+    /* One write: the launcher interleaves the output of processes that
+     * fail together, which must not split a message. */
+    char msg[4096];
     va_list ap;
     va_start(ap, fmt);
-    fputs("epmpi: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    int n = vsnprintf(msg, sizeof msg - 1, fmt, ap);
     va_end(ap);
+    n = n < 0 ? 0 : n > (int)sizeof msg - 2 ? (int)sizeof msg - 2 : n;
+    msg[n] = '\n';
+    msg[n + 1] = '\0';
+    fprintf(stderr, "epmpi: %s", msg);
     fflush(stderr);
     /* mpiexec drops what a process printed just before the job was
      * aborted (seen for about one abort in three): give the message a

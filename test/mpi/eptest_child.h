@@ -2,7 +2,8 @@
  * (api_fatal, api_threadcap).  What those tests check (that a job aborts,
  * with which exit code, and what it prints on the way) cannot be seen from
  * inside the job.  So the program, run as shape 1:0, calls no MPI function:
- * it starts its own executable again under a nested mpiexec, once per case,
+ * it starts its own executable again under a nested mpiexec (hydra's, or
+ * Open MPI's mpirun when built for it), once per case,
  * naming the case in an environment variable that the child half of the
  * program reads, and judges how each child job ends.
  *
@@ -11,6 +12,8 @@
  * here, once. */
 #ifndef EPTEST_CHILD_H
 #define EPTEST_CHILD_H
+
+#include <mpi.h>
 
 #include <limits.h>
 #include <stdio.h>
@@ -107,13 +110,25 @@ static inline char *ept_child_run(const ept_child_driver *d, const ept_child_cas
 {
     const char *mpiexec = getenv("MPIEXEC") && *getenv("MPIEXEC") ? getenv("MPIEXEC") : "mpiexec";
     char cmd[3 * PATH_MAX + 512], ep[64] = "";
-    if (c->endpoints)
-        snprintf(ep, sizeof ep, "-genv EPMPI_ENDPOINTS '%s' ", c->endpoints);
+    int limit = d->limit > 0 ? d->limit : 60;
     /* The job's own limit is well inside the one run-mpi puts on the whole
      * driver, so a hung case is reported as that case. */
+#ifdef OPEN_MPI
+    /* Open MPI's mpirun: -x sets a variable; it runs as root, and more
+     * processes than cores, only when told. */
+    if (c->endpoints)
+        snprintf(ep, sizeof ep, "-x EPMPI_ENDPOINTS='%s' ", c->endpoints);
     snprintf(cmd, sizeof cmd,
-             "timeout -k 5 %d %s -n %d %s-genv OMP_NUM_THREADS %d -genv %s %s -genv LD_PRELOAD '%s' '%s' 2>&1",
-             d->limit > 0 ? d->limit : 60, mpiexec, c->np, ep, c->threads, d->case_var, c->name, lib, self);
+             "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout -k 5 %d %s -n %d --oversubscribe "
+             "--bind-to none %s-x OMP_NUM_THREADS=%d -x %s=%s -x LD_PRELOAD='%s' '%s' 2>&1",
+             limit, mpiexec, c->np, ep, c->threads, d->case_var, c->name, lib, self);
+#else
+    if (c->endpoints)
+        snprintf(ep, sizeof ep, "-genv EPMPI_ENDPOINTS '%s' ", c->endpoints);
+    snprintf(cmd, sizeof cmd,
+             "timeout -k 5 %d %s -n %d %s-genv OMP_NUM_THREADS %d -genv %s %s -genv LD_PRELOAD '%s' '%s' 2>&1", limit,
+             mpiexec, c->np, ep, c->threads, d->case_var, c->name, lib, self);
+#endif
     printf("--- %s: %s\n", label, cmd);
     fflush(stdout);
     FILE *f = popen(cmd, "r");
@@ -170,6 +185,22 @@ static inline int ept_child_run_all(const ept_child_driver *d)
                             "HYDI_CONTROL_FD", "MPI_LOCALNRANKS", "MPI_LOCALRANKID", "EPMPI_ENDPOINTS"};
     for (size_t i = 0; i < sizeof pmvars / sizeof *pmvars; i++)
         unsetenv(pmvars[i]);
+    /* Open MPI's: every OMPI_, PMIX_, ORTE_ and OPAL_ variable the outer
+     * mpirun gave this process (a copy of each name: unsetenv changes
+     * environ under the scan, so it starts over). */
+    for (int again = 1; again;) {
+        extern char **environ;
+        again = 0;
+        for (char **e = environ; *e && !again; e++)
+            if (!strncmp(*e, "OMPI_", 5) || !strncmp(*e, "PMIX_", 5) || !strncmp(*e, "ORTE_", 5) ||
+                !strncmp(*e, "OPAL_", 5)) {
+                char name[256];
+                size_t n = strcspn(*e, "=");
+                snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name - 1), *e);
+                unsetenv(name);
+                again = 1;
+            }
+    }
 
     int failed = 0;
     for (size_t k = 0; k < d->ncases; k++) {

@@ -676,6 +676,8 @@ static void null_type_empty(ctx_t *c)
 {
     MPI_Status st;
     MPI_Request rq[2];
+    if (ept_classic && EPT_OPEN_MPI) /* Open MPI refuses the type (MPI_ERR_TYPE) */
+        return;
     PHASE("empty messages of MPI_DATATYPE_NULL");
     fresh(&st);
     EPT_OK(

@@ -29,8 +29,9 @@
 # floor (--case ucx) when the program has UCX.
 #
 # Environment (make bench sets them): BENCH_PROG (epmpi-bench), BENCH_LIB
-# (libepmpi.so), BENCH_MPIEXEC, BENCH_SAN_PRELOAD (a sanitizer runtime to
-# preload first), BENCH_REPS, BENCH_CONFIGS, BENCH_OUT, BENCH_PROG_ARGS
+# (libepmpi.so), BENCH_MPIEXEC, BENCH_MPI_KIND (mpich: hydra's mpiexec;
+# openmpi: Open MPI's mpirun, the baseline then Open MPI's processes),
+# BENCH_SAN_PRELOAD (a sanitizer runtime to preload first), BENCH_REPS, BENCH_CONFIGS, BENCH_OUT, BENCH_PROG_ARGS
 # (extra epmpi-bench options for every run, e.g. "--time 10"), BENCH_HOSTS
 # (mpiexec -hosts for every run, e.g. "node1,node2": processes dealt to
 # the hosts in turn; make bench HOSTS=...).
@@ -57,6 +58,10 @@ OUT=${BENCH_OUT:-}
 PROG=${BENCH_PROG:-$(pwd)/epmpi-bench}
 LIB=${BENCH_LIB:-$(pwd)/.libs/libepmpi.so}
 MPIEXEC=${BENCH_MPIEXEC:-mpiexec}
+MPI_KIND=${BENCH_MPI_KIND:-mpich}
+# shellcheck source=bench/mpi-launch.sh
+. "$(dirname "$0")/mpi-launch.sh"
+if [ "$MPI_KIND" = openmpi ]; then MPI_NAME="Open MPI"; else MPI_NAME=MPICH; fi
 PROG_ARGS=${BENCH_PROG_ARGS:-}
 TIMEOUT=${BENCH_TIMEOUT:-300}
 PLOTS=1
@@ -124,8 +129,8 @@ describe() {
         world:*) p=${1#world:}; echo "epmpi: ${p%%:*} processes x ${1##*:} endpoint(s)" ;;
         engine:*) p=${1#engine:}; echo "epmpi: ${p%%:*} processes x ${1##*:} endpoint(s) with the endpoint transport forced (EPMPI_P2P_PATH=engine)" ;;
         preload:*) echo "epmpi preloaded without world mode: ${1#preload:} processes" ;;
-        mpich:*) echo "MPICH: ${1#mpich:} processes" ;;
-        mt:*) p=${1#mt:}; echo "MPICH: ${p%%:*} processes x ${1##*:} threads (THREAD_MULTIPLE; a dup per thread)" ;;
+        mpich:*) echo "$MPI_NAME: ${1#mpich:} processes" ;;
+        mt:*) p=${1#mt:}; echo "$MPI_NAME: ${p%%:*} processes x ${1##*:} threads (THREAD_MULTIPLE; a dup per thread)" ;;
         tc:*) p=${1#tc:}; echo "epmpi's thread communicator: ${p%%:*} process(es) x ${1##*:} threads" ;;
         mpichtc:*) p=${1#mpichtc:}; echo "MPICH's own thread communicator: ${p%%:*} process(es) x ${1##*:} threads" ;;
     esac
@@ -149,10 +154,16 @@ launch() {
                  set -- -n "${p%%:*}" -genv OMP_NUM_THREADS "$t" -genv EPMPI_ENDPOINTS "$t" \
                      -genv EPMPI_P2P_PATH "$path" -genv LD_PRELOAD "$PRELOAD" "$PROG" "$@" ;;
     esac
+    # the hosts: hydra's -hosts, mpirun's --host
+    if [ -n "${BENCH_HOSTS:-}" ] && [ "$MPI_KIND" = openmpi ]; then
+        set -- --host "$BENCH_HOSTS" "$@"
+    elif [ -n "${BENCH_HOSTS:-}" ]; then
+        set -- -hosts "$BENCH_HOSTS" "$@"
+    fi
     # shellcheck disable=SC2086 # PROG_ARGS is a list of options
     # stdin from /dev/null: mpiexec forwards it to rank 0, and the loop
     # below reads its configurations from stdin
-    timeout -k 5 "$TIMEOUT" "$MPIEXEC" ${BENCH_HOSTS:+-hosts "$BENCH_HOSTS"} "$@" $PROG_ARGS < /dev/null
+    mpi_launch "$TIMEOUT" "$@" $PROG_ARGS < /dev/null
 }
 
 # Configurations 7 and 8 need MPICH's own thread communicators (4.2 and
@@ -223,9 +234,9 @@ add() { if [ -s "$tmp/$1" ]; then lines="$lines${lines:+, }'$tmp/$1' using 1:2 w
 # plot OUTPUT METRIC YLABEL TITLE KEY: the ping-pong series that were measured.
 plot() {
     lines=""
-    series mpich 1 baseline pingpong "$2"; add mpich "MPICH, 2 processes" "lw 2 pt 7"
+    series mpich 1 baseline pingpong "$2"; add mpich "$MPI_NAME, 2 processes" "lw 2 pt 7"
     title=$4
-    [ -s "$tmp/mpich" ] || title="$title (no MPICH curve: configuration 1 was not run)"
+    [ -s "$tmp/mpich" ] || title="$title (no $MPI_NAME curve: configuration 1 was not run)"
     series ep12 1 epmpi pingpong "$2"; add ep12 "epmpi, 1 process x 2 endpoints" "lw 2 pt 5"
     series ep21 2 epmpi pingpong "$2"; add ep21 "epmpi, 2 processes x 1 endpoint" "lw 2 pt 9"
     series pre 3 epmpi pingpong "$2"; add pre "epmpi preloaded, 2 processes (no world mode)" "lw 1 dt 3 pt 1"
@@ -240,18 +251,18 @@ plot_rma() {
     lines=""
     for op in put get; do
         dash=$([ $op = put ] && echo "" || echo " dt 2")
-        series "m$op" 1 baseline "rma_$op" bandwidth; add "m$op" "MPICH, 2 processes: $op" "lw 2 pt 7$dash"
+        series "m$op" 1 baseline "rma_$op" bandwidth; add "m$op" "$MPI_NAME, 2 processes: $op" "lw 2 pt 7$dash"
         series "e12$op" 1 epmpi "rma_$op" bandwidth; add "e12$op" "epmpi, 1 process x 2 endpoints: $op" "lw 2 pt 5$dash"
         series "e21$op" 2 epmpi "rma_$op" bandwidth; add "e21$op" "epmpi, 2 processes x 1 endpoint: $op" "lw 2 pt 9$dash"
     done
-    title="One-sided Put and Get, each with a flush: bandwidth, epmpi vs MPICH"
-    [ -s "$tmp/mput" ] || [ -s "$tmp/mget" ] || title="$title (no MPICH curve: configuration 1 was not run)"
+    title="One-sided Put and Get, each with a flush: bandwidth, epmpi vs $MPI_NAME"
+    [ -s "$tmp/mput" ] || [ -s "$tmp/mget" ] || title="$title (no $MPI_NAME curve: configuration 1 was not run)"
     draw rma.png "$title" "size (bytes)" \
         "bandwidth (GB/s), higher is better" "bottom right"
 }
 draw_plots() {
-    plot latency.png latency "one-way latency (us), lower is better" "Ping-pong latency, epmpi vs MPICH" "top left"
-    plot bandwidth.png bandwidth "bandwidth (GB/s), higher is better" "Ping-pong bandwidth, epmpi vs MPICH" "bottom right"
+    plot latency.png latency "one-way latency (us), lower is better" "Ping-pong latency, epmpi vs $MPI_NAME" "top left"
+    plot bandwidth.png bandwidth "bandwidth (GB/s), higher is better" "Ping-pong bandwidth, epmpi vs $MPI_NAME" "bottom right"
     plot_rma
 }
 if [ "$REPLOT" = 1 ]; then

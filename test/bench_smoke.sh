@@ -1,6 +1,6 @@
 #!/bin/sh
 # make check's smoke test of the benchmark: bench/run-bench.sh --smoke runs
-# epmpi-bench once in 1 process x 2 endpoints and once as 2 MPICH processes
+# epmpi-bench once in 1 process x 2 endpoints and once as 2 plain MPI processes
 # (ping-pong and rma, 8 B, 10 iterations), and memcpy and the thread handoff
 # (latency, ring rate and the rate structure) once, and must produce CSV rows and table lines for them;
 # the driver itself rejects any output line not in epmpi-bench's format.
@@ -12,6 +12,9 @@
 # Without --out, a smoke run writes into a temporary directory of its own
 # and leaves bench/results (committed in the source tree) as it was.
 set -eu
+MPIEXEC=$BENCH_MPIEXEC MPI_KIND=${BENCH_MPI_KIND:-mpich}
+# shellcheck source=bench/mpi-launch.sh
+. "${EP_SRCDIR:?}/bench/mpi-launch.sh"
 results() { cat bench/results/* "$EP_SRCDIR"/bench/results/* 2>/dev/null | cksum; }
 before=$(results)
 log=$(timeout -k 5 120 sh "$BENCH_DRIVER" --smoke) || { echo "$log"; echo "bench_smoke: the driver failed" >&2; exit 1; }
@@ -53,7 +56,7 @@ if [ -n "${BENCH_SAN_PRELOAD:-}" ]; then
     preload=$BENCH_SAN_PRELOAD:$BENCH_LIB
     export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1}"
 fi
-rate=$(timeout -k 5 60 "$BENCH_MPIEXEC" -n 1 -genv OMP_NUM_THREADS 2 -genv EPMPI_ENDPOINTS 2 \
+rate=$(mpi_launch 60 -n 1 -genv OMP_NUM_THREADS 2 -genv EPMPI_ENDPOINTS 2 \
     -genv LD_PRELOAD "$preload" "$BENCH_PROG" --case rate --sizes 8 --iters 10 --batches 1 < /dev/null)
 echo "$rate" | grep -Eq '^# rate 8 B, per message: [0-9.]+ ns for the sender .*, [0-9.]+ ns for the receiver ' || {
     echo "bench_smoke: no time split in the rate case's output:" >&2
@@ -64,7 +67,7 @@ echo "$rate" | grep -Eq '^rate msgrate 8 [0-9.e+-]+ Mmsg/s$' || { echo "bench_sm
 
 # The shared-memory floor: two plain processes (its ping-pong checks the
 # bytes before timing).
-shm=$(timeout -k 5 60 "$BENCH_MPIEXEC" -n 2 -genv OMP_NUM_THREADS 1 "$BENCH_PROG" --case shm --sizes 8,4K \
+shm=$(mpi_launch 60 -n 2 -genv OMP_NUM_THREADS 1 "$BENCH_PROG" --case shm --sizes 8,4K \
     --iters 10 --batches 1 < /dev/null 2>&1) || { echo "$shm" >&2; echo "bench_smoke: the shm floor failed" >&2; exit 1; }
 for m in 'latency 8' 'latency 4096' 'msgrate 8' 'msgrate 4096'; do
     echo "$shm" | grep -Eq "^shm $m [0-9.e+-]+ (us|Mmsg/s)\$" || {
@@ -72,7 +75,7 @@ for m in 'latency 8' 'latency 4096' 'msgrate 8' 'msgrate 4096'; do
 done
 
 # The UCX floor, when epmpi-bench was built with UCX: two plain processes.
-ucx=$(timeout -k 5 60 "$BENCH_MPIEXEC" -n 2 -genv OMP_NUM_THREADS 1 "$BENCH_PROG" --case ucx --sizes 8,64K \
+ucx=$(mpi_launch 60 -n 2 -genv OMP_NUM_THREADS 1 "$BENCH_PROG" --case ucx --sizes 8,64K \
     --iters 10 --batches 1 < /dev/null 2>&1) || true
 if echo "$ucx" | grep -q 'built without UCX'; then
     echo "bench_smoke: epmpi-bench has no UCX: the floor is not checked"

@@ -42,6 +42,9 @@
 # Exit 0 passed, 1 failed, 77 skipped.
 : "${EP_FAULT_LIB:?}" "${EP_FAULT_CASES:?}" "${EP_LIB:?}"
 MPIEXEC=${BENCH_MPIEXEC:-mpiexec}
+MPI_KIND=${EP_MPI_KIND:-mpich}
+# shellcheck source=bench/mpi-launch.sh
+. "${EP_SRCDIR:?}/bench/mpi-launch.sh"
 preload=$EP_LIB:$EP_FAULT_LIB
 [ -n "$EP_SAN_PRELOAD" ] && preload=$EP_SAN_PRELOAD:$preload
 # Jobs that stop on an error leave memory behind (leaks are other tests'
@@ -49,10 +52,11 @@ preload=$EP_LIB:$EP_FAULT_LIB
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 status=0
 
-# run CASE ENV... : runs the case, output in $out.
+# run CASE ENV... : runs the case, output in $out; ENV is -genv NAME VALUE
+# triples (mpi_launch: -x NAME=VALUE for Open MPI).
 run() {
     c=$1; shift
-    out=$(timeout -k 5 60 "$MPIEXEC" -n 2 -genv EPMPI_ENDPOINTS 2 -genv OMP_NUM_THREADS 2 "$@" \
+    out=$(mpi_launch 60 -n 2 -genv EPMPI_ENDPOINTS 2 -genv OMP_NUM_THREADS 2 "$@" \
           -genv LD_PRELOAD "$preload" "$EP_FAULT_CASES" "$c" 2>&1)
     code=$?
     echo "--- $c ($*): exit $code"
@@ -74,8 +78,8 @@ stopped() { # the job stopped by itself, not by the timeout
 for c in payload isend; do
     run $c -genv EPMPI_TRANSPORT mpi -genv EPMPI_FAULT_NTH PMPI_Isend:1,PMPI_Issend:1 -genv EPMPI_FAULT_MIN 1000 -genv EPMPI_FAULT_RANK 0
     want "$c" "epfault: failing PMPI_Isend"
-    want "$c" "EPT_FAULT sender class=15 msg=MPI_.*: the transport failed to send the message's data"
-    want "$c" "EPT_FAULT receiver class=15 msg=MPI_Recv: the sender's transport failed to send"
+    want "$c" "EPT_FAULT sender class=MPI_ERR_OTHER msg=MPI_.*: the transport failed to send the message's data"
+    want "$c" "EPT_FAULT receiver class=MPI_ERR_OTHER msg=MPI_Recv: the sender's transport failed to send"
     want "$c" "EPT_FAULT after ok"
     ended_ok "$c"
 done
@@ -110,34 +114,34 @@ ucx="-genv EPMPI_TRANSPORT ucx -genv EPMPI_FAULT_MIN 1000"
 for f in send:ucp_tag_send_nbx connect:ucp_ep_create; do
     run resend $ucx -genv EPMPI_FAULT_NTH "${f#*:}:1" -genv EPMPI_FAULT_RANK 0
     want "ucx ${f%%:*}" "epfault: failing ${f#*:}"
-    want "ucx ${f%%:*}" "EPT_FAULT sender class=15 msg=MPI_Send: UCX could not connect to the peer or start the transfer (nothing was sent)"
-    want "ucx ${f%%:*}" "EPT_FAULT sender again class=0"
+    want "ucx ${f%%:*}" "EPT_FAULT sender class=MPI_ERR_OTHER msg=MPI_Send: UCX could not connect to the peer or start the transfer (nothing was sent)"
+    want "ucx ${f%%:*}" "EPT_FAULT sender again class=MPI_SUCCESS"
     want "ucx ${f%%:*}" "EPT_FAULT after ok"
     ended_ok "ucx ${f%%:*}"
 done
 run irecv $ucx -genv EPMPI_FAULT_NTH ucp_tag_recv_nbx:1 -genv EPMPI_FAULT_RANK 1
 want "inbox irecv" "epfault: failing ucp_tag_recv_nbx"
-want "inbox irecv" "EPT_FAULT receiver class=15 msg=MPI_Wait: UCX could not receive the matched message; its data were dropped"
-want "inbox irecv" "EPT_FAULT sender class=0"
+want "inbox irecv" "EPT_FAULT receiver class=MPI_ERR_OTHER msg=MPI_Wait: UCX could not receive the matched message; its data were dropped"
+want "inbox irecv" "EPT_FAULT sender class=MPI_SUCCESS"
 want "inbox irecv" "EPT_FAULT after ok"
 ended_ok "inbox irecv"
 run payload -genv EPMPI_TRANSPORT ucx -genv EPMPI_FAULT_NTH PMPI_Win_shared_query:1 -genv EPMPI_FAULT_RANK 0 -genv EPMPI_VERBOSE 1
 want "inbox window" "epfault: failing PMPI_Win_shared_query"
 want "inbox window" "process 1 of 2: .*no node inboxes: a process of this node could not make or map the shared window"
 want "inbox window" "process 0 of 2: .*no node inboxes: a process of this node could not make or map the shared window"
-want "inbox window" "EPT_FAULT receiver class=0"
+want "inbox window" "EPT_FAULT receiver class=MPI_SUCCESS"
 want "inbox window" "EPT_FAULT after ok"
 ended_ok "inbox window"
 ucx="$ucx -genv EPMPI_SHM 0"
 run irecv $ucx -genv EPMPI_FAULT_NTH ucp_tag_msg_recv_nbx:1 -genv EPMPI_FAULT_RANK 1
 want "ucx irecv" "epfault: failing ucp_tag_msg_recv_nbx"
-want "ucx irecv" "EPT_FAULT receiver class=15 msg=MPI_Wait: UCX could not receive the matched message; its data were dropped"
-want "ucx irecv" "EPT_FAULT sender class=0"
+want "ucx irecv" "EPT_FAULT receiver class=MPI_ERR_OTHER msg=MPI_Wait: UCX could not receive the matched message; its data were dropped"
+want "ucx irecv" "EPT_FAULT sender class=MPI_SUCCESS"
 want "ucx irecv" "EPT_FAULT after ok"
 ended_ok "ucx irecv"
 run post $ucx -genv EPMPI_FAULT_NTH ucp_tag_recv_nbx:1 -genv EPMPI_FAULT_RANK 1
 want "ucx post" "epfault: failing ucp_tag_recv_nbx"
-want "ucx post" "EPT_FAULT receiver class=0"
+want "ucx post" "EPT_FAULT receiver class=MPI_SUCCESS"
 want "ucx post" "EPT_FAULT after ok"
 ended_ok "ucx post"
 k=1

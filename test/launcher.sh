@@ -6,6 +6,11 @@
 L=${EP_LAUNCHER:?}
 EPMPI_LIBDIR=$(dirname "${EP_LIB:?}")
 export EPMPI_LIBDIR
+# mpich (hydra's mpiexec) or openmpi (mpirun), as configured; Open MPI's
+# mpirun runs as root only when told.
+kind=${EP_MPI_KIND:-mpich}
+OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
 status=0
 fail() { echo "FAIL: $*"; status=1; }
 
@@ -36,14 +41,16 @@ out=$(env -u EPMPI_LIBDIR "$L" --dry-run -n 1 ./prog)
 case $out in *"LD_PRELOAD=$(dirname "$L")/.libs/libepmpi.so "*) echo "ok: the build tree's library" ;;
     *) fail "the build tree's epmpiexec without EPMPI_LIBDIR: $out" ;; esac
 
-# The launcher configure recorded is MPICH's own program, not a link that
-# another MPI's installation can switch (Debian's alternatives).
-launcher=$("$L" --dry-run -n 1 ./prog | sed 's/.*LD_PRELOAD=[^ ]* //; s/ -n 1 .*//')
-if [ -L "$launcher" ]; then
-    fail "epmpiexec runs $launcher, a link (to $(readlink -f "$launcher")): another MPI can take it over"
-else
-    echo "ok: the launcher is $launcher"
-fi
+# The launcher configure recorded is the MPI's own program, not a link
+# that another MPI's installation can switch (Debian's alternatives).
+launcher=$("$L" --dry-run -n 1 ./prog | sed 's/.*LD_PRELOAD=[^ ]* //; s/ .*//')
+hop=$launcher
+while [ -L "$hop" ]; do
+    next=$(readlink "$hop")
+    case $next in /etc/alternatives/*) fail "epmpiexec runs $launcher, a link through $next: another MPI can take it over"; break ;; esac
+    case $next in /*) hop=$next ;; *) hop=$(dirname "$hop")/$next ;; esac
+done
+echo "ok: the launcher is $launcher"
 
 # OMP_NUM_THREADS below -t: a warning (the run goes on); equal, none.
 out=$(OMP_NUM_THREADS=1 "$L" --dry-run -t 2 -n 1 ./prog 2>&1)
@@ -63,11 +70,26 @@ case $out in *EPMPI_ENDPOINTS=* | *EPMPI_VERBOSE=* | *EPMPI_STATS=*)
 out=$("$L" --dry-run -t 3 -n 2 --verbose --wait sleep ./prog a)
 case $out in *EPMPI_ENDPOINTS=3*EPMPI_WAIT=sleep*EPMPI_VERBOSE=1*"-n 2 ./prog a") echo "ok: own options" ;;
     *) fail "-t 3 --verbose --wait sleep: $out" ;; esac
-# mpiexec's options with values (two for -genv, inline with =), quoting, MPMD.
-dry "-genv A 'b c' -n=2 -ppn 1 ./prog 'x y' : -n 1 other -t 2" -genv A "b c" -n=2 -ppn 1 ./prog "x y" : -n 1 other -t 2
-dry "--np 2 -l ./prog" --np 2 -l ./prog
-# hydra's -verbose (one dash) is mpiexec's, epmpiexec's --verbose its own.
-dry "-verbose -n 1 ./prog" -verbose -n 1 ./prog
+if [ "$kind" = openmpi ]; then
+    # mpirun's options with values (two for --mca, inline with =), quoting, MPMD.
+    dry "--mca btl self,vader --map-by=core -n 2 ./prog 'x y' : -n 1 other -t 2" \
+        --mca btl self,vader --map-by=core -n 2 ./prog "x y" : -n 1 other -t 2
+    dry "--np 2 --tag-output ./prog" --np 2 --tag-output ./prog
+    # World mode unbinds the processes, unless the user chose a binding.
+    out=$("$L" --dry-run -t 2 --bind-to core -n 1 ./prog)
+    case $out in *"--bind-to none"*) fail "-t 2 --bind-to core: epmpiexec unbound it: $out" ;;
+        *"-x EPMPI_ENDPOINTS"*"--bind-to core -n 1 ./prog") echo "ok: the user's binding" ;;
+        *) fail "-t 2 --bind-to core: $out" ;; esac
+    out=$("$L" --dry-run -t 2 -n 1 ./prog)
+    case $out in *"-x EPMPI_ENDPOINTS"*"-x LD_PRELOAD --bind-to none -n 1 ./prog") echo "ok: world mode unbound" ;;
+        *) fail "-t 2: $out" ;; esac
+else
+    # mpiexec's options with values (two for -genv, inline with =), quoting, MPMD.
+    dry "-genv A 'b c' -n=2 -ppn 1 ./prog 'x y' : -n 1 other -t 2" -genv A "b c" -n=2 -ppn 1 ./prog "x y" : -n 1 other -t 2
+    dry "--np 2 -l ./prog" --np 2 -l ./prog
+    # hydra's -verbose (one dash) is mpiexec's, epmpiexec's --verbose its own.
+    dry "-verbose -n 1 ./prog" -verbose -n 1 ./prog
+fi
 
 bad "-t 2" -t2 -n 1 ./prog
 bad "takes no value" --verbose=1 -n 1 ./prog
@@ -77,7 +99,11 @@ bad "needs a value: openmp or first-call" --threads
 out=$("$L" --dry-run -t 2 --threads first-call -n 2 ./prog)
 case $out in *EPMPI_ENDPOINTS=2*EPMPI_THREADS=first-call*"-n 2 ./prog") echo "ok: --threads" ;;
     *) fail "--threads first-call: $out" ;; esac
-bad "unknown option -x" -x -n 1 ./prog
+if [ "$kind" = openmpi ]; then
+    bad "unknown option -genv" -genv A b -n 1 ./prog
+else
+    bad "unknown option -x" -x -n 1 ./prog
+fi
 bad "no program" -n 2
 bad "needs a value" -n
 bad "positive number" -t 0 ./prog

@@ -22,7 +22,8 @@
  *   EPMPI_FAULT_MAX=K  at most K random failures per process (default 1);
  *   EPMPI_FAULT_MIN=M  only calls of at least M bytes (allocations) or M
  *        elements (PMPI calls) count and fail;
- *   EPMPI_FAULT_RANK=R  only in the process of rank R (PMI_RANK);
+ *   EPMPI_FAULT_RANK=R  only in the process of rank R (PMI_RANK, or
+ *                       OMPI_COMM_WORLD_RANK under Open MPI);
  *   EPMPI_FAULT_CORRUPT=F  the first message header epmpi sends (PMPI_Isend
  *        of MPI_BYTE with tag 0, net.c's ep_wire_hdr_t) goes out with field
  *        F spoilt: dst (the destination endpoint, 2^31-1), bytes (-5) or
@@ -143,11 +144,13 @@ static void read_settings(void)
     corrupt = getenv("EPMPI_FAULT_CORRUPT");
     if ((s = getenv("EPMPI_FAULT_MIN")))
         min_amount = atol(s);
-    if ((s = getenv("EPMPI_FAULT_RANK")) && getenv("PMI_RANK") && atol(s) != atol(getenv("PMI_RANK")))
+    /* the process's rank as the launcher gives it: hydra's, or Open MPI's */
+    const char *rank = getenv("PMI_RANK") ? getenv("PMI_RANK") : getenv("OMPI_COMM_WORLD_RANK");
+    if ((s = getenv("EPMPI_FAULT_RANK")) && rank && atol(s) != atol(rank))
         off = 1;
     seed = (s = getenv("EPMPI_FAULT_SEED")) ? strtoull(s, NULL, 10) : 1;
-    if ((s = getenv("PMI_RANK")))
-        seed = seed * 1000003u + (uint64_t)atol(s) + 1;
+    if (rank)
+        seed = seed * 1000003u + (uint64_t)atol(rank) + 1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
 }
 

@@ -199,14 +199,19 @@ ENTRY_API int MPI_Wait(MPI_Request *request, MPI_Status *status)
     return wait_endpoints(request, status);
 }
 
-ENTRY_API int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+ENTRY_ENDPOINT_PATH int test_endpoint(MPI_Request *request, int *flag, MPI_Status *status)
 {
     int code;
-    if (!request || !ep_request_handle_is_ep(*request))
-        return PMPI_Test(request, flag, status);
     ep_progress();
     *flag = try_complete("MPI_Test", request, status, 0, &code, NULL);
     return code;
+}
+
+ENTRY_API int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    if (!request || !ep_request_handle_is_ep(*request))
+        return PMPI_Test(request, flag, status);
+    return test_endpoint(request, flag, status);
 }
 
 /* Whether request i of an array, r, is complete.  While r is in NET, it

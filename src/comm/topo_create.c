@@ -49,11 +49,9 @@ ep_status_t ep_topo_cart_sub(ep_endpoint_t *ep, const int *remain, MPI_Comm *out
             color = color * g->dims[d] + g->coords[d];
         }
     }
-    /* No dimension kept: one zero-dimensional communicator, of rank 0
-     * alone, the others get MPI_COMM_NULL (as MPICH does, and as
-     * MPI_Cart_create makes a zero-dimensional one). */
-    if (n == 0)
-        color = ep_local_rank(ep) == 0 ? 0 : MPI_UNDEFINED;
+    /* No dimension kept: every rank its own zero-dimensional communicator
+     * (MPI-4.0 8.5.7; MPICH gives one to rank 0 alone), the colour then
+     * numbering every coordinate. */
     ep_topo_t *t = NULL;
     ep_status_t made = color == MPI_UNDEFINED ? EP_OK : ep_topo_cart(n, dims, periods, rank, &t);
     return split_attach(ep, color, made, t, out);

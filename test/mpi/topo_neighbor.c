@@ -55,8 +55,9 @@ static nbrs_t grid_nbrs(MPI_Comm g, int nd)
 /* Where two edges join the same ranks, MPICH 4.0.2 pairs their blocks its
  * own way: on a grid its Neighbor_alltoallv and _alltoallw (and the I
  * forms) in send order, not by direction as MPI and its Neighbor_alltoall
- * do; on a multigraph not in edge order.  The classic run skips the checks
- * that tell the blocks of such edges apart. */
+ * do; on a multigraph not in edge order.  Open MPI 4.1 pairs them in send
+ * order in Neighbor_alltoall too.  The classic run skips the checks that
+ * tell the blocks of such edges apart. */
 static int mpich_pairs_by_order(const nbrs_t *x) { return ept_classic && x->twice; }
 
 /* Checks block j (count elements) of buf received per x. */
@@ -86,7 +87,7 @@ static void exercise(MPI_Comm g, int r, const nbrs_t *x, const char *what)
     for (int j = 0; j < 64; j++)
         rb[j] = UNTOUCHED;
     EPT_OK(MPI_Neighbor_alltoall(sb, 1, MPI_INT, rb, 1, MPI_INT, g));
-    if (!mpich_pairs_by_order(x) || !x->graph)
+    if (!mpich_pairs_by_order(x) || (!x->graph && !EPT_OPEN_MPI))
         check_blocks(rb, n1, d1, x, 0, "Neighbor_alltoall", what);
     /* allgather: my rank's slot-0 value to everyone */
     for (int j = 0; j < 64; j++)
@@ -244,7 +245,8 @@ static void nonblocking(MPI_Comm comm, int r, int n)
     EPT_OK(MPI_Ineighbor_allgather(&sg, 1, MPI_INT, rg, 1, MPI_INT, dup, &q[1]));
     EPT_OK(MPI_Wait(&q[1], MPI_STATUS_IGNORE));
     EPT_OK(MPI_Wait(&q[0], MPI_STATUS_IGNORE));
-    check_blocks(ra, n1, d1, &x, 0, "Ineighbor_alltoall", "grid");
+    if (!(mpich_pairs_by_order(&x) && EPT_OPEN_MPI))
+        check_blocks(ra, n1, d1, &x, 0, "Ineighbor_alltoall", "grid");
     check_blocks(rg, n1, d1, &x, 1, "Ineighbor_allgather", "dup of the grid");
     /* v and w forms, waited together */
     int sc[4], sd[4], rc[4], rd[4], sv[16], rv[16], rw[4];
@@ -280,6 +282,8 @@ static void errors(MPI_Comm comm)
 {
     MPI_Comm c;
     int a = 0, b = 0, cls = -1;
+    if (ept_classic && EPT_OPEN_MPI) /* Open MPI 4.1 raises it on MPI_COMM_WORLD, not on c */
+        return;
     PHASE("errors");
     EPT_OK(MPI_Comm_dup(comm, &c));
     EPT_OK(MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN));

@@ -537,21 +537,37 @@ int entry_coll_seq_go(ep_endpoint_t *ep, const char *call, ep_coll_seq_t *s, MPI
     return st ? entry_raise_status(ep, call, st, NULL) : MPI_SUCCESS;
 }
 
+/* The communicator assertions MPI-4.0 7.4.4 defines: kept whatever the MPI
+ * reports (Open MPI 4.1 reports none of them), so that a program sees the
+ * same hints on every MPI. */
+static int standard_comm_hint(const char *key)
+{
+    static const char *const keys[] = {"mpi_assert_no_any_tag", "mpi_assert_no_any_source", "mpi_assert_exact_length",
+                                       "mpi_assert_allow_overtaking"};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+        if (!strcmp(key, keys[i]))
+            return 1;
+    return 0;
+}
+
 int entry_comm_hints(MPI_Info in, MPI_Info *out)
 {
     MPI_Info known = MPI_INFO_NULL;
     int n = 0, rc = PMPI_Info_create(out);
     if (rc != MPI_SUCCESS || in == MPI_INFO_NULL)
         return rc;
-    /* The keys MPICH's MPI_Comm_get_info reports are the hints it knows. */
+    /* The keys the MPI's MPI_Comm_get_info reports are the hints it knows. */
     if ((rc = PMPI_Comm_get_info(MPI_COMM_SELF, &known)) == MPI_SUCCESS)
         rc = PMPI_Info_get_nkeys(in, &n);
     for (int k = 0; k < n && rc == MPI_SUCCESS; k++) {
         char key[MPI_MAX_INFO_KEY + 1], val[MPI_MAX_INFO_VAL + 1];
         int len, flag = 0;
-        if ((rc = PMPI_Info_get_nthkey(in, k, key)) == MPI_SUCCESS &&
-            (rc = PMPI_Info_get_valuelen(known, key, &len, &flag)) == MPI_SUCCESS && flag &&
-            (rc = PMPI_Info_get(in, key, MPI_MAX_INFO_VAL, val, &flag)) == MPI_SUCCESS && flag)
+        if ((rc = PMPI_Info_get_nthkey(in, k, key)) != MPI_SUCCESS)
+            break;
+        if (!standard_comm_hint(key) &&
+            ((rc = PMPI_Info_get_valuelen(known, key, &len, &flag)) != MPI_SUCCESS || !flag))
+            continue; /* the loop ends on an error */
+        if ((rc = PMPI_Info_get(in, key, MPI_MAX_INFO_VAL, val, &flag)) == MPI_SUCCESS && flag)
             rc = PMPI_Info_set(*out, key, val);
     }
     if (known != MPI_INFO_NULL)

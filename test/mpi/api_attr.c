@@ -274,7 +274,7 @@ int main(int argc, char **argv)
     PHASE("MPI_Finalize");
     int rc = MPI_Finalize(), cls = MPI_SUCCESS, fails_here = world && fin_log[0][0];
     if (rc != MPI_SUCCESS)
-        PMPI_Error_class(rc, &cls);
+        MPI_Error_class(rc, &cls); /* epmpi's own code, which it knows after MPI_Finalize */
     if (cls != (fails_here ? MPI_ERR_OTHER : MPI_SUCCESS) ||
         (fails_here && !strstr(fin_error, "MPI_Finalize: a delete callback of an attribute of world rank 0's "
                                           "MPI_COMM_SELF"))) {
@@ -288,7 +288,11 @@ int main(int argc, char **argv)
         if (!l[0])
             continue;
         seen++;
-        if (!(l[0] == 4 && l[1] == 3 && l[2] == 2 && l[3] == 1 && l[4] == 9)) {
+        /* MPI says when MPI_COMM_SELF's attributes go (first in MPI_Finalize),
+         * not MPI_COMM_WORLD's: Open MPI deletes them later, when
+         * MPI_Finalized is true already (the classic shapes). */
+        int world_ok = l[4] == 9 || (!world && EPT_OPEN_MPI);
+        if (!(l[0] == 4 && l[1] == 3 && l[2] == 2 && l[3] == 1 && world_ok)) {
             fprintf(stderr,
                     "FAIL: MPI_Finalize's delete callbacks for rank %d: %d calls, %d %d %d %d "
                     "(want 3 2 1 on MPI_COMM_SELF, then 9 on MPI_COMM_WORLD; -1: wrong object or rank)\n",

@@ -47,9 +47,10 @@ int main(int argc, char **argv)
         EPT_CHECK(topo == MPI_UNDEFINED, "MPI_Topo_test gave %d", topo);
         EPT_OK(MPI_Attr_get(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag));
         EPT_CHECK(flag && *ub >= (1 << 28) - 1, "MPI_Attr_get(MPI_TAG_UB)");
-        /* Info hints are kept per endpoint and follow MPI_Comm_dup_with_info;
-         * a key MPICH does not know for communicators is ignored, as MPICH
-         * ignores it (MPI-4.0 7.4.4 allows it). */
+        /* Info hints are kept per endpoint and follow MPI_Comm_dup_with_info:
+         * MPI's own assertions on every MPI; a key the MPI does not know for
+         * communicators is ignored, as the MPI ignores it (MPI-4.0 7.4.4
+         * allows it). */
         MPI_Info info, hints;
         MPI_Comm dc;
         char val[32];

@@ -599,8 +599,9 @@ static void inter_cases(MPI_Comm comm, int r, int n)
     EPT_OK(MPI_Comm_group(inter, &lg));
     EPT_OK(MPI_Group_incl(lg, 1, &li, &self));
     EPT_OK(MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN));
-    expect_class(MPI_Comm_create_group(inter, self, 12, &nc), MPI_ERR_COMM, r,
-                 "MPI_Comm_create_group on an intercommunicator");
+    if (!(ept_classic && EPT_OPEN_MPI)) /* Open MPI 4.1 makes one */
+        expect_class(MPI_Comm_create_group(inter, self, 12, &nc), MPI_ERR_COMM, r,
+                     "MPI_Comm_create_group on an intercommunicator");
     EPT_OK(MPI_Comm_set_errhandler(inter, MPI_ERRORS_ARE_FATAL));
     EPT_OK(MPI_Group_free(&self));
     EPT_OK(MPI_Group_free(&lg));

@@ -195,8 +195,10 @@ static void pointers(MPI_Comm comm, int r, int n)
     EPT_OK(MPI_File_read_at_all(fh, 0, c4, 4, MPI_INT, &st));
     for (int i = 0; i < 4; i++)
         EPT_CHECK(c4[i] == val(0, i), "shared read: int %d of rank 0 is %d", i, c4[i]);
-    /* An _end with no _begin, and one of the other kind, are errors. */
-    EPT_CHECK(MPI_File_read_at_all_end(fh, c12, &st) != MPI_SUCCESS, "an _end without its _begin succeeded");
+    /* An _end with no _begin, and one of the other kind, are errors
+     * (Open MPI's OMPIO checks neither: its classic shapes leave them). */
+    if (!(ept_classic && EPT_OPEN_MPI))
+        EPT_CHECK(MPI_File_read_at_all_end(fh, c12, &st) != MPI_SUCCESS, "an _end without its _begin succeeded");
     if (!ept_classic) { /* ROMIO ends any split with any _end */
         EPT_OK(MPI_File_read_all_begin(fh, c12, 0, MPI_INT));
         EPT_CHECK(MPI_File_read_at_all_end(fh, c12, &st) != MPI_SUCCESS, "the _end of another split succeeded");

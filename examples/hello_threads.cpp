@@ -29,7 +29,8 @@ static void rank_main(const char *who)
         MPI_Send(&token, 1, MPI_INT, (rank + 1) % size, 0, MPI_COMM_WORLD);
     }
     MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    const char *proc = std::getenv("PMI_RANK");
+    const char *proc = std::getenv("PMI_RANK"); // MPICH's launcher; Open MPI's:
+    proc = proc ? proc : std::getenv("OMPI_COMM_WORLD_RANK");
     std::printf("process %s, %s: rank %d of %d in MPI_COMM_WORLD (token %d, sum of ranks %d)\n", proc ? proc : "?", who,
                 rank, size, token, sum);
 }

@@ -81,8 +81,14 @@ if [ "$kind" = openmpi ]; then
         *"-x EPMPI_ENDPOINTS"*"--bind-to core -n 1 ./prog") echo "ok: the user's binding" ;;
         *) fail "-t 2 --bind-to core: $out" ;; esac
     out=$("$L" --dry-run -t 2 -n 1 ./prog)
-    case $out in *"-x EPMPI_ENDPOINTS"*"-x LD_PRELOAD --bind-to none -n 1 ./prog") echo "ok: world mode unbound" ;;
+    case $out in *"-x EPMPI_ENDPOINTS"*"-x LD_PRELOAD --oversubscribe --bind-to none -n 1 ./prog")
+        echo "ok: world mode unbound, more processes than cores allowed" ;;
         *) fail "-t 2: $out" ;; esac
+    # the user's word on oversubscription stands
+    out=$("$L" --dry-run --nooversubscribe -n 1 ./prog)
+    case $out in *"--oversubscribe "*) fail "--nooversubscribe: epmpiexec added --oversubscribe: $out" ;;
+        *"-x LD_PRELOAD --nooversubscribe -n 1 ./prog") echo "ok: --nooversubscribe" ;;
+        *) fail "--nooversubscribe: $out" ;; esac
 else
     # mpiexec's options with values (two for -genv, inline with =), quoting, MPMD.
     dry "-genv A 'b c' -n=2 -ppn 1 ./prog 'x y' : -n 1 other -t 2" -genv A "b c" -n=2 -ppn 1 ./prog "x y" : -n 1 other -t 2

@@ -127,23 +127,32 @@ static ep_lock_t lw_lock;
 static int64_t **lw_free, **lw_chunk;
 static size_t lw_nfree, lw_capfree, lw_nchunk, lw_capchunk;
 
-/* A word set to zero, or NULL with *rc the MPI's error (0: no memory). */
+/* One more chunk's words on the free list (lw_lock held): MPI_SUCCESS,
+ * the MPI's error, or MPI_ERR_NO_MEM. */
+static int lword_chunk(void)
+{
+    int64_t *chunk;
+    if (!EP_GROW(lw_chunk, lw_nchunk, lw_capchunk, 8) ||
+        !ep_grow_room(&lw_free, sizeof *lw_free, (lw_nchunk + 1) * LW_CHUNK - 1, &lw_capfree, LW_CHUNK) ||
+        !(chunk = calloc(LW_CHUNK, sizeof *chunk)))
+        return MPI_ERR_NO_MEM;
+    int rc = lock_win == MPI_WIN_NULL ? MPI_SUCCESS : PMPI_Win_attach(lock_win, chunk, LW_CHUNK * sizeof *chunk);
+    if (rc != MPI_SUCCESS) {
+        free(chunk);
+        return rc;
+    }
+    lw_chunk[lw_nchunk++] = chunk;
+    for (int i = LW_CHUNK - 1; i >= 0; i--)
+        lw_free[lw_nfree++] = &chunk[i];
+    return MPI_SUCCESS;
+}
+
+/* A word set to zero, or NULL with *rc why (lword_chunk). */
 static int64_t *lword_take(int *rc)
 {
-    int64_t *chunk = NULL, *word = NULL;
-    *rc = MPI_SUCCESS;
+    int64_t *word = NULL;
     ep_lock(&lw_lock);
-    if (!lw_nfree && EP_GROW(lw_chunk, lw_nchunk, lw_capchunk, 8) &&
-        ep_grow_room(&lw_free, sizeof *lw_free, (lw_nchunk + 1) * LW_CHUNK - 1, &lw_capfree, LW_CHUNK) &&
-        (chunk = calloc(LW_CHUNK, sizeof *chunk)) &&
-        (lock_win == MPI_WIN_NULL || (*rc = PMPI_Win_attach(lock_win, chunk, LW_CHUNK * sizeof *chunk)) == 0)) {
-        lw_chunk[lw_nchunk++] = chunk;
-        for (int i = LW_CHUNK - 1; i >= 0; i--)
-            lw_free[lw_nfree++] = &chunk[i];
-        chunk = NULL;
-    }
-    free(chunk); /* not attached */
-    if (lw_nfree) {
+    if ((*rc = lw_nfree ? MPI_SUCCESS : lword_chunk()) == MPI_SUCCESS) {
         word = lw_free[--lw_nfree];
         *word = 0;
     }
@@ -183,20 +192,49 @@ static void lwords_drop(ep_win_t *w)
     w->lwords = NULL;
 }
 
+/* ---- regions attached to pwin ----------------------------------------------
+ * What this process's ranks attached to pwin (a created window's memory,
+ * a dynamic window's regions), so that accesses to them can be checked and
+ * everything is detached before pwin is freed; a local window keeps the
+ * list alone.  regions_lock guards it. */
+
+/* Takes the region at base off w's list: 1 when it was there. */
+static int region_forget(ep_win_t *w, const void *base)
+{
+    int found = 0;
+    ep_lock(&w->regions_lock);
+    for (int i = 0; i < w->nregions && !found; i++)
+        if ((found = w->regions[i].base == base))
+            w->regions[i] = w->regions[--w->nregions];
+    ep_unlock(&w->regions_lock);
+    return found;
+}
+
+static ep_status_t region_attach(ep_win_t *w, void *base, MPI_Aint size)
+{
+    ep_lock(&w->regions_lock);
+    int room = EP_GROW(w->regions, w->nregions, w->capregions, 8);
+    if (room)
+        w->regions[w->nregions++] = (ep_win_region_t){base, size};
+    ep_unlock(&w->regions_lock);
+    if (!room)
+        return EP_ERR_NO_MEM;
+    int rc = w->local ? MPI_SUCCESS : PMPI_Win_attach(w->pwin, base, size);
+    if (rc != MPI_SUCCESS)
+        region_forget(w, base);
+    return from_pmpi(rc);
+}
+
 /* Ends the epoch of pwin and frees it; the first error. */
 static int pwin_free(ep_win_t *w)
 {
     int rc = w->pwin_epoch ? PMPI_Win_unlock_all(w->pwin) : MPI_SUCCESS;
     w->pwin_epoch = 0;
-    /* Detached first: Open MPI 4.1's UCX windows crash when freed with
-     * more than one region attached (a plain program shows it). */
-    for (int i = 0; w->attached && i < w->comm->nlocal; i++)
-        if (w->attached[i]) {
-            int r = PMPI_Win_detach(w->pwin, w->attached[i]);
-            rc = rc ? rc : r;
-            w->attached[i] = NULL;
-        }
-    for (; w->nregions > 0; w->nregions--) { /* what the program left attached to a dynamic window */
+    /* Every region detached first (a created window's ranks' memory, what
+     * the program left attached to a dynamic one): Open MPI 4.1's UCX
+     * windows crash when freed with more than one region attached (a plain
+     * program shows it). */
+    for (; w->nregions > 0; w->nregions--) {
         int r = PMPI_Win_detach(w->pwin, w->regions[w->nregions - 1].base);
         rc = rc ? rc : r;
     }
@@ -211,7 +249,6 @@ static void win_destroy(ep_win_t *w)
     lwords_drop(w);
     free(w->segment);
     free(w->regions);
-    free(w->attached);
     free(w->rank);
     free(w->segbase);
     free(w);
@@ -309,11 +346,9 @@ static ep_status_t setup(ep_coll_inst_t *in, ep_win_t *w)
             mine[i].tbase = off[i];
     } else if (!rc && !w->local) {
         rc = window_made(PMPI_Win_create_dynamic(MPI_INFO_NULL, w->pc, &w->pwin));
-        if (!rc && w->flavor != EP_WIN_DYNAMIC && !(w->attached = calloc((size_t)nl, sizeof *w->attached)))
-            rc = EP_ERR_NO_MEM;
         for (int i = 0; i < nl && !rc && w->flavor != EP_WIN_DYNAMIC; i++)
-            if (mine[i].size > 0 && !(rc = from_pmpi(PMPI_Win_attach(w->pwin, (void *)mine[i].tbase, mine[i].size))))
-                w->attached[i] = (void *)mine[i].tbase;
+            if (mine[i].size > 0)
+                rc = region_attach(w, (void *)mine[i].tbase, mine[i].size);
     }
     if (w->pwin != MPI_WIN_NULL) /* its errors come back here, also those of a cleanup after a failure */
         PMPI_Win_set_errhandler(w->pwin, MPI_ERRORS_RETURN);
@@ -325,7 +360,7 @@ static ep_status_t setup(ep_coll_inst_t *in, ep_win_t *w)
         if ((w->lwords[i] = lword_take(&r)))
             PMPI_Get_address(w->lwords[i], &mine[i].lword);
         else
-            rc = r ? window_made(r) : EP_ERR_NO_MEM;
+            rc = window_made(r);
     if (!rc)
         rc = exchange_ranks(w, mine);
     /* Shared windows: every process's segment, to address it here. */
@@ -597,14 +632,8 @@ static ep_status_t acc_here(ep_win_t *w, const ep_rma_t *op, char *addr)
                           (long)ol.bytes, (long)tl.bytes);
         st = EP_ERR_COUNT;
     }
-    const char *opname;
-    if (!st && ep_op_defined_on(op->op, elem, &opname) == 0) {
-        char tname[MPI_MAX_OBJECT_NAME] = "";
-        int len;
-        PMPI_Type_get_name(elem, tname, &len);
-        ep_status_explain(EP_ERR_OP, "%s is not defined on the datatype %s", opname, tname);
-        st = EP_ERR_OP;
-    }
+    if (!st)
+        st = ep_op_check(op->op, elem);
     if (!st && op->kind == EP_RMA_GET_ACC)
         st = ep_dt_layout(op->rtype, op->rcount, &rl);
     if (!st && (PMPI_Type_size(elem, &es) != MPI_SUCCESS || es <= 0 || tl.bytes / es > INT32_MAX))
@@ -621,7 +650,7 @@ static ep_status_t acc_here(ep_win_t *w, const ep_rma_t *op, char *addr)
     if (!st && !nop)
         st = ep_dt_pack(op->obuf, op->ocount, op->otype, &ol, replace ? tbuf : obuf);
     if (!st && !nop && !replace) {
-        /* a type ep_op_defined_on does not know: the MPI decides */
+        /* a type ep_op_check does not know: the MPI decides */
         if (ep_op_reduce_local(obuf, tbuf, (int)(tl.bytes / es), elem, op->op) != MPI_SUCCESS)
             st = EP_ERR_OP;
     }
@@ -1014,33 +1043,7 @@ ep_status_t ep_win_wait(ep_win_ep_t *we, int block, int *done)
 
 /* ---- dynamic windows ---------------------------------------------------------- */
 
-/* Takes the region at base off w's list: 1 when it was there. */
-static int region_forget(ep_win_t *w, const void *base)
-{
-    int found = 0;
-    ep_lock(&w->regions_lock);
-    for (int i = 0; i < w->nregions && !found; i++)
-        if ((found = w->regions[i].base == base))
-            w->regions[i] = w->regions[--w->nregions];
-    ep_unlock(&w->regions_lock);
-    return found;
-}
-
-ep_status_t ep_win_attach(ep_win_ep_t *we, void *base, MPI_Aint size)
-{
-    ep_win_t *w = we->w;
-    ep_lock(&w->regions_lock);
-    int room = EP_GROW(w->regions, w->nregions, w->capregions, 8);
-    if (room)
-        w->regions[w->nregions++] = (ep_win_region_t){base, size};
-    ep_unlock(&w->regions_lock);
-    if (!room)
-        return EP_ERR_NO_MEM;
-    int rc = w->local ? MPI_SUCCESS : PMPI_Win_attach(w->pwin, base, size);
-    if (rc != MPI_SUCCESS)
-        region_forget(w, base);
-    return from_pmpi(rc);
-}
+ep_status_t ep_win_attach(ep_win_ep_t *we, void *base, MPI_Aint size) { return region_attach(we->w, base, size); }
 
 ep_status_t ep_win_detach(ep_win_ep_t *we, const void *base)
 {

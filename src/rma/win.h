@@ -68,8 +68,9 @@ typedef struct ep_win {
     int local;          /* every rank in this process: no PMPI windows (above) */
     ep_lock_t acc_lock; /* local windows: accumulates are atomic under it */
     void *segment;      /* local windows: the memory allocated for their ranks */
-    /* Dynamic windows: the regions this process's ranks attached, which
-     * accesses to them must fall in (regions_lock guards them). */
+    /* What this process's ranks attached to pwin (created windows: their
+     * memory; dynamic windows: the regions accesses must fall in), guarded
+     * by regions_lock (win.c). */
     ep_lock_t regions_lock;
     struct ep_win_region *regions;
     int nregions;
@@ -80,9 +81,6 @@ typedef struct ep_win {
     int64_t **lwords;    /* [nlocal] this process's ranks' lock words, in local
                             order, from the pool of win.c (NULL: not yet) */
     ep_win_rank_t *rank; /* [size] */
-    void **attached;     /* [nlocal] created windows: what this process's ranks
-                            attached to pwin (NULL: nothing), detached before it
-                            is freed */
     char **segbase;      /* [nprocs] shared windows: each process's segment, here;
                             allocated windows: this process's segment */
     _Atomic int refs;    /* local handles */

@@ -86,35 +86,39 @@ int ep_op_apply(const void *in, void *inout, int count, MPI_Datatype t, MPI_Op o
 
 enum { G_CINT = 1, G_FINT = 2, G_FLOAT = 4, G_LOGICAL = 8, G_COMPLEX = 16, G_BYTE = 32, G_PAIR = 64, G_ANY = 127 };
 
+/* Most used first: every reduction on an endpoint communicator looks its
+ * (type, operation) up here. */
 static const struct {
     MPI_Datatype t;
     int group;
 } type_groups[] = {
+    {MPI_DOUBLE, G_FLOAT},
     {MPI_INT, G_CINT},
     {MPI_LONG, G_CINT},
-    {MPI_SHORT, G_CINT},
-    {MPI_UNSIGNED_SHORT, G_CINT},
+    {MPI_FLOAT, G_FLOAT},
+    {MPI_LONG_LONG, G_CINT},
     {MPI_UNSIGNED, G_CINT},
     {MPI_UNSIGNED_LONG, G_CINT},
+    {MPI_INT64_T, G_CINT},
+    {MPI_INT32_T, G_CINT},
+    {MPI_UINT64_T, G_CINT},
+    {MPI_UINT32_T, G_CINT},
+    {MPI_2INT, G_PAIR},
+    {MPI_DOUBLE_INT, G_PAIR},
+    {MPI_SHORT, G_CINT},
+    {MPI_UNSIGNED_SHORT, G_CINT},
     {MPI_LONG_LONG_INT, G_CINT},
-    {MPI_LONG_LONG, G_CINT},
     {MPI_UNSIGNED_LONG_LONG, G_CINT},
     {MPI_SIGNED_CHAR, G_CINT},
     {MPI_UNSIGNED_CHAR, G_CINT},
     {MPI_INT8_T, G_CINT},
     {MPI_INT16_T, G_CINT},
-    {MPI_INT32_T, G_CINT},
-    {MPI_INT64_T, G_CINT},
     {MPI_UINT8_T, G_CINT},
     {MPI_UINT16_T, G_CINT},
-    {MPI_UINT32_T, G_CINT},
-    {MPI_UINT64_T, G_CINT},
     {MPI_INTEGER, G_FINT},
     {MPI_AINT, G_FINT},
     {MPI_OFFSET, G_FINT},
     {MPI_COUNT, G_FINT},
-    {MPI_FLOAT, G_FLOAT},
-    {MPI_DOUBLE, G_FLOAT},
     {MPI_LONG_DOUBLE, G_FLOAT},
     {MPI_REAL, G_FLOAT},
     {MPI_DOUBLE_PRECISION, G_FLOAT},
@@ -132,9 +136,7 @@ static const struct {
     {MPI_DOUBLE_COMPLEX, G_COMPLEX},
     {MPI_BYTE, G_BYTE},
     {MPI_FLOAT_INT, G_PAIR},
-    {MPI_DOUBLE_INT, G_PAIR},
     {MPI_LONG_INT, G_PAIR},
-    {MPI_2INT, G_PAIR},
     {MPI_SHORT_INT, G_PAIR},
     {MPI_LONG_DOUBLE_INT, G_PAIR},
     {MPI_2REAL, G_PAIR},
@@ -147,9 +149,9 @@ static const struct {
     const char *name;
     int groups; /* the type groups it is defined on */
 } op_groups[] = {
+    {MPI_SUM, "MPI_SUM", G_CINT | G_FINT | G_FLOAT | G_COMPLEX},
     {MPI_MAX, "MPI_MAX", G_CINT | G_FINT | G_FLOAT},
     {MPI_MIN, "MPI_MIN", G_CINT | G_FINT | G_FLOAT},
-    {MPI_SUM, "MPI_SUM", G_CINT | G_FINT | G_FLOAT | G_COMPLEX},
     {MPI_PROD, "MPI_PROD", G_CINT | G_FINT | G_FLOAT | G_COMPLEX},
     {MPI_LAND, "MPI_LAND", G_CINT | G_LOGICAL},
     {MPI_LOR, "MPI_LOR", G_CINT | G_LOGICAL},
@@ -163,22 +165,36 @@ static const struct {
     {MPI_NO_OP, "MPI_NO_OP", G_ANY},
 };
 
-int ep_op_defined_on(MPI_Op op, MPI_Datatype t, const char **opname)
+#define NOPS (sizeof op_groups / sizeof *op_groups)
+#define NTYPES (sizeof type_groups / sizeof *type_groups)
+
+/* 1 when MPI defines op on t, 0 when not, -1 when t or op is in no group;
+ * *o gets op's index (NOPS: none). */
+static int defined_on(MPI_Op op, MPI_Datatype t, size_t *o)
 {
-    size_t o = 0, k = 0;
-    while (o < sizeof op_groups / sizeof *op_groups && op_groups[o].op != op)
-        o++;
-    *opname = o < sizeof op_groups / sizeof *op_groups ? op_groups[o].name : "the operation";
-    if (o == sizeof op_groups / sizeof *op_groups)
+    size_t k = 0;
+    for (*o = 0; *o < NOPS && op_groups[*o].op != op; (*o)++)
+        ;
+    if (*o == NOPS)
         return -1;
-    if (op_groups[o].groups == G_ANY)
+    if (op_groups[*o].groups == G_ANY)
         return 1;
     /* MPIs without Fortran make its types MPI_DATATYPE_NULL: never t */
-    while (k < sizeof type_groups / sizeof *type_groups && (type_groups[k].t != t || t == MPI_DATATYPE_NULL))
+    while (k < NTYPES && (type_groups[k].t != t || t == MPI_DATATYPE_NULL))
         k++;
-    if (k == sizeof type_groups / sizeof *type_groups)
-        return -1;
-    return (op_groups[o].groups & type_groups[k].group) != 0;
+    return k == NTYPES ? -1 : (op_groups[*o].groups & type_groups[k].group) != 0;
+}
+
+ep_status_t ep_op_check_table(MPI_Op op, MPI_Datatype t)
+{
+    size_t o;
+    if (defined_on(op, t, &o) != 0)
+        return EP_OK;
+    char name[MPI_MAX_OBJECT_NAME] = "";
+    int len;
+    PMPI_Type_get_name(t, name, &len);
+    ep_status_explain(EP_ERR_OP, "%s is not defined on the datatype %s", op_groups[o].name, name);
+    return EP_ERR_OP;
 }
 
 int ep_op_reduce_local(const void *in, void *inout, int count, MPI_Datatype t, MPI_Op op)

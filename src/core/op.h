@@ -14,11 +14,19 @@
  * one epmpi applies itself (nothing done). */
 int ep_op_apply(const void *in, void *inout, int count, MPI_Datatype t, MPI_Op op);
 
-/* Whether MPI defines the predefined operation op on the predefined type t
- * (the groups of MPI-4.0 section 6.9.2; MPI_REPLACE and MPI_NO_OP on every
- * type): 1 yes, 0 no, -1 when t is in none of the groups (the MPI decides:
- * MPICH also takes MPI_CHAR, for example).  *opname gets op's name. */
-int ep_op_defined_on(MPI_Op op, MPI_Datatype t, const char **opname);
+/* Whether MPI defines the predefined operation op on the type t (the
+ * groups of MPI-4.0 section 6.9.2; MPI_REPLACE and MPI_NO_OP on every
+ * type): EP_ERR_OP, explained with both names, when it does not; EP_OK
+ * also when t or op is in none of the groups (the MPI decides: MPICH also
+ * takes MPI_CHAR, for example). */
+ep_status_t ep_op_check_table(MPI_Op op, MPI_Datatype t);
+static inline ep_status_t ep_op_check(MPI_Op op, MPI_Datatype t)
+{
+    /* the table's commonest answers first: every reduction asks */
+    if ((op == MPI_SUM || op == MPI_MAX || op == MPI_MIN) && (t == MPI_DOUBLE || t == MPI_INT))
+        return EP_OK;
+    return ep_op_check_table(op, t);
+}
 
 /* MPI_Op_commutative without MPICH for the predefined operations. */
 int ep_op_commutative(MPI_Op op, int *commute);

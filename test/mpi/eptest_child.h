@@ -177,7 +177,7 @@ static inline int ept_child_run_all(const ept_child_driver *d)
         return -1;
     }
     /* Neither the shell nor mpiexec needs the library; the child gets it
-     * through -genv.  The outer job's process-manager settings would tie
+     * through the launcher.  The outer job's process-manager settings would tie
      * the nested mpiexec to the outer job, and its EPMPI_ENDPOINTS would
      * leak into the cases that run without world mode. */
     unsetenv("LD_PRELOAD");
@@ -186,20 +186,18 @@ static inline int ept_child_run_all(const ept_child_driver *d)
     for (size_t i = 0; i < sizeof pmvars / sizeof *pmvars; i++)
         unsetenv(pmvars[i]);
     /* Open MPI's: every OMPI_, PMIX_, ORTE_ and OPAL_ variable the outer
-     * mpirun gave this process (a copy of each name: unsetenv changes
-     * environ under the scan, so it starts over). */
-    for (int again = 1; again;) {
-        extern char **environ;
-        again = 0;
-        for (char **e = environ; *e && !again; e++)
-            if (!strncmp(*e, "OMPI_", 5) || !strncmp(*e, "PMIX_", 5) || !strncmp(*e, "ORTE_", 5) ||
-                !strncmp(*e, "OPAL_", 5)) {
-                char name[256];
-                size_t n = strcspn(*e, "=");
-                snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name - 1), *e);
-                unsetenv(name);
-                again = 1;
-            }
+     * mpirun gave this process (named first: unsetenv changes environ). */
+    extern char **environ;
+    char *names[512];
+    size_t nn = 0;
+    for (char **e = environ; *e && nn < sizeof names / sizeof *names; e++)
+        if (!strncmp(*e, "OMPI_", 5) || !strncmp(*e, "PMIX_", 5) || !strncmp(*e, "ORTE_", 5) ||
+            !strncmp(*e, "OPAL_", 5))
+            names[nn++] = strndup(*e, strcspn(*e, "="));
+    for (size_t i = 0; i < nn; i++) {
+        if (names[i])
+            unsetenv(names[i]);
+        free(names[i]);
     }
 
     int failed = 0;

@@ -359,7 +359,7 @@ ENTRY_ENDPOINT_PATH int comm_get_name_ep(MPI_Comm comm, char *comm_name, int *re
 static int create_errhandler(const char *call, MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
     int rc = PMPI_Comm_create_errhandler(fn, errhandler);
-    if (rc == MPI_SUCCESS && ep_errhandler_record(*errhandler, fn)) {
+    if (rc == MPI_SUCCESS && ep_errhandler_record(*errhandler, fn, NULL)) {
         PMPI_Errhandler_free(errhandler);
         return entry_raise(NULL, call, MPI_ERR_NO_MEM, "out of memory recording the handler");
     }

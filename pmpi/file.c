@@ -175,7 +175,8 @@ ENTRY_API MPI_File MPI_File_f2c(MPI_Fint fh)
 ENTRY_API int MPI_File_create_errhandler(MPI_File_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
     int rc = PMPI_File_create_errhandler(fn, errhandler);
-    if (rc == MPI_SUCCESS && ep_errhandler_record(*errhandler, (MPI_Comm_errhandler_function *)(void (*)(void))fn)) {
+    if (rc == MPI_SUCCESS &&
+        ep_errhandler_record(*errhandler, (MPI_Comm_errhandler_function *)(void (*)(void))fn, NULL)) {
         PMPI_Errhandler_free(errhandler);
         return file_raise(NULL, "MPI_File_create_errhandler", MPI_ERR_NO_MEM, "out of memory recording the handler");
     }

@@ -1,7 +1,8 @@
 /* What epmpi's Fortran entry points share: the generated mpi_f08 ones
- * (fortran.gen.c) and the hand-written ones (fortran.c).
+ * (fortran.gen.c, MPICH's), the hand-written ones (fortran.c) and those
+ * over Open MPI's bindings (fortran_ompi.c).
  *
- * They follow gfortran's conventions, which MPICH's bindings use: every
+ * They follow gfortran's conventions, which both MPIs' bindings use: every
  * argument by reference; a handle as the address of its integer (an f08
  * handle type holds one integer, MPI_VAL, so the address is the same);
  * MPI_Status in C's layout; LOGICAL as an int, 1 for .true.; CHARACTER
@@ -9,7 +10,7 @@
  * size_t arguments after all the others; mpi_f08's ierror optional (NULL when
  * absent).  MPICH's mpif.h and `use mpi` bindings call the C MPI_ functions,
  * so epmpi intercepts them as they are, except for the few listed in
- * maint/fortran_implemented.txt. */
+ * maint/fortran_implemented.txt.  Open MPI's call PMPI_: fortran_ompi.c. */
 #ifndef ENTRY_FORTRAN_H
 #define ENTRY_FORTRAN_H
 

@@ -172,7 +172,8 @@ ENTRY_API int MPI_Win_create_errhandler(MPI_Win_errhandler_function *fn, MPI_Err
 {
     int rc = PMPI_Win_create_errhandler(fn, errhandler);
     /* The same call shape: (handle *, int *, ...). */
-    if (rc == MPI_SUCCESS && ep_errhandler_record(*errhandler, (MPI_Comm_errhandler_function *)(void (*)(void))fn)) {
+    if (rc == MPI_SUCCESS &&
+        ep_errhandler_record(*errhandler, (MPI_Comm_errhandler_function *)(void (*)(void))fn, NULL)) {
         PMPI_Errhandler_free(errhandler);
         return entry_raise(NULL, "MPI_Win_create_errhandler", MPI_ERR_NO_MEM, "out of memory recording the handler");
     }

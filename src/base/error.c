@@ -187,9 +187,10 @@ int ep_error_code_string(int code, char *buf, int *len) { return code_string(cod
 typedef struct {
     MPI_Errhandler eh;
     MPI_Comm_errhandler_function *fn;
-    long uses;     /* endpoint slots holding it */
-    long given;    /* references handed out by get_errhandler on endpoints */
-    long deferred; /* MPI_Errhandler_free calls waiting for uses to reach 0 */
+    ep_errhandler_caller_t *caller; /* NULL: a C function */
+    long uses;                      /* endpoint slots holding it */
+    long given;                     /* references handed out by get_errhandler on endpoints */
+    long deferred;                  /* MPI_Errhandler_free calls waiting for uses to reach 0 */
 } user_eh_t;
 static user_eh_t *user_eh;
 static int n_user_eh;
@@ -204,7 +205,7 @@ static user_eh_t *find_locked(MPI_Errhandler eh)
     return NULL;
 }
 
-ep_status_t ep_errhandler_record(MPI_Errhandler eh, MPI_Comm_errhandler_function *fn)
+ep_status_t ep_errhandler_record(MPI_Errhandler eh, MPI_Comm_errhandler_function *fn, ep_errhandler_caller_t *caller)
 {
     ep_status_t rc = EP_OK;
     pthread_mutex_lock(&eh_lock);
@@ -212,19 +213,31 @@ ep_status_t ep_errhandler_record(MPI_Errhandler eh, MPI_Comm_errhandler_function
     if (!e && EP_GROW(user_eh, n_user_eh, cap_user_eh, 16))
         e = &user_eh[n_user_eh++];
     if (e) /* a handle MPICH reuses was freed: nothing of the old entry holds */
-        *e = (user_eh_t){eh, fn, 0, 0, 0};
+        *e = (user_eh_t){eh, fn, caller, 0, 0, 0};
     else
         rc = EP_ERR_NO_MEM;
     pthread_mutex_unlock(&eh_lock);
     return rc;
 }
 
+static int predefined(MPI_Errhandler eh)
+{
+    return eh == MPI_ERRORS_RETURN || eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_ABORT;
+}
+
 /* One more use (an endpoint slot) or, with given, one more reference
- * handed to the program, of a recorded handler. */
+ * handed to the program, of a recorded handler.  A predefined one handed
+ * out gets an entry too: the program frees it (MPI-2.2 on), and Open MPI
+ * counts the references of its predefined handlers, so the free must not
+ * reach it for a reference it never gave. */
 static void count_ref(MPI_Errhandler eh, int given)
 {
     pthread_mutex_lock(&eh_lock);
     user_eh_t *e = find_locked(eh);
+    if (!e && given && predefined(eh) && EP_GROW(user_eh, n_user_eh, cap_user_eh, 16)) {
+        e = &user_eh[n_user_eh++];
+        *e = (user_eh_t){eh, NULL, NULL, 0, 0, 0};
+    }
     if (e)
         ++*(given ? &e->given : &e->uses);
     pthread_mutex_unlock(&eh_lock);
@@ -303,11 +316,12 @@ void ep_errhandler_finalize(void)
     pthread_mutex_unlock(&eh_lock);
 }
 
-static MPI_Comm_errhandler_function *user_fn(MPI_Errhandler eh)
+static MPI_Comm_errhandler_function *user_fn(MPI_Errhandler eh, ep_errhandler_caller_t **caller)
 {
     pthread_mutex_lock(&eh_lock);
     user_eh_t *e = find_locked(eh);
     MPI_Comm_errhandler_function *fn = e ? e->fn : NULL;
+    *caller = e ? e->caller : NULL;
     pthread_mutex_unlock(&eh_lock);
     return fn;
 }
@@ -338,7 +352,12 @@ int ep_errhandler_invoke(MPI_Errhandler eh, MPI_Comm comm, int code)
     if (code == MPI_SUCCESS || eh == MPI_ERRORS_RETURN)
         return code;
     if (eh != MPI_ERRORS_ARE_FATAL && eh != MPI_ERRORS_ABORT) {
-        MPI_Comm_errhandler_function *fn = user_fn(eh);
+        ep_errhandler_caller_t *caller;
+        MPI_Comm_errhandler_function *fn = user_fn(eh, &caller);
+        if (fn && caller) {
+            caller(fn, comm, &code);
+            return code;
+        }
         if (fn) {
             fn(&comm, &code);
             return code;
@@ -356,7 +375,8 @@ int ep_errhandler_invoke_file(MPI_Errhandler eh, MPI_File file, int code)
     if (code == MPI_SUCCESS || eh == MPI_ERRORS_RETURN)
         return code;
     if (eh != MPI_ERRORS_ARE_FATAL && eh != MPI_ERRORS_ABORT) {
-        MPI_Comm_errhandler_function *fn = user_fn(eh);
+        ep_errhandler_caller_t *caller; /* files' handlers are C's */
+        MPI_Comm_errhandler_function *fn = user_fn(eh, &caller);
         if (fn) { /* recorded by MPI_File_create_errhandler: a file handler */
             ((MPI_File_errhandler_function *)(void (*)(void))fn)(&file, &code);
             return code;

@@ -117,8 +117,11 @@ int ep_error_code_string(int code, char *buf, int *len);
 
 /* Error handlers.  Predefined ones are interpreted here; user-defined ones
  * need their function, recorded when MPI_Comm_create_errhandler or
- * MPI_Win_create_errhandler made them (EP_ERR_NO_MEM: not recorded). */
-ep_status_t ep_errhandler_record(MPI_Errhandler eh, MPI_Comm_errhandler_function *fn);
+ * MPI_Win_create_errhandler made them (EP_ERR_NO_MEM: not recorded).  A
+ * handler from another language has a caller, which calls fn for comm the
+ * way it wants (NULL: C's, fn(&comm, code)). */
+typedef void ep_errhandler_caller_t(MPI_Comm_errhandler_function *fn, MPI_Comm comm, int *code);
+ep_status_t ep_errhandler_record(MPI_Errhandler eh, MPI_Comm_errhandler_function *fn, ep_errhandler_caller_t *caller);
 /* An endpoint (or endpoint window) holds the user handler it uses, so
  * that MPI_Errhandler_free cannot free it meanwhile (error.c; nothing for
  * predefined handlers).  assign makes *slot eh, holding eh and releasing

@@ -118,15 +118,21 @@ OMPI_PARAM_NAMES = {
     "MPI_File_create_errhandler": {"function": "file_errhandler_fn"}, "MPI_Graph_create": {"index": "indx"},
     "MPI_Graph_get": {"index": "indx"}, "MPI_Graph_map": {"index": "indx"}, "MPI_Imrecv": {"type": "datatype"},
     "MPI_Intercomm_create": {"bridge_comm": "peer_comm"}, "MPI_Intercomm_merge": {"newintercomm": "newintracomm"},
-    "MPI_Mrecv": {"type": "datatype"}, "MPI_Rput": {"target_cout": "target_count"}, "MPI_Rsend": {"ibuf": "buf"},
+    "MPI_Mrecv": {"type": "datatype"}, "MPI_Precv_init": {"source": "dest"},
+    "MPI_Pready": {"partitions": "partition"}, "MPI_Pready_list": {"partition_list": "array_of_partitions"}, "MPI_Rput": {"target_cout": "target_count"}, "MPI_Rsend": {"ibuf": "buf"},
     "MPI_Testany": {"index": "indx"}, "MPI_Type_free": {"type": "datatype"}, "MPI_Waitany": {"index": "indx"},
     "MPI_Win_create_errhandler": {"function": "win_errhandler_fn"},
 }
 
 
+# ... and in every function (Open MPI 5.0 spells `assert` so: its header
+# may follow assert.h's macro).
+OMPI_PARAM_NAMES_ALL = {"mpi_assert": "assert"}
+
+
 def standard_names(name, params):
     """params with Open MPI's deviating names replaced by the standard's."""
-    fix = OMPI_PARAM_NAMES.get(name, {})
+    fix = dict(OMPI_PARAM_NAMES_ALL, **OMPI_PARAM_NAMES.get(name, {}))
     out = []
     for ctype, pname, is_ptr, is_arr, base, text in params:
         if pname in fix:

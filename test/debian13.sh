@@ -3,7 +3,8 @@
 # root with debootstrap (MPICH 4.2.1, UCX 1.18: Debian's current stable),
 # puts the committed tree in it, and runs there the README's two commands as
 # a new user would: the first installs the packages, builds and runs the
-# demo; the second builds and runs all tests.  Needs root and Debian's
+# demo; the second builds and runs all tests.  Then the same tests over
+# Debian 13's Open MPI 5.0 (test/openmpi.sh).  Needs root and Debian's
 # registry.  The root stays in the build tree (debian13-root/) and is used
 # again by the next run; EPMPI_DEBIAN13_TESTS=0 stops after the demo.
 # EPMPI_DEBIAN_SUITE=sid does the same in Debian unstable (`make
@@ -69,14 +70,16 @@ for d in proc sys dev dev/shm; do
     }
 done
 
-# The committed tree (as CI's clone has it), fresh each time.
-rm -rf --one-file-system "$root/root/epmpi"
-mkdir -p "$root/root/epmpi"
+# The committed tree (as CI's clone has it), fresh each time; epmpi.clean
+# keeps it unbuilt for the Open MPI build.
+rm -rf --one-file-system "$root/root/epmpi" "$root/root/epmpi.clean"
+mkdir -p "$root/root/epmpi.clean"
 if git -C "$srcdir" rev-parse --git-dir >/dev/null 2>&1; then
-    git -C "$srcdir" archive HEAD | tar -x -C "$root/root/epmpi"
+    git -C "$srcdir" archive HEAD | tar -x -C "$root/root/epmpi.clean"
 else # a release tarball's tree
-    (cd "$srcdir" && tar -c --exclude='./debian*-root' .) | tar -x -C "$root/root/epmpi"
+    (cd "$srcdir" && tar -c --exclude='./debian*-root' --exclude=./openmpi-build .) | tar -x -C "$root/root/epmpi.clean"
 fi
+cp -a "$root/root/epmpi.clean" "$root/root/epmpi"
 
 inside() {
     chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
@@ -100,4 +103,22 @@ if [ $status -ne 0 ]; then
 fi
 grep -q "^:test-result: PASS" "$root/root/epmpi/test/mpi/f_f08.trs" 2>/dev/null ||
     fail "the Fortran tests did not run on $name (is gfortran in the README's packages?)"
+
+# Open MPI 5.0, Debian 13's other MPI: its packages (installing them makes
+# mpicc and mpirun Open MPI's, so MPICH's are set back for the next run),
+# then a clean copy of the tree and test/openmpi.sh, each program in one
+# shape as CI's Open MPI 4.1 run.  EPMPI_DEBIAN13_OPENMPI=0 leaves it out.
+if [ "$suite" = trixie ] && [ "${EPMPI_DEBIAN13_OPENMPI:-1}" != 0 ]; then
+    echo "== $name: Open MPI"
+    start=$(date +%s)
+    inside "apt-get install -y -qq libopenmpi-dev openmpi-bin >/dev/null &&
+        update-alternatives --set mpi /usr/bin/mpicc.mpich >/dev/null &&
+        update-alternatives --set mpirun /usr/bin/mpirun.mpich >/dev/null" || fail "installing Open MPI failed"
+    rm -rf --one-file-system "$root/root/epmpi-openmpi"
+    mkdir -p "$root/root/epmpi-openmpi"
+    cp -a "$root/root/epmpi.clean/." "$root/root/epmpi-openmpi/"
+    inside "cd /root/epmpi-openmpi && EPMPI_TEST_ONE_SHAPE=1 bash test/openmpi.sh" ||
+        fail "the tests failed over Open MPI on $name"
+    echo "== $name: Open MPI $(inside 'ompi_info --version | sed -n "s/^Open MPI v//p"') took $(($(date +%s) - start))s"
+fi
 echo "== check-$tag passed"

@@ -71,9 +71,10 @@ int ep_pmpi_type_create_hindexed_c(MPI_Count count, const MPI_Count lens[], cons
     if (count < 0 || count > INT_MAX)
         return MPI_ERR_COUNT;
     int n = (int)count, made = 0, rc = MPI_SUCCESS;
-    MPI_Datatype *types = malloc(sizeof *types * (size_t)(n ? n : 1));
-    MPI_Aint *disp = malloc(sizeof *disp * (size_t)(n ? n : 1));
-    int *ones = malloc(sizeof *ones * (size_t)(n ? n : 1));
+    /* zeroed: GCC 14 cannot tell that the loop fills all n before the struct reads them */
+    MPI_Datatype *types = calloc((size_t)(n ? n : 1), sizeof *types);
+    MPI_Aint *disp = calloc((size_t)(n ? n : 1), sizeof *disp);
+    int *ones = calloc((size_t)(n ? n : 1), sizeof *ones);
     if (!types || !disp || !ones)
         rc = MPI_ERR_NO_MEM;
     while (!rc && made < n) { /* made: the blocks' types made so far */

@@ -100,19 +100,23 @@ static ep_status_t mpi_failed(const char *what)
     return EP_ERR_TRANSPORT;
 }
 
-/* Direct communicators use the MPI's own partitioned communication.  An
- * MPI without it (Open MPI 4.1) has no MPI_Psend_init for a program to
- * call, and epmpi then has no entry point that gets here: its own path
- * alone is compiled. */
+/* Direct communicators use the MPI's own partitioned communication, with
+ * one partition on each side: epmpi counts the sender's MPI_Pready calls
+ * and marks the MPI's partition ready with the last, and a receive's
+ * partitions arrive together.  Open MPI 5.0 never completes a message
+ * whose two sides partition it differently (a plain program hangs), which
+ * MPI allows and programs do.  An MPI without partitioned communication
+ * (Open MPI 4.1) has no MPI_Psend_init for a program to call, and epmpi
+ * then has no entry point that gets here: its own path alone is compiled. */
 #define MPI_PARTITIONED HAVE_DECL_PMPI_PSEND_INIT
 
 #if MPI_PARTITIONED
 static ep_status_t init_direct(const ep_request_t *r, struct ep_part *p, MPI_Count count, MPI_Info info)
 {
     MPI_Comm pc = r->ep->comm->pcomm;
-    int rc = part_sends(r)
-                 ? PMPI_Psend_init(r->buf, p->partitions, count, r->type, r->peer, r->tag, pc, info, &p->pmpi)
-                 : PMPI_Precv_init(r->buf, p->partitions, count, r->type, r->peer, r->tag, pc, info, &p->pmpi);
+    MPI_Count all = count * p->partitions;
+    int rc = part_sends(r) ? PMPI_Psend_init(r->buf, 1, all, r->type, r->peer, r->tag, pc, info, &p->pmpi)
+                           : PMPI_Precv_init(r->buf, 1, all, r->type, r->peer, r->tag, pc, info, &p->pmpi);
     return rc == MPI_SUCCESS ? EP_OK : mpi_failed(part_sends(r) ? "MPI_Psend_init" : "MPI_Precv_init");
 }
 #endif
@@ -217,6 +221,8 @@ ep_status_t ep_part_start(ep_request_t *r)
     if (p->pmpi != MPI_REQUEST_NULL) {
         if (PMPI_Start(&p->pmpi) != MPI_SUCCESS)
             st = mpi_failed("MPI_Start");
+        else if (part_sends(r) && p->partitions == 0 && PMPI_Pready(0, p->pmpi) != MPI_SUCCESS)
+            st = mpi_failed("MPI_Pready"); /* no partition to wait for */
         else
             atomic_store_explicit(&r->state, EP_RS_PENDING, memory_order_release);
     } else if (r->peer == MPI_PROC_NULL) {
@@ -240,15 +246,15 @@ ep_status_t ep_part_ready(ep_request_t *r, int i)
     struct ep_part *p = part_of(r);
     if (atomic_exchange_explicit(&p->ready[i], 1, memory_order_relaxed))
         return EP_ERR_PART_TWICE;
-#if MPI_PARTITIONED
-    if (p->pmpi != MPI_REQUEST_NULL)
-        return PMPI_Pready(i, p->pmpi) == MPI_SUCCESS ? EP_OK : mpi_failed("MPI_Pready");
-#endif
     if (r->peer == MPI_PROC_NULL)
         return EP_OK;
     /* acq_rel: the last one to mark sends what every thread wrote before
      * its own MPI_Pready. */
     if (atomic_fetch_add_explicit(&p->nready, 1, memory_order_acq_rel) + 1 == p->partitions) {
+#if MPI_PARTITIONED
+        if (p->pmpi != MPI_REQUEST_NULL)
+            return PMPI_Pready(0, p->pmpi) == MPI_SUCCESS ? EP_OK : mpi_failed("MPI_Pready");
+#endif
         data_start(p);
         return p->failed;
     }
@@ -339,11 +345,10 @@ int ep_part_arrived(ep_request_t *r, int i)
 #if MPI_PARTITIONED
     struct ep_part *p = part_of(r);
     if (p->pmpi != MPI_REQUEST_NULL) {
-        int flag = 0;
-        return PMPI_Parrived(p->pmpi, i, &flag) == MPI_SUCCESS && flag;
+        int flag = 0; /* the MPI's one partition holds them all */
+        return PMPI_Parrived(p->pmpi, 0, &flag) == MPI_SUCCESS && flag;
     }
-#else
-    (void)i; /* the partition: asked of the MPI on direct communicators only */
 #endif
+    (void)i; /* partitions arrive together */
     return ep_request_poll(r);
 }

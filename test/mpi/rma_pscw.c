@@ -172,10 +172,15 @@ static void part_classic_window(MPI_Comm comm)
     MPI_Win win;
     /* Open MPI 4.1's default one-sided component makes no window on
      * MPI_COMM_SELF in a job of several processes (plain programs fail
-     * alike): there the part is skipped. */
-    EPT_OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
-    int made = MPI_Win_create(&x, sizeof x, 1, MPI_INFO_NULL, MPI_COMM_SELF, &win);
-    EPT_OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL));
+     * alike): there the part is skipped.  The process's endpoints share
+     * MPI_COMM_SELF and its handler: one at a time. */
+    int made;
+#pragma omp critical(rma_pscw_self)
+    {
+        EPT_OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
+        made = MPI_Win_create(&x, sizeof x, 1, MPI_INFO_NULL, MPI_COMM_SELF, &win);
+        EPT_OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL));
+    }
     EPT_CHECK(made == MPI_SUCCESS || EPT_OPEN_MPI, "MPI_Win_create on MPI_COMM_SELF failed (%d)", made);
     if (made != MPI_SUCCESS)
         return;

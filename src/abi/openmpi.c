@@ -5,6 +5,7 @@
 
 #if defined(OPEN_MPI)
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -31,6 +32,47 @@ __attribute__((constructor)) static void reserve_handle_range(void)
     ep_ompi_handle_base = (uintptr_t)p;
 }
 
+/* ---- a handle that reached Open MPI ------------------------------------------
+ * Open MPI reads the object a handle points to, so an endpoint handle that
+ * reaches it (a PMPI_ call of the program's, or a tool's) faults inside
+ * the reserved range.  The fault is told apart from any other and named,
+ * then the job ends as it would have; other faults go to the handler that
+ * was there before (Open MPI's, a sanitizer's, the default). */
+
+static struct sigaction before_segv, before_bus;
+
+static void on_fault(int sig, siginfo_t *si, void *ctx)
+{
+    uintptr_t d = (uintptr_t)si->si_addr - ep_ompi_handle_base;
+    struct sigaction *before = sig == SIGBUS ? &before_bus : &before_segv;
+    if (d < EP_OMPI_HANDLE_SPAN + 4096) {
+        char msg[256];
+        int n = snprintf(msg, sizeof msg,
+                         "epmpi: an endpoint handle (%p, registry id %lu) reached Open MPI itself, which cannot "
+                         "take it: a PMPI_ call, or a tool's, was given a handle epmpi made\n",
+                         si->si_addr, (unsigned long)d);
+        ssize_t ignored = write(2, msg, n > 0 && (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+        (void)ignored;
+    }
+    sigaction(sig, before, NULL); /* the fault repeats under the handler that was there */
+    if ((before->sa_flags & SA_SIGINFO) && before->sa_sigaction)
+        before->sa_sigaction(sig, si, ctx);
+    else if (before->sa_handler != SIG_DFL && before->sa_handler != SIG_IGN)
+        before->sa_handler(sig);
+}
+
+/* After PMPI_Init_thread, so that Open MPI's own handler is the one before. */
+static void catch_leaked_handles(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, &before_segv);
+    sigaction(SIGBUS, &sa, &before_bus);
+}
+
 /* ---- predefined objects ------------------------------------------------------ */
 
 static void dt_add(MPI_Datatype t)
@@ -51,6 +93,7 @@ static void dt_add(MPI_Datatype t)
 
 int ep_abi_init(void)
 {
+    catch_leaked_handles();
     /* The contiguous predefined types (the pair types of MINLOC/MAXLOC have
      * gaps, and are treated as derived ones, as on MPICH). */
     static const MPI_Datatype contiguous[] = {

@@ -6,7 +6,8 @@
  * of registry id `id` is the address base + id: no object of Open MPI's
  * can lie there, a handle is classified with one subtraction and one
  * comparison, and one that leaks into Open MPI faults at its first access,
- * at an address inside the range, instead of reading another object.
+ * at an address inside the range, instead of reading another object; that
+ * fault is named (abi/openmpi.c) before the job ends.
  */
 #ifndef EP_ABI_OPENMPI_H
 #define EP_ABI_OPENMPI_H
@@ -37,8 +38,9 @@ static inline int ep_ompi_hid(const void *h)
 #define EP_HFMT "%p"
 #define EP_HARG(h) ((void *)(h))
 
-/* Learns what epmpi needs of Open MPI's predefined objects; after
- * PMPI_Init_thread.  0 on success. */
+/* Learns what epmpi needs of Open MPI's predefined objects, and names the
+ * fault of an endpoint handle that reached Open MPI (a PMPI_ call given
+ * one); after PMPI_Init_thread.  0 on success. */
 int ep_abi_init(void);
 
 /* The predefined contiguous datatypes and their sizes, learnt at

@@ -16,7 +16,11 @@
  *             about MPI_Abort itself;
  *   abort_return  world 1x2, MPI_ERRORS_RETURN on MPI_COMM_WORLD:
  *             MPI_Abort(MPI_COMM_WORLD, 44) still ends the job, exit code 44;
- *   abort_ep  no world mode: MPI_Abort(endpoint handle, 43): exit code 43.
+ *   abort_ep  no world mode: MPI_Abort(endpoint handle, 43): exit code 43;
+ *   leak      no world mode: PMPI_Comm_size of an endpoint handle, past
+ *             epmpi: MPICH rejects the handle (invalid communicator);
+ *             Open MPI reads the object behind it and faults, and epmpi
+ *             names the cause before the job ends.
  * A child that survives its fatal call prints EPT_CHILD_SURVIVED. */
 #include "eptest.h"
 #include "eptest_child.h"
@@ -137,6 +141,19 @@ static int child(const char *which, int argc, char **argv)
                 wait_for_abort();
             }
         }
+    } else if (!strcmp(which, "leak")) {
+        MPI_Comm h[2];
+        int me = two_endpoints(h), n = 0;
+#pragma omp parallel num_threads(2)
+        {
+            if (me == 0 && omp_get_thread_num() == 1) {
+                PMPI_Comm_size(h[1], &n);
+                survived("PMPI_Comm_size of an endpoint handle");
+                abort_returned = 1;
+            } else {
+                wait_for_abort();
+            }
+        }
     } else {
         fprintf(stderr, "unknown case %s\n", which);
         return 2;
@@ -155,6 +172,23 @@ static const ept_child_case cases[] = {
     {"abort", "2", 2, 2, 42, {NULL}, {"EPT_CHILD_SURVIVED", "not supported"}},
     {"abort_return", "2", 1, 2, 44, {NULL}, {"EPT_CHILD_SURVIVED", "not supported"}},
     {"abort_ep", NULL, 2, 2, 43, {NULL}, {"EPT_CHILD_SURVIVED", "not supported"}},
+#if EPT_OPEN_MPI
+    {"leak",
+     NULL,
+     2,
+     2,
+     EPT_CHILD_ANY_FAILURE,
+     {"endpoint handle", "reached Open MPI", NULL},
+     {"EPT_CHILD_SURVIVED", NULL}},
+#else
+    {"leak",
+     NULL,
+     2,
+     2,
+     EPT_CHILD_ANY_FAILURE,
+     {"Comm_size", "nvalid communicator", NULL},
+     {"EPT_CHILD_SURVIVED", NULL}},
+#endif
 };
 
 int main(int argc, char **argv)

@@ -221,8 +221,10 @@ ep_status_t ep_part_start(ep_request_t *r)
     if (p->pmpi != MPI_REQUEST_NULL) {
         if (PMPI_Start(&p->pmpi) != MPI_SUCCESS)
             st = mpi_failed("MPI_Start");
+#if MPI_PARTITIONED
         else if (part_sends(r) && p->partitions == 0 && PMPI_Pready(0, p->pmpi) != MPI_SUCCESS)
             st = mpi_failed("MPI_Pready"); /* no partition to wait for */
+#endif
         else
             atomic_store_explicit(&r->state, EP_RS_PENDING, memory_order_release);
     } else if (r->peer == MPI_PROC_NULL) {

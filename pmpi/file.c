@@ -25,8 +25,7 @@
 static MPI_Errhandler default_handler(void)
 {
     MPI_Errhandler eh = MPI_ERRORS_RETURN;
-    if (PMPI_File_get_errhandler(MPI_FILE_NULL, &eh) == MPI_SUCCESS && eh != MPI_ERRORS_RETURN &&
-        eh != MPI_ERRORS_ARE_FATAL && eh != MPI_ERRORS_ABORT) {
+    if (PMPI_File_get_errhandler(MPI_FILE_NULL, &eh) == MPI_SUCCESS && !ep_errhandler_predefined(eh)) {
         MPI_Errhandler ref = eh; /* keep the handle, give MPICH's reference back */
         PMPI_Errhandler_free(&ref);
     }

@@ -222,20 +222,18 @@ static MPI_Fint *f_status_at(MPI_Fint *statuses, int i)
                                              : statuses + (size_t)i * (sizeof(MPI_Status) / sizeof(MPI_Fint));
 }
 
-/* C copies of count Fortran requests (and room for count statuses after
- * them), or NULL after raising MPI_ERR_NO_MEM. */
-static MPI_Request *requests_in(const char *call, int count, const MPI_Fint *f, MPI_Status **statuses)
+/* C copies of count Fortran requests in *c (and room for count statuses
+ * after them): MPI_SUCCESS, or the code of MPI_ERR_NO_MEM raised. */
+static int requests_in(const char *call, int count, const MPI_Fint *f, MPI_Request **c, MPI_Status **statuses)
 {
-    MPI_Request *c = malloc((size_t)(count > 0 ? count : 1) * (sizeof *c + sizeof(MPI_Status)));
-    if (!c) {
-        entry_f_no_memory(call);
-        return NULL;
-    }
+    size_t n = (size_t)(count > 0 ? count : 1);
+    if (!(*c = malloc(n * (sizeof **c + sizeof(MPI_Status)))))
+        return entry_f_no_memory(call);
     for (int i = 0; i < count; i++)
-        c[i] = MPI_Request_f2c(f[i]);
+        (*c)[i] = MPI_Request_f2c(f[i]);
     if (statuses)
-        *statuses = (MPI_Status *)(c + (count > 0 ? count : 1));
-    return c;
+        *statuses = (MPI_Status *)(*c + n);
+    return MPI_SUCCESS;
 }
 
 ENTRY_API void mpi_wait_(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierror)
@@ -285,19 +283,15 @@ static void all_out(int count, const MPI_Request *c, const MPI_Status *s, MPI_Fi
 ENTRY_API void mpi_waitall_(const MPI_Fint *count, MPI_Fint *requests, MPI_Fint *statuses, MPI_Fint *ierror)
 {
     MPI_Status *s;
-    MPI_Request *c = requests_in("MPI_Waitall", *count, requests, &s);
-    if (!c) {
-        entry_f_return(ierror, MPI_ERR_NO_MEM);
+    MPI_Request *c;
+    int rc = requests_in("MPI_Waitall", *count, requests, &c, &s);
+    if (rc != MPI_SUCCESS) {
+        entry_f_return(ierror, rc);
         return;
     }
-    int rc = MPI_Waitall(*count, c, statuses == MPI_F_STATUSES_IGNORE ? MPI_STATUSES_IGNORE : s);
-    if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) {
-        for (int i = 0; i < *count; i++)
-            requests[i] = MPI_Request_c2f(c[i]);
-        if (statuses != MPI_F_STATUSES_IGNORE)
-            for (int i = 0; i < *count; i++)
-                MPI_Status_c2f(&s[i], f_status_at(statuses, i));
-    }
+    rc = MPI_Waitall(*count, c, statuses == MPI_F_STATUSES_IGNORE ? MPI_STATUSES_IGNORE : s);
+    if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS)
+        all_out(*count, c, s, requests, statuses);
     free(c);
     entry_f_return(ierror, rc);
 }
@@ -306,12 +300,13 @@ ENTRY_API void mpi_testall_(const MPI_Fint *count, MPI_Fint *requests, MPI_Fint 
                             MPI_Fint *ierror)
 {
     MPI_Status *s;
-    MPI_Request *c = requests_in("MPI_Testall", *count, requests, &s);
-    if (!c) {
-        entry_f_return(ierror, MPI_ERR_NO_MEM);
+    MPI_Request *c;
+    int rc = requests_in("MPI_Testall", *count, requests, &c, &s);
+    if (rc != MPI_SUCCESS) {
+        entry_f_return(ierror, rc);
         return;
     }
-    int rc = MPI_Testall(*count, c, flag, statuses == MPI_F_STATUSES_IGNORE ? MPI_STATUSES_IGNORE : s);
+    rc = MPI_Testall(*count, c, flag, statuses == MPI_F_STATUSES_IGNORE ? MPI_STATUSES_IGNORE : s);
     if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) {
         entry_f_logical(flag);
         if (*flag)
@@ -324,13 +319,14 @@ ENTRY_API void mpi_testall_(const MPI_Fint *count, MPI_Fint *requests, MPI_Fint 
 ENTRY_API void mpi_waitany_(const MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *status,
                             MPI_Fint *ierror)
 {
-    MPI_Request *c = requests_in("MPI_Waitany", *count, requests, NULL);
     MPI_Status s;
-    if (!c) {
-        entry_f_return(ierror, MPI_ERR_NO_MEM);
+    MPI_Request *c;
+    int rc = requests_in("MPI_Waitany", *count, requests, &c, NULL);
+    if (rc != MPI_SUCCESS) {
+        entry_f_return(ierror, rc);
         return;
     }
-    int rc = MPI_Waitany(*count, c, index, &s);
+    rc = MPI_Waitany(*count, c, index, &s);
     if (rc == MPI_SUCCESS) {
         if (*index != MPI_UNDEFINED)
             requests[*index] = MPI_Request_c2f(c[*index]);
@@ -344,13 +340,14 @@ ENTRY_API void mpi_waitany_(const MPI_Fint *count, MPI_Fint *requests, MPI_Fint 
 ENTRY_API void mpi_testany_(const MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *flag,
                             MPI_Fint *status, MPI_Fint *ierror)
 {
-    MPI_Request *c = requests_in("MPI_Testany", *count, requests, NULL);
     MPI_Status s;
-    if (!c) {
-        entry_f_return(ierror, MPI_ERR_NO_MEM);
+    MPI_Request *c;
+    int rc = requests_in("MPI_Testany", *count, requests, &c, NULL);
+    if (rc != MPI_SUCCESS) {
+        entry_f_return(ierror, rc);
         return;
     }
-    int rc = MPI_Testany(*count, c, index, flag, &s);
+    rc = MPI_Testany(*count, c, index, flag, &s);
     if (rc == MPI_SUCCESS) {
         entry_f_logical(flag);
         if (*flag && *index != MPI_UNDEFINED)
@@ -383,12 +380,13 @@ static void some(some_fn *call_c, const char *call, const MPI_Fint *incount, MPI
                  MPI_Fint *indices, MPI_Fint *statuses, MPI_Fint *ierror)
 {
     MPI_Status *s;
-    MPI_Request *c = requests_in(call, *incount, requests, &s);
-    if (!c) {
-        entry_f_return(ierror, MPI_ERR_NO_MEM);
+    MPI_Request *c;
+    int rc = requests_in(call, *incount, requests, &c, &s);
+    if (rc != MPI_SUCCESS) {
+        entry_f_return(ierror, rc);
         return;
     }
-    int rc = call_c(*incount, c, outcount, indices, s);
+    rc = call_c(*incount, c, outcount, indices, s);
     if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS)
         some_out(c, *outcount, indices, s, requests, statuses);
     free(c);

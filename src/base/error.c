@@ -220,11 +220,6 @@ ep_status_t ep_errhandler_record(MPI_Errhandler eh, MPI_Comm_errhandler_function
     return rc;
 }
 
-static int predefined(MPI_Errhandler eh)
-{
-    return eh == MPI_ERRORS_RETURN || eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_ABORT;
-}
-
 /* One more use (an endpoint slot) or, with given, one more reference
  * handed to the program, of a recorded handler.  A predefined one handed
  * out gets an entry too: the program frees it (MPI-2.2 on), and Open MPI
@@ -234,7 +229,7 @@ static void count_ref(MPI_Errhandler eh, int given)
 {
     pthread_mutex_lock(&eh_lock);
     user_eh_t *e = find_locked(eh);
-    if (!e && given && predefined(eh) && EP_GROW(user_eh, n_user_eh, cap_user_eh, 16)) {
+    if (!e && given && ep_errhandler_predefined(eh) && EP_GROW(user_eh, n_user_eh, cap_user_eh, 16)) {
         e = &user_eh[n_user_eh++];
         *e = (user_eh_t){eh, NULL, NULL, 0, 0, 0};
     }
@@ -354,12 +349,11 @@ int ep_errhandler_invoke(MPI_Errhandler eh, MPI_Comm comm, int code)
     if (eh != MPI_ERRORS_ARE_FATAL && eh != MPI_ERRORS_ABORT) {
         ep_errhandler_caller_t *caller;
         MPI_Comm_errhandler_function *fn = user_fn(eh, &caller);
-        if (fn && caller) {
-            caller(fn, comm, &code);
-            return code;
-        }
         if (fn) {
-            fn(&comm, &code);
+            if (caller)
+                caller(fn, comm, &code);
+            else
+                fn(&comm, &code);
             return code;
         }
     }

@@ -17,6 +17,7 @@
 #ifndef EP_ERROR_H
 #define EP_ERROR_H
 
+#include "abi/handle.h" /* MPI_ERRORS_ABORT where the MPI lacks it */
 #include "epmpi.h"
 #include <mpi.h>
 #include <stdarg.h>
@@ -115,11 +116,16 @@ int ep_error_code_class(int code, int *cls);
 /* 1 when code is one of ours or an epmpi-only class; writes its text. */
 int ep_error_code_string(int code, char *buf, int *len);
 
-/* Error handlers.  Predefined ones are interpreted here; user-defined ones
- * need their function, recorded when MPI_Comm_create_errhandler or
- * MPI_Win_create_errhandler made them (EP_ERR_NO_MEM: not recorded).  A
- * handler from another language has a caller, which calls fn for comm the
- * way it wants (NULL: C's, fn(&comm, code)). */
+/* Error handlers.  Predefined ones are interpreted here; */
+static inline int ep_errhandler_predefined(MPI_Errhandler eh)
+{
+    return eh == MPI_ERRORS_RETURN || eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_ABORT;
+}
+/* user-defined ones need their function, recorded when
+ * MPI_Comm_create_errhandler or MPI_Win_create_errhandler made them
+ * (EP_ERR_NO_MEM: not recorded).  A handler from another language has a
+ * caller, which calls fn for comm the way it wants (NULL: C's,
+ * fn(&comm, code)). */
 typedef void ep_errhandler_caller_t(MPI_Comm_errhandler_function *fn, MPI_Comm comm, int *code);
 ep_status_t ep_errhandler_record(MPI_Errhandler eh, MPI_Comm_errhandler_function *fn, ep_errhandler_caller_t *caller);
 /* An endpoint (or endpoint window) holds the user handler it uses, so

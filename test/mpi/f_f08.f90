@@ -279,6 +279,7 @@ contains
         type(MPI_Comm), intent(in) :: comm
         integer, intent(in) :: r
         type(MPI_Win) :: win
+        type(MPI_Errhandler) :: weh
         integer :: key, before, after, ierr
         integer, target :: buf(10)
         integer(kind=MPI_ADDRESS_KIND) :: val, extra, addr
@@ -304,6 +305,16 @@ contains
         val = 0
         call MPI_Win_get_attr(win, key, val, flag, ierr)
         call check(ierr == MPI_SUCCESS .and. flag .and. val == 2000 + r, 'MPI_Win_get_attr of a user keyval')
+        ! A Fortran error handler of the window, called with the window.
+        call MPI_Win_create_errhandler(count_win_error, weh)
+        call MPI_Win_set_errhandler(win, weh)
+        !$omp atomic read
+        before = nerrors
+        call MPI_Win_lock(MPI_LOCK_SHARED, -7, 0, win, ierr)
+        !$omp atomic read
+        after = nerrors
+        call check(ierr /= MPI_SUCCESS .and. after >= before + 1, 'the Fortran window error handler was not called')
+        call MPI_Errhandler_free(weh)
         !$omp atomic read
         before = ndeleted
         call MPI_Win_free(win, ierr)
@@ -321,6 +332,14 @@ contains
         !$omp atomic update
         nerrors = nerrors + 1
     end subroutine count_error
+
+    subroutine count_win_error(win, code)
+        type(MPI_Win) :: win
+        integer :: code
+        if (win == MPI_WIN_NULL .or. code == MPI_SUCCESS) stop 5
+        !$omp atomic update
+        nerrors = nerrors + 1
+    end subroutine count_win_error
 
     subroutine errors(comm, n)
         type(MPI_Comm), intent(in) :: comm

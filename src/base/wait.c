@@ -28,6 +28,7 @@ static void count_wait(ep_backoff_t *b)
 __thread int ep_thread_cpu EP_TLS;
 __thread int ep_wait_partner_cpu EP_TLS;
 int ep_wait_cpu_hints;
+int ep_wait_crowded;
 
 /* A wait's first round: the thread notes its CPU; when the partner it
  * waits for was last seen there, the wait skips to yielding. */
@@ -60,8 +61,12 @@ void ep_backoff(ep_backoff_t *b)
 {
     if (__builtin_expect(ep_config.stats, 0))
         count_wait(b);
-    if (b->rounds == 0 && ep_wait_cpu_hints)
-        wait_begins(b);
+    if (b->rounds == 0) {
+        if (ep_wait_cpu_hints)
+            wait_begins(b);
+        if (ep_wait_crowded && ep_config.wait != EP_WAIT_SPIN)
+            b->rounds = EP_SPIN_ROUNDS;
+    }
     unsigned r = b->rounds++;
     if (r < EP_POLL_ROUNDS)
         return;

@@ -176,7 +176,8 @@ static ep_status_t bcast_finish(ep_coll_inst_t *in, int lidx)
     return ep_dt_copy(s->rbuf, s->rcount, s->rtype, a->rbuf, a->rcount, a->rtype, &n);
 }
 
-static const ep_coll_kind_t bcast_kind = {.start = bcast_start, .complete = bcast_complete, .finish = bcast_finish};
+static const ep_coll_kind_t bcast_kind = {
+    .start = bcast_start, .complete = bcast_complete, .finish = bcast_finish, .copy_finish = 1};
 
 /* The root sends its buffer, the others receive it (intercommunicators:
  * the root's group, MPI_PROC_NULL, neither). */
@@ -364,7 +365,13 @@ static ep_status_t reduce_finish(ep_coll_inst_t *in, int lidx)
     return keep_part(a, in->res);
 }
 
-static const ep_coll_kind_t reduce_kind = {.start = reduce_start, .finish = reduce_finish, .fold_shared = 1};
+static const ep_coll_kind_t reduce_kind = {
+    .start = reduce_start, .finish = reduce_finish, .fold_shared = 1, .copy_finish = 1};
+
+void *ep_coll_share_target(const ep_coll_args_t *a)
+{
+    return a->kind == &reduce_kind && a->all && a->part_off == 0 && a->rcount == a->scount ? a->rbuf : NULL;
+}
 
 /* The gathered path.  Inputs travel to every rank that folds them, among
  * the ranks their sender addresses: the root, everyone (all), or for scans
@@ -422,7 +429,7 @@ static ep_status_t gathered_finish(ep_coll_inst_t *in, int lidx)
     return rc;
 }
 
-static const ep_coll_kind_t gathered_kind = {.start = ep_coll_xchg_start, .finish = gathered_finish};
+static const ep_coll_kind_t gathered_kind = {.start = ep_coll_xchg_start, .finish = gathered_finish, .copy_finish = 1};
 
 /* The kind for a reduction on ep's communicator with op. */
 static const ep_coll_kind_t *reduction_kind(ep_endpoint_t *ep, MPI_Op op)
@@ -541,7 +548,8 @@ static ep_status_t scan_finish(ep_coll_inst_t *in, int lidx)
                       a->stype, &n);
 }
 
-static const ep_coll_kind_t scan_kind = {.start = scan_start, .complete = scan_complete, .finish = scan_finish};
+static const ep_coll_kind_t scan_kind = {
+    .start = scan_start, .complete = scan_complete, .finish = scan_finish, .copy_finish = 1};
 
 void ep_coll_scan(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, void *rbuf, int count, MPI_Datatype type,
                   MPI_Op op, int exclusive)
@@ -623,7 +631,7 @@ static ep_status_t allgather_finish(ep_coll_inst_t *in, int lidx)
     return EP_OK;
 }
 
-static const ep_coll_kind_t allgather_kind = {.start = allgather_start, .finish = allgather_finish};
+static const ep_coll_kind_t allgather_kind = {.start = allgather_start, .finish = allgather_finish, .copy_finish = 1};
 
 void ep_coll_allgather(ep_coll_args_t *a, ep_endpoint_t *ep, const void *sbuf, int scount, MPI_Datatype stype,
                        void *rbuf, int rcount, MPI_Datatype rtype)

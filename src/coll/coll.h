@@ -13,10 +13,12 @@
  *   finish   once per local endpoint: its share of the result is copied
  *            into its buffers.
  *
- * The blocking driver (ep_coll_run) lets local index 0 start and complete
- * while the others wait at the local rendezvous, and every endpoint runs
- * its own finish (the copying is spread over the threads; so is the local
- * fold of a large reduction).  The
+ * The blocking driver (ep_coll_run) lets local index 0 (the actor) start
+ * and complete while the others wait for it; it then finishes every
+ * endpoint itself when the results are small copies, and nobody waits for
+ * anybody after that; otherwise every endpoint runs its own finish (the
+ * copying is spread over the threads; so is the local fold of a large
+ * reduction).  The
  * non-blocking driver (ep_coll_start) keeps one instance per call number:
  * the last local endpoint to arrive starts it, whoever tests a request of
  * it completes it and finishes every local endpoint.
@@ -65,6 +67,11 @@ typedef struct ep_coll_kind {
     /* a reduction whose local fold the blocking driver may share out among
      * the local endpoints when it is large (start then finds in->res set) */
     int fold_shared;
+    /* finish only copies data, so any thread may run it for an endpoint:
+     * the blocking driver's actor does for small results.  Not where it
+     * calls the program's code (attribute copy callbacks), which runs on
+     * the endpoint's own thread. */
+    int copy_finish;
 } ep_coll_kind_t;
 
 /* What one call moves at one rank, for EPMPI_STATS: the bytes it reads
@@ -226,6 +233,10 @@ ep_status_t ep_coll_fold(void *acc, const void *const *xs, int n, int count, MPI
 int ep_coll_dense(MPI_Datatype t, int count, int64_t *bytes);
 void ep_coll_chunk(int j, int n, int count, int *lo, int *hi);
 int ep_coll_share_size(const ep_coll_args_t *a, int nlocal, int64_t *bytes);
+/* Where the shares of a's call go when local index 0 passes a: its own
+ * receive buffer for an Allreduce (the others copy the result from it),
+ * NULL for a scratch vector. */
+void *ep_coll_share_target(const ep_coll_args_t *a);
 ep_status_t ep_coll_fold_share(ep_comm_t *c, int me, void *out, int aliased);
 void *ep_coll_typed_alloc(int64_t count, MPI_Datatype t, void **block);
 MPI_Aint ep_coll_extent(MPI_Datatype t);

@@ -130,6 +130,32 @@ void ep_coll_count_slow(ep_endpoint_t *ep, const ep_coll_args_t *a)
     ep_stats_coll(ep, !a->piece, sent, received);
 }
 
+/* Whether the actor copies a blocking call's results into every local
+ * endpoint's buffers itself (the others wait for it anyway), after which
+ * nobody waits for anybody: when they are small.  Larger ones each
+ * endpoint copies in parallel, then a barrier lets the scratch go. */
+#define EP_ACTOR_FINISH_BYTES (64 << 10)
+
+/* The actor's last step of a blocking call whose step ended with rc:
+ * 1 when it has finished the call for every local endpoint (each one's
+ * status in sync.val), 0 when each is to run its own finish. */
+static int finish_all(ep_coll_inst_t *in, ep_status_t rc)
+{
+    ep_comm_t *c = in->c;
+    const ep_coll_kind_t *k = in->args[0]->kind;
+    int64_t bytes = 0, sent, received;
+    for (int j = 0; !rc && k->finish && j < c->nlocal; j++)
+        if (in->args[j]->traffic) {
+            in->args[j]->traffic(in->args[j], &sent, &received);
+            bytes += received;
+        }
+    if (!rc && k->finish && (!k->copy_finish || bytes > EP_ACTOR_FINISH_BYTES))
+        return 0;
+    for (int j = 0; j < c->nlocal; j++)
+        atomic_store(&c->sync.val[j], rc || !k->finish ? rc : k->finish(in, j));
+    return 1;
+}
+
 ep_status_t ep_coll_run(ep_endpoint_t *ep, ep_coll_args_t *a)
 {
     ep_comm_t *c = ep->comm;
@@ -153,29 +179,45 @@ ep_status_t ep_coll_run(ep_endpoint_t *ep, ep_coll_args_t *a)
     }
     /* How many local barriers each endpoint passes must not depend on its
      * own arguments, which differ in an erroneous program: every decision
-     * below that adds one is read from what local index 0 published
-     * (shared, kind0), so a mismatch is reported on every endpoint and
-     * the next call starts in step. */
+     * below that adds one is read from what local index 0 (the actor)
+     * published (shared, finished), so a mismatch is reported on every
+     * endpoint and the next call starts in step.
+     *
+     * The actor does not wait for the others once it has entered: when it
+     * finishes for everyone it may be publishing the next call while
+     * another endpoint still reads this one's shared.  So shared is
+     * tagged with the phase the entry starts, and read as NULL when the
+     * tag is another call's; the others read nothing else the actor
+     * writes before the next entry until it says it is done. */
     atomic_store(&c->sync.ptr[ep->lidx], a);
+    void *scratch = NULL; /* the actor's: the shares' scratch vector */
     if (ep->lidx == 0) {
         int64_t bytes;
-        void *fold = ep_coll_share_size(a, c->nlocal, &bytes) ? malloc((size_t)bytes) : NULL;
-        atomic_store(&c->sync.shared, fold); /* NULL: the leader folds alone */
+        void *fold = NULL; /* NULL: the actor folds alone */
+        if (ep_coll_share_size(a, c->nlocal, &bytes) && !(fold = ep_coll_share_target(a)))
+            fold = scratch = malloc((size_t)bytes);
+        atomic_store(&c->sync.shared_phase, atomic_load(&c->sync.phase) + 1);
+        atomic_store(&c->sync.shared, fold);
         atomic_store(&c->sync.shared_status, EP_OK);
     }
     if ((rc = ep_sync_enter(c, ep->lidx))) {
         if (ep->lidx == 0)
-            free(atomic_exchange(&c->sync.shared, NULL));
+            free(scratch);
         return rc;
     }
     void *shared = atomic_load(&c->sync.shared);
-    const ep_coll_kind_t *kind0 = ((const ep_coll_args_t *)atomic_load(&c->sync.ptr[0]))->kind;
+    if (atomic_load(&c->sync.shared_phase) != atomic_load(&c->sync.phase))
+        shared = NULL;
     if (shared) { /* every endpoint folds its chunk of the local inputs */
+        const ep_coll_args_t *a0 = atomic_load(&c->sync.ptr[0]);
         int ok = EP_OK;
-        if ((rc = ep_coll_fold_share(c, ep->lidx, shared, 0)))
+        if ((rc = ep_coll_fold_share(c, ep->lidx, shared, shared == a0->rbuf && a0->sbuf == MPI_IN_PLACE)))
             atomic_compare_exchange_strong(&c->sync.shared_status, &ok, (int)rc);
         ep_sync_barrier(c);
     }
+    /* Nobody passes a barrier from here until the actor is done: the
+     * phase names this call. */
+    unsigned call = atomic_load_explicit(&c->sync.phase, memory_order_acquire);
     if (ep->lidx == 0) {
         rc = shared ? (ep_status_t)atomic_load(&c->sync.shared_status) : EP_OK;
         for (int i = 0; i < c->nlocal; i++) {
@@ -184,22 +226,31 @@ ep_status_t ep_coll_run(ep_endpoint_t *ep, ep_coll_args_t *a)
                 rc = ep_coll_agree(c, c->sync.args[0], c->sync.args[i]);
         }
         inst_init(&mine, c, c->sync.args);
-        mine.res = mine.scratch[0] = shared; /* freed with the instance */
+        mine.res = shared;
+        mine.scratch[0] = scratch; /* freed with the instance */
         if (!rc)
             rc = coll_broken(c);
         else
             note_failure(&mine, rc);
-        atomic_store(&c->sync.status, rc ? rc : lead(&mine));
-        atomic_store(&c->sync.result, &mine);
-    }
-    ep_sync_barrier(c); /* started and completed */
-    rc = atomic_load(&c->sync.status);
-    if (kind0->finish) { /* a success means every kind is kind0 */
-        in = atomic_load(&c->sync.result);
         if (!rc)
-            rc = k->finish(in, ep->lidx);
-        ep_sync_barrier(c); /* every endpoint has its result: scratch may go */
+            rc = lead(&mine);
+        int all = finish_all(&mine, rc);
+        atomic_store(&c->sync.result, &mine);
+        atomic_store(&c->sync.finished, all);
+        atomic_store_explicit(&c->sync.done, call, memory_order_release);
+        if (all) {
+            inst_release(&mine);
+            return (ep_status_t)atomic_load(&c->sync.val[0]);
+        }
+    } else {
+        EP_WAIT_UNTIL(atomic_load_explicit(&c->sync.done, memory_order_acquire) == call);
+        if (atomic_load(&c->sync.finished))
+            return (ep_status_t)atomic_load(&c->sync.val[ep->lidx]);
     }
+    /* The step succeeded, so every kind is the actor's. */
+    in = atomic_load(&c->sync.result);
+    rc = k->finish(in, ep->lidx);
+    ep_sync_barrier(c); /* every endpoint has its result: scratch may go */
     if (ep->lidx == 0)
         inst_release(&mine);
     return rc;

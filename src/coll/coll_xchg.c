@@ -144,7 +144,7 @@ ep_status_t ep_coll_xchg_finish(ep_coll_inst_t *in, int lidx)
     return rc;
 }
 
-static const ep_coll_kind_t xchg_kind = {.start = ep_coll_xchg_start, .finish = ep_coll_xchg_finish};
+static const ep_coll_kind_t xchg_kind = {.start = ep_coll_xchg_start, .finish = ep_coll_xchg_finish, .copy_finish = 1};
 
 /* ---- the collectives as exchanges ----------------------------------------
  *

@@ -97,18 +97,21 @@ typedef struct ep_endpoint {
  * the endpoints of this comm in this process touch it; each collective uses
  * it in phases separated by ep_sync_barrier (coll.h). */
 typedef struct ep_sync {
-    _Atomic unsigned arrived;   /* endpoints arrived in the current phase */
-    _Atomic unsigned phase;     /* bumped by the last arrival */
-    _Atomic unsigned *entered;  /* [nlocal] the phase each endpoint last entered by ep_sync_enter, + 1:
-                                   who is missing, for diagnostics */
-    _Atomic int dead;           /* an ep_sync_enter gave up: the counts are out of step for good */
-    void *_Atomic *ptr;         /* [nlocal] published pointers */
-    _Atomic int64_t *val;       /* [nlocal] published integers */
-    void *_Atomic result;       /* the actor's published result */
-    _Atomic int status;         /* the actor's ep_status_t */
-    void *_Atomic shared;       /* a large reduction's local fold, folded in shares */
-    _Atomic int shared_status;  /* the first error of the shares, or EP_OK */
-    struct ep_coll_args **args; /* [nlocal] a blocking collective's arguments, for the actor */
+    _Atomic unsigned arrived;      /* endpoints arrived in the current phase */
+    _Atomic unsigned phase;        /* bumped by the last arrival */
+    _Atomic unsigned *entered;     /* [nlocal] the phase each endpoint last entered by ep_sync_enter, + 1:
+                                      who is missing, for diagnostics */
+    _Atomic int dead;              /* an ep_sync_enter gave up: the counts are out of step for good */
+    void *_Atomic *ptr;            /* [nlocal] published pointers */
+    _Atomic int64_t *val;          /* [nlocal] published integers */
+    void *_Atomic result;          /* the actor's published result */
+    _Atomic int status;            /* the actor's ep_status_t */
+    _Atomic unsigned done;         /* the phase whose blocking collective the actor has run (ep_coll_run) */
+    _Atomic int finished;          /* ... and finished for every local endpoint, statuses in val[] */
+    void *_Atomic shared;          /* a large reduction's local fold, folded in shares */
+    _Atomic unsigned shared_phase; /* the phase whose call shared belongs to */
+    _Atomic int shared_status;     /* the first error of the shares, or EP_OK */
+    struct ep_coll_args **args;    /* [nlocal] a blocking collective's arguments, for the actor */
 } ep_sync_t;
 
 struct ep_comm {

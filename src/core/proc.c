@@ -3,6 +3,7 @@
 #include "core/proc.h"
 
 #include "base/settings.h"
+#include "base/wait.h"
 
 #include <sched.h>
 
@@ -33,6 +34,7 @@ ep_status_t ep_proc_init(void)
     }
     cpu_set_t cpus;
     ep_proc_cores_enough_v = threads > 0 && !sched_getaffinity(0, sizeof cpus, &cpus) && threads <= CPU_COUNT(&cpus);
+    ep_wait_crowded = threads > 0 && !ep_proc_cores_enough_v;
     return EP_OK;
 }
 

@@ -1,7 +1,8 @@
 /* The collectives beyond the basic four, on endpoint communicators, each
  * checked against values computed here: Reduce (every root, MPI_IN_PLACE,
  * a non-commutative user operation, 8 MiB), large non-commutative Allreduce
- * and in-place Reduce_scatter_block, Gather / Gatherv / Scatter /
+ * and in-place Reduce_scatter_block, small and large Allreduce in turn (in
+ * place too), Gather / Gatherv / Scatter /
  * Scatterv (every root, MPI_IN_PLACE, gaps in the displacements),
  * Allgatherv, Alltoall (and MPI_IN_PLACE), Alltoallv with zero counts,
  * Alltoallw with a different datatype per pair, Reduce_scatter_block,
@@ -94,6 +95,30 @@ static void reductions(MPI_Comm comm, int r, int n)
         free(x);
         free(y);
         free(v);
+    }
+    PHASE("small and large MPI_Allreduce in turn");
+    {
+        /* After a small call the process's first endpoint may run ahead
+         * into the next one while the others still leave; the large one
+         * is folded in shares straight into its receive buffer (in place
+         * every other round). */
+        const int B = 131072;
+        double *x = malloc(sizeof(double) * (size_t)B), *y = malloc(sizeof(double) * (size_t)B);
+        EPT_CHECK(x && y, "out of memory");
+        for (int round = 0; round < 20; round++) {
+            int one = r + round, sum = -1;
+            EPT_OK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, comm));
+            EPT_CHECK(sum == n * (n - 1) / 2 + n * round, "round %d: small MPI_Allreduce %d", round, sum);
+            double *out = round % 2 ? x : y;
+            for (int i = 0; i < B; i++)
+                x[i] = r + (i + round) % 9;
+            EPT_OK(MPI_Allreduce(round % 2 ? MPI_IN_PLACE : x, out, B, MPI_DOUBLE, MPI_SUM, comm));
+            for (int i = 0; i < B; i += 97)
+                if (out[i] != n * (n - 1) / 2.0 + n * ((i + round) % 9))
+                    EPT_CHECK(0, "round %d: 1 MiB MPI_Allreduce element %d: %g", round, i, out[i]);
+        }
+        free(x);
+        free(y);
     }
     PHASE("MPI_Reduce_scatter_block");
     {

@@ -3,7 +3,8 @@
  * hands every endpoint the sum.  Four threads, each driving one endpoint
  * of a communicator in this process, as an endpoint program's do.
  *   - blocking (ep_coll_run): per call, start and complete run once and
- *     finish once per endpoint, and every endpoint gets the sum;
+ *     finish once per endpoint, and every endpoint gets the sum; a kind
+ *     whose finish is not a plain copy finishes on each endpoint's thread;
  *   - a call where one endpoint passes another kind fails on every
  *     endpoint with EP_ERR_CALL_MISMATCH, without start, and the next
  *     call runs in step;
@@ -51,9 +52,16 @@ static ep_status_t sum_complete(ep_coll_inst_t *in)
     return EP_OK;
 }
 
+/* The thread of each endpoint, and finishes of own_kind run elsewhere. */
+static pthread_t owner[EP_UNIT_NT];
+static atomic_int foreign_finishes;
+static const ep_coll_kind_t own_kind;
+
 static ep_status_t sum_finish(ep_coll_inst_t *in, int lidx)
 {
     atomic_fetch_add(&finishes[lidx], 1);
+    if (in->args[lidx]->kind == &own_kind && !pthread_equal(pthread_self(), owner[lidx]))
+        atomic_fetch_add(&foreign_finishes, 1);
     *(long *)in->args[lidx]->rbuf = *(const long *)in->res;
     return EP_OK;
 }
@@ -64,14 +72,19 @@ static void sum_fail(ep_coll_inst_t *in)
     atomic_fetch_add(&fails, 1);
 }
 
-static const ep_coll_kind_t sum_kind = {sum_start, sum_complete, sum_finish, sum_fail, 0};
-static const ep_coll_kind_t other_kind = {sum_start, sum_complete, sum_finish, sum_fail, 0};
+/* sum_kind's finish only copies (the blocking driver's actor runs it for
+ * every endpoint); own_kind's stands for one that calls the program's
+ * code, which must run on the endpoint's own thread. */
+static const ep_coll_kind_t sum_kind = {sum_start, sum_complete, sum_finish, sum_fail, 0, 1};
+static const ep_coll_kind_t own_kind = {sum_start, sum_complete, sum_finish, sum_fail, 0, 0};
+static const ep_coll_kind_t other_kind = {sum_start, sum_complete, sum_finish, sum_fail, 0, 1};
 
 static void counters_reset(void)
 {
     atomic_store(&starts, 0);
     atomic_store(&completes, 0);
     atomic_store(&fails, 0);
+    atomic_store(&foreign_finishes, 0);
     for (int i = 0; i < EP_UNIT_NT; i++)
         atomic_store(&finishes[i], 0);
 }
@@ -96,7 +109,7 @@ static const char *blocking_rounds(ep_endpoint_t *ep)
     for (int k = 0; k < ROUNDS; k++) {
         ep_coll_args_t a;
         long got = -7;
-        sum_args(&a, &sum_kind, ep, k * 10 + ep->lidx, &got);
+        sum_args(&a, k % 2 ? &own_kind : &sum_kind, ep, k * 10 + ep->lidx, &got);
         if (ep_coll_run(ep, &a) != EP_OK)
             return "a blocking call failed";
         if (got != want_sum(k))
@@ -154,6 +167,7 @@ static void *worker(void *arg)
 {
     ep_unit_worker_t *w = arg;
     ep_endpoint_t *ep = &w->c->local[w->me];
+    owner[w->me] = pthread_self();
     const char *e = scenario == 0 ? blocking_rounds(ep) : scenario == 1 ? failing_calls(ep) : nonblocking_calls(ep);
     if (e)
         snprintf(w->err, sizeof w->err, "%s", e);
@@ -177,6 +191,7 @@ START_TEST(blocking_runs_each_step_once)
     ck_assert_int_eq(atomic_load(&fails), 0);
     for (int i = 0; i < EP_UNIT_NT; i++)
         ck_assert_int_eq(atomic_load(&finishes[i]), ROUNDS);
+    ck_assert_int_eq(atomic_load(&foreign_finishes), 0);
 }
 END_TEST
 

@@ -116,12 +116,12 @@ int ep_error_code_class(int code, int *cls);
 /* 1 when code is one of ours or an epmpi-only class; writes its text. */
 int ep_error_code_string(int code, char *buf, int *len);
 
-/* Error handlers.  Predefined ones are interpreted here; */
+/* Error handlers.  Predefined ones (this test) are interpreted here. */
 static inline int ep_errhandler_predefined(MPI_Errhandler eh)
 {
     return eh == MPI_ERRORS_RETURN || eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_ABORT;
 }
-/* user-defined ones need their function, recorded when
+/* User-defined ones need their function, recorded when
  * MPI_Comm_create_errhandler or MPI_Win_create_errhandler made them
  * (EP_ERR_NO_MEM: not recorded).  A handler from another language has a
  * caller, which calls fn for comm the way it wants (NULL: C's,

@@ -30,14 +30,13 @@ __thread int ep_wait_partner_cpu EP_TLS;
 int ep_wait_cpu_hints;
 int ep_wait_crowded;
 
-/* A wait's first round: the thread notes its CPU; when the partner it
- * waits for was last seen there, the wait skips to yielding. */
-static void wait_begins(ep_backoff_t *b)
+/* A wait's first round: the thread notes its CPU; 1 when the partner it
+ * waits for was last seen there. */
+static int partner_here(void)
 {
     int cpu = sched_getcpu();
     ep_thread_cpu = cpu >= 0 ? cpu + 1 : 0;
-    if (ep_thread_cpu && ep_thread_cpu == ep_wait_partner_cpu && ep_config.wait != EP_WAIT_SPIN)
-        b->rounds = EP_SPIN_ROUNDS;
+    return ep_thread_cpu && ep_thread_cpu == ep_wait_partner_cpu;
 }
 
 void (*ep_wait_long_hook)(void);
@@ -61,10 +60,11 @@ void ep_backoff(ep_backoff_t *b)
 {
     if (__builtin_expect(ep_config.stats, 0))
         count_wait(b);
+    /* Spinning only delays a partner queued on this CPU: skip to yielding
+     * when it was seen here, or anywhere on a crowded node. */
     if (b->rounds == 0) {
-        if (ep_wait_cpu_hints)
-            wait_begins(b);
-        if (ep_wait_crowded && ep_config.wait != EP_WAIT_SPIN)
+        int here = ep_wait_cpu_hints && partner_here();
+        if ((here || ep_wait_crowded) && ep_config.wait != EP_WAIT_SPIN)
             b->rounds = EP_SPIN_ROUNDS;
     }
     unsigned r = b->rounds++;

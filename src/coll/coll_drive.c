@@ -136,23 +136,29 @@ void ep_coll_count_slow(ep_endpoint_t *ep, const ep_coll_args_t *a)
  * endpoint copies in parallel, then a barrier lets the scratch go. */
 #define EP_ACTOR_FINISH_BYTES (64 << 10)
 
+/* What the local endpoints of in receive in all (their traffic). */
+static int64_t local_received(const ep_coll_inst_t *in)
+{
+    int64_t bytes = 0, sent, received;
+    for (int j = 0; j < in->c->nlocal; j++)
+        if (in->args[j]->traffic) {
+            in->args[j]->traffic(in->args[j], &sent, &received);
+            bytes += received;
+        }
+    return bytes;
+}
+
 /* The actor's last step of a blocking call whose step ended with rc:
  * 1 when it has finished the call for every local endpoint (each one's
  * status in sync.val), 0 when each is to run its own finish. */
 static int finish_all(ep_coll_inst_t *in, ep_status_t rc)
 {
-    ep_comm_t *c = in->c;
     const ep_coll_kind_t *k = in->args[0]->kind;
-    int64_t bytes = 0, sent, received;
-    for (int j = 0; !rc && k->finish && j < c->nlocal; j++)
-        if (in->args[j]->traffic) {
-            in->args[j]->traffic(in->args[j], &sent, &received);
-            bytes += received;
-        }
-    if (!rc && k->finish && (!k->copy_finish || bytes > EP_ACTOR_FINISH_BYTES))
+    int finish = !rc && k->finish;
+    if (finish && (!k->copy_finish || local_received(in) > EP_ACTOR_FINISH_BYTES))
         return 0;
-    for (int j = 0; j < c->nlocal; j++)
-        atomic_store(&c->sync.val[j], rc || !k->finish ? rc : k->finish(in, j));
+    for (int j = 0; j < in->c->nlocal; j++)
+        atomic_store(&in->c->sync.val[j], finish ? k->finish(in, j) : rc);
     return 1;
 }
 

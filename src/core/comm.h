@@ -95,7 +95,8 @@ typedef struct ep_endpoint {
 /* Rendezvous of the local endpoints for collective operations: a
  * sense-counting barrier and one pointer / integer slot per endpoint.  Only
  * the endpoints of this comm in this process touch it; each collective uses
- * it in phases separated by ep_sync_barrier (coll.h). */
+ * it in phases separated by ep_sync_barrier (coll.h), or, after the actor's
+ * step of a blocking one, by the actor's "done" (ep_coll_run). */
 typedef struct ep_sync {
     _Atomic unsigned arrived;      /* endpoints arrived in the current phase */
     _Atomic unsigned phase;        /* bumped by the last arrival */

@@ -52,15 +52,15 @@ static ep_status_t sum_complete(ep_coll_inst_t *in)
     return EP_OK;
 }
 
-/* The thread of each endpoint, and finishes of own_kind run elsewhere. */
+/* The thread of each endpoint, and finishes that must stay on it (no
+ * copy_finish) run elsewhere. */
 static pthread_t owner[EP_UNIT_NT];
 static atomic_int foreign_finishes;
-static const ep_coll_kind_t own_kind;
 
 static ep_status_t sum_finish(ep_coll_inst_t *in, int lidx)
 {
     atomic_fetch_add(&finishes[lidx], 1);
-    if (in->args[lidx]->kind == &own_kind && !pthread_equal(pthread_self(), owner[lidx]))
+    if (!in->args[lidx]->kind->copy_finish && !pthread_equal(pthread_self(), owner[lidx]))
         atomic_fetch_add(&foreign_finishes, 1);
     *(long *)in->args[lidx]->rbuf = *(const long *)in->res;
     return EP_OK;

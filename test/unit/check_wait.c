@@ -1,6 +1,7 @@
 /* Waiting (wait.h): a wait notes the CPU its thread is on, and a wait
- * whose partner was last seen on that CPU skips to yielding, unless
- * EPMPI_WAIT=spin; a partner elsewhere or unknown keeps the spinning;
+ * whose partner was last seen on that CPU skips to yielding, as does
+ * every wait on a crowded node, unless EPMPI_WAIT=spin; a partner
+ * elsewhere or unknown keeps the spinning;
  * without senders of CPUs (no node inboxes) a wait does not look; a
  * fallback's sleeps (ep_fallback_sleep) back off while it finds nothing. */
 #define _GNU_SOURCE
@@ -69,6 +70,26 @@ START_TEST(no_hints_no_look)
 }
 END_TEST
 
+/* More endpoints than CPUs on the node: every wait yields at once, with
+ * CPU hints or without, and still notes its CPU for the hints. */
+START_TEST(crowded_node_yields_at_once)
+{
+    int me = pinned();
+    ep_wait_crowded = 1;
+    ep_thread_cpu = 0;
+    ck_assert_uint_eq(first_backoff(0), EP_SPIN_ROUNDS + 1);
+    ck_assert_int_eq(ep_thread_cpu, me);
+    ep_wait_cpu_hints = 0;
+    ep_backoff_t b = EP_BACKOFF_INIT;
+    ep_backoff(&b);
+    ck_assert_uint_eq(b.rounds, EP_SPIN_ROUNDS + 1);
+    ep_config.wait = EP_WAIT_SPIN;
+    ck_assert_uint_eq(first_backoff(0), 1);
+    ep_config.wait = EP_WAIT_YIELD;
+    ep_wait_crowded = 0;
+}
+END_TEST
+
 /* The progress helper's sleeps: at the longest while idle, the shortest
  * after work, doubling back up. */
 START_TEST(fallback_sleeps_back_off)
@@ -102,6 +123,7 @@ int main(void)
     tcase_add_test(tc, partner_on_this_cpu_yields_at_once);
     tcase_add_test(tc, partner_elsewhere_or_unknown_spins);
     tcase_add_test(tc, no_hints_no_look);
+    tcase_add_test(tc, crowded_node_yields_at_once);
     tcase_add_test(tc, fallback_sleeps_back_off);
     tcase_add_test(tc, wait_spin_never_yields);
     suite_add_tcase(s, tc);

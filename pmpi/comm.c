@@ -216,8 +216,8 @@ static int create_endpoints(const char *call, MPI_Comm parent, int my_num_ep, MP
         return RAISE_PARENT(MPI_ERR_ARG, "my_num_ep is %d (must be non-negative)", my_num_ep);
     if (my_num_ep > 0 && !out)
         return RAISE_PARENT(MPI_ERR_ARG, "out_comm_hdls is NULL but my_num_ep is %d", my_num_ep);
-    st =
-        ep ? ep_comm_create_endpoints_ep(ep, my_num_ep, out) : ep_comm_create_endpoints_classic(parent, my_num_ep, out);
+    st = ep ? ep_comm_create_endpoints_ep(ep, my_num_ep, out)
+            : ep_comm_create_endpoints_classic(parent, 0, my_num_ep, out);
     if (st == EP_OK)
         return MPI_SUCCESS;
     if (st == EP_ERR_ENDPOINTS)

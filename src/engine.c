@@ -86,8 +86,6 @@ int ep_engine_init(const char *call, int *argc, char ***argv, int (*raise)(int c
         fatal_setup(call, "could not set up the transport communicators");
     if (ep_ucx_init(err, sizeof err))
         fatal_setup(call, err);
-    if (ep_win_init())
-        fatal_setup(call, "could not create the lock window of one-sided communication");
     if (ep_diag_init(err, sizeof err))
         fatal_setup(call, err);
     engine_up = 1;

@@ -22,10 +22,12 @@
 #           envelope came through the node inbox and matched: the receive
 #           fails saying the data were dropped, the sender completes, and
 #           the next message arrives whole;
-#   inbox window  process 0 cannot map the other's node inboxes at
-#           MPI_Init (MPI_Win_shared_query fails): the node goes without
-#           them (--verbose says why, in both processes) and messages
-#           flow over UCX;
+#   inbox map  process 0 cannot map the other's node inboxes at MPI_Init
+#           (its second shm_open fails): the node goes without them
+#           (--verbose says why, in both processes) and messages flow
+#           over UCX;
+#   inbox make  process 0 cannot make its own (its first shm_open fails):
+#           likewise;
 #   init alloc K  the K-th allocation of epmpi's, K = 1 to 40, fails in
 #           both processes during MPI_Init and a barrier (the transports,
 #           the node inboxes, the world endpoints): the job runs or stops
@@ -125,13 +127,20 @@ want "inbox irecv" "EPT_FAULT receiver class=MPI_ERR_OTHER msg=MPI_Wait: UCX cou
 want "inbox irecv" "EPT_FAULT sender class=MPI_SUCCESS"
 want "inbox irecv" "EPT_FAULT after ok"
 ended_ok "inbox irecv"
-run payload -genv EPMPI_TRANSPORT ucx -genv EPMPI_FAULT_NTH PMPI_Win_shared_query:1 -genv EPMPI_FAULT_RANK 0 -genv EPMPI_VERBOSE 1
-want "inbox window" "epfault: failing PMPI_Win_shared_query"
-want "inbox window" "process 1 of 2: .*no node inboxes: a process of this node could not make or map the shared window"
-want "inbox window" "process 0 of 2: .*no node inboxes: a process of this node could not make or map the shared window"
-want "inbox window" "EPT_FAULT receiver class=MPI_SUCCESS"
-want "inbox window" "EPT_FAULT after ok"
-ended_ok "inbox window"
+run payload -genv EPMPI_TRANSPORT ucx -genv EPMPI_FAULT_NTH shm_open:2 -genv EPMPI_FAULT_RANK 0 -genv EPMPI_VERBOSE 1
+want "inbox map" "epfault: failing shm_open (call 2)"
+want "inbox map" "process 0 of 2: .*no node inboxes: this process could not map another's"
+want "inbox map" "process 1 of 2: .*no node inboxes: a process of the job could not map its node's"
+want "inbox map" "EPT_FAULT receiver class=MPI_SUCCESS"
+want "inbox map" "EPT_FAULT after ok"
+ended_ok "inbox map"
+run payload -genv EPMPI_TRANSPORT ucx -genv EPMPI_FAULT_NTH shm_open:1 -genv EPMPI_FAULT_RANK 0 -genv EPMPI_VERBOSE 1
+want "inbox make" "epfault: failing shm_open (call 1)"
+want "inbox make" "process 0 of 2: .*no node inboxes: this process could not make shared memory for them"
+want "inbox make" "process 1 of 2: .*no node inboxes: another process of this node has none"
+want "inbox make" "EPT_FAULT receiver class=MPI_SUCCESS"
+want "inbox make" "EPT_FAULT after ok"
+ended_ok "inbox make"
 ucx="$ucx -genv EPMPI_SHM 0"
 run irecv $ucx -genv EPMPI_FAULT_NTH ucp_tag_msg_recv_nbx:1 -genv EPMPI_FAULT_RANK 1
 want "ucx irecv" "epfault: failing ucp_tag_msg_recv_nbx"

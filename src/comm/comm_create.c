@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-ep_status_t ep_comm_create_endpoints_classic(MPI_Comm parent, int n, MPI_Comm out[])
+ep_status_t ep_comm_create_endpoints_classic(MPI_Comm parent, int plain, int n, MPI_Comm out[])
 {
     int prank, wrank = ep_proc_world_rank();
     MPI_Errhandler eh = MPI_ERRORS_ARE_FATAL;
@@ -27,7 +27,7 @@ ep_status_t ep_comm_create_endpoints_classic(MPI_Comm parent, int n, MPI_Comm ou
         ne[i].key = ((uint64_t)(uint32_t)prank << 32) | (uint32_t)i;
         ne[i].parent_gid = (ep_gid_t){0, (uint64_t)(uint32_t)wrank};
     }
-    rc = ep_comm_build(parent, n, ne, eh, &c);
+    rc = ep_comm_build(parent, plain, n, ne, eh, &c);
     ep_errhandler_release(eh); /* PMPI_Comm_get_errhandler's reference; the endpoints hold their own */
     free(ne);
     for (int i = 0; !rc && i < n; i++)
@@ -61,7 +61,7 @@ ep_status_t ep_comm_create_endpoints_ep(ep_endpoint_t *parent, int n, MPI_Comm o
                     ne[k].parent_gid = pc->gids[prank];
                 }
             }
-            rc = ep_comm_build(pc->pcomm, total, ne, MPI_ERRORS_ARE_FATAL, &c);
+            rc = ep_comm_build(pc->pcomm, 1, total, ne, MPI_ERRORS_ARE_FATAL, &c);
             free(ne);
         }
         if (c) /* each new rank inherits its parent endpoint's handler */

@@ -5,8 +5,9 @@
 #include "coll/coll.h"
 #include "core/comm.h"
 
-/* MPI_Comm_create_endpoints over a classic (PMPI) parent: one call per process. */
-ep_status_t ep_comm_create_endpoints_classic(MPI_Comm parent, int n, MPI_Comm out[]);
+/* MPI_Comm_create_endpoints over a classic (PMPI) parent: one call per
+ * process; plain as for ep_comm_build. */
+ep_status_t ep_comm_create_endpoints_classic(MPI_Comm parent, int plain, int n, MPI_Comm out[]);
 /* MPI_Comm_create_endpoints over an endpoint parent: one call per parent endpoint. */
 ep_status_t ep_comm_create_endpoints_ep(ep_endpoint_t *parent, int n, MPI_Comm out[]);
 /* MPI_Comm_dup / MPI_Comm_idup of an endpoint, as collective arguments

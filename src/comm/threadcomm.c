@@ -23,7 +23,7 @@ ep_status_t ep_threadcomm_init(MPI_Comm parent, ep_endpoint_t *ep_parent, int nt
     tc->obj.kind = EP_OBJ_THREADCOMM;
     tc->nthreads = nthreads;
     rc = ep_parent ? ep_comm_create_endpoints_ep(ep_parent, nthreads, tc->eps)
-                   : ep_comm_create_endpoints_classic(parent, nthreads, tc->eps);
+                   : ep_comm_create_endpoints_classic(parent, 0, nthreads, tc->eps);
     if (!rc && (tc->handle = EP_HANDLE_NEW(MPI_Comm, ep_registry_add(EP_HTYPE_COMM, &tc->obj), MPI_COMM_NULL)) ==
                    MPI_COMM_NULL)
         rc = EP_ERR_ENDPOINTS;

@@ -18,7 +18,7 @@ ep_status_t ep_world_init(int nep)
     ep_world.ep = calloc(2 * (size_t)nep, sizeof *ep_world.ep);
     if (!ep_world.comm || !ep_world.self || !ep_world.ep)
         return EP_ERR_NO_MEM;
-    if ((rc = ep_comm_create_endpoints_classic(MPI_COMM_WORLD, nep, ep_world.comm)))
+    if ((rc = ep_comm_create_endpoints_classic(MPI_COMM_WORLD, 1, nep, ep_world.comm)))
         return rc;
     /* EPMPI_THREADS=openmp: endpoint t is the one MPI_COMM_WORLD means in
      * OpenMP thread t, so a region of fewer threads cannot join a
@@ -29,7 +29,7 @@ ep_status_t ep_world_init(int nep)
         ep_endpoint_t *w = ep_endpoint_get(ep_world.comm[t]);
         ep_new_ep_t ne = {0, w->comm->gids[w->rank]};
         ep_comm_t *c;
-        if ((rc = ep_comm_build(MPI_COMM_NULL, 1, &ne, eh, &c)))
+        if ((rc = ep_comm_build(MPI_COMM_NULL, 1, 1, &ne, eh, &c)))
             return rc;
         ep_world.self[t] = c->local[0].handle;
         c->local[0].user_handle = MPI_COMM_SELF;

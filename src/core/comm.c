@@ -298,12 +298,23 @@ static ep_status_t endpoints_init(ep_comm_t *c, MPI_Errhandler eh)
     return EP_OK;
 }
 
-ep_status_t ep_comm_build(MPI_Comm ppcomm, int nnew, const ep_new_ep_t *neweps, MPI_Errhandler eh, ep_comm_t **out)
+ep_status_t ep_comm_build(MPI_Comm ppcomm, int plain, int nnew, const ep_new_ep_t *neweps, MPI_Errhandler eh,
+                          ep_comm_t **out)
 {
     MPI_Comm pc = MPI_COMM_NULL;
+    MPI_Request req;
     *out = NULL;
     if (ppcomm != MPI_COMM_NULL) {
-        if (PMPI_Comm_split(ppcomm, nnew > 0 ? 0 : MPI_UNDEFINED, 0, &pc) != MPI_SUCCESS)
+        /* Usually every process proposes endpoints (world mode always):
+         * then a duplicate, started and awaited without MPICH's blocking
+         * poll, which costs tenths of a second when processes outnumber
+         * cores; otherwise a split. */
+        int mine = nnew > 0, all = 0;
+        if (plain &&
+            ep_wait_pmpi_started(PMPI_Iallreduce(&mine, &all, 1, MPI_INT, MPI_MIN, ppcomm, &req), &req) != MPI_SUCCESS)
+            return EP_ERR_ENDPOINTS;
+        if (all ? ep_wait_pmpi_started(PMPI_Comm_idup(ppcomm, &pc, &req), &req) != MPI_SUCCESS
+                : PMPI_Comm_split(ppcomm, nnew > 0 ? 0 : MPI_UNDEFINED, 0, &pc) != MPI_SUCCESS)
             return EP_ERR_ENDPOINTS;
     }
     if (nnew == 0)

@@ -161,11 +161,14 @@ typedef struct ep_new_ep {
 /* Builds a communicator.  Called by one thread per participating process
  * (the leader), collectively over ppcomm (a PMPI communicator over the
  * candidate processes, or MPI_COMM_NULL when only this process takes part).
+ * plain: ppcomm carries no attribute of the program's (epmpi's own, or
+ * MPI_COMM_WORLD within MPI_Init), so that a duplicate copies none.
  * Processes proposing no endpoint take part and get *out = NULL.  Keys must
  * be unique.  The new endpoints inherit parent identities when no parent
  * identity is used twice, and get fresh ones otherwise.  Local endpoints are
  * numbered in key order.  Every handle gets errhandler eh. */
-ep_status_t ep_comm_build(MPI_Comm ppcomm, int nnew, const ep_new_ep_t *neweps, MPI_Errhandler eh, ep_comm_t **out);
+ep_status_t ep_comm_build(MPI_Comm ppcomm, int plain, int nnew, const ep_new_ep_t *neweps, MPI_Errhandler eh,
+                          ep_comm_t **out);
 /* The same once the process-level communicator is known: pc spans exactly
  * the processes proposing endpoints (nnew > 0 in each), or is MPI_COMM_NULL
  * for this process alone.  Takes ownership of pc, also on failure. */

@@ -11,6 +11,7 @@
 #include "core/request.h"
 #include "base/wait.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,17 +76,23 @@ typedef struct win_arg {
     MPI_Win *out;
 } win_arg_t;
 
-/* ---- the lock window ------------------------------------------------------
- * One dynamic PMPI window over all processes holds the lock words of every
- * endpoint window (in the chunks of lword_take): a window of its own per
+/* ---- the lock windows -----------------------------------------------------
+ * The lock words of every endpoint window over all processes of the job
+ * are in one dynamic PMPI window over all processes (in the chunks of
+ * lword_take), made by the first such window: a window of its own per
  * endpoint window would cost it a third MPICH context id (beside its
  * private communicator's and its data window's), and MPICH 4.0.2 has 2048
- * (MPICH's test rma/window_creation keeps 1000 windows alive).  Not in the
- * data windows: there the lock words' atomics (active messages in MPICH)
- * would make later flushes of the data wait for more. */
+ * (MPICH's test rma/window_creation keeps 1000 windows alive).  Not made
+ * at MPI_Init: a program without windows would pay for it there (MPICH's
+ * blocking construction, 0.35 s of 0.9 s at 16 processes on 2 cores).  A
+ * window over some of the processes has a lock window of its own over
+ * them (in w->lockwin).  Not in the data windows: there the lock words'
+ * atomics (active messages in MPICH) would make later flushes of the data
+ * wait for more. */
 
-static MPI_Win lock_win = MPI_WIN_NULL;
-static int lock_win_rc; /* why there is none */
+static pthread_mutex_t lock_win_making = PTHREAD_MUTEX_INITIALIZER;
+static MPI_Win lock_win = MPI_WIN_NULL; /* set once, under lw_lock (below) */
+static int lock_win_rc;                 /* why there is none, once it was tried */
 
 /* The MPI refused a window an endpoint window needs (rc its error). */
 static ep_status_t window_refused(int rc)
@@ -102,19 +109,6 @@ static ep_status_t window_made(int rc)
 {
     ep_status_t st = from_pmpi(rc);
     return st == EP_ERR_INTERN ? window_refused(rc) : st;
-}
-
-/* Made on a communicator whose errors return: an MPI that makes no windows
- * (Open MPI 4.1 with one process, by default) fails the windows a program
- * makes, as it would without epmpi, not MPI_Init. */
-ep_status_t ep_win_init(void)
-{
-    if ((lock_win_rc = PMPI_Win_create_dynamic(MPI_INFO_NULL, ep_proc_group_comm(), &lock_win)) != MPI_SUCCESS) {
-        lock_win = MPI_WIN_NULL;
-        return EP_OK;
-    }
-    PMPI_Win_set_errhandler(lock_win, MPI_ERRORS_RETURN);
-    return PMPI_Win_lock_all(MPI_MODE_NOCHECK, lock_win) == MPI_SUCCESS ? EP_OK : EP_ERR_INTERN;
 }
 
 /* The lock words of the process, in chunks attached to the lock window
@@ -147,6 +141,51 @@ static int lword_chunk(void)
     return MPI_SUCCESS;
 }
 
+/* A dynamic PMPI window over pc, its errors returned, in a lock_all epoch
+ * for its whole life; MPI_SUCCESS or the MPI's error. */
+static int lockwin_make(MPI_Comm pc, MPI_Win *lw)
+{
+    int rc = PMPI_Win_create_dynamic(MPI_INFO_NULL, pc, lw);
+    if (rc != MPI_SUCCESS) {
+        *lw = MPI_WIN_NULL;
+        return rc;
+    }
+    PMPI_Win_set_errhandler(*lw, MPI_ERRORS_RETURN);
+    if ((rc = PMPI_Win_lock_all(MPI_MODE_NOCHECK, *lw)) != MPI_SUCCESS)
+        PMPI_Win_free(lw);
+    return rc;
+}
+
+/* The lock window over all processes, made at the first call (collective
+ * over them: every call is within the creation of an endpoint window over
+ * all of them); MPI_SUCCESS, or why the MPI made none.  Made on a
+ * communicator whose errors return: an MPI that makes no windows (Open MPI
+ * 4.1 with one process, by default) fails the windows a program makes, as
+ * it would without epmpi. */
+static int world_lock_win(void)
+{
+    pthread_mutex_lock(&lock_win_making);
+    if (lock_win == MPI_WIN_NULL && lock_win_rc == MPI_SUCCESS) {
+        MPI_Win lw;
+        int rc = lockwin_make(ep_proc_group_comm(), &lw);
+        /* The chunks taken so far, by local windows, were attached to none. */
+        ep_lock(&lw_lock);
+        for (size_t i = 0; rc == MPI_SUCCESS && i < lw_nchunk; i++)
+            rc = PMPI_Win_attach(lw, lw_chunk[i], LW_CHUNK * sizeof *lw_chunk[i]);
+        if (rc == MPI_SUCCESS)
+            lock_win = lw;
+        ep_unlock(&lw_lock);
+        if (rc != MPI_SUCCESS && lw != MPI_WIN_NULL) {
+            PMPI_Win_unlock_all(lw);
+            PMPI_Win_free(&lw);
+        }
+        lock_win_rc = rc;
+    }
+    int rc = lock_win == MPI_WIN_NULL ? lock_win_rc : MPI_SUCCESS;
+    pthread_mutex_unlock(&lock_win_making);
+    return rc;
+}
+
 /* A word set to zero, or NULL with *rc why (lword_chunk). */
 static int64_t *lword_take(int *rc)
 {
@@ -169,6 +208,7 @@ static void lword_give(int64_t *word)
 
 void ep_win_finalize(void)
 {
+    lock_win_rc = MPI_SUCCESS;
     for (size_t i = 0; i < lw_nchunk; i++) {
         if (lock_win != MPI_WIN_NULL)
             PMPI_Win_detach(lock_win, lw_chunk[i]);
@@ -183,13 +223,65 @@ void ep_win_finalize(void)
     PMPI_Win_free(&lock_win);
 }
 
-static void lwords_drop(ep_win_t *w)
+/* Gives back w's lock words, and frees its own lock window (collective
+ * over its processes); the MPI's first error. */
+static int lwords_drop(ep_win_t *w)
 {
-    for (int i = 0; w->lwords && i < w->comm->nlocal; i++)
+    int rc = MPI_SUCCESS;
+    for (int i = 0; !w->lockwin_own && w->lwords && i < w->comm->nlocal; i++)
         if (w->lwords[i])
             lword_give(w->lwords[i]);
+    if (w->lockwin_own && w->lockwin != MPI_WIN_NULL) {
+        int r = PMPI_Win_unlock_all(w->lockwin);
+        if (w->lwords && w->lwords[0])
+            r = r ? r : PMPI_Win_detach(w->lockwin, w->lwords[0]);
+        rc = PMPI_Win_free(&w->lockwin);
+        rc = r ? r : rc;
+    }
+    if (w->lockwin_own && w->lwords)
+        free(w->lwords[0]); /* one block for all */
     free(w->lwords);
     w->lwords = NULL;
+    w->lockwin = MPI_WIN_NULL;
+    w->lockwin_own = 0;
+    return rc;
+}
+
+/* The lock words of w's local ranks, zero, and their displacements in
+ * w's lock window in mine[].lword (collective over w's processes). */
+static ep_status_t lwords_take(ep_win_t *w, ep_win_rank_t *mine)
+{
+    int nl = w->comm->nlocal, rc = MPI_SUCCESS;
+    if (!(w->lwords = calloc((size_t)nl, sizeof *w->lwords)))
+        return EP_ERR_NO_MEM;
+    if (!w->local && w->comm->nprocs < ep_proc_world_size()) {
+        /* Over part of the processes: a lock window of their own, one block
+         * of words attached. */
+        int64_t *block = calloc((size_t)nl, sizeof *block);
+        if (!block)
+            return EP_ERR_NO_MEM;
+        w->lwords[0] = block;
+        w->lockwin_own = 1;
+        if ((rc = lockwin_make(w->pc, &w->lockwin)) == MPI_SUCCESS &&
+            (rc = PMPI_Win_attach(w->lockwin, block, (MPI_Aint)(sizeof *block * (size_t)nl))) != MPI_SUCCESS) {
+            PMPI_Win_unlock_all(w->lockwin);
+            PMPI_Win_free(&w->lockwin);
+        }
+        for (int i = 0; i < nl && rc == MPI_SUCCESS; i++) {
+            w->lwords[i] = &block[i];
+            PMPI_Get_address(w->lwords[i], &mine[i].lword);
+        }
+        return rc == MPI_SUCCESS ? EP_OK : window_made(rc);
+    }
+    if (!w->local && (rc = world_lock_win()) != MPI_SUCCESS)
+        return window_refused(rc);
+    w->lockwin = lock_win;
+    for (int i = 0; i < nl; i++)
+        if ((w->lwords[i] = lword_take(&rc)))
+            PMPI_Get_address(w->lwords[i], &mine[i].lword);
+        else
+            return window_made(rc);
+    return EP_OK;
 }
 
 /* ---- regions attached to pwin ----------------------------------------------
@@ -259,7 +351,7 @@ static ep_status_t create_start(ep_coll_inst_t *in)
     ep_win_t *w = calloc(1, sizeof *w);
     if (!w)
         return EP_ERR_NO_MEM;
-    w->pwin = MPI_WIN_NULL;
+    w->pwin = w->lockwin = MPI_WIN_NULL;
     w->flavor = ((const win_arg_t *)in->args[0]->extra)->flavor;
     in->res = w;
     return ep_comm_clone_begin(in->c, &w->comm, &in->preq);
@@ -321,8 +413,6 @@ static ep_status_t setup(ep_coll_inst_t *in, ep_win_t *w)
         if (w->flavor == EP_WIN_DYNAMIC)
             mine[i] = (ep_win_rank_t){.disp_unit = 1};
     }
-    if (!rc && !w->local && lock_win == MPI_WIN_NULL) /* the MPI made no window at MPI_Init */
-        rc = window_refused(lock_win_rc);
     if (!rc && (w->flavor == EP_WIN_SHARED || w->flavor == EP_WIN_ALLOCATE)) {
         void *segment;
         /* One segment per process, its ranks' slices in local order, each
@@ -354,13 +444,8 @@ static ep_status_t setup(ep_coll_inst_t *in, ep_win_t *w)
         PMPI_Win_set_errhandler(w->pwin, MPI_ERRORS_RETURN);
     /* The lock words, zero before anyone can take a lock (the barrier
      * below), in the lock window where each rank's is known by address. */
-    if (!rc && !(w->lwords = calloc((size_t)nl, sizeof *w->lwords)))
-        rc = EP_ERR_NO_MEM;
-    for (int i = 0, r; i < nl && !rc; i++)
-        if ((w->lwords[i] = lword_take(&r)))
-            PMPI_Get_address(w->lwords[i], &mine[i].lword);
-        else
-            rc = window_made(r);
+    if (!rc)
+        rc = lwords_take(w, mine);
     if (!rc)
         rc = exchange_ranks(w, mine);
     /* Shared windows: every process's segment, to address it here. */
@@ -473,11 +558,13 @@ static ep_status_t lock_add(ep_win_t *w, int target, int64_t v, int64_t *old)
         *old = __atomic_fetch_add((int64_t *)w->rank[target].lword, v, __ATOMIC_SEQ_CST);
         return EP_OK;
     }
-    int proc = w->comm->proc_world[w->comm->ranks[target].proc];
+    int proc = w->comm->ranks[target].proc; /* its rank in w->pc */
+    if (!w->lockwin_own)
+        proc = w->comm->proc_world[proc]; /* the world's lock window */
     MPI_Request r;
     return from_pmpi(
         ep_wait_pmpi_started(PMPI_Rget_accumulate(&v, 1, MPI_INT64_T, old, 1, MPI_INT64_T, proc, w->rank[target].lword,
-                                                  1, MPI_INT64_T, MPI_SUM, lock_win, &r),
+                                                  1, MPI_INT64_T, MPI_SUM, w->lockwin, &r),
                              &r));
 }
 
@@ -1062,8 +1149,8 @@ static ep_status_t free_pmpi(ep_win_t *w, int unused)
     (void)unused;
     ep_status_t rc = fence_all(w, 0);
     int r = w->local ? MPI_SUCCESS : pwin_free(w);
-    lwords_drop(w); /* after the fence: nobody takes or gives a lock any more */
-    return rc ? rc : from_pmpi(r);
+    int r2 = lwords_drop(w); /* after the fence: nobody takes or gives a lock any more */
+    return rc ? rc : from_pmpi(r ? r : r2);
 }
 
 int ep_win_busy(const ep_win_ep_t *we)

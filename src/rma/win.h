@@ -19,8 +19,8 @@
  *           MPI_Win_allocate_shared one shared segment per process holding
  *           its ranks' slices (a target is (process, offset));
  *   lwords  one 64-bit lock word per rank, changed only by PMPI atomics,
- *           in the lock window that every endpoint window of the process
- *           shares (win.c).
+ *           in the lock window that every endpoint window over all
+ *           processes shares, or in one of the window's own (win.c).
  *
  * The windows stay in a PMPI_Win_lock_all epoch for their whole life, so
  * every endpoint-level synchronisation is built from PMPI flushes, PMPI
@@ -79,7 +79,10 @@ typedef struct ep_win {
     MPI_Win pwin;
     int pwin_epoch;      /* pwin is in its PMPI_Win_lock_all epoch */
     int64_t **lwords;    /* [nlocal] this process's ranks' lock words, in local
-                            order, from the pool of win.c (NULL: not yet) */
+                            order, from the pool of win.c, or one block in a
+                            lock window of w's own (NULL: not yet) */
+    MPI_Win lockwin;     /* the PMPI window of the lock words (win.c) */
+    int lockwin_own;     /* lockwin is w's own, over w->pc: targets by their rank there */
     ep_win_rank_t *rank; /* [size] */
     char **segbase;      /* [nprocs] shared windows: each process's segment, here;
                             allocated windows: this process's segment */
@@ -124,9 +127,8 @@ static inline ep_attr_host_t ep_win_attrs(ep_win_ep_t *we)
     return (ep_attr_host_t){&we->ep->attrs, &we->ep->attr_lock, (intptr_t)we->handle};
 }
 
-/* The lock window, over all processes: made at MPI_Init, freed at
- * MPI_Finalize after the last endpoint window. */
-ep_status_t ep_win_init(void);
+/* Frees the lock window over all processes (made by the first endpoint
+ * window over all of them) at MPI_Finalize, after the last endpoint window. */
 void ep_win_finalize(void);
 
 /* Creation, collective over ep's communicator (an intracommunicator).

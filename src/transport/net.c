@@ -15,8 +15,13 @@
 #include <string.h>
 
 #define EP_RING 32 /* pre-posted header receives */
+/* Headers, pokes (ep_net_poke_mpich) and rendezvous payloads share one
+ * communicator, each payload under a tag of its own from EP_DTAG_FIRST
+ * on, below MPICH's MPI_TAG_UB. */
 #define EP_HDR_TAG 0
-#define EP_DTAG_MASK 0x0fffffff /* data tags stay within MPICH's MPI_TAG_UB */
+#define EP_POKE_TAG 1
+#define EP_DTAG_FIRST 2
+#define EP_DTAG_MASK 0x0fffffff
 
 typedef struct ep_ring_slot {
     MPI_Request req;
@@ -34,9 +39,8 @@ typedef struct ep_early {
 /* Progress state.  Everything below is guarded by progress_lock, except the
  * communicators and counters, which are set up before any endpoint exists. */
 static pthread_mutex_t progress_lock = PTHREAD_MUTEX_INITIALIZER;
-static MPI_Comm tcomm = MPI_COMM_NULL; /* headers: proc.c's group communicator, kept
-                                          here as every header send reads it */
-static MPI_Comm dcomm = MPI_COMM_NULL; /* rendezvous payloads */
+static MPI_Comm tcomm = MPI_COMM_NULL; /* proc.c's group communicator, kept here as
+                                          every send reads it */
 
 static ep_ring_slot_t ring[EP_RING];
 static char *ring_mem; /* the slots' buffers, one block */
@@ -80,9 +84,6 @@ static void progress_give(void)
 ep_status_t ep_net_init(void)
 {
     tcomm = ep_proc_group_comm();
-    if (PMPI_Comm_dup(MPI_COMM_WORLD, &dcomm) != MPI_SUCCESS)
-        return EP_ERR_INTERN;
-    PMPI_Comm_set_errhandler(dcomm, MPI_ERRORS_RETURN);
     return EP_OK;
 }
 
@@ -153,8 +154,6 @@ void ep_net_finalize(void)
     }
     early_tailp = &early_head;
     tcomm = MPI_COMM_NULL; /* proc.c's */
-    if (dcomm != MPI_COMM_NULL)
-        PMPI_Comm_free(&dcomm);
 }
 
 /* ---- sending ----------------------------------------------------------- */
@@ -168,7 +167,7 @@ void ep_net_finalize(void)
  * be sent, the receiver would wait forever: a fatal error. */
 static void payload_failed(ep_request_t *s, int dst_world, int dtag, int rc)
 {
-    if (PMPI_Isend(NULL, 0, MPI_BYTE, dst_world, dtag, dcomm, &s->net[s->nnet]) != MPI_SUCCESS)
+    if (PMPI_Isend(NULL, 0, MPI_BYTE, dst_world, dtag, tcomm, &s->net[s->nnet]) != MPI_SUCCESS)
         ep_fatal(MPI_ERR_OTHER,
                  "the data of a %lld-byte message from process %d to process %d could not "
                  "be sent after its header (code %d), nor could the receiver be told",
@@ -208,7 +207,7 @@ ep_status_t ep_net_send(ep_request_t *s, int dst_world, uint64_t ctx, int src, i
     if (!st && eager) {
         st = ep_dt_pack(s->buf, s->count, s->type, lay, h + 1);
     } else if (!st) {
-        h->dtag = (int)(atomic_fetch_add(&next_dtag, 1) & EP_DTAG_MASK);
+        h->dtag = EP_DTAG_FIRST + (int)(atomic_fetch_add(&next_dtag, 1) % (EP_DTAG_MASK - EP_DTAG_FIRST + 1));
         if (s->mode == EP_SEND_BUFFERED) {
             /* The user's buffer is free as soon as the call returns. */
             char *copy = realloc(h, sizeof *h + (size_t)lay->bytes);
@@ -231,11 +230,11 @@ ep_status_t ep_net_send(ep_request_t *s, int dst_world, uint64_t ctx, int src, i
     }
     if (!eager) {
         if (s->mode == EP_SEND_BUFFERED)
-            rc = ep_pmpi_isend_c(h + 1, lay->bytes, MPI_BYTE, dst_world, h->dtag, dcomm, &s->net[s->nnet]);
+            rc = ep_pmpi_isend_c(h + 1, lay->bytes, MPI_BYTE, dst_world, h->dtag, tcomm, &s->net[s->nnet]);
         else if (s->mode == EP_SEND_SYNC)
-            rc = PMPI_Issend(s->buf, s->count, s->type, dst_world, h->dtag, dcomm, &s->net[s->nnet]);
+            rc = PMPI_Issend(s->buf, s->count, s->type, dst_world, h->dtag, tcomm, &s->net[s->nnet]);
         else
-            rc = PMPI_Isend(s->buf, s->count, s->type, dst_world, h->dtag, dcomm, &s->net[s->nnet]);
+            rc = PMPI_Isend(s->buf, s->count, s->type, dst_world, h->dtag, tcomm, &s->net[s->nnet]);
         if (rc != MPI_SUCCESS) {
             payload_failed(s, dst_world, h->dtag, rc);
             return EP_OK;
@@ -298,10 +297,10 @@ void ep_net_recv_rndv(ep_request_t *r, const ep_msg_t *m)
         if (!(r->tmp = malloc((size_t)bytes)))
             ep_fatal(MPI_ERR_NO_MEM, "out of memory receiving a truncated %lld-byte message from process %d",
                      (long long)bytes, m->src_world);
-        rc = ep_pmpi_irecv_c(r->tmp, bytes, MPI_BYTE, m->src_world, m->dtag, dcomm, &r->net[r->nnet++]);
+        rc = ep_pmpi_irecv_c(r->tmp, bytes, MPI_BYTE, m->src_world, m->dtag, tcomm, &r->net[r->nnet++]);
         bytes = r->lay.bytes;
     } else {
-        rc = PMPI_Irecv(r->buf, r->count, r->type, m->src_world, m->dtag, dcomm, &r->net[r->nnet++]);
+        rc = PMPI_Irecv(r->buf, r->count, r->type, m->src_world, m->dtag, tcomm, &r->net[r->nnet++]);
     }
     if (rc != MPI_SUCCESS)
         ep_fatal(MPI_ERR_INTERN,
@@ -408,8 +407,6 @@ static void poll_ring(void)
             return;
     }
 }
-
-#define EP_POKE_TAG 1 /* no message on tcomm has it */
 
 void ep_net_poke_mpich(void)
 {

@@ -1,8 +1,8 @@
 /* The MPI transport: endpoint messages between processes as PMPI messages.
  *
  * Every message between processes starts with a header sent to the
- * destination process on the transport communicator `tcomm` (a duplicate of
- * MPI_COMM_WORLD, tag 0).  The header carries the endpoint envelope, so the
+ * destination process on the transport communicator `tcomm` (proc.h's
+ * duplicate of MPI_COMM_WORLD, tag 0).  The header carries the endpoint envelope, so the
  * full tag range, any number of endpoints and every wildcard are handled by
  * the engine's own matching, not by MPI tags:
  *
@@ -10,8 +10,8 @@
  *
  * Eager messages (bytes <= EPMPI_EAGER_LIMIT, not synchronous) carry their
  * packed payload right after the header.  Rendezvous messages send the
- * payload as a separate PMPI message on `dcomm` with a per-process unique
- * data tag; the receiver posts a PMPI receive straight into the user buffer
+ * payload as a separate PMPI message on `tcomm` with a per-process unique
+ * data tag (never a header's); the receiver posts a PMPI receive straight into the user buffer
  * once the header has matched (MPICH then does its own zero-copy
  * rendezvous).  Synchronous sends use PMPI_Issend for the payload, which
  * completes only after that receive is posted, i.e. after matching.
@@ -39,14 +39,13 @@ typedef struct ep_wire_hdr {
     int32_t tag;   /* user tag */
     int32_t flags; /* EP_WIRE_* */
     int64_t bytes; /* payload size */
-    int32_t dtag;  /* rendezvous: tag of the payload on dcomm */
+    int32_t dtag;  /* rendezvous: tag of the payload on tcomm */
     int32_t pad;
 } ep_wire_hdr_t;
 
 #define EP_WIRE_RNDV 0x1
 
-/* Duplicates the transport communicators (collective over MPI_COMM_WORLD;
- * after ep_proc_init). */
+/* Takes the transport communicator (after ep_proc_init; local). */
 ep_status_t ep_net_init(void);
 void ep_net_finalize(void);
 /* 1 once header receives are posted (ep_net_activate). */

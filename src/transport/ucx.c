@@ -19,9 +19,15 @@
 #include "base/wait.h"
 
 #include <pthread.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -179,108 +185,144 @@ static void *helper_main(void *arg)
  * match.  One pair of endpoints thus always uses one way, and its
  * messages keep their order.
  *
- * The inboxes are a shared window over the node (MPI_Win_allocate_shared,
- * MPICH's node), made at MPI_Init and freed at MPI_Finalize. */
-static MPI_Comm node_comm = MPI_COMM_NULL;
-static MPI_Win node_win = MPI_WIN_NULL;
-static char **node_base;            /* [world size] each process's inboxes, NULL off this node (and for this process) */
-static _Atomic uint64_t *node_seen; /* [world size * wmax] this process's looks at each inbox's head */
-static size_t inbox_stride;         /* bytes between two workers' inboxes */
-static int node_procs;              /* processes of this node, 0 without inboxes */
+ * Each process offers its inboxes as POSIX shared memory of its own
+ * (shm_open, named by proc.h), made and emptied before the start-up
+ * exchange; after it, each maps the others' of its node, and once every
+ * process has, each removes its name (the memory stays until the last
+ * process unmaps it).  No MPI communicator or window is made for it. */
+static char *node_mine;                     /* this process's inboxes */
+static size_t node_mine_len;                /* their bytes */
+static char **node_base;                    /* [node size] each node process's inboxes, NULL for this process */
+static size_t *node_len;                    /* [node size] the bytes mapped there */
+static _Atomic uint64_t *node_seen;         /* [node size * wmax] this process's looks at each inbox's head */
+static size_t inbox_stride;                 /* bytes between two workers' inboxes */
+static int node_procs;                      /* processes of this node, 0 without inboxes */
+static int node_named;                      /* this process's name is still in /dev/shm */
 static const char *node_off = "UCX is off"; /* why there are none, for EPMPI_VERBOSE */
+
+static void node_unname(void)
+{
+    if (!node_named)
+        return;
+    char name[64];
+    ep_proc_node_shm_name(ep_proc_node_self(), name, sizeof name);
+    shm_unlink(name);
+    node_named = 0;
+}
 
 static void node_stop(void)
 {
-    if (node_win != MPI_WIN_NULL)
-        PMPI_Win_free(&node_win);
-    if (node_comm != MPI_COMM_NULL)
-        PMPI_Comm_free(&node_comm);
+    node_unname();
+    for (int i = 0; node_base && i < ep_proc_node_size(); i++)
+        if (node_base[i])
+            munmap(node_base[i], node_len[i]);
+    if (node_mine)
+        munmap(node_mine, node_mine_len);
+    node_mine = NULL;
     for (int i = 0; workers && i < nworkers; i++)
         workers[i].inbox = NULL;
     free(node_base);
+    free(node_len);
     free(node_seen);
     node_base = NULL;
+    node_len = NULL;
     node_seen = NULL;
     node_procs = 0;
     ep_wait_cpu_hints = 0;
 }
 
-/* Makes this process's inboxes and maps those of the other processes of
- * the node (collective over MPI_COMM_WORLD).  When any process of the node
- * cannot, the node goes without (UCX alone), which is always correct. */
-static void node_start(void)
+/* Maps size bytes of the shared memory called name, made here when
+ * create; NULL when it cannot. */
+static char *shm_map(const char *name, size_t size, int create)
 {
-    int np = ep_proc_world_size(), n = 0, ok = 1, all_ok = 0, *mine = NULL, *world = NULL;
-    MPI_Group g = MPI_GROUP_NULL, wg = MPI_GROUP_NULL;
-    MPI_Request req;
-    char *base = NULL;
+    int fd = create ? shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600) : shm_open(name, O_RDWR, 0);
+    if (fd < 0 && create && errno == EEXIST) { /* left behind by a dead process that had this pid */
+        shm_unlink(name);
+        fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    }
+    if (fd < 0)
+        return NULL;
+    void *m = MAP_FAILED;
+    struct stat st;
+    if (create ? !ftruncate(fd, (off_t)size) : !fstat(fd, &st) && (size_t)st.st_size >= size)
+        m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED && create)
+        shm_unlink(name);
+    return m == MAP_FAILED ? NULL : m;
+}
 
+/* Makes this process's inboxes, empty, for the other processes of its
+ * node; 1 when they are there to map. */
+static int node_offer(void)
+{
     inbox_stride = (ep_inbox_size(INBOX_BYTES) + EP_INBOX_LINE - 1) & ~(size_t)(EP_INBOX_LINE - 1);
-    if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm) != MPI_SUCCESS) {
-        node_comm = MPI_COMM_NULL;
-        node_off = "MPI_Comm_split_type failed"; /* every process alike, or MPICH is broken anyway */
-        return;
+    if (!ep_config.shm) {
+        node_off = "EPMPI_SHM=0";
+        return 0;
     }
-    PMPI_Comm_size(node_comm, &n);
-    if (n < 2 || !ep_config.shm) {
-        node_stop();
-        node_off = !ep_config.shm ? "EPMPI_SHM=0" : "no other process on this node";
-        return;
+    if (ep_proc_node_size() < 2) {
+        node_off = "no other process on this node";
+        return 0;
     }
-    if (PMPI_Win_allocate_shared((MPI_Aint)(inbox_stride * (size_t)nworkers), EP_INBOX_LINE, MPI_INFO_NULL, node_comm,
-                                 &base, &node_win) != MPI_SUCCESS) {
-        node_win = MPI_WIN_NULL;
-        base = NULL;
-        ok = 0;
+    char name[64];
+    ep_proc_node_shm_name(ep_proc_node_self(), name, sizeof name);
+    node_mine_len = inbox_stride * (size_t)nworkers;
+    if (!(node_mine = shm_map(name, node_mine_len, 1))) {
+        node_off = "this process could not make shared memory for them";
+        return 0;
     }
-    node_base = calloc((size_t)np, sizeof *node_base);
-    node_seen = calloc((size_t)np * (size_t)wmax, sizeof *node_seen);
-    mine = malloc(sizeof *mine * (size_t)n);
-    world = malloc(sizeof *world * (size_t)n);
-    if (!node_base || !node_seen || !mine || !world)
-        ok = 0;
-    for (int i = 0; ok && i < nworkers; i++)
-        ep_inbox_init((ep_inbox_t *)(base + (size_t)i * inbox_stride), INBOX_BYTES);
-    /* Every inbox is empty before anyone may write into it. */
-    if (ep_wait_pmpi_started(PMPI_Iallreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, node_comm, &req), &req))
-        all_ok = 0;
-    for (int i = 0; mine && i < n; i++)
-        mine[i] = i;
-    if (all_ok &&
-        (PMPI_Comm_group(node_comm, &g) != MPI_SUCCESS || PMPI_Comm_group(MPI_COMM_WORLD, &wg) != MPI_SUCCESS ||
-         PMPI_Group_translate_ranks(g, n, mine, wg, world) != MPI_SUCCESS))
-        all_ok = 0; /* MPICH fails alike everywhere: local calls on the same groups */
-    int me = ep_proc_world_rank();
-    for (int i = 0; all_ok && i < n; i++) {
-        MPI_Aint size;
-        int unit;
-        char *b;
-        if (world[i] == me)
-            continue;
-        if (PMPI_Win_shared_query(node_win, i, &size, &unit, &b) != MPI_SUCCESS) {
-            all_ok = 0;
-            break;
+    node_named = 1;
+    for (int i = 0; i < nworkers; i++)
+        ep_inbox_init((ep_inbox_t *)(node_mine + (size_t)i * inbox_stride), INBOX_BYTES);
+    return 1;
+}
+
+/* After the start-up exchange, in which the processes of the node said
+ * whether they offer inboxes (node_workers[i]: the workers of node process
+ * i, 0 when it offers none): maps them when all do, which every process of
+ * the node sees alike.  Collective over MPI_COMM_WORLD: a process that
+ * could not map a peer's inboxes goes without, and so must everyone (a
+ * rank sends to a process through an inbox exactly when that process sends
+ * to it through one). */
+static void node_start(const int *node_workers)
+{
+    int n = ep_proc_node_size(), me = ep_proc_node_self(), usable = node_mine != NULL, mapped = 1, all_mapped = 0;
+    MPI_Request req;
+    for (int i = 0; usable && i < n; i++)
+        if (!node_workers[i]) {
+            node_off = "another process of this node has none";
+            usable = 0;
         }
-        node_base[world[i]] = b;
+    if (usable) {
+        node_base = calloc((size_t)n, sizeof *node_base);
+        node_len = calloc((size_t)n, sizeof *node_len);
+        node_seen = calloc((size_t)n * (size_t)wmax, sizeof *node_seen);
+        if (!node_base || !node_len || !node_seen)
+            mapped = 0;
+        for (int i = 0; mapped && i < n; i++) {
+            char name[64];
+            if (i == me)
+                continue;
+            ep_proc_node_shm_name(i, name, sizeof name);
+            node_len[i] = inbox_stride * (size_t)node_workers[i];
+            if (!(node_base[i] = shm_map(name, node_len[i], 0)))
+                mapped = 0;
+        }
+        if (!mapped)
+            node_off = "this process could not map another's";
     }
-    /* Agreed again: a process that could not map a peer's inboxes goes
-     * without, and so must the node. */
-    int mapped = all_ok;
-    if (ep_wait_pmpi_started(PMPI_Iallreduce(&mapped, &all_ok, 1, MPI_INT, MPI_MIN, node_comm, &req), &req))
-        all_ok = 0;
-    if (g != MPI_GROUP_NULL)
-        PMPI_Group_free(&g);
-    if (wg != MPI_GROUP_NULL)
-        PMPI_Group_free(&wg);
-    free(mine);
-    free(world);
-    if (!all_ok) {
+    if (ep_wait_pmpi_started(PMPI_Iallreduce(&mapped, &all_mapped, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &req), &req))
+        all_mapped = 0;
+    node_unname(); /* everyone who maps it has */
+    if (!usable || !all_mapped) {
+        if (usable && mapped)
+            node_off = "a process of the job could not map its node's";
         node_stop();
-        node_off = "a process of this node could not make or map the shared window for them";
         return;
     }
     for (int i = 0; i < nworkers; i++)
-        workers[i].inbox = (ep_inbox_t *)(base + (size_t)i * inbox_stride);
+        workers[i].inbox = (ep_inbox_t *)(node_mine + (size_t)i * inbox_stride);
     node_procs = n;
     ep_wait_cpu_hints = 1; /* inbox records carry their senders' CPUs */
 }
@@ -298,64 +340,88 @@ static int default_workers(void)
     return n < 1 ? 1 : n > MAX_DEFAULT_WORKERS ? MAX_DEFAULT_WORKERS : n;
 }
 
-/* Exchanges every worker's address over MPI_COMM_WORLD (collective); a
- * failure of UCX itself leaves its status in *st. */
-static ep_status_t exchange_addresses(ucs_status_t *st)
+/* What each process says of its start, gathered once: whether UCX started,
+ * its workers, whether it offers inboxes to its node, and the bytes of its
+ * addresses (each process's part of the address exchange starts with the
+ * length of each worker's address). */
+typedef struct ucx_record {
+    int32_t ok, nworkers, offered, bytes;
+} ucx_record_t;
+
+/* Exchanges every worker's address over MPI_COMM_WORLD (collective): 1 in
+ * *all_ok when every process started, and in node_workers[i] the workers
+ * that node process i offers inboxes for (0: none).  A failure of UCX
+ * itself leaves its status in *st. */
+static ep_status_t exchange_addresses(int ok, int offered, int *node_workers, int *all_ok, ucs_status_t *st)
 {
     int np = ep_proc_world_size();
     ucp_address_t **a = calloc((size_t)nworkers, sizeof *a);
-    size_t *len = calloc((size_t)nworkers, sizeof *len), total = 0;
-    int *nw = malloc(sizeof *nw * (size_t)np), *cnt = malloc(sizeof *cnt * (size_t)np),
-        *dsp = malloc(sizeof *dsp * (size_t)np);
-    long *mylens = NULL, *lens = NULL;
+    size_t *len = calloc((size_t)nworkers, sizeof *len), total = sizeof(uint32_t) * (size_t)nworkers;
+    ucx_record_t *rec = malloc(sizeof *rec * (size_t)np);
+    int *cnt = malloc(sizeof *cnt * (size_t)np), *dsp = malloc(sizeof *dsp * (size_t)np);
     char *mine = NULL;
     ep_status_t rc = EP_ERR_NO_MEM;
     MPI_Request req;
 
-    if (!a || !len || !nw || !cnt || !dsp)
-        goto out;
-    rc = EP_ERR_INTERN;
-    if (ep_wait_pmpi_started(PMPI_Iallgather(&nworkers, 1, MPI_INT, nw, 1, MPI_INT, MPI_COMM_WORLD, &req), &req))
-        goto out;
-    for (int p = 0; p < np; p++)
-        wmax = nw[p] > wmax ? nw[p] : wmax;
-    rc = EP_ERR_NO_MEM;
-    if (!(mylens = calloc((size_t)wmax, sizeof *mylens)) ||
-        !(lens = malloc(sizeof *lens * (size_t)np * (size_t)wmax)) ||
-        !(addr_off = malloc(sizeof *addr_off * (size_t)np * (size_t)wmax)))
-        goto out;
-    for (int i = 0; i < nworkers; i++) {
+    *all_ok = 0;
+    if (!rec || !cnt || !dsp) /* without them this process cannot take part, and the others would wait */
+        ep_fatal(MPI_ERR_NO_MEM, "out of memory starting UCX in a job of %d processes", np);
+    if (!a || !len)
+        ok = 0;
+    for (int i = 0; ok && i < nworkers; i++) {
         if ((*st = ucp_worker_get_address(workers[i].w, &a[i], &len[i])) != UCS_OK) {
             a[i] = NULL;
-            rc = EP_ERR_OTHER; /* the start-up message gives *st */
-            goto out;
+            ok = 0, rc = EP_ERR_OTHER; /* the start-up message gives *st */
+            break;
         }
-        mylens[i] = (long)len[i];
         total += len[i];
     }
-    if (!(mine = malloc(total ? total : 1)))
-        goto out;
-    for (size_t i = 0, o = 0; i < (size_t)nworkers; o += len[i], i++)
+    if (ok && (total > INT32_MAX || !(mine = malloc(total))))
+        ok = 0;
+    for (size_t i = 0, o = sizeof(uint32_t) * (size_t)nworkers; mine && i < (size_t)nworkers; o += len[i], i++) {
+        uint32_t l = (uint32_t)len[i];
+        memcpy(mine + sizeof l * i, &l, sizeof l);
         memcpy(mine + o, a[i], len[i]);
+    }
+    ucx_record_t me = {ok, nworkers, offered, ok ? (int32_t)total : 0};
     rc = EP_ERR_INTERN;
-    if (ep_wait_pmpi_started(PMPI_Iallgather(mylens, wmax, MPI_LONG, lens, wmax, MPI_LONG, MPI_COMM_WORLD, &req), &req))
+    if (ep_wait_pmpi_started(
+            PMPI_Iallgather(&me, (int)sizeof me, MPI_BYTE, rec, (int)sizeof me, MPI_BYTE, MPI_COMM_WORLD, &req), &req))
         goto out;
     long all = 0;
+    int everyone = 1;
     for (int p = 0; p < np; p++) {
+        everyone &= rec[p].ok;
+        wmax = rec[p].nworkers > wmax ? rec[p].nworkers : wmax;
         dsp[p] = (int)all;
-        for (int w = 0; w < wmax; w++) {
-            addr_off[(size_t)p * wmax + w] = (size_t)all;
-            all += lens[(size_t)p * wmax + w];
-        }
-        cnt[p] = (int)all - dsp[p];
+        cnt[p] = rec[p].bytes;
+        all += rec[p].bytes;
+        int i = ep_proc_node_index(p);
+        if (i >= 0 && node_workers)
+            node_workers[i] = rec[p].offered ? rec[p].nworkers : 0;
     }
+    rc = EP_OK;
+    if (!everyone)
+        goto out; /* every process saw the same records */
     rc = EP_ERR_NO_MEM;
-    if (!(addr_blob = malloc(all ? (size_t)all : 1)))
-        goto out;
+    if (all > INT_MAX || !(addr_blob = malloc(all ? (size_t)all : 1)) ||
+        !(addr_off = malloc(sizeof *addr_off * (size_t)np * (size_t)wmax)))
+        goto out; /* MPICH's own gather could not count so far either */
     rc = EP_ERR_INTERN;
     if (ep_wait_pmpi_started(
             PMPI_Iallgatherv(mine, (int)total, MPI_BYTE, addr_blob, cnt, dsp, MPI_BYTE, MPI_COMM_WORLD, &req), &req))
         goto out;
+    for (int p = 0; p < np; p++) {
+        size_t o = (size_t)dsp[p] + sizeof(uint32_t) * (size_t)rec[p].nworkers;
+        for (int w = 0; w < wmax; w++) {
+            uint32_t l = 0;
+            if (w < rec[p].nworkers)
+                memcpy(&l, addr_blob + dsp[p] + sizeof l * (size_t)w, sizeof l);
+            addr_off[(size_t)p * wmax + w] = o;
+            o += l;
+        }
+    }
+    *all_ok = 1;
     rc = EP_OK;
 out:
     for (int i = 0; a && i < nworkers; i++)
@@ -363,11 +429,9 @@ out:
             ucp_worker_release_address(workers[i].w, a[i]);
     free(a);
     free(len);
-    free(nw);
+    free(rec);
     free(cnt);
     free(dsp);
-    free(mylens);
-    free(lens);
     free(mine);
     return rc;
 }
@@ -386,47 +450,6 @@ out:
  * processes span network namespaces, epmpi's UCX polls every transport. */
 static int polls_all; /* adaptive progress turned off for that reason, for EPMPI_VERBOSE */
 
-/* UCX's machine: its boot id, the two halves of the UUID folded into one
- * word as UCX does; 0 when it cannot be read. */
-static uint64_t boot_id(void)
-{
-    char text[64] = "";
-    uint64_t half[2] = {0, 0};
-    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
-    if (!f)
-        return 0;
-    if (!fgets(text, sizeof text, f))
-        text[0] = '\0';
-    fclose(f);
-    int digits = 0;
-    for (const char *c = text; *c && digits < 32; c++) {
-        int v = *c >= '0' && *c <= '9' ? *c - '0' : *c >= 'a' && *c <= 'f' ? *c - 'a' + 10 : -1;
-        if (v >= 0) {
-            half[digits / 16] = half[digits / 16] << 4 | (uint64_t)v;
-            digits++;
-        }
-    }
-    return half[0] ^ half[1];
-}
-
-/* Collective over MPI_COMM_WORLD: 1 when a process with this process's
- * boot id runs in another network namespace. */
-static int machine_spans_namespaces(void)
-{
-    struct stat ns;
-    uint64_t id = boot_id();
-    int64_t ino = stat("/proc/self/ns/net", &ns) ? 0 : (int64_t)ns.st_ino, v[2] = {ino, -ino}, r[2] = {ino, -ino};
-    MPI_Comm same;
-    MPI_Request req;
-    if (PMPI_Comm_split(MPI_COMM_WORLD, id ? (int)(id & 0x7fffffff) : MPI_UNDEFINED, 0, &same) != MPI_SUCCESS ||
-        same == MPI_COMM_NULL)
-        return 0;
-    if (ep_wait_pmpi_started(PMPI_Iallreduce(v, r, 2, MPI_INT64_T, MPI_MIN, same, &req), &req))
-        r[0] = -r[1];
-    PMPI_Comm_free(&same);
-    return r[0] != -r[1];
-}
-
 static ucp_ep_h conn(ep_ucx_worker_t *u, int p, int w);
 
 ep_status_t ep_ucx_init(char *err, size_t errlen)
@@ -442,8 +465,7 @@ ep_status_t ep_ucx_init(char *err, size_t errlen)
                               .thread_mode = UCS_THREAD_MODE_SERIALIZED};
     ucs_status_t st = UCS_OK;
     ep_status_t rc = EP_OK;
-    int ok = 1, all_ok = 0;
-    MPI_Request req;
+    int ok = 1, all_ok = 0, *node_workers = NULL;
 
     if (ep_config.transport == EP_TRANSPORT_MPI || ep_proc_world_size() < 2)
         return EP_OK;
@@ -451,9 +473,8 @@ ep_status_t ep_ucx_init(char *err, size_t errlen)
     /* UCX's settings for epmpi alone: EPMPI_UCX_X overrides UCX_X (which
      * MPICH's own UCX context reads too), e.g. EPMPI_UCX_TLS. */
     ucp_config_t *cfg = NULL;
-    int spans = machine_spans_namespaces();
-    if ((st = ucp_config_read("EPMPI", NULL, &cfg)) == UCS_OK && spans && !getenv("EPMPI_UCX_ADAPTIVE_PROGRESS") &&
-        !getenv("UCX_ADAPTIVE_PROGRESS"))
+    if ((st = ucp_config_read("EPMPI", NULL, &cfg)) == UCS_OK && ep_proc_spans_namespaces() &&
+        !getenv("EPMPI_UCX_ADAPTIVE_PROGRESS") && !getenv("UCX_ADAPTIVE_PROGRESS"))
         polls_all = ucp_config_modify(cfg, "ADAPTIVE_PROGRESS", "n") == UCS_OK;
     if (st != UCS_OK || (st = ucp_init(&params, cfg, &ctx)) != UCS_OK) {
         ctx = NULL;
@@ -474,14 +495,14 @@ ep_status_t ep_ucx_init(char *err, size_t errlen)
         }
     }
     /* A job runs one transport: every process must have started. */
-    if (ep_wait_pmpi_started(PMPI_Iallreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &req), &req))
-        all_ok = 0;
-    if (all_ok && (rc = exchange_addresses(&st)))
-        all_ok = 0;
+    if (!(node_workers = calloc((size_t)ep_proc_node_size(), sizeof *node_workers)))
+        ok = 0;
+    rc = exchange_addresses(ok, ok && node_offer(), node_workers, &all_ok, &st);
     for (int i = 0; all_ok && i < nworkers; i++)
         if (!(workers[i].eps = calloc((size_t)ep_proc_world_size() * (size_t)wmax, sizeof *workers[i].eps)))
             all_ok = 0, rc = EP_ERR_NO_MEM;
     if (!all_ok) {
+        free(node_workers);
         ep_ucx_finalize();
         if (ep_config.transport != EP_TRANSPORT_UCX)
             return EP_OK; /* auto: the MPI path */
@@ -491,7 +512,8 @@ ep_status_t ep_ucx_init(char *err, size_t errlen)
                               : "in another process");
         return EP_ERR_OTHER;
     }
-    node_start();
+    node_start(node_workers);
+    free(node_workers);
     ep_ucx_on = 1;
     atomic_store(&helper_stop, 0);
     helper_on = !pthread_create(&helper, NULL, helper_main, NULL);
@@ -768,9 +790,9 @@ static void peers_find(ep_comm_t *c)
     if (!(c->ucx_peer = calloc((size_t)c->size, sizeof *c->ucx_peer)))
         ep_fatal(MPI_ERR_NO_MEM, "out of memory setting up a communicator of %d ranks for UCX", c->size);
     for (int idx = 0; idx < c->size; idx++) {
-        int p = c->proc_world[c->ranks[idx].proc];
+        int p = ep_proc_node_index(c->proc_world[c->ranks[idx].proc]);
         unsigned w = c->ucx_addr[idx] >> SLOT_BITS;
-        if (node_base[p]) {
+        if (p >= 0 && node_base[p]) {
             c->ucx_peer[idx].inbox = (ep_inbox_t *)(node_base[p] + (size_t)w * inbox_stride);
             c->ucx_peer[idx].seen = &node_seen[(size_t)p * (size_t)wmax + w];
         }
@@ -837,7 +859,7 @@ int ep_ucx_node_holds(const ep_comm_t *c)
     if (!node_base || c->nprocs < 2)
         return 0;
     for (int p = 0; p < c->nprocs; p++)
-        if (p != c->myproc && !node_base[c->proc_world[p]])
+        if (p != c->myproc && ep_proc_node_index(c->proc_world[p]) < 0)
             return 0;
     return 1;
 }

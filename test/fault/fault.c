@@ -13,7 +13,8 @@
  *        name (malloc, calloc, realloc, aligned_alloc, posix_memalign, one
  *        of the PMPI functions below, or one of the UCX functions below)
  *        made by libepmpi in this process (PMPI_Win_shared_query, a local
- *        call, counts as 1 element);
+ *        call, counts as 1 element), or shm_open (the node inboxes'
+ *        shared memory: -1 with EACCES, counting as 1);
  *   EPMPI_FAULT_ALLOC=P, EPMPI_FAULT_PMPI=P, EPMPI_FAULT_UCX=P  fail each
  *        allocation, each PMPI call, or each UCX call, with probability P
  *        (0 to 1);
@@ -36,6 +37,9 @@
  * Every failure is reported on stderr as "epfault: ...". */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <limits.h>
 #include <link.h>
 #include <mpi.h>
@@ -68,7 +72,8 @@ void *__libc_memalign(size_t align, size_t n);
     X(PMPI_Issend)          \
     X(PMPI_Irsend)          \
     X(PMPI_Isend_c) X(PMPI_Irecv) X(PMPI_Irecv_c) X(PMPI_Send) X(PMPI_Improbe) X(PMPI_Win_shared_query)
-#define FAULT_FUNCS(X) FAULT_ALLOC_FUNCS(X) FAULT_PMPI_FUNCS(X) FAULT_UCX_FUNCS(X)
+#define FAULT_SYS_FUNCS(X) X(shm_open)
+#define FAULT_FUNCS(X) FAULT_ALLOC_FUNCS(X) FAULT_PMPI_FUNCS(X) FAULT_UCX_FUNCS(X) FAULT_SYS_FUNCS(X)
 enum {
 #define X(f) F_##f,
     FAULT_FUNCS(X)
@@ -311,6 +316,15 @@ int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *unit, void
 {
     return fails(F_PMPI_Win_shared_query, CALLER, 1) ? MPI_ERR_OTHER
                                                      : REAL(PMPI_Win_shared_query)(win, rank, size, unit, base);
+}
+
+int shm_open(const char *name, int oflag, mode_t mode)
+{
+    if (fails(F_shm_open, CALLER, 1)) {
+        errno = EACCES;
+        return -1;
+    }
+    return REAL(shm_open)(name, oflag, mode);
 }
 
 #ifdef EP_HAVE_UCX

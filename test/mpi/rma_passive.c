@@ -17,7 +17,12 @@
  *  - MPI_Win_flush_local and MPI_Win_flush_local_all (origin buffers reused
  *    before the remote flush), MPI_Win_flush_all;
  *  - MPI_Win_sync: remote puts seen by local loads, local stores seen by
- *    remote gets, each side separated by MPI_Barrier.
+ *    remote gets, each side separated by MPI_Barrier;
+ *  - the counter and mutual exclusion again on windows over rank 0 alone
+ *    and over the other ranks: a window over some of the processes keeps
+ *    its lock words in a lock window of its own (src/rma/win.c), where a
+ *    process's rank differs from its rank in MPI_COMM_WORLD (3 x 1: the
+ *    processes 1 and 2 are 0 and 1 there).
  * Every value is checked against values computed here. */
 #include "rma_common.h"
 
@@ -304,6 +309,17 @@ static void part_lockall(MPI_Comm comm)
     EPT_OK(MPI_Win_free(&s.win));
 }
 
+static void part_subset(MPI_Comm comm)
+{
+    int me;
+    MPI_Comm sub;
+    EPT_OK(MPI_Comm_rank(comm, &me));
+    EPT_OK(MPI_Comm_split(comm, me > 0, me, &sub));
+    part_counter(sub);
+    part_exclusive(sub);
+    EPT_OK(MPI_Comm_free(&sub));
+}
+
 static void body(MPI_Comm comm, void *arg)
 {
     (void)arg;
@@ -311,6 +327,7 @@ static void body(MPI_Comm comm, void *arg)
     part_election(comm);
     part_exclusive(comm);
     part_lockall(comm);
+    part_subset(comm);
 }
 
 int main(int argc, char **argv) { return ept_main_classic(argc, argv, 60, body, NULL); }

@@ -1,9 +1,30 @@
 /* World mode: every OpenMP thread is its own rank of MPI_COMM_WORLD, rank
  * p*T+t, MPI_COMM_SELF is one rank per endpoint, and the main thread outside
- * the parallel region is endpoint 0. */
+ * the parallel region is endpoint 0.  MPI_Init leaves no name of its node
+ * inboxes' shared memory behind. */
 #include "eptest.h"
 
+#include <dirent.h>
 #include <string.h>
+#include <unistd.h>
+
+/* The entries of /dev/shm that name this process's node inboxes
+ * ("epmpi.<pid namespace>.<pid>"): none once MPI_Init returned, as the
+ * memory stays only as long as processes map it. */
+static int own_shm_names(void)
+{
+    char tail[32];
+    int n = 0;
+    snprintf(tail, sizeof tail, ".%d", (int)getpid());
+    DIR *d = opendir("/dev/shm");
+    for (struct dirent *e; d && (e = readdir(d));) {
+        size_t len = strlen(e->d_name), tl = strlen(tail);
+        n += !strncmp(e->d_name, "epmpi.", 6) && len > tl && !strcmp(e->d_name + len - tl, tail);
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
 
 static void expect_path(MPI_Comm comm, const char *want, const char *what)
 {
@@ -79,6 +100,7 @@ int main(int argc, char **argv)
     EPT_CHECK(wsize % T == 0 && P >= 1, "size %d with %d endpoints per process", wsize, T);
     int p = wrank / T;
     EPT_CHECK(wrank % T == 0, "outside a parallel region the caller is endpoint 0, got rank %d", wrank);
+    EPT_CHECK(own_shm_names() == 0, "MPI_Init left %d names of its shared memory in /dev/shm", own_shm_names());
     int seen = 0;
 #pragma omp parallel num_threads(T) reduction(+ : seen)
     {

@@ -133,7 +133,7 @@ int main(int argc, char **argv)
     ep_new_ep_t ne = {0, {0, 0}};
     ep_config.endpoints = 1;
     ep_config.p2p_path = EP_P2P_AUTO;
-    if (ep_comm_build(MPI_COMM_NULL, 1, &ne, MPI_ERRORS_RETURN, &c) != EP_OK ||
+    if (ep_comm_build(MPI_COMM_NULL, 1, 1, &ne, MPI_ERRORS_RETURN, &c) != EP_OK ||
         PMPI_Comm_dup(MPI_COMM_SELF, &pc) != MPI_SUCCESS)
         return EXIT_FAILURE;
     c->pcomm = pc;

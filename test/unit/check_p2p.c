@@ -360,7 +360,7 @@ int main(int argc, char **argv)
     ep_new_ep_t ne[3];
     for (int i = 0; i < 3; i++)
         ne[i] = (ep_new_ep_t){(uint64_t)i, {0, (uint64_t)i}};
-    if (ep_comm_build(MPI_COMM_NULL, 3, ne, MPI_ERRORS_RETURN, &c) != EP_OK)
+    if (ep_comm_build(MPI_COMM_NULL, 1, 3, ne, MPI_ERRORS_RETURN, &c) != EP_OK)
         return EXIT_FAILURE;
     Suite *s = suite_create("p2p");
     TCase *tc = tcase_create("one process");

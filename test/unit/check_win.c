@@ -175,7 +175,6 @@ int main(int argc, char **argv)
     PMPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     ep_proc_init();
     ep_net_init();
-    ep_win_init();
     pthread_barrier_init(&bar, NULL, EP_UNIT_NT);
     Suite *s = suite_create("win");
     TCase *tc = tcase_create("lock words");

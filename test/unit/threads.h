@@ -27,7 +27,7 @@ static inline ep_comm_t *ep_unit_local_comm(int n)
     ck_assert_int_le(n, EP_UNIT_NT);
     for (int i = 0; i < n; i++)
         ne[i] = (ep_new_ep_t){(uint64_t)i, {0, (uint64_t)i}};
-    ck_assert_int_eq(ep_comm_build(MPI_COMM_NULL, n, ne, MPI_ERRORS_RETURN, &c), EP_OK);
+    ck_assert_int_eq(ep_comm_build(MPI_COMM_NULL, 1, n, ne, MPI_ERRORS_RETURN, &c), EP_OK);
     return c;
 }
 

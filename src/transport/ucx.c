@@ -62,6 +62,13 @@ _Static_assert(EP_INBOX_HEADER + INBOX_INLINE_MAX <= INBOX_BYTES / 4 &&
 
 int ep_ucx_on;
 
+/* A connection a worker made: key is the peer worker's index p * wmax + w,
+ * plus 1 (0: an empty slot). */
+typedef struct conn_slot {
+    uint32_t key;
+    ucp_ep_h ep;
+} conn_slot_t;
+
 /* A worker and what belongs to it.  lock serialises every use of w (UCX
  * runs it in UCS_THREAD_MODE_SERIALIZED) and guards the fields after it. */
 typedef struct ep_ucx_worker {
@@ -73,7 +80,8 @@ typedef struct ep_ucx_worker {
     unsigned *free_slots; /* [nfree] slots given back */
     size_t cap, cap_free; /* of slots and free_slots (room for nslots) */
     unsigned nfree;
-    ucp_ep_h *eps;           /* [world size * wmax] connections from w, made on first use */
+    conn_slot_t *conns; /* [capconns] connections from w, made on first use (conn) */
+    uint32_t nconns, capconns;
     ep_inbox_t *inbox;       /* in shared memory when the node has other processes, else NULL */
     uint32_t dseq;           /* numbers the data messages behind its inbox records */
     unsigned polls;          /* drains since UCX last progressed */
@@ -498,9 +506,6 @@ ep_status_t ep_ucx_init(char *err, size_t errlen)
     if (!(node_workers = calloc((size_t)ep_proc_node_size(), sizeof *node_workers)))
         ok = 0;
     rc = exchange_addresses(ok, ok && node_offer(), node_workers, &all_ok, &st);
-    for (int i = 0; all_ok && i < nworkers; i++)
-        if (!(workers[i].eps = calloc((size_t)ep_proc_world_size() * (size_t)wmax, sizeof *workers[i].eps)))
-            all_ok = 0, rc = EP_ERR_NO_MEM;
     if (!all_ok) {
         free(node_workers);
         ep_ucx_finalize();
@@ -542,18 +547,17 @@ static void finish_nbx(ep_ucx_worker_t *u, void *q)
 
 void ep_ucx_finalize(void)
 {
-    size_t neps = (size_t)ep_proc_world_size() * (size_t)wmax;
     ep_ucx_stop_helper();
     node_stop();
     for (int i = 0; workers && i < nworkers; i++) {
         ep_ucx_worker_t *u = &workers[i];
-        for (size_t k = 0; u->eps && k < neps; k++) {
-            if (!u->eps[k])
+        for (uint32_t k = 0; k < u->capconns; k++) {
+            if (!u->conns[k].key)
                 continue;
             ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = UCP_EP_CLOSE_FLAG_FORCE};
-            finish_nbx(u, ucp_ep_close_nbx(u->eps[k], &prm));
+            finish_nbx(u, ucp_ep_close_nbx(u->conns[k].ep, &prm));
         }
-        free(u->eps);
+        free(u->conns);
         free(u->slots);
         free(u->free_slots);
         if (u->w)
@@ -573,19 +577,61 @@ void ep_ucx_finalize(void)
     ep_ucx_on = 0;
 }
 
+/* ---- connections ---------------------------------------------------------------
+ * Each worker keeps the connections it made in an open-addressing table
+ * of the peers it used (conn_slot_t; a table by every worker of the job
+ * would cost 8 P W bytes per worker, 20 MB per process at 10^4 processes
+ * of 16 workers). */
+
+static inline uint32_t conn_hash(uint32_t key) { return key * 2654435761u; }
+
+/* Puts e under key into u's table, which has room (u's lock held). */
+static void conn_put(ep_ucx_worker_t *u, uint32_t key, ucp_ep_h e)
+{
+    uint32_t mask = u->capconns - 1, i = conn_hash(key) & mask;
+    while (u->conns[i].key)
+        i = (i + 1) & mask;
+    u->conns[i] = (conn_slot_t){key, e};
+    u->nconns++;
+}
+
+/* Room for one more connection in u's table, kept at most half full; 0
+ * when out of memory (u's lock held). */
+static int conn_room(ep_ucx_worker_t *u)
+{
+    if (2 * (u->nconns + 1) <= u->capconns)
+        return 1;
+    uint32_t oldcap = u->capconns, cap = oldcap ? 2 * oldcap : 4; /* small: tests of a few processes grow it */
+    conn_slot_t *old = u->conns;
+    if (!(u->conns = calloc(cap, sizeof *u->conns))) {
+        u->conns = old;
+        return 0;
+    }
+    u->capconns = cap;
+    u->nconns = 0;
+    for (uint32_t k = 0; k < oldcap; k++)
+        if (old[k].key)
+            conn_put(u, old[k].key, old[k].ep);
+    free(old);
+    return 1;
+}
+
 /* The connection from u to worker w of world process p, made on first
  * use, or NULL; u's lock held. */
 static ucp_ep_h conn(ep_ucx_worker_t *u, int p, int w)
 {
     EP_ASSERT(ep_lock_held(&u->lock));
-    ucp_ep_h *e = &u->eps[(size_t)p * wmax + w];
-    if (!*e) {
-        ucp_ep_params_t prm = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
-                               .address = (ucp_address_t *)(addr_blob + addr_off[(size_t)p * wmax + w])};
-        if (ucp_ep_create(u->w, &prm, e) != UCS_OK)
-            *e = NULL;
-    }
-    return *e;
+    uint32_t key = (uint32_t)((size_t)p * (size_t)wmax + (size_t)w) + 1;
+    for (uint32_t mask = u->capconns - 1, i = conn_hash(key) & mask; u->capconns && u->conns[i].key; i = (i + 1) & mask)
+        if (u->conns[i].key == key)
+            return u->conns[i].ep;
+    ucp_ep_h e;
+    ucp_ep_params_t prm = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
+                           .address = (ucp_address_t *)(addr_blob + addr_off[(size_t)p * wmax + w])};
+    if (!conn_room(u) || ucp_ep_create(u->w, &prm, &e) != UCS_OK)
+        return NULL;
+    conn_put(u, key, e);
+    return e;
 }
 
 /* A message's UCX tag (ucx.h): the receiver's slot, the sender's rank and

@@ -281,8 +281,10 @@ run() {
         *@*) sizes=$(echo "${4#*@}" | tr '+' ',') ;;
     esac
     # shellcheck disable=SC2086 # $5: the configuration's options
-    if ! launch "$3" --case "${4%%@*}" ${sizes:+--sizes "$sizes"} ${5:-} > "$tmp/out" 2> "$tmp/err"; then
-        echo "run-bench.sh: this run failed ($(describe "$3"), --case $4):" >&2
+    launch "$3" --case "${4%%@*}" ${sizes:+--sizes "$sizes"} ${5:-} > "$tmp/out" 2> "$tmp/err"
+    code=$?
+    if [ $code -ne 0 ]; then
+        echo "run-bench.sh: this run failed with exit $code ($(describe "$3"), --case $4):" >&2
         cat "$tmp/out" "$tmp/err" >&2
         exit 1
     fi

@@ -7,7 +7,8 @@
 # ending in hN) gets cores of its own where the machine has enough: the
 # N-th of the CPUs this script may use, round-robin, so that what epmpi
 # decides from a node's cores (EPMPI_P2P_PATH in the README) sees one
-# host's share, not the whole machine's.
+# host's share, not the whole machine's.  EPMN_PIN=0 leaves every host
+# every CPU (on this 2-core machine: two hosts of two cores each).
 #
 # The hosts share the machine's boot id, so UCX still takes them for one
 # machine: MPICH's own traffic between them goes through shared memory,
@@ -32,4 +33,5 @@ cpus=$(taskset -cp $$ | sed 's/.*: //' | tr ',' '\n' |
     awk -F- '{ for (c = $1; c <= ($2 == "" ? $1 : $2); c++) print c }')
 ncpu=$(echo "$cpus" | wc -l)
 cpu=$(echo "$cpus" | sed -n "$(( (n - 1) % ncpu + 1 ))p")
+[ "${EPMN_PIN:-1}" = 0 ] && cpu=$(echo "$cpus" | paste -sd, -)
 exec taskset -c "$cpu" ip netns exec "$host" unshare --uts sh -c 'hostname "$1" && shift && exec sh -c "$*"' launch.sh "$host" "$@"

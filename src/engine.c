@@ -45,11 +45,10 @@ static void describe(void)
                  ep_config.threads_by_call ? "first-call" : "openmp", ep_thread_omp_max());
     char tr[512];
     ep_ucx_describe(tr, sizeof tr);
-    fprintf(stderr,
-            "epmpi %s: process %d of %d: %s, wait %s, eager limit %zu, collectives %s, debug %s, stats %s, %s; %s\n",
-            EPMPI_VERSION, wr, ws, world, ep_config_wait_name(ep_config.wait), ep_config.eager_limit,
-            ep_config.coll_gathered ? "gathered" : "auto", ep_config.debug ? "on" : "off",
-            ep_config.stats ? "on" : "off", tr, lib);
+    ep_say("epmpi %s: process %d of %d: %s, wait %s, eager limit %zu, collectives %s, debug %s, stats %s, %s; %s\n",
+           EPMPI_VERSION, wr, ws, world, ep_config_wait_name(ep_config.wait), ep_config.eager_limit,
+           ep_config.coll_gathered ? "gathered" : "auto", ep_config.debug ? "on" : "off",
+           ep_config.stats ? "on" : "off", tr, lib);
 }
 
 static int (*raise_world)(int code);

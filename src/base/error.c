@@ -5,11 +5,13 @@
 #include "base/invariant.h"
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <unistd.h>
 
 #define EP_ERR_TAG 0x0007ff00u      /* MPICH's generic-message index, all ones */
@@ -392,8 +394,7 @@ void ep_die(int exit_code, const char *fmt, ...)
     n = n < 0 ? 0 : n > (int)sizeof msg - 2 ? (int)sizeof msg - 2 : n;
     msg[n] = '\n';
     msg[n + 1] = '\0';
-    fprintf(stderr, "epmpi: %s", msg);
-    fflush(stderr);
+    ep_say("epmpi: %s", msg);
     /* mpiexec drops what a process printed just before the job was
      * aborted (seen for about one abort in three): give the message a
      * moment to leave; the job is over anyway. */
@@ -415,6 +416,35 @@ void ep_abort_job(int exit_code)
     _exit(exit_code);
 }
 
+void ep_say(const char *fmt, ...)
+{
+    char small[4096], *msg = small;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n >= sizeof small && (msg = malloc((size_t)n + 1))) {
+        va_start(ap, fmt);
+        vsnprintf(msg, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    if (!msg) { /* no memory: what fits */
+        msg = small;
+        n = (int)sizeof small - 1;
+    }
+    fflush(stderr); /* what the program printed first comes first */
+    for (size_t done = 0; done < (size_t)n;) {
+        ssize_t w = write(2, msg + done, (size_t)n - done);
+        if (w <= 0)
+            break;
+        done += (size_t)w;
+    }
+    if (msg != small)
+        free(msg);
+}
+
 void ep_fatal(int cls, const char *fmt, ...)
 {
     va_list ap;
@@ -428,7 +458,7 @@ void ep_fatal(int cls, const char *fmt, ...)
 #ifdef EP_ASSERTS
 void ep_assert_failed(const char *file, int line, const char *cond)
 {
-    fprintf(stderr, "epmpi: internal assertion failed at %s:%d: %s\n", file, line, cond);
+    ep_say("epmpi: internal assertion failed at %s:%d: %s\n", file, line, cond);
     fflush(stderr);
     abort();
 }

@@ -153,6 +153,12 @@ int ep_errhandler_invoke_file(MPI_Errhandler eh, MPI_File file, int code);
 typedef void ep_whoami_fn(MPI_Comm comm, char *buf, size_t size);
 void ep_errhandler_set_whoami(ep_whoami_fn *fn);
 
+/* Prints a message on stderr with one write: glibc from 2.37 writes an
+ * unbuffered stream 128 bytes at a time, and the launcher interleaves
+ * the pieces of processes that print together (EPMPI_VERBOSE's lines,
+ * errors that end a job). */
+void ep_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* An error that no communicator can be told about and that leaves the
  * engine unable to go on (a message in hand and no memory to keep it, a
  * corrupt header): prints "epmpi: fatal error: " and the message, and

@@ -94,16 +94,15 @@ void ep_diag_enter_slow(ep_endpoint_t *ep, const char *call)
     const char *other = atomic_load(&ep->busy_call);
     comm_label(ep, comm, sizeof comm);
     thread_label(who, sizeof who);
-    fprintf(stderr,
-            "epmpi: warning (EPMPI_DEBUG): %s: two threads block on one endpoint at the same time: rank %d of %s in "
-            "process %d is already inside %s in another thread (this one is %s). Allowed, but in world mode "
-            "usually a mistake: %s\n",
-            call, ep_local_rank(ep), comm, ep_proc_world_rank(), other ? other : "a blocking call", who,
-            ep_thread_by_call ? "with EPMPI_THREADS=first-call each thread holds its own world endpoint, so two "
-                                "threads share an endpoint of a communicator made from one (or an explicit one)."
-                              : "threads outside parallel regions and threads that are not OpenMP threads are "
-                                "endpoint 0 (EPMPI_THREADS=first-call gives each thread its own), and the threads of "
-                                "a nested region share the endpoint of their thread in the outermost region.");
+    ep_say("epmpi: warning (EPMPI_DEBUG): %s: two threads block on one endpoint at the same time: rank %d of %s in "
+           "process %d is already inside %s in another thread (this one is %s). Allowed, but in world mode "
+           "usually a mistake: %s\n",
+           call, ep_local_rank(ep), comm, ep_proc_world_rank(), other ? other : "a blocking call", who,
+           ep_thread_by_call ? "with EPMPI_THREADS=first-call each thread holds its own world endpoint, so two "
+                               "threads share an endpoint of a communicator made from one (or an explicit one)."
+                             : "threads outside parallel regions and threads that are not OpenMP threads are "
+                               "endpoint 0 (EPMPI_THREADS=first-call gives each thread its own), and the threads of "
+                               "a nested region share the endpoint of their thread in the outermost region.");
     fflush(stderr);
 }
 
@@ -207,10 +206,9 @@ static void report_stuck(ep_endpoint_t *ep, ep_absent_fn *absent, const void *ar
         return;
     const char *call = atomic_load(&ep->busy_call);
     ep_diag_whoami(ep->handle, me, sizeof me);
-    fprintf(stderr,
-            "epmpi: warning (EPMPI_DEBUG): %s: %s, has waited %d s for rank%s %s of that communicator in this "
-            "process to enter the call\n",
-            call ? call : "a collective call", me, EP_WATCH_REPORT_S, n == 1 ? "" : "s", ranks);
+    ep_say("epmpi: warning (EPMPI_DEBUG): %s: %s, has waited %d s for rank%s %s of that communicator in this "
+           "process to enter the call\n",
+           call ? call : "a collective call", me, EP_WATCH_REPORT_S, n == 1 ? "" : "s", ranks);
     fflush(stderr);
 }
 
@@ -236,13 +234,12 @@ static void report_unheld(ep_endpoint_t *ep, ep_absent_fn *absent, const void *a
     if (!n)
         return;
     const char *call = ep_diag_call;
-    fprintf(stderr,
-            "epmpi: warning: %s on MPI_COMM_WORLD (world rank %d) has waited %d s for endpoint%s %s of process %d "
-            "(world rank%s %s), which no thread holds: with EPMPI_THREADS=first-call a thread takes an endpoint at "
-            "its first call on MPI_COMM_WORLD or MPI_COMM_SELF and gives it back when it ends, so each of the "
-            "process's %d endpoints needs a running thread to call it\n",
-            call ? call : "a collective call", ep->rank, EP_WATCH_REPORT_S, n == 1 ? "" : "s", eps,
-            ep_proc_world_rank(), n == 1 ? "" : "s", ranks, ep->comm->nlocal);
+    ep_say("epmpi: warning: %s on MPI_COMM_WORLD (world rank %d) has waited %d s for endpoint%s %s of process %d "
+           "(world rank%s %s), which no thread holds: with EPMPI_THREADS=first-call a thread takes an endpoint at "
+           "its first call on MPI_COMM_WORLD or MPI_COMM_SELF and gives it back when it ends, so each of the "
+           "process's %d endpoints needs a running thread to call it\n",
+           call ? call : "a collective call", ep->rank, EP_WATCH_REPORT_S, n == 1 ? "" : "s", eps, ep_proc_world_rank(),
+           n == 1 ? "" : "s", ranks, ep->comm->nlocal);
     fflush(stderr);
 }
 
@@ -393,10 +390,9 @@ static void report_unfreed(ep_endpoint_t **eps, size_t n)
     if (ncomms > EP_PENDING_SHOWN)
         fprintf(out, "  ... and %d more\n", ncomms - EP_PENDING_SHOWN);
     fclose(out);
-    fprintf(stderr,
-            "epmpi: warning: MPI_Finalize: process %d has %d endpoint communicator%s not freed "
-            "(MPI_Comm_free):\n%s",
-            ep_proc_world_rank(), ncomms, ncomms == 1 ? "" : "s", text);
+    ep_say("epmpi: warning: MPI_Finalize: process %d has %d endpoint communicator%s not freed "
+           "(MPI_Comm_free):\n%s",
+           ep_proc_world_rank(), ncomms, ncomms == 1 ? "" : "s", text);
     fflush(stderr);
     free(text);
     free(ranks);
@@ -429,8 +425,8 @@ static void report_pending(void (*drain)(ep_endpoint_t *ep))
         fprintf(p.out, "  ... and %d more\n", p.n - EP_PENDING_SHOWN);
     fclose(p.out);
     if (p.n) {
-        fprintf(stderr, "epmpi: warning: MPI_Finalize: process %d still has %d pending operation%s:\n%s",
-                ep_proc_world_rank(), p.n, p.n == 1 ? "" : "s", text);
+        ep_say("epmpi: warning: MPI_Finalize: process %d still has %d pending operation%s:\n%s", ep_proc_world_rank(),
+               p.n, p.n == 1 ? "" : "s", text);
         fflush(stderr);
     }
     free(text);
@@ -521,8 +517,7 @@ static void write_csv(const stats_row_t *rows, int n)
 {
     FILE *f = fopen(ep_config.stats_file, "w");
     if (!f) {
-        fprintf(stderr, "epmpi: MPI_Finalize: cannot write EPMPI_STATS_FILE='%s': %s\n", ep_config.stats_file,
-                strerror(errno));
+        ep_say("epmpi: MPI_Finalize: cannot write EPMPI_STATS_FILE='%s': %s\n", ep_config.stats_file, strerror(errno));
         return;
     }
     fputs(csv_header, f);
@@ -537,8 +532,8 @@ static void write_csv(const stats_row_t *rows, int n)
         fputc('\n', f);
     }
     if (fclose(f))
-        fprintf(stderr, "epmpi: MPI_Finalize: writing EPMPI_STATS_FILE='%s' failed: %s\n", ep_config.stats_file,
-                strerror(errno));
+        ep_say("epmpi: MPI_Finalize: writing EPMPI_STATS_FILE='%s' failed: %s\n", ep_config.stats_file,
+               strerror(errno));
 }
 
 /* Process 0 names the rows of unnamed communicators "unnamed comm K", K
@@ -603,7 +598,7 @@ static void report_stats(void)
         all = malloc((size_t)total + 1);
     }
     if (me == 0 && !all) {
-        fprintf(stderr, "epmpi: MPI_Finalize: out of memory gathering the statistics (EPMPI_STATS)\n");
+        ep_say("epmpi: MPI_Finalize: out of memory gathering the statistics (EPMPI_STATS)\n");
         ep_abort_job(1);
     }
     PMPI_Gatherv(mine, bytes, MPI_BYTE, all, sizes, displs, MPI_BYTE, 0, MPI_COMM_WORLD);
@@ -645,13 +640,12 @@ static void region_wait_long(void)
         snprintf(missing, sizeof missing, "the rank of thread %d", team);
     else
         snprintf(missing, sizeof missing, "the ranks of threads %d to %d", team, nep - 1);
-    fprintf(stderr,
-            "epmpi: warning: world rank %d (process %d, OpenMP thread %d) has waited %u s in a parallel region of %d "
-            "thread%s, but EPMPI_ENDPOINTS=%d: %s of each process cannot send, receive or join a collective while "
-            "such a region runs, so a wait for one of them never ends; run the region with %d threads "
-            "(OMP_NUM_THREADS=%d or num_threads(%d); OMP_NUM_THREADS is %s%s)\n",
-            ep_world.ep[t]->rank, ep_proc_world_rank(), t, EP_WAIT_LONG_NS / 1000000000u, team, team == 1 ? "" : "s",
-            nep, missing, nep, nep, nep, omp ? omp : "unset", omp ? "" : ", so the default is the CPU count");
+    ep_say("epmpi: warning: world rank %d (process %d, OpenMP thread %d) has waited %u s in a parallel region of %d "
+           "thread%s, but EPMPI_ENDPOINTS=%d: %s of each process cannot send, receive or join a collective while "
+           "such a region runs, so a wait for one of them never ends; run the region with %d threads "
+           "(OMP_NUM_THREADS=%d or num_threads(%d); OMP_NUM_THREADS is %s%s)\n",
+           ep_world.ep[t]->rank, ep_proc_world_rank(), t, EP_WAIT_LONG_NS / 1000000000u, team, team == 1 ? "" : "s",
+           nep, missing, nep, nep, nep, omp ? omp : "unset", omp ? "" : ", so the default is the CPU count");
     fflush(stderr);
 }
 

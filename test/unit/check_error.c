@@ -1,4 +1,5 @@
-/* Error codes: classes survive, messages are kept, MPICH codes are not ours. */
+/* Error codes: classes survive, messages are kept, MPICH codes are not
+ * ours.  A message for stderr leaves in one write. */
 #include "base/error.h"
 
 #include "unit.h"
@@ -7,6 +8,32 @@
 #include <stdlib.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* ep_say writes a long message at once: on a SOCK_SEQPACKET socket each
+ * write is one packet, so one receive gets all of it (glibc's fprintf to
+ * stderr sends 128 bytes a packet from glibc 2.37 on). */
+START_TEST(say_writes_once)
+{
+    char line[1500], got[4096];
+    int sv[2], saved = dup(2);
+    for (size_t i = 0; i < sizeof line - 1; i++)
+        line[i] = (char)('a' + i % 26);
+    line[sizeof line - 1] = '\0';
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+    ck_assert_int_ge(saved, 0);
+    dup2(sv[0], 2);
+    ep_say("epmpi: %s\n", line);
+    dup2(saved, 2);
+    close(saved);
+    ssize_t n = recv(sv[1], got, sizeof got, 0);
+    close(sv[0]);
+    close(sv[1]);
+    ck_assert_int_eq((int)n, (int)strlen("epmpi: ") + (int)sizeof line - 1 + 1);
+    ck_assert(!memcmp(got, "epmpi: ", 7) && !memcmp(got + 7, line, sizeof line - 1) && got[n - 1] == '\n');
+}
+END_TEST
 
 START_TEST(code_keeps_class_and_message)
 {
@@ -93,6 +120,7 @@ int main(void)
     Suite *s = suite_create("error");
     TCase *tc = tcase_create("codes");
     tcase_add_test(tc, code_keeps_class_and_message);
+    tcase_add_test(tc, say_writes_once);
     tcase_add_test(tc, mpich_codes_are_not_ours);
     tcase_add_test(tc, endpoints_class_has_text);
     tcase_add_test(tc, overwritten_slot_falls_back_to_class_text);

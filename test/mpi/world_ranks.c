@@ -1,12 +1,32 @@
 /* World mode: every OpenMP thread is its own rank of MPI_COMM_WORLD, rank
  * p*T+t, MPI_COMM_SELF is one rank per endpoint, and the main thread outside
  * the parallel region is endpoint 0.  MPI_Init leaves no name of its node
- * inboxes' shared memory behind. */
+ * inboxes' shared memory behind, and removes those of processes gone. */
 #include "eptest.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+/* Leaves in /dev/shm the name of node inboxes whose process is gone, as a
+ * killed job does (a child that has exited names it); its path in path. */
+static void plant_stale_name(char *path, size_t len)
+{
+    struct stat st;
+    pid_t child = fork();
+    if (child == 0)
+        _exit(0);
+    waitpid(child, NULL, 0);
+    if (stat("/proc/self/ns/pid", &st))
+        st.st_ino = 0;
+    snprintf(path, len, "/dev/shm/epmpi.%llx.%d", (unsigned long long)st.st_ino, (int)child);
+    int fd = open(path, O_CREAT | O_WRONLY, 0600);
+    if (fd >= 0)
+        close(fd);
+}
 
 /* The entries of /dev/shm that name this process's node inboxes
  * ("epmpi.<pid namespace>.<pid>"): none once MPI_Init returned, as the
@@ -92,6 +112,8 @@ int main(int argc, char **argv)
 {
     int provided, wrank, wsize;
     int T = ept_require_world();
+    char stale[128];
+    plant_stale_name(stale, sizeof stale);
     MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
     EPT_CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
@@ -133,6 +155,18 @@ int main(int argc, char **argv)
         MPI_Comm_split(MPI_COMM_WORLD, 0, s - r, &rev);
         expect_path(rev, "engine", "MPI_COMM_WORLD split in reverse order");
         int to_mpich = process_shaped_to_mpich(rev, P);
+        /* The node's first process sweeps the names of processes gone when
+         * the node has inboxes (two processes or more, UCX, EPMPI_SHM). */
+        MPI_Comm node;
+        int node_eps, swept = access(stale, F_OK) != 0;
+        const char *shm = getenv("EPMPI_SHM");
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+        MPI_Comm_size(node, &node_eps);
+        MPI_Comm_free(&node);
+        if (t == 0 && node_eps > T && ept_hint_is(rev, "epmpi_transport", "ucx") && !(shm && !strcmp(shm, "0")))
+            EPT_CHECK(swept, "MPI_Init left %s, the name of a process gone", stale);
+        if (t == 0)
+            unlink(stale);
         expect_path(MPI_COMM_WORLD, T == 1 && P > 1 && to_mpich ? "mpich" : "engine", "MPI_COMM_WORLD");
         MPI_Comm_split(MPI_COMM_WORLD, t, r, &col);
         expect_path(col, P > 1 && to_mpich ? "mpich" : "engine", "MPI_COMM_WORLD split by thread number");

@@ -5,10 +5,16 @@
 #include "base/settings.h"
 #include "base/wait.h"
 
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -38,7 +44,6 @@ int ep_proc_world_size(void) { return world_size; }
 int ep_proc_node_id(void) { return node_world ? node_world[0] : world_rank; }
 int ep_proc_node_size(void) { return node_size; }
 int ep_proc_node_self(void) { return node_index; }
-int ep_proc_node_member(int i) { return node_world[i]; }
 int ep_proc_spans_namespaces(void) { return spans_namespaces; }
 MPI_Comm ep_proc_group_comm(void) { return group_comm; }
 
@@ -55,9 +60,31 @@ int ep_proc_node_index(int world)
     return lo < node_size && node_world[lo] == world ? lo : -1;
 }
 
+#define SHM_PREFIX "epmpi." /* then the pid namespace's inode in hex, ".", the pid */
+
 void ep_proc_node_shm_name(int i, char *buf, size_t len)
 {
-    snprintf(buf, len, "/epmpi.%llx.%d", (unsigned long long)node_rec[i].pidns, (int)node_rec[i].pid);
+    snprintf(buf, len, "/" SHM_PREFIX "%llx.%d", (unsigned long long)node_rec[i].pidns, (int)node_rec[i].pid);
+}
+
+/* A live process keeps its name, whatever job it belongs to. */
+void ep_proc_node_shm_sweep(void)
+{
+    char prefix[64];
+    int plen = snprintf(prefix, sizeof prefix, SHM_PREFIX "%llx.", (unsigned long long)node_rec[node_index].pidns);
+    DIR *d = opendir("/dev/shm");
+    for (struct dirent *e; d && (e = readdir(d));) {
+        char *end, name[300];
+        if (strncmp(e->d_name, prefix, (size_t)plen))
+            continue;
+        long pid = strtol(e->d_name + plen, &end, 10);
+        if (*end || pid <= 0 || pid > INT_MAX || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        snprintf(name, sizeof name, "/%s", e->d_name);
+        shm_unlink(name);
+    }
+    if (d)
+        closedir(d);
 }
 
 /* The machine's boot id, the two halves of the UUID folded into one word

@@ -21,15 +21,17 @@ int ep_proc_world_size(void);
 /* Names this process's node: the smallest world rank on it. */
 int ep_proc_node_id(void);
 /* The node's processes, numbered 0 .. size - 1 in world order: this
- * process's number, the world rank of number i, and the number of world
- * rank p (-1 when p is on another node). */
+ * process's number, and the number of world rank p (-1 when p is on
+ * another node). */
 int ep_proc_node_size(void);
 int ep_proc_node_self(void);
-int ep_proc_node_member(int i);
 int ep_proc_node_index(int p);
 /* The name of the POSIX shared memory that node process i offers the
  * others (shm_open), unique on the machine while it runs. */
 void ep_proc_node_shm_name(int i, char *buf, size_t len);
+/* Removes such names left by processes of this pid namespace that are
+ * gone (a job killed before its processes removed them). */
+void ep_proc_node_shm_sweep(void);
 /* 1 when a process of this job runs on this machine in another network
  * namespace (containers, simulated hosts). */
 int ep_proc_spans_namespaces(void);

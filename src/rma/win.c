@@ -156,6 +156,14 @@ static int lockwin_make(MPI_Comm pc, MPI_Win *lw)
     return rc;
 }
 
+/* Ends lockwin_make's epoch and frees the window (collective over its
+ * processes); the MPI's first error. */
+static int lockwin_free(MPI_Win *lw)
+{
+    int r = PMPI_Win_unlock_all(*lw), rc = PMPI_Win_free(lw);
+    return r ? r : rc;
+}
+
 /* The lock window over all processes, made at the first call (collective
  * over them: every call is within the creation of an endpoint window over
  * all of them); MPI_SUCCESS, or why the MPI made none.  Made on a
@@ -175,10 +183,8 @@ static int world_lock_win(void)
         if (rc == MPI_SUCCESS)
             lock_win = lw;
         ep_unlock(&lw_lock);
-        if (rc != MPI_SUCCESS && lw != MPI_WIN_NULL) {
-            PMPI_Win_unlock_all(lw);
-            PMPI_Win_free(&lw);
-        }
+        if (rc != MPI_SUCCESS && lw != MPI_WIN_NULL)
+            lockwin_free(&lw);
         lock_win_rc = rc;
     }
     int rc = lock_win == MPI_WIN_NULL ? lock_win_rc : MPI_SUCCESS;
@@ -217,10 +223,8 @@ void ep_win_finalize(void)
     free(lw_chunk), free(lw_free);
     lw_chunk = lw_free = NULL;
     lw_nchunk = lw_capchunk = lw_nfree = lw_capfree = 0;
-    if (lock_win == MPI_WIN_NULL)
-        return;
-    PMPI_Win_unlock_all(lock_win);
-    PMPI_Win_free(&lock_win);
+    if (lock_win != MPI_WIN_NULL)
+        lockwin_free(&lock_win);
 }
 
 /* Gives back w's lock words, and frees its own lock window (collective
@@ -232,10 +236,8 @@ static int lwords_drop(ep_win_t *w)
         if (w->lwords[i])
             lword_give(w->lwords[i]);
     if (w->lockwin_own && w->lockwin != MPI_WIN_NULL) {
-        int r = PMPI_Win_unlock_all(w->lockwin);
-        if (w->lwords && w->lwords[0])
-            r = r ? r : PMPI_Win_detach(w->lockwin, w->lwords[0]);
-        rc = PMPI_Win_free(&w->lockwin);
+        int r = w->lwords && w->lwords[0] ? PMPI_Win_detach(w->lockwin, w->lwords[0]) : MPI_SUCCESS;
+        rc = lockwin_free(&w->lockwin);
         rc = r ? r : rc;
     }
     if (w->lockwin_own && w->lwords)
@@ -263,10 +265,8 @@ static ep_status_t lwords_take(ep_win_t *w, ep_win_rank_t *mine)
         w->lwords[0] = block;
         w->lockwin_own = 1;
         if ((rc = lockwin_make(w->pc, &w->lockwin)) == MPI_SUCCESS &&
-            (rc = PMPI_Win_attach(w->lockwin, block, (MPI_Aint)(sizeof *block * (size_t)nl))) != MPI_SUCCESS) {
-            PMPI_Win_unlock_all(w->lockwin);
-            PMPI_Win_free(&w->lockwin);
-        }
+            (rc = PMPI_Win_attach(w->lockwin, block, (MPI_Aint)(sizeof *block * (size_t)nl))) != MPI_SUCCESS)
+            lockwin_free(&w->lockwin);
         for (int i = 0; i < nl && rc == MPI_SUCCESS; i++) {
             w->lwords[i] = &block[i];
             PMPI_Get_address(w->lwords[i], &mine[i].lword);

@@ -19,9 +19,7 @@
 #include "base/wait.h"
 
 #include <pthread.h>
-#include <dirent.h>
 #include <errno.h>
-#include <signal.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
@@ -262,30 +260,6 @@ static char *shm_map(const char *name, size_t size, int create)
     return m == MAP_FAILED ? NULL : m;
 }
 
-/* Removes the names of inboxes whose process is gone (a job that was
- * killed or aborted before its processes removed them): those of this
- * pid namespace whose pid runs no more.  A live process keeps its name,
- * whatever job it belongs to. */
-static void sweep_stale_names(const char *mine)
-{
-    const char *dot = strrchr(mine, '.');
-    size_t plen = dot ? (size_t)(dot - mine) : 0; /* "/epmpi.<pid namespace>" */
-    DIR *d = plen ? opendir("/dev/shm") : NULL;
-    for (struct dirent *e; d && (e = readdir(d));) {
-        char *end;
-        if (strncmp(e->d_name, mine + 1, plen - 1) || e->d_name[plen - 1] != '.')
-            continue;
-        long pid = strtol(e->d_name + plen, &end, 10);
-        if (*end || pid <= 0 || pid > INT_MAX || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-            continue;
-        char name[300];
-        snprintf(name, sizeof name, "/%s", e->d_name);
-        shm_unlink(name);
-    }
-    if (d)
-        closedir(d);
-}
-
 /* Makes this process's inboxes, empty, for the other processes of its
  * node; 1 when they are there to map. */
 static int node_offer(void)
@@ -302,7 +276,7 @@ static int node_offer(void)
     char name[64];
     ep_proc_node_shm_name(ep_proc_node_self(), name, sizeof name);
     if (ep_proc_node_self() == 0)
-        sweep_stale_names(name);
+        ep_proc_node_shm_sweep();
     node_mine_len = inbox_stride * (size_t)nworkers;
     if (!(node_mine = shm_map(name, node_mine_len, 1))) {
         node_off = "this process could not make shared memory for them";

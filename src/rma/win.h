@@ -46,6 +46,9 @@
 #include "core/attr.h"
 #include "core/comm.h"
 
+/* The window hints epmpi reports (win.c, hint_keys). */
+#define EP_WIN_NHINTS 6
+
 typedef enum { EP_WIN_CREATE, EP_WIN_ALLOCATE, EP_WIN_SHARED, EP_WIN_DYNAMIC } ep_win_flavor_t;
 
 /* Where rank r's window memory is, as every process knows it. */
@@ -101,7 +104,7 @@ typedef struct ep_win_ep {
     int flavor_attr, model_attr;
     _Atomic MPI_Errhandler errhandler; /* held (ep_errhandler_assign) */
     char name[MPI_MAX_OBJECT_NAME];
-    MPI_Info hints; /* what MPI_Win_get_info reports (ep_win_hints_set), or MPI_INFO_NULL */
+    char *hints[EP_WIN_NHINTS]; /* values set of the window hints (ep_win_hints_set), NULL: the default */
     /* epochs */
     int fence_open;                /* inside a fence epoch (after a fence without NOSUCCEED) */
     int lock_all;                  /* MPI_Win_lock_all: how every target is locked (state bits) */

@@ -102,7 +102,7 @@ double bench_measure(const struct party *p, const struct bench_opts *o, double d
 int bench_sizes(const struct bench_opts *o, const long *defaults, int ndefaults, const long **sizes);
 long bench_max_size(const long *sizes, int n);
 
-/* The cases (p2p.c, rma.c, coll.c, main.c, ucx.c, shm.c). */
+/* The cases (p2p.c, rma.c, coll.c, main.c, ucx.c, shm.c, io.c). */
 void case_pingpong(const struct party *p, const struct bench_opts *o);
 void case_rate(const struct party *p, const struct bench_opts *o);
 void case_calls(const struct party *p, const struct bench_opts *o);
@@ -113,5 +113,6 @@ void case_memcpy(const struct party *p, const struct bench_opts *o);
 void case_handoff(const struct party *p, const struct bench_opts *o);
 void case_ucx(const struct party *p, const struct bench_opts *o);
 void case_shm(const struct party *p, const struct bench_opts *o);
+void case_io(const struct party *p, const struct bench_opts *o);
 
 #endif

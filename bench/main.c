@@ -36,7 +36,7 @@ static const struct {
     {"pingpong", case_pingpong, 1, 1}, {"rate", case_rate, 1, 1},     {"rma", case_rma, 0, 0},
     {"coll", case_coll, 0, 1},         {"create", case_create, 0, 0}, {"memcpy", case_memcpy, 1, 0},
     {"handoff", case_handoff, 1, 0},   {"calls", case_calls, 1, 0},   {"ucx", case_ucx, 0, 0},
-    {"shm", case_shm, 0, 0},
+    {"shm", case_shm, 0, 0},           {"io", case_io, 0, 0},
 };
 #define NCASES (int)(sizeof cases / sizeof *cases)
 #define MAX_CASE_RUNS 16
@@ -84,6 +84,10 @@ static void usage(FILE *f)
                "                            (8 B, 4 KiB) through rings of slots in shared memory, each\n"
                "                            message copied in and out, no MPI or matching on its way\n"
                "                            (one thread per process, the partners on one node)\n"
+               "                  io        collective MPI-IO: each rank writes, then reads, its own\n"
+               "                            block of one file with MPI_File_write_at_all and\n"
+               "                            MPI_File_read_at_all (4 KiB to 16 MiB per rank;\n"
+               "                            the file in $TMPDIR, else /tmp, deleted at the end)\n"
                "  --sizes LIST    message sizes in bytes, suffixes K and M allowed (8,64K,1M)\n"
                "  --iters N       iterations per batch (default: calibrated to the time budget)\n"
                "  --time MS       time budget per measurement (default 30 to 100 ms by case)\n"

@@ -9,9 +9,13 @@
 #include "base/grow.h"
 #include "base/wait.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/vfs.h>
+#include <unistd.h>
 
 struct ep_file_proc {
     MPI_File fh; /* ROMIO's file, over pc, its view bytes */
@@ -20,6 +24,10 @@ struct ep_file_proc {
     _Atomic MPI_Offset sfp;   /* the shared file pointer, when nprocs is 1 */
     MPI_Win sfp_win;          /* else its window: one MPI_Offset at process 0 */
     pthread_mutex_t sfp_lock; /* one passive epoch at a time from this process */
+    int fd;                   /* the process's own descriptor of the file (own_open), or -1 */
+    int64_t own_min;          /* the shortest piece of a collective access it moves */
+    _Atomic int atomic;       /* MPI_File_set_atomicity's mode */
+    int coll_direct[2];       /* [read]: long pieces of collective accesses may leave ROMIO's collective */
 };
 
 ep_file_t *ep_file_get(MPI_File f)
@@ -292,7 +300,9 @@ int64_t ep_file_view_data_before(const ep_file_view_t *v, MPI_Offset x)
 typedef struct piece {
     MPI_Offset off; /* in the file */
     int64_t len;
-    int64_t pos; /* in the access's packed data */
+    int64_t pos;   /* in the access's packed data */
+    int64_t moved; /* by the access: bytes of it read or written */
+    int done;      /* moved by its own endpoint before a collective access's meeting */
 } piece_t;
 
 typedef struct pieces {
@@ -309,7 +319,7 @@ static ep_status_t piece_add(pieces_t *ps, MPI_Offset off, int64_t len, int64_t 
     }
     if (!EP_GROW(ps->p, ps->n, ps->cap, 8))
         return EP_ERR_NO_MEM;
-    ps->p[ps->n++] = (piece_t){off, len, pos};
+    ps->p[ps->n++] = (piece_t){off, len, pos, 0, 0};
     return EP_OK;
 }
 
@@ -349,14 +359,117 @@ typedef struct part {
  * one element of a type of its bytes. */
 #define EP_FILE_ROMIO_STEP ((int64_t)1 << 30)
 
-/* Reads or writes the pieces of one endpoint, one ROMIO call per piece
- * (per step of a larger one). */
+/* ---- the process's own descriptor --------------------------------------------
+ * ROMIO's calls from the threads of one process take turns (MPICH runs
+ * each MPI-IO call under its global lock, the pread or pwrite included),
+ * so endpoints that move their data through ROMIO move it one at a time.
+ * Where ROMIO's file is a plain POSIX file, each process also opens it
+ * itself, and endpoints move contiguous pieces with pread and pwrite, at
+ * once: what ROMIO's UFS driver does for contiguous data, without the
+ * lock.  Not in atomic mode (ROMIO locks byte ranges there), not on
+ * network file systems whose clients cache (NFS, SMB), not behind a ROMIO
+ * file system prefix other than ufs:, lustre: or gpfs:. */
+
+/* A descriptor of the file ROMIO opened as name, or -1 where it is not
+ * to be used; *local: the file system is a node's own (a disk's, memory),
+ * where a pread costs less than a collective call of ROMIO's for pieces
+ * of a few KiB (below). */
+static int own_open(const char *name, int amode, int *local)
+{
+    const char *colon = strchr(name, ':'), *slash = strchr(name, '/');
+    if (amode & MPI_MODE_SEQUENTIAL)
+        return -1;
+    if (colon && (!slash || colon < slash)) { /* a ROMIO file system prefix, as ROMIO reads names */
+        size_t n = (size_t)(colon - name);
+        if (!((n == 3 && !strncmp(name, "ufs", 3)) || (n == 6 && !strncmp(name, "lustre", 6)) ||
+              (n == 4 && !strncmp(name, "gpfs", 4))))
+            return -1;
+        name = colon + 1;
+    }
+    int flags = amode & MPI_MODE_RDONLY ? O_RDONLY : amode & MPI_MODE_WRONLY ? O_WRONLY : O_RDWR;
+    int fd = open(name, flags | O_CLOEXEC);
+    struct statfs fs;
+    if (fd >= 0 && (fstatfs(fd, &fs) || fs.f_type == 0x6969 /* NFS */ || fs.f_type == 0x517b /* SMB */ ||
+                    fs.f_type == (long)0xff534d42 /* CIFS */ || fs.f_type == (long)0xfe534d42 /* SMB2 */)) {
+        close(fd);
+        fd = -1;
+    }
+    static const long node_own[] = {0xef53 /* ext2-4 */,    0x58465342 /* xfs */,     (long)0x9123683e /* btrfs */,
+                                    0x01021994 /* tmpfs */, 0x794c7630 /* overlay */, (long)0xf2f52010 /* f2fs */,
+                                    0x2fc12fc1 /* zfs */,   (long)0x858458f6 /* ramfs */};
+    *local = 0;
+    for (size_t i = 0; fd >= 0 && i < sizeof node_own / sizeof *node_own; i++)
+        *local |= (long)fs.f_type == node_own[i];
+    return fd;
+}
+
+/* Whether collective accesses may move long pieces outside ROMIO's
+ * collective call: not where the program asked ROMIO for collective
+ * buffering ("romio_cb_read"/"romio_cb_write" "enable"), nor for writes
+ * where it turned it off ("disable": ROMIO then writes without first
+ * meeting the other processes, which the order of writes below needs). */
+static void hints_learn(ep_file_proc_t *p)
+{
+    static const char *const key[2] = {"romio_cb_write", "romio_cb_read"};
+    char val[MPI_MAX_INFO_VAL + 1];
+    MPI_Info info;
+    p->coll_direct[0] = p->coll_direct[1] = 1;
+    if (PMPI_File_get_info(p->fh, &info) != MPI_SUCCESS)
+        return;
+    for (int read = 0; read < 2; read++) {
+        int flag = 0;
+        if (PMPI_Info_get(info, key[read], MPI_MAX_INFO_VAL, val, &flag) == MPI_SUCCESS && flag)
+            p->coll_direct[read] = strcmp(val, "enable") && (read || strcmp(val, "disable"));
+    }
+    PMPI_Info_free(&info);
+}
+
+static int own_usable(const ep_file_proc_t *p) { return p->fd >= 0 && !atomic_load(&p->atomic); }
+
+/* The error class of a failed pread or pwrite. */
+static int errno_class(int e)
+{
+    return e == ENOSPC ? MPI_ERR_NO_SPACE : e == EDQUOT ? MPI_ERR_QUOTA : e == EBADF ? MPI_ERR_ACCESS : MPI_ERR_IO;
+}
+
+/* Moves piece q of data through the own descriptor; q->moved, short only
+ * at the end of the file.  MPI_SUCCESS or the error class. */
+static int own_move(int fd, int read, char *data, piece_t *q)
+{
+    while (q->moved < q->len) {
+        int64_t left = q->len - q->moved;
+        size_t chunk = left < EP_FILE_ROMIO_STEP ? (size_t)left : (size_t)EP_FILE_ROMIO_STEP;
+        ssize_t n = read ? pread(fd, data + q->moved, chunk, q->off + q->moved)
+                         : pwrite(fd, data + q->moved, chunk, q->off + q->moved);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 || (n == 0 && !read))
+            return errno_class(n < 0 ? errno : EIO);
+        if (n == 0) /* the end of the file */
+            break;
+        q->moved += n;
+    }
+    return MPI_SUCCESS;
+}
+
+/* Reads or writes the pieces of one endpoint: through the own descriptor,
+ * else one ROMIO call per piece (per step of a larger one). */
 static ep_status_t independent(ep_file_t *f, part_t *pt)
 {
     MPI_File fh = f->proc->fh;
+    int own = own_usable(f->proc);
     pt->got = 0;
     for (int i = 0; i < pt->ps.n; i++) {
         piece_t *q = &pt->ps.p[i];
+        if (own) {
+            int rc = own_move(f->proc->fd, pt->read, pt->data + q->pos, q);
+            pt->got += q->moved;
+            if (rc != MPI_SUCCESS)
+                return romio(rc, &f->romio_code);
+            if (q->moved < q->len)
+                return EP_OK;
+            continue;
+        }
         for (int64_t done = 0; done < q->len;) {
             int64_t len = q->len - done < EP_FILE_ROMIO_STEP ? q->len - done : EP_FILE_ROMIO_STEP;
             char *at = pt->data + q->pos + done;
@@ -384,7 +497,7 @@ typedef struct seg {
 
 /* A piece of one local part, and where its bytes are. */
 typedef struct ref {
-    const piece_t *q;
+    piece_t *q;
     char *data;
 } ref_t;
 
@@ -433,34 +546,122 @@ static ep_status_t bytes_type(int n, const MPI_Aint *at, const int64_t *len, MPI
     return rc;
 }
 
+/* A piece of a collective access at least this long leaves ROMIO's
+ * collective call: its endpoint moves it through the process's own
+ * descriptor before the meeting (above), else the meeting's lead moves it
+ * with a ROMIO call of its own; as ROMIO itself moves a process's
+ * contiguous data when the processes' accesses do not interleave.  On a
+ * node's own file system the own descriptor takes pieces from
+ * EP_FILE_OWN_MIN_LOCAL on: ROMIO's collective call costs some
+ * microseconds (two barriers in its views, an allgather, a 4 MiB sieve
+ * buffer), a pread of a few KiB less than one; shorter pieces, which a
+ * strided view makes many of, stay with ROMIO's sieve.  In
+ * ROMIO's collective call it would go through a memory type of several
+ * blocks, which ROMIO (MPICH 4.0.2) copies through its 4 MiB sieve buffer,
+ * growing the buffer piece by piece for a longer piece: a copy quadratic
+ * in the piece's length (17 s for two pieces of 256 MiB).  Writes leave
+ * it before ROMIO's call: ROMIO may read, fill in and write back a range
+ * with holes (data sieving, two-phase I/O), which must find them there;
+ * every process's call starts by meeting the others. */
+#define EP_FILE_DIRECT_MIN ((int64_t)1 << 16)
+#define EP_FILE_OWN_MIN_LOCAL ((int64_t)512)
+
+/* The lead's long pieces (refs, in file order) moved with ROMIO calls of
+ * their own, with the byte view.  A read that comes short has met the end
+ * of the file: the pieces after it have nothing to read. */
+static int lead_direct(MPI_File fh, int read, const ref_t *refs, int n)
+{
+    int eof = 0;
+    for (int k = 0; k < n; k++) {
+        piece_t *q = refs[k].q;
+        while (q->moved < q->len && !eof) {
+            int64_t len = q->len - q->moved < EP_FILE_ROMIO_STEP ? q->len - q->moved : EP_FILE_ROMIO_STEP;
+            MPI_Status st;
+            MPI_Count got = 0;
+            int rc = read ? ep_pmpi_file_read_at_c(fh, q->off + q->moved, refs[k].data + q->moved, len, MPI_BYTE, &st)
+                          : ep_pmpi_file_write_at_c(fh, q->off + q->moved, refs[k].data + q->moved, len, MPI_BYTE, &st);
+            if (rc != MPI_SUCCESS)
+                return rc;
+            ep_pmpi_get_count_c(&st, MPI_BYTE, &got);
+            q->moved += got;
+            eof = got < len;
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+/* The long pieces of an endpoint's part of a collective access moved
+ * through the process's own descriptor, before the meeting (above);
+ * MPI_SUCCESS or the error class. */
+static int own_long_pieces(ep_file_proc_t *p, part_t *pt)
+{
+    if (!own_usable(p) || !p->coll_direct[pt->read])
+        return MPI_SUCCESS;
+    for (int i = 0; i < pt->ps.n; i++) {
+        piece_t *q = &pt->ps.p[i];
+        if (q->len < p->own_min)
+            continue;
+        q->done = 1;
+        int rc = own_move(p->fd, pt->read, pt->data + q->pos, q);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
+
 /* Run by local index 0 for a collective access: one ROMIO collective call
- * over a view of the union of every local part's pieces.  Pieces that do
- * not overlap go between ROMIO and their parts' data in place (below);
- * overlapping ones (reads of the same bytes, say) through one staged copy
- * of the union. */
+ * over a view of the union of every local part's pieces that is still to
+ * move (long ones may have moved already, or move here in calls of their
+ * own: EP_FILE_DIRECT_MIN).  Pieces that do not overlap go between ROMIO
+ * and their parts' data in place, through a memory type of their
+ * addresses; overlapping ones (reads of the same bytes, say) through one
+ * staged copy of the union. */
 static ep_status_t collective_lead(ep_comm_t *c, void *const *all, void *arg)
 {
     ep_file_proc_t *p = arg;
     part_t *const *parts = (part_t *const *)all;
-    int read = parts[0]->read, np = 0, ns = 0, overlap = 0, code = MPI_SUCCESS;
+    int read = parts[0]->read, np = 0, ns = 0, nc = 0, overlap = 0, code = MPI_SUCCESS;
     for (int j = 0; j < c->nlocal; j++)
-        np += parts[j]->ps.n;
+        for (int i = 0; i < parts[j]->ps.n; i++)
+            np += !parts[j]->ps.p[i].done;
     ref_t *refs = malloc(sizeof *refs * (size_t)(np + 1));
     seg_t *seg = malloc(sizeof *seg * (size_t)(np + 1));
     MPI_Aint *at = malloc(sizeof *at * (size_t)(np + 1));
     int64_t *len = malloc(sizeof *len * (size_t)(np + 1));
     ep_status_t rc = refs && seg && at && len ? EP_OK : EP_ERR_NO_MEM;
-    for (int j = 0, k = 0; j < c->nlocal && !rc; j++)
+    np = 0;
+    for (int j = 0; j < c->nlocal && !rc; j++)
         for (int i = 0; i < parts[j]->ps.n; i++)
-            refs[k++] = (ref_t){&parts[j]->ps.p[i], parts[j]->data + parts[j]->ps.p[i].pos};
+            if (!parts[j]->ps.p[i].done)
+                refs[np++] = (ref_t){&parts[j]->ps.p[i], parts[j]->data + parts[j]->ps.p[i].pos};
     if (!rc)
         qsort(refs, (size_t)np, sizeof *refs, cmp_ref);
+    for (int64_t k = 0, end = 0; k < np && !rc; k++) { /* end: the furthest any piece before reaches */
+        overlap |= k > 0 && refs[k].q->off < end;
+        end = refs[k].q->off + refs[k].q->len > end ? refs[k].q->off + refs[k].q->len : end;
+    }
+    /* The collective ones first, in file order; then the long ones. */
+    if (!rc && !overlap && p->coll_direct[read]) {
+        ref_t *longs = malloc(sizeof *longs * (size_t)(np + 1));
+        if (!longs)
+            rc = EP_ERR_NO_MEM;
+        int nl = 0;
+        for (int k = 0; k < np && !rc; k++)
+            if (refs[k].q->len >= EP_FILE_DIRECT_MIN)
+                longs[nl++] = refs[k];
+            else
+                refs[nc++] = refs[k];
+        if (!rc)
+            memcpy(refs + nc, longs, sizeof *longs * (size_t)nl);
+        free(longs);
+    } else {
+        nc = np;
+    }
     int64_t total = 0;
-    for (int k = 0; k < np && !rc; k++) {
+    for (int k = 0; k < nc && !rc; k++) {
         const piece_t *q = refs[k].q;
         if (ns && q->off <= seg[ns - 1].off + seg[ns - 1].len) { /* overlaps or touches the last one */
             int64_t end = q->off + q->len - seg[ns - 1].off;
-            overlap |= q->off < seg[ns - 1].off + seg[ns - 1].len;
             if (end > seg[ns - 1].len) {
                 total += end - seg[ns - 1].len;
                 seg[ns - 1].len = end;
@@ -470,23 +671,21 @@ static ep_status_t collective_lead(ep_comm_t *c, void *const *all, void *arg)
             total += q->len;
         }
     }
-    /* In place: writes through a memory type of the pieces' addresses, or
-     * one block of memory; reads only into one block, since ROMIO (MPICH
-     * 4.0.2) reads into a memory type of several blocks far slower than
-     * into a staged copy. */
-    int one_block = np > 0;
-    for (int k = 1; k < np && one_block; k++)
-        one_block = refs[k - 1].data + refs[k - 1].q->len == refs[k].data;
     char *stage = NULL;
-    if (!rc && (overlap || (read && !one_block)) && !(stage = malloc((size_t)total + 1)))
+    if (!rc && overlap && !(stage = malloc((size_t)total + 1)))
         rc = EP_ERR_NO_MEM;
     if (!rc && stage && !read) /* part by part: a later one's bytes win */
         for (int j = 0; j < c->nlocal; j++)
             for (int i = 0; i < parts[j]->ps.n; i++) {
                 const piece_t *q = &parts[j]->ps.p[i];
-                memcpy(stage + stage_of(seg, ns, q), parts[j]->data + q->pos, (size_t)q->len);
+                if (!q->done)
+                    memcpy(stage + stage_of(seg, ns, q), parts[j]->data + q->pos, (size_t)q->len);
             }
-    /* The file type (the segments) and the memory type. */
+    /* The file type (the segments) and the memory type: the stage, one
+     * block of memory, or the pieces' addresses. */
+    int one_block = nc > 0;
+    for (int k = 1; k < nc && one_block; k++)
+        one_block = refs[k - 1].data + refs[k - 1].q->len == refs[k].data;
     MPI_Datatype ft = MPI_BYTE, mt = MPI_BYTE;
     void *mem = stage ? stage : one_block ? refs[0].data : MPI_BOTTOM;
     MPI_Count want = 0;
@@ -494,11 +693,11 @@ static ep_status_t collective_lead(ep_comm_t *c, void *const *all, void *arg)
         at[s] = (MPI_Aint)seg[s].off, len[s] = seg[s].len;
     if (!rc && total > 0 && !(rc = bytes_type(ns, at, len, &ft))) {
         if (mem == MPI_BOTTOM) {
-            for (int k = 0; k < np; k++) {
+            for (int k = 0; k < nc; k++) {
                 PMPI_Get_address(refs[k].data, &at[k]);
                 len[k] = refs[k].q->len;
             }
-            if (!(rc = bytes_type(np, at, len, &mt)))
+            if (!(rc = bytes_type(nc, at, len, &mt)))
                 want = 1;
         } else if (total > EP_FILE_ROMIO_STEP) { /* one element of a type of its bytes */
             if (ep_pmpi_type_contiguous_c(total, MPI_BYTE, &mt) || PMPI_Type_commit(&mt))
@@ -511,39 +710,59 @@ static ep_status_t collective_lead(ep_comm_t *c, void *const *all, void *arg)
     }
     if (rc)
         want = 0;
-    /* Every process makes the same three ROMIO calls, whatever failed
-     * here, so that none is left waiting. */
+    /* The long pieces first (above), then the same three ROMIO calls in
+     * every process, whatever failed here, so that none is left waiting;
+     * none where no process has anything left for them (they cost two
+     * barriers and an allgather in ROMIO; this one small allreduce). */
+    if (!rc && nc < np)
+        code = lead_direct(p->fh, read, refs + nc, np - nc);
+    int any = nc > 0, r1 = MPI_SUCCESS, r2 = MPI_SUCCESS, r3 = MPI_SUCCESS;
+    MPI_Request req;
+    if (p->nprocs > 1 &&
+        (r1 = ep_wait_pmpi_started(PMPI_Iallreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, p->pc, &req), &req)))
+        any = 0;
     MPI_Count n = 0;
     MPI_Status st;
-    int r1 = PMPI_File_set_view(p->fh, 0, MPI_BYTE, ft, "native", MPI_INFO_NULL);
-    int r2 = read ? ep_pmpi_file_read_at_all_c(p->fh, 0, mem, want, mt, &st)
+    if (any) {
+        r1 = PMPI_File_set_view(p->fh, 0, MPI_BYTE, ft, "native", MPI_INFO_NULL);
+        r2 = read ? ep_pmpi_file_read_at_all_c(p->fh, 0, mem, want, mt, &st)
                   : ep_pmpi_file_write_at_all_c(p->fh, 0, mem, want, mt, &st);
-    int r3 = PMPI_File_set_view(p->fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
+        r3 = PMPI_File_set_view(p->fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
+    }
     if (ft != MPI_BYTE)
         PMPI_Type_free(&ft);
     if (mt != MPI_BYTE)
         PMPI_Type_free(&mt);
-    code = r1 ? r1 : r2 ? r2 : r3;
+    code = code ? code : r1 ? r1 : r2 ? r2 : r3;
+    MPI_Offset size = INT64_MAX;
+    if (!rc && !code && any) {
+        ep_pmpi_get_count_c(&st, MPI_BYTE, &n);
+        /* ROMIO counts a noncontiguous read whole even where it met the
+         * end of the file (MPICH 4.0.2): the file's size tells. */
+        if (read && n > 0 && PMPI_File_get_size(p->fh, &size) != MPI_SUCCESS)
+            size = INT64_MAX;
+    }
     if (!rc && code)
         rc = EP_ERR_IO;
-    if (!rc)
-        ep_pmpi_get_count_c(&st, MPI_BYTE, &n);
-    /* Each part moved the prefix of its pieces that lies in the first n
-     * bytes in file order (reads stop at the end of the file). */
+    /* The collective pieces moved the prefix of the first n bytes in file
+     * order, and reads what lies before the end of the file; each part, the
+     * prefix of its pieces that moved whole, and what moved of the next. */
+    for (int k = 0; k < nc && !rc; k++) {
+        piece_t *q = refs[k].q;
+        int64_t from = stage_of(seg, ns, q), have = n - from < q->len ? n - from : q->len;
+        have = size - q->off < have ? size - q->off : have;
+        q->moved = have > 0 ? have : 0;
+        if (read && stage && have > 0)
+            memcpy(refs[k].data, stage + from, (size_t)have);
+    }
     for (int j = 0; j < c->nlocal; j++) {
         part_t *pt = parts[j];
         pt->got = 0;
         if (code)
             pt->f->romio_code = code;
         for (int i = 0; i < pt->ps.n && !rc; i++) {
-            const piece_t *q = &pt->ps.p[i];
-            int64_t from = stage_of(seg, ns, q), have = n - from < q->len ? n - from : q->len;
-            if (have <= 0)
-                break;
-            if (read && stage)
-                memcpy(pt->data + q->pos, stage + from, (size_t)have);
-            pt->got += have;
-            if (have < q->len)
+            pt->got += pt->ps.p[i].moved;
+            if (pt->ps.p[i].moved < pt->ps.p[i].len)
                 break;
         }
     }
@@ -656,6 +875,9 @@ ep_status_t ep_file_access(ep_file_t *f, int how, MPI_Offset offset, void *buf, 
         rc = f->external32 ? ext32_pack(buf, count, type, packed, pt.bytes) : ep_dt_pack(buf, count, type, &l, packed);
     if (!rc && pt.bytes)
         rc = view_pieces(&f->view, at * f->view.esize, pt.bytes, &pt.ps);
+    int own = !rc && coll ? own_long_pieces(f->proc, &pt) : MPI_SUCCESS;
+    if (own != MPI_SUCCESS)
+        rc = romio(own, &f->romio_code);
     if (rc)
         pt.ps.n = 0;
     if (coll) {
@@ -708,6 +930,10 @@ static ep_status_t open_lead(ep_comm_t *c, void *const *all, void *arg)
         return EP_ERR_IO;
     }
     PMPI_File_set_errhandler(p->fh, MPI_ERRORS_RETURN); /* whatever the program made the default */
+    int local = 0;
+    p->fd = own_open(o->name, o->amode, &local);
+    p->own_min = local ? EP_FILE_OWN_MIN_LOCAL : EP_FILE_DIRECT_MIN;
+    hints_learn(p);
     if (p->nprocs > 1) {
         MPI_Offset *mem = NULL;
         rc = PMPI_Win_allocate(p->myproc == 0 ? sizeof *mem : 0, sizeof *mem, MPI_INFO_NULL, p->pc, &mem, &p->sfp_win);
@@ -719,6 +945,8 @@ static ep_status_t open_lead(ep_comm_t *c, void *const *all, void *arg)
         if (rc == MPI_SUCCESS && proc_barrier(p)) /* zeroed before anyone adds */
             rc = MPI_ERR_INTERN;
         if (rc != MPI_SUCCESS) {
+            if (p->fd >= 0)
+                close(p->fd);
             PMPI_File_close(&p->fh);
             pthread_mutex_destroy(&p->sfp_lock);
             free(p);
@@ -782,6 +1010,9 @@ static ep_status_t close_lead(ep_comm_t *c, void *const *all, void *arg)
     ep_file_proc_t *p = arg;
     if (p->sfp_win != MPI_WIN_NULL)
         PMPI_Win_free(&p->sfp_win);
+    if (p->fd >= 0) /* before ROMIO's close, which may delete the file */
+        close(p->fd);
+    p->fd = -1;
     return romio_all(PMPI_File_close(&p->fh), c->nlocal, all);
 }
 
@@ -844,9 +1075,14 @@ static ep_status_t coll_lead(ep_comm_t *c, void *const *all, void *arg)
     case EP_FILE_SYNC:
         return romio_all(PMPI_File_sync(p->fh), c->nlocal, all);
     case EP_FILE_SET_ATOMICITY:
-        return romio_all(PMPI_File_set_atomicity(p->fh, (int)a->arg), c->nlocal, all);
+        rc = romio_all(PMPI_File_set_atomicity(p->fh, (int)a->arg), c->nlocal, all);
+        if (!rc)
+            atomic_store(&p->atomic, a->arg != 0);
+        return rc;
     case EP_FILE_SET_INFO:
-        return romio_all(PMPI_File_set_info(p->fh, (MPI_Info)a->arg), c->nlocal, all);
+        rc = romio_all(PMPI_File_set_info(p->fh, (MPI_Info)a->arg), c->nlocal, all);
+        hints_learn(p);
+        return rc;
     case EP_FILE_SEEK_SHARED:
         /* Process 0 moves it between two barriers, from its leader's
          * arguments (MPI requires them alike). */

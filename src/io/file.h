@@ -9,11 +9,18 @@
  *   - an endpoint's view is applied here: an access of `count` elements at
  *     an offset of the view becomes a list of byte pieces of the file
  *     (ep_file_pieces), read or written with explicit offsets;
- *   - a collective access combines the local endpoints' pieces into one
- *     request per process: the union of their pieces, staged in one buffer,
- *     goes to ROMIO as a single collective call (a view of those pieces,
- *     the call, and the byte view again), so ROMIO's two-phase I/O sees one
- *     process with all of its endpoints' data;
+ *   - independent accesses, and the long pieces of collective ones, go
+ *     through the process's own POSIX descriptor of the file where that is
+ *     safe (a local or parallel file system, not atomic mode), each
+ *     endpoint its own pieces at once (ROMIO's calls from threads take
+ *     turns under MPICH's lock), else through ROMIO calls of their own;
+ *   - a collective access combines the rest of the local endpoints' pieces
+ *     into one request per process: their union goes to ROMIO as a single
+ *     collective call (a view of those pieces, the call, and the byte view
+ *     again), in place through a memory type of their addresses, staged
+ *     only where pieces overlap, so ROMIO's two-phase I/O sees one process
+ *     with all of its endpoints' data; no call where no process has such
+ *     pieces;
  *   - the shared file pointer, in etypes, lives in an atomic counter when
  *     the file's ranks are in one process, else in an MPI window at the
  *     first process (fetch-and-add under an exclusive lock).

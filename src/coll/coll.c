@@ -167,13 +167,46 @@ static ep_status_t bcast_complete(ep_coll_inst_t *in)
     return bcast_piece(in, next);
 }
 
+/* The source's data and every local reader's buffer contiguous: where
+ * each starts. */
+static int bcast_contig(const ep_coll_inst_t *in, int64_t *bytes)
+{
+    ep_dt_layout_t lay;
+    for (int j = 0; j < in->c->nlocal; j++)
+        if (ep_dt_layout(in->args[j]->rtype, in->args[j]->rcount, &lay) || !lay.contig)
+            return 0;
+        else
+            *bytes = lay.bytes;
+    return 1;
+}
+
+/* Where the data is contiguous everywhere, endpoint lidx copies its
+ * chunk (a share of the data, in whole pages) into every other local
+ * endpoint's buffer, all endpoints at once: one copy of the data in all,
+ * spread over the threads, instead of each reader copying it whole.  Else
+ * each reader copies from the source.  Every endpoint's finish runs before
+ * any returns (coll_drive.c), by each one or by the actor for all. */
 static ep_status_t bcast_finish(ep_coll_inst_t *in, int lidx)
 {
     const ep_coll_args_t *s = in->args[in->src], *a = in->args[lidx];
-    int64_t n;
+    int64_t bytes = 0, n = in->c->nlocal;
+    if (bcast_contig(in, &bytes)) {
+        int64_t per = ((bytes + n - 1) / n + 4095) & ~(int64_t)4095, lo = per * lidx < bytes ? per * lidx : bytes;
+        int64_t len = per < bytes - lo ? per : bytes - lo;
+        ep_dt_layout_t sl, rl;
+        ep_dt_layout(s->rtype, s->rcount, &sl);
+        for (int j = 0; j < n && len > 0; j++) {
+            const ep_coll_args_t *r = in->args[j];
+            if (j == in->src)
+                continue;
+            ep_dt_layout(r->rtype, r->rcount, &rl);
+            memcpy((char *)r->rbuf + rl.offset + lo, (const char *)s->rbuf + sl.offset + lo, (size_t)len);
+        }
+        return EP_OK;
+    }
     if (lidx == in->src)
         return EP_OK;
-    return ep_dt_copy(s->rbuf, s->rcount, s->rtype, a->rbuf, a->rcount, a->rtype, &n);
+    return ep_dt_copy(s->rbuf, s->rcount, s->rtype, a->rbuf, a->rcount, a->rtype, &bytes);
 }
 
 static const ep_coll_kind_t bcast_kind = {

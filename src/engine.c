@@ -119,6 +119,7 @@ int ep_engine_finalize(int (*delete_failed)(int failed, int code))
         /* Everyone has stopped communicating once all processes are here. */
         PMPI_Barrier(MPI_COMM_WORLD);
         ep_diag_finalize(drain_lanes);
+        ep_request_credits_drop_all(); /* the endpoints' holds the threads took in advance */
         if (ep_world_mode())
             ep_world_finalize();
         ep_ucx_stop_helper();

@@ -522,6 +522,7 @@ void ep_endpoint_free(ep_endpoint_t *ep)
 {
     ep_registry_remove(EP_HID(ep->handle));
     ep->handle = MPI_COMM_NULL;
+    ep_request_credit_drop(ep);
     ep_endpoint_release(ep);
 }
 

@@ -210,6 +210,12 @@ static inline void ep_endpoint_release(ep_endpoint_t *ep)
     if (atomic_fetch_sub_explicit(&ep->holds, 1, memory_order_acq_rel) == 1)
         ep_endpoint_gone(ep);
 }
+/* n holds given back at once (a thread's credit, request.h). */
+static inline void ep_endpoint_release_n(ep_endpoint_t *ep, int n)
+{
+    if (atomic_fetch_sub_explicit(&ep->holds, n, memory_order_acq_rel) == n)
+        ep_endpoint_gone(ep);
+}
 
 /* Ranks as MPI shows them.  In an intercommunicator an endpoint's rank is
  * its position in its own group, and the ranks it addresses are positions

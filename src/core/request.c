@@ -32,10 +32,49 @@ static void pool_drain(ep_req_pool_t *p)
         ep_registry_release(p->slot[p->shead]);
 }
 
+/* p's credit back to its endpoint, whose holds it is. */
+static void credit_return(ep_req_pool_t *p)
+{
+    ep_endpoint_t *ep = p->credit_ep;
+    int n = p->credit;
+    p->credit_ep = NULL;
+    p->credit = 0;
+    if (ep && n)
+        ep_endpoint_release_n(ep, n);
+}
+
+void ep_request_hold_slow(ep_req_pool_t *p, ep_endpoint_t *ep)
+{
+    if (!p) {
+        atomic_fetch_add_explicit(&ep->holds, 1, memory_order_relaxed);
+        return;
+    }
+    credit_return(p);
+    atomic_fetch_add_explicit(&ep->holds, EP_HOLD_BATCH, memory_order_relaxed);
+    p->credit_ep = ep;
+    p->credit = EP_HOLD_BATCH - 1;
+}
+
+void ep_request_credit_drop(ep_endpoint_t *ep)
+{
+    ep_req_pool_t *p = ep_req_pool;
+    if (p && p->credit_ep == ep)
+        credit_return(p);
+}
+
+void ep_request_credits_drop_all(void)
+{
+    pthread_mutex_lock(&pools_lock);
+    for (ep_req_pool_t *p = pools; p; p = p->next)
+        credit_return(p);
+    pthread_mutex_unlock(&pools_lock);
+}
+
 static void pool_thread_exit(void *arg)
 {
     ep_req_pool_t *p = arg;
     pthread_mutex_lock(&pools_lock);
+    credit_return(p);
     pool_drain(p);
     if (p->prev)
         p->prev->next = p->next;
@@ -201,7 +240,10 @@ void ep_request_destroy(ep_request_t *r)
     drop_handle(r);
     if (!pool_put(r))
         request_free_mem(r);
-    if (held) /* last: this may free the communicator */
+    ep_req_pool_t *p = ep_req_pool;
+    if (held && p && p->credit_ep == held && p->credit < 2 * EP_HOLD_BATCH)
+        p->credit++; /* the hold goes back to this thread's credit */
+    else if (held)   /* last: this may free the communicator */
         ep_endpoint_release(held);
 }
 

@@ -3,7 +3,11 @@
  * most recently freed first, slots oldest first and only after a delay,
  * the slots a thread holds stay few, and a thread that exits, a pool
  * emptied at MPI_Finalize and a thread without a pool give everything
- * back to the registry.  (Stale handles: check_registry.) */
+ * back to the registry.  A request with a handle holds its endpoint; a
+ * thread takes those holds in batches (its credit), and every hold taken
+ * comes back: the credit when the thread turns to another endpoint, frees
+ * the endpoint, ends or finalizes, a request's hold when it is destroyed.
+ * (Stale handles: check_registry.) */
 #include "core/registry.h"
 #include "core/request.h"
 
@@ -169,6 +173,107 @@ START_TEST(a_thread_without_requests_keeps_none)
 }
 END_TEST
 
+/* ---- holds of the endpoint ------------------------------------------------------
+ * A stand-in endpoint whose holds start high, so that none of the tests
+ * releases it (that would tear down a communicator it has not got). */
+#define BASE 1000
+
+static ep_endpoint_t *fake_ep(void)
+{
+    ep_endpoint_t *ep = aligned_alloc(_Alignof(ep_endpoint_t), sizeof *ep);
+    ck_assert_ptr_nonnull(ep);
+    memset(ep, 0, sizeof *ep);
+    atomic_init(&ep->holds, BASE);
+    return ep;
+}
+
+static int holds(ep_endpoint_t *ep) { return atomic_load(&ep->holds); }
+
+START_TEST(holds_are_taken_in_batches_and_come_back)
+{
+    ep_endpoint_t *a = fake_ep(), *b = fake_ep();
+    ep_request_t *r[3];
+    for (int i = 0; i < 3; i++)
+        r[i] = ep_request_new(EP_REQ_SEND, a, 1);
+    ck_assert_int_eq(holds(a), BASE + EP_HOLD_BATCH); /* one batch for three requests */
+    for (int i = 0; i < 3; i++)
+        ep_request_destroy(r[i]);
+    ck_assert_int_eq(holds(a), BASE + EP_HOLD_BATCH); /* their holds went back to the credit */
+    /* Turning to another endpoint gives the first one's credit back. */
+    ep_request_t *x = ep_request_new(EP_REQ_SEND, b, 1);
+    ck_assert_int_eq(holds(a), BASE);
+    ck_assert_int_eq(holds(b), BASE + EP_HOLD_BATCH);
+    /* A request of a's made now, destroyed after b's credit is dropped,
+     * gives its own hold back. */
+    ep_request_t *y = ep_request_new(EP_REQ_SEND, a, 1);
+    ck_assert_int_eq(holds(b), BASE + 1); /* x's */
+    ep_request_credit_drop(a);
+    ck_assert_int_eq(holds(a), BASE + 1); /* y's */
+    ep_request_destroy(y);
+    ck_assert_int_eq(holds(a), BASE);
+    ep_request_destroy(x);
+    ck_assert_int_eq(holds(b), BASE);
+    /* More than a batch outstanding: every one is held. */
+    ep_request_t *many[EP_HOLD_BATCH + 5];
+    for (int i = 0; i < EP_HOLD_BATCH + 5; i++)
+        many[i] = ep_request_new(EP_REQ_SEND, b, 1);
+    ck_assert_int_ge(holds(b), BASE + EP_HOLD_BATCH + 5);
+    for (int i = 0; i < EP_HOLD_BATCH + 5; i++)
+        ep_request_destroy(many[i]);
+    ep_request_credit_drop(b);
+    ck_assert_int_eq(holds(b), BASE);
+    ep_request_pools_free();
+    free(a), free(b);
+}
+END_TEST
+
+static void *make_and_keep(void *arg)
+{
+    ep_request_destroy(ep_request_new(EP_REQ_SEND, arg, 1));
+    return NULL;
+}
+
+START_TEST(a_thread_that_exits_gives_its_credit_back)
+{
+    ep_endpoint_t *a = fake_ep();
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, make_and_keep, a), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    ck_assert_int_eq(holds(a), BASE);
+    free(a);
+}
+END_TEST
+
+static pthread_barrier_t keep_until;
+
+static void *make_and_wait(void *arg)
+{
+    ep_request_destroy(ep_request_new(EP_REQ_SEND, arg, 1));
+    pthread_barrier_wait(&keep_until);
+    pthread_barrier_wait(&keep_until);
+    return NULL;
+}
+
+/* MPI_Finalize gives back every thread's credit before the endpoints go. */
+START_TEST(finalize_takes_back_every_credit)
+{
+    ep_endpoint_t *a = fake_ep();
+    pthread_t t;
+    pthread_barrier_init(&keep_until, NULL, 2);
+    ck_assert_int_eq(pthread_create(&t, NULL, make_and_wait, a), 0);
+    pthread_barrier_wait(&keep_until);
+    make_and_keep(a);
+    ck_assert_int_eq(holds(a), BASE + 2 * EP_HOLD_BATCH);
+    ep_request_credits_drop_all();
+    ck_assert_int_eq(holds(a), BASE);
+    pthread_barrier_wait(&keep_until);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    ck_assert_int_eq(holds(a), BASE);
+    ep_request_pools_free();
+    free(a);
+}
+END_TEST
+
 START_TEST(the_shared_sent_request_is_never_freed)
 {
     ep_request_t *s = ep_request_get(EP_REQUEST_SENT);
@@ -196,6 +301,9 @@ int main(void)
     tcase_add_test(tc, pools_free_empties_every_pool);
     tcase_add_test(tc, a_thread_without_requests_keeps_none);
     tcase_add_test(tc, the_shared_sent_request_is_never_freed);
+    tcase_add_test(tc, holds_are_taken_in_batches_and_come_back);
+    tcase_add_test(tc, a_thread_that_exits_gives_its_credit_back);
+    tcase_add_test(tc, finalize_takes_back_every_credit);
     suite_add_tcase(s, tc);
     /* Each test in a process of its own: they count registry slots from a
      * fresh registry. */

@@ -135,6 +135,64 @@ static ep_comm_t *comm_alloc(void)
     return c;
 }
 
+/* ---- rank tables shared by duplicates ------------------------------------
+ * A duplicate has its parent's ranks, identities and processes: the first
+ * duplicate of a communicator moves the parent's tables (ranks, gids and
+ * the proc_ arrays, read-only once built) into a block that counts the
+ * communicators using it, and every duplicate uses the same block.  Per
+ * duplicate this saves 28 bytes a rank of the job (18 MB for a world of
+ * 640,000 ranks). */
+typedef struct ep_rank_tables {
+    _Atomic int refs;
+    ep_rank_loc_t *ranks;
+    ep_gid_t *gids;
+    int *proc_world, *proc_nlocal, *proc_first, *proc_ranks;
+} ep_rank_tables_t;
+
+static void tables_free_arrays(ep_rank_loc_t *ranks, ep_gid_t *gids, int *pw, int *pn, int *pf, int *pr)
+{
+    free(ranks);
+    free(gids);
+    free(pw);
+    free(pn);
+    free(pf);
+    free(pr);
+}
+
+/* c's tables, from now on counted (c's the first use); NULL when out of
+ * memory (the caller copies them instead). */
+static ep_rank_tables_t *tables_share(ep_comm_t *c)
+{
+    ep_rank_tables_t *t = atomic_load_explicit(&c->tables, memory_order_acquire);
+    if (!t) {
+        ep_rank_tables_t *fresh = malloc(sizeof *fresh);
+        if (!fresh)
+            return NULL;
+        *fresh = (ep_rank_tables_t){1, c->ranks, c->gids, c->proc_world, c->proc_nlocal, c->proc_first, c->proc_ranks};
+        if (atomic_compare_exchange_strong(&c->tables, &t, fresh))
+            t = fresh;
+        else
+            free(fresh); /* another clone of c installed one first */
+    }
+    atomic_fetch_add(&t->refs, 1);
+    return t;
+}
+
+/* c lets go of its tables: the last user frees them. */
+static void tables_release(ep_comm_t *c)
+{
+    ep_rank_tables_t *t = atomic_load(&c->tables);
+    if (!t) {
+        tables_free_arrays(c->ranks, c->gids, c->proc_world, c->proc_nlocal, c->proc_first, c->proc_ranks);
+    } else if (atomic_fetch_sub(&t->refs, 1) == 1) {
+        tables_free_arrays(t->ranks, t->gids, t->proc_world, t->proc_nlocal, t->proc_first, t->proc_ranks);
+        free(t);
+    }
+    atomic_store(&c->tables, NULL);
+    c->ranks = NULL, c->gids = NULL;
+    c->proc_world = c->proc_nlocal = c->proc_first = c->proc_ranks = NULL;
+}
+
 static void comm_destroy(ep_comm_t *c)
 {
     if (!c)
@@ -152,12 +210,7 @@ static void comm_destroy(ep_comm_t *c)
     }
     if (c->pcomm != MPI_COMM_NULL)
         PMPI_Comm_free(&c->pcomm);
-    free(c->ranks);
-    free(c->gids);
-    free(c->proc_world);
-    free(c->proc_nlocal);
-    free(c->proc_first);
-    free(c->proc_ranks);
+    tables_release(c);
     free(c->local);
     free((void *)c->sync.ptr);
     free((void *)c->sync.val);
@@ -448,12 +501,20 @@ ep_status_t ep_comm_clone_begin(ep_comm_t *pc, ep_comm_t **out, MPI_Request *req
     c->myproc = pc->myproc;
     c->nlocal = pc->nlocal;
     c->ranks_by_process = pc->ranks_by_process;
-    c->ranks = dup_array(pc->ranks, (size_t)pc->size, sizeof *pc->ranks, &ok);
-    c->gids = dup_array(pc->gids, (size_t)pc->size, sizeof *pc->gids, &ok);
-    c->proc_world = dup_array(pc->proc_world, (size_t)pc->nprocs, sizeof(int), &ok);
-    c->proc_nlocal = dup_array(pc->proc_nlocal, (size_t)pc->nprocs, sizeof(int), &ok);
-    c->proc_first = dup_array(pc->proc_first, (size_t)pc->nprocs, sizeof(int), &ok);
-    c->proc_ranks = dup_array(pc->proc_ranks, (size_t)pc->size, sizeof(int), &ok);
+    ep_rank_tables_t *t = tables_share(pc);
+    atomic_store(&c->tables, t);
+    if (t) {
+        c->ranks = t->ranks, c->gids = t->gids;
+        c->proc_world = t->proc_world, c->proc_nlocal = t->proc_nlocal;
+        c->proc_first = t->proc_first, c->proc_ranks = t->proc_ranks;
+    } else {
+        c->ranks = dup_array(pc->ranks, (size_t)pc->size, sizeof *pc->ranks, &ok);
+        c->gids = dup_array(pc->gids, (size_t)pc->size, sizeof *pc->gids, &ok);
+        c->proc_world = dup_array(pc->proc_world, (size_t)pc->nprocs, sizeof(int), &ok);
+        c->proc_nlocal = dup_array(pc->proc_nlocal, (size_t)pc->nprocs, sizeof(int), &ok);
+        c->proc_first = dup_array(pc->proc_first, (size_t)pc->nprocs, sizeof(int), &ok);
+        c->proc_ranks = dup_array(pc->proc_ranks, (size_t)pc->size, sizeof(int), &ok);
+    }
     c->ctx = ((uint64_t)(uint32_t)ep_proc_world_rank() << 32) | atomic_fetch_add(&ctx_serial, 1);
     if (!ok || (pc->pcomm != MPI_COMM_NULL && PMPI_Comm_idup(pc->pcomm, &c->pcomm, req) != MPI_SUCCESS)) {
         comm_destroy(c);

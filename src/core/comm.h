@@ -116,40 +116,41 @@ typedef struct ep_sync {
 } ep_sync_t;
 
 struct ep_comm {
-    uint64_t ctx;                    /* context id, unique in the job */
-    int size;                        /* number of ranks */
-    int nprocs;                      /* processes holding ranks */
-    int myproc;                      /* this process's index */
-    int nlocal;                      /* ranks in this process */
-    int ranks_by_process;            /* each process's ranks are contiguous, in process order */
-    int inter;                       /* an intercommunicator: ranks[] holds group 0, then group 1 */
-    int direct;                      /* one endpoint per process, rank r in process r: point-to-point
-                                        goes straight to MPICH over pcomm (direct.h) */
-    int ucx;                         /* messages between processes go over UCX (ucx.h), not net.c */
-    uint32_t *ucx_addr;              /* [size] when ucx: each rank's worker (high 16 bits) and slot */
-    struct ep_ucx_peer *ucx_peer;    /* [size] when ucx with node inboxes: where a message to each
-                                        rank goes (ucx.c) */
-    struct ep_ucx_setup *ucx_setup;  /* while ucx.c exchanges the addresses of a non-blocking construction */
-    int group_off[2];                /* where each group starts in ranks[] ({0, 0} for intracomms) */
-    int group_size[2];               /* each group's size ({size, size} for intracomms) */
-    ep_rank_loc_t *ranks;            /* [size] where each rank lives */
-    ep_gid_t *gids;                  /* [size] member identity, for MPI_Comm_compare */
-    int *proc_world;                 /* [nprocs] world rank of each process */
-    int *proc_nlocal;                /* [nprocs] ranks in each process */
-    int *proc_first;                 /* [nprocs] prefix sums of proc_nlocal */
-    int *proc_ranks;                 /* [size] ranks grouped by process, in lidx order */
-    MPI_Comm pcomm;                  /* PMPI communicator over the processes, or MPI_COMM_NULL */
-    ep_endpoint_t *local;            /* [nlocal] the local endpoints */
-    ep_sync_t sync;                  /* collective rendezvous of the local endpoints */
-    pthread_mutex_t coll_lock;       /* guards coll_insts and their PMPI requests */
-    struct ep_coll_inst *coll_insts; /* non-blocking collectives still gathering arrivals */
-    _Atomic int coll_broken;         /* ep_status_t of a collective that failed here before its PMPI
-                                        step, leaving the processes out of step: later ones fail */
-    ep_local_coll_t *local_coll;     /* the one-process path's records, or NULL (coll_local.c) */
-    int thread_bound;                /* world mode's MPI_COMM_WORLD: local endpoint j is OpenMP thread j's,
-                                        and no other thread can call on it */
-    _Atomic int refs;                /* local endpoints still held (ep_endpoint_t.holds) */
-    ep_comm_t *ctx_next;             /* chaining in the context table */
+    uint64_t ctx;                          /* context id, unique in the job */
+    int size;                              /* number of ranks */
+    int nprocs;                            /* processes holding ranks */
+    int myproc;                            /* this process's index */
+    int nlocal;                            /* ranks in this process */
+    int ranks_by_process;                  /* each process's ranks are contiguous, in process order */
+    int inter;                             /* an intercommunicator: ranks[] holds group 0, then group 1 */
+    int direct;                            /* one endpoint per process, rank r in process r: point-to-point
+                                              goes straight to MPICH over pcomm (direct.h) */
+    int ucx;                               /* messages between processes go over UCX (ucx.h), not net.c */
+    uint32_t *ucx_addr;                    /* [size] when ucx: each rank's worker (high 16 bits) and slot */
+    struct ep_ucx_peer *ucx_peer;          /* [size] when ucx with node inboxes: where a message to each
+                                              rank goes (ucx.c) */
+    struct ep_ucx_setup *ucx_setup;        /* while ucx.c exchanges the addresses of a non-blocking construction */
+    int group_off[2];                      /* where each group starts in ranks[] ({0, 0} for intracomms) */
+    int group_size[2];                     /* each group's size ({size, size} for intracomms) */
+    struct ep_rank_tables *_Atomic tables; /* the six tables below once shared with duplicates (comm.c), or NULL */
+    ep_rank_loc_t *ranks;                  /* [size] where each rank lives */
+    ep_gid_t *gids;                        /* [size] member identity, for MPI_Comm_compare */
+    int *proc_world;                       /* [nprocs] world rank of each process */
+    int *proc_nlocal;                      /* [nprocs] ranks in each process */
+    int *proc_first;                       /* [nprocs] prefix sums of proc_nlocal */
+    int *proc_ranks;                       /* [size] ranks grouped by process, in lidx order */
+    MPI_Comm pcomm;                        /* PMPI communicator over the processes, or MPI_COMM_NULL */
+    ep_endpoint_t *local;                  /* [nlocal] the local endpoints */
+    ep_sync_t sync;                        /* collective rendezvous of the local endpoints */
+    pthread_mutex_t coll_lock;             /* guards coll_insts and their PMPI requests */
+    struct ep_coll_inst *coll_insts;       /* non-blocking collectives still gathering arrivals */
+    _Atomic int coll_broken;               /* ep_status_t of a collective that failed here before its PMPI
+                                              step, leaving the processes out of step: later ones fail */
+    ep_local_coll_t *local_coll;           /* the one-process path's records, or NULL (coll_local.c) */
+    int thread_bound;                      /* world mode's MPI_COMM_WORLD: local endpoint j is OpenMP thread j's,
+                                              and no other thread can call on it */
+    _Atomic int refs;                      /* local endpoints still held (ep_endpoint_t.holds) */
+    ep_comm_t *ctx_next;                   /* chaining in the context table */
 };
 
 /* One new endpoint, as proposed by this process to ep_comm_build. */

@@ -454,39 +454,43 @@ static int own_move(int fd, int read, char *data, piece_t *q)
     return MPI_SUCCESS;
 }
 
+/* Moves piece q of data with ROMIO calls of its own, in steps of at most
+ * EP_FILE_ROMIO_STEP, through ROMIO's byte view; q->moved, short only at
+ * the end of the file.  MPI_SUCCESS or ROMIO's code. */
+static int romio_move(MPI_File fh, int read, char *data, piece_t *q)
+{
+    while (q->moved < q->len) {
+        int64_t len = q->len - q->moved < EP_FILE_ROMIO_STEP ? q->len - q->moved : EP_FILE_ROMIO_STEP;
+        MPI_Status st;
+        MPI_Count got = 0;
+        int rc = read ? ep_pmpi_file_read_at_c(fh, q->off + q->moved, data + q->moved, len, MPI_BYTE, &st)
+                      : ep_pmpi_file_write_at_c(fh, q->off + q->moved, data + q->moved, len, MPI_BYTE, &st);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        ep_pmpi_get_count_c(&st, MPI_BYTE, &got);
+        q->moved += got;
+        if (got < len) /* the end of the file */
+            break;
+    }
+    return MPI_SUCCESS;
+}
+
 /* Reads or writes the pieces of one endpoint: through the own descriptor,
- * else one ROMIO call per piece (per step of a larger one). */
+ * else with ROMIO calls of their own; what moved is the prefix up to the
+ * first piece that came short (the end of the file). */
 static ep_status_t independent(ep_file_t *f, part_t *pt)
 {
-    MPI_File fh = f->proc->fh;
     int own = own_usable(f->proc);
     pt->got = 0;
     for (int i = 0; i < pt->ps.n; i++) {
         piece_t *q = &pt->ps.p[i];
-        if (own) {
-            int rc = own_move(f->proc->fd, pt->read, pt->data + q->pos, q);
-            pt->got += q->moved;
-            if (rc != MPI_SUCCESS)
-                return romio(rc, &f->romio_code);
-            if (q->moved < q->len)
-                return EP_OK;
-            continue;
-        }
-        for (int64_t done = 0; done < q->len;) {
-            int64_t len = q->len - done < EP_FILE_ROMIO_STEP ? q->len - done : EP_FILE_ROMIO_STEP;
-            char *at = pt->data + q->pos + done;
-            MPI_Status st;
-            MPI_Count n = 0;
-            int rc = pt->read ? ep_pmpi_file_read_at_c(fh, q->off + done, at, len, MPI_BYTE, &st)
-                              : ep_pmpi_file_write_at_c(fh, q->off + done, at, len, MPI_BYTE, &st);
-            if (rc != MPI_SUCCESS)
-                return romio(rc, &f->romio_code);
-            ep_pmpi_get_count_c(&st, MPI_BYTE, &n);
-            pt->got += n;
-            done += n;
-            if (n < len) /* the end of the file */
-                return EP_OK;
-        }
+        char *data = pt->data + q->pos;
+        int rc = own ? own_move(f->proc->fd, pt->read, data, q) : romio_move(f->proc->fh, pt->read, data, q);
+        pt->got += q->moved;
+        if (rc != MPI_SUCCESS)
+            return romio(rc, &f->romio_code);
+        if (q->moved < q->len)
+            return EP_OK;
     }
     return EP_OK;
 }
@@ -573,21 +577,10 @@ static ep_status_t bytes_type(int n, const MPI_Aint *at, const int64_t *len, MPI
  * of the file: the pieces after it have nothing to read. */
 static int lead_direct(MPI_File fh, int read, const ref_t *refs, int n)
 {
-    int eof = 0;
     for (int k = 0; k < n; k++) {
-        piece_t *q = refs[k].q;
-        while (q->moved < q->len && !eof) {
-            int64_t len = q->len - q->moved < EP_FILE_ROMIO_STEP ? q->len - q->moved : EP_FILE_ROMIO_STEP;
-            MPI_Status st;
-            MPI_Count got = 0;
-            int rc = read ? ep_pmpi_file_read_at_c(fh, q->off + q->moved, refs[k].data + q->moved, len, MPI_BYTE, &st)
-                          : ep_pmpi_file_write_at_c(fh, q->off + q->moved, refs[k].data + q->moved, len, MPI_BYTE, &st);
-            if (rc != MPI_SUCCESS)
-                return rc;
-            ep_pmpi_get_count_c(&st, MPI_BYTE, &got);
-            q->moved += got;
-            eof = got < len;
-        }
+        int rc = romio_move(fh, read, refs[k].data, refs[k].q);
+        if (rc != MPI_SUCCESS || refs[k].q->moved < refs[k].q->len)
+            return rc;
     }
     return MPI_SUCCESS;
 }

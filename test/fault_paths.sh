@@ -28,6 +28,11 @@
 #           over UCX;
 #   inbox make  process 0 cannot make its own (its first shm_open fails):
 #           likewise;
+#   file    process 0's first pwrite of a file's own descriptor fails
+#           with ENOSPC: that rank's MPI_File_write_at_all returns
+#           MPI_ERR_NO_SPACE naming the pwrite, its bytes and offset and
+#           the system's reason; the other ranks' and the next writes
+#           succeed;
 #   init alloc K  the K-th allocation of epmpi's, K = 1 to 40, fails in
 #           both processes during MPI_Init and a barrier (the transports,
 #           the node inboxes, the world endpoints): the job runs or stops
@@ -141,6 +146,14 @@ want "inbox make" "process 1 of 2: .*no node inboxes: another process of this no
 want "inbox make" "EPT_FAULT receiver class=MPI_SUCCESS"
 want "inbox make" "EPT_FAULT after ok"
 ended_ok "inbox make"
+
+run file -genv EPMPI_FAULT_NTH pwrite:1 -genv EPMPI_FAULT_RANK 0
+want file "epfault: failing pwrite (call 1)"
+want file "EPT_FAULT file class=MPI_ERR_NO_SPACE msg=.*MPI_File_write_at_all.*pwrite of 131072 bytes at offset [0-9]* of the file failed: No space left on device"
+want file "EPT_FAULT file class=MPI_SUCCESS"
+wont file "EPT_FAULT file again class=[^M]"
+wont file "EPT_FAULT file again class=MPI_ERR"
+ended_ok file
 ucx="$ucx -genv EPMPI_SHM 0"
 run irecv $ucx -genv EPMPI_FAULT_NTH ucp_tag_msg_recv_nbx:1 -genv EPMPI_FAULT_RANK 1
 want "ucx irecv" "epfault: failing ucp_tag_msg_recv_nbx"

@@ -75,6 +75,9 @@
     X(ERR_PART_TWICE, MPI_ERR_ARG, "the partition was marked ready already in this round of the partitioned send")     \
     X(ERR_IO, MPI_ERR_IO, "the MPI-IO layer (ROMIO) reported an error")                                                \
     X(ERR_VIEW, MPI_ERR_IO, "the etype or filetype cannot make a file view")                                           \
+    X(ERR_FILE_SPACE, MPI_ERR_NO_SPACE, "no space left on the file's device")                                          \
+    X(ERR_FILE_QUOTA, MPI_ERR_QUOTA, "the file system's quota is exceeded")                                            \
+    X(ERR_FILE_SYS, MPI_ERR_IO, "a read or write of the file failed")                                                  \
     X(ERR_DATAREP, MPI_ERR_UNSUPPORTED_DATAREP,                                                                        \
       "the datatype's size in the \"external32\" representation differs from its size in memory, which endpoint "      \
       "files do not convert")                                                                                          \

@@ -428,15 +428,10 @@ static void hints_learn(ep_file_proc_t *p)
 
 static int own_usable(const ep_file_proc_t *p) { return p->fd >= 0 && !atomic_load(&p->atomic); }
 
-/* The error class of a failed pread or pwrite. */
-static int errno_class(int e)
-{
-    return e == ENOSPC ? MPI_ERR_NO_SPACE : e == EDQUOT ? MPI_ERR_QUOTA : e == EBADF ? MPI_ERR_ACCESS : MPI_ERR_IO;
-}
-
 /* Moves piece q of data through the own descriptor; q->moved, short only
- * at the end of the file.  MPI_SUCCESS or the error class. */
-static int own_move(int fd, int read, char *data, piece_t *q)
+ * at the end of the file.  EP_OK, or why it failed (explained: the call,
+ * the bytes, the system's reason). */
+static ep_status_t own_move(int fd, int read, char *data, piece_t *q)
 {
     while (q->moved < q->len) {
         int64_t left = q->len - q->moved;
@@ -445,13 +440,18 @@ static int own_move(int fd, int read, char *data, piece_t *q)
                          : pwrite(fd, data + q->moved, chunk, q->off + q->moved);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n < 0 || (n == 0 && !read))
-            return errno_class(n < 0 ? errno : EIO);
+        if (n < 0 || (n == 0 && !read)) {
+            int e = n < 0 ? errno : EIO;
+            ep_status_t st = e == ENOSPC ? EP_ERR_FILE_SPACE : e == EDQUOT ? EP_ERR_FILE_QUOTA : EP_ERR_FILE_SYS;
+            ep_status_explain(st, "%s of %zu bytes at offset %lld of the file failed: %s", read ? "pread" : "pwrite",
+                              chunk, (long long)(q->off + q->moved), strerror(e));
+            return st;
+        }
         if (n == 0) /* the end of the file */
             break;
         q->moved += n;
     }
-    return MPI_SUCCESS;
+    return EP_OK;
 }
 
 /* Moves piece q of data with ROMIO calls of its own, in steps of at most
@@ -485,10 +485,11 @@ static ep_status_t independent(ep_file_t *f, part_t *pt)
     for (int i = 0; i < pt->ps.n; i++) {
         piece_t *q = &pt->ps.p[i];
         char *data = pt->data + q->pos;
-        int rc = own ? own_move(f->proc->fd, pt->read, data, q) : romio_move(f->proc->fh, pt->read, data, q);
+        ep_status_t rc = own ? own_move(f->proc->fd, pt->read, data, q)
+                             : romio(romio_move(f->proc->fh, pt->read, data, q), &f->romio_code);
         pt->got += q->moved;
-        if (rc != MPI_SUCCESS)
-            return romio(rc, &f->romio_code);
+        if (rc)
+            return rc;
         if (q->moved < q->len)
             return EP_OK;
     }
@@ -553,22 +554,22 @@ static ep_status_t bytes_type(int n, const MPI_Aint *at, const int64_t *len, MPI
 }
 
 /* A piece of a collective access at least this long leaves ROMIO's
- * collective call: its endpoint moves it through the process's own
- * descriptor before the meeting (above), else the meeting's lead moves it
- * with a ROMIO call of its own; as ROMIO itself moves a process's
- * contiguous data when the processes' accesses do not interleave.  On a
- * node's own file system the own descriptor takes pieces from
- * EP_FILE_OWN_MIN_LOCAL on: ROMIO's collective call costs some
- * microseconds (two barriers in its views, an allgather, a 4 MiB sieve
- * buffer), a pread of a few KiB less than one; shorter pieces, which a
- * strided view makes many of, stay with ROMIO's sieve.  In
- * ROMIO's collective call it would go through a memory type of several
- * blocks, which ROMIO (MPICH 4.0.2) copies through its 4 MiB sieve buffer,
- * growing the buffer piece by piece for a longer piece: a copy quadratic
- * in the piece's length (17 s for two pieces of 256 MiB).  Writes leave
- * it before ROMIO's call: ROMIO may read, fill in and write back a range
- * with holes (data sieving, two-phase I/O), which must find them there;
- * every process's call starts by meeting the others. */
+ * collective call, as ROMIO itself moves a process's contiguous data when
+ * the processes' accesses do not interleave: its endpoint moves it
+ * through the process's own descriptor before the meeting (above), else
+ * the meeting's lead moves it with ROMIO calls of its own.  In ROMIO's
+ * collective call it would go through a memory type of several blocks,
+ * which ROMIO (MPICH 4.0.2) copies through its 4 MiB sieve buffer, growing
+ * the buffer piece by piece for a longer piece: a copy quadratic in the
+ * piece's length (17 s for two pieces of 256 MiB).  Writes leave it before
+ * ROMIO's call: ROMIO may read, fill in and write back a range with holes
+ * (data sieving, two-phase I/O), which must find them there; every
+ * process's call starts by meeting the others.  On a node's own file
+ * system the own descriptor takes pieces from EP_FILE_OWN_MIN_LOCAL on:
+ * ROMIO's collective call costs some microseconds (two barriers in its
+ * views, an allgather, a 4 MiB sieve buffer), a pread of a few KiB less;
+ * shorter pieces, which a strided view makes many of, stay with ROMIO's
+ * sieve. */
 #define EP_FILE_DIRECT_MIN ((int64_t)1 << 16)
 #define EP_FILE_OWN_MIN_LOCAL ((int64_t)512)
 
@@ -586,22 +587,25 @@ static int lead_direct(MPI_File fh, int read, const ref_t *refs, int n)
 }
 
 /* The long pieces of an endpoint's part of a collective access moved
- * through the process's own descriptor, before the meeting (above);
- * MPI_SUCCESS or the error class. */
-static int own_long_pieces(ep_file_proc_t *p, part_t *pt)
+ * through the process's own descriptor, before the meeting (above). */
+static ep_status_t own_long_pieces(ep_file_proc_t *p, part_t *pt)
 {
-    if (!own_usable(p) || !p->coll_direct[pt->read])
-        return MPI_SUCCESS;
-    for (int i = 0; i < pt->ps.n; i++) {
+    ep_status_t rc = EP_OK;
+    for (int i = 0; i < pt->ps.n && !rc && own_usable(p) && p->coll_direct[pt->read]; i++) {
         piece_t *q = &pt->ps.p[i];
-        if (q->len < p->own_min)
-            continue;
-        q->done = 1;
-        int rc = own_move(p->fd, pt->read, pt->data + q->pos, q);
-        if (rc != MPI_SUCCESS)
-            return rc;
+        if ((q->done = q->len >= p->own_min))
+            rc = own_move(p->fd, pt->read, pt->data + q->pos, q);
     }
-    return MPI_SUCCESS;
+    return rc;
+}
+
+/* The order of collective_lead's refs when long pieces leave ROMIO's
+ * collective call (EP_FILE_DIRECT_MIN, above): the others first, each
+ * group in file order. */
+static int cmp_ref_short_first(const void *a, const void *b)
+{
+    int xl = ((const ref_t *)a)->q->len >= EP_FILE_DIRECT_MIN, yl = ((const ref_t *)b)->q->len >= EP_FILE_DIRECT_MIN;
+    return xl != yl ? xl - yl : cmp_ref(a, b);
 }
 
 /* Run by local index 0 for a collective access: one ROMIO collective call
@@ -635,23 +639,12 @@ static ep_status_t collective_lead(ep_comm_t *c, void *const *all, void *arg)
         overlap |= k > 0 && refs[k].q->off < end;
         end = refs[k].q->off + refs[k].q->len > end ? refs[k].q->off + refs[k].q->len : end;
     }
-    /* The collective ones first, in file order; then the long ones. */
-    if (!rc && !overlap && p->coll_direct[read]) {
-        ref_t *longs = malloc(sizeof *longs * (size_t)(np + 1));
-        if (!longs)
-            rc = EP_ERR_NO_MEM;
-        int nl = 0;
-        for (int k = 0; k < np && !rc; k++)
-            if (refs[k].q->len >= EP_FILE_DIRECT_MIN)
-                longs[nl++] = refs[k];
-            else
-                refs[nc++] = refs[k];
-        if (!rc)
-            memcpy(refs + nc, longs, sizeof *longs * (size_t)nl);
-        free(longs);
-    } else {
-        nc = np;
-    }
+    /* Where no pieces overlap, the long ones leave ROMIO's call: the
+     * collective ones first, then the long ones, each in file order. */
+    if (!rc && !overlap && p->coll_direct[read])
+        qsort(refs, (size_t)np, sizeof *refs, cmp_ref_short_first);
+    while (!rc && nc < np && (overlap || !p->coll_direct[read] || refs[nc].q->len < EP_FILE_DIRECT_MIN))
+        nc++;
     int64_t total = 0;
     for (int k = 0; k < nc && !rc; k++) {
         const piece_t *q = refs[k].q;
@@ -870,9 +863,8 @@ ep_status_t ep_file_access(ep_file_t *f, int how, MPI_Offset offset, void *buf, 
         rc = f->external32 ? ext32_pack(buf, count, type, packed, pt.bytes) : ep_dt_pack(buf, count, type, &l, packed);
     if (!rc && pt.bytes)
         rc = view_pieces(&f->view, at * f->view.esize, pt.bytes, &pt.ps);
-    int own = !rc && coll ? own_long_pieces(f->proc, &pt) : MPI_SUCCESS;
-    if (own != MPI_SUCCESS)
-        rc = romio(own, &f->romio_code);
+    if (!rc && coll)
+        rc = own_long_pieces(f->proc, &pt);
     if (rc)
         pt.ps.n = 0;
     if (coll) {

@@ -14,7 +14,8 @@
  *        of the PMPI functions below, or one of the UCX functions below)
  *        made by libepmpi in this process (PMPI_Win_shared_query, a local
  *        call, counts as 1 element), or shm_open (the node inboxes'
- *        shared memory: -1 with EACCES, counting as 1);
+ *        shared memory: -1 with EACCES, counting as 1), or pwrite (a
+ *        file's own descriptor: -1 with ENOSPC, counting as 1);
  *   EPMPI_FAULT_ALLOC=P, EPMPI_FAULT_PMPI=P, EPMPI_FAULT_UCX=P  fail each
  *        allocation, each PMPI call, or each UCX call, with probability P
  *        (0 to 1);
@@ -51,6 +52,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <unistd.h>
 #ifdef EP_HAVE_UCX
 #include <ucp/api/ucp.h>
 #define FAULT_UCX_FUNCS(X) \
@@ -72,7 +74,7 @@ void *__libc_memalign(size_t align, size_t n);
     X(PMPI_Issend)          \
     X(PMPI_Irsend)          \
     X(PMPI_Isend_c) X(PMPI_Irecv) X(PMPI_Irecv_c) X(PMPI_Send) X(PMPI_Improbe) X(PMPI_Win_shared_query)
-#define FAULT_SYS_FUNCS(X) X(shm_open)
+#define FAULT_SYS_FUNCS(X) X(shm_open) X(pwrite)
 #define FAULT_FUNCS(X) FAULT_ALLOC_FUNCS(X) FAULT_PMPI_FUNCS(X) FAULT_UCX_FUNCS(X) FAULT_SYS_FUNCS(X)
 enum {
 #define X(f) F_##f,
@@ -325,6 +327,15 @@ int shm_open(const char *name, int oflag, mode_t mode)
         return -1;
     }
     return REAL(shm_open)(name, oflag, mode);
+}
+
+ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+    if (fails(F_pwrite, CALLER, 1)) {
+        errno = ENOSPC;
+        return -1;
+    }
+    return REAL(pwrite)(fd, buf, n, off);
 }
 
 #ifdef EP_HAVE_UCX

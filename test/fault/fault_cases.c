@@ -7,6 +7,9 @@
  *            then the same again, which must work ("after ok");
  *   isend    the same with MPI_Isend and MPI_Wait on the sender;
  *   init     nothing but MPI_Init and a barrier of every rank ("init ok");
+ *   file     every rank writes its own 128 KiB block of one file with
+ *            MPI_File_write_at_all and reports, then again ("file again"),
+ *            each rank a line;
  * and for the UCX transport, where a failed send has sent nothing:
  *   resend   rank 0 sends 1 MiB to rank n/2 twice, reporting both sends;
  *            rank n/2 receives once and must get the message whole;
@@ -22,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define BYTES (1 << 20)
 
@@ -34,7 +38,10 @@ static void report(const char *who, int rc)
         MPI_Error_string(rc, msg, &len);
     }
     /* the classes the cases end with, by name: their numbers differ between MPIs */
-    const char *name = cls == MPI_SUCCESS ? "MPI_SUCCESS" : cls == MPI_ERR_OTHER ? "MPI_ERR_OTHER" : NULL;
+    const char *name = cls == MPI_SUCCESS        ? "MPI_SUCCESS"
+                       : cls == MPI_ERR_OTHER    ? "MPI_ERR_OTHER"
+                       : cls == MPI_ERR_NO_SPACE ? "MPI_ERR_NO_SPACE"
+                                                 : NULL;
     if (name)
         printf("EPT_FAULT %s class=%s msg=%s\n", who, name, msg);
     else
@@ -91,13 +98,35 @@ static const struct {
 } cases[] = {
     {"payload", BLOCKING, 1}, {"isend", ISEND, 1}, {"irecv", IRECV, 1}, {"post", LATE, 1}, {"resend", RESEND, 0}};
 
+/* Each endpoint writes its block (a piece epmpi moves with its own
+ * descriptor) and reports, each time. */
+static void file_blocks(void)
+{
+#pragma omp parallel
+    {
+        static _Thread_local char block[128 << 10];
+        char path[64];
+        MPI_File fh;
+        int r, pid = (int)getpid();
+        MPI_Comm_rank(MPI_COMM_WORLD, &r);
+        MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        snprintf(path, sizeof path, "/tmp/epmpi_fault_file_%d", pid);
+        MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL,
+                      &fh);
+        for (int k = 0; k < 2; k++)
+            report(k ? "file again" : "file", MPI_File_write_at_all(fh, (MPI_Offset)r * (MPI_Offset)sizeof block, block,
+                                                                    (int)sizeof block, MPI_BYTE, MPI_STATUS_IGNORE));
+        MPI_File_close(&fh);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *which = argc > 1 ? argv[1] : "";
     size_t c = 0, ncases = sizeof cases / sizeof *cases;
     while (c < ncases && strcmp(which, cases[c].name))
         c++;
-    if (c == ncases && strcmp(which, "init")) {
+    if (c == ncases && strcmp(which, "init") && strcmp(which, "file")) {
         fprintf(stderr, "unknown case '%s'\n", which);
         return 2;
     }
@@ -107,6 +136,8 @@ int main(int argc, char **argv)
         exchange(cases[c].how, 1);
         if (cases[c].again)
             exchange(BLOCKING, 0);
+    } else if (!strcmp(which, "file")) {
+        file_blocks();
     } else {
 #pragma omp parallel
         MPI_Barrier(MPI_COMM_WORLD);

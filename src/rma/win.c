@@ -480,11 +480,16 @@ static ep_status_t create_finish(ep_coll_inst_t *in, int lidx)
     ep_win_t *w = in->res;
     const win_arg_t *a = in->args[lidx]->extra;
     ep_win_ep_t *we = calloc(1, sizeof *we);
-    if (we)
+    if (we) {
         we->state = calloc((size_t)w->comm->size, 1);
-    if (!we || !we->state) {
-        if (we)
+        we->dirty = calloc((size_t)w->comm->size, sizeof *we->dirty);
+    }
+    if (!we || !we->state || !we->dirty) {
+        if (we) {
+            free(we->state);
+            free((void *)we->dirty);
             free(we);
+        }
         return EP_ERR_NO_MEM;
     }
     we->obj.kind = EP_OBJ_WIN;
@@ -510,6 +515,7 @@ static ep_status_t create_finish(ep_coll_inst_t *in, int lidx)
     we->handle = EP_HANDLE_NEW(MPI_Win, ep_registry_add(EP_HTYPE_WIN, &we->obj), MPI_WIN_NULL);
     if (we->handle == MPI_WIN_NULL) {
         free(we->state);
+        free((void *)we->dirty);
         free(we);
         return EP_ERR_NO_MEM;
     }
@@ -550,6 +556,13 @@ ep_status_t ep_win_create(ep_endpoint_t *ep, ep_win_flavor_t flavor, void *base,
 
 /* ---- the ranks' lock words -------------------------------------------------- */
 
+/* The process holding target's lock word, by its rank in w's lock window. */
+static int lock_proc(const ep_win_t *w, int target)
+{
+    int proc = w->comm->ranks[target].proc;                   /* its rank in w->pc */
+    return w->lockwin_own ? proc : w->comm->proc_world[proc]; /* else the world's lock window */
+}
+
 /* Adds v to target's lock word; *old gets its value before. */
 static ep_status_t lock_add(ep_win_t *w, int target, int64_t v, int64_t *old)
 {
@@ -557,9 +570,7 @@ static ep_status_t lock_add(ep_win_t *w, int target, int64_t v, int64_t *old)
         *old = __atomic_fetch_add((int64_t *)w->rank[target].lword, v, __ATOMIC_SEQ_CST);
         return EP_OK;
     }
-    int proc = w->comm->ranks[target].proc; /* its rank in w->pc */
-    if (!w->lockwin_own)
-        proc = w->comm->proc_world[proc]; /* the world's lock window */
+    int proc = lock_proc(w, target);
     MPI_Request r;
     return from_pmpi(
         ep_wait_pmpi_started(PMPI_Rget_accumulate(&v, 1, MPI_INT64_T, old, 1, MPI_INT64_T, proc, w->rank[target].lword,
@@ -587,11 +598,21 @@ static ep_status_t lock_take(ep_win_t *w, int target, int excl)
     return EP_OK;
 }
 
+/* Gives target's lock back without waiting for the round trip: the
+ * next try of this process on the word comes after it (MPI orders
+ * accumulates from one origin to one location), others see it when it
+ * lands, and the window's free completes it before the word is reused. */
 static ep_status_t lock_give(ep_win_t *w, int target, int excl)
 {
-    int64_t old;
+    static const int64_t give[2] = {-1, -EXCL}; /* origin buffers that outlive the operation */
+    excl = excl != 0;
     atomic_thread_fence(memory_order_seq_cst); /* direct accesses came before */
-    return lock_add(w, target, excl ? -EXCL : -1, &old);
+    if (w->local) {
+        __atomic_fetch_add((int64_t *)w->rank[target].lword, give[excl], __ATOMIC_SEQ_CST);
+        return EP_OK;
+    }
+    return from_pmpi(PMPI_Accumulate(&give[excl], 1, MPI_INT64_T, lock_proc(w, target), w->rank[target].lword, 1,
+                                     MPI_INT64_T, MPI_SUM, w->lockwin));
 }
 
 /* ---- operations ------------------------------------------------------------- */
@@ -840,6 +861,10 @@ ep_status_t ep_win_rma(ep_win_ep_t *we, const ep_rma_t *op, MPI_Request *req)
         rc = PMPI_Compare_and_swap(op->obuf, op->cbuf, op->rbuf, op->otype, proc, pd, w->pwin);
         break;
     }
+    /* After the call: a completion that starts before it may pass over it
+     * (the two race in the program too), one that starts after may not. */
+    if (rc == MPI_SUCCESS && (op->kind != EP_RMA_GET || req) && !atomic_exchange(&we->dirty[t], 1))
+        atomic_fetch_add(&we->ndirty, 1);
     return from_pmpi(rc);
 }
 
@@ -906,14 +931,36 @@ ep_status_t ep_win_lock(ep_win_ep_t *we, int type, int target, int assert)
     return rc;
 }
 
-/* Completes this endpoint's operations to target (every target: -1). */
+/* Whether this endpoint's operations to target (every target: -1) need
+ * a PMPI flush to complete; the marks are taken off before it. */
+static int dirty_take(ep_win_ep_t *we, int target)
+{
+    if (target >= 0) {
+        if (!atomic_load_explicit(&we->dirty[target], memory_order_relaxed) || !atomic_exchange(&we->dirty[target], 0))
+            return 0;
+        atomic_fetch_sub(&we->ndirty, 1);
+        return 1;
+    }
+    int any = 0;
+    for (int t = 0, n = we->w->comm->size; t < n && atomic_load(&we->ndirty) > 0; t++)
+        if (atomic_load_explicit(&we->dirty[t], memory_order_relaxed) && atomic_exchange(&we->dirty[t], 0)) {
+            atomic_fetch_sub(&we->ndirty, 1);
+            any = 1;
+        }
+    return any;
+}
+
+/* Completes this endpoint's operations to target (every target: -1).
+ * Gets complete with their requests (gets_wait); a PMPI flush, which
+ * costs a round trip between nodes even with nothing in flight, only
+ * where anything else was issued. */
 static ep_status_t complete_to(ep_win_ep_t *we, int target)
 {
     ep_win_t *w = we->w;
     ep_status_t got = gets_wait(we);
-    int rc = w->local     ? MPI_SUCCESS
-             : target < 0 ? PMPI_Win_flush_all(w->pwin)
-                          : PMPI_Win_flush(w->comm->ranks[target].proc, w->pwin);
+    int rc = w->local || !dirty_take(we, target) ? MPI_SUCCESS
+             : target < 0                        ? PMPI_Win_flush_all(w->pwin)
+                                                 : PMPI_Win_flush(w->comm->ranks[target].proc, w->pwin);
     atomic_thread_fence(memory_order_seq_cst);
     return got ? got : from_pmpi(rc);
 }
@@ -1146,7 +1193,12 @@ ep_status_t ep_win_detach(ep_win_ep_t *we, const void *base)
 static ep_status_t free_pmpi(ep_win_t *w, int unused)
 {
     (void)unused;
+    /* The lock releases still in flight (lock_give) land before the
+     * fence's barrier, so that no word goes back to the free list with
+     * one pending. */
+    int rl = w->local || w->lockwin == MPI_WIN_NULL ? MPI_SUCCESS : PMPI_Win_flush_all(w->lockwin);
     ep_status_t rc = fence_all(w, 0);
+    rc = rc ? rc : from_pmpi(rl);
     int r = w->local ? MPI_SUCCESS : pwin_free(w);
     int r2 = lwords_drop(w); /* after the fence: nobody takes or gives a lock any more */
     return rc ? rc : from_pmpi(r ? r : r2);
@@ -1220,6 +1272,7 @@ ep_status_t ep_win_free(ep_win_ep_t *we)
     for (size_t k = 0; k < EP_WIN_NHINTS; k++)
         free(we->hints[k]);
     free(we->state);
+    free((void *)we->dirty);
     free(we->gets);
     free(we);
     if (atomic_fetch_sub(&w->refs, 1) == 1)

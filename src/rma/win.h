@@ -109,6 +109,9 @@ typedef struct ep_win_ep {
     int fence_open;                /* inside a fence epoch (after a fence without NOSUCCEED) */
     int lock_all;                  /* MPI_Win_lock_all: how every target is locked (state bits) */
     unsigned char *state;          /* [size] per target: locked (how), in the start group (win.c) */
+    _Atomic unsigned char *dirty;  /* [size] per target: an operation since its last completion that
+                                      only a PMPI flush completes (all but tracked Gets, win.c) */
+    _Atomic int ndirty;            /* targets marked in dirty */
     int *start, nstart;            /* access group of MPI_Win_start */
     int npost;                     /* MPI_Win_post: the exposure group's size, and */
     struct ep_request **post_reqs; /* [npost] its members' "complete" notices, awaited */

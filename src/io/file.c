@@ -844,6 +844,12 @@ ep_status_t ep_file_access(ep_file_t *f, int how, MPI_Offset offset, void *buf, 
         return rc;
     ep_status_t w = where(f, how, rc ? 0 : etypes, &at);
     rc = rc ? rc : w;
+    /* A file of one process has no other process to meet in ROMIO's
+     * collective call: its endpoints move their data on their own, at once,
+     * as independent accesses do (unless the program asked ROMIO for
+     * collective buffering, hints_learn). */
+    if (coll && f->proc->nprocs == 1 && f->proc->coll_direct[pt.read])
+        coll = 0;
     pt.bytes = rc ? 0 : l.bytes;
     if (!rc && at < 0) {
         ep_status_explain(EP_ERR_ARG, "the offset %lld is negative", (long long)at);

@@ -147,6 +147,9 @@ typedef struct ep_rank_tables {
     ep_rank_loc_t *ranks;
     ep_gid_t *gids;
     int *proc_world, *proc_nlocal, *proc_first, *proc_ranks;
+    /* where UCX messages to each rank go (ucx.c), which follows from the
+     * ranks and their identities alone, or NULL */
+    struct ep_ucx_peer *_Atomic ucx_peer;
 } ep_rank_tables_t;
 
 static void tables_free_arrays(ep_rank_loc_t *ranks, ep_gid_t *gids, int *pw, int *pn, int *pf, int *pr)
@@ -168,7 +171,9 @@ static ep_rank_tables_t *tables_share(ep_comm_t *c)
         ep_rank_tables_t *fresh = malloc(sizeof *fresh);
         if (!fresh)
             return NULL;
-        *fresh = (ep_rank_tables_t){1, c->ranks, c->gids, c->proc_world, c->proc_nlocal, c->proc_first, c->proc_ranks};
+        /* (c's UCX peer table too: the block owns it from now on) */
+        *fresh = (ep_rank_tables_t){
+            1, c->ranks, c->gids, c->proc_world, c->proc_nlocal, c->proc_first, c->proc_ranks, c->ucx_peer};
         if (atomic_compare_exchange_strong(&c->tables, &t, fresh))
             t = fresh;
         else
@@ -186,11 +191,26 @@ static void tables_release(ep_comm_t *c)
         tables_free_arrays(c->ranks, c->gids, c->proc_world, c->proc_nlocal, c->proc_first, c->proc_ranks);
     } else if (atomic_fetch_sub(&t->refs, 1) == 1) {
         tables_free_arrays(t->ranks, t->gids, t->proc_world, t->proc_nlocal, t->proc_first, t->proc_ranks);
+        free(atomic_load(&t->ucx_peer));
         free(t);
     }
     atomic_store(&c->tables, NULL);
     c->ranks = NULL, c->gids = NULL;
     c->proc_world = c->proc_nlocal = c->proc_first = c->proc_ranks = NULL;
+}
+
+struct ep_ucx_peer *ep_comm_shared_peers(ep_comm_t *c, struct ep_ucx_peer *p)
+{
+    ep_rank_tables_t *t = atomic_load_explicit(&c->tables, memory_order_acquire);
+    struct ep_ucx_peer *cur = NULL;
+    if (!t)
+        return p;
+    if (!p)
+        return atomic_load(&t->ucx_peer);
+    if (atomic_compare_exchange_strong(&t->ucx_peer, &cur, p))
+        return p;
+    free(p); /* another duplicate installed one first */
+    return cur;
 }
 
 static void comm_destroy(ep_comm_t *c)

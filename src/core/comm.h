@@ -128,7 +128,7 @@ struct ep_comm {
     int ucx;                               /* messages between processes go over UCX (ucx.h), not net.c */
     uint32_t *ucx_addr;                    /* [size] when ucx: each rank's worker (high 16 bits) and slot */
     struct ep_ucx_peer *ucx_peer;          /* [size] when ucx with node inboxes: where a message to each
-                                              rank goes (ucx.c) */
+                                              rank goes (ucx.c); the shared tables' once there are any */
     struct ep_ucx_setup *ucx_setup;        /* while ucx.c exchanges the addresses of a non-blocking construction */
     int group_off[2];                      /* where each group starts in ranks[] ({0, 0} for intracomms) */
     int group_size[2];                     /* each group's size ({size, size} for intracomms) */
@@ -184,6 +184,12 @@ ep_status_t ep_comm_build_on(MPI_Comm pc, int nnew, const ep_new_ep_t *neweps, M
 ep_status_t ep_comm_clone_begin(ep_comm_t *pc, ep_comm_t **c, MPI_Request *req);
 ep_status_t ep_comm_clone_step(ep_comm_t *pc, ep_comm_t *c, int stage, MPI_Request *req);
 void ep_comm_clone_abort(ep_comm_t *c, MPI_Request *req);
+/* The UCX peer table (ucx.c) of c's rank tables once they are shared with
+ * duplicates, which then have the same one: with p NULL, the one there
+ * (or NULL); else p installed unless one is there already (then p is
+ * freed), and the one in use returned.  c without shared tables: p, c's
+ * own. */
+struct ep_ucx_peer *ep_comm_shared_peers(ep_comm_t *c, struct ep_ucx_peer *p);
 
 /* Makes c, just built over the union of two groups, an intercommunicator:
  * its first size0 ranks are group 0, the others group 1. */

@@ -829,22 +829,25 @@ typedef struct ep_ucx_peer {
     _Atomic uint64_t *seen;
 } ep_ucx_peer_t;
 
+/* The table follows from the ranks' processes and workers, and a rank's
+ * worker from its identity (worker_for), so duplicates share their
+ * parent's (ep_comm_shared_peers): 16 bytes a rank less per duplicate. */
 static void peers_find(ep_comm_t *c)
 {
-    free(c->ucx_peer);
-    c->ucx_peer = NULL;
-    if (!node_base)
+    if (!node_base || (c->ucx_peer = ep_comm_shared_peers(c, NULL)))
         return;
-    if (!(c->ucx_peer = calloc((size_t)c->size, sizeof *c->ucx_peer)))
+    ep_ucx_peer_t *t = calloc((size_t)c->size, sizeof *t);
+    if (!t)
         ep_fatal(MPI_ERR_NO_MEM, "out of memory setting up a communicator of %d ranks for UCX", c->size);
     for (int idx = 0; idx < c->size; idx++) {
         int p = ep_proc_node_index(c->proc_world[c->ranks[idx].proc]);
         unsigned w = c->ucx_addr[idx] >> SLOT_BITS;
         if (p >= 0 && node_base[p]) {
-            c->ucx_peer[idx].inbox = (ep_inbox_t *)(node_base[p] + (size_t)w * inbox_stride);
-            c->ucx_peer[idx].seen = &node_seen[(size_t)p * (size_t)wmax + w];
+            t[idx].inbox = (ep_inbox_t *)(node_base[p] + (size_t)w * inbox_stride);
+            t[idx].seen = &node_seen[(size_t)p * (size_t)wmax + w];
         }
     }
+    c->ucx_peer = ep_comm_shared_peers(c, t);
 }
 
 ep_status_t ep_ucx_comm_finish(ep_comm_t *c)
@@ -879,7 +882,8 @@ void ep_ucx_comm_gone(ep_comm_t *c)
     setup_free(c);
     free(c->ucx_addr);
     c->ucx_addr = NULL;
-    free(c->ucx_peer);
+    if (!atomic_load(&c->tables)) /* else the shared tables' */
+        free(c->ucx_peer);
     c->ucx_peer = NULL;
     c->ucx = 0;
 }

@@ -150,6 +150,9 @@ typedef struct ep_rank_tables {
     /* where UCX messages to each rank go (ucx.c), which follows from the
      * ranks and their identities alone, or NULL */
     struct ep_ucx_peer *_Atomic ucx_peer;
+    /* the ranks' UCX addresses, the base of its communicators' (which
+     * add their own delta to each slot, ucx.c), or NULL */
+    uint32_t *_Atomic ucx_addr;
 } ep_rank_tables_t;
 
 static void tables_free_arrays(ep_rank_loc_t *ranks, ep_gid_t *gids, int *pw, int *pn, int *pf, int *pr)
@@ -171,13 +174,22 @@ static ep_rank_tables_t *tables_share(ep_comm_t *c)
         ep_rank_tables_t *fresh = malloc(sizeof *fresh);
         if (!fresh)
             return NULL;
-        /* (c's UCX peer table too: the block owns it from now on) */
-        *fresh = (ep_rank_tables_t){
-            1, c->ranks, c->gids, c->proc_world, c->proc_nlocal, c->proc_first, c->proc_ranks, c->ucx_peer};
-        if (atomic_compare_exchange_strong(&c->tables, &t, fresh))
+        /* (c's UCX tables too: the block owns them from now on) */
+        *fresh = (ep_rank_tables_t){1,
+                                    c->ranks,
+                                    c->gids,
+                                    c->proc_world,
+                                    c->proc_nlocal,
+                                    c->proc_first,
+                                    c->proc_ranks,
+                                    c->ucx_peer,
+                                    c->ucx_addr_own ? c->ucx_addr : NULL};
+        if (atomic_compare_exchange_strong(&c->tables, &t, fresh)) {
             t = fresh;
-        else
+            c->ucx_addr_own = 0;
+        } else {
             free(fresh); /* another clone of c installed one first */
+        }
     }
     atomic_fetch_add(&t->refs, 1);
     return t;
@@ -192,6 +204,7 @@ static void tables_release(ep_comm_t *c)
     } else if (atomic_fetch_sub(&t->refs, 1) == 1) {
         tables_free_arrays(t->ranks, t->gids, t->proc_world, t->proc_nlocal, t->proc_first, t->proc_ranks);
         free(atomic_load(&t->ucx_peer));
+        free(atomic_load(&t->ucx_addr));
         free(t);
     }
     atomic_store(&c->tables, NULL);
@@ -211,6 +224,19 @@ struct ep_ucx_peer *ep_comm_shared_peers(ep_comm_t *c, struct ep_ucx_peer *p)
         return p;
     free(p); /* another duplicate installed one first */
     return cur;
+}
+
+uint32_t *ep_comm_shared_addrs(ep_comm_t *c)
+{
+    ep_rank_tables_t *t = atomic_load_explicit(&c->tables, memory_order_acquire);
+    return t ? atomic_load(&t->ucx_addr) : NULL;
+}
+
+int ep_comm_share_addrs(ep_comm_t *c, uint32_t *a)
+{
+    ep_rank_tables_t *t = atomic_load_explicit(&c->tables, memory_order_acquire);
+    uint32_t *none = NULL;
+    return t && atomic_compare_exchange_strong(&t->ucx_addr, &none, a);
 }
 
 static void comm_destroy(ep_comm_t *c)

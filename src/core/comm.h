@@ -126,7 +126,10 @@ struct ep_comm {
     int direct;                            /* one endpoint per process, rank r in process r: point-to-point
                                               goes straight to MPICH over pcomm (direct.h) */
     int ucx;                               /* messages between processes go over UCX (ucx.h), not net.c */
-    uint32_t *ucx_addr;                    /* [size] when ucx: each rank's worker (high 16 bits) and slot */
+    uint32_t *ucx_addr;                    /* [size] when ucx: each rank's worker (high 16 bits) and slot,
+                                              less ucx_delta (a duplicate's are its parent's, ucx.c) */
+    uint32_t ucx_delta;                    /* added to the slot of every rank in ucx_addr */
+    int ucx_addr_own;                      /* ucx_addr is c's to free (not the shared tables') */
     struct ep_ucx_peer *ucx_peer;          /* [size] when ucx with node inboxes: where a message to each
                                               rank goes (ucx.c); the shared tables' once there are any */
     struct ep_ucx_setup *ucx_setup;        /* while ucx.c exchanges the addresses of a non-blocking construction */
@@ -190,6 +193,12 @@ void ep_comm_clone_abort(ep_comm_t *c, MPI_Request *req);
  * freed), and the one in use returned.  c without shared tables: p, c's
  * own. */
 struct ep_ucx_peer *ep_comm_shared_peers(ep_comm_t *c, struct ep_ucx_peer *p);
+/* The same for the UCX addresses of the ranks (ucx.c), as a duplicate's
+ * base; the block owns what it holds.  With a NULL, the one there (or
+ * NULL); else a installed unless one is there already: 1 when it was
+ * (the block owns it now), 0 when not (the caller keeps a). */
+uint32_t *ep_comm_shared_addrs(ep_comm_t *c);
+int ep_comm_share_addrs(ep_comm_t *c, uint32_t *a);
 
 /* Makes c, just built over the union of two groups, an intercommunicator:
  * its first size0 ranks are group 0, the others group 1. */

@@ -32,8 +32,8 @@ ep_status_t ep_transport_comm_connect(ep_comm_t *c, MPI_Request *req)
 {
     ep_status_t rc;
     *req = MPI_REQUEST_NULL;
-    if (c->ucx_setup) { /* the exchange of UCX addresses is over */
-        if ((rc = ep_ucx_comm_finish(c)))
+    if (c->ucx_setup) { /* an exchange of UCX addresses is over: the next, or the end */
+        if ((rc = ep_ucx_comm_finish(c, req)) || *req != MPI_REQUEST_NULL)
             return rc;
     } else if (!c->ucx) {
         if ((rc = ep_ucx_comm_start(c, req)) || *req != MPI_REQUEST_NULL)

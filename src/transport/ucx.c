@@ -653,12 +653,16 @@ static inline ucp_tag_t data_tag(ep_ucx_worker_t *u)
 static inline int tag_source(ucp_tag_t t) { return (int)((t >> SRC_SHIFT) & SRC_MASK); }
 static inline int tag_user(ucp_tag_t t) { return (int)(t & TAG_MASK); }
 
+/* The (worker, slot) of rank position idx of c: a duplicate's slots are
+ * its parent's plus its delta (below). */
+static inline uint32_t rank_addr(const ep_comm_t *c, int idx) { return c->ucx_addr[idx] + c->ucx_delta; }
+
 /* The connection from u to the worker of rank position idx of c, or NULL;
  * u's lock held. */
 static ucp_ep_h peer_conn(ep_ucx_worker_t *u, const ep_comm_t *c, int idx)
 {
     EP_ASSERT(ep_lock_held(&u->lock));
-    return conn(u, c->proc_world[c->ranks[idx].proc], (int)(c->ucx_addr[idx] >> SLOT_BITS));
+    return conn(u, c->proc_world[c->ranks[idx].proc], (int)(rank_addr(c, idx) >> SLOT_BITS));
 }
 
 void ep_ucx_describe(char *buf, size_t len)
@@ -749,13 +753,62 @@ static void slot_give(ep_ucx_worker_t *u, int s)
         unlock_worker(u);
 }
 
-/* The exchange of a communicator's receive addresses while it runs
- * (ep_ucx_comm_start to ep_ucx_comm_finish). */
+/* Takes slot s of u for ep, if free; u's lock held.  0, or -1. */
+static int slot_take_at(ep_ucx_worker_t *u, unsigned s, ep_endpoint_t *ep)
+{
+    EP_ASSERT(ep_lock_held(&u->lock));
+    if (s >= MAX_SLOTS)
+        return -1;
+    if (s < u->nslots) {
+        if (u->slots[s])
+            return -1;
+        for (unsigned k = 0; k < u->nfree; k++) /* it is on the free list: off it */
+            if (u->free_slots[k] == s) {
+                u->free_slots[k] = u->free_slots[--u->nfree];
+                break;
+            }
+    } else {
+        while (u->cap <= s) /* (each call doubles once) */
+            if (!ep_grow_room(&u->slots, sizeof *u->slots, u->cap, &u->cap, 64))
+                return -1;
+        while (u->cap_free <= s)
+            if (!ep_grow_room(&u->free_slots, sizeof *u->free_slots, u->cap_free, &u->cap_free, 64))
+                return -1;
+        for (unsigned k = u->nslots; k < s; k++) { /* the ones skipped are free */
+            u->slots[k] = NULL;
+            u->free_slots[u->nfree++] = k;
+        }
+        u->nslots = s + 1;
+    }
+    u->slots[s] = ep;
+    return 0;
+}
+
+/* ---- a communicator's addresses ------------------------------------------------
+ * A communicator learns the (worker, slot) of each of its ranks in an
+ * allgather over its processes: 4 bytes a rank.  A duplicate (and a
+ * window's communicator) has its parent's ranks on the same workers
+ * (worker_for), so it takes instead, on each rank's worker, the slot of
+ * the parent's rank plus one delta that every process agreed on: an
+ * allreduce of the deltas no process can use (a bitmap of MAX_SLOTS
+ * bits), then one of whether every process could take the slots (another
+ * communicator's construction may have taken one meanwhile); where one
+ * could not, all give theirs back and do the allgather.  Its addresses
+ * are then its parent's table and the delta: nothing per rank. */
+#define DELTA_WORDS (MAX_SLOTS / 64)
+
+/* The exchange while it runs (ep_ucx_comm_start to ep_ucx_comm_finish). */
 typedef struct ep_ucx_setup {
-    uint32_t *mine; /* [nlocal] this process's ranks', NO_ADDR without a slot */
-    uint32_t *all;  /* [size] everyone's, in process order */
-    int *dsp;       /* [nprocs] where each process's start in all */
+    int stage;                 /* STAGE_* */
+    uint32_t *mine;            /* [nlocal] this process's ranks', NO_ADDR without a slot */
+    uint32_t *all;             /* [size] everyone's, in process order */
+    int *dsp;                  /* [nprocs] where each process's start in all */
+    const uint32_t *base;      /* the parent's addresses (a duplicate's way) */
+    uint64_t bad[DELTA_WORDS]; /* deltas that some process cannot use */
+    int delta;                 /* the one taken */
+    int failed;                /* some process could not take its slots */
 } ep_ucx_setup_t;
+enum { STAGE_GATHER, STAGE_DELTAS, STAGE_TAKEN };
 
 static void setup_free(ep_comm_t *c)
 {
@@ -779,34 +832,98 @@ static void slots_give(ep_comm_t *c)
         }
 }
 
-ep_status_t ep_ucx_comm_start(ep_comm_t *c, MPI_Request *req)
+/* The slot local endpoint i of c has in base. */
+static unsigned base_slot(const ep_comm_t *c, const uint32_t *base, int i)
 {
-    int n = c->nlocal, ok = c->size <= EP_CHAN_STRIDE; /* its channels fit in SRC_BITS (match.h) */
-    ep_ucx_setup_t *x;
+    return base[c->proc_ranks[c->proc_first[c->myproc] + i]] & (MAX_SLOTS - 1);
+}
 
-    *req = MPI_REQUEST_NULL;
-    c->ucx = 0;
-    if (!ep_ucx_on)
-        return EP_OK;
-    c->ucx_setup = x = calloc(1, sizeof *x);
-    if (!x || !(x->mine = malloc(sizeof *x->mine * (size_t)(n ? n : 1))) ||
+/* The deltas this process cannot use (x->bad): those that put a local
+ * endpoint's slot on a used one of its worker, or past the last.
+ * 0, or -1 when out of memory. */
+static int deltas_bad(ep_comm_t *c, ep_ucx_setup_t *x)
+{
+    /* each worker's slots in use, once: [w][DELTA_WORDS + 1], the last word 0 */
+    uint64_t(*used)[DELTA_WORDS + 1] = calloc((size_t)nworkers, sizeof *used);
+    unsigned char *seen = calloc((size_t)nworkers, 1);
+    if (!used || !seen) {
+        free(used), free(seen);
+        return -1;
+    }
+    memset(x->bad, 0, sizeof x->bad);
+    for (int i = 0; i < c->nlocal; i++) {
+        ep_ucx_worker_t *u = worker_for(c, &c->local[i]);
+        uint64_t *uw = used[u->index];
+        if (!seen[u->index]) {
+            int took = hold(u);
+            for (unsigned k = 0; k < u->nslots; k++)
+                if (u->slots[k])
+                    uw[k / 64] |= 1ull << (k % 64);
+            if (took)
+                unlock_worker(u);
+            seen[u->index] = 1;
+        }
+        /* bad |= used >> b; slots from MAX_SLOTS on do not exist */
+        unsigned b = base_slot(c, x->base, i), q = b / 64, r = b % 64;
+        for (unsigned j = 0; j < DELTA_WORDS; j++) {
+            uint64_t v = j + q < DELTA_WORDS ? uw[j + q] >> r : ~0ull;
+            if (r && j + q + 1 < DELTA_WORDS)
+                v |= uw[j + q + 1] << (64 - r);
+            else if (r)
+                v |= ~0ull << (64 - r);
+            x->bad[j] |= v;
+        }
+    }
+    free(used), free(seen);
+    return 0;
+}
+
+/* The first delta no process ruled out, or -1. */
+static int delta_pick(const ep_ucx_setup_t *x)
+{
+    for (unsigned j = 0; j < DELTA_WORDS; j++)
+        if (~x->bad[j])
+            return (int)(j * 64) + __builtin_ctzll(~x->bad[j]);
+    return -1;
+}
+
+/* Local endpoint i of c gets slot s of its worker (s < 0: any free one);
+ * 0, or -1 when there is none (ep->ucx_w NULL). */
+static int slot_set(ep_comm_t *c, int i, int s)
+{
+    ep_endpoint_t *ep = &c->local[i];
+    ep_ucx_worker_t *u = worker_for(c, ep);
+    int took = hold(u);
+    if (s < 0)
+        s = slot_take(u, ep);
+    else if (slot_take_at(u, (unsigned)s, ep))
+        s = -1;
+    if (took)
+        unlock_worker(u);
+    ep->ucx_w = s >= 0 ? u : NULL;
+    ep->ucx_slot = s;
+    return s >= 0 ? 0 : -1;
+}
+
+/* The allgather's way: a free slot for each local endpoint, then the
+ * exchange of everyone's. */
+static ep_status_t gather_start(ep_comm_t *c, int ok, MPI_Request *req)
+{
+    ep_ucx_setup_t *x = c->ucx_setup;
+    int n = c->nlocal;
+    x->stage = STAGE_GATHER;
+    if (!(x->mine = malloc(sizeof *x->mine * (size_t)(n ? n : 1))) ||
         !(x->all = malloc(sizeof *x->all * (size_t)c->size)) || !(x->dsp = malloc(sizeof *x->dsp * (size_t)c->nprocs)))
         /* Every process must take part in the exchange, or the others
          * would wait for it. */
         ep_fatal(MPI_ERR_NO_MEM, "out of memory setting up a communicator of %d ranks for UCX", c->size);
     for (int i = 0; i < n; i++) {
         ep_endpoint_t *ep = &c->local[i];
-        ep_ucx_worker_t *u = worker_for(c, ep);
-        int s = -1;
-        if (ok) {
-            int took = hold(u);
-            s = slot_take(u, ep);
-            if (took)
-                unlock_worker(u);
-        }
-        ep->ucx_w = s >= 0 ? u : NULL;
-        ep->ucx_slot = s;
-        x->mine[i] = s >= 0 ? (uint32_t)u->index << SLOT_BITS | (uint32_t)s : NO_ADDR;
+        if (ok)
+            slot_set(c, i, -1);
+        else
+            ep->ucx_w = NULL, ep->ucx_slot = -1;
+        x->mine[i] = ep->ucx_w ? (uint32_t)ep->ucx_w->index << SLOT_BITS | (uint32_t)ep->ucx_slot : NO_ADDR;
     }
     for (int p = 0; p < c->nprocs; p++)
         x->dsp[p] = c->proc_first[p];
@@ -814,6 +931,32 @@ ep_status_t ep_ucx_comm_start(ep_comm_t *c, MPI_Request *req)
         MPI_SUCCESS) {
         *req = MPI_REQUEST_NULL;
         slots_give(c);
+        setup_free(c);
+        return EP_ERR_INTERN;
+    }
+    return EP_OK;
+}
+
+ep_status_t ep_ucx_comm_start(ep_comm_t *c, MPI_Request *req)
+{
+    int ok = c->size <= EP_CHAN_STRIDE; /* its channels fit in SRC_BITS (match.h) */
+    ep_ucx_setup_t *x;
+
+    *req = MPI_REQUEST_NULL;
+    c->ucx = 0;
+    if (!ep_ucx_on)
+        return EP_OK;
+    if (!(c->ucx_setup = x = calloc(1, sizeof *x)))
+        ep_fatal(MPI_ERR_NO_MEM, "out of memory setting up a communicator of %d ranks for UCX", c->size);
+    /* Every process sees the same shared tables (they are the parent's), so
+     * all take the same way. */
+    if (!ok || !(x->base = ep_comm_shared_addrs(c)))
+        return gather_start(c, ok, req);
+    x->stage = STAGE_DELTAS;
+    if (deltas_bad(c, x)) /* (every delta is ruled out: the allgather's way, for all) */
+        memset(x->bad, 0xff, sizeof x->bad);
+    if (PMPI_Iallreduce(MPI_IN_PLACE, x->bad, DELTA_WORDS, MPI_UINT64_T, MPI_BOR, c->pcomm, req) != MPI_SUCCESS) {
+        *req = MPI_REQUEST_NULL;
         setup_free(c);
         return EP_ERR_INTERN;
     }
@@ -850,11 +993,50 @@ static void peers_find(ep_comm_t *c)
     c->ucx_peer = ep_comm_shared_peers(c, t);
 }
 
-ep_status_t ep_ucx_comm_finish(ep_comm_t *c)
+/* A duplicate's way, after the allreduce of the deltas: each process
+ * takes its slots at the first delta, then all learn whether everyone
+ * could. */
+static ep_status_t deltas_taken(ep_comm_t *c, MPI_Request *req)
 {
     ep_ucx_setup_t *x = c->ucx_setup;
+    int d = x->delta = delta_pick(x);
+    x->failed = d < 0;
+    for (int i = 0; i < c->nlocal; i++) {
+        c->local[i].ucx_w = NULL;
+        if (!x->failed && slot_set(c, i, (int)base_slot(c, x->base, i) + d))
+            x->failed = 1; /* the others are given back if anyone failed */
+    }
+    x->stage = STAGE_TAKEN;
+    if (PMPI_Iallreduce(MPI_IN_PLACE, &x->failed, 1, MPI_INT, MPI_MAX, c->pcomm, req) != MPI_SUCCESS) {
+        *req = MPI_REQUEST_NULL;
+        slots_give(c);
+        setup_free(c);
+        return EP_ERR_INTERN;
+    }
+    return EP_OK;
+}
+
+ep_status_t ep_ucx_comm_finish(ep_comm_t *c, MPI_Request *req)
+{
+    ep_ucx_setup_t *x = c->ucx_setup;
+    *req = MPI_REQUEST_NULL;
     if (!x)
         return EP_OK; /* UCX is off: nothing was started */
+    if (x->stage == STAGE_DELTAS)
+        return deltas_taken(c, req);
+    if (x->stage == STAGE_TAKEN) {
+        if (x->failed) { /* some process could not: the allgather's way, for all */
+            slots_give(c);
+            return gather_start(c, 1, req);
+        }
+        c->ucx_addr = (uint32_t *)x->base;
+        c->ucx_delta = (uint32_t)x->delta;
+        c->ucx_addr_own = 0;
+        c->ucx = 1;
+        peers_find(c);
+        setup_free(c);
+        return EP_OK;
+    }
     /* Everyone learned every rank's address; a rank without one keeps the
      * whole communicator on the MPI path (each process sees the same
      * table, so they agree). */
@@ -867,6 +1049,10 @@ ep_status_t ep_ucx_comm_finish(ep_comm_t *c)
         /* all[] is in process order (proc_ranks); ucx_addr is by rank. */
         for (int k = 0; k < c->size; k++)
             c->ucx_addr[c->proc_ranks[k]] = x->all[k];
+        c->ucx_delta = 0;
+        /* The base of the duplicates to come, when c's tables are shared
+         * already and have none (a parent without UCX). */
+        c->ucx_addr_own = !ep_comm_share_addrs(c, c->ucx_addr);
         c->ucx = 1;
         peers_find(c);
     } else {
@@ -880,8 +1066,10 @@ void ep_ucx_comm_gone(ep_comm_t *c)
 {
     slots_give(c);
     setup_free(c);
-    free(c->ucx_addr);
+    if (c->ucx_addr_own)
+        free(c->ucx_addr);
     c->ucx_addr = NULL;
+    c->ucx_addr_own = 0;
     if (!atomic_load(&c->tables)) /* else the shared tables' */
         free(c->ucx_peer);
     c->ucx_peer = NULL;
@@ -933,7 +1121,7 @@ static inline void rec_envelope(ep_inbox_rec_t *rec, ep_inbox_kind_t kind, const
 {
     rec->kind = (uint16_t)kind;
     rec->cpu = ep_thread_cpu;
-    rec->slot = (uint16_t)(ep->comm->ucx_addr[idx] & (MAX_SLOTS - 1));
+    rec->slot = (uint16_t)(rank_addr(ep->comm, idx) & (MAX_SLOTS - 1));
     rec->source = ep_chan_source(ep_local_rank(ep), chan);
     rec->tag = tag;
     rec->bytes = bytes;
@@ -982,7 +1170,7 @@ ep_status_t ep_ucx_send(ep_request_t *s, int idx, const ep_dt_layout_t *lay)
     ep_comm_t *c = ep->comm;
     ep_ucx_worker_t *u = ep->ucx_w;
     const void *buf = (const char *)s->buf + lay->offset;
-    ucp_tag_t tag = msg_tag(c->ucx_addr[idx], ep_chan_source(ep_local_rank(ep), s->chan), s->tag);
+    ucp_tag_t tag = msg_tag(rank_addr(c, idx), ep_chan_source(ep_local_rank(ep), s->chan), s->tag);
     ep_status_t rc = EP_OK;
     void *q = NULL;
     _Atomic uint64_t *seen = NULL;
@@ -1050,7 +1238,7 @@ static __attribute__((noinline)) int send_now_ucx(ep_endpoint_t *ep, int idx, co
 {
     ep_comm_t *c = ep->comm;
     ep_ucx_worker_t *u = ep->ucx_w;
-    ucp_tag_t utag = msg_tag(c->ucx_addr[idx], ep_local_rank(ep), tag);
+    ucp_tag_t utag = msg_tag(rank_addr(c, idx), ep_local_rank(ep), tag);
     ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL};
     home = u;
     int took = hold(u);

@@ -10,7 +10,9 @@
  * Addressing: every local endpoint of a communicator over several
  * processes gets a receive slot on its worker when the communicator is
  * built, and the processes exchange (worker, slot) of every rank over the
- * communicator's process-level communicator (ep_ucx_comm_start, _finish).  A
+ * communicator's process-level communicator (ep_ucx_comm_start, _finish);
+ * a duplicate's ranks take their parent's slots plus one delta that all
+ * processes agree on instead, and keep no table of their own.  A
  * message's 64-bit UCX tag is then
  *
  *   0 | slot (15 bits) | source (20) | user tag (28)
@@ -73,12 +75,13 @@ void ep_ucx_describe(char *buf, size_t len);
 /* c, over several processes and not direct, is built: gives its local
  * endpoints receive slots and learns every rank's over c->pcomm
  * (collective over c's processes).  Sets c->ucx when every process could;
- * otherwise c keeps the MPI path.  In two steps, so that the non-blocking
- * constructors need not wait: start takes the slots and starts the
+ * otherwise c keeps the MPI path.  In steps, so that the non-blocking
+ * constructors need not wait: start takes the slots and starts an
  * exchange (*req, or MPI_REQUEST_NULL when UCX is off); finish, once *req
- * is over, decides. */
+ * is over, decides, or starts the next exchange (*req) and is called
+ * again when that is over. */
 ep_status_t ep_ucx_comm_start(ep_comm_t *c, MPI_Request *req);
-ep_status_t ep_ucx_comm_finish(ep_comm_t *c);
+ep_status_t ep_ucx_comm_finish(ep_comm_t *c, MPI_Request *req);
 /* c goes (or its construction failed): its slots are free again. */
 void ep_ucx_comm_gone(ep_comm_t *c);
 

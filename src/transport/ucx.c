@@ -832,10 +832,14 @@ static void slots_give(ep_comm_t *c)
         }
 }
 
-/* The slot local endpoint i of c has in base. */
+/* The (worker, slot) local endpoint i of c has in base. */
+static uint32_t base_addr(const ep_comm_t *c, const uint32_t *base, int i)
+{
+    return base[c->proc_ranks[c->proc_first[c->myproc] + i]];
+}
 static unsigned base_slot(const ep_comm_t *c, const uint32_t *base, int i)
 {
-    return base[c->proc_ranks[c->proc_first[c->myproc] + i]] & (MAX_SLOTS - 1);
+    return base_addr(c, base, i) & (MAX_SLOTS - 1);
 }
 
 /* The deltas this process cannot use (x->bad): those that put a local
@@ -854,6 +858,10 @@ static int deltas_bad(ep_comm_t *c, ep_ucx_setup_t *x)
     for (int i = 0; i < c->nlocal; i++) {
         ep_ucx_worker_t *u = worker_for(c, &c->local[i]);
         uint64_t *uw = used[u->index];
+        if (base_addr(c, x->base, i) >> SLOT_BITS != (uint32_t)u->index) { /* not the parent's worker: no delta */
+            memset(x->bad, 0xff, sizeof x->bad);
+            break;
+        }
         if (!seen[u->index]) {
             int took = hold(u);
             for (unsigned k = 0; k < u->nslots; k++)

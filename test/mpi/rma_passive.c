@@ -18,6 +18,8 @@
  *    before the remote flush), MPI_Win_flush_all;
  *  - MPI_Win_sync: remote puts seen by local loads, local stores seen by
  *    remote gets, each side separated by MPI_Barrier;
+ *  - a 4 MiB Put flushed, then a message to its target, which must find
+ *    the whole of it (only the flush orders the two);
  *  - the counter and mutual exclusion again on windows over rank 0 alone
  *    and over the other ranks: a window over some of the processes keeps
  *    its lock words in a lock window of its own (src/rma/win.c), where a
@@ -309,6 +311,50 @@ static void part_lockall(MPI_Comm comm)
     EPT_OK(MPI_Win_free(&s.win));
 }
 
+/* ---- a flush seen through a message ----------------------------------------- */
+#define NOTICE_LONGS (512 * 1024) /* 4 MiB: more than MPICH moves at once */
+#define NOTICE_ROUNDS 3
+
+/* Each rank puts a large block into its right neighbour's window,
+ * flushes it, and tells the neighbour with a message; the neighbour, once
+ * it has the message, must find the whole block there.  The message takes
+ * another way than the Put (epmpi's transports, not MPICH's window), so
+ * only the flush orders the two. */
+static void part_flush_notice(MPI_Comm comm)
+{
+    int me, n, left, right;
+    MPI_Win win;
+    ept_ring_place(comm, &me, &n, &left, &right);
+    PHASE("rma_passive: flush then notice: allocate");
+    long *base = alloc_longs(comm, NOTICE_LONGS, 0, &win);
+    long *block = malloc(sizeof *block * NOTICE_LONGS);
+    EPT_CHECK(block, "out of memory");
+    PHASE("rma_passive: flush then notice: Put, flush, send");
+    EPT_OK(MPI_Win_lock_all(0, win));
+    for (int round = 0; round < NOTICE_ROUNDS; round++) {
+        for (long i = 0; i < NOTICE_LONGS; i++)
+            block[i] = val(me, round) * 7919 + i;
+        EPT_OK(MPI_Put(block, NOTICE_LONGS, MPI_LONG, right, 0, NOTICE_LONGS, MPI_LONG, win));
+        EPT_OK(MPI_Win_flush(right, win));
+        int notice = round, got = -1;
+        EPT_OK(MPI_Sendrecv(&notice, 1, MPI_INT, right, 7, &got, 1, MPI_INT, left, 7, comm, MPI_STATUS_IGNORE));
+        EPT_CHECK(got == round, "rank %d: notice %d from rank %d, expected %d", me, got, left, round);
+        EPT_OK(MPI_Win_sync(win));
+        for (long i = 0; i < NOTICE_LONGS; i++) {
+            long v = base[i]; /* read once: a late Put may still be landing */
+            if (v != val(left, round) * 7919 + i) {
+                EPT_CHECK(0, "rank %d, round %d: element %ld of rank %d's flushed Put is %ld, expected %ld", me, round,
+                          i, left, v, val(left, round) * 7919 + i);
+                break;
+            }
+        }
+        EPT_OK(MPI_Barrier(comm)); /* checked before the next round's Put */
+    }
+    EPT_OK(MPI_Win_unlock_all(win));
+    EPT_OK(MPI_Win_free(&win));
+    free(block);
+}
+
 static void part_subset(MPI_Comm comm)
 {
     int me;
@@ -327,6 +373,7 @@ static void body(MPI_Comm comm, void *arg)
     part_election(comm);
     part_exclusive(comm);
     part_lockall(comm);
+    part_flush_notice(comm);
     part_subset(comm);
 }
 

@@ -147,12 +147,7 @@ typedef struct ep_rank_tables {
     ep_rank_loc_t *ranks;
     ep_gid_t *gids;
     int *proc_world, *proc_nlocal, *proc_first, *proc_ranks;
-    /* where UCX messages to each rank go (ucx.c), which follows from the
-     * ranks and their identities alone, or NULL */
-    struct ep_ucx_peer *_Atomic ucx_peer;
-    /* the ranks' UCX addresses, the base of its communicators' (which
-     * add their own delta to each slot, ucx.c), or NULL */
-    uint32_t *_Atomic ucx_addr;
+    void *_Atomic shared[EP_SHARED_N]; /* the transport's tables (ep_shared_t), or NULL; freed with the block */
 } ep_rank_tables_t;
 
 static void tables_free_arrays(ep_rank_loc_t *ranks, ep_gid_t *gids, int *pw, int *pn, int *pf, int *pr)
@@ -174,7 +169,7 @@ static ep_rank_tables_t *tables_share(ep_comm_t *c)
         ep_rank_tables_t *fresh = malloc(sizeof *fresh);
         if (!fresh)
             return NULL;
-        /* (c's UCX tables too: the block owns them from now on) */
+        /* (and c's transport tables, its own until now: the block owns them) */
         *fresh = (ep_rank_tables_t){1,
                                     c->ranks,
                                     c->gids,
@@ -182,14 +177,11 @@ static ep_rank_tables_t *tables_share(ep_comm_t *c)
                                     c->proc_nlocal,
                                     c->proc_first,
                                     c->proc_ranks,
-                                    c->ucx_peer,
-                                    c->ucx_addr_own ? c->ucx_addr : NULL};
-        if (atomic_compare_exchange_strong(&c->tables, &t, fresh)) {
+                                    {[EP_SHARED_UCX_PEERS] = c->ucx_peer, [EP_SHARED_UCX_ADDRS] = c->ucx_addr}};
+        if (atomic_compare_exchange_strong(&c->tables, &t, fresh))
             t = fresh;
-            c->ucx_addr_own = 0;
-        } else {
+        else
             free(fresh); /* another clone of c installed one first */
-        }
     }
     atomic_fetch_add(&t->refs, 1);
     return t;
@@ -203,8 +195,8 @@ static void tables_release(ep_comm_t *c)
         tables_free_arrays(c->ranks, c->gids, c->proc_world, c->proc_nlocal, c->proc_first, c->proc_ranks);
     } else if (atomic_fetch_sub(&t->refs, 1) == 1) {
         tables_free_arrays(t->ranks, t->gids, t->proc_world, t->proc_nlocal, t->proc_first, t->proc_ranks);
-        free(atomic_load(&t->ucx_peer));
-        free(atomic_load(&t->ucx_addr));
+        for (int k = 0; k < EP_SHARED_N; k++)
+            free(atomic_load(&t->shared[k]));
         free(t);
     }
     atomic_store(&c->tables, NULL);
@@ -212,31 +204,19 @@ static void tables_release(ep_comm_t *c)
     c->proc_world = c->proc_nlocal = c->proc_first = c->proc_ranks = NULL;
 }
 
-struct ep_ucx_peer *ep_comm_shared_peers(ep_comm_t *c, struct ep_ucx_peer *p)
+void *ep_comm_shared(ep_comm_t *c, ep_shared_t which)
 {
     ep_rank_tables_t *t = atomic_load_explicit(&c->tables, memory_order_acquire);
-    struct ep_ucx_peer *cur = NULL;
+    return t ? atomic_load(&t->shared[which]) : NULL;
+}
+
+void *ep_comm_share(ep_comm_t *c, ep_shared_t which, void *p)
+{
+    ep_rank_tables_t *t = atomic_load_explicit(&c->tables, memory_order_acquire);
+    void *cur = NULL;
     if (!t)
-        return p;
-    if (!p)
-        return atomic_load(&t->ucx_peer);
-    if (atomic_compare_exchange_strong(&t->ucx_peer, &cur, p))
-        return p;
-    free(p); /* another duplicate installed one first */
-    return cur;
-}
-
-uint32_t *ep_comm_shared_addrs(ep_comm_t *c)
-{
-    ep_rank_tables_t *t = atomic_load_explicit(&c->tables, memory_order_acquire);
-    return t ? atomic_load(&t->ucx_addr) : NULL;
-}
-
-int ep_comm_share_addrs(ep_comm_t *c, uint32_t *a)
-{
-    ep_rank_tables_t *t = atomic_load_explicit(&c->tables, memory_order_acquire);
-    uint32_t *none = NULL;
-    return t && atomic_compare_exchange_strong(&t->ucx_addr, &none, a);
+        return NULL;
+    return atomic_compare_exchange_strong(&t->shared[which], &cur, p) ? p : cur;
 }
 
 static void comm_destroy(ep_comm_t *c)

@@ -127,11 +127,11 @@ struct ep_comm {
                                               goes straight to MPICH over pcomm (direct.h) */
     int ucx;                               /* messages between processes go over UCX (ucx.h), not net.c */
     uint32_t *ucx_addr;                    /* [size] when ucx: each rank's worker (high 16 bits) and slot,
-                                              less ucx_delta (a duplicate's are its parent's, ucx.c) */
+                                              less ucx_delta (a duplicate's are its parent's, ucx.c); c's
+                                              own unless they are its shared tables' (ep_comm_shared) */
     uint32_t ucx_delta;                    /* added to the slot of every rank in ucx_addr */
-    int ucx_addr_own;                      /* ucx_addr is c's to free (not the shared tables') */
     struct ep_ucx_peer *ucx_peer;          /* [size] when ucx with node inboxes: where a message to each
-                                              rank goes (ucx.c); the shared tables' once there are any */
+                                              rank goes (ucx.c); owned as ucx_addr */
     struct ep_ucx_setup *ucx_setup;        /* while ucx.c exchanges the addresses of a non-blocking construction */
     int group_off[2];                      /* where each group starts in ranks[] ({0, 0} for intracomms) */
     int group_size[2];                     /* each group's size ({size, size} for intracomms) */
@@ -187,18 +187,17 @@ ep_status_t ep_comm_build_on(MPI_Comm pc, int nnew, const ep_new_ep_t *neweps, M
 ep_status_t ep_comm_clone_begin(ep_comm_t *pc, ep_comm_t **c, MPI_Request *req);
 ep_status_t ep_comm_clone_step(ep_comm_t *pc, ep_comm_t *c, int stage, MPI_Request *req);
 void ep_comm_clone_abort(ep_comm_t *c, MPI_Request *req);
-/* The UCX peer table (ucx.c) of c's rank tables once they are shared with
- * duplicates, which then have the same one: with p NULL, the one there
- * (or NULL); else p installed unless one is there already (then p is
- * freed), and the one in use returned.  c without shared tables: p, c's
- * own. */
-struct ep_ucx_peer *ep_comm_shared_peers(ep_comm_t *c, struct ep_ucx_peer *p);
-/* The same for the UCX addresses of the ranks (ucx.c), as a duplicate's
- * base; the block owns what it holds.  With a NULL, the one there (or
- * NULL); else a installed unless one is there already: 1 when it was
- * (the block owns it now), 0 when not (the caller keeps a). */
-uint32_t *ep_comm_shared_addrs(ep_comm_t *c);
-int ep_comm_share_addrs(ep_comm_t *c, uint32_t *a);
+/* Tables a transport keeps per rank that follow from the ranks alone, held
+ * by the rank tables that duplicates share (ucx.c): where a message to
+ * each rank goes, and each rank's UCX address (a duplicate's base). */
+typedef enum { EP_SHARED_UCX_PEERS, EP_SHARED_UCX_ADDRS, EP_SHARED_N } ep_shared_t;
+/* The one c's shared rank tables hold, or NULL (none yet, or c's tables
+ * are not shared). */
+void *ep_comm_shared(ep_comm_t *c, ep_shared_t which);
+/* Installs p there unless one is there already: the one held afterwards
+ * (p, which the tables now own and free), or NULL when c's tables are not
+ * shared (p stays the caller's). */
+void *ep_comm_share(ep_comm_t *c, ep_shared_t which, void *p);
 
 /* Makes c, just built over the union of two groups, an intercommunicator:
  * its first size0 ranks are group 0, the others group 1. */

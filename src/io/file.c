@@ -591,7 +591,9 @@ static int lead_direct(MPI_File fh, int read, const ref_t *refs, int n)
 static ep_status_t own_long_pieces(ep_file_proc_t *p, part_t *pt)
 {
     ep_status_t rc = EP_OK;
-    for (int i = 0; i < pt->ps.n && !rc && own_usable(p) && p->coll_direct[pt->read]; i++) {
+    if (!own_usable(p) || !p->coll_direct[pt->read])
+        return EP_OK;
+    for (int i = 0; i < pt->ps.n && !rc; i++) {
         piece_t *q = &pt->ps.p[i];
         if ((q->done = q->len >= p->own_min))
             rc = own_move(p->fd, pt->read, pt->data + q->pos, q);

@@ -837,52 +837,46 @@ static uint32_t base_addr(const ep_comm_t *c, const uint32_t *base, int i)
 {
     return base[c->proc_ranks[c->proc_first[c->myproc] + i]];
 }
-static unsigned base_slot(const ep_comm_t *c, const uint32_t *base, int i)
-{
-    return base_addr(c, base, i) & (MAX_SLOTS - 1);
-}
 
 /* The deltas this process cannot use (x->bad): those that put a local
- * endpoint's slot on a used one of its worker, or past the last.
- * 0, or -1 when out of memory. */
+ * endpoint's slot on a used one of its worker, or past the last, and all
+ * of them where an endpoint is not on its parent rank's worker.  0, or -1
+ * when out of memory. */
 static int deltas_bad(ep_comm_t *c, ep_ucx_setup_t *x)
 {
-    /* each worker's slots in use, once: [w][DELTA_WORDS + 1], the last word 0 */
+    /* each worker's slots in use: [w][DELTA_WORDS + 1], the last word 0 */
     uint64_t(*used)[DELTA_WORDS + 1] = calloc((size_t)nworkers, sizeof *used);
-    unsigned char *seen = calloc((size_t)nworkers, 1);
-    if (!used || !seen) {
-        free(used), free(seen);
+    if (!used)
         return -1;
+    for (int w = 0; w < nworkers; w++) {
+        ep_ucx_worker_t *u = &workers[w];
+        int took = hold(u);
+        for (unsigned k = 0; k < u->nslots; k++)
+            if (u->slots[k])
+                used[w][k / 64] |= 1ull << (k % 64);
+        if (took)
+            unlock_worker(u);
     }
     memset(x->bad, 0, sizeof x->bad);
     for (int i = 0; i < c->nlocal; i++) {
-        ep_ucx_worker_t *u = worker_for(c, &c->local[i]);
-        uint64_t *uw = used[u->index];
-        if (base_addr(c, x->base, i) >> SLOT_BITS != (uint32_t)u->index) { /* not the parent's worker: no delta */
+        int w = worker_for(c, &c->local[i])->index;
+        uint32_t a = base_addr(c, x->base, i);
+        if (a >> SLOT_BITS != (uint32_t)w) { /* the delta means nothing on another worker */
             memset(x->bad, 0xff, sizeof x->bad);
             break;
         }
-        if (!seen[u->index]) {
-            int took = hold(u);
-            for (unsigned k = 0; k < u->nslots; k++)
-                if (u->slots[k])
-                    uw[k / 64] |= 1ull << (k % 64);
-            if (took)
-                unlock_worker(u);
-            seen[u->index] = 1;
-        }
         /* bad |= used >> b; slots from MAX_SLOTS on do not exist */
-        unsigned b = base_slot(c, x->base, i), q = b / 64, r = b % 64;
+        unsigned b = a & (MAX_SLOTS - 1), q = b / 64, r = b % 64;
         for (unsigned j = 0; j < DELTA_WORDS; j++) {
-            uint64_t v = j + q < DELTA_WORDS ? uw[j + q] >> r : ~0ull;
+            uint64_t v = j + q < DELTA_WORDS ? used[w][j + q] >> r : ~0ull;
             if (r && j + q + 1 < DELTA_WORDS)
-                v |= uw[j + q + 1] << (64 - r);
+                v |= used[w][j + q + 1] << (64 - r);
             else if (r)
                 v |= ~0ull << (64 - r);
             x->bad[j] |= v;
         }
     }
-    free(used), free(seen);
+    free(used);
     return 0;
 }
 
@@ -958,7 +952,7 @@ ep_status_t ep_ucx_comm_start(ep_comm_t *c, MPI_Request *req)
         ep_fatal(MPI_ERR_NO_MEM, "out of memory setting up a communicator of %d ranks for UCX", c->size);
     /* Every process sees the same shared tables (they are the parent's), so
      * all take the same way. */
-    if (!ok || !(x->base = ep_comm_shared_addrs(c)))
+    if (!ok || !(x->base = ep_comm_shared(c, EP_SHARED_UCX_ADDRS)))
         return gather_start(c, ok, req);
     x->stage = STAGE_DELTAS;
     if (deltas_bad(c, x)) /* (every delta is ruled out: the allgather's way, for all) */
@@ -982,12 +976,12 @@ typedef struct ep_ucx_peer {
 
 /* The table follows from the ranks' processes and workers, and a rank's
  * worker from its identity (worker_for), so duplicates share their
- * parent's (ep_comm_shared_peers): 16 bytes a rank less per duplicate. */
+ * parent's (ep_comm_shared): 16 bytes a rank less per duplicate. */
 static void peers_find(ep_comm_t *c)
 {
-    if (!node_base || (c->ucx_peer = ep_comm_shared_peers(c, NULL)))
+    if (!node_base || (c->ucx_peer = ep_comm_shared(c, EP_SHARED_UCX_PEERS)))
         return;
-    ep_ucx_peer_t *t = calloc((size_t)c->size, sizeof *t);
+    ep_ucx_peer_t *t = calloc((size_t)c->size, sizeof *t), *held;
     if (!t)
         ep_fatal(MPI_ERR_NO_MEM, "out of memory setting up a communicator of %d ranks for UCX", c->size);
     for (int idx = 0; idx < c->size; idx++) {
@@ -998,7 +992,9 @@ static void peers_find(ep_comm_t *c)
             t[idx].seen = &node_seen[(size_t)p * (size_t)wmax + w];
         }
     }
-    c->ucx_peer = ep_comm_shared_peers(c, t);
+    if ((held = ep_comm_share(c, EP_SHARED_UCX_PEERS, t)) && held != t)
+        free(t); /* another duplicate's, the same */
+    c->ucx_peer = held ? held : t;
 }
 
 /* A duplicate's way, after the allreduce of the deltas: each process
@@ -1011,7 +1007,7 @@ static ep_status_t deltas_taken(ep_comm_t *c, MPI_Request *req)
     x->failed = d < 0;
     for (int i = 0; i < c->nlocal; i++) {
         c->local[i].ucx_w = NULL;
-        if (!x->failed && slot_set(c, i, (int)base_slot(c, x->base, i) + d))
+        if (!x->failed && slot_set(c, i, (int)(base_addr(c, x->base, i) & (MAX_SLOTS - 1)) + d))
             x->failed = 1; /* the others are given back if anyone failed */
     }
     x->stage = STAGE_TAKEN;
@@ -1039,7 +1035,6 @@ ep_status_t ep_ucx_comm_finish(ep_comm_t *c, MPI_Request *req)
         }
         c->ucx_addr = (uint32_t *)x->base;
         c->ucx_delta = (uint32_t)x->delta;
-        c->ucx_addr_own = 0;
         c->ucx = 1;
         peers_find(c);
         setup_free(c);
@@ -1060,7 +1055,7 @@ ep_status_t ep_ucx_comm_finish(ep_comm_t *c, MPI_Request *req)
         c->ucx_delta = 0;
         /* The base of the duplicates to come, when c's tables are shared
          * already and have none (a parent without UCX). */
-        c->ucx_addr_own = !ep_comm_share_addrs(c, c->ucx_addr);
+        ep_comm_share(c, EP_SHARED_UCX_ADDRS, c->ucx_addr);
         c->ucx = 1;
         peers_find(c);
     } else {
@@ -1074,12 +1069,12 @@ void ep_ucx_comm_gone(ep_comm_t *c)
 {
     slots_give(c);
     setup_free(c);
-    if (c->ucx_addr_own)
+    /* c's own tables; the shared ones go with the rank tables */
+    if (c->ucx_addr != ep_comm_shared(c, EP_SHARED_UCX_ADDRS))
         free(c->ucx_addr);
-    c->ucx_addr = NULL;
-    c->ucx_addr_own = 0;
-    if (!atomic_load(&c->tables)) /* else the shared tables' */
+    if (c->ucx_peer != ep_comm_shared(c, EP_SHARED_UCX_PEERS))
         free(c->ucx_peer);
+    c->ucx_addr = NULL;
     c->ucx_peer = NULL;
     c->ucx = 0;
 }

@@ -52,7 +52,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <unistd.h>
 #ifdef EP_HAVE_UCX
 #include <ucp/api/ucp.h>
 #define FAULT_UCX_FUNCS(X) \

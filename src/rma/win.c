@@ -608,8 +608,8 @@ static ep_status_t lock_give(ep_win_t *w, int target, int excl)
     excl = excl != 0;
     atomic_thread_fence(memory_order_seq_cst); /* direct accesses came before */
     if (w->local) {
-        __atomic_fetch_add((int64_t *)w->rank[target].lword, give[excl], __ATOMIC_SEQ_CST);
-        return EP_OK;
+        int64_t old;
+        return lock_add(w, target, give[excl], &old);
     }
     return from_pmpi(PMPI_Accumulate(&give[excl], 1, MPI_INT64_T, lock_proc(w, target), w->rank[target].lword, 1,
                                      MPI_INT64_T, MPI_SUM, w->lockwin));
@@ -863,8 +863,9 @@ ep_status_t ep_win_rma(ep_win_ep_t *we, const ep_rma_t *op, MPI_Request *req)
     }
     /* After the call: a completion that starts before it may pass over it
      * (the two race in the program too), one that starts after may not. */
-    if (rc == MPI_SUCCESS && (op->kind != EP_RMA_GET || req) && !atomic_exchange(&we->dirty[t], 1))
-        atomic_fetch_add(&we->ndirty, 1);
+    if (rc == MPI_SUCCESS && (op->kind != EP_RMA_GET || req) &&
+        !atomic_load_explicit(&we->dirty[t], memory_order_relaxed) && !atomic_exchange(&we->dirty[t], 1))
+        atomic_fetch_add(&we->ndirty, 1); /* (marked already: no locked instruction) */
     return from_pmpi(rc);
 }
 
